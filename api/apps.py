@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class ApiConfig(AppConfig):
+    name = "api"
+    verbose_name = "API access: institutions, keys, idempotency"
+
+    def ready(self):
+        from . import schema  # noqa: F401  (registers the ApiKeyAuth OpenAPI extension)

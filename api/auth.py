@@ -1,0 +1,80 @@
+"""`x-api-key` authentication, the key's IP allowlist, and scope checks (DESIGN.md section 3).
+
+Missing, unknown, revoked or expired key: 401 `authentication_failed`, the same answer for each
+so that a caller learns nothing about which keys exist. A valid key used from outside its
+allowlist: 403 `ip_not_allowed`.
+"""
+
+from dataclasses import dataclass
+
+from django.utils import timezone
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission
+
+from . import keys
+from .client_ip import client_address
+from .context import context_of
+from .exceptions import AuthenticationFailed, IpNotAllowed, PermissionDenied
+from .models import ApiKey, Institution
+
+HEADER = "HTTP_X_API_KEY"
+
+
+@dataclass(frozen=True)
+class ApiClient:
+    """The caller of a request: `request.user` in API views."""
+
+    api_key: ApiKey
+    institution: Institution
+
+    is_authenticated = True
+    is_anonymous = False
+
+    def has_scope(self, scope: str) -> bool:
+        return scope in self.api_key.scopes
+
+
+class ApiKeyAuthentication(BaseAuthentication):
+    def authenticate(self, request):
+        presented = request.META.get(HEADER, "")
+        parts = keys.split(presented.strip())
+        if parts is None:
+            raise AuthenticationFailed()
+        prefix, secret = parts
+        api_key = (
+            ApiKey.objects.select_related("institution")
+            .prefetch_related("allowed_networks")
+            .filter(prefix=prefix)
+            .first()
+        )
+        if api_key is None or not keys.matches(secret, api_key.secret_hash):
+            raise AuthenticationFailed()
+        if not api_key.is_usable(timezone.now()):
+            raise AuthenticationFailed()
+
+        address = client_address(request._request)
+        allowed = address is not None and any(
+            address in network.network()
+            for network in api_key.allowed_networks.all()
+            if network.network().version == address.version
+        )
+        if not allowed:
+            raise IpNotAllowed()
+
+        ctx = context_of(request)
+        ctx.institution_id = api_key.institution_id
+        ctx.api_key_id = api_key.id
+        return ApiClient(api_key=api_key, institution=api_key.institution), api_key
+
+    def authenticate_header(self, request):
+        return 'ApiKey header="x-api-key"'
+
+
+class HasApiKey(BasePermission):
+    def has_permission(self, request, view):
+        if not isinstance(request.user, ApiClient):
+            raise AuthenticationFailed()
+        scope = getattr(view, "required_scope", None)
+        if scope and not request.user.has_scope(scope):
+            raise PermissionDenied()
+        return True

@@ -1,0 +1,42 @@
+"""The client address an allowlist is checked against (DESIGN.md section 3).
+
+The socket peer (REMOTE_ADDR), unless that peer is one of TRUSTED_PROXIES: only then is
+X-Forwarded-For read, and its right-most entry (the address our proxy saw) is taken, through
+django-ipware. A forged header from an untrusted peer changes nothing, and the left-most entries
+of a header that passed through a trusted proxy (which a client can write) are never used.
+"""
+
+import ipaddress
+from functools import lru_cache
+
+from django.conf import settings
+from ipware import get_client_ip
+
+
+@lru_cache(maxsize=8)
+def _trusted_networks(proxies: tuple[str, ...]):
+    return tuple(ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
+
+
+def _is_trusted_proxy(address) -> bool:
+    networks = _trusted_networks(tuple(settings.TRUSTED_PROXIES))
+    return any(address in network for network in networks if address.version == network.version)
+
+
+def client_address(request):
+    """The client's address as an `ipaddress` object, or None when there is none."""
+    try:
+        peer = ipaddress.ip_address(request.META.get("REMOTE_ADDR", ""))
+    except ValueError:
+        return None
+    if getattr(peer, "ipv4_mapped", None):
+        peer = peer.ipv4_mapped
+    if not _is_trusted_proxy(peer):
+        return peer
+    forwarded, _ = get_client_ip(
+        request, request_header_order=["HTTP_X_FORWARDED_FOR"], proxy_count=0, strict=False
+    )
+    if forwarded is None:
+        return peer
+    address = ipaddress.ip_address(forwarded)
+    return getattr(address, "ipv4_mapped", None) or address

@@ -1,0 +1,37 @@
+"""Per-request context: the `tranId` and timestamp that every response's `meta` carries.
+
+Set by `api.middleware.RequestContextMiddleware` on the Django request as `request.tx`.
+"""
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from .ids import new_id
+
+
+def iso_millis(moment: datetime) -> str:
+    """ISO 8601 UTC with milliseconds and `Z`: the one time format of the API."""
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+@dataclass
+class RequestContext:
+    tran_id: str = field(default_factory=lambda: new_id("req"))
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    institution_id: str | None = None
+    api_key_id: str | None = None
+
+    def meta(self) -> dict:
+        return {"tranId": self.tran_id, "timestamp": iso_millis(self.started_at)}
+
+
+def context_of(request) -> RequestContext:
+    """The context of a Django or DRF request (one is made if middleware did not run)."""
+    django_request = getattr(request, "_request", request)
+    ctx = getattr(django_request, "tx", None)
+    if ctx is None:
+        ctx = RequestContext()
+        django_request.tx = ctx
+    return ctx

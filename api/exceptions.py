@@ -1,0 +1,131 @@
+"""One exception hierarchy for every error the API answers (DESIGN.md section 5).
+
+Each class carries its stable `code` and HTTP `status`; `details` is optional structured data.
+Services raise these; `api.errors.exception_handler` renders them for both versions.
+"""
+
+from typing import Any
+
+
+class TXError(Exception):
+    status = 500
+    code = "internal_error"
+    message = "An internal error occurred."
+
+    def __init__(self, message: str | None = None, *, details: Any = None):
+        self.message = message or self.message
+        self.details = details
+        super().__init__(self.message)
+
+
+# 400
+class ValidationFailed(TXError):
+    status = 400
+    code = "validation_error"
+    message = "The request is not valid."
+
+
+class IdempotencyKeyMissing(TXError):
+    status = 400
+    code = "idempotency_key_missing"
+    message = "The Idempotency-Key header is required on POST and PATCH."
+
+
+class IdempotencyKeyInvalid(TXError):
+    status = 400
+    code = "idempotency_key_invalid"
+    message = "The Idempotency-Key header must be a UUID v4."
+
+
+# 401, 403, 404, 405
+class AuthenticationFailed(TXError):
+    status = 401
+    code = "authentication_failed"
+    message = "A valid API key is required in the x-api-key header."
+
+
+class IpNotAllowed(TXError):
+    status = 403
+    code = "ip_not_allowed"
+    message = "Requests from this address are not allowed for this API key."
+
+
+class PermissionDenied(TXError):
+    status = 403
+    code = "permission_denied"
+    message = "This API key does not have the scope this operation needs."
+
+
+class NotFound(TXError):
+    status = 404
+    code = "not_found"
+    message = "The requested resource does not exist."
+
+
+class MethodNotAllowed(TXError):
+    status = 405
+    code = "method_not_allowed"
+    message = "This method is not allowed on this path."
+
+
+# 409
+class IdempotencyKeyInUse(TXError):
+    status = 409
+    code = "idempotency_key_in_use"
+    message = "A request with this Idempotency-Key is still being processed. Retry later."
+
+
+class InvalidStateTransition(TXError):
+    status = 409
+    code = "invalid_state_transition"
+    message = "This state transition is not allowed."
+
+    def __init__(self, message: str | None = None, *, from_state: str, to_state: str):
+        super().__init__(message, details={"from": from_state, "to": to_state})
+
+
+# 413, 415
+class PayloadTooLarge(TXError):
+    status = 413
+    code = "payload_too_large"
+    message = "The request body is too large."
+
+
+class UnsupportedMediaType(TXError):
+    status = 415
+    code = "unsupported_media_type"
+    message = "Request bodies must be sent as application/json."
+
+
+# 422: business rules. The operation ran and decided no; these results are stored for replay.
+class BusinessRuleViolation(TXError):
+    status = 422
+    code = "business_rule_violation"
+
+
+class IdempotencyKeyReused(TXError):
+    status = 422
+    code = "idempotency_key_reused"
+    message = "This Idempotency-Key was already used with a different request."
+
+
+# 429, 500, 503
+class RateLimited(TXError):
+    status = 429
+    code = "rate_limited"
+    message = "Too many requests for this API key. Retry after the time in Retry-After."
+
+    def __init__(self, message: str | None = None, *, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class InternalError(TXError):
+    pass
+
+
+class ServiceUnavailable(TXError):
+    status = 503
+    code = "service_unavailable"
+    message = "The service is temporarily unavailable. Retry later."
+    retry_after = 5

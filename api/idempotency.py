@@ -1,0 +1,118 @@
+"""Idempotent writes (spec 4.1, DESIGN.md section 6), applied by `TXView` to every POST and PATCH.
+
+The scope of a key is (institution, key); the fingerprint is method + path + the canonical JSON
+of the parsed body. The record is inserted in the same database transaction as the operation it
+guards, so it commits with the operation or not at all:
+
+* a second request with the same key blocks on the record's unique index while the first runs,
+  then replays what the first stored, or, if the first rolled back, runs itself; it waits at most
+  IDEMPOTENCY_WAIT_SECONDS (PostgreSQL's `lock_timeout`) before answering 409
+  `idempotency_key_in_use`. Nothing runs twice;
+* results stored for replay: every 2xx, and the business answers 409 `invalid_state_transition`
+  and 422 (the operation ran and decided). Everything else (400, 401, 403, 404, 413, 415, 429,
+  5xx) rolls the record back with the operation, and the key stays usable;
+* a record older than IDEMPOTENCY_TTL_HOURS counts as absent, and `purge_idempotency_keys`
+  deletes it.
+"""
+
+import hashlib
+import json
+import uuid
+
+from django.conf import settings
+from django.db import OperationalError, connection
+from django.http import HttpResponse
+
+from .exceptions import (
+    IdempotencyKeyInUse,
+    IdempotencyKeyInvalid,
+    IdempotencyKeyMissing,
+    IdempotencyKeyReused,
+    InvalidStateTransition,
+    TXError,
+)
+from .models import IdempotencyRecord
+
+HEADER = "HTTP_IDEMPOTENCY_KEY"
+REPLAYED_HEADER = "Idempotent-Replayed"
+WRITE_METHODS = frozenset({"POST", "PATCH"})
+
+
+def is_stored_status(status: int) -> bool:
+    return 200 <= status < 300 or status == 422 or status == InvalidStateTransition.status
+
+
+def is_stored_error(error: TXError) -> bool:
+    return error.status == 422 or isinstance(error, InvalidStateTransition)
+
+
+def parse_key(request, *, required: bool) -> uuid.UUID | None:
+    raw = request.META.get(HEADER)
+    if raw is None or raw.strip() == "":
+        if required:
+            raise IdempotencyKeyMissing()
+        return None
+    try:
+        key = uuid.UUID(raw.strip())
+    except ValueError:
+        raise IdempotencyKeyInvalid() from None
+    if key.version != 4 or key.variant != uuid.RFC_4122:
+        raise IdempotencyKeyInvalid()
+    return key
+
+
+def fingerprint(method: str, path: str, data) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(f"{method}\n{path}\n{canonical}".encode()).hexdigest()
+
+
+_CLAIM_SQL = """
+    INSERT INTO api_idempotencyrecord (institution_id, key, fingerprint, method, path, created_at)
+    VALUES (%s, %s, %s, %s, %s, now())
+    ON CONFLICT (institution_id, key) DO NOTHING
+    RETURNING id
+"""
+_DELETE_EXPIRED_SQL = """
+    DELETE FROM api_idempotencyrecord
+    WHERE institution_id = %s AND key = %s AND created_at < now() - make_interval(hours => %s)
+"""
+
+
+def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str, path: str):
+    """Insert the record inside the current transaction and return its id, or, when the key is
+    already taken, wait for its owner to finish and return the committed record."""
+    wait_ms = max(1, int(settings.IDEMPOTENCY_WAIT_SECONDS * 1000))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('lock_timeout')")
+        previous_timeout = cursor.fetchone()[0]
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{wait_ms}ms"])
+        try:
+            cursor.execute(
+                _DELETE_EXPIRED_SQL, [institution_id, key, settings.IDEMPOTENCY_TTL_HOURS]
+            )
+            cursor.execute(_CLAIM_SQL, [institution_id, key, fingerprint, method, path])
+            row = cursor.fetchone()
+        except OperationalError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) == "55P03":  # lock_not_available
+                raise IdempotencyKeyInUse() from None
+            raise
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous_timeout])
+    if row is not None:
+        return row[0]
+    return IdempotencyRecord.objects.get(institution_id=institution_id, key=key)
+
+
+def replay(record: IdempotencyRecord, request_fingerprint: str) -> HttpResponse:
+    if record.fingerprint != request_fingerprint:
+        raise IdempotencyKeyReused()
+    response = HttpResponse(
+        bytes(record.response_body), status=record.status_code, content_type="application/json"
+    )
+    response[REPLAYED_HEADER] = "true"
+    return response
+
+
+def store(record_id: int, response) -> None:
+    IdempotencyRecord.objects.filter(id=record_id).update(
+        status_code=response.status_code, response_body=response.content
+    )

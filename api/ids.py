@@ -1,0 +1,24 @@
+"""Opaque, prefixed, time-ordered identifiers (`cus_01JD...`).
+
+48 bits of milliseconds then 80 random bits, in Crockford base32: ids sort by creation time, so a
+primary key doubles as the newest-first ordering of cursor pagination, and the prefix tells a
+reader what kind of object an id names. Clients must treat them as opaque strings.
+"""
+
+import secrets
+import time
+
+_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def _base32(value: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        chars.append(_ALPHABET[value & 31])
+        value >>= 5
+    return "".join(reversed(chars))
+
+
+def new_id(prefix: str) -> str:
+    millis = time.time_ns() // 1_000_000
+    return f"{prefix}_{_base32(millis, 10)}{_base32(secrets.randbits(80), 16)}"

@@ -1,0 +1,50 @@
+import json
+
+from api.management.base import TXCommand
+from api.services import api_key_create
+
+
+class Command(TXCommand):
+    help = "Create an API key for an institution. The key is printed once and never stored."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--institution", required=True, help="Institution id or name.")
+        parser.add_argument(
+            "--allow",
+            action="append",
+            required=True,
+            metavar="CIDR",
+            help="Allowed client network, IPv4 or IPv6 (repeatable; at least one).",
+        )
+        parser.add_argument("--scope", action="append", default=[], help="e.g. cards:sensitive")
+        parser.add_argument("--name", default="", help="A label for operators.")
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help='Print one line: {"institutionId", "keyId", "apiKey"}.',
+        )
+
+    def handle(self, *args, **options):
+        institution = self.institution(options["institution"])
+        issued = api_key_create(
+            institution=institution,
+            allow=options["allow"],
+            scopes=options["scope"],
+            name=options["name"],
+            created_by="manage.py create_api_key",
+        )
+        if options["json"]:
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "institutionId": institution.id,
+                        "keyId": issued.api_key.id,
+                        "apiKey": issued.secret,
+                    }
+                )
+            )
+            return
+        self.stdout.write(f"Key {issued.api_key.id} for {institution.name} ({institution.id})")
+        self.stdout.write(f"Allowed from: {', '.join(options['allow'])}")
+        self.stdout.write("API key (shown once, store it now):")
+        self.stdout.write(issued.secret)

@@ -1,0 +1,68 @@
+import json
+
+from django.db import transaction
+
+from api.management.base import TXCommand
+from api.services import api_key_create, institution_create
+from customers.models import Customer
+from customers.services import customer_create
+
+DEMO_NAME = "TX Demo Bank"
+DEMO_CUSTOMERS = [
+    {"first_name": "Ada", "last_name": "Lovelace", "country_code": "826"},
+    {"first_name": "Kwame", "last_name": "Mensah", "country_code": "288"},
+    {
+        "first_name": "Lena",
+        "last_name": "Schmidt",
+        "country_code": "276",
+        "address": {
+            "line1": "Unter den Linden 1",
+            "line2": None,
+            "city": "Berlin",
+            "postal_code": "10117",
+            "country_code": "276",
+        },
+    },
+]
+
+
+class Command(TXCommand):
+    help = (
+        "Seed a demo institution (account products, customers) and print a new API key "
+        "allowed from loopback. Safe to run again: each run adds only a new key."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help='Print one line: {"institutionId", "keyId", "apiKey"}.',
+        )
+
+    def handle(self, *args, **options):
+        with transaction.atomic():
+            institution, _ = institution_create(name=DEMO_NAME, currency="EUR")
+            if not Customer.objects.filter(institution=institution).exists():
+                for customer in DEMO_CUSTOMERS:
+                    customer_create(institution=institution, **customer)
+            issued = api_key_create(
+                institution=institution,
+                allow=["127.0.0.0/8", "::1/128"],
+                scopes=["cards:sensitive"],
+                name="demo",
+                created_by="manage.py seed_demo",
+            )
+        if options["json"]:
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "institutionId": institution.id,
+                        "keyId": issued.api_key.id,
+                        "apiKey": issued.secret,
+                    }
+                )
+            )
+            return
+        self.stdout.write(f"Institution: {institution.name} ({institution.id})")
+        self.stdout.write(f"API key {issued.api_key.id}, allowed from 127.0.0.0/8 and ::1:")
+        self.stdout.write(issued.secret)

@@ -1,0 +1,50 @@
+"""Cursor pagination, newest first, over time-ordered primary keys (`api.ids`).
+
+`limit` (1-100, default 20) and `cursor` (opaque: the `nextCursor` of the previous page). One
+index scan per page whatever the table size: `WHERE id < cursor ORDER BY id DESC LIMIT n+1`.
+"""
+
+import base64
+import binascii
+
+from .exceptions import ValidationFailed
+
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 100
+
+
+def _encode(last_id: str) -> str:
+    return base64.urlsafe_b64encode(last_id.encode()).decode().rstrip("=")
+
+
+def _decode(cursor: str) -> str:
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        value = base64.urlsafe_b64decode(padded.encode()).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        raise ValidationFailed(details={"cursor": "Not a valid cursor."}) from None
+    if not value or len(value) > 64:
+        raise ValidationFailed(details={"cursor": "Not a valid cursor."})
+    return value
+
+
+def page_params(request) -> tuple[int, str | None]:
+    raw_limit = request.query_params.get("limit")
+    limit = DEFAULT_LIMIT
+    if raw_limit is not None:
+        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
+            raise ValidationFailed(details={"limit": f"Must be an integer from 1 to {MAX_LIMIT}."})
+        limit = int(raw_limit)
+    cursor = request.query_params.get("cursor")
+    return limit, (_decode(cursor) if cursor else None)
+
+
+def paginate(request, queryset) -> tuple[list, str | None]:
+    limit, after = page_params(request)
+    if after is not None:
+        queryset = queryset.filter(pk__lt=after)
+    rows = list(queryset.order_by("-pk")[: limit + 1])
+    if len(rows) > limit:
+        rows = rows[:limit]
+        return rows, _encode(rows[-1].pk)
+    return rows, None

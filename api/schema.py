@@ -1,0 +1,159 @@
+"""OpenAPI helpers: the `ApiKeyAuth` scheme, envelopes, errors and headers per version.
+
+`document(...)` returns the `extend_schema` decorators that describe one operation in both
+versions: the same request and resource serializers, wrapped in each version's body shape
+(`api.versions`), with the error responses the operation can answer.
+"""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+
+from .serializers import MetaSerializer
+from .versions import V1, V2
+
+
+class ApiKeyAuthScheme(OpenApiAuthenticationExtension):
+    target_class = "api.auth.ApiKeyAuthentication"
+    name = "ApiKeyAuth"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "apiKey", "in": "header", "name": "x-api-key"}
+
+
+class ErrorSerializer(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable machine-readable error code.")
+    message = serializers.CharField(help_text="Human-readable explanation.")
+    details = serializers.JSONField(
+        required=False, help_text="Structured details, e.g. field paths to messages."
+    )
+
+
+class V1ErrorSerializer(serializers.Serializer):
+    error = ErrorSerializer()
+    meta = MetaSerializer()
+
+
+_ERROR_TEXT = {
+    400: "validation_error, idempotency_key_missing or idempotency_key_invalid",
+    401: "authentication_failed: no, unknown, revoked or expired key",
+    403: "ip_not_allowed (address outside the key's allowlist) or permission_denied (scope)",
+    404: "not_found: unknown id, or one that belongs to another institution",
+    405: "method_not_allowed",
+    409: "idempotency_key_in_use (the same key is still running) or invalid_state_transition",
+    413: "payload_too_large: body over MAX_BODY_BYTES",
+    415: "unsupported_media_type: bodies must be application/json",
+    422: "idempotency_key_reused (same key, different request) or a business rule",
+    429: "rate_limited (see Retry-After)",
+    500: "internal_error (details.tranId identifies the request for support)",
+    503: "service_unavailable (see Retry-After)",
+}
+READ_ERRORS = (400, 401, 403, 404, 405, 429, 500, 503)
+WRITE_ERRORS = (400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 503)
+
+_classes: dict[tuple, type] = {}
+
+
+def _component(name: str, bases: tuple, fields: dict) -> type:
+    key = (name, bases)
+    if key not in _classes:
+        _classes[key] = type(name, bases, {**fields, "__module__": __name__})
+    return _classes[key]
+
+
+def body(resource: type, version: str, *, name: str) -> type:
+    """The serializer of a success body: v2 the resource + meta, v1 {data, meta}."""
+    if version == V1:
+        return _component(
+            f"V1{name}Response",
+            (serializers.Serializer,),
+            {"data": resource(), "meta": MetaSerializer()},
+        )
+    return _component(f"{name}Response", (resource,), {"meta": MetaSerializer()})
+
+
+def list_body(resource: type, version: str, *, name: str) -> type:
+    prefix = "V1" if version == V1 else ""
+    return _component(
+        f"{prefix}{name}List",
+        (serializers.Serializer,),
+        {
+            "data": resource(many=True),
+            "nextCursor": serializers.CharField(
+                allow_null=True, help_text="Pass as `cursor` to get the next page; null at the end."
+            ),
+            "hasMore": serializers.BooleanField(),
+            "meta": MetaSerializer(),
+        },
+    )
+
+
+def _errors(version: str, statuses) -> dict:
+    error = V1ErrorSerializer if version == V1 else ErrorSerializer
+    return {status: OpenApiResponse(error, description=_ERROR_TEXT[status]) for status in statuses}
+
+
+def _idempotency_header(version: str) -> OpenApiParameter:
+    return OpenApiParameter(
+        "Idempotency-Key",
+        str,
+        OpenApiParameter.HEADER,
+        required=version == V2,
+        description=(
+            "UUID v4. The same key and body within 24 hours replays the original response "
+            "(header `Idempotent-Replayed: true`); the same key with another body is 422 "
+            "`idempotency_key_reused`." + ("" if version == V2 else " Optional in v1.")
+        ),
+    )
+
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 20)."),
+    OpenApiParameter("cursor", str, description="`nextCursor` of the previous page."),
+]
+
+
+def document(
+    *,
+    name: str,
+    resources: dict,
+    summary: str,
+    request: dict | None = None,
+    created: bool = False,
+    many: bool = False,
+    parameters: list | None = None,
+    errors=None,
+    operation_id: str,
+    tags: list[str],
+    description: str = "",
+):
+    """Decorate a view method for both versions. `resources`/`request`: {"v1": cls, "v2": cls}."""
+    write = request is not None
+    errors = errors or (WRITE_ERRORS if write else READ_ERRORS)
+
+    def decorate(func):
+        for version in (V1, V2):
+            resource = resources[version]
+            shape = list_body if many else body
+            ok_status = (200 if version == V1 else 201) if created else 200
+            params = list(parameters or [])
+            if many:
+                params += PAGE_PARAMETERS
+            if write:
+                params.append(_idempotency_header(version))
+            func = extend_schema(
+                versions=[version],
+                operation_id=f"{operation_id}_{version}",
+                summary=summary,
+                description=description,
+                tags=tags,
+                request=request[version] if write else None,
+                parameters=params,
+                responses={
+                    ok_status: shape(resource, version, name=name),
+                    **_errors(version, errors),
+                },
+            )(func)
+        return func
+
+    return decorate

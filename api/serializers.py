@@ -1,0 +1,64 @@
+"""Serializer building blocks shared by every app's API: strict input, ISO codes, timestamps."""
+
+import pycountry
+from rest_framework import serializers
+
+from .context import iso_millis
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects fields it does not know (a misspelt field is an error, not silently ignored)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: "Unknown field." for name in unknown})
+        return super().to_internal_value(data)
+
+
+class StrictCharField(serializers.CharField):
+    """A string, and only a string: DRF's CharField would accept 276 or true and stringify them."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class CountryNumericField(StrictCharField):
+    """An ISO 3166-1 numeric code given as a string of three digits, e.g. "276" (Germany)."""
+
+    default_error_messages = {
+        "invalid": (
+            'Must be an ISO 3166-1 numeric country code as a string of three digits, e.g. "276".'
+        ),
+        "unknown": "{value} is not an ISO 3166-1 numeric country code.",
+    }
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_length", 3)
+        kwargs.setdefault("max_length", 3)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if len(value) != 3 or not value.isdigit():
+            self.fail("invalid")
+        if pycountry.countries.get(numeric=value) is None:
+            self.fail("unknown", value=value)
+        return value
+
+
+class TimestampField(serializers.DateTimeField):
+    """ISO 8601 UTC with milliseconds and `Z`, the one time format of the API."""
+
+    def to_representation(self, value):
+        return iso_millis(value) if value is not None else None
+
+
+class MetaSerializer(serializers.Serializer):
+    tranId = serializers.CharField(
+        help_text="Unique id of this request; also the X-Request-Id header."
+    )  # noqa: N815
+    timestamp = serializers.CharField(help_text="ISO 8601 UTC time of the request, milliseconds.")

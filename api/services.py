@@ -1,0 +1,192 @@
+"""Writes on tenants and their access: institutions, API keys, allowlists, idempotency purge.
+
+The management commands, the admin and the tests all call these; nothing else changes these rows.
+"""
+
+import ipaddress
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pycountry
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from . import keys
+from .exceptions import NotFound, ValidationFailed
+from .models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key just created. `secret` is the only copy of the full key: show it once."""
+
+    api_key: ApiKey
+    secret: str
+
+
+def normalize_cidr(cidr: str) -> str:
+    """'10.0.0.7/8' -> '10.0.0.0/8'; a bare address becomes a /32 or /128."""
+    try:
+        return str(ipaddress.ip_network(cidr.strip(), strict=False))
+    except ValueError:
+        raise ValidationFailed(
+            f"'{cidr}' is not an IPv4 or IPv6 address or CIDR range.", details={"cidr": cidr}
+        ) from None
+
+
+def validate_currency(code: str) -> str:
+    if not isinstance(code, str) or pycountry.currencies.get(alpha_3=code) is None:
+        raise ValidationFailed(
+            "currency must be an ISO 4217 alpha-3 code, e.g. EUR.", details={"currency": code}
+        )
+    return code
+
+
+def institution_create(*, name: str, currency: str = "EUR") -> tuple[Institution, bool]:
+    """Create the institution named `name`, or return the existing one (idempotent by name).
+
+    A new institution gets the standard account products. Returns (institution, created).
+    """
+    from accounts.services import account_products_seed
+
+    name = name.strip()
+    if not name:
+        raise ValidationFailed("An institution needs a name.", details={"name": "Required."})
+    validate_currency(currency)
+    with transaction.atomic():
+        institution, created = Institution.objects.get_or_create(
+            name=name, defaults={"currency": currency}
+        )
+        if created:
+            account_products_seed(institution=institution)
+    return institution, created
+
+
+def institution_get(*, reference: str) -> Institution:
+    """An institution by id or by exact name."""
+    institution = (
+        Institution.objects.filter(id=reference).first()
+        or Institution.objects.filter(name=reference).first()
+    )
+    if institution is None:
+        raise NotFound(f"No institution with id or name '{reference}'.")
+    return institution
+
+
+def api_key_create(
+    *,
+    institution: Institution,
+    allow: list[str],
+    scopes: list[str] | None = None,
+    name: str = "",
+    created_by: str = "",
+    expires_at=None,
+) -> IssuedKey:
+    """Create a key allowed from the CIDR ranges `allow` (at least one: deny by default)."""
+    networks = sorted({normalize_cidr(cidr) for cidr in allow})
+    if not networks:
+        raise ValidationFailed(
+            "A key needs at least one allowed network (--allow CIDR).",
+            details={"allow": "Required."},
+        )
+    scopes = sorted(set(scopes or []))
+    unknown = [scope for scope in scopes if scope not in ApiKey.SCOPES]
+    if unknown:
+        raise ValidationFailed(
+            f"Unknown scope(s): {', '.join(unknown)}. Known: {', '.join(ApiKey.SCOPES)}.",
+            details={"scopes": unknown},
+        )
+    full_key, prefix, secret_hash = keys.generate()
+    with transaction.atomic():
+        api_key = ApiKey.objects.create(
+            institution=institution,
+            name=name,
+            prefix=prefix,
+            secret_hash=secret_hash,
+            scopes=scopes,
+            created_by=created_by,
+            expires_at=expires_at,
+        )
+        AllowedNetwork.objects.bulk_create(
+            AllowedNetwork(api_key=api_key, cidr=cidr) for cidr in networks
+        )
+    return IssuedKey(api_key=api_key, secret=full_key)
+
+
+def api_key_get(*, reference: str) -> ApiKey:
+    """A key by id or by public prefix (never by secret)."""
+    api_key = (
+        ApiKey.objects.select_related("institution").filter(id=reference).first()
+        or ApiKey.objects.select_related("institution").filter(prefix=reference).first()
+    )
+    if api_key is None:
+        raise NotFound(f"No API key with id or prefix '{reference}'.")
+    return api_key
+
+
+def api_key_revoke(*, api_key: ApiKey, revoked_by: str = "") -> ApiKey:
+    """Revoke at once. Revoking a revoked key changes nothing."""
+    with transaction.atomic():
+        api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        if api_key.revoked_at is None:
+            api_key.revoked_at = timezone.now()
+            api_key.revoked_by = revoked_by
+            api_key.save(update_fields=["revoked_at", "revoked_by"])
+    return api_key
+
+
+def api_key_rotate(
+    *, api_key: ApiKey, grace_hours: int | None = None, rotated_by: str = ""
+) -> IssuedKey:
+    """Issue a successor with the same institution, scopes and allowlist.
+
+    The old key keeps working for `grace_hours` (API_KEY_ROTATION_GRACE_HOURS by default), then
+    expires. A revoked or already rotated key cannot be rotated.
+    """
+    grace = settings.API_KEY_ROTATION_GRACE_HOURS if grace_hours is None else grace_hours
+    if grace < 0:
+        raise ValidationFailed("The grace period cannot be negative.")
+    with transaction.atomic():
+        old = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        if not old.is_usable():
+            raise ValidationFailed("This key is revoked or expired; create a new key instead.")
+        if old.replaced_by_id is not None:
+            raise ValidationFailed(f"This key was already rotated to {old.replaced_by_id}.")
+        issued = api_key_create(
+            institution=old.institution,
+            allow=list(old.allowed_networks.values_list("cidr", flat=True)),
+            scopes=old.scopes,
+            name=old.name,
+            created_by=rotated_by,
+        )
+        expires_at = timezone.now() + timedelta(hours=grace)
+        if old.expires_at is None or old.expires_at > expires_at:
+            old.expires_at = expires_at
+        old.replaced_by = issued.api_key
+        old.save(update_fields=["expires_at", "replaced_by"])
+    return issued
+
+
+def allowlist_add(*, api_key: ApiKey, cidr: str) -> AllowedNetwork:
+    cidr = normalize_cidr(cidr)
+    with transaction.atomic():
+        network, _ = AllowedNetwork.objects.get_or_create(api_key=api_key, cidr=cidr)
+    return network
+
+
+def allowlist_remove(*, api_key: ApiKey, cidr: str) -> None:
+    cidr = normalize_cidr(cidr)
+    with transaction.atomic():
+        deleted, _ = AllowedNetwork.objects.filter(api_key=api_key, cidr=cidr).delete()
+    if not deleted:
+        raise NotFound(f"{cidr} is not on the allowlist of key {api_key.id}.")
+
+
+def idempotency_keys_purge(*, older_than_hours: int | None = None) -> int:
+    """Delete idempotency records older than the replay window; return how many."""
+    hours = settings.IDEMPOTENCY_TTL_HOURS if older_than_hours is None else older_than_hours
+    cutoff = timezone.now() - timedelta(hours=hours)
+    with transaction.atomic():
+        deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

@@ -1,0 +1,127 @@
+"""`TXView`: the base of every API view. One place for the behaviour both versions share.
+
+DRF's `initial()` authenticates, checks the allowlist and scopes, and rate-limits; then every
+POST and PATCH runs in one durable transaction together with its idempotency record
+(`api.idempotency`). Views only parse, call one service or selector, and hand a version-neutral
+resource dict to `respond`/`created`/`respond_list`, which apply the version's adapter.
+"""
+
+from django.db import transaction
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import idempotency
+from .context import context_of
+from .exceptions import TXError
+from .models import IdempotencyRecord
+from .pagination import paginate
+from .versions import V1, V2, created_status, list_body, success_body
+
+
+class TXView(APIView):
+    # Per-version serializers: {"v1": ..., "v2": ...}, read through `for_version`.
+    def for_version(self, mapping: dict):
+        return mapping[self.request.version]
+
+    @property
+    def institution(self):
+        return self.request.user.institution
+
+    @property
+    def api_client(self):
+        return self.request.user
+
+    def parse(self, serializer_class, *, partial: bool = False, instance=None) -> dict:
+        serializer = serializer_class(data=self.request.data, partial=partial, instance=instance)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def parse_query(self, serializer_class) -> dict:
+        serializer = serializer_class(data=self.request.query_params)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def meta(self) -> dict:
+        return context_of(self.request).meta()
+
+    def respond(self, resource: dict, status: int = 200) -> Response:
+        return Response(success_body(self.request.version, resource, self.meta()), status=status)
+
+    def created(self, resource: dict) -> Response:
+        return self.respond(resource, status=created_status(self.request.version))
+
+    def respond_list(self, queryset, represent) -> Response:
+        rows, next_cursor = paginate(self.request, queryset)
+        items = [represent(row) for row in rows]
+        return Response(list_body(self.request.version, items, next_cursor, self.meta()))
+
+    # --- dispatch: DRF's, with writes routed through `_run_write`.
+    def dispatch(self, request, *args, **kwargs):
+        self.args = args
+        self.kwargs = kwargs
+        request = self.initialize_request(request, *args, **kwargs)
+        self.request = request
+        self.headers = self.default_response_headers
+        try:
+            self.initial(request, *args, **kwargs)
+            method = request.method.lower()
+            handler = (
+                getattr(self, method, None) if method in self.http_method_names else None
+            ) or self.http_method_not_allowed
+            if (
+                method == "post"
+                and request.version == V1
+                and getattr(self, "v1_post_as_patch", False)
+            ):
+                handler = self.patch
+            if (
+                request.method in idempotency.WRITE_METHODS
+                and handler != self.http_method_not_allowed
+            ):
+                response = self._run_write(request, handler, *args, **kwargs)
+            else:
+                response = handler(request, *args, **kwargs)
+        except Exception as exc:
+            response = self.handle_exception(exc)
+        self.response = self.finalize_response(request, response, *args, **kwargs)
+        return self.response
+
+    def _rendered(self, request, response, *args, **kwargs):
+        response = self.finalize_response(request, response, *args, **kwargs)
+        response.render()
+        return response
+
+    def _run_write(self, request, handler, *args, **kwargs):
+        key = idempotency.parse_key(request, required=request.version == V2)
+        if key is None:  # v1 without a key: still one atomic write
+            with transaction.atomic(durable=True):
+                return self._rendered(request, handler(request, *args, **kwargs), *args, **kwargs)
+
+        # Parse first: a malformed body (400) or media type (415) is rejected before any record.
+        request_fingerprint = idempotency.fingerprint(request.method, request.path, request.data)
+        with transaction.atomic(durable=True):
+            claimed = idempotency.claim(
+                institution_id=self.institution.id,
+                key=key,
+                fingerprint=request_fingerprint,
+                method=request.method,
+                path=request.path,
+            )
+            if isinstance(claimed, IdempotencyRecord):
+                return idempotency.replay(claimed, request_fingerprint)
+            try:
+                with (
+                    transaction.atomic()
+                ):  # savepoint: a business refusal undoes the operation only
+                    response = self._rendered(
+                        request, handler(request, *args, **kwargs), *args, **kwargs
+                    )
+            except TXError as error:
+                if not idempotency.is_stored_error(error):
+                    raise
+                response = self._rendered(request, self.handle_exception(error), *args, **kwargs)
+            if idempotency.is_stored_status(response.status_code):
+                idempotency.store(claimed, response)
+            else:
+                transaction.set_rollback(True)
+            return response

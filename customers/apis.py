@@ -1,0 +1,212 @@
+"""`/customers`: create, retrieve, update, list. v1 and v2 differ only in the address's country
+field (`countryId` in v1, `countryCode` in v2) and in the envelope (`api.versions`)."""
+
+import re
+from datetime import date
+
+from rest_framework import serializers
+
+from api.schema import document
+from api.serializers import CountryNumericField, StrictCharField, StrictSerializer, TimestampField
+from api.views import TXView
+
+from .selectors import customer_get, customer_list
+from .services import customer_create, customer_update
+
+PHONE_RE = re.compile(r"^\+[1-9]\d{6,14}$")
+NATIONAL_ID_RE = re.compile(r"^[A-Za-z0-9\-/ ]{4,32}$")
+
+CREATED_MESSAGE = "Customer created."
+
+
+# --- input
+class AddressInV2(StrictSerializer):
+    line1 = StrictCharField(max_length=200)
+    line2 = StrictCharField(max_length=200, required=False, allow_null=True, allow_blank=True)
+    city = StrictCharField(max_length=100)
+    postalCode = StrictCharField(source="postal_code", max_length=20)  # noqa: N815
+    countryCode = CountryNumericField(source="country_code")  # noqa: N815
+
+    def validate(self, attrs):
+        # An address is always sent whole, in PATCH too (where DRF would skip missing fields).
+        missing = [
+            name
+            for name, field in self.fields.items()
+            if field.required is not False and name != "line2" and field.source not in attrs
+        ]
+        if missing:
+            raise serializers.ValidationError({name: "This field is required." for name in missing})
+        return attrs
+
+
+class AddressInV1(AddressInV2):
+    countryCode = None  # noqa: N815
+    countryId = CountryNumericField(source="country_code")  # noqa: N815
+
+
+class CustomerCreateV2(StrictSerializer):
+    firstName = StrictCharField(source="first_name", max_length=100)  # noqa: N815
+    lastName = StrictCharField(source="last_name", max_length=100)  # noqa: N815
+    countryId = CountryNumericField(  # noqa: N815
+        source="country_code", help_text='ISO 3166-1 numeric country code, e.g. "276".'
+    )
+    email = serializers.EmailField(required=False, allow_null=True, max_length=254)
+    phone = StrictCharField(
+        required=False, allow_null=True, help_text="E.164, e.g. +4915112345678."
+    )
+    dateOfBirth = serializers.DateField(  # noqa: N815
+        source="date_of_birth", required=False, allow_null=True
+    )
+    nationalId = StrictCharField(  # noqa: N815
+        source="national_id",
+        required=False,
+        allow_null=True,
+        write_only=True,
+        help_text="Encrypted at rest; only its last four characters are ever returned.",
+    )
+    address = AddressInV2(required=False, allow_null=True)
+
+    def validate_phone(self, value):
+        if value is not None and not PHONE_RE.match(value):
+            raise serializers.ValidationError("Must be an E.164 number, e.g. +4915112345678.")
+        return value
+
+    def validate_dateOfBirth(self, value):  # noqa: N802
+        if value is not None and not date(1900, 1, 1) <= value <= date.today():  # noqa: DTZ011
+            raise serializers.ValidationError("Must be a past date after 1900-01-01.")
+        return value
+
+    def validate_nationalId(self, value):  # noqa: N802
+        if value is not None and not NATIONAL_ID_RE.match(value):
+            raise serializers.ValidationError(
+                "Must be 4 to 32 letters, digits, spaces, '-' or '/'."
+            )
+        return value
+
+
+class CustomerCreateV1(CustomerCreateV2):
+    address = AddressInV1(required=False, allow_null=True)
+
+
+class CustomerUpdateV2(CustomerCreateV2):
+    """Every field optional; `null` clears an optional field; `address` is replaced whole."""
+
+
+class CustomerUpdateV1(CustomerCreateV1):
+    pass
+
+
+# --- output
+class AddressOutV2(serializers.Serializer):
+    line1 = serializers.CharField()
+    line2 = serializers.CharField(allow_null=True)
+    city = serializers.CharField()
+    postalCode = serializers.CharField(source="postal_code")  # noqa: N815
+    countryCode = serializers.CharField(source="country_code")  # noqa: N815
+
+
+class AddressOutV1(AddressOutV2):
+    countryCode = None  # noqa: N815
+    countryId = serializers.CharField(source="country_code")  # noqa: N815
+
+
+class CustomerV2(serializers.Serializer):
+    customerId = serializers.CharField(source="id")  # noqa: N815
+    firstName = serializers.CharField(source="first_name")  # noqa: N815
+    lastName = serializers.CharField(source="last_name")  # noqa: N815
+    countryId = serializers.CharField(source="country_code")  # noqa: N815
+    email = serializers.EmailField(allow_null=True)
+    phone = serializers.CharField(allow_null=True)
+    dateOfBirth = serializers.DateField(source="date_of_birth", allow_null=True)  # noqa: N815
+    nationalIdLast4 = serializers.CharField(  # noqa: N815
+        source="national_id_last4",
+        allow_null=True,
+        help_text="Last four characters of the national id; the full value is never returned.",
+    )
+    address = AddressOutV2(allow_null=True)
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+
+class CustomerV1(CustomerV2):
+    address = AddressOutV1(allow_null=True)
+
+
+class CustomerCreatedV2(CustomerV2):
+    message = serializers.CharField(help_text="Human-readable confirmation.")
+
+
+class CustomerCreatedV1(CustomerV1):
+    message = serializers.CharField(help_text="Human-readable confirmation.")
+
+
+OUTPUT = {"v1": CustomerV1, "v2": CustomerV2}
+CREATED = {"v1": CustomerCreatedV1, "v2": CustomerCreatedV2}
+CREATE_INPUT = {"v1": CustomerCreateV1, "v2": CustomerCreateV2}
+UPDATE_INPUT = {"v1": CustomerUpdateV1, "v2": CustomerUpdateV2}
+
+
+class CustomerListView(TXView):
+    @document(
+        name="CustomerCreated",
+        resources=CREATED,
+        request=CREATE_INPUT,
+        created=True,
+        summary="Create a customer",
+        description="201 (v2) or 200 (v1) with `customerId`, the customer and `message`.",
+        operation_id="customers_create",
+        tags=["Customers"],
+    )
+    def post(self, request):
+        data = self.parse(self.for_version(CREATE_INPUT))
+        customer = customer_create(institution=self.institution, **data)
+        body = dict(self.for_version(OUTPUT)(customer).data, message=CREATED_MESSAGE)
+        return self.created(body)
+
+    @document(
+        name="Customer",
+        resources=OUTPUT,
+        many=True,
+        summary="List customers, newest first",
+        operation_id="customers_list",
+        tags=["Customers"],
+    )
+    def get(self, request):
+        serializer = self.for_version(OUTPUT)
+        return self.respond_list(
+            customer_list(institution=self.institution), lambda row: serializer(row).data
+        )
+
+
+class CustomerDetailView(TXView):
+    # v1 accepts POST to this path as PATCH (DESIGN.md section 4).
+    v1_post_as_patch = True
+
+    @document(
+        name="Customer",
+        resources=OUTPUT,
+        summary="Retrieve a customer",
+        operation_id="customers_retrieve",
+        tags=["Customers"],
+    )
+    def get(self, request, customer_id):
+        customer = customer_get(institution=self.institution, customer_id=customer_id)
+        return self.respond(self.for_version(OUTPUT)(customer).data)
+
+    @document(
+        name="Customer",
+        resources=OUTPUT,
+        request=UPDATE_INPUT,
+        summary="Update a customer",
+        description=(
+            "Send only the fields to change; `null` clears an optional field; `address` is "
+            "replaced as a whole. v1 also accepts POST to this path."
+        ),
+        operation_id="customers_update",
+        tags=["Customers"],
+    )
+    def patch(self, request, customer_id):
+        customer = customer_get(institution=self.institution, customer_id=customer_id)
+        changes = self.parse(self.for_version(UPDATE_INPUT), partial=True)
+        customer = customer_update(customer=customer, changes=changes)
+        return self.respond(self.for_version(OUTPUT)(customer).data)

@@ -1,0 +1,80 @@
+"""Customers: the people an institution issues accounts and cards to.
+
+`national_id` is encrypted at rest (`api.crypto`, AES-GCM) and only its last four characters
+are kept in clear, for display; the full value is never returned by the API or shown in the admin.
+"""
+
+from django.db import models
+from django.utils import timezone
+
+from api import crypto
+from api.ids import new_id
+from api.models import Institution
+
+NATIONAL_ID_CONTEXT = "customers.Customer.national_id"
+
+
+def _customer_id():
+    return new_id("cus")
+
+
+class Customer(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=_customer_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="customers")
+    first_name = models.CharField(max_length=100)
+    last_name = models.CharField(max_length=100)
+    # ISO 3166-1 numeric, three digits (the spec's `countryId`).
+    country_code = models.CharField(max_length=3)
+    email = models.EmailField(max_length=254, null=True, blank=True)
+    phone = models.CharField(max_length=16, null=True, blank=True)
+    date_of_birth = models.DateField(null=True, blank=True)
+    national_id_encrypted = models.TextField(null=True, blank=True, editable=False)
+    national_id_last4 = models.CharField(max_length=4, null=True, blank=True, editable=False)
+    address_line1 = models.CharField(max_length=200, null=True, blank=True)
+    address_line2 = models.CharField(max_length=200, null=True, blank=True)
+    address_city = models.CharField(max_length=100, null=True, blank=True)
+    address_postal_code = models.CharField(max_length=20, null=True, blank=True)
+    address_country_code = models.CharField(max_length=3, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["institution", "-id"], name="customer_institution_idx")]
+
+    def __str__(self):
+        return f"{self.first_name} {self.last_name} ({self.id})"
+
+    @property
+    def address(self) -> dict | None:
+        if self.address_line1 is None:
+            return None
+        return {
+            "line1": self.address_line1,
+            "line2": self.address_line2,
+            "city": self.address_city,
+            "postal_code": self.address_postal_code,
+            "country_code": self.address_country_code,
+        }
+
+    def set_address(self, address: dict | None) -> None:
+        address = address or {}
+        self.address_line1 = address.get("line1")
+        self.address_line2 = address.get("line2")
+        self.address_city = address.get("city")
+        self.address_postal_code = address.get("postal_code")
+        self.address_country_code = address.get("country_code")
+
+    def set_national_id(self, national_id: str | None) -> None:
+        if national_id is None:
+            self.national_id_encrypted = None
+            self.national_id_last4 = None
+        else:
+            self.national_id_encrypted = crypto.encrypt(national_id, context=NATIONAL_ID_CONTEXT)
+            self.national_id_last4 = national_id[-4:]
+
+    def national_id(self) -> str | None:
+        """The full national id, for the few internal uses that need it (never for display)."""
+        if self.national_id_encrypted is None:
+            return None
+        return crypto.decrypt(self.national_id_encrypted, context=NATIONAL_ID_CONTEXT)

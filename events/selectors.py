@@ -1,0 +1,20 @@
+from api.exceptions import NotFound
+from api.models import Institution
+
+from .models import Event
+
+
+def event_list(*, institution: Institution, type: str | None = None, object_id: str | None = None):
+    events = Event.objects.filter(institution=institution)
+    if type:
+        events = events.filter(type=type)
+    if object_id:
+        events = events.filter(object_id=object_id)
+    return events
+
+
+def event_get(*, institution: Institution, event_id: str) -> Event:
+    event = Event.objects.filter(institution=institution, id=event_id).first()
+    if event is None:
+        raise NotFound("No event with this id.")
+    return event

@@ -1,0 +1,35 @@
+"""`emit()`: record that something happened, inside the caller's transaction."""
+
+from django.db import transaction
+
+from api.models import Institution
+
+from .models import Event
+
+EVENT_TYPES = (
+    "customer.created",
+    "customer.updated",
+)
+
+
+def emit(
+    *,
+    institution: Institution,
+    type: str,
+    object_type: str,
+    object_id: str,
+    data: dict | None = None,
+) -> Event:
+    """Write an event. Must run inside the transaction of the change it records, so the two
+    commit together or not at all; called outside one it raises (a bug, not a runtime case)."""
+    if type not in EVENT_TYPES:
+        raise ValueError(f"Unknown event type {type!r}; add it to EVENT_TYPES.")
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("emit() must be called inside the transaction of the change.")
+    return Event.objects.create(
+        institution=institution,
+        type=type,
+        object_type=object_type,
+        object_id=object_id,
+        data=data or {},
+    )

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from .apis import EventDetailView, EventListView
+
+urlpatterns = [
+    path("events", EventListView.as_view(), name="events"),
+    path("events/<str:event_id>", EventDetailView.as_view(), name="event"),
+]

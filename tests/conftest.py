@@ -1,0 +1,129 @@
+import json
+import uuid
+
+import pytest
+from django.test import Client
+
+from tests.factories import InstitutionFactory, issue_key
+
+
+class Api:
+    """A test client speaking one API version with one key.
+
+    Writes get a fresh UUID v4 `Idempotency-Key` unless `idempotency_key` is given (pass
+    `idempotency_key=None` to send none).
+    """
+
+    _AUTO = object()
+
+    def __init__(self, version: str, key: str | None, remote_addr: str = "127.0.0.1"):
+        self.version = version
+        self.key = key
+        self.client = Client(REMOTE_ADDR=remote_addr)
+
+    def url(self, path: str) -> str:
+        return f"/TX/{self.version}{path}"
+
+    def headers(self, extra=None, idempotency_key=None):
+        headers = {}
+        if self.key is not None:
+            headers["x-api-key"] = self.key
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = str(idempotency_key)
+        headers.update(extra or {})
+        return headers
+
+    def get(self, path, params=None, headers=None):
+        return self.client.get(self.url(path), params or {}, headers=self.headers(headers))
+
+    def _write(self, method, path, body, idempotency_key, headers, content_type):
+        if idempotency_key is self._AUTO:
+            idempotency_key = uuid.uuid4()
+        data = body if isinstance(body, str | bytes) else json.dumps(body)
+        return getattr(self.client, method)(
+            self.url(path),
+            data=data,
+            content_type=content_type,
+            headers=self.headers(headers, idempotency_key),
+        )
+
+    def post(
+        self,
+        path,
+        body=None,
+        *,
+        idempotency_key=_AUTO,
+        headers=None,
+        content_type="application/json",
+    ):
+        return self._write(
+            "post", path, body if body is not None else {}, idempotency_key, headers, content_type
+        )
+
+    def patch(
+        self,
+        path,
+        body=None,
+        *,
+        idempotency_key=_AUTO,
+        headers=None,
+        content_type="application/json",
+    ):
+        return self._write(
+            "patch", path, body if body is not None else {}, idempotency_key, headers, content_type
+        )
+
+
+@pytest.fixture
+def institution(db):
+    return InstitutionFactory()
+
+
+@pytest.fixture
+def other_institution(db):
+    return InstitutionFactory()
+
+
+@pytest.fixture
+def key(institution):
+    """(ApiKey, secret) for `institution`, allowed from 127.0.0.1 (the test client's address)."""
+    return issue_key(institution)
+
+
+@pytest.fixture(params=["v1", "v2"])
+def version(request):
+    return request.param
+
+
+@pytest.fixture
+def api(version, key):
+    """A client for `institution` in the parametrized version."""
+    return Api(version, key[1])
+
+
+@pytest.fixture
+def api_v2(key):
+    return Api("v2", key[1])
+
+
+@pytest.fixture
+def api_v1(key):
+    return Api("v1", key[1])
+
+
+@pytest.fixture
+def other_api(version, other_institution):
+    """A client of another institution, same version."""
+    return Api(version, issue_key(other_institution)[1])
+
+
+def body_of(response, version):
+    """The resource of a success body, whatever the version's envelope."""
+    payload = response.json()
+    return payload["data"] if version == "v1" else payload
+
+
+def error_of(response, version):
+    """The {code, message, details?} of an error body, whatever the version."""
+    payload = response.json()
+    return payload["error"] if version == "v1" else payload

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TransactionsConfig(AppConfig):
+    name = "transactions"
+    verbose_name = "Transactions"
