@@ -20,7 +20,7 @@ CREATED_MESSAGE = "Customer created."
 
 
 # --- input
-class AddressInV2(StrictSerializer):
+class AddressInput(StrictSerializer):
     line1 = StrictCharField(max_length=200)
     line2 = StrictCharField(max_length=200, required=False, allow_null=True, allow_blank=True)
     city = StrictCharField(max_length=100)
@@ -39,12 +39,12 @@ class AddressInV2(StrictSerializer):
         return attrs
 
 
-class AddressInV1(AddressInV2):
+class V1AddressInput(AddressInput):
     countryCode = None  # noqa: N815
     countryId = CountryNumericField(source="country_code")  # noqa: N815
 
 
-class CustomerCreateV2(StrictSerializer):
+class CustomerCreate(StrictSerializer):
     firstName = StrictCharField(source="first_name", max_length=100)  # noqa: N815
     lastName = StrictCharField(source="last_name", max_length=100)  # noqa: N815
     countryId = CountryNumericField(  # noqa: N815
@@ -64,7 +64,7 @@ class CustomerCreateV2(StrictSerializer):
         write_only=True,
         help_text="Encrypted at rest; only its last four characters are ever returned.",
     )
-    address = AddressInV2(required=False, allow_null=True)
+    address = AddressInput(required=False, allow_null=True)
 
     def validate_phone(self, value):
         if value is not None and not PHONE_RE.match(value):
@@ -84,20 +84,20 @@ class CustomerCreateV2(StrictSerializer):
         return value
 
 
-class CustomerCreateV1(CustomerCreateV2):
-    address = AddressInV1(required=False, allow_null=True)
+class V1CustomerCreate(CustomerCreate):
+    address = V1AddressInput(required=False, allow_null=True)
 
 
-class CustomerUpdateV2(CustomerCreateV2):
+class CustomerUpdate(CustomerCreate):
     """Every field optional; `null` clears an optional field; `address` is replaced whole."""
 
 
-class CustomerUpdateV1(CustomerCreateV1):
+class V1CustomerUpdate(V1CustomerCreate):
     pass
 
 
 # --- output
-class AddressOutV2(serializers.Serializer):
+class Address(serializers.Serializer):
     line1 = serializers.CharField()
     line2 = serializers.CharField(allow_null=True)
     city = serializers.CharField()
@@ -105,12 +105,12 @@ class AddressOutV2(serializers.Serializer):
     countryCode = serializers.CharField(source="country_code")  # noqa: N815
 
 
-class AddressOutV1(AddressOutV2):
+class V1Address(Address):
     countryCode = None  # noqa: N815
     countryId = serializers.CharField(source="country_code")  # noqa: N815
 
 
-class CustomerV2(serializers.Serializer):
+class Customer(serializers.Serializer):
     customerId = serializers.CharField(source="id")  # noqa: N815
     firstName = serializers.CharField(source="first_name")  # noqa: N815
     lastName = serializers.CharField(source="last_name")  # noqa: N815
@@ -123,27 +123,27 @@ class CustomerV2(serializers.Serializer):
         allow_null=True,
         help_text="Last four characters of the national id; the full value is never returned.",
     )
-    address = AddressOutV2(allow_null=True)
+    address = Address(allow_null=True)
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
-class CustomerV1(CustomerV2):
-    address = AddressOutV1(allow_null=True)
+class V1Customer(Customer):
+    address = V1Address(allow_null=True)
 
 
-class CustomerCreatedV2(CustomerV2):
+class CustomerCreated(Customer):
     message = serializers.CharField(help_text="Human-readable confirmation.")
 
 
-class CustomerCreatedV1(CustomerV1):
+class V1CustomerCreated(V1Customer):
     message = serializers.CharField(help_text="Human-readable confirmation.")
 
 
-OUTPUT = {"v1": CustomerV1, "v2": CustomerV2}
-CREATED = {"v1": CustomerCreatedV1, "v2": CustomerCreatedV2}
-CREATE_INPUT = {"v1": CustomerCreateV1, "v2": CustomerCreateV2}
-UPDATE_INPUT = {"v1": CustomerUpdateV1, "v2": CustomerUpdateV2}
+OUTPUT = {"v1": V1Customer, "v2": Customer}
+CREATED = {"v1": V1CustomerCreated, "v2": CustomerCreated}
+CREATE_INPUT = {"v1": V1CustomerCreate, "v2": CustomerCreate}
+UPDATE_INPUT = {"v1": V1CustomerUpdate, "v2": CustomerUpdate}
 
 
 class CustomerListView(TXView):
@@ -189,8 +189,8 @@ class CustomerDetailView(TXView):
         operation_id="customers_retrieve",
         tags=["Customers"],
     )
-    def get(self, request, customer_id):
-        customer = customer_get(institution=self.institution, customer_id=customer_id)
+    def get(self, request, customerId):  # noqa: N803 (path parameters are camelCase)
+        customer = customer_get(institution=self.institution, customer_id=customerId)
         return self.respond(self.for_version(OUTPUT)(customer).data)
 
     @document(
@@ -205,8 +205,8 @@ class CustomerDetailView(TXView):
         operation_id="customers_update",
         tags=["Customers"],
     )
-    def patch(self, request, customer_id):
-        customer = customer_get(institution=self.institution, customer_id=customer_id)
+    def patch(self, request, customerId):  # noqa: N803
+        customer = customer_get(institution=self.institution, customer_id=customerId)
         changes = self.parse(self.for_version(UPDATE_INPUT), partial=True)
         customer = customer_update(customer=customer, changes=changes)
         return self.respond(self.for_version(OUTPUT)(customer).data)

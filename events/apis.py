@@ -60,5 +60,5 @@ class EventDetailView(TXView):
         operation_id="events_retrieve",
         tags=["Events"],
     )
-    def get(self, request, event_id):
-        return self.respond(represent(event_get(institution=self.institution, event_id=event_id)))
+    def get(self, request, eventId):  # noqa: N803 (path parameters are camelCase)
+        return self.respond(represent(event_get(institution=self.institution, event_id=eventId)))

@@ -161,6 +161,10 @@ SPECTACULAR_SETTINGS = {
     ),
     "VERSION": "2.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "api.schema.set_release",
+    ],
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/TX/v[12]",
     "SCHEMA_PATH_PREFIX_TRIM": False,

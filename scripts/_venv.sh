@@ -1,0 +1,30 @@
+# Sourced by scripts/run and scripts/test: creates .venv with Python 3.11 and installs the
+# project with its development tools, again only when pyproject.toml has changed.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+python_bin=""
+for candidate in python3.11 python3 python; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+        "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null; then
+        python_bin=$candidate
+        break
+    fi
+done
+if [ -z "$python_bin" ]; then
+    echo "TX needs Python 3.11 (python3.11 on PATH)." >&2
+    exit 1
+fi
+
+if [ ! -x .venv/bin/python ]; then
+    echo "==> Creating .venv with $python_bin"
+    "$python_bin" -m venv .venv
+fi
+stamp=.venv/.tx-installed
+wanted=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$wanted" ]; then
+    echo "==> Installing TX and its dependencies into .venv"
+    .venv/bin/python -m pip install --quiet --upgrade pip
+    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    echo "$wanted" > "$stamp"
+fi
