@@ -6,7 +6,6 @@ versions: the same request and resource serializers, wrapped in each version's b
 """
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
@@ -22,6 +21,9 @@ class ApiKeyAuthScheme(OpenApiAuthenticationExtension):
         return {"type": "apiKey", "in": "header", "name": "x-api-key"}
 
 
+UUID4_PATTERN = (
+    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$"
+)
 RELEASES = {V1: "1.1.3", V2: "2.0.0"}
 
 
@@ -106,7 +108,7 @@ def _errors(version: str, statuses) -> dict:
 def _idempotency_header(version: str) -> OpenApiParameter:
     return OpenApiParameter(
         "Idempotency-Key",
-        OpenApiTypes.UUID,
+        {"type": "string", "format": "uuid", "pattern": UUID4_PATTERN},
         OpenApiParameter.HEADER,
         required=version == V2,
         description=(
@@ -118,7 +120,11 @@ def _idempotency_header(version: str) -> OpenApiParameter:
 
 
 PAGE_PARAMETERS = [
-    OpenApiParameter("limit", int, description="Page size, 1 to 100 (default 20)."),
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": 100},
+        description="Page size, 1 to 100 (default 20).",
+    ),
     OpenApiParameter("cursor", str, description="`nextCursor` of the previous page."),
 ]
 

@@ -1,6 +1,7 @@
 """Serializer building blocks shared by every app's API: strict input, ISO codes, timestamps."""
 
 import pycountry
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from .context import iso_millis
@@ -26,6 +27,16 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+COUNTRY_NUMERIC_CODES = sorted(country.numeric for country in pycountry.countries)
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "enum": COUNTRY_NUMERIC_CODES,
+        "description": 'ISO 3166-1 numeric country code, three digits, e.g. "276".',
+    }
+)
 class CountryNumericField(StrictCharField):
     """An ISO 3166-1 numeric code given as a string of three digits, e.g. "276" (Germany)."""
 

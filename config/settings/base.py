@@ -168,7 +168,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": r"/TX/v[12]",
     "SCHEMA_PATH_PREFIX_TRIM": False,
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {"CountryNumericCode": "api.serializers.COUNTRY_NUMERIC_CODES"},
     "DISABLE_ERRORS_AND_WARNINGS": False,
     # Swagger UI's assets are served from this service (no CDN: banks run it offline).
     "SWAGGER_UI_DIST": "SIDECAR",
