@@ -1,0 +1,464 @@
+"""Back office for tenants and their access: institutions, API keys, allowlists, idempotency.
+
+Every write goes through `api.services`, as the management commands' do (DESIGN.md sections 2
+and 10): creating an institution seeds its account products, creating or rotating a key shows
+its secret once, revoking records who revoked it, allowlist edits are normalized CIDRs. Rows the
+services never change (idempotency records, an existing key's prefix, hash and scopes) are
+read-only here. Nothing is deleted: a key is revoked instead, an institution is never removed.
+
+Each staff action leaves a `LogEntry` (who, when, what); its message names the action and the
+public key id or prefix, never a secret. A new secret reaches the staff member only as a one-time
+message (the message cookie, consumed when shown); it is not written to any table.
+"""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.views.decorators.debug import sensitive_variables
+
+from .exceptions import NotFound, ValidationFailed
+from .models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
+from .services import (
+    IssuedKey,
+    allowlist_add,
+    allowlist_remove,
+    api_key_create,
+    api_key_revoke,
+    api_key_rotate,
+    institution_create,
+    normalize_cidr,
+    validate_currency,
+)
+
+# Each new secret is one message in the message cookie; a few of them always fit in it, so they
+# never spill over into the session table (Django's FallbackStorage does that past ~2 kB).
+MAX_KEYS_ROTATED_AT_ONCE = 5
+
+
+def adopt(obj, saved) -> None:
+    """Make the admin's unsaved `obj` the row a service just saved (`saved`), in place.
+
+    The admin keeps using the instance its form built (for the log entry and the redirect).
+    """
+    for field in type(saved)._meta.concrete_fields:
+        setattr(obj, field.attname, getattr(saved, field.attname))
+    obj._state.adding = False
+    obj._state.db = saved._state.db
+
+
+def admin_link(obj, text=None):
+    if obj is None:
+        return "—"
+    opts = obj._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, text or str(obj))
+
+
+def changelist_link(model, text: str, **filters):
+    opts = model._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+    query = "&".join(f"{name}={value}" for name, value in filters.items())
+    return format_html('<a href="{}?{}">{}</a>', url, query, text)
+
+
+def pretty_json(value) -> str:
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
+
+
+class ReadOnlyModelAdmin(admin.ModelAdmin):
+    """Staff may look, nobody may add, change or delete (rows written only by services)."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+# --- Institutions ---------------------------------------------------------------------------
+class InstitutionCreateForm(forms.ModelForm):
+    class Meta:
+        model = Institution
+        fields = ["name", "currency"]
+
+    def clean_name(self):
+        return self.cleaned_data["name"].strip()
+
+    def clean_currency(self):
+        currency = self.cleaned_data["currency"].strip().upper()
+        try:
+            return validate_currency(currency)
+        except ValidationFailed as exc:
+            raise forms.ValidationError(exc.message) from None
+
+
+@admin.register(Institution)
+class InstitutionAdmin(admin.ModelAdmin):
+    """Created through `institution_create` (so it gets its account products); then read-only:
+    there is no service that renames an institution or changes its currency."""
+
+    form = InstitutionCreateForm
+    list_display = ["name", "id", "currency", "created_at"]
+    search_fields = ["name", "id"]
+    list_filter = ["currency"]
+    readonly_fields = [
+        "id",
+        "name",
+        "currency",
+        "created_at",
+        "account_products_link",
+        "api_keys_link",
+        "customers_link",
+    ]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["name", "currency"]
+        return self.readonly_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.readonly_fields
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        if change:  # pragma: no cover - change is not permitted
+            raise RuntimeError("Institutions are not edited in the admin.")
+        institution, _ = institution_create(
+            name=form.cleaned_data["name"], currency=form.cleaned_data["currency"]
+        )
+        adopt(obj, institution)
+
+    @admin.display(description="Account products")
+    def account_products_link(self, obj):
+        from accounts.models import AccountProduct
+
+        return changelist_link(
+            AccountProduct, str(obj.account_products.count()), institution__id__exact=obj.pk
+        )
+
+    @admin.display(description="API keys")
+    def api_keys_link(self, obj):
+        return changelist_link(ApiKey, str(obj.api_keys.count()), institution__id__exact=obj.pk)
+
+    @admin.display(description="Customers")
+    def customers_link(self, obj):
+        from customers.models import Customer
+
+        return changelist_link(Customer, str(obj.customers.count()), institution__id__exact=obj.pk)
+
+
+# --- API keys and their allowlists ----------------------------------------------------------
+def _cidr_error(exc: ValidationFailed) -> forms.ValidationError:
+    return forms.ValidationError(exc.message, code="invalid_cidr")
+
+
+class ApiKeyCreateForm(forms.ModelForm):
+    scopes = forms.MultipleChoiceField(
+        choices=[(scope, scope) for scope in ApiKey.SCOPES],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="cards:sensitive lets the key read full card details (PAN, CVV).",
+    )
+    networks = forms.CharField(
+        label="Allowed networks",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 40}),
+        help_text=(
+            "One IPv4/IPv6 address or CIDR range per line, e.g. 203.0.113.0/24. At least one: "
+            "a key is usable from nowhere else."
+        ),
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["institution", "name", "scopes", "expires_at"]
+
+    def clean_networks(self):
+        networks, errors = set(), []
+        for line in self.cleaned_data["networks"].splitlines():
+            if not line.strip():
+                continue
+            try:
+                networks.add(normalize_cidr(line))
+            except ValidationFailed as exc:
+                errors.append(_cidr_error(exc))
+        if errors:
+            raise forms.ValidationError(errors)
+        if not networks:
+            raise forms.ValidationError("Give at least one address or CIDR range.")
+        return sorted(networks)
+
+    def clean_expires_at(self):
+        expires_at = self.cleaned_data.get("expires_at")
+        if expires_at is not None and expires_at <= timezone.now():
+            raise forms.ValidationError("Must be in the future.")
+        return expires_at
+
+
+class AllowedNetworkForm(forms.ModelForm):
+    class Meta:
+        model = AllowedNetwork
+        fields = ["cidr"]
+        labels = {"cidr": "CIDR"}
+
+    def clean_cidr(self):
+        try:
+            return normalize_cidr(self.cleaned_data["cidr"])
+        except ValidationFailed as exc:
+            raise _cidr_error(exc) from None
+
+
+class AllowedNetworkInline(admin.TabularInline):
+    """Saved through `allowlist_add` / `allowlist_remove` (`ApiKeyAdmin.save_formset`)."""
+
+    model = AllowedNetwork
+    form = AllowedNetworkForm
+    fields = ["cidr", "added_at"]
+    readonly_fields = ["added_at"]
+    extra = 1
+    verbose_name = "allowed network"
+    verbose_name_plural = "IP allowlist (a key with no network is usable from nowhere)"
+
+    @admin.display(description="added")
+    def added_at(self, obj):
+        return obj.created_at if obj.pk else "—"
+
+
+class ApiKeyStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [("active", "Active"), ("revoked", "Revoked"), ("expired", "Expired")]
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "expired":
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
+        return queryset
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are created by `api_key_create` and never shown again; `secret_hash` is never shown.
+
+    An existing key's own fields are read-only (no service edits them); its allowlist is edited
+    inline; it is revoked or rotated with the changelist actions, never deleted.
+    """
+
+    list_display = [
+        "prefix",
+        "institution",
+        "name",
+        "scopes_display",
+        "status_display",
+        "created_at",
+        "expires_at",
+    ]
+    list_filter = [ApiKeyStatusFilter, "institution"]
+    list_select_related = ["institution"]
+    search_fields = ["prefix", "id", "name", "institution__name"]
+    actions = ["revoke_keys", "rotate_keys"]
+    detail_fields = [
+        "id",
+        "institution",
+        "name",
+        "prefix",
+        "scopes_display",
+        "status_display",
+        "created_at",
+        "created_by",
+        "expires_at",
+        "revoked_at",
+        "revoked_by",
+        "replaced_by_link",
+        "replaces_link",
+    ]
+
+    # -- pages
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiKeyCreateForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["institution", "name", "scopes", "networks", "expires_at"]
+        return self.detail_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.detail_fields
+
+    def get_inlines(self, request, obj):
+        return [AllowedNetworkInline] if obj is not None else []
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="scopes")
+    def scopes_display(self, obj):
+        return ", ".join(obj.scopes) or "—"
+
+    @admin.display(description="status")
+    def status_display(self, obj):
+        return obj.status
+
+    @admin.display(description="replaced by")
+    def replaced_by_link(self, obj):
+        return admin_link(obj.replaced_by)
+
+    @admin.display(description="replaces")
+    def replaces_link(self, obj):
+        return admin_link(ApiKey.objects.filter(replaced_by=obj).first())
+
+    # -- writes
+    @sensitive_variables("issued")
+    def save_model(self, request, obj, form, change):
+        if change:
+            return  # the key's own fields are read-only; the allowlist is saved by save_formset
+        issued = api_key_create(
+            institution=form.cleaned_data["institution"],
+            allow=form.cleaned_data["networks"],
+            scopes=form.cleaned_data["scopes"],
+            name=form.cleaned_data["name"],
+            expires_at=form.cleaned_data["expires_at"],
+            created_by=request.user.get_username(),
+        )
+        adopt(obj, issued.api_key)
+        # Kept on the request only, for response_add to show once.
+        request._tx_issued_keys = [issued]
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not AllowedNetwork:
+            return super().save_formset(request, form, formset, change)
+        api_key = form.instance
+        # What `formset.save()` would record, for the admin's change message.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for inline_form in formset.initial_forms:
+            old_cidr = inline_form.initial["cidr"]
+            if formset._should_delete_form(inline_form):
+                self._allowlist_remove(api_key, old_cidr)
+                formset.deleted_objects.append(inline_form.instance)
+            elif inline_form.has_changed():
+                new_cidr = inline_form.cleaned_data["cidr"]
+                if new_cidr != old_cidr:
+                    self._allowlist_remove(api_key, old_cidr)
+                    network = allowlist_add(api_key=api_key, cidr=new_cidr)
+                    formset.changed_objects.append((network, ["cidr"]))
+        for inline_form in formset.extra_forms:
+            if inline_form.has_changed() and not formset._should_delete_form(inline_form):
+                network = allowlist_add(api_key=api_key, cidr=inline_form.cleaned_data["cidr"])
+                formset.new_objects.append(network)
+
+    @staticmethod
+    def _allowlist_remove(api_key, cidr):
+        try:
+            allowlist_remove(api_key=api_key, cidr=cidr)
+        except NotFound:
+            pass  # removed meanwhile by someone else: the outcome is the one asked for
+
+    def response_add(self, request, obj, post_url_continue=None):
+        for issued in getattr(request, "_tx_issued_keys", []):
+            self._show_secret_once(request, issued)
+        request._tx_issued_keys = []
+        return super().response_add(request, obj, post_url_continue)
+
+    @sensitive_variables("issued")
+    def _show_secret_once(self, request, issued: IssuedKey):
+        messages.warning(
+            request,
+            f"API key {issued.api_key.prefix} for {issued.api_key.institution}: {issued.secret} "
+            "— copy it now. It is shown only this once and cannot be recovered; "
+            "if it is lost, rotate or revoke the key.",
+        )
+
+    # -- actions
+    @admin.action(description="Revoke selected API keys (at once)", permissions=["change"])
+    def revoke_keys(self, request, queryset):
+        username = request.user.get_username()
+        revoked = 0
+        for api_key in queryset.order_by("pk"):
+            with transaction.atomic():
+                was_revoked = api_key.revoked_at is not None
+                api_key = api_key_revoke(api_key=api_key, revoked_by=username)
+                if was_revoked or api_key.revoked_by != username:
+                    continue
+                self.log_change(request, api_key, "Revoked (admin action “Revoke”).")
+                revoked += 1
+        skipped = queryset.count() - revoked
+        self.message_user(
+            request,
+            f"Revoked {revoked} API key(s)."
+            + (f" {skipped} already revoked, left as they were." if skipped else ""),
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description="Rotate selected API keys (new key; the old one works for a grace period)",
+        permissions=["change"],
+    )
+    @sensitive_variables("issued")
+    def rotate_keys(self, request, queryset):
+        if queryset.count() > MAX_KEYS_ROTATED_AT_ONCE:
+            self.message_user(
+                request,
+                f"Rotate at most {MAX_KEYS_ROTATED_AT_ONCE} keys at a time: each new secret "
+                "is shown once, and they must all fit on one page.",
+                messages.ERROR,
+            )
+            return
+        username = request.user.get_username()
+        for api_key in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    issued = api_key_rotate(api_key=api_key, rotated_by=username)
+                    api_key.refresh_from_db()
+                    new_key = issued.api_key
+                    self.log_change(
+                        request,
+                        api_key,
+                        f"Rotated (admin action “Rotate”): successor {new_key.id} "
+                        f"(prefix {new_key.prefix}); this key expires at "
+                        f"{api_key.expires_at.isoformat()}.",
+                    )
+                    self.log_addition(
+                        request, new_key, f"Created by rotating {api_key.id} (admin action)."
+                    )
+            except ValidationFailed as exc:
+                self.message_user(request, f"{api_key.prefix}: {exc.message}", messages.ERROR)
+                continue
+            self._show_secret_once(request, issued)
+
+
+# --- Idempotency records --------------------------------------------------------------------
+@admin.register(IdempotencyRecord)
+class IdempotencyRecordAdmin(ReadOnlyModelAdmin):
+    """What was replayed to whom; the stored response body is never shown (it may hold card
+    data a key with `cards:sensitive` was given)."""
+
+    list_display = ["key", "institution", "method", "path", "status_code", "created_at"]
+    list_filter = ["method", "status_code", "institution"]
+    list_select_related = ["institution"]
+    search_fields = ["=key", "path"]
+    fields = ["institution", "key", "method", "path", "status_code", "fingerprint", "created_at"]
+    readonly_fields = fields
+    date_hierarchy = "created_at"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("response_body")
