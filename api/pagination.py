@@ -23,7 +23,8 @@ def _decode(cursor: str) -> str:
         value = base64.urlsafe_b64decode(padded.encode()).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ValidationFailed(details={"cursor": "Not a valid cursor."}) from None
-    if not value or len(value) > 64:
+    # isprintable: a NUL (cursor "AA") would reach PostgreSQL, which rejects it with a 500.
+    if not value or len(value) > 64 or not value.isprintable():
         raise ValidationFailed(details={"cursor": "Not a valid cursor."})
     return value
 
@@ -32,7 +33,11 @@ def page_params(request) -> tuple[int, str | None]:
     raw_limit = request.query_params.get("limit")
     limit = DEFAULT_LIMIT
     if raw_limit is not None:
-        if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
+        # isascii: str.isdigit() is also true for "²", which int() rejects.
+        if (
+            not (raw_limit.isascii() and raw_limit.isdigit())
+            or not 1 <= int(raw_limit) <= MAX_LIMIT
+        ):
             raise ValidationFailed(details={"limit": f"Must be an integer from 1 to {MAX_LIMIT}."})
         limit = int(raw_limit)
     cursor = request.query_params.get("cursor")

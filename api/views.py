@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from . import idempotency
 from .context import context_of
-from .exceptions import TXError
+from .exceptions import NotFound, TXError
 from .models import IdempotencyRecord
 from .pagination import paginate
 from .versions import V1, V2, created_status, list_body, success_body
@@ -54,6 +54,13 @@ class TXView(APIView):
         rows, next_cursor = paginate(self.request, queryset)
         items = [represent(row) for row in rows]
         return Response(list_body(self.request.version, items, next_cursor, self.meta()))
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        # An id with a NUL (`/customers/%00`) names nothing; PostgreSQL would refuse the query
+        # and the client would get a 500.
+        if any("\x00" in value for value in kwargs.values() if isinstance(value, str)):
+            raise NotFound()
 
     # --- dispatch: DRF's, with writes routed through `_run_write`.
     def dispatch(self, request, *args, **kwargs):

@@ -13,7 +13,7 @@ from api.views import TXView
 from .selectors import customer_get, customer_list
 from .services import customer_create, customer_update
 
-PHONE_RE = re.compile(r"^\+[1-9]\d{6,14}$")
+PHONE_RE = re.compile(r"^\+[1-9][0-9]{6,14}$")  # not \d: it also matches non-ASCII digits
 NATIONAL_ID_RE = re.compile(r"^[A-Za-z0-9\-/ ]{4,32}$")
 
 CREATED_MESSAGE = "Customer created."
