@@ -19,6 +19,9 @@ from .versions import error_body, version_of_path
 
 logger = logging.getLogger("tx.errors")
 
+# RFC 9110 section 15.5.2: a 401 must name the scheme to use (as ApiKeyAuthentication does).
+WWW_AUTHENTICATE = 'ApiKey header="x-api-key"'
+
 
 def error_response(request, error: tx.TXError, version: str | None = None) -> JsonResponse:
     version = version or getattr(request, "version", None) or version_of_path(request.path)
@@ -31,6 +34,8 @@ def error_response(request, error: tx.TXError, version: str | None = None) -> Js
     retry_after = getattr(error, "retry_after", None)
     if retry_after is not None:
         response["Retry-After"] = str(retry_after)
+    if error.status == 401:
+        response["WWW-Authenticate"] = WWW_AUTHENTICATE
     return response
 
 
@@ -77,20 +82,24 @@ def to_tx_error(exc: Exception) -> tx.TXError | None:
     if isinstance(exc, drf.Throttled):
         return tx.RateLimited(retry_after=max(1, int(exc.wait or 1)))
     if isinstance(exc, OperationalError | InterfaceError):
-        logger.error("database unavailable", extra={"error": type(exc).__name__})
         return tx.ServiceUnavailable()
     return None
 
 
 def exception_handler(exc, context):
     request = context["request"]
+    # Every log line of a request carries its tranId (DESIGN.md section 4): support finds the
+    # traceback from the tranId a 500 answers with.
+    log_extra = {"tranId": context_of(request).tran_id}
     error = to_tx_error(exc)
     if error is None:
         if isinstance(exc, DatabaseError):
-            logger.exception("database error")
+            logger.exception("database error", extra=log_extra)
         else:
-            logger.exception("unhandled error")
+            logger.exception("unhandled error", extra=log_extra)
         error = tx.InternalError()
+    elif isinstance(exc, OperationalError | InterfaceError):
+        logger.error("database unavailable", extra={**log_extra, "error": type(exc).__name__})
     set_rollback()
     return error_response(request, error)
 

@@ -95,7 +95,8 @@ class TXView(APIView):
 
     def _rendered(self, request, response, *args, **kwargs):
         response = self.finalize_response(request, response, *args, **kwargs)
-        response.render()
+        if hasattr(response, "render"):  # an error from handle_exception is already rendered
+            response.render()
         return response
 
     def _run_write(self, request, handler, *args, **kwargs):
