@@ -23,6 +23,13 @@ def _is_trusted_proxy(address) -> bool:
     return any(address in network for network in networks if address.version == network.version)
 
 
+class _Hops:
+    """A request-like object holding one X-Forwarded-For value, for ipware's parser."""
+
+    def __init__(self, header: str):
+        self.META = {"HTTP_X_FORWARDED_FOR": header}
+
+
 def client_address(request):
     """The client's address as an `ipaddress` object, or None when there is none."""
     try:
@@ -33,10 +40,16 @@ def client_address(request):
         peer = peer.ipv4_mapped
     if not _is_trusted_proxy(peer):
         return peer
+    header = request.META.get("HTTP_X_FORWARDED_FOR", "").strip()
+    if not header:
+        return peer
+    # Only the right-most hop, the one our proxy wrote: ipware would skip an unparsable last hop
+    # ("1.2.3.4, unknown") and take the client-written one before it.
+    last_hop = _Hops(header.rsplit(",", 1)[-1])
     forwarded, _ = get_client_ip(
-        request, request_header_order=["HTTP_X_FORWARDED_FOR"], proxy_count=0, strict=False
+        last_hop, request_header_order=["HTTP_X_FORWARDED_FOR"], proxy_count=0, strict=False
     )
     if forwarded is None:
-        return peer
+        return None
     address = ipaddress.ip_address(forwarded)
     return getattr(address, "ipv4_mapped", None) or address

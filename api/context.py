@@ -3,6 +3,7 @@
 Set by `api.middleware.RequestContextMiddleware` on the Django request as `request.tx`.
 """
 
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -25,6 +26,10 @@ class RequestContext:
 
     def meta(self) -> dict:
         return {"tranId": self.tran_id, "timestamp": iso_millis(self.started_at)}
+
+
+# The tranId of the request this thread is serving, for log lines written far from the request.
+current_tran_id: ContextVar[str | None] = ContextVar("tx_tran_id", default=None)
 
 
 def context_of(request) -> RequestContext:

@@ -73,6 +73,7 @@ class IdempotencyKeyInUse(TXError):
     status = 409
     code = "idempotency_key_in_use"
     message = "A request with this Idempotency-Key is still being processed. Retry later."
+    retry_after = 1
 
 
 class InvalidStateTransition(TXError):

@@ -15,13 +15,13 @@ guards, so it commits with the operation or not at all:
   deletes it.
 """
 
-import hashlib
 import json
 import uuid
 
 from django.conf import settings
 from django.db import OperationalError, connection
 from django.http import HttpResponse
+from django.utils.crypto import salted_hmac
 
 from .exceptions import (
     IdempotencyKeyInUse,
@@ -62,8 +62,12 @@ def parse_key(request, *, required: bool) -> uuid.UUID | None:
 
 
 def fingerprint(method: str, path: str, data) -> str:
+    """A keyed hash (HMAC-SHA256 under SECRET_KEY): bodies carry national ids and, later, PANs,
+    and a plain hash of a body whose other fields are known would let a reader of the table
+    guess a short secret field by brute force."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(f"{method}\n{path}\n{canonical}".encode()).hexdigest()
+    message = f"{method}\n{path}\n{canonical}"
+    return salted_hmac("tx.idempotency.fingerprint", message, algorithm="sha256").hexdigest()
 
 
 _CLAIM_SQL = """

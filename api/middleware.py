@@ -6,7 +6,7 @@ import time
 from django.conf import settings
 
 from . import exceptions as tx
-from .context import RequestContext
+from .context import RequestContext, current_tran_id
 from .errors import error_response
 
 access_log = logging.getLogger("tx.access")
@@ -36,6 +36,13 @@ class RequestContextMiddleware:
 
     def __call__(self, request):
         request.tx = ctx = RequestContext()
+        token = current_tran_id.set(ctx.tran_id)
+        try:
+            return self._respond(request, ctx)
+        finally:
+            current_tran_id.reset(token)
+
+    def _respond(self, request, ctx):
         started = time.perf_counter()
         response = self.get_response(request)
         if (

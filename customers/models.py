@@ -2,6 +2,8 @@
 
 `national_id` is encrypted at rest (`api.crypto`, AES-GCM) and only its last four characters
 are kept in clear, for display; the full value is never returned by the API or shown in the admin.
+The associated data names the column and the customer, so a ciphertext copied into another
+customer's row does not decrypt.
 """
 
 from django.db import models
@@ -70,11 +72,14 @@ class Customer(models.Model):
             self.national_id_encrypted = None
             self.national_id_last4 = None
         else:
-            self.national_id_encrypted = crypto.encrypt(national_id, context=NATIONAL_ID_CONTEXT)
+            self.national_id_encrypted = crypto.encrypt(national_id, context=self._id_context())
             self.national_id_last4 = national_id[-4:]
 
     def national_id(self) -> str | None:
         """The full national id, for the few internal uses that need it (never for display)."""
         if self.national_id_encrypted is None:
             return None
-        return crypto.decrypt(self.national_id_encrypted, context=NATIONAL_ID_CONTEXT)
+        return crypto.decrypt(self.national_id_encrypted, context=self._id_context())
+
+    def _id_context(self) -> str:
+        return f"{NATIONAL_ID_CONTEXT}:{self.id}"

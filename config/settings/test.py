@@ -1,4 +1,5 @@
-"""Tests: the development secrets, a fast password hasher, a per-process cache for rate limits."""
+"""Tests: the development secrets and a fast password hasher; otherwise as development
+(the database cache included: tests that commit clear it where rate limits matter)."""
 
 from .development import *  # noqa: F403
 

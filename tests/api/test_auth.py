@@ -218,6 +218,10 @@ CLIENT_NET = "203.0.113.0/24"
         # ... and a left-most entry the client wrote itself is never believed.
         (["10.0.0.0/8"], "10.0.0.5", "203.0.113.9, 198.51.100.7", False),
         (["10.0.0.0/8"], "10.0.0.5", "203.0.113.9,198.51.100.7", False),
+        # The right-most hop must be an address: an unparsable one ("unknown") leaves no client,
+        # rather than letting the client-written hop before it count.
+        (["10.0.0.0/8"], "10.0.0.5", "203.0.113.9, unknown", False),
+        (["10.0.0.0/8"], "10.0.0.5", "203.0.113.9, ", False),
         # A trusted proxy without the header: the proxy itself is the peer (not allowed here).
         (["10.0.0.0/8"], "10.0.0.5", None, False),
         # IPv6 proxies and clients.

@@ -5,6 +5,7 @@ original response byte for byte with `Idempotent-Replayed: true`; nothing runs t
 when two requests with one key race.
 """
 
+import hashlib
 import io
 import json
 import threading
@@ -460,6 +461,7 @@ def test_second_request_gets_409_when_the_wait_runs_out(settings, monkeypatch, k
 
     assert second.status_code == 409
     assert second.json() == IN_USE
+    assert second["Retry-After"] == "1"
     assert 0.2 <= waited < 3
     a = first_result["response"]
     assert_fresh(a, "v2")
@@ -486,3 +488,15 @@ def test_waiting_request_runs_itself_when_the_first_crashes(monkeypatch, key):
     assert gate.calls == 2
     assert Customer.objects.count() == 1
     assert IdempotencyRecord.objects.get().status_code == 201
+
+
+def test_fingerprint_is_keyed_not_a_plain_hash_of_the_body(api_v2, institution):
+    body = dict(CUSTOMER, nationalId="AB1234")
+    idem = uuid.uuid4()
+    assert api_v2.post("/customers", body, idempotency_key=idem).status_code == 201
+
+    record = IdempotencyRecord.objects.get(institution=institution, key=idem)
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"))
+    plain = hashlib.sha256(f"POST\n/TX/v2/customers\n{canonical}".encode()).hexdigest()
+    assert len(record.fingerprint) == 64
+    assert record.fingerprint != plain

@@ -1,6 +1,7 @@
 """Structured logs (DESIGN.md section 4, `api.jsonlog`): one `tx.access` line per request, the
 request's `tranId` on every line it writes, and no secret (API key, national id) in any line."""
 
+import io
 import json
 import logging
 import uuid
@@ -8,7 +9,7 @@ import uuid
 import pytest
 from django.db import OperationalError
 
-from api.jsonlog import JsonFormatter
+from api.jsonlog import JsonFormatter, RequestIdFilter
 from tests.conftest import Api, body_of
 
 NATIONAL_ID = "QX-7730-KLM-5521"
@@ -99,6 +100,38 @@ def test_error_lines_carry_the_tran_id(caplog, monkeypatch, api):
         ("ERROR", down["X-Request-Id"]),
     ]
     assert errors[0].exc_info[0] is RuntimeError
+
+
+def test_every_line_written_during_a_request_carries_its_tran_id(monkeypatch, api):
+    """Not only our own lines: any logger, anywhere, through the configured handler filter."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RequestIdFilter())
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    from customers import apis
+
+    real_list = apis.customer_list
+
+    def noisy_list(**kwargs):
+        logging.getLogger("somewhere.deep").warning("listing customers")
+        return real_list(**kwargs)
+
+    monkeypatch.setattr("customers.apis.customer_list", noisy_list)
+    try:
+        response = api.get("/customers")
+        logging.getLogger("somewhere.deep").warning("outside any request")
+    finally:
+        root.removeHandler(handler)
+
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    deep = [line for line in lines if line["logger"] == "somewhere.deep"]
+    assert response.status_code == 200
+    assert [(line["message"], line.get("tranId")) for line in deep] == [
+        ("listing customers", response["X-Request-Id"]),
+        ("outside any request", None),
+    ]
 
 
 def all_log_text(records) -> str:

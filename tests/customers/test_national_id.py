@@ -44,9 +44,23 @@ def test_a_ciphertext_does_not_decrypt_in_another_context(api):
     customer_id = create(api, dict(SPEC_FIELDS, nationalId=NATIONAL_ID))["customerId"]
     encrypted, _ = raw_national_id(customer_id)
 
-    assert crypto.decrypt(encrypted, context=NATIONAL_ID_CONTEXT) == NATIONAL_ID
+    context = f"{NATIONAL_ID_CONTEXT}:{customer_id}"
+    assert crypto.decrypt(encrypted, context=context) == NATIONAL_ID
     with pytest.raises(InvalidTag):
         crypto.decrypt(encrypted, context="cards.Card.pan")
+    with pytest.raises(InvalidTag):
+        crypto.decrypt(encrypted, context=NATIONAL_ID_CONTEXT)
+
+
+def test_a_ciphertext_copied_to_another_customer_does_not_decrypt(api):
+    owner_id = create(api, dict(SPEC_FIELDS, nationalId=NATIONAL_ID))["customerId"]
+    other_id = create(api, SPEC_FIELDS)["customerId"]
+    encrypted, _ = raw_national_id(owner_id)
+    Customer.objects.filter(id=other_id).update(national_id_encrypted=encrypted)
+
+    assert Customer.objects.get(id=owner_id).national_id() == NATIONAL_ID
+    with pytest.raises(InvalidTag):
+        Customer.objects.get(id=other_id).national_id()
 
 
 def test_a_tampered_ciphertext_does_not_decrypt():
