@@ -7,3 +7,6 @@ class ApiConfig(AppConfig):
 
     def ready(self):
         from . import schema  # noqa: F401  (registers the ApiKeyAuth OpenAPI extension)
+        from .jsonlog import install_tran_id_on_records
+
+        install_tran_id_on_records()

@@ -88,18 +88,15 @@ def to_tx_error(exc: Exception) -> tx.TXError | None:
 
 def exception_handler(exc, context):
     request = context["request"]
-    # Every log line of a request carries its tranId (DESIGN.md section 4): support finds the
-    # traceback from the tranId a 500 answers with.
-    log_extra = {"tranId": context_of(request).tran_id}
     error = to_tx_error(exc)
     if error is None:
         if isinstance(exc, DatabaseError):
-            logger.exception("database error", extra=log_extra)
+            logger.exception("database error")
         else:
-            logger.exception("unhandled error", extra=log_extra)
+            logger.exception("unhandled error")
         error = tx.InternalError()
     elif isinstance(exc, OperationalError | InterfaceError):
-        logger.error("database unavailable", extra={**log_extra, "error": type(exc).__name__})
+        logger.error("database unavailable", extra={"error": type(exc).__name__})
     set_rollback()
     return error_response(request, error)
 

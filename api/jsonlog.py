@@ -3,7 +3,7 @@
 Only fields we put there are written: the access line (`tx.access`) carries `tranId`,
 institution, method, path (never the query string), status and duration. Request bodies and
 headers are never logged, so no PAN, CVV, PIN, national id or API key reaches a log. Every
-line written while a request is served carries its `tranId` (`RequestIdFilter`).
+record created while a request is served carries its `tranId` (`install_tran_id_on_records`).
 """
 
 import json
@@ -15,15 +15,22 @@ from .context import current_tran_id
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 
-class RequestIdFilter(logging.Filter):
-    """Adds the current request's `tranId` to every record written while serving it."""
+def install_tran_id_on_records() -> None:
+    """Make every log record created while a request is served carry its `tranId`, whatever
+    logger or handler writes it (Django's own, a library's, ours). Called once at start-up."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "tx_tran_id", False):
+        return
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not hasattr(record, "tranId"):
-            tran_id = current_tran_id.get()
-            if tran_id is not None:
-                record.tranId = tran_id
-        return True
+    def factory(*args, **kwargs):
+        record = previous(*args, **kwargs)
+        tran_id = current_tran_id.get()
+        if tran_id is not None:
+            record.tranId = tran_id
+        return record
+
+    factory.tx_tran_id = True
+    logging.setLogRecordFactory(factory)
 
 
 class JsonFormatter(logging.Formatter):

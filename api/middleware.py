@@ -56,7 +56,6 @@ class RequestContextMiddleware:
         access_log.info(
             "request",
             extra={
-                "tranId": ctx.tran_id,
                 "institution": ctx.institution_id,
                 "apiKeyId": ctx.api_key_id,
                 "method": request.method,
@@ -71,7 +70,7 @@ class RequestContextMiddleware:
         """An exception no view handled: JSON 500 for API paths (even with DEBUG on)."""
         if not request.path.startswith(API_PREFIX):
             return None
-        error_log.exception("unhandled error", extra={"tranId": request.tx.tran_id})
+        error_log.exception("unhandled error")
         return error_response(request, tx.InternalError())
 
 

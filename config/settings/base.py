@@ -180,10 +180,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"json": {"()": "api.jsonlog.JsonFormatter"}},
-    "filters": {"tran_id": {"()": "api.jsonlog.RequestIdFilter"}},
-    "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "json", "filters": ["tran_id"]}
-    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         # Django's own per-request warnings duplicate our access line; errors still go out.

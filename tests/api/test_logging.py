@@ -9,7 +9,7 @@ import uuid
 import pytest
 from django.db import OperationalError
 
-from api.jsonlog import JsonFormatter, RequestIdFilter
+from api.jsonlog import JsonFormatter
 from tests.conftest import Api, body_of
 
 NATIONAL_ID = "QX-7730-KLM-5521"
@@ -103,10 +103,9 @@ def test_error_lines_carry_the_tran_id(caplog, monkeypatch, api):
 
 
 def test_every_line_written_during_a_request_carries_its_tran_id(monkeypatch, api):
-    """Not only our own lines: any logger, anywhere, through the configured handler filter."""
+    """Not only our own lines: any logger, anywhere (`install_tran_id_on_records`)."""
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.addFilter(RequestIdFilter())
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.addHandler(handler)
