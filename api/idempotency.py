@@ -51,6 +51,10 @@ def parse_key(request, *, required: bool) -> uuid.UUID | None:
     if raw is None or raw.strip() == "":
         if required:
             raise IdempotencyKeyMissing()
+        if raw is not None:
+            # v1: a client that sends the header wants idempotency; running its write without
+            # it because the value is blank would be the dangerous reading.
+            raise IdempotencyKeyInvalid()
         return None
     try:
         key = uuid.UUID(raw.strip())

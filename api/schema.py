@@ -5,6 +5,8 @@ versions: the same request and resource serializers, wrapped in each version's b
 (`api.versions`), with the error responses the operation can answer.
 """
 
+import copy
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
@@ -27,10 +29,26 @@ UUID4_PATTERN = (
 RELEASES = {V1: "1.1.3", V2: "2.0.0"}
 
 
-def set_release(result, generator, request, public):
-    """drf-spectacular post-processing hook: `info.version` is the version line's release."""
+def finalize(result, generator, request, public):
+    """drf-spectacular post-processing hook: `info.version` is the version line's release, and
+    request bodies say what the API enforces: a field they do not list is rejected."""
     result["info"]["version"] = RELEASES.get(generator.api_version, result["info"]["version"])
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        if name.endswith("Request") and component.get("type") == "object":
+            component["additionalProperties"] = False
+    if generator.api_version == V1:
+        _document_v1_post_aliases(result)
     return result
+
+
+def _document_v1_post_aliases(result) -> None:
+    """v1 answers POST on every path that has PATCH and no POST (`TXView._v1_post_is_patch`)."""
+    for operations in result["paths"].values():
+        if "patch" in operations and "post" not in operations:
+            alias = copy.deepcopy(operations["patch"])
+            alias["operationId"] = alias["operationId"].replace("_v1", "_by_post_v1")
+            alias["summary"] = f"{alias.get('summary', '')} (POST alias of PATCH)".strip()
+            operations["post"] = alias
 
 
 class ErrorSerializer(serializers.Serializer):

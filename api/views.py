@@ -75,11 +75,7 @@ class TXView(APIView):
             handler = (
                 getattr(self, method, None) if method in self.http_method_names else None
             ) or self.http_method_not_allowed
-            if (
-                method == "post"
-                and request.version == V1
-                and getattr(self, "v1_post_as_patch", False)
-            ):
+            if method == "post" and request.version == V1 and self._v1_post_is_patch():
                 handler = self.patch
             if (
                 request.method in idempotency.WRITE_METHODS
@@ -92,6 +88,10 @@ class TXView(APIView):
             response = self.handle_exception(exc)
         self.response = self.finalize_response(request, response, *args, **kwargs)
         return self.response
+
+    def _v1_post_is_patch(self) -> bool:
+        """v1 accepts POST on any path that has PATCH and no POST of its own (DESIGN.md 4)."""
+        return hasattr(self, "patch") and not hasattr(self, "post")
 
     def _rendered(self, request, response, *args, **kwargs):
         response = self.finalize_response(request, response, *args, **kwargs)

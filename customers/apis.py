@@ -4,6 +4,7 @@ field (`countryId` in v1, `countryCode` in v2) and in the envelope (`api.version
 import re
 from datetime import date
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from api.schema import document
@@ -52,7 +53,10 @@ class CustomerCreate(StrictSerializer):
     )
     email = serializers.EmailField(required=False, allow_null=True, max_length=254)
     phone = StrictCharField(
-        required=False, allow_null=True, help_text="E.164, e.g. +4915112345678."
+        required=False,
+        allow_null=True,
+        help_text="E.164, e.g. +4915112345678.",
+        validators=[RegexValidator(PHONE_RE, "Must be an E.164 number, e.g. +4915112345678.")],
     )
     dateOfBirth = serializers.DateField(  # noqa: N815
         source="date_of_birth", required=False, allow_null=True
@@ -63,24 +67,15 @@ class CustomerCreate(StrictSerializer):
         allow_null=True,
         write_only=True,
         help_text="Encrypted at rest; only its last four characters are ever returned.",
+        validators=[
+            RegexValidator(NATIONAL_ID_RE, "Must be 4 to 32 letters, digits, spaces, '-' or '/'.")
+        ],
     )
     address = AddressInput(required=False, allow_null=True)
-
-    def validate_phone(self, value):
-        if value is not None and not PHONE_RE.match(value):
-            raise serializers.ValidationError("Must be an E.164 number, e.g. +4915112345678.")
-        return value
 
     def validate_dateOfBirth(self, value):  # noqa: N802
         if value is not None and not date(1900, 1, 1) <= value <= date.today():  # noqa: DTZ011
             raise serializers.ValidationError("Must be a past date after 1900-01-01.")
-        return value
-
-    def validate_nationalId(self, value):  # noqa: N802
-        if value is not None and not NATIONAL_ID_RE.match(value):
-            raise serializers.ValidationError(
-                "Must be 4 to 32 letters, digits, spaces, '-' or '/'."
-            )
         return value
 
 
@@ -179,9 +174,6 @@ class CustomerListView(TXView):
 
 
 class CustomerDetailView(TXView):
-    # v1 accepts POST to this path as PATCH (DESIGN.md section 4).
-    v1_post_as_patch = True
-
     @document(
         name="Customer",
         resources=OUTPUT,

@@ -73,3 +73,23 @@ def test_every_operation_documents_auth_errors_and_idempotency(schema):
                 assert headers["Idempotency-Key"]["schema"]["format"] == "uuid", where
             else:
                 assert "Idempotency-Key" not in headers, where
+
+
+def test_request_bodies_reject_unlisted_fields(schema):
+    _, text = schema
+    components = yaml.safe_load(text)["components"]["schemas"]
+    requests = {name: c for name, c in components.items() if name.endswith("Request")}
+    assert requests
+    assert all(c["additionalProperties"] is False for c in requests.values())
+
+
+def test_v1_documents_post_as_an_alias_of_every_patch(schema):
+    version, text = schema
+    for path, operations in yaml.safe_load(text)["paths"].items():
+        if "patch" not in operations:
+            continue
+        if version == "v1":
+            assert operations["post"]["requestBody"] == operations["patch"]["requestBody"], path
+            assert operations["post"]["responses"] == operations["patch"]["responses"], path
+        else:
+            assert "post" not in operations, path

@@ -194,6 +194,17 @@ def test_invalid_key_is_400(api, bad_key):
     assert Customer.objects.count() == 0
 
 
+@pytest.mark.parametrize("header", ["", "   "])
+def test_v1_blank_key_is_invalid_not_ignored(api_v1, header):
+    # The client asked for idempotency; running the write without it would be the risky reading.
+    response = api_v1.post(
+        "/customers", CUSTOMER, idempotency_key=None, headers={"Idempotency-Key": header}
+    )
+    assert response.status_code == 400
+    assert error_of(response, "v1") == INVALID
+    assert Customer.objects.count() == 0
+
+
 def test_v1_without_key_runs_every_time(api_v1):
     first = api_v1.post("/customers", CUSTOMER, idempotency_key=None)
     second = api_v1.post("/customers", CUSTOMER, idempotency_key=None)
