@@ -1,0 +1,99 @@
+"""Property-based conformance of the running API to its own OpenAPI documents (schemathesis).
+
+Generated requests go through the whole Django stack (WSGI, middleware, DRF) with a valid key;
+each response must be no server error, have a documented status code, content type and
+headers, and match the documented body schema. Requests the schema cannot fully describe
+(a cursor the server never issued, a date of birth in the future) may be answered with a
+documented 400: that is conformance, and we do not assert that every schema-valid input passes.
+"""
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from hypothesis import HealthCheck, settings
+from schemathesis import checks
+from schemathesis.specs.openapi import checks as openapi_checks
+
+from customers.services import customer_create
+from events.models import Event
+from tests.factories import InstitutionFactory, issue_key
+
+application = get_wsgi_application()
+CHECKS = [
+    checks.not_a_server_error,
+    openapi_checks.status_code_conformance,
+    openapi_checks.content_type_conformance,
+    openapi_checks.response_headers_conformance,
+    openapi_checks.response_schema_conformance,
+]
+
+v1 = schemathesis.openapi.from_wsgi("/TX/v1/schema?format=json", application)
+v2 = schemathesis.openapi.from_wsgi("/TX/v2/schema?format=json", application)
+
+
+@pytest.fixture
+def tenant(db):
+    """A key and, for the paths that name an object, real objects of its institution: a random
+    id would only ever reach the 404 branch."""
+    # As Django's test client does: a request must not close the test's database connection.
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    try:
+        institution = InstitutionFactory()
+        customer = customer_create(
+            institution=institution, first_name="Ada", last_name="Lovelace", country_code="826"
+        )
+        yield {
+            "key": issue_key(institution)[1],
+            "path_ids": {
+                "customerId": customer.id,
+                "eventId": Event.objects.get(object_id=customer.id).id,
+            },
+        }
+    finally:
+        signals.request_started.connect(close_old_connections)
+        signals.request_finished.connect(close_old_connections)
+
+
+# What the generated requests got back, per operation: checked at the end, so that this test
+# cannot pass by never reaching the views (every request refused at the door).
+STATUSES: dict[tuple, set] = {}
+
+
+def _check(case, tenant):
+    for name in case.path_parameters or {}:
+        case.path_parameters[name] = tenant["path_ids"][name]
+    # The WSGI transport sets no peer address: give it the loopback the key is allowed from.
+    response = case.call_and_validate(
+        headers={"x-api-key": tenant["key"]},
+        checks=CHECKS,
+        environ_base={"REMOTE_ADDR": "127.0.0.1"},
+    )
+    STATUSES.setdefault((case.method, case.path), set()).add(response.status_code)
+
+
+@v1.parametrize()
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+def test_v1_conforms_to_its_schema(case, tenant):
+    _check(case, tenant)
+
+
+@v2.parametrize()
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+def test_v2_conforms_to_its_schema(case, tenant):
+    _check(case, tenant)
+
+
+def test_generated_requests_reached_the_operations():
+    if not STATUSES:
+        pytest.skip("the conformance tests above were not selected in this run")
+    reached = {op for op, statuses in STATUSES.items() if statuses & {200, 201}}
+    documented = {
+        (method.upper(), path)
+        for schema in (v1, v2)
+        for path, operations in schema.raw_schema["paths"].items()
+        for method in operations
+    }
+    assert documented <= reached, sorted(documented - reached)
