@@ -104,6 +104,31 @@ class BusinessRuleViolation(TXError):
     code = "business_rule_violation"
 
 
+class InsufficientFunds(BusinessRuleViolation):
+    code = "insufficient_funds"
+    message = "The account's available balance does not cover this amount."
+
+
+class AccountNotActive(BusinessRuleViolation):
+    code = "account_not_active"
+    message = "The account is not active for this operation."
+
+
+class CurrencyMismatch(BusinessRuleViolation):
+    code = "currency_mismatch"
+    message = "The currencies of the request and the accounts do not match."
+
+
+class AmountExceedsRemaining(BusinessRuleViolation):
+    code = "amount_exceeds_remaining"
+    message = "The amount is larger than what remains to be captured or reversed."
+
+
+class AccountNotEmpty(BusinessRuleViolation):
+    code = "account_not_empty"
+    message = "An account can only be closed with a zero balance and no active hold."
+
+
 class IdempotencyKeyReused(TXError):
     status = 422
     code = "idempotency_key_reused"

@@ -9,6 +9,15 @@ from .models import Event
 EVENT_TYPES = (
     "customer.created",
     "customer.updated",
+    "account.opened",
+    "account.status_changed",
+    "adjustment.posted",
+    "hold.created",
+    "hold.captured",
+    "hold.released",
+    "hold.expired",
+    "transfer.posted",
+    "transfer.reversed",
 )
 
 

@@ -1,10 +1,10 @@
-"""Writes on account products (accounts themselves come with the money-core issue)."""
+"""Writes on account products."""
 
 from django.db import transaction
 
 from api.models import Institution
 
-from .models import AccountProduct
+from ..models import AccountProduct
 
 
 def account_products_seed(*, institution: Institution) -> list[AccountProduct]:

@@ -1,8 +1,4 @@
-"""Account products: the account types (financial contract types) an institution offers.
-
-Accounts themselves arrive with the money-core issue; the products exist from the start because
-`GET /products/accounts` lists them and every institution is seeded with the three of the spec.
-"""
+"""Account products: the account types (financial contract types) an institution offers."""
 
 from django.db import models
 from django.utils import timezone

@@ -1,0 +1,16 @@
+"""Accounts and the ledger behind them.
+
+- `products`: the account types (financial contract types) an institution offers.
+- `accounts`: customer accounts and the institution's internal accounts, with stored balances.
+- `ledger`: journals and their append-only entries (double entry).
+- `holds`: pending debits that reduce the available balance until captured or released.
+- `adjustments`: loads and unloads of an account against the institution's funding account.
+"""
+
+from .accounts import Account
+from .adjustments import Adjustment
+from .holds import Hold
+from .ledger import Entry, Journal
+from .products import AccountProduct
+
+__all__ = ["Account", "AccountProduct", "Adjustment", "Entry", "Hold", "Journal"]

@@ -1,0 +1,109 @@
+"""Accounts with their balances stored on the row.
+
+`posted` is the sum of the account's ledger entries (credits minus debits), `pending` the sum of
+its active holds, and `available = posted - pending + overdraft_limit` (a generated column). A
+balance is read from one row, never summed from history. Customer accounts may not go below
+zero available (CHECK constraint); the institution's internal accounts (funding, settlement,
+card clearing, fees) carry the other side of every journal and may.
+"""
+
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from api.ids import new_id
+from api.models import Institution
+
+from .products import AccountProduct
+
+
+def _account_id():
+    return new_id("acc")
+
+
+class Account(models.Model):
+    class Kind(models.TextChoices):
+        CUSTOMER = "customer"
+        INTERNAL = "internal"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        FROZEN = "frozen"
+        CLOSED = "closed"
+
+    class InternalCode(models.TextChoices):
+        FUNDING = "funding", "Funding (loads and unloads)"
+        SETTLEMENT = "settlement", "Settlement (captured holds)"
+        CARD_CLEARING = "card_clearing", "Card network clearing"
+        FEES = "fees", "Fees"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_account_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="accounts")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CUSTOMER)
+    internal_code = models.CharField(
+        max_length=32, choices=InternalCode.choices, null=True, blank=True
+    )
+    customer = models.ForeignKey(
+        "customers.Customer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="accounts",
+    )
+    product = models.ForeignKey(
+        AccountProduct, on_delete=models.PROTECT, null=True, blank=True, related_name="accounts"
+    )
+    currency = models.CharField(max_length=3)
+    # Digits with a Luhn check digit; a sensitive identifier (bodies only, never URLs or logs).
+    account_number = models.CharField(max_length=20, null=True, blank=True, editable=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    posted = models.BigIntegerField(default=0)
+    pending = models.BigIntegerField(default=0)
+    overdraft_limit = models.BigIntegerField(default=0)
+    available = models.GeneratedField(
+        expression=F("posted") - F("pending") + F("overdraft_limit"),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["institution", "account_number"], name="account_number_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["institution", "internal_code", "currency"],
+                condition=Q(kind="internal"),
+                name="internal_account_unique",
+            ),
+            models.CheckConstraint(condition=Q(pending__gte=0), name="account_pending_nonneg"),
+            models.CheckConstraint(
+                condition=Q(overdraft_limit__gte=0), name="account_overdraft_nonneg"
+            ),
+            # A customer account never has less than nothing available (overdraft included).
+            models.CheckConstraint(
+                condition=Q(kind="internal") | Q(posted__gte=F("pending") - F("overdraft_limit")),
+                name="account_available_nonneg",
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="internal") & Q(internal_code__isnull=False))
+                | (Q(kind="customer") & Q(internal_code__isnull=True)),
+                name="account_internal_code_iff_internal",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="account_institution_idx"),
+            models.Index(fields=["customer", "-id"], name="account_customer_idx"),
+        ]
+
+    def __str__(self):
+        if self.kind == self.Kind.INTERNAL:
+            return f"{self.institution} {self.internal_code} {self.currency}"
+        return f"{self.id} ({self.currency})"
+
+    @property
+    def is_internal(self) -> bool:
+        return self.kind == self.Kind.INTERNAL

@@ -1,0 +1,67 @@
+"""Holds: a pending debit that reduces an account's available balance until it is captured
+(money moves), released, or expires. `active -> captured | released | expired`."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from api.ids import new_id
+from api.models import ApiKey, Institution
+
+from .accounts import Account
+from .ledger import Journal
+
+
+def _hold_id():
+    return new_id("hold")
+
+
+class Hold(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        CAPTURED = "captured"
+        RELEASED = "released"
+        EXPIRED = "expired"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_hold_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="holds")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
+    amount = models.BigIntegerField()
+    captured_amount = models.BigIntegerField(default=0)
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    reason = models.CharField(max_length=500, blank=True)
+    expires_at = models.DateTimeField()
+    capture_journal = models.OneToOneField(
+        Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="captured_hold"
+    )
+    placed_by_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    placed_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="hold_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(captured_amount__gte=0) & Q(captured_amount__lte=F("amount")),
+                name="hold_captured_within_amount",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="hold_institution_idx"),
+            models.Index(fields=["account", "-id"], name="hold_account_idx"),
+            models.Index(
+                fields=["expires_at"], condition=Q(status="active"), name="hold_active_expiry_idx"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.amount} {self.currency} ({self.status})"

@@ -1,0 +1,71 @@
+"""Double-entry ledger: a journal is one money movement, its entries the legs.
+
+Entries carry a positive `amount` and a `direction`; a credit adds to the account's balance, a
+debit takes from it. PostgreSQL enforces the rules, not only Python (`accounts/sql/`): the
+entries of a journal sum to zero per currency at commit (a deferred constraint trigger), and
+entries and journals are append-only (UPDATE, DELETE and TRUNCATE are rejected by triggers).
+Corrections are new journals (reversals), never edits.
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from api.ids import new_id
+from api.models import Institution
+
+from .accounts import Account
+
+
+def _journal_id():
+    return new_id("jnl")
+
+
+class Journal(models.Model):
+    class Kind(models.TextChoices):
+        ADJUSTMENT = "adjustment"
+        TRANSFER = "transfer"
+        TRANSFER_REVERSAL = "transfer_reversal"
+        HOLD_CAPTURE = "hold_capture"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    description = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"{self.kind} {self.id}"
+
+
+class Entry(models.Model):
+    class Direction(models.TextChoices):
+        DEBIT = "debit"
+        CREDIT = "credit"
+
+    journal = models.ForeignKey(Journal, on_delete=models.PROTECT, related_name="entries")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    direction = models.CharField(max_length=6, choices=Direction.choices)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name_plural = "entries"
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="entry_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(direction__in=["debit", "credit"]), name="entry_direction_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["account", "id"], name="entry_account_idx")]
+
+    def __str__(self):
+        return f"{self.direction} {self.amount} {self.currency} {self.account_id}"
+
+    @property
+    def signed_amount(self) -> int:
+        return self.amount if self.direction == self.Direction.CREDIT else -self.amount

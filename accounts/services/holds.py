@@ -1,0 +1,161 @@
+"""Holds: place, release, capture, expire. `active -> captured | released | expired`.
+
+A hold adds its amount to the account's `pending`, so `available` drops at once. A capture
+moves the captured amount to the institution's settlement account (a standalone hold has no
+other destination) and releases the rest; a release or an expiry gives the amount back.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from api.actors import Actor
+from api.exceptions import AmountExceedsRemaining, InvalidStateTransition
+from events.services import emit
+from transactions.models import Transaction
+from transactions.services import Line, statement_lines_record
+
+from ..locks import lock_accounts, lock_hold
+from ..models import Account, Hold, Journal
+from ..posting import CREDIT, DEBIT, Leg, change_pending, post_journal
+from ..rules import check_can_debit, check_currency
+from .accounts import internal_account
+
+
+def hold_place(
+    *, account: Account, amount: int, currency: str, expires_at, reason: str = "", actor: Actor
+) -> Hold:
+    """Hold `amount` on an active account that has it available (422 `account_not_active`,
+    `insufficient_funds`, `currency_mismatch`). Emits `hold.created`."""
+    with transaction.atomic():
+        account = lock_accounts([account.pk])[account.pk]
+        check_currency(account, currency)
+        check_can_debit(account, amount)
+        change_pending(account, amount)
+        hold = Hold.objects.create(
+            institution=account.institution,
+            account=account,
+            amount=amount,
+            currency=currency,
+            reason=reason,
+            expires_at=expires_at,
+            **actor.stamp("placed_by"),
+        )
+        _emit(hold, "hold.created")
+    return hold
+
+
+def hold_release(*, hold: Hold, actor: Actor) -> Hold:
+    """Release an active hold (409 `invalid_state_transition` otherwise). Emits
+    `hold.released`."""
+    return _close(hold.pk, Hold.Status.RELEASED, "hold.released")
+
+
+def hold_capture(*, hold: Hold, amount: int | None = None, actor: Actor) -> Hold:
+    """Capture `amount` (default: all) of an active hold; the rest is released.
+
+    The captured amount moves from the account to the institution's settlement account, with a
+    `CashDec` statement line. 409 `invalid_state_transition` unless active, 422
+    `amount_exceeds_remaining` above the held amount, 422 `account_not_active` when the account
+    is no longer active. Emits `hold.captured`.
+    """
+    with transaction.atomic():
+        hold = lock_hold(hold.pk)
+        _require_active(hold, Hold.Status.CAPTURED)
+        amount = hold.amount if amount is None else amount
+        if amount > hold.amount:
+            raise AmountExceedsRemaining(details={"amount": amount, "held": hold.amount})
+        settlement = internal_account(
+            institution=hold.institution,
+            code=Account.InternalCode.SETTLEMENT,
+            currency=hold.currency,
+        )
+        locked = lock_accounts([hold.account_id, settlement.pk])
+        account, settlement = locked[hold.account_id], locked[settlement.pk]
+        check_can_debit(account, amount, reserved=True)
+        change_pending(account, -hold.amount)
+        journal = post_journal(
+            institution=hold.institution,
+            kind=Journal.Kind.HOLD_CAPTURE,
+            currency=hold.currency,
+            legs=[Leg(account, DEBIT, amount), Leg(settlement, CREDIT, amount)],
+            description=hold.reason,
+        )
+        now = timezone.now()
+        hold.status = Hold.Status.CAPTURED
+        hold.captured_amount = amount
+        hold.capture_journal = journal
+        hold.updated_at = hold.closed_at = now
+        hold.save(
+            update_fields=[
+                "status",
+                "captured_amount",
+                "capture_journal",
+                "updated_at",
+                "closed_at",
+            ]
+        )
+        statement_lines_record(
+            lines=[Line(account, Transaction.Type.CASH_DEC, amount, hold.reason)],
+            currency=hold.currency,
+            journal=journal,
+            hold=hold,
+        )
+        _emit(hold, "hold.captured")
+    return hold
+
+
+def holds_expire(*, now=None, batch_size: int = 500) -> int:
+    """Expire the active holds whose time has come; return how many. Safe to run from several
+    processes at once: each batch takes only rows no one else has locked (SKIP LOCKED)."""
+    now = now or timezone.now()
+    expired = 0
+    while True:
+        with transaction.atomic():
+            ids = list(
+                Hold.objects.select_for_update(skip_locked=True)
+                .filter(status=Hold.Status.ACTIVE, expires_at__lte=now)
+                .order_by("expires_at")
+                .values_list("pk", flat=True)[:batch_size]
+            )
+            for hold_id in ids:
+                _close(hold_id, Hold.Status.EXPIRED, "hold.expired")
+        expired += len(ids)
+        if len(ids) < batch_size:
+            return expired
+
+
+def _close(hold_id: str, status: str, event_type: str) -> Hold:
+    with transaction.atomic():
+        hold = lock_hold(hold_id)
+        _require_active(hold, status)
+        account = lock_accounts([hold.account_id])[hold.account_id]
+        change_pending(account, -hold.amount)
+        hold.status = status
+        hold.updated_at = hold.closed_at = timezone.now()
+        hold.save(update_fields=["status", "updated_at", "closed_at"])
+        _emit(hold, event_type)
+    return hold
+
+
+def _require_active(hold: Hold, to_status: str) -> None:
+    if hold.status != Hold.Status.ACTIVE:
+        raise InvalidStateTransition(
+            f"A {hold.status} hold cannot become {to_status}.",
+            from_state=hold.status,
+            to_state=to_status,
+        )
+
+
+def _emit(hold: Hold, event_type: str) -> None:
+    emit(
+        institution=hold.institution,
+        type=event_type,
+        object_type="hold",
+        object_id=hold.pk,
+        data={
+            "accountId": hold.account_id,
+            "amount": hold.amount,
+            "capturedAmount": hold.captured_amount,
+            "currency": hold.currency,
+        },
+    )

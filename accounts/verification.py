@@ -1,0 +1,73 @@
+"""The ledger's invariants (DESIGN.md section 7), checked over the whole database in SQL.
+
+Each check returns the rows that break it; an empty result everywhere means the ledger holds.
+"""
+
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+
+SIGNED = "CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END"
+
+CHECKS = {
+    "journals that do not sum to zero per currency": f"""
+        SELECT e.journal_id, e.currency, SUM({SIGNED}) AS total
+          FROM accounts_entry e
+         GROUP BY e.journal_id, e.currency
+        HAVING SUM({SIGNED}) <> 0
+    """,
+    "accounts whose posted balance is not the sum of their entries": f"""
+        SELECT a.id, a.posted, COALESCE(s.total, 0) AS entries
+          FROM accounts_account a
+          LEFT JOIN (SELECT e.account_id, SUM({SIGNED}) AS total
+                       FROM accounts_entry e GROUP BY e.account_id) s ON s.account_id = a.id
+         WHERE a.posted <> COALESCE(s.total, 0)
+    """,
+    "accounts whose pending balance is not the sum of their active holds": """
+        SELECT a.id, a.pending, COALESCE(h.total, 0) AS holds
+          FROM accounts_account a
+          LEFT JOIN (SELECT account_id, SUM(amount) AS total
+                       FROM accounts_hold WHERE status = 'active' GROUP BY account_id) h
+                 ON h.account_id = a.id
+         WHERE a.pending <> COALESCE(h.total, 0)
+    """,
+    "institutions whose balances do not sum to zero per currency": """
+        SELECT institution_id, currency, SUM(posted) AS total
+          FROM accounts_account
+         GROUP BY institution_id, currency
+        HAVING SUM(posted) <> 0
+    """,
+    "customer accounts below zero available": """
+        SELECT id, posted, pending, overdraft_limit
+          FROM accounts_account
+         WHERE kind = 'customer' AND posted - pending + overdraft_limit < 0
+    """,
+}
+
+
+@dataclass(frozen=True)
+class Breach:
+    check: str
+    rows: list[tuple]
+
+
+def ledger_breaches() -> list[Breach]:
+    """Run every check in one REPEATABLE READ snapshot, so they see one consistent ledger
+    while transfers go on (inside a caller's transaction, in that transaction)."""
+    if connection.in_atomic_block:
+        return _run_checks()
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        return _run_checks()
+
+
+def _run_checks() -> list[Breach]:
+    breaches = []
+    with connection.cursor() as cursor:
+        for name, sql in CHECKS.items():
+            cursor.execute(sql)
+            rows = cursor.fetchall()
+            if rows:
+                breaches.append(Breach(check=name, rows=rows))
+    return breaches

@@ -1,0 +1,87 @@
+"""Statement lines ("transactions" in the spec): what an account holder sees, one line per
+account per posting, with its type and settlement status (spec 2.4).
+
+Types: `CashInc` / `CashDec` for loads, unloads and transfers (and captured holds); `Goods`,
+`Cash` and `Return` come with card transactions. Everything posted at once is `Presentment`;
+`Unsettled` is an authorization awaiting its presentment (card transactions).
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Account, Adjustment, Hold, Journal
+from api.ids import new_id
+from api.models import Institution
+
+
+def _transaction_id():
+    return new_id("txn")
+
+
+class Transaction(models.Model):
+    class Type(models.TextChoices):
+        GOODS = "Goods"
+        CASH = "Cash"
+        CASH_DEC = "CashDec"
+        CASH_INC = "CashInc"
+        RETURN = "Return"
+
+    class SettlementStatus(models.TextChoices):
+        PRESENTMENT = "Presentment"
+        UNSETTLED = "Unsettled"
+
+    CREDIT_TYPES = frozenset({Type.CASH_INC, Type.RETURN})
+
+    id = models.CharField(primary_key=True, max_length=40, default=_transaction_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="transactions")
+    type = models.CharField(max_length=16, choices=Type.choices)
+    settlement_status = models.CharField(max_length=16, choices=SettlementStatus.choices)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    description = models.CharField(max_length=500, blank=True)
+    merchant = models.JSONField(null=True, blank=True)
+    journal = models.ForeignKey(
+        Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="statement_lines"
+    )
+    hold = models.ForeignKey(
+        Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="statement_lines"
+    )
+    transfer = models.ForeignKey(
+        "transfers.Transfer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+    )
+    adjustment = models.ForeignKey(
+        Adjustment,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="transaction_amount_positive"),
+        ]
+        # Newest first per account, with or without a type / status filter: one index range
+        # scan per page whatever the table size (date filters are id ranges, `api.ids`).
+        indexes = [
+            models.Index(fields=["account", "-id"], name="txn_account_idx"),
+            models.Index(fields=["account", "type", "-id"], name="txn_account_type_idx"),
+            models.Index(
+                fields=["account", "settlement_status", "-id"], name="txn_account_status_idx"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.type} {self.amount} {self.currency} {self.account_id}"
+
+    @property
+    def is_credit(self) -> bool:
+        return self.type in self.CREDIT_TYPES

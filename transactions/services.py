@@ -1,0 +1,46 @@
+"""Statement lines, written by the services that move money, in their transaction."""
+
+from dataclasses import dataclass
+
+from accounts.models import Account, Adjustment, Hold, Journal
+
+from .models import Transaction
+
+
+@dataclass(frozen=True)
+class Line:
+    account: Account
+    type: str
+    amount: int
+    description: str = ""
+    settlement_status: str = Transaction.SettlementStatus.PRESENTMENT
+
+
+def statement_lines_record(
+    *,
+    lines: list[Line],
+    currency: str,
+    journal: Journal | None = None,
+    hold: Hold | None = None,
+    transfer=None,
+    adjustment: Adjustment | None = None,
+) -> list[Transaction]:
+    """One statement line per customer account (internal accounts have no statement)."""
+    rows = [
+        Transaction(
+            institution_id=line.account.institution_id,
+            account=line.account,
+            type=line.type,
+            settlement_status=line.settlement_status,
+            amount=line.amount,
+            currency=currency,
+            description=line.description[:500],
+            journal=journal,
+            hold=hold,
+            transfer=transfer,
+            adjustment=adjustment,
+        )
+        for line in lines
+        if not line.account.is_internal
+    ]
+    return Transaction.objects.bulk_create(rows)

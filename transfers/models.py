@@ -1,0 +1,95 @@
+"""Transfers between two accounts of one institution and currency, and their reversals.
+
+A transfer is posted at once (one journal: debit source, credit destination). A reversal is a
+new journal the other way; reversals may be partial and add up to at most the original amount.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.utils import timezone
+
+from accounts.models import Account, Journal
+from api.ids import new_id
+from api.models import ApiKey, Institution
+
+
+def _transfer_id():
+    return new_id("tr")
+
+
+def _reversal_id():
+    return new_id("trr")
+
+
+class Transfer(models.Model):
+    class Status(models.TextChoices):
+        POSTED = "posted"
+        REVERSED = "reversed"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_transfer_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    source_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+    destination_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    description = models.CharField(max_length=500, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.POSTED)
+    reversed_amount = models.BigIntegerField(default=0)
+    journal = models.OneToOneField(Journal, on_delete=models.PROTECT, related_name="transfer")
+    created_by_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="transfer_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(reversed_amount__gte=0) & Q(reversed_amount__lte=F("amount")),
+                name="transfer_reversed_within_amount",
+            ),
+            models.CheckConstraint(
+                condition=~Q(source_account=F("destination_account")),
+                name="transfer_distinct_accounts",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="transfer_institution_idx"),
+            models.Index(fields=["source_account", "-id"], name="transfer_source_idx"),
+            models.Index(fields=["destination_account", "-id"], name="transfer_destination_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.amount} {self.currency} ({self.status})"
+
+
+class TransferReversal(models.Model):
+    id = models.CharField(primary_key=True, max_length=40, default=_reversal_id, editable=False)
+    transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="reversals")
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    journal = models.OneToOneField(
+        Journal, on_delete=models.PROTECT, related_name="transfer_reversal"
+    )
+    created_by_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="reversal_amount_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} of {self.transfer_id}: {self.amount} {self.currency}"

@@ -1,0 +1,158 @@
+"""Transfers and their reversals. Each runs in one transaction with its journal, statement
+lines and event; accounts are locked in id order (`accounts.locks`)."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.locks import lock_accounts
+from accounts.models import Account, Journal
+from accounts.posting import CREDIT, DEBIT, Leg, post_journal
+from accounts.rules import check_can_credit, check_can_debit, check_currency
+from api.actors import Actor
+from api.exceptions import AmountExceedsRemaining, InvalidStateTransition, NotFound
+from api.models import Institution
+from events.services import emit
+from transactions.models import Transaction
+from transactions.services import Line, statement_lines_record
+
+from .models import Transfer, TransferReversal
+
+
+def transfer_create(
+    *,
+    institution: Institution,
+    source: Account,
+    destination: Account,
+    amount: int,
+    currency: str,
+    description: str = "",
+    actor: Actor,
+) -> Transfer:
+    """Move `amount` from `source` to `destination`, two accounts of `institution`.
+
+    Both accounts and the request in one currency (422 `currency_mismatch`); the source active
+    with the funds (422 `account_not_active`, `insufficient_funds`); the destination not closed
+    (422 `account_not_active`). Posts at once: `CashDec` on the source, `CashInc` on the
+    destination, event `transfer.posted`.
+    """
+    if source.pk == destination.pk:
+        raise ValueError("source and destination must differ")
+    with transaction.atomic():
+        locked = lock_accounts([source.pk, destination.pk])
+        source, destination = locked[source.pk], locked[destination.pk]
+        if source.institution_id != institution.pk or destination.institution_id != institution.pk:
+            raise NotFound("An account of this transfer does not exist.")
+        check_currency(source, currency)
+        check_currency(destination, currency)
+        check_can_debit(source, amount)
+        check_can_credit(destination)
+        journal = post_journal(
+            institution=institution,
+            kind=Journal.Kind.TRANSFER,
+            currency=currency,
+            legs=[Leg(source, DEBIT, amount), Leg(destination, CREDIT, amount)],
+            description=description,
+        )
+        transfer = Transfer.objects.create(
+            institution=institution,
+            source_account=source,
+            destination_account=destination,
+            amount=amount,
+            currency=currency,
+            description=description,
+            journal=journal,
+            **actor.stamp("created_by"),
+        )
+        statement_lines_record(
+            lines=[
+                Line(source, Transaction.Type.CASH_DEC, amount, description),
+                Line(destination, Transaction.Type.CASH_INC, amount, description),
+            ],
+            currency=currency,
+            journal=journal,
+            transfer=transfer,
+        )
+        emit(
+            institution=institution,
+            type="transfer.posted",
+            object_type="transfer",
+            object_id=transfer.pk,
+            data={
+                "amount": amount,
+                "currency": currency,
+                "sourceAccountId": source.pk,
+                "destinationAccountId": destination.pk,
+            },
+        )
+    return transfer
+
+
+def transfer_reverse(
+    *, transfer: Transfer, amount: int | None = None, actor: Actor
+) -> TransferReversal:
+    """Send back `amount` (default: all that is not yet reversed) of a posted transfer.
+
+    Reversals add up to at most the original (422 `amount_exceeds_remaining`); a fully reversed
+    transfer answers 409 `invalid_state_transition`. The destination must be active with the
+    funds and the source not closed (422). `CashDec` on the destination, `CashInc` on the
+    source, event `transfer.reversed`; the transfer is `reversed` once nothing remains.
+    """
+    with transaction.atomic():
+        transfer = Transfer.objects.select_for_update().get(pk=transfer.pk)
+        remaining = transfer.amount - transfer.reversed_amount
+        if remaining == 0:
+            raise InvalidStateTransition(
+                "This transfer is already fully reversed.",
+                from_state=transfer.status,
+                to_state=Transfer.Status.REVERSED,
+            )
+        amount = remaining if amount is None else amount
+        if amount > remaining:
+            raise AmountExceedsRemaining(details={"amount": amount, "remaining": remaining})
+        locked = lock_accounts([transfer.source_account_id, transfer.destination_account_id])
+        source = locked[transfer.source_account_id]
+        destination = locked[transfer.destination_account_id]
+        check_can_debit(destination, amount)
+        check_can_credit(source)
+        description = f"Reversal of {transfer.pk}"
+        journal = post_journal(
+            institution=transfer.institution,
+            kind=Journal.Kind.TRANSFER_REVERSAL,
+            currency=transfer.currency,
+            legs=[Leg(destination, DEBIT, amount), Leg(source, CREDIT, amount)],
+            description=description,
+        )
+        reversal = TransferReversal.objects.create(
+            transfer=transfer,
+            amount=amount,
+            currency=transfer.currency,
+            journal=journal,
+            **actor.stamp("created_by"),
+        )
+        transfer.reversed_amount += amount
+        if transfer.reversed_amount == transfer.amount:
+            transfer.status = Transfer.Status.REVERSED
+        transfer.updated_at = timezone.now()
+        transfer.save(update_fields=["reversed_amount", "status", "updated_at"])
+        statement_lines_record(
+            lines=[
+                Line(destination, Transaction.Type.CASH_DEC, amount, description),
+                Line(source, Transaction.Type.CASH_INC, amount, description),
+            ],
+            currency=transfer.currency,
+            journal=journal,
+            transfer=transfer,
+        )
+        emit(
+            institution=transfer.institution,
+            type="transfer.reversed",
+            object_type="transfer",
+            object_id=transfer.pk,
+            data={
+                "reversalId": reversal.pk,
+                "amount": amount,
+                "reversedAmount": transfer.reversed_amount,
+                "currency": transfer.currency,
+            },
+        )
+    return reversal
