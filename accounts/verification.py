@@ -7,19 +7,17 @@ from dataclasses import dataclass
 
 from django.db import connection, transaction
 
-SIGNED = "CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END"
-
 CHECKS = {
-    "journals that do not sum to zero per currency": f"""
-        SELECT e.journal_id, e.currency, SUM({SIGNED}) AS total
+    "journals that do not sum to zero per currency": """
+        SELECT e.journal_id, e.currency, SUM(CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) AS total
           FROM accounts_entry e
          GROUP BY e.journal_id, e.currency
-        HAVING SUM({SIGNED}) <> 0
+        HAVING SUM(CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) <> 0
     """,
-    "accounts whose posted balance is not the sum of their entries": f"""
+    "accounts whose posted balance is not the sum of their entries": """
         SELECT a.id, a.posted, COALESCE(s.total, 0) AS entries
           FROM accounts_account a
-          LEFT JOIN (SELECT e.account_id, SUM({SIGNED}) AS total
+          LEFT JOIN (SELECT e.account_id, SUM(CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) AS total
                        FROM accounts_entry e GROUP BY e.account_id) s ON s.account_id = a.id
          WHERE a.posted <> COALESCE(s.total, 0)
     """,
