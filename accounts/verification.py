@@ -9,16 +9,19 @@ from django.db import connection, transaction
 
 CHECKS = {
     "journals that do not sum to zero per currency": """
-        SELECT e.journal_id, e.currency, SUM(CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) AS total
-          FROM accounts_entry e
-         GROUP BY e.journal_id, e.currency
-        HAVING SUM(CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) <> 0
+        SELECT journal_id, currency, SUM(signed) AS total
+          FROM (SELECT journal_id, currency,
+                       CASE direction WHEN 'credit' THEN amount ELSE -amount END AS signed
+                  FROM accounts_entry) e
+         GROUP BY journal_id, currency
+        HAVING SUM(signed) <> 0
     """,
     "accounts whose posted balance is not the sum of their entries": """
         SELECT a.id, a.posted, COALESCE(s.total, 0) AS entries
           FROM accounts_account a
-          LEFT JOIN (SELECT e.account_id, SUM(CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END) AS total
-                       FROM accounts_entry e GROUP BY e.account_id) s ON s.account_id = a.id
+          LEFT JOIN (SELECT account_id,
+                            SUM(CASE direction WHEN 'credit' THEN amount ELSE -amount END) AS total
+                       FROM accounts_entry GROUP BY account_id) s ON s.account_id = a.id
          WHERE a.posted <> COALESCE(s.total, 0)
     """,
     "accounts whose pending balance is not the sum of their active holds": """
