@@ -1,7 +1,27 @@
 from django.urls import path
 
-from .apis import AccountProductListView
+from .apis.accounts import (
+    AccountAdjustmentsView,
+    AccountBalancesView,
+    AccountDetailView,
+    AccountListView,
+    AccountLookupView,
+)
+from .apis.holds import HoldCapturesView, HoldDetailView, HoldListView
+from .apis.products import AccountProductListView
 
 urlpatterns = [
     path("products/accounts", AccountProductListView.as_view(), name="account-products"),
+    path("accounts", AccountListView.as_view(), name="accounts"),
+    path("accounts/<str:accountId>", AccountDetailView.as_view(), name="account"),
+    path("accounts/<str:accountId>/balances", AccountBalancesView.as_view(), name="balances"),
+    path(
+        "accounts/<str:accountId>/adjustments",
+        AccountAdjustmentsView.as_view(),
+        name="adjustments",
+    ),
+    path("account-lookups", AccountLookupView.as_view(), name="account-lookups"),
+    path("holds", HoldListView.as_view(), name="holds"),
+    path("holds/<str:holdId>", HoldDetailView.as_view(), name="hold"),
+    path("holds/<str:holdId>/captures", HoldCapturesView.as_view(), name="hold-captures"),
 ]

@@ -22,3 +22,10 @@ def _base32(value: int, length: int) -> str:
 def new_id(prefix: str) -> str:
     millis = time.time_ns() // 1_000_000
     return f"{prefix}_{_base32(millis, 10)}{_base32(secrets.randbits(80), 16)}"
+
+
+def bound(prefix: str, moment, *, upper: bool) -> str:
+    """The smallest (or largest) id of `prefix` that can have been made at `moment` (to the
+    millisecond): a date range becomes an id range, served by the primary key's index."""
+    millis = int(moment.timestamp() * 1000)
+    return f"{prefix}_{_base32(millis, 10)}{(_ALPHABET[-1] if upper else _ALPHABET[0]) * 16}"

@@ -137,6 +137,11 @@ def _idempotency_header(version: str) -> OpenApiParameter:
     )
 
 
+def both(serializer) -> dict:
+    """The same serializer in both versions (a resource whose shape did not change)."""
+    return {V1: serializer, V2: serializer}
+
+
 PAGE_PARAMETERS = [
     OpenApiParameter(
         "limit",

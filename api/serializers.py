@@ -61,6 +61,46 @@ class CountryNumericField(StrictCharField):
         return value
 
 
+CURRENCY_CODES = sorted(currency.alpha_3 for currency in pycountry.currencies)
+# Far below 2**63 (bigint) even after summing many; above any real single movement.
+MAX_AMOUNT = 10**15
+
+
+@extend_schema_field(
+    {"type": "string", "enum": CURRENCY_CODES, "description": "ISO 4217 alpha-3, e.g. EUR."}
+)
+class CurrencyField(StrictCharField):
+    default_error_messages = {
+        "invalid": 'Must be an ISO 4217 alpha-3 currency code as a string, e.g. "EUR".',
+        "unknown": "{value} is not an ISO 4217 currency code.",
+    }
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if len(value) != 3 or not value.isascii() or not value.isupper():
+            self.fail("invalid")
+        if pycountry.currencies.get(alpha_3=value) is None:
+            self.fail("unknown", value=value)
+        return value
+
+
+class AmountField(serializers.IntegerField):
+    """A positive integer of minor units (1050 EUR cents = 10.50 EUR): a JSON integer only,
+    never a string, a float or a boolean."""
+
+    default_error_messages = {"invalid": "Must be an integer number of minor units, e.g. 1050."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_AMOUNT)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class TimestampField(serializers.DateTimeField):
     """ISO 8601 UTC with milliseconds and `Z`, the one time format of the API."""
 

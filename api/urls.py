@@ -23,6 +23,8 @@ def version_urls(version: str):
     return [
         path("", include("customers.urls")),
         path("", include("accounts.urls")),
+        path("", include("transfers.urls")),
+        path("", include("transactions.urls")),
         path("", include("events.urls")),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),

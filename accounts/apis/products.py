@@ -6,7 +6,7 @@ from api.schema import document
 from api.serializers import TimestampField
 from api.views import TXView
 
-from .selectors import account_product_list
+from ..selectors import account_product_list
 
 
 class AccountProductSerializer(serializers.Serializer):

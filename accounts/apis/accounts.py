@@ -1,0 +1,238 @@
+"""`/accounts`: open, read, freeze/close, balances, adjustments (loads and unloads), and
+`/account-lookups` (find an account by its number, which only ever travels in a body).
+Identical in both versions apart from the envelope."""
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from api.actors import Actor
+from api.schema import both, document
+from api.serializers import (
+    AmountField,
+    CurrencyField,
+    StrictCharField,
+    StrictSerializer,
+    TimestampField,
+)
+from api.views import TXView
+from customers.selectors import customer_get
+
+from ..models import Account, Adjustment
+from ..selectors import account_by_number, account_get, account_list, account_product_get
+from ..services import account_create, account_set_status, adjustment_create
+
+
+# --- input
+class AccountCreate(StrictSerializer):
+    customerId = StrictCharField(max_length=40)  # noqa: N815
+    productRid = StrictCharField(  # noqa: N815
+        max_length=40, help_text="`rid` of an account product (GET /products/accounts)."
+    )
+    currency = CurrencyField(
+        required=False, help_text="The product's currency (the default when omitted)."
+    )
+
+
+class AccountUpdate(StrictSerializer):
+    status = serializers.ChoiceField(
+        choices=Account.Status.choices,
+        help_text="active <-> frozen; active | frozen -> closed (needs a zero balance and no "
+        "active hold; closed is final).",
+    )
+
+
+class AccountLookup(StrictSerializer):
+    accountNumber = StrictCharField(max_length=20)  # noqa: N815
+
+
+class AdjustmentCreate(StrictSerializer):
+    direction = serializers.ChoiceField(
+        choices=Adjustment.Direction.choices,
+        help_text="credit loads the account, debit unloads it (against the institution's "
+        "funding account).",
+    )
+    amount = AmountField(help_text="Minor units of the currency, e.g. 1050 = 10.50 EUR.")
+    currency = CurrencyField()
+    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+
+
+class AccountQuery(serializers.Serializer):
+    customerId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    limit = serializers.CharField(required=False)
+    cursor = serializers.CharField(required=False)
+
+
+# --- output
+class Balances(serializers.Serializer):
+    accountId = serializers.CharField(source="id")  # noqa: N815
+    posted = serializers.IntegerField(help_text="Sum of posted entries, minor units.")
+    pending = serializers.IntegerField(help_text="Sum of active holds, minor units.")
+    available = serializers.IntegerField(help_text="posted - pending (+ overdraft limit).")
+    currency = serializers.CharField()
+
+
+class AccountBalances(serializers.Serializer):
+    posted = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    available = serializers.IntegerField()
+    currency = serializers.CharField()
+
+
+class AccountOut(serializers.Serializer):
+    accountId = serializers.CharField(source="id")  # noqa: N815
+    customerId = serializers.CharField(source="customer_id")  # noqa: N815
+    productRid = serializers.CharField(source="product_id")  # noqa: N815
+    productCode = serializers.CharField(source="product.code")  # noqa: N815
+    currency = serializers.CharField()
+    status = serializers.ChoiceField(choices=Account.Status.choices)
+    accountNumber = serializers.CharField(  # noqa: N815
+        source="account_number",
+        help_text="Digits with a Luhn check digit. Sensitive: only ever in bodies.",
+    )
+    balances = AccountBalances(source="*")
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+
+class AdjustmentOut(serializers.Serializer):
+    adjustmentId = serializers.CharField(source="id")  # noqa: N815
+    accountId = serializers.CharField(source="account_id")  # noqa: N815
+    direction = serializers.ChoiceField(choices=Adjustment.Direction.choices)
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    description = serializers.CharField()
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class AccountListView(TXView):
+    @document(
+        name="Account",
+        resources=both(AccountOut),
+        request=both(AccountCreate),
+        created=True,
+        summary="Open an account for a customer",
+        operation_id="accounts_create",
+        tags=["Accounts"],
+    )
+    def post(self, request):
+        data = self.parse(AccountCreate)
+        customer = customer_get(institution=self.institution, customer_id=data["customerId"])
+        product = account_product_get(institution=self.institution, product_id=data["productRid"])
+        account = account_create(
+            institution=self.institution,
+            customer=customer,
+            product=product,
+            currency=data.get("currency", product.currency),
+            actor=Actor.of_request(request),
+        )
+        return self.created(self._represent(account.pk))
+
+    @document(
+        name="Account",
+        resources=both(AccountOut),
+        many=True,
+        parameters=[OpenApiParameter("customerId", str, description="Only this customer's.")],
+        summary="List accounts, newest first",
+        operation_id="accounts_list",
+        tags=["Accounts"],
+    )
+    def get(self, request):
+        query = self.parse_query(AccountQuery)
+        return self.respond_list(
+            account_list(institution=self.institution, customer_id=query.get("customerId")),
+            lambda account: AccountOut(account).data,
+        )
+
+    def _represent(self, account_id):
+        return AccountOut(account_get(institution=self.institution, account_id=account_id)).data
+
+
+class AccountDetailView(TXView):
+    @document(
+        name="Account",
+        resources=both(AccountOut),
+        summary="Retrieve an account",
+        operation_id="accounts_retrieve",
+        tags=["Accounts"],
+    )
+    def get(self, request, accountId):  # noqa: N803 (path parameters are camelCase)
+        return self.respond(AccountOut(self._account(accountId)).data)
+
+    @document(
+        name="Account",
+        resources=both(AccountOut),
+        request=both(AccountUpdate),
+        summary="Freeze, unfreeze or close an account",
+        description="A frozen account accepts credits but no debit. Closing needs a zero "
+        "balance and no active hold (422 `account_not_empty`); closed is final (409).",
+        operation_id="accounts_update",
+        tags=["Accounts"],
+    )
+    def patch(self, request, accountId):  # noqa: N803
+        account = self._account(accountId)
+        data = self.parse(AccountUpdate)
+        account_set_status(account=account, status=data["status"], actor=Actor.of_request(request))
+        return self.respond(AccountOut(self._account(accountId)).data)
+
+    def _account(self, account_id):
+        return account_get(institution=self.institution, account_id=account_id)
+
+
+class AccountBalancesView(TXView):
+    @document(
+        name="Balances",
+        resources=both(Balances),
+        summary="Balances of an account",
+        description="One stored row: `available = posted - pending`.",
+        operation_id="accounts_balances",
+        tags=["Accounts"],
+    )
+    def get(self, request, accountId):  # noqa: N803
+        return self.respond(
+            Balances(account_get(institution=self.institution, account_id=accountId)).data
+        )
+
+
+class AccountAdjustmentsView(TXView):
+    @document(
+        name="Adjustment",
+        resources=both(AdjustmentOut),
+        request=both(AdjustmentCreate),
+        created=True,
+        summary="Load (credit) or unload (debit) an account",
+        description="Against the institution's funding account; a `CashInc` or `CashDec` "
+        "statement line. 422 `insufficient_funds`, `account_not_active`, `currency_mismatch`.",
+        operation_id="accounts_adjustments_create",
+        tags=["Accounts"],
+    )
+    def post(self, request, accountId):  # noqa: N803
+        account = account_get(institution=self.institution, account_id=accountId)
+        data = self.parse(AdjustmentCreate)
+        adjustment = adjustment_create(
+            account=account,
+            direction=data["direction"],
+            amount=data["amount"],
+            currency=data["currency"],
+            description=data.get("description", ""),
+            actor=Actor.of_request(request),
+        )
+        return self.created(AdjustmentOut(adjustment).data)
+
+
+class AccountLookupView(TXView):
+    @document(
+        name="Account",
+        resources=both(AccountOut),
+        request=both(AccountLookup),
+        summary="Find an account by its account number",
+        description="The account number is sensitive, so it travels in the body, never in a "
+        "URL. 404 when no account of the institution has it.",
+        operation_id="account_lookups_create",
+        tags=["Accounts"],
+    )
+    def post(self, request):
+        data = self.parse(AccountLookup)
+        account = account_by_number(
+            institution=self.institution, account_number=data["accountNumber"]
+        )
+        return self.respond(AccountOut(account).data)

@@ -1,0 +1,167 @@
+"""`/holds`: place, read, release (PATCH status), capture. Identical in both versions."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from api.actors import Actor
+from api.schema import both, document
+from api.serializers import (
+    AmountField,
+    CurrencyField,
+    StrictCharField,
+    StrictSerializer,
+    TimestampField,
+)
+from api.views import TXView
+
+from ..models import Hold
+from ..selectors import account_get, hold_get, hold_list
+from ..services import hold_capture, hold_place, hold_release
+
+DEFAULT_LIFETIME = timedelta(days=7)
+MAX_LIFETIME = timedelta(days=30)
+
+
+class HoldCreate(StrictSerializer):
+    accountId = StrictCharField(max_length=40)  # noqa: N815
+    amount = AmountField()
+    currency = CurrencyField()
+    expiresAt = serializers.DateTimeField(  # noqa: N815
+        required=False,
+        help_text="When the hold is released by itself: within 30 days (default 7 days).",
+    )
+    reason = StrictCharField(max_length=500, required=False, allow_blank=True)
+
+    def validate_expiresAt(self, value):  # noqa: N802
+        now = timezone.now()
+        if not now < value <= now + MAX_LIFETIME:
+            raise serializers.ValidationError("Must be in the future and within 30 days.")
+        return value
+
+
+class HoldUpdate(StrictSerializer):
+    status = serializers.ChoiceField(
+        choices=[Hold.Status.RELEASED], help_text="Only `released`: give the amount back."
+    )
+
+
+class HoldCapture(StrictSerializer):
+    amount = AmountField(
+        required=False, help_text="At most the held amount (default: all); the rest is released."
+    )
+
+
+class HoldOut(serializers.Serializer):
+    holdId = serializers.CharField(source="id")  # noqa: N815
+    accountId = serializers.CharField(source="account_id")  # noqa: N815
+    amount = serializers.IntegerField()
+    capturedAmount = serializers.IntegerField(source="captured_amount")  # noqa: N815
+    currency = serializers.CharField()
+    status = serializers.ChoiceField(choices=Hold.Status.choices)
+    reason = serializers.CharField()
+    expiresAt = TimestampField(source="expires_at")  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+    closedAt = TimestampField(source="closed_at", allow_null=True)  # noqa: N815
+
+
+class HoldQuery(serializers.Serializer):
+    accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    status = serializers.ChoiceField(choices=Hold.Status.choices, required=False)
+    limit = serializers.CharField(required=False)
+    cursor = serializers.CharField(required=False)
+
+
+class HoldListView(TXView):
+    @document(
+        name="Hold",
+        resources=both(HoldOut),
+        request=both(HoldCreate),
+        created=True,
+        summary="Place a hold on an account",
+        description="The amount stops being available at once. 422 `insufficient_funds`, "
+        "`account_not_active`, `currency_mismatch`.",
+        operation_id="holds_create",
+        tags=["Holds"],
+    )
+    def post(self, request):
+        data = self.parse(HoldCreate)
+        account = account_get(institution=self.institution, account_id=data["accountId"])
+        hold = hold_place(
+            account=account,
+            amount=data["amount"],
+            currency=data["currency"],
+            expires_at=data.get("expiresAt") or timezone.now() + DEFAULT_LIFETIME,
+            reason=data.get("reason", ""),
+            actor=Actor.of_request(request),
+        )
+        return self.created(HoldOut(hold).data)
+
+    @document(
+        name="Hold",
+        resources=both(HoldOut),
+        many=True,
+        parameters=[
+            OpenApiParameter("accountId", str, description="Only this account's holds."),
+            OpenApiParameter("status", str, enum=Hold.Status.values, description="Only these."),
+        ],
+        summary="List holds, newest first",
+        operation_id="holds_list",
+        tags=["Holds"],
+    )
+    def get(self, request):
+        query = self.parse_query(HoldQuery)
+        holds = hold_list(
+            institution=self.institution,
+            account_id=query.get("accountId"),
+            status=query.get("status"),
+        )
+        return self.respond_list(holds, lambda hold: HoldOut(hold).data)
+
+
+class HoldDetailView(TXView):
+    @document(
+        name="Hold",
+        resources=both(HoldOut),
+        summary="Retrieve a hold",
+        operation_id="holds_retrieve",
+        tags=["Holds"],
+    )
+    def get(self, request, holdId):  # noqa: N803 (path parameters are camelCase)
+        return self.respond(HoldOut(hold_get(institution=self.institution, hold_id=holdId)).data)
+
+    @document(
+        name="Hold",
+        resources=both(HoldOut),
+        request=both(HoldUpdate),
+        summary="Release a hold",
+        description='`{"status": "released"}`; 409 `invalid_state_transition` unless active.',
+        operation_id="holds_update",
+        tags=["Holds"],
+    )
+    def patch(self, request, holdId):  # noqa: N803
+        hold = hold_get(institution=self.institution, hold_id=holdId)
+        self.parse(HoldUpdate)
+        return self.respond(HoldOut(hold_release(hold=hold, actor=Actor.of_request(request))).data)
+
+
+class HoldCapturesView(TXView):
+    @document(
+        name="Hold",
+        resources=both(HoldOut),
+        request=both(HoldCapture),
+        created=True,
+        summary="Capture a hold (partially or whole)",
+        description="The captured amount leaves the account for the institution's settlement "
+        "account; the rest is released. 409 unless active; 422 `amount_exceeds_remaining`.",
+        operation_id="holds_captures_create",
+        tags=["Holds"],
+    )
+    def post(self, request, holdId):  # noqa: N803
+        hold = hold_get(institution=self.institution, hold_id=holdId)
+        data = self.parse(HoldCapture)
+        hold = hold_capture(hold=hold, amount=data.get("amount"), actor=Actor.of_request(request))
+        return self.created(HoldOut(hold).data)

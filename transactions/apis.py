@@ -1,0 +1,128 @@
+"""Statement lines: `GET /accounts/{accountId}/transactions`, `GET /transactions/{id}`.
+
+Filters: `fromDate` and `toDate` (inclusive; a date `2026-11-01` or an ISO date-time; dates are
+whole UTC days), `type` (Goods, Cash, CashDec, CashInc, Return) and `settlementStatus`
+(Presentment, Unsettled). Newest first, cursor pagination. Identical in both versions.
+"""
+
+from datetime import UTC, date, datetime, time, timedelta
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from accounts.selectors import account_get
+from api.schema import both, document
+from api.serializers import TimestampField
+from api.views import TXView
+
+from .models import Transaction
+from .selectors import transaction_get, transaction_list
+
+
+class DateOrDateTimeField(serializers.Field):
+    """`2026-11-01` (a whole UTC day) or an ISO 8601 date-time (UTC when no offset is given).
+    `end_of_day`: a bare date stands for the last millisecond of that day (an upper bound)."""
+
+    default_error_messages = {
+        "invalid": "Must be a date (2026-11-01) or an ISO 8601 date-time (2026-11-01T08:00:00Z)."
+    }
+
+    def __init__(self, *, end_of_day: bool, **kwargs):
+        self.end_of_day = end_of_day
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        try:
+            if len(data) == 10:
+                day = date.fromisoformat(data)
+                moment = datetime.combine(day, time.min, tzinfo=UTC)
+                return moment + timedelta(days=1, milliseconds=-1) if self.end_of_day else moment
+            moment = datetime.fromisoformat(data.replace("Z", "+00:00"))
+        except ValueError:
+            self.fail("invalid")
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class TransactionQuery(serializers.Serializer):
+    fromDate = DateOrDateTimeField(end_of_day=False, required=False)  # noqa: N815
+    toDate = DateOrDateTimeField(end_of_day=True, required=False)  # noqa: N815
+    type = serializers.ChoiceField(choices=Transaction.Type.choices, required=False)
+    settlementStatus = serializers.ChoiceField(  # noqa: N815
+        choices=Transaction.SettlementStatus.choices, required=False
+    )
+    limit = serializers.CharField(required=False)
+    cursor = serializers.CharField(required=False)
+
+    def validate(self, attrs):
+        if "fromDate" in attrs and "toDate" in attrs and attrs["fromDate"] > attrs["toDate"]:
+            raise serializers.ValidationError({"toDate": "Must not be before fromDate."})
+        return attrs
+
+
+class TransactionOut(serializers.Serializer):
+    transactionId = serializers.CharField(source="id")  # noqa: N815
+    accountId = serializers.CharField(source="account_id")  # noqa: N815
+    type = serializers.ChoiceField(choices=Transaction.Type.choices)
+    settlementStatus = serializers.ChoiceField(  # noqa: N815
+        source="settlement_status", choices=Transaction.SettlementStatus.choices
+    )
+    direction = serializers.SerializerMethodField(help_text="credit (money in) or debit.")
+    amount = serializers.IntegerField(help_text="Minor units, always positive.")
+    currency = serializers.CharField()
+    description = serializers.CharField()
+    merchant = serializers.JSONField(allow_null=True)
+    holdId = serializers.CharField(source="hold_id", allow_null=True)  # noqa: N815
+    transferId = serializers.CharField(source="transfer_id", allow_null=True)  # noqa: N815
+    adjustmentId = serializers.CharField(source="adjustment_id", allow_null=True)  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+    def get_direction(self, line) -> str:
+        return "credit" if line.is_credit else "debit"
+
+
+def represent(line):
+    return TransactionOut(line).data
+
+
+class AccountTransactionsView(TXView):
+    @document(
+        name="Transaction",
+        resources=both(TransactionOut),
+        many=True,
+        parameters=[
+            OpenApiParameter("fromDate", str, description="Inclusive: a date or a date-time."),
+            OpenApiParameter("toDate", str, description="Inclusive: a date or a date-time."),
+            OpenApiParameter("type", str, enum=Transaction.Type.values),
+            OpenApiParameter("settlementStatus", str, enum=Transaction.SettlementStatus.values),
+        ],
+        summary="List an account's transactions (statement lines), newest first",
+        operation_id="accounts_transactions_list",
+        tags=["Transactions"],
+    )
+    def get(self, request, accountId):  # noqa: N803 (path parameters are camelCase)
+        account = account_get(institution=self.institution, account_id=accountId)
+        query = self.parse_query(TransactionQuery)
+        lines = transaction_list(
+            account=account,
+            from_time=query.get("fromDate"),
+            to_time=query.get("toDate"),
+            type=query.get("type"),
+            settlement_status=query.get("settlementStatus"),
+        )
+        return self.respond_list(lines, represent)
+
+
+class TransactionDetailView(TXView):
+    @document(
+        name="Transaction",
+        resources=both(TransactionOut),
+        summary="Retrieve a transaction (statement line)",
+        operation_id="transactions_retrieve",
+        tags=["Transactions"],
+    )
+    def get(self, request, transactionId):  # noqa: N803
+        return self.respond(
+            represent(transaction_get(institution=self.institution, transaction_id=transactionId))
+        )

@@ -1,0 +1,180 @@
+"""`/transfers`: move money between two accounts of the institution, read, reverse.
+
+`source` and `destination` each name one account, by `accountId` or by `accountNumber` (a
+sensitive identifier, so the body is where it belongs). The object is meant to grow: card and
+PAN endpoints (`cardId`, `pan`) come with card issuing. Identical in both versions.
+"""
+
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from accounts.selectors import account_by_number, account_get
+from api.actors import Actor
+from api.exceptions import ValidationFailed
+from api.schema import both, document
+from api.serializers import (
+    AmountField,
+    CurrencyField,
+    StrictCharField,
+    StrictSerializer,
+    TimestampField,
+)
+from api.views import TXView
+
+from .models import Transfer
+from .selectors import transfer_get, transfer_list
+from .services import transfer_create, transfer_reverse
+
+
+class Endpoint(StrictSerializer):
+    """Exactly one of `accountId` or `accountNumber`."""
+
+    accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    accountNumber = StrictCharField(required=False, max_length=20)  # noqa: N815
+
+    def validate(self, attrs):
+        if len(attrs) != 1:
+            raise serializers.ValidationError("Give exactly one of accountId or accountNumber.")
+        return attrs
+
+
+class TransferCreate(StrictSerializer):
+    source = Endpoint()
+    destination = Endpoint()
+    amount = AmountField(help_text="Minor units, e.g. 1050 = 10.50 EUR.")
+    currency = CurrencyField()
+    description = StrictCharField(max_length=500, required=False, allow_blank=True)
+
+
+class ReversalCreate(StrictSerializer):
+    amount = AmountField(
+        required=False, help_text="At most what is not yet reversed (default: all of it)."
+    )
+
+
+class EndpointOut(serializers.Serializer):
+    accountId = serializers.CharField()  # noqa: N815
+
+
+class TransferOut(serializers.Serializer):
+    transferId = serializers.CharField(source="id")  # noqa: N815
+    source = EndpointOut(source="source_endpoint")
+    destination = EndpointOut(source="destination_endpoint")
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    description = serializers.CharField()
+    status = serializers.ChoiceField(choices=Transfer.Status.choices)
+    reversedAmount = serializers.IntegerField(source="reversed_amount")  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+
+class ReversalOut(serializers.Serializer):
+    reversalId = serializers.CharField(source="id")  # noqa: N815
+    transferId = serializers.CharField(source="transfer_id")  # noqa: N815
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    transfer = TransferOut(help_text="The transfer after this reversal.")
+
+
+class TransferQuery(serializers.Serializer):
+    accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    limit = serializers.CharField(required=False)
+    cursor = serializers.CharField(required=False)
+
+
+def represent(transfer: Transfer) -> dict:
+    transfer.source_endpoint = {"accountId": transfer.source_account_id}
+    transfer.destination_endpoint = {"accountId": transfer.destination_account_id}
+    return TransferOut(transfer).data
+
+
+class TransferListView(TXView):
+    @document(
+        name="Transfer",
+        resources=both(TransferOut),
+        request=both(TransferCreate),
+        created=True,
+        summary="Transfer money between two accounts",
+        description="Same institution and currency; posted at once (`CashDec` on the source, "
+        "`CashInc` on the destination). 422 `insufficient_funds`, `account_not_active`, "
+        "`currency_mismatch`.",
+        operation_id="transfers_create",
+        tags=["Transfers"],
+    )
+    def post(self, request):
+        data = self.parse(TransferCreate)
+        source = self._resolve(data["source"])
+        destination = self._resolve(data["destination"])
+        if source.pk == destination.pk:
+            raise ValidationFailed(details={"destination": "Must differ from the source."})
+        transfer = transfer_create(
+            institution=self.institution,
+            source=source,
+            destination=destination,
+            amount=data["amount"],
+            currency=data["currency"],
+            description=data.get("description", ""),
+            actor=Actor.of_request(request),
+        )
+        return self.created(represent(transfer))
+
+    @document(
+        name="Transfer",
+        resources=both(TransferOut),
+        many=True,
+        parameters=[OpenApiParameter("accountId", str, description="From or to this account.")],
+        summary="List transfers, newest first",
+        operation_id="transfers_list",
+        tags=["Transfers"],
+    )
+    def get(self, request):
+        query = self.parse_query(TransferQuery)
+        transfers = transfer_list(institution=self.institution, account_id=query.get("accountId"))
+        return self.respond_list(transfers, represent)
+
+    def _resolve(self, endpoint: dict):
+        if "accountId" in endpoint:
+            return account_get(institution=self.institution, account_id=endpoint["accountId"])
+        return account_by_number(
+            institution=self.institution, account_number=endpoint["accountNumber"]
+        )
+
+
+class TransferDetailView(TXView):
+    @document(
+        name="Transfer",
+        resources=both(TransferOut),
+        summary="Retrieve a transfer",
+        operation_id="transfers_retrieve",
+        tags=["Transfers"],
+    )
+    def get(self, request, transferId):  # noqa: N803 (path parameters are camelCase)
+        return self.respond(
+            represent(transfer_get(institution=self.institution, transfer_id=transferId))
+        )
+
+
+class TransferReversalsView(TXView):
+    @document(
+        name="Reversal",
+        resources=both(ReversalOut),
+        request=both(ReversalCreate),
+        created=True,
+        summary="Reverse a transfer (partially or whole)",
+        description="Reversals add up to at most the transfer's amount (422 "
+        "`amount_exceeds_remaining`); a fully reversed transfer answers 409. The destination "
+        "needs the funds (422 `insufficient_funds`).",
+        operation_id="transfers_reversals_create",
+        tags=["Transfers"],
+    )
+    def post(self, request, transferId):  # noqa: N803
+        transfer = transfer_get(institution=self.institution, transfer_id=transferId)
+        data = self.parse(ReversalCreate)
+        reversal = transfer_reverse(
+            transfer=transfer, amount=data.get("amount"), actor=Actor.of_request(request)
+        )
+        body = ReversalOut(reversal).data
+        body["transfer"] = represent(reversal.transfer)
+        return self.created(body)

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from .apis import TransferDetailView, TransferListView, TransferReversalsView
+
+urlpatterns = [
+    path("transfers", TransferListView.as_view(), name="transfers"),
+    path("transfers/<str:transferId>", TransferDetailView.as_view(), name="transfer"),
+    path(
+        "transfers/<str:transferId>/reversals",
+        TransferReversalsView.as_view(),
+        name="transfer-reversals",
+    ),
+]
