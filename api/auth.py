@@ -5,8 +5,12 @@ so that a caller learns nothing about which keys exist. A valid key used from ou
 allowlist: 403 `ip_not_allowed`.
 """
 
+import ipaddress
 from dataclasses import dataclass
+from functools import lru_cache
 
+from django.contrib.postgres.aggregates import ArrayAgg
+from django.db.models import Q, Value
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
@@ -34,6 +38,11 @@ class ApiClient:
         return scope in self.api_key.scopes
 
 
+@lru_cache(maxsize=4096)
+def _network(cidr: str):
+    return ipaddress.ip_network(cidr, strict=False)
+
+
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request):
         presented = request.META.get(HEADER, "")
@@ -41,9 +50,16 @@ class ApiKeyAuthentication(BaseAuthentication):
         if parts is None:
             raise AuthenticationFailed()
         prefix, secret = parts
+        # One query: the key, its institution and its allowlist.
         api_key = (
             ApiKey.objects.select_related("institution")
-            .prefetch_related("allowed_networks")
+            .annotate(
+                cidrs=ArrayAgg(
+                    "allowed_networks__cidr",
+                    filter=Q(allowed_networks__isnull=False),
+                    default=Value([]),
+                )
+            )
             .filter(prefix=prefix)
             .first()
         )
@@ -54,9 +70,9 @@ class ApiKeyAuthentication(BaseAuthentication):
 
         address = client_address(request._request)
         allowed = address is not None and any(
-            address in network.network()
-            for network in api_key.allowed_networks.all()
-            if network.network().version == address.version
+            address in network
+            for network in map(_network, api_key.cidrs)
+            if network.version == address.version
         )
         if not allowed:
             raise IpNotAllowed()

@@ -74,15 +74,18 @@ def fingerprint(method: str, path: str, data) -> str:
     return salted_hmac("tx.idempotency.fingerprint", message, algorithm="sha256").hexdigest()
 
 
+# Insert the record; a record of the same key older than the replay window is taken over as if
+# it were absent. A live record of another request: no row returned (and, while that request's
+# transaction is still open, PostgreSQL makes this statement wait for it to end).
 _CLAIM_SQL = """
-    INSERT INTO api_idempotencyrecord (institution_id, key, fingerprint, method, path, created_at)
+    INSERT INTO api_idempotencyrecord AS r
+           (institution_id, key, fingerprint, method, path, created_at)
     VALUES (%s, %s, %s, %s, %s, now())
-    ON CONFLICT (institution_id, key) DO NOTHING
+    ON CONFLICT (institution_id, key) DO UPDATE
+       SET fingerprint = EXCLUDED.fingerprint, method = EXCLUDED.method, path = EXCLUDED.path,
+           status_code = NULL, response_body = NULL, created_at = EXCLUDED.created_at
+     WHERE r.created_at < now() - make_interval(hours => %s)
     RETURNING id
-"""
-_DELETE_EXPIRED_SQL = """
-    DELETE FROM api_idempotencyrecord
-    WHERE institution_id = %s AND key = %s AND created_at < now() - make_interval(hours => %s)
 """
 
 
@@ -91,20 +94,19 @@ def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str,
     already taken, wait for its owner to finish and return the committed record."""
     wait_ms = max(1, int(settings.IDEMPOTENCY_WAIT_SECONDS * 1000))
     with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('lock_timeout')")
-        previous_timeout = cursor.fetchone()[0]
+        # Only the wait for the key is bounded: back to the default before the operation runs.
         cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{wait_ms}ms"])
         try:
             cursor.execute(
-                _DELETE_EXPIRED_SQL, [institution_id, key, settings.IDEMPOTENCY_TTL_HOURS]
+                _CLAIM_SQL,
+                [institution_id, key, fingerprint, method, path, settings.IDEMPOTENCY_TTL_HOURS],
             )
-            cursor.execute(_CLAIM_SQL, [institution_id, key, fingerprint, method, path])
             row = cursor.fetchone()
         except OperationalError as exc:
             if getattr(exc.__cause__, "sqlstate", None) == "55P03":  # lock_not_available
                 raise IdempotencyKeyInUse() from None
             raise
-        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous_timeout])
+        cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
     if row is not None:
         return row[0]
     return IdempotencyRecord.objects.get(institution_id=institution_id, key=key)

@@ -50,7 +50,7 @@ def customer_create(
     )
     customer.set_national_id(national_id)
     customer.set_address(address)
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         customer.save(force_insert=True)
         emit(
             institution=institution,
@@ -68,7 +68,7 @@ def customer_update(*, customer: Customer, changes: dict) -> Customer:
     unknown = set(changes) - set(_API_NAMES)
     if unknown:
         raise ValueError(f"Not updatable: {sorted(unknown)}")
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         customer = Customer.objects.select_for_update().get(pk=customer.pk)
         changed = []
         for field, value in changes.items():

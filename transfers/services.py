@@ -37,7 +37,7 @@ def transfer_create(
     """
     if source.pk == destination.pk:
         raise ValueError("source and destination must differ")
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         locked = lock_accounts([source.pk, destination.pk])
         source, destination = locked[source.pk], locked[destination.pk]
         if source.institution_id != institution.pk or destination.institution_id != institution.pk:
@@ -97,7 +97,7 @@ def transfer_reverse(
     funds and the source not closed (422). `CashDec` on the destination, `CashInc` on the
     source, event `transfer.reversed`; the transfer is `reversed` once nothing remains.
     """
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         transfer = Transfer.objects.select_for_update().get(pk=transfer.pk)
         remaining = transfer.amount - transfer.reversed_amount
         if remaining == 0:

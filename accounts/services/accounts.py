@@ -80,7 +80,7 @@ def account_set_status(*, account: Account, status: str, actor: Actor) -> Accoun
     is 409 `invalid_state_transition`. Emits `account.status_changed`; a move to the current
     status changes nothing and emits nothing.
     """
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         account = Account.objects.select_for_update().get(pk=account.pk)
         previous = account.status
         if status == previous:

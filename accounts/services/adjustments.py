@@ -31,7 +31,7 @@ def adjustment_create(
     `currency_mismatch`). Writes the journal, a `CashInc`/`CashDec` statement line, and emits
     `adjustment.posted`.
     """
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         funding = internal_account(
             institution=account.institution,
             code=Account.InternalCode.FUNDING,

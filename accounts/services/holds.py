@@ -26,7 +26,7 @@ def hold_place(
 ) -> Hold:
     """Hold `amount` on an active account that has it available (422 `account_not_active`,
     `insufficient_funds`, `currency_mismatch`). Emits `hold.created`."""
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         account = lock_accounts([account.pk])[account.pk]
         check_currency(account, currency)
         check_can_debit(account, amount)
@@ -58,7 +58,7 @@ def hold_capture(*, hold: Hold, amount: int | None = None, actor: Actor) -> Hold
     `amount_exceeds_remaining` above the held amount, 422 `account_not_active` when the account
     is no longer active. Emits `hold.captured`.
     """
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         hold = lock_hold(hold.pk)
         _require_active(hold, Hold.Status.CAPTURED)
         amount = hold.amount if amount is None else amount
@@ -125,7 +125,7 @@ def holds_expire(*, now=None, batch_size: int = 500) -> int:
 
 
 def _close(hold_id: str, status: str, event_type: str) -> Hold:
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         hold = lock_hold(hold_id)
         _require_active(hold, status)
         account = lock_accounts([hold.account_id])[hold.account_id]

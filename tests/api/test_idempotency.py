@@ -258,6 +258,25 @@ def test_crash_mid_request_leaves_key_usable(api, monkeypatch):
     assert Customer.objects.count() == 1
 
 
+def test_the_operation_runs_without_the_key_wait_bound(api_v2, monkeypatch):
+    """The lock_timeout that bounds the wait for a key must not bound the operation's own row
+    locks (a hot account may make a transfer wait longer than a retry should)."""
+    import customers.apis
+
+    real = customers.apis.customer_create
+    seen = {}
+
+    def create_and_look(**kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW lock_timeout")
+            seen["lock_timeout"] = cursor.fetchone()[0]
+        return real(**kwargs)
+
+    monkeypatch.setattr(customers.apis, "customer_create", create_and_look)
+    assert api_v2.post("/customers", CUSTOMER).status_code == 201
+    assert seen == {"lock_timeout": "0"}
+
+
 class RuleBroken(BusinessRuleViolation):
     code = "test_rule_broken"
     message = "A test business rule said no."
