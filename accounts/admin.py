@@ -1,15 +1,153 @@
-"""Back office for account products: read-only (seeded by `account_products_seed` when an
-institution is created; no service edits them)."""
+"""Back office for the money core's accounts side: accounts, holds, the ledger, adjustments.
 
-from django.contrib import admin
+Staff look at everything and change state only through the changelist actions, which call the
+same services as the API (DESIGN.md section 10), so every rule, lock, journal and event holds:
+freeze, unfreeze and close accounts (`account_set_status`), release holds (`hold_release`).
+Nothing is added or deleted here, and no change form ever saves a row: balances are written
+only by the services, under their locks (a form saving a whole row could overwrite them).
+Journals and entries are strictly read-only, as the database makes them (append-only).
 
-from api.admin import ReadOnlyModelAdmin
+Each action leaves one `LogEntry` per changed object (who, when, which action). The account
+number is a sensitive identifier: never in a list, never searchable, only its last four digits
+on the account's page. Amounts are integers in minor units, shown with their currency
+(`money`). Account products are seeded per institution and read-only.
+"""
 
-from .models import AccountProduct
+from decimal import Decimal
+
+from django.contrib import admin, messages
+from django.core.exceptions import ObjectDoesNotExist
+from django.db import transaction
+from django.db.models import Q
+from django.utils.html import format_html
+
+from api.actors import Actor
+from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link
+from api.exceptions import TXError
+from transactions.models import Transaction
+from transfers.models import Transfer
+
+from .models import Account, AccountProduct, Adjustment, Entry, Hold, Journal
+from .services import account_set_status, hold_release
+
+# --- Shared helpers (also used by transfers.admin and transactions.admin) -------------------
+# ISO 4217 minor units of the active currencies whose exponent is not 2 (pycountry knows the
+# codes and names, not the minor units); every other currency has 2 (EUR, GHS, USD, ...).
+_EXPONENTS = {
+    **dict.fromkeys(
+        "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(), 0
+    ),
+    **dict.fromkeys("BHD IQD JOD KWD LYD OMR TND".split(), 3),
+    **dict.fromkeys("CLF UYW".split(), 4),
+}
+# How many holds and statement lines the account's page shows inline (newest first).
+RECENT_ROWS = 20
 
 
+def currency_exponent(currency: str) -> int:
+    return _EXPONENTS.get(currency, 2)
+
+
+def money(amount: int | None, currency: str) -> str:
+    """`1050, "EUR"` -> `"10.50 EUR"`; `5, "JPY"` -> `"5 JPY"`; thousands grouped."""
+    if amount is None:
+        return "—"
+    exponent = currency_exponent(currency)
+    return f"{Decimal(amount).scaleb(-exponent):,.{exponent}f} {currency}"
+
+
+def actor_display(obj, prefix: str) -> str:
+    """Who wrote a row stamped by `Actor.stamp(prefix)`: a staff user, an API key or the system."""
+    user = getattr(obj, f"{prefix}_user")
+    if user is not None:
+        return f"staff {user.get_username()}"
+    api_key = getattr(obj, f"{prefix}_api_key")
+    if api_key is not None:
+        return f"API key {api_key.prefix}"
+    return "system"
+
+
+def masked_account_number(account: Account) -> str:
+    number = account.account_number
+    return f"•••• {number[-4:]}" if number else "—"
+
+
+def failure(admin_, request, obj_id: str, exc: TXError) -> None:
+    admin_.message_user(request, f"{obj_id}: {exc.message}", messages.ERROR)
+
+
+class ActionsOnlyModelAdmin(admin.ModelAdmin):
+    """Rows written only by services: staff view them and change them only through actions.
+
+    No add, no delete; the change page is view-only (no form can save the row, so a stale copy
+    never overwrites what a service wrote under its locks). Change permission on the model is
+    what the actions require (`permissions=["change"]`).
+    """
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request)
+
+
+class ExactIdSearchMixin:
+    """Search by exact ids (`search_fields` are plain field names): each term is one index
+    lookup. Django's `=field` search compares UPPER(...) and cannot use the indexes."""
+
+    search_help_text = "An exact id."
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        condition = Q()
+        for field in self.search_fields:
+            condition |= Q(**{field: term})
+        return queryset.filter(condition), False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    """Shown on a parent's page, never edited there. `recent` (with `fk_name` set): show only
+    the newest rows (the parent's admin uses `RecentInlinesMixin`)."""
+
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    recent: int | None = None
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class RecentInlinesMixin:
+    """Limit each `ReadOnlyInline` with `recent` to its newest rows (by id), in one query."""
+
+    def get_formset_kwargs(self, request, obj, inline, prefix):
+        kwargs = super().get_formset_kwargs(request, obj, inline, prefix)
+        if getattr(inline, "recent", None) and obj is not None and obj.pk is not None:
+            queryset = kwargs["queryset"]
+            newest = queryset.filter(**{inline.fk_name: obj}).order_by("-pk").values("pk")
+            # IN (SELECT ... LIMIT n): the formset filters by the parent again, harmlessly.
+            kwargs["queryset"] = queryset.filter(pk__in=newest[: inline.recent])
+        return kwargs
+
+
+# --- Account products -----------------------------------------------------------------------
 @admin.register(AccountProduct)
 class AccountProductAdmin(ReadOnlyModelAdmin):
+    """Read-only: seeded by `account_products_seed` when an institution is created; no service
+    edits them."""
+
     list_display = [
         "code",
         "name",
@@ -33,3 +171,455 @@ class AccountProductAdmin(ReadOnlyModelAdmin):
         "created_at",
     ]
     readonly_fields = fields
+
+
+# --- Accounts -------------------------------------------------------------------------------
+class HoldInline(ReadOnlyInline):
+    model = Hold
+    fk_name = "account"
+    recent = RECENT_ROWS
+    verbose_name_plural = f"holds (newest {RECENT_ROWS}; “All holds” above lists every one)"
+    fields = ["amount_display", "captured_display", "status", "reason", "expires_at", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="amount")
+    def amount_display(self, obj):
+        return money(obj.amount, obj.currency)
+
+    @admin.display(description="captured")
+    def captured_display(self, obj):
+        return money(obj.captured_amount, obj.currency)
+
+
+class StatementLineInline(ReadOnlyInline):
+    model = Transaction
+    fk_name = "account"
+    recent = RECENT_ROWS
+    verbose_name = "statement line"
+    verbose_name_plural = (
+        f"statement lines (newest {RECENT_ROWS}; “All statement lines” above lists every one)"
+    )
+    fields = ["type", "settlement_status", "amount_display", "description", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="amount")
+    def amount_display(self, obj):
+        return money(obj.amount if obj.is_credit else -obj.amount, obj.currency)
+
+
+ACCOUNT_STATUS_ACTIONS = {
+    # action -> (target status, name in the log, verb for the summary)
+    "freeze": (Account.Status.FROZEN, "Freeze", "Froze"),
+    "activate": (Account.Status.ACTIVE, "Unfreeze (activate)", "Activated"),
+    "close": (Account.Status.CLOSED, "Close", "Closed"),
+}
+
+
+@admin.register(Account)
+class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """Accounts are opened through the API (`account_create`); here they are reviewed and
+    frozen, unfrozen or closed through `account_set_status`."""
+
+    list_display = [
+        "id",
+        "institution",
+        "customer_link",
+        "product_code",
+        "currency",
+        "status",
+        "posted_display",
+        "pending_display",
+        "available_display",
+        "kind",
+    ]
+    list_filter = ["institution", "status", "kind", "currency"]
+    list_select_related = ["institution", "customer", "product"]
+    search_fields = ["id", "customer_id"]
+    search_help_text = "An exact account id or customer id."
+    actions = ["freeze_accounts", "activate_accounts", "close_accounts"]
+    inlines = [HoldInline, StatementLineInline]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "id",
+                    "institution",
+                    "kind",
+                    "internal_code",
+                    "customer_link",
+                    "product",
+                    "currency",
+                    "account_number_masked",
+                    "status",
+                    "created_at",
+                    "updated_at",
+                ]
+            },
+        ),
+        (
+            "Balances (minor units shown with their currency; written only by the ledger)",
+            {
+                "fields": [
+                    "posted_display",
+                    "pending_display",
+                    "overdraft_display",
+                    "available_display",
+                ]
+            },
+        ),
+        (
+            "Related lists",
+            {
+                "fields": [
+                    "holds_link",
+                    "statement_lines_link",
+                    "entries_link",
+                    "adjustments_link",
+                    "transfers_link",
+                ]
+            },
+        ),
+    ]
+    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
+
+    # -- columns and fields
+    @admin.display(description="customer", ordering="customer_id")
+    def customer_link(self, obj):
+        return admin_link(obj.customer)
+
+    @admin.display(description="product", ordering="product__code")
+    def product_code(self, obj):
+        return obj.product.code if obj.product else "—"
+
+    @admin.display(description="posted", ordering="posted")
+    def posted_display(self, obj):
+        return money(obj.posted, obj.currency)
+
+    @admin.display(description="pending", ordering="pending")
+    def pending_display(self, obj):
+        return money(obj.pending, obj.currency)
+
+    @admin.display(description="available", ordering="available")
+    def available_display(self, obj):
+        return money(obj.available, obj.currency)
+
+    @admin.display(description="overdraft limit")
+    def overdraft_display(self, obj):
+        return money(obj.overdraft_limit, obj.currency)
+
+    @admin.display(description="account number")
+    def account_number_masked(self, obj):
+        return masked_account_number(obj)
+
+    @admin.display(description="holds")
+    def holds_link(self, obj):
+        return changelist_link(Hold, "All holds", account=obj.pk)
+
+    @admin.display(description="statement lines")
+    def statement_lines_link(self, obj):
+        return changelist_link(Transaction, "All statement lines", account=obj.pk)
+
+    @admin.display(description="ledger entries")
+    def entries_link(self, obj):
+        return changelist_link(Entry, "All ledger entries", account=obj.pk)
+
+    @admin.display(description="adjustments")
+    def adjustments_link(self, obj):
+        return changelist_link(Adjustment, "All loads and unloads", account=obj.pk)
+
+    @admin.display(description="transfers")
+    def transfers_link(self, obj):
+        return format_html(
+            "{} · {}",
+            changelist_link(Transfer, "Out of this account", source_account=obj.pk),
+            changelist_link(Transfer, "Into this account", destination_account=obj.pk),
+        )
+
+    # -- actions
+    @admin.action(
+        description="Freeze selected accounts (no money can leave them)", permissions=["change"]
+    )
+    def freeze_accounts(self, request, queryset):
+        self._set_status(request, queryset, "freeze")
+
+    @admin.action(description="Unfreeze (activate) selected accounts", permissions=["change"])
+    def activate_accounts(self, request, queryset):
+        self._set_status(request, queryset, "activate")
+
+    @admin.action(
+        description="Close selected accounts (zero balance and no active hold; final)",
+        permissions=["change"],
+    )
+    def close_accounts(self, request, queryset):
+        self._set_status(request, queryset, "close")
+
+    def _set_status(self, request, queryset, action: str) -> None:
+        status, name, verb = ACCOUNT_STATUS_ACTIONS[action]
+        actor = Actor(user=request.user)
+        changed, unchanged = 0, []
+        for account in queryset.order_by("pk"):
+            if account.is_internal:
+                self.message_user(
+                    request,
+                    f"{account}: an internal account carries the institution's side of every "
+                    "journal; its status is not changed here.",
+                    messages.ERROR,
+                )
+                continue
+            try:
+                with transaction.atomic():
+                    # Read the status under the lock the service takes next (same transaction),
+                    # so "already frozen" and the logged "from" are exact.
+                    previous = (
+                        Account.objects.select_for_update()
+                        .values_list("status", flat=True)
+                        .get(pk=account.pk)
+                    )
+                    account = account_set_status(account=account, status=status, actor=actor)
+                    if account.status == previous:
+                        unchanged.append(account.pk)
+                        continue
+                    self.log_change(
+                        request,
+                        account,
+                        f"Status {previous} → {account.status} (admin action “{name}”).",
+                    )
+            except TXError as exc:
+                failure(self, request, account.pk, exc)
+                continue
+            changed += 1
+        if changed:
+            self.message_user(request, f"{verb} {changed} account(s).", messages.SUCCESS)
+        if unchanged:
+            self.message_user(
+                request,
+                f"Already {status}, left as they were: {', '.join(unchanged)}.",
+                messages.INFO,
+            )
+
+
+# --- Holds ----------------------------------------------------------------------------------
+@admin.register(Hold)
+class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """Holds are placed through the API or card authorizations; staff release them here
+    (`hold_release`). Captures happen through the API."""
+
+    list_display = [
+        "id",
+        "account_link",
+        "amount_display",
+        "captured_display",
+        "currency",
+        "status",
+        "expires_at",
+        "placed_by",
+    ]
+    list_filter = ["status", "institution", "currency"]
+    list_select_related = ["account__institution", "placed_by_user", "placed_by_api_key"]
+    search_fields = ["id", "account_id"]
+    search_help_text = "An exact hold id or account id."
+    actions = ["release_holds"]
+    fields = [
+        "id",
+        "institution",
+        "account_link",
+        "amount_display",
+        "captured_display",
+        "currency",
+        "status",
+        "reason",
+        "expires_at",
+        "placed_by",
+        "capture_journal_link",
+        "statement_lines_link",
+        "created_at",
+        "updated_at",
+        "closed_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="account", ordering="account_id")
+    def account_link(self, obj):
+        return admin_link(obj.account)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj):
+        return money(obj.amount, obj.currency)
+
+    @admin.display(description="captured", ordering="captured_amount")
+    def captured_display(self, obj):
+        return money(obj.captured_amount, obj.currency)
+
+    @admin.display(description="placed by")
+    def placed_by(self, obj):
+        return actor_display(obj, "placed_by")
+
+    @admin.display(description="capture journal")
+    def capture_journal_link(self, obj):
+        return admin_link(obj.capture_journal)
+
+    @admin.display(description="statement lines")
+    def statement_lines_link(self, obj):
+        return changelist_link(Transaction, "Statement lines", hold=obj.pk)
+
+    @admin.action(
+        description="Release selected holds (give the amount back)", permissions=["change"]
+    )
+    def release_holds(self, request, queryset):
+        actor = Actor(user=request.user)
+        released, not_active = 0, []
+        for hold in queryset.order_by("pk"):
+            if hold.status != Hold.Status.ACTIVE:
+                not_active.append(f"{hold.pk} ({hold.status})")
+                continue
+            try:
+                with transaction.atomic():
+                    hold = hold_release(hold=hold, actor=actor)
+                    self.log_change(
+                        request,
+                        hold,
+                        f"Released {money(hold.amount, hold.currency)} on account "
+                        f"{hold.account_id} (admin action “Release”).",
+                    )
+            except TXError as exc:  # e.g. captured or expired meanwhile
+                failure(self, request, hold.pk, exc)
+                continue
+            released += 1
+        if released:
+            self.message_user(request, f"Released {released} hold(s).", messages.SUCCESS)
+        if not_active:
+            self.message_user(
+                request,
+                f"Only active holds can be released; left as they were: {', '.join(not_active)}.",
+                messages.WARNING,
+            )
+
+
+# --- The ledger: journals and entries (append-only) -----------------------------------------
+class EntryInline(ReadOnlyInline):
+    model = Entry
+    show_change_link = False
+    fields = ["account_link", "direction", "amount_display", "created_at"]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("account__institution")
+
+    @admin.display(description="account")
+    def account_link(self, obj):
+        return admin_link(obj.account)
+
+    @admin.display(description="amount")
+    def amount_display(self, obj):
+        return money(obj.amount, obj.currency)
+
+
+# The one-to-one rows a journal records (the journal's reverse accessors), in display order.
+JOURNAL_SOURCES = ["transfer", "transfer_reversal", "adjustment", "captured_hold"]
+
+
+@admin.register(Journal)
+class JournalAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    list_display = ["id", "kind", "institution", "description", "created_at"]
+    list_filter = ["kind", "institution"]
+    list_select_related = ["institution"]
+    search_fields = ["id"]
+    show_full_result_count = False
+    inlines = [EntryInline]
+    fields = ["id", "institution", "kind", "description", "records", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="records")
+    def records(self, obj):
+        for name in JOURNAL_SOURCES:
+            try:
+                source = getattr(obj, name)
+            except ObjectDoesNotExist:
+                continue
+            if name == "transfer_reversal":  # reversals are shown on their transfer's page
+                return format_html("{} of {}", source.pk, admin_link(source.transfer))
+            return admin_link(source)
+        return "—"
+
+
+@admin.register(Entry)
+class EntryAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    list_display = [
+        "id",
+        "journal_link",
+        "account_link",
+        "direction",
+        "amount_display",
+        "currency",
+        "created_at",
+    ]
+    list_filter = ["direction", "currency"]
+    list_select_related = ["journal", "account__institution"]
+    search_fields = ["journal_id", "account_id"]
+    search_help_text = "An exact journal id or account id."
+    show_full_result_count = False
+    ordering = ["-id"]
+    fields = ["id", "journal_link", "account_link", "direction", "amount_display", "created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="journal", ordering="journal_id")
+    def journal_link(self, obj):
+        return admin_link(obj.journal)
+
+    @admin.display(description="account", ordering="account_id")
+    def account_link(self, obj):
+        return admin_link(obj.account)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj):
+        return money(obj.amount, obj.currency)
+
+
+# --- Adjustments (loads and unloads) --------------------------------------------------------
+@admin.register(Adjustment)
+class AdjustmentAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    """Made through the API (`adjustment_create`); read-only here."""
+
+    list_display = [
+        "id",
+        "account_link",
+        "direction",
+        "amount_display",
+        "currency",
+        "created_by",
+        "created_at",
+    ]
+    list_filter = ["direction", "institution", "currency"]
+    list_select_related = ["account__institution", "created_by_user", "created_by_api_key"]
+    search_fields = ["id", "account_id"]
+    search_help_text = "An exact adjustment id or account id."
+    fields = [
+        "id",
+        "institution",
+        "account_link",
+        "direction",
+        "amount_display",
+        "currency",
+        "description",
+        "journal_link",
+        "created_by",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="account", ordering="account_id")
+    def account_link(self, obj):
+        return admin_link(obj.account)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj):
+        return money(obj.amount, obj.currency)
+
+    @admin.display(description="journal")
+    def journal_link(self, obj):
+        return admin_link(obj.journal)
+
+    @admin.display(description="created by")
+    def created_by(self, obj):
+        return actor_display(obj, "created_by")
