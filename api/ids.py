@@ -27,5 +27,8 @@ def new_id(prefix: str) -> str:
 def bound(prefix: str, moment, *, upper: bool) -> str:
     """The smallest (or largest) id of `prefix` that can have been made at `moment` (to the
     millisecond): a date range becomes an id range, served by the primary key's index."""
-    millis = int(moment.timestamp() * 1000)
+    # Clamped to what 10 characters can hold: a moment before 1970 is negative, and a negative
+    # number renders as "ZZZZZZZZZZ", the largest prefix (fromDate=1969-12-31 found nothing,
+    # toDate=1969-12-31 found everything).
+    millis = min(max(int(moment.timestamp() * 1000), 0), 32**10 - 1)
     return f"{prefix}_{_base32(millis, 10)}{(_ALPHABET[-1] if upper else _ALPHABET[0]) * 16}"

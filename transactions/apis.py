@@ -35,10 +35,15 @@ class DateOrDateTimeField(serializers.Field):
         if not isinstance(data, str):
             self.fail("invalid")
         try:
-            if len(data) == 10:
-                day = date.fromisoformat(data)
-                moment = datetime.combine(day, time.min, tzinfo=UTC)
-                return moment + timedelta(days=1, milliseconds=-1) if self.end_of_day else moment
+            # Any ISO date is a whole day, not only `2026-11-01`: `20261101` read as a date-time
+            # was midnight, so a toDate of that day left the day out.
+            day = date.fromisoformat(data)
+        except ValueError:
+            day = None
+        if day is not None:
+            moment = datetime.combine(day, time.min, tzinfo=UTC)
+            return moment + timedelta(days=1, milliseconds=-1) if self.end_of_day else moment
+        try:
             moment = datetime.fromisoformat(data.replace("Z", "+00:00"))
         except ValueError:
             self.fail("invalid")

@@ -175,6 +175,9 @@ class TransferReversalsView(TXView):
         reversal = transfer_reverse(
             transfer=transfer, amount=data.get("amount"), actor=Actor.of_request(request)
         )
+        # `represent` first: it gives the transfer the endpoints that TransferOut reads (the
+        # nested `transfer` of ReversalOut failed with an AttributeError, a 500, without them).
+        transfer_body = represent(reversal.transfer)
         body = ReversalOut(reversal).data
-        body["transfer"] = represent(reversal.transfer)
+        body["transfer"] = transfer_body
         return self.created(body)
