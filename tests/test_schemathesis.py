@@ -7,18 +7,26 @@ headers, and match the documented body schema. Requests the schema cannot fully 
 documented 400: that is conformance, and we do not assert that every schema-valid input passes.
 """
 
+from datetime import timedelta
+
 import pytest
 import schemathesis
 from django.core import signals
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
+from django.utils import timezone
 from hypothesis import HealthCheck, settings
 from schemathesis import checks
 from schemathesis.specs.openapi import checks as openapi_checks
 
+from accounts.models import AccountProduct
+from accounts.services import account_create, adjustment_create, hold_place
+from api.actors import SYSTEM
 from customers.services import customer_create
 from events.models import Event
 from tests.factories import InstitutionFactory, issue_key
+from transactions.models import Transaction
+from transfers.services import transfer_create
 
 application = get_wsgi_application()
 CHECKS = [
@@ -45,11 +53,44 @@ def tenant(db):
         customer = customer_create(
             institution=institution, first_name="Ada", last_name="Lovelace", country_code="826"
         )
+        product = AccountProduct.objects.get(institution=institution, code="AccountPrepaidAPI")
+        source, destination = (
+            account_create(
+                institution=institution,
+                customer=customer,
+                product=product,
+                currency="EUR",
+                actor=SYSTEM,
+            )
+            for _ in range(2)
+        )
+        adjustment_create(
+            account=source, direction="credit", amount=10**9, currency="EUR", actor=SYSTEM
+        )
+        transfer = transfer_create(
+            institution=institution,
+            source=source,
+            destination=destination,
+            amount=500,
+            currency="EUR",
+            actor=SYSTEM,
+        )
+        hold = hold_place(
+            account=source,
+            amount=300,
+            currency="EUR",
+            expires_at=timezone.now() + timedelta(days=1),
+            actor=SYSTEM,
+        )
         yield {
             "key": issue_key(institution)[1],
             "path_ids": {
                 "customerId": customer.id,
                 "eventId": Event.objects.get(object_id=customer.id).id,
+                "accountId": source.id,
+                "holdId": hold.id,
+                "transferId": transfer.id,
+                "transactionId": Transaction.objects.filter(account=source).first().id,
             },
         }
     finally:
@@ -75,13 +116,13 @@ def _check(case, tenant):
 
 
 @v1.parametrize()
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_v1_conforms_to_its_schema(case, tenant):
     _check(case, tenant)
 
 
 @v2.parametrize()
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_v2_conforms_to_its_schema(case, tenant):
     _check(case, tenant)
 
@@ -89,7 +130,9 @@ def test_v2_conforms_to_its_schema(case, tenant):
 def test_generated_requests_reached_the_operations():
     if not STATUSES:
         pytest.skip("the conformance tests above were not selected in this run")
-    reached = {op for op, statuses in STATUSES.items() if statuses & {200, 201}}
+    # Reached = answered by the operation's own logic at least once (not refused at the door).
+    door = {401, 403, 405, 413, 415, 429}
+    reached = {op for op, statuses in STATUSES.items() if statuses - door}
     documented = {
         (method.upper(), path)
         for schema in (v1, v2)
