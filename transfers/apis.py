@@ -8,7 +8,7 @@ PAN endpoints (`cardId`, `pan`) come with card issuing. Identical in both versio
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from accounts.selectors import account_by_number, account_get
+from accounts.selectors import accounts_of_endpoints
 from api.actors import Actor
 from api.exceptions import ValidationFailed
 from api.schema import both, document
@@ -105,8 +105,9 @@ class TransferListView(TXView):
     )
     def post(self, request):
         data = self.parse(TransferCreate)
-        source = self._resolve(data["source"])
-        destination = self._resolve(data["destination"])
+        source, destination = accounts_of_endpoints(
+            institution=self.institution, endpoints=[data["source"], data["destination"]]
+        )
         if source.pk == destination.pk:
             raise ValidationFailed(details={"destination": "Must differ from the source."})
         transfer = transfer_create(
@@ -133,13 +134,6 @@ class TransferListView(TXView):
         query = self.parse_query(TransferQuery)
         transfers = transfer_list(institution=self.institution, account_id=query.get("accountId"))
         return self.respond_list(transfers, represent)
-
-    def _resolve(self, endpoint: dict):
-        if "accountId" in endpoint:
-            return account_get(institution=self.institution, account_id=endpoint["accountId"])
-        return account_by_number(
-            institution=self.institution, account_number=endpoint["accountNumber"]
-        )
 
 
 class TransferDetailView(TXView):
