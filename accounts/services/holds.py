@@ -111,12 +111,16 @@ def holds_expire(*, now=None, batch_size: int = 500) -> int:
     expired = 0
     while True:
         with transaction.atomic():
-            ids = list(
+            batch = list(
                 Hold.objects.select_for_update(skip_locked=True)
                 .filter(status=Hold.Status.ACTIVE, expires_at__lte=now)
                 .order_by("expires_at")
-                .values_list("pk", flat=True)[:batch_size]
+                .values_list("pk", "account_id")[:batch_size]
             )
+            ids = [hold_id for hold_id, _ in batch]
+            # The batch is one transaction: lock all its accounts now, in id order, not one by
+            # one in expiry order (which can deadlock with a transfer between two of them).
+            lock_accounts(account_id for _, account_id in batch)
             for hold_id in ids:
                 _close(hold_id, Hold.Status.EXPIRED, "hold.expired")
         expired += len(ids)
