@@ -9,7 +9,7 @@ from django.db import connection, transaction
 
 CHECKS = {
     "journals that do not sum to zero per currency": """
-        SELECT journal_id, currency, SUM(signed) AS total
+        SELECT journal_id, currency, SUM(signed)::bigint AS total
           FROM (SELECT journal_id, currency,
                        CASE direction WHEN 'credit' THEN amount ELSE -amount END AS signed
                   FROM accounts_entry) e
@@ -17,7 +17,7 @@ CHECKS = {
         HAVING SUM(signed) <> 0
     """,
     "accounts whose posted balance is not the sum of their entries": """
-        SELECT a.id, a.posted, COALESCE(s.total, 0) AS entries
+        SELECT a.id, a.posted, COALESCE(s.total, 0)::bigint AS entries
           FROM accounts_account a
           LEFT JOIN (SELECT account_id,
                             SUM(CASE direction WHEN 'credit' THEN amount ELSE -amount END) AS total
@@ -25,7 +25,7 @@ CHECKS = {
          WHERE a.posted <> COALESCE(s.total, 0)
     """,
     "accounts whose pending balance is not the sum of their active holds": """
-        SELECT a.id, a.pending, COALESCE(h.total, 0) AS holds
+        SELECT a.id, a.pending, COALESCE(h.total, 0)::bigint AS holds
           FROM accounts_account a
           LEFT JOIN (SELECT account_id, SUM(amount) AS total
                        FROM accounts_hold WHERE status = 'active' GROUP BY account_id) h
@@ -33,7 +33,7 @@ CHECKS = {
          WHERE a.pending <> COALESCE(h.total, 0)
     """,
     "institutions whose balances do not sum to zero per currency": """
-        SELECT institution_id, currency, SUM(posted) AS total
+        SELECT institution_id, currency, SUM(posted)::bigint AS total
           FROM accounts_account
          GROUP BY institution_id, currency
         HAVING SUM(posted) <> 0

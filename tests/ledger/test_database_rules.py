@@ -117,6 +117,19 @@ def test_an_unbalanced_journal_in_raw_sql_is_refused_at_commit(books):
     assert not Journal.objects.filter(pk="jnl_raw_unbalanced").exists()
 
 
+def test_a_journal_without_entries_is_refused_at_commit(books):
+    before = ledger_state()
+    with pytest.raises(IntegrityError) as excinfo:
+        with transaction.atomic():
+            insert_journal(books.fi, "jnl_raw_empty")
+            assert Journal.objects.filter(pk="jnl_raw_empty").exists()
+    error = pg_error(excinfo)
+    assert isinstance(error, psycopg.errors.CheckViolation)
+    assert error.diag.message_primary == "journal jnl_raw_empty has no entries"
+    assert ledger_state() == before
+    assert not Journal.objects.filter(pk="jnl_raw_empty").exists()
+
+
 def test_an_unbalanced_journal_from_bulk_create_is_refused_at_commit(books):
     before = ledger_state()
     with pytest.raises(IntegrityError) as excinfo:
@@ -274,10 +287,9 @@ def journal_update(books):
 
 
 def journal_delete(books):
-    # A journal with entries is protected by Django before any SQL; one without is not.
-    empty = Journal.objects.create(institution=books.fi, kind=Journal.Kind.TRANSFER)
-    books.before = ledger_state()
-    Journal.objects.filter(pk=empty.pk).delete()
+    # Django's collector would refuse first (entries PROTECT their journal); `_raw_delete` is the
+    # queryset's own DELETE without it, so the database rule is what answers.
+    Journal.objects.filter(pk=books.journal.pk)._raw_delete(using="default")
 
 
 def raw(sql):

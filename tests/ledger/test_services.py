@@ -798,9 +798,9 @@ def test_verify_ledger_reports_a_stored_posted_balance_that_drifted(fi, busy, le
     assert verify_ledger() == (
         1,
         "BREACH: accounts whose posted balance is not the sum of their entries (1):\n"
-        f"  ('{funding.pk}', -993, Decimal('-1000'))\n"
+        f"  ('{funding.pk}', -993, -1000)\n"
         "BREACH: institutions whose balances do not sum to zero per currency (1):\n"
-        f"  ('{fi.pk}', 'EUR', Decimal('7'))\n",
+        f"  ('{fi.pk}', 'EUR', 7)\n",
     )
     Account.objects.filter(pk=funding.pk).update(posted=F("posted") - 7)
     assert verify_ledger() == (0, "Ledger OK: 5 checks passed.\n")
@@ -812,7 +812,7 @@ def test_verify_ledger_reports_a_stored_pending_balance_that_drifted(busy, ledge
     assert verify_ledger() == (
         1,
         "BREACH: accounts whose pending balance is not the sum of their active holds (1):\n"
-        f"  ('{busy.a.pk}', 30, Decimal('25'))\n",
+        f"  ('{busy.a.pk}', 30, 25)\n",
     )
 
 
@@ -826,9 +826,9 @@ def test_verify_ledger_reports_an_unbalanced_journal(busy):
         assert verify_ledger() == (
             1,
             "BREACH: journals that do not sum to zero per currency (1):\n"
-            f"  ('{journal.pk}', 'EUR', Decimal('-1'))\n"
+            f"  ('{journal.pk}', 'EUR', -1)\n"
             "BREACH: accounts whose posted balance is not the sum of their entries (1):\n"
-            f"  ('{busy.c.pk}', 251, Decimal('250'))\n",
+            f"  ('{busy.c.pk}', 251, 250)\n",
         )
         transaction.set_rollback(True)
     assert verify_ledger() == (0, "Ledger OK: 5 checks passed.\n")
