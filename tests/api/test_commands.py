@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from accounts.models import AccountProduct
+from accounts.verification import ledger_breaches
 from api.models import AllowedNetwork, ApiKey, Institution
 from customers.models import Customer
 from tests.conftest import Api
@@ -327,3 +328,10 @@ def test_seed_demo_twice(db):
         assert status_of(result["apiKey"], remote_addr="10.0.0.1") == 403
     response = Api("v2", second["apiKey"]).get("/customers")
     assert len(response.json()["data"]) == 3
+    # Each demo customer has one prepaid account with 1000.00 EUR, seeded once.
+    accounts = Api("v2", second["apiKey"]).get("/accounts").json()["data"]
+    assert (
+        sorted((a["productCode"], a["balances"]["available"]) for a in accounts)
+        == [("AccountPrepaidAPI", 100_000)] * 3
+    )
+    assert ledger_breaches() == []

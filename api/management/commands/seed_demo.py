@@ -2,12 +2,16 @@ import json
 
 from django.db import transaction
 
+from accounts.models import AccountProduct
+from accounts.services import account_create, adjustment_create
+from api.actors import SYSTEM
 from api.management.base import TXCommand
 from api.services import api_key_create, institution_create
 from customers.models import Customer
 from customers.services import customer_create
 
 DEMO_NAME = "TX Demo Bank"
+DEMO_BALANCE = 100_000  # 1000.00 in the prepaid product's currency
 DEMO_CUSTOMERS = [
     {"first_name": "Ada", "last_name": "Lovelace", "country_code": "826"},
     {"first_name": "Kwame", "last_name": "Mensah", "country_code": "288"},
@@ -43,8 +47,26 @@ class Command(TXCommand):
         with transaction.atomic():
             institution, _ = institution_create(name=DEMO_NAME, currency="EUR")
             if not Customer.objects.filter(institution=institution).exists():
-                for customer in DEMO_CUSTOMERS:
-                    customer_create(institution=institution, **customer)
+                prepaid = AccountProduct.objects.get(
+                    institution=institution, code=AccountProduct.Code.PREPAID
+                )
+                for fields in DEMO_CUSTOMERS:
+                    customer = customer_create(institution=institution, **fields)
+                    account = account_create(
+                        institution=institution,
+                        customer=customer,
+                        product=prepaid,
+                        currency=prepaid.currency,
+                        actor=SYSTEM,
+                    )
+                    adjustment_create(
+                        account=account,
+                        direction="credit",
+                        amount=DEMO_BALANCE,
+                        currency=account.currency,
+                        description="Demo load",
+                        actor=SYSTEM,
+                    )
             issued = api_key_create(
                 institution=institution,
                 allow=["127.0.0.0/8", "::1/128"],
