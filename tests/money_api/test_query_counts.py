@@ -1,0 +1,64 @@
+"""The statements one transfer costs, pinned (STYLE.md: pinned query counts on hot paths).
+
+A change that adds a query to the transfer path fails here and has to say why. Measured with the
+per-key rate limit off (its cost depends on the cache backend; see docs/api-contract.md).
+"""
+
+import re
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from .helpers import created, funded_account, open_account
+
+# One POST /TX/v2/transfers with an Idempotency-Key, in order (the test's own transaction
+# turns BEGIN/COMMIT of the request into a savepoint pair).
+EXPECTED = [
+    "SELECT api_apikey",  # the key, its institution and allowlist: one query
+    "SAVEPOINT",  # the request's durable transaction
+    "SELECT set_config",  # bound the wait for the Idempotency-Key ...
+    "INSERT api_idempotencyrecord",  # ... claim it ...
+    "SET LOCAL lock_timeout",  # ... and unbind it for the operation
+    "SAVEPOINT",  # a business refusal undoes the operation, not the key's record
+    "SELECT accounts_account",  # both endpoints in one query
+    "SELECT accounts_account FOR UPDATE",  # both accounts locked, in id order
+    "INSERT accounts_journal",
+    "INSERT accounts_entry",  # both legs
+    "UPDATE accounts_account",
+    "UPDATE accounts_account",
+    "INSERT transfers_transfer",
+    "INSERT transactions_transaction",  # both statement lines
+    "INSERT events_event",
+    "RELEASE SAVEPOINT",
+    "UPDATE api_idempotencyrecord",  # the response stored for replay
+    "RELEASE SAVEPOINT",
+]
+
+
+def kind(sql: str) -> str:
+    sql = " ".join(sql.split())
+    table = re.search(r'(?:FROM|INTO|UPDATE) "?(\w+)"?', sql)
+    verb = sql.split(" ", 1)[0]
+    if verb in ("SAVEPOINT", "RELEASE"):
+        return "RELEASE SAVEPOINT" if verb == "RELEASE" else "SAVEPOINT"
+    if verb == "SET":
+        return "SET LOCAL lock_timeout"
+    if "set_config" in sql:
+        return "SELECT set_config"
+    suffix = " FOR UPDATE" if sql.endswith("FOR UPDATE") else ""
+    return f"{verb} {table.group(1)}{suffix}" if table else verb
+
+
+def test_one_transfer_costs_these_statements(settings, api_v2):
+    settings.RATE_LIMIT_REQUESTS = 0
+    source = funded_account(api_v2, 10_000)["accountId"]
+    destination = open_account(api_v2)["accountId"]
+    body = {
+        "source": {"accountId": source},
+        "destination": {"accountId": destination},
+        "amount": 100,
+        "currency": "EUR",
+    }
+    with CaptureQueriesContext(connection) as queries:
+        created(api_v2.post("/transfers", body), "v2")
+    assert [kind(query["sql"]) for query in queries.captured_queries] == EXPECTED
