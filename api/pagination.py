@@ -44,11 +44,13 @@ def page_params(request) -> tuple[int, str | None]:
     return limit, (_decode(cursor) if cursor else None)
 
 
-def paginate(request, queryset) -> tuple[list, str | None]:
+def paginate(request, queryset, order_key: str = "pk") -> tuple[list, str | None]:
+    """`order_key`: the field (or annotation) holding the row's id in the order to page on;
+    the primary key unless a listing's index needs another expression of it."""
     limit, after = page_params(request)
     if after is not None:
-        queryset = queryset.filter(pk__lt=after)
-    rows = list(queryset.order_by("-pk")[: limit + 1])
+        queryset = queryset.filter(**{f"{order_key}__lt": after})
+    rows = list(queryset.order_by(f"-{order_key}")[: limit + 1])
     if len(rows) > limit:
         rows = rows[:limit]
         return rows, _encode(rows[-1].pk)

@@ -62,8 +62,8 @@ class TXView(APIView):
     def created(self, resource: dict) -> Response:
         return self.respond(resource, status=created_status(self.request.version))
 
-    def respond_list(self, queryset, represent) -> Response:
-        rows, next_cursor = paginate(self.request, queryset)
+    def respond_list(self, queryset, represent, order_key: str = "pk") -> Response:
+        rows, next_cursor = paginate(self.request, queryset, order_key)
         items = [represent(row) for row in rows]
         return Response(list_body(self.request.version, items, next_cursor, self.meta()))
 

@@ -116,7 +116,7 @@ class AccountTransactionsView(TXView):
             type=query.get("type"),
             settlement_status=query.get("settlementStatus"),
         )
-        return self.respond_list(lines, represent)
+        return self.respond_list(lines, represent, order_key="position")
 
 
 class TransactionDetailView(TXView):

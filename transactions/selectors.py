@@ -7,7 +7,7 @@ from api.exceptions import NotFound
 from api.ids import bound
 from api.models import Institution
 
-from .models import Transaction
+from .models import POSITION, Transaction
 
 PREFIX = "txn"
 
@@ -20,11 +20,12 @@ def transaction_list(
     type: str | None = None,
     settlement_status: str | None = None,
 ):
-    lines = Transaction.objects.filter(account=account)
+    """The account's lines with `position` (see `transactions.models.POSITION`) to page on."""
+    lines = Transaction.objects.filter(account=account).annotate(position=POSITION)
     if from_time is not None:
-        lines = lines.filter(pk__gte=bound(PREFIX, from_time, upper=False))
+        lines = lines.filter(position__gte=bound(PREFIX, from_time, upper=False))
     if to_time is not None:
-        lines = lines.filter(pk__lte=bound(PREFIX, to_time, upper=True))
+        lines = lines.filter(position__lte=bound(PREFIX, to_time, upper=True))
     if type:
         lines = lines.filter(type=type)
     if settlement_status:
