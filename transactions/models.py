@@ -15,7 +15,6 @@ from accounts.models import Account, Adjustment, Hold, Journal
 from api.ids import new_id
 from api.models import Institution
 
-
 # The listing order of statement lines (see Meta.indexes).
 POSITION = Collate(F("id"), "C")
 
@@ -84,7 +83,9 @@ class Transaction(models.Model):
             models.Index(F("account"), POSITION.desc(), name="txn_account_idx"),
             models.Index(F("account"), F("type"), POSITION.desc(), name="txn_account_type_idx"),
             models.Index(
-                F("account"), F("settlement_status"), POSITION.desc(),
+                F("account"),
+                F("settlement_status"),
+                POSITION.desc(),
                 name="txn_account_status_idx",
             ),
         ]
