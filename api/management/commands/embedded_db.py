@@ -1,3 +1,5 @@
+import subprocess
+
 from django.core.management.base import BaseCommand, CommandError
 
 from config import embedded_db
@@ -14,12 +16,16 @@ class Command(BaseCommand):
     def handle(self, *args, action, **options):
         if not embedded_db.PGDATA.exists():
             raise CommandError("No embedded database under .data/pg.")
+        if action == "stop":
+            try:
+                embedded_db.stop()
+            except subprocess.CalledProcessError:
+                self.stdout.write("not running")
+                return
+            self.stdout.write("stopped")
+            return
         pg = embedded_db.server()
         if action == "status":
             self.stdout.write(f"running, pid {pg.get_pid()}, data in {embedded_db.PGDATA}")
-        elif action == "url":
-            self.stdout.write(pg.get_uri(embedded_db.DATABASE_NAME))
         else:
-            pg.cleanup_mode = "stop"
-            pg.cleanup()
-            self.stdout.write("stopped")
+            self.stdout.write(pg.get_uri(embedded_db.DATABASE_NAME))
