@@ -62,9 +62,10 @@ class TXView(APIView):
     def created(self, resource: dict) -> Response:
         return self.respond(resource, status=created_status(self.request.version))
 
-    def respond_list(self, queryset, represent, order_key: str = "pk") -> Response:
+    def respond_list(self, queryset, serializer_class, order_key: str = "pk") -> Response:
         rows, next_cursor = paginate(self.request, queryset, order_key)
-        items = [represent(row) for row in rows]
+        # One serializer for the page: DRF deep-copies a serializer's fields per instance.
+        items = serializer_class(rows, many=True).data
         return Response(list_body(self.request.version, items, next_cursor, self.meta()))
 
     def initial(self, request, *args, **kwargs):

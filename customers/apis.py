@@ -167,9 +167,8 @@ class CustomerListView(TXView):
         tags=["Customers"],
     )
     def get(self, request):
-        serializer = self.for_version(OUTPUT)
         return self.respond_list(
-            customer_list(institution=self.institution), lambda row: serializer(row).data
+            customer_list(institution=self.institution), self.for_version(OUTPUT)
         )
 
 

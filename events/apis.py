@@ -23,8 +23,6 @@ class EventSerializer(serializers.Serializer):
 class EventQuerySerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=EVENT_TYPES, required=False)
     objectId = StrictCharField(required=False, max_length=40)  # noqa: N815
-    limit = serializers.CharField(required=False)
-    cursor = serializers.CharField(required=False)
 
 
 def represent(event):
@@ -49,7 +47,7 @@ class EventListView(TXView):
         events = event_list(
             institution=self.institution, type=query.get("type"), object_id=query.get("objectId")
         )
-        return self.respond_list(events, represent)
+        return self.respond_list(events, EventSerializer)
 
 
 class EventDetailView(TXView):

@@ -57,8 +57,6 @@ class TransactionQuery(serializers.Serializer):
     settlementStatus = serializers.ChoiceField(  # noqa: N815
         choices=Transaction.SettlementStatus.choices, required=False
     )
-    limit = serializers.CharField(required=False)
-    cursor = serializers.CharField(required=False)
 
     def validate(self, attrs):
         if "fromDate" in attrs and "toDate" in attrs and attrs["fromDate"] > attrs["toDate"]:
@@ -116,7 +114,7 @@ class AccountTransactionsView(TXView):
             type=query.get("type"),
             settlement_status=query.get("settlementStatus"),
         )
-        return self.respond_list(lines, represent, order_key="position")
+        return self.respond_list(lines, TransactionOut, order_key="position")
 
 
 class TransactionDetailView(TXView):

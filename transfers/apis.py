@@ -52,14 +52,18 @@ class ReversalCreate(StrictSerializer):
     )
 
 
-class EndpointOut(serializers.Serializer):
-    accountId = serializers.CharField()  # noqa: N815
+class SourceOut(serializers.Serializer):
+    accountId = serializers.CharField(source="source_account_id")  # noqa: N815
+
+
+class DestinationOut(serializers.Serializer):
+    accountId = serializers.CharField(source="destination_account_id")  # noqa: N815
 
 
 class TransferOut(serializers.Serializer):
     transferId = serializers.CharField(source="id")  # noqa: N815
-    source = EndpointOut(source="source_endpoint")
-    destination = EndpointOut(source="destination_endpoint")
+    source = SourceOut(source="*")
+    destination = DestinationOut(source="*")
     amount = serializers.IntegerField()
     currency = serializers.CharField()
     description = serializers.CharField()
@@ -80,14 +84,6 @@ class ReversalOut(serializers.Serializer):
 
 class TransferQuery(serializers.Serializer):
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
-    limit = serializers.CharField(required=False)
-    cursor = serializers.CharField(required=False)
-
-
-def represent(transfer: Transfer) -> dict:
-    transfer.source_endpoint = {"accountId": transfer.source_account_id}
-    transfer.destination_endpoint = {"accountId": transfer.destination_account_id}
-    return TransferOut(transfer).data
 
 
 class TransferListView(TXView):
@@ -119,7 +115,7 @@ class TransferListView(TXView):
             description=data.get("description", ""),
             actor=Actor.of_request(request),
         )
-        return self.created(represent(transfer))
+        return self.created(TransferOut(transfer).data)
 
     @document(
         name="Transfer",
@@ -133,7 +129,7 @@ class TransferListView(TXView):
     def get(self, request):
         query = self.parse_query(TransferQuery)
         transfers = transfer_list(institution=self.institution, account_id=query.get("accountId"))
-        return self.respond_list(transfers, represent)
+        return self.respond_list(transfers, TransferOut)
 
 
 class TransferDetailView(TXView):
@@ -146,7 +142,7 @@ class TransferDetailView(TXView):
     )
     def get(self, request, transferId):  # noqa: N803 (path parameters are camelCase)
         return self.respond(
-            represent(transfer_get(institution=self.institution, transfer_id=transferId))
+            TransferOut(transfer_get(institution=self.institution, transfer_id=transferId)).data
         )
 
 
@@ -169,9 +165,4 @@ class TransferReversalsView(TXView):
         reversal = transfer_reverse(
             transfer=transfer, amount=data.get("amount"), actor=Actor.of_request(request)
         )
-        # `represent` first: it gives the transfer the endpoints that TransferOut reads (the
-        # nested `transfer` of ReversalOut failed with an AttributeError, a 500, without them).
-        transfer_body = represent(reversal.transfer)
-        body = ReversalOut(reversal).data
-        body["transfer"] = transfer_body
-        return self.created(body)
+        return self.created(ReversalOut(reversal).data)

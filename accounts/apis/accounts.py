@@ -58,8 +58,6 @@ class AdjustmentCreate(StrictSerializer):
 
 class AccountQuery(serializers.Serializer):
     customerId = StrictCharField(required=False, max_length=40)  # noqa: N815
-    limit = serializers.CharField(required=False)
-    cursor = serializers.CharField(required=False)
 
 
 # --- output
@@ -140,7 +138,7 @@ class AccountListView(TXView):
         query = self.parse_query(AccountQuery)
         return self.respond_list(
             account_list(institution=self.institution, customer_id=query.get("customerId")),
-            lambda account: AccountOut(account).data,
+            AccountOut,
         )
 
     def _represent(self, account_id):

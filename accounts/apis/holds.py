@@ -71,8 +71,6 @@ class HoldOut(serializers.Serializer):
 class HoldQuery(serializers.Serializer):
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
     status = serializers.ChoiceField(choices=Hold.Status.choices, required=False)
-    limit = serializers.CharField(required=False)
-    cursor = serializers.CharField(required=False)
 
 
 class HoldListView(TXView):
@@ -119,7 +117,7 @@ class HoldListView(TXView):
             account_id=query.get("accountId"),
             status=query.get("status"),
         )
-        return self.respond_list(holds, lambda hold: HoldOut(hold).data)
+        return self.respond_list(holds, HoldOut)
 
 
 class HoldDetailView(TXView):

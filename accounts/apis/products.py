@@ -34,5 +34,5 @@ class AccountProductListView(TXView):
     def get(self, request):
         return self.respond_list(
             account_product_list(institution=self.institution),
-            lambda product: AccountProductSerializer(product).data,
+            AccountProductSerializer,
         )
