@@ -129,6 +129,26 @@ class AccountNotEmpty(BusinessRuleViolation):
     message = "An account can only be closed with a zero balance and no active hold."
 
 
+class CardNotActive(BusinessRuleViolation):
+    code = "card_not_active"
+    message = "The card is not active for this operation."
+
+
+class LimitExceeded(BusinessRuleViolation):
+    code = "limit_exceeded"
+    message = "The amount exceeds one of the card's limits."
+
+
+class PinBlocked(BusinessRuleViolation):
+    code = "pin_blocked"
+    message = "The card's PIN is blocked after too many wrong tries."
+
+
+class IncorrectPin(BusinessRuleViolation):
+    code = "incorrect_pin"
+    message = "The PIN is not correct."
+
+
 class IdempotencyKeyReused(TXError):
     status = 422
     code = "idempotency_key_reused"

@@ -28,6 +28,8 @@ class Institution(models.Model):
     name = models.CharField(max_length=200, unique=True)
     # Default currency of new accounts (ISO 4217 alpha-3).
     currency = models.CharField(max_length=3, default="EUR")
+    # IANA zone whose calendar days and months card limits count in (cards.usage).
+    time_zone = models.CharField(max_length=64, default="UTC")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

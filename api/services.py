@@ -46,9 +46,10 @@ def validate_currency(code: str) -> str:
 def institution_create(*, name: str, currency: str = "EUR") -> tuple[Institution, bool]:
     """Create the institution named `name`, or return the existing one (idempotent by name).
 
-    A new institution gets the standard account products. Returns (institution, created).
+    A new institution gets the standard account and card products. Returns (institution, created).
     """
     from accounts.services import account_products_seed
+    from cards.services import card_products_seed
 
     name = name.strip()
     if not name:
@@ -60,6 +61,7 @@ def institution_create(*, name: str, currency: str = "EUR") -> tuple[Institution
         )
         if created:
             account_products_seed(institution=institution)
+            card_products_seed(institution=institution)
     return institution, created
 
 

@@ -109,6 +109,7 @@ def service_environment(tx_url: str) -> dict:
         "SECRET_KEY": secrets.token_urlsafe(50),
         "FIELD_ENCRYPTION_KEYS": "bench:" + base64.b64encode(os.urandom(32)).decode(),
         "PIN_KEY": secrets.token_urlsafe(32),
+        "PAN_FINGERPRINT_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "127.0.0.1",
         "RATE_LIMIT_REQUESTS": "0",
     }

@@ -18,6 +18,15 @@ EVENT_TYPES = (
     "hold.expired",
     "transfer.posted",
     "transfer.reversed",
+    "card.issued",
+    "card.updated",
+    "card.status_changed",
+    "card.renewed",
+    "card.reissued",
+    "card.replaced",
+    "card.pin_changed",
+    "card.limits_changed",
+    "card.security_settings_changed",
 )
 
 

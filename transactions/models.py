@@ -59,6 +59,14 @@ class Transaction(models.Model):
         blank=True,
         related_name="statement_lines",
     )
+    card = models.ForeignKey(
+        "cards.Card",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+        db_index=False,  # txn_card_idx below
+    )
     adjustment = models.ForeignKey(
         Adjustment,
         on_delete=models.PROTECT,
@@ -87,6 +95,12 @@ class Transaction(models.Model):
                 F("settlement_status"),
                 POSITION.desc(),
                 name="txn_account_status_idx",
+            ),
+            models.Index(
+                F("card"),
+                POSITION.desc(),
+                condition=Q(card__isnull=False),
+                name="txn_card_idx",
             ),
         ]
 

@@ -14,6 +14,7 @@ class Line:
     amount: int
     description: str = ""
     settlement_status: str = Transaction.SettlementStatus.PRESENTMENT
+    card: object | None = None  # cards.Card: the card the money moved through, if any
 
 
 def statement_lines_record(
@@ -39,6 +40,7 @@ def statement_lines_record(
             hold=hold,
             transfer=transfer,
             adjustment=adjustment,
+            card=line.card,
         )
         for line in lines
         if not line.account.is_internal

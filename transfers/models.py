@@ -31,6 +31,23 @@ class Transfer(models.Model):
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
     source_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
     destination_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+    # Set when the endpoint was named by `cardId` or `pan`: the card the money moved through.
+    source_card = models.ForeignKey(
+        "cards.Card",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    destination_card = models.ForeignKey(
+        "cards.Card",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     description = models.CharField(max_length=500, blank=True)

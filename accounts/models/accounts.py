@@ -50,6 +50,14 @@ class Account(models.Model):
         blank=True,
         related_name="accounts",
     )
+    # The second holder of a joint account (DESIGN.md 8: two holders, one card each).
+    secondary_customer = models.ForeignKey(
+        "customers.Customer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="joint_accounts",
+    )
     product = models.ForeignKey(
         AccountProduct, on_delete=models.PROTECT, null=True, blank=True, related_name="accounts"
     )
@@ -89,6 +97,10 @@ class Account(models.Model):
                 name="account_available_nonneg",
             ),
             models.CheckConstraint(
+                condition=Q(secondary_customer__isnull=True) | ~Q(secondary_customer=F("customer")),
+                name="account_joint_holders_differ",
+            ),
+            models.CheckConstraint(
                 condition=(Q(kind="internal") & Q(internal_code__isnull=False))
                 | (Q(kind="customer") & Q(internal_code__isnull=True)),
                 name="account_internal_code_iff_internal",
@@ -103,6 +115,9 @@ class Account(models.Model):
         if self.kind == self.Kind.INTERNAL:
             return f"{self.institution} {self.internal_code} {self.currency}"
         return f"{self.id} ({self.currency})"
+
+    def is_held_by(self, customer_id: str) -> bool:
+        return customer_id in (self.customer_id, self.secondary_customer_id)
 
     @property
     def is_internal(self) -> bool:

@@ -37,14 +37,19 @@ def account_create(
     product: AccountProduct,
     currency: str,
     actor: Actor,
+    secondary_customer: Customer | None = None,
 ) -> Account:
-    """Open an account of `product` for `customer`, both of `institution`.
+    """Open an account of `product` for `customer` (and `secondary_customer`, the second holder
+    of a joint account), all of `institution`.
 
     The currency must be the product's (400 `validation_error` otherwise). Emits
     `account.opened`.
     """
-    if customer.institution_id != institution.pk or product.institution_id != institution.pk:
-        raise ValueError("customer and product must belong to the institution")
+    holders = [customer] + ([secondary_customer] if secondary_customer else [])
+    if product.institution_id != institution.pk or any(
+        holder.institution_id != institution.pk for holder in holders
+    ):
+        raise ValueError("customers and product must belong to the institution")
     if currency != product.currency:
         raise ValidationFailed(
             details={"currency": f"Product {product.code} holds {product.currency} only."}
@@ -55,6 +60,7 @@ def account_create(
                 account = Account.objects.create(
                     institution=institution,
                     customer=customer,
+                    secondary_customer=secondary_customer,
                     product=product,
                     currency=currency,
                     account_number=new_account_number(),
@@ -64,13 +70,20 @@ def account_create(
                     type="account.opened",
                     object_type="account",
                     object_id=account.pk,
-                    data={"customerId": customer.pk, "productRid": product.pk},
+                    data=_opened_data(account),
                 )
             return account
         except IntegrityError as error:  # an account number drawn twice: draw again
             if "account_number_unique" not in str(error):
                 raise
     raise RuntimeError("Could not draw a unique account number.")
+
+
+def _opened_data(account: Account) -> dict:
+    data = {"customerId": account.customer_id, "productRid": account.product_id}
+    if account.secondary_customer_id:
+        data["secondaryCustomerId"] = account.secondary_customer_id
+    return data
 
 
 def account_set_status(*, account: Account, status: str, actor: Actor) -> Account:

@@ -137,6 +137,9 @@ API_KEY_ROTATION_GRACE_HOURS = env.int("API_KEY_ROTATION_GRACE_HOURS", default=2
 # AES-GCM keys for fields encrypted at rest: "kid:base64key,kid:base64key", newest first.
 FIELD_ENCRYPTION_KEYS = env.str("FIELD_ENCRYPTION_KEYS", default="")
 PIN_KEY = env.str("PIN_KEY", default="")
+# Keys the PAN fingerprint (HMAC-SHA256) that card lookups and PAN transfers search by. Unlike
+# FIELD_ENCRYPTION_KEYS it never rotates: a new key would orphan every stored fingerprint.
+PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY", default="")
 
 REST_FRAMEWORK = {
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.NamespaceVersioning",

@@ -10,3 +10,4 @@ FIELD_ENCRYPTION_KEYS = env.str(
     "FIELD_ENCRYPTION_KEYS", default="dev1:ZGV2LW9ubHktZmllbGQta2V5LTMyLWJ5dGVzLSEhISE="
 )
 PIN_KEY = env.str("PIN_KEY", default="dev-only-pin-key")
+PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY", default="dev-only-pan-fingerprint-key")

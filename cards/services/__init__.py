@@ -1,0 +1,31 @@
+from .access import card_sensitive_details
+from .controls import card_security_settings_set
+from .issuance import card_issue
+from .joint import CardRequest, joint_account_open
+from .lifecycle import card_reissue, card_renew, card_replace
+from .limits import card_limits_set, card_usage, spend, unspend
+from .pin import card_pin_set, card_pin_unblock, card_pin_verify
+from .products import card_products_seed
+from .status import card_set_status, card_update, lock_card
+
+__all__ = [
+    "CardRequest",
+    "card_issue",
+    "card_limits_set",
+    "card_pin_set",
+    "card_pin_unblock",
+    "card_pin_verify",
+    "card_products_seed",
+    "card_reissue",
+    "card_renew",
+    "card_replace",
+    "card_security_settings_set",
+    "card_sensitive_details",
+    "card_set_status",
+    "card_update",
+    "card_usage",
+    "joint_account_open",
+    "lock_card",
+    "spend",
+    "unspend",
+]

@@ -1,0 +1,31 @@
+"""Reading a card's full PAN and CVV: only for a live card, and every read is recorded."""
+
+from django.db import transaction
+
+from api.actors import Actor
+
+from ..models import Card, SensitiveDetailsAccess
+from .status import require_not_final
+
+
+def card_sensitive_details(
+    *, card: Card, actor: Actor, request_id: str = "", client_ip: str | None = None
+) -> dict:
+    """The PAN, CVV and expiry of a live card (422 `card_not_active` otherwise), after writing
+    the access record (who, when, from where) in the same transaction."""
+    require_not_final(card)
+    with transaction.atomic():
+        SensitiveDetailsAccess.objects.create(
+            institution_id=card.institution_id,
+            card=card,
+            api_key=actor.api_key,
+            user=actor.user,
+            request_id=request_id,
+            client_ip=client_ip,
+        )
+        return {
+            "pan": card.pan(),
+            "cvv": card.cvv(),
+            "expiry_month": card.expiry_month,
+            "expiry_year": card.expiry_year,
+        }

@@ -1,0 +1,51 @@
+"""Security settings (controls): where and how a card may be used. Checked by card
+authorizations; changed here."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from api.actors import Actor
+from events.services import emit
+
+from ..models import Card
+from .status import lock_card, require_not_final
+
+# domain field -> API name
+SECURITY_FIELDS = {
+    "ecommerce": "ecommerce",
+    "contactless": "contactless",
+    "atm": "atm",
+    "international": "international",
+    "magstripe": "magstripe",
+    "blocked_mccs": "blockedMccs",
+    "blocked_countries": "blockedCountries",
+}
+
+
+def card_security_settings_set(*, card: Card, changes: dict, actor: Actor) -> Card:
+    """Change some security settings; lists replace the stored list (sorted, without
+    duplicates). Emits `card.security_settings_changed`; no change emits nothing."""
+    unknown = set(changes) - set(SECURITY_FIELDS)
+    if unknown:
+        raise ValueError(f"Not security settings: {sorted(unknown)}")
+    changes = {
+        field: sorted(set(value)) if isinstance(value, list) else value
+        for field, value in changes.items()
+    }
+    with transaction.atomic(savepoint=False):
+        card = lock_card(card.pk)
+        require_not_final(card)
+        changed = [field for field, value in changes.items() if getattr(card, field) != value]
+        if changed:
+            for field in changed:
+                setattr(card, field, changes[field])
+            card.updated_at = timezone.now()
+            card.save(update_fields=[*changed, "updated_at"])
+            emit(
+                institution=card.institution,
+                type="card.security_settings_changed",
+                object_type="card",
+                object_id=card.pk,
+                data={"changedFields": sorted(SECURITY_FIELDS[field] for field in changed)},
+            )
+    return card

@@ -1,0 +1,160 @@
+"""Issuing cards: debit and prepaid, physical and virtual, primary and supplementary.
+
+Every new card (also a renewal, reissue or replacement, `cards.services.lifecycle`) is made by
+`new_card`: a PAN drawn from the product's BIN, Luhn-valid and held by no other card, sealed
+with its CVV (`Card.seal`).
+"""
+
+import re
+import unicodedata
+
+from django.db import IntegrityError, transaction
+
+from accounts.models import Account
+from api.actors import Actor
+from api.exceptions import AccountNotActive, CardNotActive, ValidationFailed
+from customers.models import Customer
+from events.services import emit
+
+from ..dates import add_months, today_of
+from ..models import Card, CardProduct
+from ..secrets import new_cvv, new_pan, pan_fingerprint
+
+EMBOSSED_NAME_RE = re.compile(r"^[A-Z0-9 .'\-/]{2,26}$")
+INITIAL_STATUSES = (Card.Status.INACTIVE, Card.Status.ACTIVE)
+ACCOUNT_CODES = {
+    "current": "CBSFinancialContractTypeAPI",
+    "prepaid": "AccountPrepaidAPI or GHSAccountPrepaidAPI",
+}
+
+
+def card_issue(
+    *,
+    account: Account,
+    customer: Customer,
+    product: CardProduct,
+    form: str,
+    embossed_name: str | None = None,
+    delivery_address: dict | None = None,
+    primary_card: Card | None = None,
+    status: str = Card.Status.INACTIVE,
+    actor: Actor,
+) -> Card:
+    """Issue a card of `product` on `account` to `customer` and emit `card.issued`.
+
+    400 `validation_error` when the product does not fit the account (debit cards on current
+    accounts, prepaid cards on prepaid accounts), the form is not one of the product's, a
+    physical card has no delivery address (or a virtual one has one), or the customer is not a
+    holder of the account. With `primary_card` the card is supplementary: on the primary card's
+    account, for another customer. 422 `account_not_active` unless the account is active.
+    """
+    if status not in INITIAL_STATUSES:
+        raise ValueError(f"a new card is inactive or active, not {status}")
+    errors = {}
+    if primary_card is not None:
+        if primary_card.primary_card_id is not None:
+            errors["primaryCardId"] = "A supplementary card cannot have supplementary cards."
+        elif primary_card.customer_id == customer.pk:
+            errors["customerId"] = "A supplementary card is for another customer than the primary."
+        if primary_card.account_id != account.pk:
+            errors["accountId"] = "A supplementary card sits on its primary card's account."
+    elif not account.is_held_by(customer.pk):
+        errors["customerId"] = "The customer does not hold this account."
+    errors.update(product_fit_errors(product, account, form, delivery_address))
+    if errors:
+        raise ValidationFailed(details=errors)
+    with transaction.atomic(savepoint=False):
+        account = Account.objects.select_for_update().get(pk=account.pk)
+        if account.status != Account.Status.ACTIVE:
+            raise AccountNotActive(
+                f"The account is {account.status}: no new card can be issued on it.",
+                details={"accountId": account.pk, "status": account.status},
+            )
+        if primary_card is not None and not Card.objects.get(pk=primary_card.pk).is_live:
+            raise CardNotActive(
+                "The primary card is no longer live.",
+                details={"primaryCardId": primary_card.pk, "status": primary_card.status},
+            )
+        today = today_of(account.institution)
+        card = Card(
+            institution=account.institution,
+            product=product,
+            account=account,
+            customer=customer,
+            primary_card=primary_card,
+            form=form,
+            status=status,
+            embossed_name=embossed_name or embossed_name_of(customer),
+            limit_per_transaction=product.default_per_transaction,
+            limit_daily=product.default_daily,
+            limit_monthly=product.default_monthly,
+            limit_daily_cash=product.default_daily_cash,
+        )
+        card.set_delivery_address(delivery_address)
+        card.set_expiry(*add_months(today.year, today.month, 12 * product.validity_years))
+        new_card(card)
+        emit_issued(card, "card.issued")
+    return card
+
+
+def product_fit_errors(
+    product: CardProduct, account: Account, form: str, delivery_address: dict | None
+) -> dict:
+    errors = {}
+    if account.product is None or account.product.kind != product.account_kind:
+        errors["cardProductRid"] = (
+            f"A {product.kind} card needs a {product.account_kind} account "
+            f"({ACCOUNT_CODES[product.account_kind]})."
+        )
+    if form not in product.forms:
+        errors["form"] = f"This product is issued as {' or '.join(product.forms)} only."
+    elif form == CardProduct.Form.PHYSICAL and not delivery_address:
+        errors["deliveryAddress"] = "A physical card needs a delivery address."
+    elif form == CardProduct.Form.VIRTUAL and delivery_address:
+        errors["deliveryAddress"] = "A virtual card is not delivered: leave this out."
+    return errors
+
+
+def new_card(card: Card, *, pan: str | None = None, cvv: str | None = None) -> Card:
+    """Seal and insert `card`: with `pan` (a renewal or reissue keeps it) or a new one drawn
+    from the product's BIN that no card has ever had; with `cvv` or a new one."""
+    for _ in range(10):
+        candidate = pan or new_pan(card.product.bin, card.product.pan_length)
+        if pan is None and Card.objects.filter(pan_fingerprint=pan_fingerprint(candidate)).exists():
+            continue
+        card.seal(pan=candidate, cvv=cvv or new_cvv())
+        try:
+            with transaction.atomic():
+                card.save(force_insert=True)
+            return card
+        except IntegrityError as error:  # the same PAN drawn at once by another issuance
+            if pan is not None or "card_live_pan_unique" not in str(error):
+                raise
+    raise RuntimeError("Could not draw an unused PAN.")
+
+
+def embossed_name_of(customer: Customer) -> str:
+    """The customer's name as a card can carry it: ASCII capitals, at most 26 characters."""
+    name = f"{customer.first_name} {customer.last_name}"
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    cleaned = re.sub(r"[^A-Z0-9 .'\-/]", "", ascii_name.upper())
+    return re.sub(r" +", " ", cleaned).strip()[:26].strip() or "CARDHOLDER"
+
+
+def emit_issued(card: Card, event_type: str, **extra) -> None:
+    emit(
+        institution=card.institution,
+        type=event_type,
+        object_type="card",
+        object_id=card.pk,
+        data={
+            "accountId": card.account_id,
+            "customerId": card.customer_id,
+            "cardProductRid": card.product_id,
+            "form": card.form,
+            "status": card.status,
+            "last4": card.pan_last4,
+            **({"primaryCardId": card.primary_card_id} if card.primary_card_id else {}),
+            **extra,
+        },
+    )

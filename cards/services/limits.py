@@ -1,0 +1,151 @@
+"""Card limits and what a card has spent against them.
+
+Limits are per transaction, per day, per month and per day in cash, in minor units of the
+account's currency. Spending is counted per calendar day in the institution's time zone
+(`cards.dates`) in `CardSpend` rows keyed by the card's lineage, so a renewed or replaced card
+continues its predecessor's count. `spend` must run with the card locked (`lock_card`): two
+concurrent payments of one card are serialized on its row and cannot both pass a limit.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+
+from django.db import connection, transaction
+from django.db.models import Q, Sum
+from django.utils import timezone
+
+from api.actors import Actor
+from api.exceptions import LimitExceeded, ValidationFailed
+from events.services import emit
+
+from ..dates import today_of
+from ..models import Card, CardSpend
+from .status import lock_card, require_not_final
+
+# domain field -> API name
+LIMIT_FIELDS = {
+    "limit_per_transaction": "perTransaction",
+    "limit_daily": "daily",
+    "limit_monthly": "monthly",
+    "limit_daily_cash": "dailyCash",
+}
+
+
+@dataclass(frozen=True)
+class Usage:
+    day: date
+    daily: int
+    daily_cash: int
+    monthly: int
+
+    @property
+    def month(self) -> str:
+        return f"{self.day:%Y-%m}"
+
+
+def card_usage(card: Card, *, day: date | None = None) -> Usage:
+    """What the card's lineage has spent on `day` (default: today) and in its month: one query."""
+    day = day or today_of(card.institution)
+    totals = CardSpend.objects.filter(
+        card_id=card.lineage_root_id, day__gte=day.replace(day=1), day__lte=day
+    ).aggregate(
+        monthly=Sum("spent"),
+        daily=Sum("spent", filter=Q(day=day)),
+        daily_cash=Sum("cash_spent", filter=Q(day=day)),
+    )
+    return Usage(
+        day=day,
+        daily=totals["daily"] or 0,
+        daily_cash=totals["daily_cash"] or 0,
+        monthly=totals["monthly"] or 0,
+    )
+
+
+def spend(card: Card, amount: int, *, cash: bool = False) -> date:
+    """Check `amount` against the card's limits (422 `limit_exceeded`, naming the limit) and
+    count it. The card must be locked by the caller's transaction. Returns the day counted."""
+    usage = card_usage(card)
+    checks = [
+        ("perTransaction", card.limit_per_transaction, 0),
+        ("daily", card.limit_daily, usage.daily),
+        ("monthly", card.limit_monthly, usage.monthly),
+    ]
+    if cash:
+        checks.append(("dailyCash", card.limit_daily_cash, usage.daily_cash))
+    for name, limit, used in checks:
+        if used + amount > limit:
+            raise LimitExceeded(
+                f"The card's {name} limit does not allow this amount.",
+                details={
+                    "limit": name,
+                    "value": limit,
+                    "used": used,
+                    "amount": amount,
+                    "remaining": max(limit - used, 0),
+                },
+            )
+    _count(card, usage.day, amount, amount if cash else 0)
+    return usage.day
+
+
+def unspend(card: Card, day: date, amount: int, *, cash: bool = False) -> None:
+    """Give back `amount` counted on `day` (a reversed authorization)."""
+    _count(card, day, -amount, -amount if cash else 0)
+
+
+def _count(card: Card, day: date, amount: int, cash: int) -> None:
+    # One upsert: the day's row is created by its first payment. Negative deltas (unspend)
+    # never take a counter below zero.
+    with connection.cursor() as cursor:
+        cursor.execute(_COUNT_SQL, [card.lineage_root_id, day, amount, cash, amount, cash])
+
+
+_COUNT_SQL = """
+    INSERT INTO cards_cardspend AS s (card_id, day, spent, cash_spent)
+    VALUES (%s, %s, GREATEST(%s, 0), GREATEST(%s, 0))
+    ON CONFLICT (card_id, day) DO UPDATE
+    SET spent = GREATEST(s.spent + %s, 0), cash_spent = GREATEST(s.cash_spent + %s, 0)
+"""
+
+
+def card_limits_set(*, card: Card, changes: dict, actor: Actor) -> Card:
+    """Change some of the card's limits (domain names of LIMIT_FIELDS). The result must be
+    ordered: perTransaction <= daily <= monthly and dailyCash <= daily (400 otherwise). Emits
+    `card.limits_changed` with the limits after the change; no change emits nothing."""
+    unknown = set(changes) - set(LIMIT_FIELDS)
+    if unknown:
+        raise ValueError(f"Not limits: {sorted(unknown)}")
+    with transaction.atomic(savepoint=False):
+        card = lock_card(card.pk)
+        require_not_final(card)
+        changed = [field for field, value in changes.items() if getattr(card, field) != value]
+        for field in changed:
+            setattr(card, field, changes[field])
+        errors = _order_errors(card)
+        if errors:
+            raise ValidationFailed(details=errors)
+        if changed:
+            card.updated_at = timezone.now()
+            card.save(update_fields=[*changed, "updated_at"])
+            emit(
+                institution=card.institution,
+                type="card.limits_changed",
+                object_type="card",
+                object_id=card.pk,
+                data={
+                    "changedFields": sorted(LIMIT_FIELDS[field] for field in changed),
+                    "limits": {api: getattr(card, field) for field, api in LIMIT_FIELDS.items()},
+                },
+            )
+    return card
+
+
+def _order_errors(card: Card) -> dict:
+    errors = {}
+    if card.limit_per_transaction > card.limit_daily:
+        errors["perTransaction"] = "Must not be above the daily limit."
+    if card.limit_daily > card.limit_monthly:
+        errors["daily"] = "Must not be above the monthly limit."
+    if card.limit_daily_cash > card.limit_daily:
+        errors["dailyCash"] = "Must not be above the daily limit."
+    return errors

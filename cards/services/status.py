@@ -1,0 +1,93 @@
+"""Card status: `inactive -> active <-> suspended`, `active | suspended -> lost | stolen | closed`,
+`active -> expired` at validity end (the system only). lost, stolen, closed, expired are final."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from api.actors import Actor
+from api.exceptions import CardNotActive, InvalidStateTransition
+from events.services import emit
+
+from ..dates import is_past_expiry
+from ..models import Card
+
+S = Card.Status
+# What a client (API, admin) may ask for. `expired` is the system's: see `cards_expire`.
+TRANSITIONS = {
+    S.INACTIVE: {S.ACTIVE},
+    S.ACTIVE: {S.SUSPENDED, S.LOST, S.STOLEN, S.CLOSED},
+    S.SUSPENDED: {S.ACTIVE, S.LOST, S.STOLEN, S.CLOSED},
+    S.LOST: set(),
+    S.STOLEN: set(),
+    S.CLOSED: set(),
+    S.EXPIRED: set(),
+}
+
+
+def lock_card(card_id: str) -> Card:
+    return Card.objects.select_for_update().select_related("institution").get(pk=card_id)
+
+
+def card_set_status(*, card: Card, status: str, reason: str = "", actor: Actor) -> Card:
+    """Move a card to `status` (409 `invalid_state_transition` for any move not in TRANSITIONS;
+    asking for the current status changes nothing). Emits `card.status_changed`."""
+    with transaction.atomic(savepoint=False):
+        card = lock_card(card.pk)
+        if status == card.status:
+            return card
+        if status not in TRANSITIONS[card.status]:
+            raise InvalidStateTransition(
+                f"A card cannot go from {card.status} to {status}.",
+                from_state=card.status,
+                to_state=status,
+            )
+        if status == S.ACTIVE and is_past_expiry(card):
+            raise InvalidStateTransition(
+                "The card is past its expiry date.", from_state=card.status, to_state=status
+            )
+        change_status(card, status, reason)
+    return card
+
+
+def card_update(*, card: Card, risk_level: str, actor: Actor) -> Card:
+    """Set the card's risk level (monitoring rules read it). Emits `card.updated`."""
+    with transaction.atomic(savepoint=False):
+        card = lock_card(card.pk)
+        require_not_final(card)
+        if card.risk_level != risk_level:
+            card.risk_level = risk_level
+            card.updated_at = timezone.now()
+            card.save(update_fields=["risk_level", "updated_at"])
+            emit(
+                institution=card.institution,
+                type="card.updated",
+                object_type="card",
+                object_id=card.pk,
+                data={"changedFields": ["riskLevel"], "riskLevel": risk_level},
+            )
+    return card
+
+
+def change_status(card: Card, status: str, reason: str = "") -> None:
+    """Record a status move on a locked card and emit `card.status_changed` (no rule checked:
+    callers have checked theirs)."""
+    previous = card.status
+    card.status = status
+    card.status_reason = reason[:500]
+    card.updated_at = timezone.now()
+    card.save(update_fields=["status", "status_reason", "updated_at"])
+    emit(
+        institution=card.institution,
+        type="card.status_changed",
+        object_type="card",
+        object_id=card.pk,
+        data={"from": previous, "to": status, "reason": card.status_reason},
+    )
+
+
+def require_not_final(card: Card) -> None:
+    """Settings of a lost, stolen, closed or expired card no longer change (422)."""
+    if not card.is_live:
+        raise CardNotActive(
+            f"The card is {card.status}.", details={"cardId": card.pk, "status": card.status}
+        )
