@@ -166,12 +166,15 @@ def document(
     tags: list[str],
     description: str = "",
 ):
-    """Decorate a view method for both versions. `resources`/`request`: {"v1": cls, "v2": cls}."""
+    """Decorate a view method for the versions in `resources` ({"v1": cls, "v2": cls}; one key
+    for an operation only one version has); `request` likewise."""
     write = request is not None
     errors = errors or (WRITE_ERRORS if write else READ_ERRORS)
 
     def decorate(func):
         for version in (V1, V2):
+            if version not in resources:
+                continue
             resource = resources[version]
             shape = list_body if many else body
             ok_status = (200 if version == V1 else 201) if created else 200

@@ -101,6 +101,17 @@ class AmountField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON `true` or `false` only: DRF would also take "yes", "on", 1 and "0"."""
+
+    default_error_messages = {"invalid": "Must be true or false."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
 class TimestampField(serializers.DateTimeField):
     """ISO 8601 UTC with milliseconds and `Z`, the one time format of the API."""
 

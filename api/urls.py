@@ -20,9 +20,12 @@ class DocsView(SpectacularSwaggerView):
 
 
 def version_urls(version: str):
+    from cards.urls import card_urls
+
     return [
         path("", include("customers.urls")),
         path("", include("accounts.urls")),
+        path("", include(card_urls(version))),
         path("", include("transfers.urls")),
         path("", include("transactions.urls")),
         path("", include("events.urls")),

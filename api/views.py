@@ -62,6 +62,13 @@ class TXView(APIView):
     def created(self, resource: dict) -> Response:
         return self.respond(resource, status=created_status(self.request.version))
 
+    def refuse(self, error: TXError) -> Response:
+        """Answer a business refusal without undoing what the operation wrote: a wrong PIN must
+        stay counted though the request is refused (raising would roll the try back)."""
+        if error.status != 422:
+            raise ValueError("only a 422 business refusal may keep the operation's writes")
+        return self.handle_exception(error)
+
     def respond_list(self, queryset, serializer_class, order_key: str = "pk") -> Response:
         rows, next_cursor = paginate(self.request, queryset, order_key)
         # One serializer for the page: DRF deep-copies a serializer's fields per instance.

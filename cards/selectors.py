@@ -38,7 +38,7 @@ def card_list(
 
 def card_get(*, institution: Institution, card_id: str) -> Card:
     card = (
-        Card.objects.select_related("institution", "product", "successor")
+        Card.objects.select_related("institution", "product", "account", "successor")
         .filter(institution=institution, id=card_id)
         .first()
     )
@@ -50,7 +50,7 @@ def card_get(*, institution: Institution, card_id: str) -> Card:
 def card_by_pan(*, institution: Institution, pan: str) -> Card:
     """The card holding `pan`: the live one, else the newest that held it (a renewed, reissued
     or closed card keeps its PAN fingerprint)."""
-    cards = Card.objects.select_related("institution", "product", "successor").filter(
+    cards = Card.objects.select_related("institution", "product", "account", "successor").filter(
         institution=institution, pan_fingerprint=pan_fingerprint(pan)
     )
     card = cards.filter(status__in=Card.LIVE).first() or cards.order_by("-id").first()

@@ -7,6 +7,7 @@ from datetime import date
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from api.addresses import Address, AddressInput, V1Address, V1AddressInput
 from api.schema import document
 from api.serializers import CountryNumericField, StrictCharField, StrictSerializer, TimestampField
 from api.views import TXView
@@ -21,30 +22,6 @@ CREATED_MESSAGE = "Customer created."
 
 
 # --- input
-class AddressInput(StrictSerializer):
-    line1 = StrictCharField(max_length=200)
-    line2 = StrictCharField(max_length=200, required=False, allow_null=True, allow_blank=True)
-    city = StrictCharField(max_length=100)
-    postalCode = StrictCharField(source="postal_code", max_length=20)  # noqa: N815
-    countryCode = CountryNumericField(source="country_code")  # noqa: N815
-
-    def validate(self, attrs):
-        # An address is always sent whole, in PATCH too (where DRF would skip missing fields).
-        missing = [
-            name
-            for name, field in self.fields.items()
-            if field.required is not False and name != "line2" and field.source not in attrs
-        ]
-        if missing:
-            raise serializers.ValidationError({name: "This field is required." for name in missing})
-        return attrs
-
-
-class V1AddressInput(AddressInput):
-    countryCode = None  # noqa: N815
-    countryId = CountryNumericField(source="country_code")  # noqa: N815
-
-
 class CustomerCreate(StrictSerializer):
     firstName = StrictCharField(source="first_name", max_length=100)  # noqa: N815
     lastName = StrictCharField(source="last_name", max_length=100)  # noqa: N815
@@ -92,19 +69,6 @@ class V1CustomerUpdate(V1CustomerCreate):
 
 
 # --- output
-class Address(serializers.Serializer):
-    line1 = serializers.CharField()
-    line2 = serializers.CharField(allow_null=True)
-    city = serializers.CharField()
-    postalCode = serializers.CharField(source="postal_code")  # noqa: N815
-    countryCode = serializers.CharField(source="country_code")  # noqa: N815
-
-
-class V1Address(Address):
-    countryCode = None  # noqa: N815
-    countryId = serializers.CharField(source="country_code")  # noqa: N815
-
-
 class Customer(serializers.Serializer):
     customerId = serializers.CharField(source="id")  # noqa: N815
     firstName = serializers.CharField(source="first_name")  # noqa: N815

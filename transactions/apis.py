@@ -67,6 +67,9 @@ class TransactionQuery(serializers.Serializer):
 class TransactionOut(serializers.Serializer):
     transactionId = serializers.CharField(source="id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
+    cardId = serializers.CharField(  # noqa: N815
+        source="card_id", allow_null=True, help_text="The card the money moved through, if any."
+    )
     type = serializers.ChoiceField(choices=Transaction.Type.choices)
     settlementStatus = serializers.ChoiceField(  # noqa: N815
         source="settlement_status", choices=Transaction.SettlementStatus.choices

@@ -1,14 +1,13 @@
 """`/transfers`: move money between two accounts of the institution, read, reverse.
 
-`source` and `destination` each name one account, by `accountId` or by `accountNumber` (a
-sensitive identifier, so the body is where it belongs). The object is meant to grow: card and
-PAN endpoints (`cardId`, `pan`) come with card issuing. Identical in both versions.
+`source` and `destination` each name one account: by `accountId`, by `accountNumber`, or through
+a card by `cardId` or `pan` (account numbers and PANs are sensitive identifiers, so the body is
+where they belong). Identical in both versions.
 """
 
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from accounts.selectors import accounts_of_endpoints
 from api.actors import Actor
 from api.exceptions import ValidationFailed
 from api.schema import both, document
@@ -20,21 +19,27 @@ from api.serializers import (
     TimestampField,
 )
 from api.views import TXView
+from cards.apis.serializers import PanField
 
+from .endpoints import endpoints_resolve
 from .models import Transfer
 from .selectors import transfer_get, transfer_list
 from .services import transfer_create, transfer_reverse
 
 
 class Endpoint(StrictSerializer):
-    """Exactly one of `accountId` or `accountNumber`."""
+    """Exactly one of `accountId`, `accountNumber`, `cardId` or `pan`."""
 
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
     accountNumber = StrictCharField(required=False, max_length=20)  # noqa: N815
+    cardId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    pan = PanField(required=False, help_text="A card number: the card's account.")
 
     def validate(self, attrs):
         if len(attrs) != 1:
-            raise serializers.ValidationError("Give exactly one of accountId or accountNumber.")
+            raise serializers.ValidationError(
+                "Give exactly one of accountId, accountNumber, cardId or pan."
+            )
         return attrs
 
 
@@ -54,10 +59,16 @@ class ReversalCreate(StrictSerializer):
 
 class SourceOut(serializers.Serializer):
     accountId = serializers.CharField(source="source_account_id")  # noqa: N815
+    cardId = serializers.CharField(  # noqa: N815
+        source="source_card_id", allow_null=True, help_text="Set when sent by card or PAN."
+    )
 
 
 class DestinationOut(serializers.Serializer):
     accountId = serializers.CharField(source="destination_account_id")  # noqa: N815
+    cardId = serializers.CharField(  # noqa: N815
+        source="destination_card_id", allow_null=True, help_text="Set when sent to a card or PAN."
+    )
 
 
 class TransferOut(serializers.Serializer):
@@ -92,24 +103,29 @@ class TransferListView(TXView):
         resources=both(TransferOut),
         request=both(TransferCreate),
         created=True,
-        summary="Transfer money between two accounts",
+        summary="Transfer money between two accounts, cards or PANs",
         description="Same institution and currency; posted at once (`CashDec` on the source, "
-        "`CashInc` on the destination). 422 `insufficient_funds`, `account_not_active`, "
-        "`currency_mismatch`.",
+        "`CashInc` on the destination). A card or PAN names the card's account; a sending card "
+        "must be active (422 `card_not_active`) and its limits apply (422 `limit_exceeded`). "
+        "422 `insufficient_funds`, `account_not_active`, `currency_mismatch`.",
         operation_id="transfers_create",
         tags=["Transfers"],
     )
     def post(self, request):
         data = self.parse(TransferCreate)
-        source, destination = accounts_of_endpoints(
+        source, destination = endpoints_resolve(
             institution=self.institution, endpoints=[data["source"], data["destination"]]
         )
-        if source.pk == destination.pk:
-            raise ValidationFailed(details={"destination": "Must differ from the source."})
+        if source.account.pk == destination.account.pk:
+            raise ValidationFailed(
+                details={"destination": "Must be another account than the source's."}
+            )
         transfer = transfer_create(
             institution=self.institution,
-            source=source,
-            destination=destination,
+            source=source.account,
+            destination=destination.account,
+            source_card=source.card,
+            destination_card=destination.card,
             amount=data["amount"],
             currency=data["currency"],
             description=data.get("description", ""),

@@ -11,6 +11,9 @@ from accounts.rules import check_can_credit, check_can_debit, check_currency
 from api.actors import Actor
 from api.exceptions import AmountExceedsRemaining, InvalidStateTransition, NotFound
 from api.models import Institution
+from cards.models import Card
+from cards.rules import check_card_can_receive, check_card_can_send
+from cards.services import lock_card, spend
 from events.services import emit
 from transactions.models import Transaction
 from transactions.services import Line, statement_lines_record
@@ -27,23 +30,40 @@ def transfer_create(
     currency: str,
     description: str = "",
     actor: Actor,
+    source_card: Card | None = None,
+    destination_card: Card | None = None,
 ) -> Transfer:
-    """Move `amount` from `source` to `destination`, two accounts of `institution`.
+    """Move `amount` from `source` to `destination`, two accounts of `institution`, through
+    `source_card` / `destination_card` when the request named cards (on those accounts).
 
-    Both accounts and the request in one currency (422 `currency_mismatch`); the source active
+    Checked in this order: the sending card active and within its validity, a receiving card
+    live (422 `card_not_active`); both accounts and the request in one currency (422
+    `currency_mismatch`); the sending card's limits (422 `limit_exceeded`); the source active
     with the funds (422 `account_not_active`, `insufficient_funds`); the destination not closed
     (422 `account_not_active`). Posts at once: `CashDec` on the source, `CashInc` on the
     destination, event `transfer.posted`.
     """
     if source.pk == destination.pk:
         raise ValueError("source and destination must differ")
+    for card, account in ((source_card, source), (destination_card, destination)):
+        if card is not None and card.account_id != account.pk:
+            raise ValueError("a card endpoint must be on its account")
     with transaction.atomic(savepoint=False):
+        if source_card is not None:
+            # The card is the operation's own row: locked before the accounts (accounts.locks),
+            # so two payments of one card are serialized and cannot both pass a limit.
+            source_card = lock_card(source_card.pk)
+            check_card_can_send(source_card)
+        if destination_card is not None:
+            check_card_can_receive(destination_card)
         locked = lock_accounts([source.pk, destination.pk])
         source, destination = locked[source.pk], locked[destination.pk]
         if source.institution_id != institution.pk or destination.institution_id != institution.pk:
             raise NotFound("An account of this transfer does not exist.")
         check_currency(source, currency)
         check_currency(destination, currency)
+        if source_card is not None:
+            spend(source_card, amount)
         check_can_debit(source, amount)
         check_can_credit(destination)
         journal = post_journal(
@@ -57,6 +77,8 @@ def transfer_create(
             institution=institution,
             source_account=source,
             destination_account=destination,
+            source_card=source_card,
+            destination_card=destination_card,
             amount=amount,
             currency=currency,
             description=description,
@@ -65,8 +87,14 @@ def transfer_create(
         )
         statement_lines_record(
             lines=[
-                Line(source, Transaction.Type.CASH_DEC, amount, description),
-                Line(destination, Transaction.Type.CASH_INC, amount, description),
+                Line(source, Transaction.Type.CASH_DEC, amount, description, card=source_card),
+                Line(
+                    destination,
+                    Transaction.Type.CASH_INC,
+                    amount,
+                    description,
+                    card=destination_card,
+                ),
             ],
             currency=currency,
             journal=journal,
@@ -82,6 +110,8 @@ def transfer_create(
                 "currency": currency,
                 "sourceAccountId": source.pk,
                 "destinationAccountId": destination.pk,
+                **({"sourceCardId": source_card.pk} if source_card else {}),
+                **({"destinationCardId": destination_card.pk} if destination_card else {}),
             },
         )
     return transfer
@@ -136,8 +166,20 @@ def transfer_reverse(
         transfer.save(update_fields=["reversed_amount", "status", "updated_at"])
         statement_lines_record(
             lines=[
-                Line(destination, Transaction.Type.CASH_DEC, amount, description),
-                Line(source, Transaction.Type.CASH_INC, amount, description),
+                Line(
+                    destination,
+                    Transaction.Type.CASH_DEC,
+                    amount,
+                    description,
+                    card=transfer.destination_card,
+                ),
+                Line(
+                    source,
+                    Transaction.Type.CASH_INC,
+                    amount,
+                    description,
+                    card=transfer.source_card,
+                ),
             ],
             currency=transfer.currency,
             journal=journal,

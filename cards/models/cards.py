@@ -163,6 +163,22 @@ class Card(models.Model):
         return f"{self.pan_first6}{'*' * (self.pan_length - 10)}{self.pan_last4}"
 
     @property
+    def successor_id(self) -> str | None:
+        """The card that renewed, reissued or replaced this one, if any."""
+        try:
+            return self.successor.pk
+        except Card.successor.RelatedObjectDoesNotExist:
+            return None
+
+    @property
+    def pin_is_set(self) -> bool:
+        return self.pin_hash is not None
+
+    @property
+    def pin_remaining_tries(self) -> int:
+        return 0 if self.pin_blocked else 3 - self.pin_failed_attempts
+
+    @property
     def lineage_root_id(self) -> str:
         return self.lineage_id or self.id
 

@@ -1,0 +1,43 @@
+"""Postal addresses in request and response bodies. v2 names the country `countryCode`, v1
+`countryId` (DESIGN.md section 4); both are ISO 3166-1 numeric codes of three digits."""
+
+from rest_framework import serializers
+
+from .serializers import CountryNumericField, StrictCharField, StrictSerializer
+
+
+class AddressInput(StrictSerializer):
+    line1 = StrictCharField(max_length=200)
+    line2 = StrictCharField(max_length=200, required=False, allow_null=True, allow_blank=True)
+    city = StrictCharField(max_length=100)
+    postalCode = StrictCharField(source="postal_code", max_length=20)  # noqa: N815
+    countryCode = CountryNumericField(source="country_code")  # noqa: N815
+
+    def validate(self, attrs):
+        # An address is always sent whole, in PATCH too (where DRF would skip missing fields).
+        missing = [
+            name
+            for name, field in self.fields.items()
+            if field.required is not False and name != "line2" and field.source not in attrs
+        ]
+        if missing:
+            raise serializers.ValidationError({name: "This field is required." for name in missing})
+        return attrs
+
+
+class V1AddressInput(AddressInput):
+    countryCode = None  # noqa: N815
+    countryId = CountryNumericField(source="country_code")  # noqa: N815
+
+
+class Address(serializers.Serializer):
+    line1 = serializers.CharField()
+    line2 = serializers.CharField(allow_null=True)
+    city = serializers.CharField()
+    postalCode = serializers.CharField(source="postal_code")  # noqa: N815
+    countryCode = serializers.CharField(source="country_code")  # noqa: N815
+
+
+class V1Address(Address):
+    countryCode = None  # noqa: N815
+    countryId = serializers.CharField(source="country_code")  # noqa: N815

@@ -1,0 +1,366 @@
+"""Request and response bodies of the card endpoints. The two versions differ only in the
+address's country field (`api.addresses`): every serializer with an address has a V1 twin."""
+
+import re
+
+from django.core.validators import RegexValidator
+from rest_framework import serializers
+
+from api.addresses import Address, AddressInput, V1Address, V1AddressInput
+from api.serializers import (
+    AmountField,
+    CountryNumericField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+    TimestampField,
+)
+
+from ..models import Card, CardProduct
+from ..services.issuance import EMBOSSED_NAME_RE
+from ..services.lifecycle import REPLACEMENT_REASONS
+
+PIN_RE = re.compile(r"^[0-9]{4,12}$")
+PAN_RE = re.compile(r"^[0-9]{12,19}$")
+
+
+# --- input fields
+class EmbossedNameField(StrictCharField):
+    default_error_messages = {
+        "invalid": "2 to 26 letters A-Z, digits, spaces and . ' - / (no accents)."
+    }
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", 26)
+        kwargs.setdefault("help_text", "As printed on the card; stored in capitals.")
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data).upper()
+        if not EMBOSSED_NAME_RE.match(value):
+            self.fail("invalid")
+        return value
+
+
+class PinField(StrictCharField):
+    """A PIN: 4 to 12 digits. Never echoed back, in a body or an error message."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("write_only", True)
+        kwargs.setdefault("validators", [RegexValidator(PIN_RE, "Must be 4 to 12 digits.")])
+        super().__init__(**kwargs)
+
+
+class NewPinField(PinField):
+    """A PIN being set: not one digit repeated, not a run up or down (1234, 9876)."""
+
+    default_error_messages = {"weak": "Too easy to guess: repeated or consecutive digits."}
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if PIN_RE.match(value):
+            steps = {(int(b) - int(a)) % 10 for a, b in zip(value, value[1:], strict=False)}
+            if steps in ({0}, {1}, {9}):
+                self.fail("weak")
+        return value
+
+
+class PanField(StrictCharField):
+    """A full card number: 12 to 19 digits with a valid Luhn check digit. Body only."""
+
+    default_error_messages = {"invalid": "Must be 12 to 19 digits with a valid check digit."}
+
+    def to_internal_value(self, data):
+        from stdnum import luhn
+
+        value = super().to_internal_value(data)
+        if not PAN_RE.match(value) or not luhn.is_valid(value):
+            self.fail("invalid")
+        return value
+
+
+# --- input
+class CardCreate(StrictSerializer):
+    accountId = StrictCharField(  # noqa: N815
+        required=False,
+        max_length=40,
+        help_text="Required unless `primaryCardId` is given (the primary card's account).",
+    )
+    customerId = StrictCharField(max_length=40, help_text="The cardholder.")  # noqa: N815
+    cardProductRid = StrictCharField(max_length=40)  # noqa: N815
+    form = serializers.ChoiceField(choices=CardProduct.Form.choices)
+    embossedName = EmbossedNameField(required=False)  # noqa: N815
+    deliveryAddress = AddressInput(  # noqa: N815
+        required=False, help_text="Physical cards only, and required for them."
+    )
+    primaryCardId = StrictCharField(  # noqa: N815
+        required=False,
+        max_length=40,
+        help_text="Makes the card supplementary: on the primary card's account, for another "
+        "customer.",
+    )
+    status = serializers.ChoiceField(
+        choices=[Card.Status.INACTIVE, Card.Status.ACTIVE],
+        required=False,
+        help_text="`inactive` (default: activate later with PATCH) or `active`.",
+    )
+
+    def validate(self, attrs):
+        if "accountId" not in attrs and "primaryCardId" not in attrs:
+            raise serializers.ValidationError({"accountId": "This field is required."})
+        return attrs
+
+
+class V1CardCreate(CardCreate):
+    deliveryAddress = V1AddressInput(  # noqa: N815
+        required=False, help_text="Physical cards only, and required for them."
+    )
+
+
+class CardUpdate(StrictSerializer):
+    status = serializers.ChoiceField(choices=Card.Status.choices, required=False)
+    reason = StrictCharField(max_length=500, required=False, allow_blank=True)
+    riskLevel = serializers.ChoiceField(  # noqa: N815
+        choices=Card.RiskLevel.choices, required=False
+    )
+
+    def validate(self, attrs):
+        if "status" not in attrs and "riskLevel" not in attrs:
+            raise serializers.ValidationError(
+                "Give `status` (with an optional `reason`) or `riskLevel`."
+            )
+        if "reason" in attrs and "status" not in attrs:
+            raise serializers.ValidationError({"reason": "Only with `status`."})
+        return attrs
+
+
+class CardLookup(StrictSerializer):
+    pan = PanField()
+
+
+class RenewalCreate(StrictSerializer):
+    deliveryAddress = AddressInput(  # noqa: N815
+        required=False, help_text="Where to send the new card (default: the old card's address)."
+    )
+
+
+class V1RenewalCreate(RenewalCreate):
+    deliveryAddress = V1AddressInput(  # noqa: N815
+        required=False, help_text="Where to send the new card (default: the old card's address)."
+    )
+
+
+class ReissueCreate(RenewalCreate):
+    embossedName = EmbossedNameField(required=False)  # noqa: N815
+    reason = StrictCharField(max_length=200, required=False, allow_blank=True)
+
+
+class V1ReissueCreate(V1RenewalCreate):
+    embossedName = EmbossedNameField(required=False)  # noqa: N815
+    reason = StrictCharField(max_length=200, required=False, allow_blank=True)
+
+
+class ReplacementCreate(RenewalCreate):
+    reason = serializers.ChoiceField(
+        choices=list(REPLACEMENT_REASONS),
+        help_text="lost, stolen: the old card becomes lost or stolen; damaged, compromised: "
+        "closed.",
+    )
+
+
+class V1ReplacementCreate(V1RenewalCreate):
+    reason = serializers.ChoiceField(
+        choices=list(REPLACEMENT_REASONS),
+        help_text="lost, stolen: the old card becomes lost or stolen; damaged, compromised: "
+        "closed.",
+    )
+
+
+class MccField(StrictCharField):
+    def __init__(self, **kwargs):
+        kwargs.setdefault(
+            "validators", [RegexValidator(r"^[0-9]{4}$", "A merchant category code: 4 digits.")]
+        )
+        super().__init__(**kwargs)
+
+
+class SecuritySettingsUpdate(StrictSerializer):
+    ecommerce = StrictBooleanField(required=False)
+    contactless = StrictBooleanField(required=False)
+    atm = StrictBooleanField(required=False)
+    international = StrictBooleanField(required=False)
+    magstripe = StrictBooleanField(required=False)
+    blockedMccs = serializers.ListField(  # noqa: N815
+        source="blocked_mccs", child=MccField(), required=False, max_length=200
+    )
+    blockedCountries = serializers.ListField(  # noqa: N815
+        source="blocked_countries", child=CountryNumericField(), required=False, max_length=250
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give at least one setting.")
+        return attrs
+
+
+class LimitsUpdate(StrictSerializer):
+    perTransaction = AmountField(source="limit_per_transaction", required=False, min_value=0)  # noqa: N815
+    daily = AmountField(source="limit_daily", required=False, min_value=0)
+    monthly = AmountField(source="limit_monthly", required=False, min_value=0)
+    dailyCash = AmountField(source="limit_daily_cash", required=False, min_value=0)  # noqa: N815
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give at least one limit.")
+        return attrs
+
+
+class PinUpdate(StrictSerializer):
+    """Either `{pin, currentPin?}` (set or change) or `{"blocked": false}` (unblock)."""
+
+    pin = NewPinField(required=False)
+    currentPin = PinField(required=False, help_text="Required when a PIN is set.")  # noqa: N815
+    blocked = StrictBooleanField(
+        required=False, help_text="Only `false`: unblock after three wrong tries."
+    )
+
+    def validate(self, attrs):
+        if "blocked" in attrs:
+            if set(attrs) != {"blocked"} or attrs["blocked"] is not False:
+                raise serializers.ValidationError('To unblock send exactly {"blocked": false}.')
+        elif "pin" not in attrs:
+            raise serializers.ValidationError({"pin": "This field is required."})
+        return attrs
+
+
+class PinVerificationCreate(StrictSerializer):
+    pin = PinField()
+
+
+# --- output
+class SecuritySettings(serializers.Serializer):
+    ecommerce = serializers.BooleanField()
+    contactless = serializers.BooleanField()
+    atm = serializers.BooleanField()
+    international = serializers.BooleanField()
+    magstripe = serializers.BooleanField()
+    blockedMccs = serializers.ListField(source="blocked_mccs", child=serializers.CharField())  # noqa: N815
+    blockedCountries = serializers.ListField(  # noqa: N815
+        source="blocked_countries", child=serializers.CharField()
+    )
+
+
+class Limits(serializers.Serializer):
+    perTransaction = serializers.IntegerField(source="limit_per_transaction")  # noqa: N815
+    daily = serializers.IntegerField(source="limit_daily")
+    monthly = serializers.IntegerField(source="limit_monthly")
+    dailyCash = serializers.IntegerField(source="limit_daily_cash")  # noqa: N815
+
+
+class PinState(serializers.Serializer):
+    set = serializers.BooleanField(source="pin_is_set")
+    blocked = serializers.BooleanField(source="pin_blocked")
+    remainingTries = serializers.IntegerField(source="pin_remaining_tries")  # noqa: N815
+
+
+class CardOut(serializers.Serializer):
+    cardId = serializers.CharField(source="id")  # noqa: N815
+    accountId = serializers.CharField(source="account_id")  # noqa: N815
+    customerId = serializers.CharField(source="customer_id")  # noqa: N815
+    cardProductRid = serializers.CharField(source="product_id")  # noqa: N815
+    kind = serializers.ChoiceField(source="product.kind", choices=CardProduct.Kind.choices)
+    form = serializers.ChoiceField(choices=CardProduct.Form.choices)
+    status = serializers.ChoiceField(choices=Card.Status.choices)
+    statusReason = serializers.CharField(source="status_reason")  # noqa: N815
+    riskLevel = serializers.ChoiceField(source="risk_level", choices=Card.RiskLevel.choices)  # noqa: N815
+    maskedPan = serializers.CharField(  # noqa: N815
+        source="masked_pan", help_text="First six and last four digits, e.g. 400001******1234."
+    )
+    last4 = serializers.CharField(source="pan_last4")
+    expiryMonth = serializers.IntegerField(source="expiry_month")  # noqa: N815
+    expiryYear = serializers.IntegerField(source="expiry_year")  # noqa: N815
+    embossedName = serializers.CharField(source="embossed_name")  # noqa: N815
+    deliveryAddress = Address(source="delivery_address", allow_null=True)  # noqa: N815
+    primaryCardId = serializers.CharField(source="primary_card_id", allow_null=True)  # noqa: N815
+    predecessorCardId = serializers.CharField(source="predecessor_id", allow_null=True)  # noqa: N815
+    successorCardId = serializers.CharField(source="successor_id", allow_null=True)  # noqa: N815
+    succession = serializers.ChoiceField(
+        choices=Card.Succession.choices,
+        allow_null=True,
+        help_text="How this card came from `predecessorCardId`.",
+    )
+    securitySettings = SecuritySettings(source="*")  # noqa: N815
+    limits = Limits(source="*")
+    pin = PinState(source="*")
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+
+class V1CardOut(CardOut):
+    deliveryAddress = V1Address(source="delivery_address", allow_null=True)  # noqa: N815
+
+
+class SensitiveDetailsOut(serializers.Serializer):
+    cardId = serializers.CharField()  # noqa: N815
+    pan = serializers.CharField()
+    cvv = serializers.CharField()
+    expiryMonth = serializers.IntegerField()  # noqa: N815
+    expiryYear = serializers.IntegerField()  # noqa: N815
+
+
+class Usage(serializers.Serializer):
+    day = serializers.DateField(help_text="Today in the institution's time zone.")
+    month = serializers.CharField(help_text="YYYY-MM")
+    daily = serializers.IntegerField()
+    dailyCash = serializers.IntegerField(source="daily_cash")  # noqa: N815
+    monthly = serializers.IntegerField()
+
+
+class LimitsOut(Limits):
+    cardId = serializers.CharField(source="id")  # noqa: N815
+    currency = serializers.CharField(source="account.currency")
+    usage = Usage(
+        help_text="Spent in the current day and month (approved payments and card transfers)."
+    )
+
+
+class SecuritySettingsOut(SecuritySettings):
+    cardId = serializers.CharField(source="id")  # noqa: N815
+
+
+class PinOut(PinState):
+    cardId = serializers.CharField(source="id")  # noqa: N815
+
+
+class PinVerificationOut(serializers.Serializer):
+    cardId = serializers.CharField()  # noqa: N815
+    verified = serializers.BooleanField()
+    pinBlocked = serializers.BooleanField()  # noqa: N815
+    remainingTries = serializers.IntegerField()  # noqa: N815
+
+
+class DefaultLimits(serializers.Serializer):
+    perTransaction = serializers.IntegerField(source="default_per_transaction")  # noqa: N815
+    daily = serializers.IntegerField(source="default_daily")
+    monthly = serializers.IntegerField(source="default_monthly")
+    dailyCash = serializers.IntegerField(source="default_daily_cash")  # noqa: N815
+
+
+class CardProductOut(serializers.Serializer):
+    rid = serializers.CharField(source="id")
+    code = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=CardProduct.Kind.choices)
+    accountKind = serializers.CharField(  # noqa: N815
+        source="account_kind", help_text="The account type its cards sit on: current or prepaid."
+    )
+    forms = serializers.ListField(child=serializers.ChoiceField(choices=CardProduct.Form.choices))
+    bin = serializers.CharField()
+    panLength = serializers.IntegerField(source="pan_length")  # noqa: N815
+    validityYears = serializers.IntegerField(source="validity_years")  # noqa: N815
+    defaultLimits = DefaultLimits(  # noqa: N815
+        source="*", help_text="In minor units of the card's account currency."
+    )
+
+
+OUTPUT = {"v1": V1CardOut, "v2": CardOut}

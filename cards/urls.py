@@ -1,0 +1,59 @@
+"""Card routes. The joint-account path differs per version (DESIGN.md section 4), so the routes
+are built per version; `cards/joint-account` comes before `cards/<cardId>`."""
+
+from django.urls import path
+
+from .apis.cards import (
+    CardDetailView,
+    CardListView,
+    CardLookupView,
+    CardSensitiveDetailsView,
+)
+from .apis.controls import (
+    CardLimitsView,
+    CardPinVerificationsView,
+    CardPinView,
+    CardSecuritySettingsView,
+)
+from .apis.joint import JointAccountView
+from .apis.lifecycle import CardReissuesView, CardRenewalsView, CardReplacementsView
+from .apis.products import CardProductListView
+
+
+def card_urls(version: str):
+    joint = (
+        path("cards/joint-account", JointAccountView.as_view(), name="joint-account")
+        if version == "v1"
+        else path("joint-accounts", JointAccountView.as_view(), name="joint-accounts")
+    )
+    return [
+        path("products/cards", CardProductListView.as_view(), name="card-products"),
+        joint,
+        path("cards", CardListView.as_view(), name="cards"),
+        path("card-lookups", CardLookupView.as_view(), name="card-lookups"),
+        path("cards/<str:cardId>", CardDetailView.as_view(), name="card"),
+        path(
+            "cards/<str:cardId>/sensitive-details",
+            CardSensitiveDetailsView.as_view(),
+            name="card-sensitive-details",
+        ),
+        path("cards/<str:cardId>/renewals", CardRenewalsView.as_view(), name="card-renewals"),
+        path("cards/<str:cardId>/reissues", CardReissuesView.as_view(), name="card-reissues"),
+        path(
+            "cards/<str:cardId>/replacements",
+            CardReplacementsView.as_view(),
+            name="card-replacements",
+        ),
+        path(
+            "cards/<str:cardId>/security-settings",
+            CardSecuritySettingsView.as_view(),
+            name="card-security-settings",
+        ),
+        path("cards/<str:cardId>/limits", CardLimitsView.as_view(), name="card-limits"),
+        path("cards/<str:cardId>/pin", CardPinView.as_view(), name="card-pin"),
+        path(
+            "cards/<str:cardId>/pin-verifications",
+            CardPinVerificationsView.as_view(),
+            name="card-pin-verifications",
+        ),
+    ]

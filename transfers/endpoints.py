@@ -1,0 +1,34 @@
+"""The two ends of a transfer: each names an account by `accountId` or `accountNumber`, or a
+card by `cardId` or `pan` (the card's account moves the money, the card is recorded)."""
+
+from dataclasses import dataclass
+
+from accounts.models import Account
+from accounts.selectors import accounts_of_endpoints
+from api.models import Institution
+from cards.models import Card
+from cards.selectors import card_by_pan, card_get
+
+
+@dataclass(frozen=True)
+class Resolved:
+    account: Account
+    card: Card | None = None
+
+
+def endpoints_resolve(*, institution: Institution, endpoints: list[dict]) -> list[Resolved]:
+    """The accounts (and cards) the endpoints name, in their order; 404 when one does not
+    exist in the institution. Account-only transfers (the hot path) take one query."""
+    account_endpoints = [e for e in endpoints if "accountId" in e or "accountNumber" in e]
+    accounts = iter(accounts_of_endpoints(institution=institution, endpoints=account_endpoints))
+    resolved = []
+    for endpoint in endpoints:
+        if "cardId" in endpoint:
+            card = card_get(institution=institution, card_id=endpoint["cardId"])
+        elif "pan" in endpoint:
+            card = card_by_pan(institution=institution, pan=endpoint["pan"])
+        else:
+            resolved.append(Resolved(next(accounts)))
+            continue
+        resolved.append(Resolved(card.account, card))
+    return resolved
