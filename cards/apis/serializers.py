@@ -17,8 +17,8 @@ from api.serializers import (
 )
 
 from ..models import Card, CardProduct
-from ..services.issuance import EMBOSSED_NAME_RE
-from ..services.lifecycle import REPLACEMENT_REASONS
+from ..services.issuance import EMBOSSED_NAME_RE, INITIAL_STATUSES
+from ..services.lifecycle import REPLACEMENT_REASON_CHOICES
 
 PIN_RE = re.compile(r"^[0-9]{4,12}$")
 PAN_RE = re.compile(r"^[0-9]{12,19}$")
@@ -100,7 +100,7 @@ class CardCreate(StrictSerializer):
         "customer.",
     )
     status = serializers.ChoiceField(
-        choices=[Card.Status.INACTIVE, Card.Status.ACTIVE],
+        choices=INITIAL_STATUSES,
         required=False,
         help_text="`inactive` (default: activate later with PATCH) or `active`.",
     )
@@ -162,7 +162,7 @@ class V1ReissueCreate(V1RenewalCreate):
 
 class ReplacementCreate(RenewalCreate):
     reason = serializers.ChoiceField(
-        choices=list(REPLACEMENT_REASONS),
+        choices=REPLACEMENT_REASON_CHOICES,
         help_text="lost, stolen: the old card becomes lost or stolen; damaged, compromised: "
         "closed.",
     )
@@ -170,7 +170,7 @@ class ReplacementCreate(RenewalCreate):
 
 class V1ReplacementCreate(V1RenewalCreate):
     reason = serializers.ChoiceField(
-        choices=list(REPLACEMENT_REASONS),
+        choices=REPLACEMENT_REASON_CHOICES,
         help_text="lost, stolen: the old card becomes lost or stolen; damaged, compromised: "
         "closed.",
     )

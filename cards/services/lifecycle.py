@@ -35,6 +35,7 @@ REPLACEMENT_REASONS = {
     "damaged": S.CLOSED,
     "compromised": S.CLOSED,
 }
+REPLACEMENT_REASON_CHOICES = list(REPLACEMENT_REASONS)
 
 # Carried over to every successor.
 CARRIED = [

@@ -183,6 +183,13 @@ SPECTACULAR_SETTINGS = {
         "AccountProductCode": "accounts.models.AccountProduct.Code",
         "AccountProductKind": "accounts.models.AccountProduct.Kind",
         "Direction": "accounts.models.Adjustment.Direction",
+        "CardStatus": "cards.models.Card.Status",
+        "NewCardStatus": "cards.services.issuance.INITIAL_STATUSES",
+        "CardRiskLevel": "cards.models.Card.RiskLevel",
+        "CardSuccession": "cards.models.Card.Succession",
+        "CardKind": "cards.models.CardProduct.Kind",
+        "CardForm": "cards.models.CardProduct.Form",
+        "ReplacementReason": "cards.services.lifecycle.REPLACEMENT_REASON_CHOICES",
     },
     "DISABLE_ERRORS_AND_WARNINGS": False,
     # Swagger UI's assets are served from this service (no CDN: banks run it offline).
