@@ -1,0 +1,500 @@
+"""Back office for cards: products, cards and the audit trail of sensitive-details reads.
+
+Staff look at cards and change their status only through the changelist actions "Activate",
+"Suspend" and "Close", which call `card_set_status` as the API does (DESIGN.md section 10), so
+its transitions, its lock and the `card.status_changed` event hold. Each action first asks for a
+reason on a confirmation page (required to suspend or close); the reason becomes the card's
+status reason and is named, with the action, in the card's `LogEntry` (who, when). Nothing is
+added or deleted here and no change form ever saves a card: a form saving a whole row could
+overwrite what a service wrote under its lock (limits, PIN tries, status).
+
+Card secrets never reach a page: the full PAN, the CVV and the PIN are not shown, their
+ciphertexts, the PAN fingerprint and the PIN hash are neither shown nor searchable, and the
+admin's pages do not even read those columns (`SECRET_FIELDS` are deferred; only the services
+the actions call load whole cards). A card is shown by its masked PAN (first six and last four
+digits, which are not secret) and found by its id, the last four digits or the embossed name.
+Products and sensitive-details accesses are read-only.
+"""
+
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.template.response import TemplateResponse
+
+from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure, money
+from api.actors import Actor
+from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link
+from api.exceptions import TXError
+from events.models import Event
+
+from .models import Card, CardProduct, SensitiveDetailsAccess
+from .services import card_set_status, card_usage
+
+# Columns the admin never loads, shows, searches or offers in a form.
+SECRET_FIELDS = ["pan_encrypted", "cvv_encrypted", "pan_fingerprint", "pin_hash"]
+
+
+def masked_pan_link(card: Card | None):
+    return admin_link(card, card.masked_pan) if card is not None else "—"
+
+
+def card_without_secrets(**filters) -> Card | None:
+    """A related card (primary, predecessor, successor), loaded without its secret columns."""
+    return Card.objects.defer(*SECRET_FIELDS).filter(**filters).first()
+
+
+# --- Card products --------------------------------------------------------------------------
+@admin.register(CardProduct)
+class CardProductAdmin(ReadOnlyModelAdmin):
+    """Read-only: seeded by `card_products_seed` when an institution is created; no service
+    edits them. A product has no currency (its cards take their account's), so the default
+    limits are shown as the integers stored: minor units of each card's account currency."""
+
+    list_display = [
+        "name",
+        "code",
+        "institution",
+        "kind",
+        "forms_display",
+        "bin",
+        "validity_years",
+        "default_per_transaction_display",
+        "default_daily_display",
+        "default_monthly_display",
+        "default_daily_cash_display",
+    ]
+    list_filter = ["kind", "institution"]
+    list_select_related = ["institution"]
+    search_fields = ["=id", "code", "name", "institution__name"]
+    fields = [
+        "id",
+        "institution",
+        "code",
+        "name",
+        "kind",
+        "forms_display",
+        "bin",
+        "pan_length",
+        "validity_years",
+        "default_per_transaction_display",
+        "default_daily_display",
+        "default_monthly_display",
+        "default_daily_cash_display",
+        "cards_link",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="forms")
+    def forms_display(self, obj):
+        return ", ".join(obj.forms) or "—"
+
+    @admin.display(description="per transaction (minor units)", ordering="default_per_transaction")
+    def default_per_transaction_display(self, obj):
+        return obj.default_per_transaction
+
+    @admin.display(description="daily (minor units)", ordering="default_daily")
+    def default_daily_display(self, obj):
+        return obj.default_daily
+
+    @admin.display(description="monthly (minor units)", ordering="default_monthly")
+    def default_monthly_display(self, obj):
+        return obj.default_monthly
+
+    @admin.display(description="daily cash (minor units)", ordering="default_daily_cash")
+    def default_daily_cash_display(self, obj):
+        return obj.default_daily_cash
+
+    @admin.display(description="cards")
+    def cards_link(self, obj):
+        return changelist_link(Card, "Cards of this product", product=obj.pk)
+
+
+# --- Cards ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StatusAction:
+    status: str
+    name: str  # in the log entry and on the confirmation page
+    verb: str  # in the summary message
+    reason_required: bool
+
+
+CARD_STATUS_ACTIONS = {
+    "activate_cards": StatusAction(Card.Status.ACTIVE, "Activate", "Activated", False),
+    "suspend_cards": StatusAction(Card.Status.SUSPENDED, "Suspend", "Suspended", True),
+    "close_cards": StatusAction(Card.Status.CLOSED, "Close", "Closed", True),
+}
+# The confirmation page's submit marker: without it, an action only shows that page.
+CONFIRM = "confirm"
+
+
+class StatusReasonForm(forms.Form):
+    reason = forms.CharField(
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=(
+            "Kept as each card's status reason, sent in its card.status_changed event and "
+            "written in the admin history."
+        ),
+    )
+
+    def __init__(self, *args, reason_required: bool, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].required = reason_required
+
+
+class ProductKindFilter(admin.SimpleListFilter):
+    title = "product kind"
+    parameter_name = "product_kind"
+
+    def lookups(self, request, model_admin):
+        return CardProduct.Kind.choices
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(product__kind=self.value())
+        return queryset
+
+
+@admin.register(Card)
+class CardAdmin(ActionsOnlyModelAdmin):
+    """Cards are issued through the API (`card_issue`); here they are reviewed and activated,
+    suspended or closed through `card_set_status`."""
+
+    list_display = [
+        "id",
+        "masked_pan",
+        "status",
+        "form",
+        "product_link",
+        "account_link",
+        "customer_link",
+        "expiry",
+        "created_at",
+    ]
+    list_filter = ["status", "form", ProductKindFilter, "institution"]
+    list_select_related = ["product", "account", "customer"]
+    search_fields = ["id", "pan_last4", "embossed_name"]
+    search_help_text = (
+        "An exact card id, the last four digits of the PAN, or part of the embossed name."
+    )
+    actions = ["activate_cards", "suspend_cards", "close_cards"]
+    exclude = SECRET_FIELDS
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "id",
+                    "institution",
+                    "masked_pan",
+                    "status",
+                    "status_reason",
+                    "form",
+                    "product_link",
+                    "account_link",
+                    "customer_link",
+                    "embossed_name",
+                    "expiry",
+                    "risk_level",
+                    "delivery_address_display",
+                    "created_at",
+                    "updated_at",
+                ]
+            },
+        ),
+        (
+            "Controls",
+            {
+                "fields": [
+                    "ecommerce",
+                    "contactless",
+                    "atm",
+                    "international",
+                    "magstripe",
+                    "blocked_mccs_display",
+                    "blocked_countries_display",
+                ]
+            },
+        ),
+        (
+            "Limits (in the account's currency)",
+            {
+                "fields": [
+                    "limit_per_transaction_display",
+                    "limit_daily_display",
+                    "limit_monthly_display",
+                    "limit_daily_cash_display",
+                    "usage_display",
+                ]
+            },
+        ),
+        (
+            "PIN (only whether one is set: the PIN itself is never stored or shown)",
+            {"fields": ["pin_status", "pin_failed_attempts", "pin_blocked", "pin_changed_at"]},
+        ),
+        (
+            "Related cards",
+            {
+                "fields": [
+                    "primary_card_link",
+                    "supplementary_cards_link",
+                    "predecessor_link",
+                    "succession",
+                    "successor_link",
+                ]
+            },
+        ),
+        ("Related lists", {"fields": ["accesses_link", "events_link"]}),
+    ]
+    readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
+
+    def get_queryset(self, request):
+        # The secrets stay in the database; only whether a PIN is set is read.
+        return (
+            super()
+            .get_queryset(request)
+            .defer(*SECRET_FIELDS)
+            .annotate(
+                has_pin=ExpressionWrapper(Q(pin_hash__isnull=False), output_field=BooleanField())
+            )
+        )
+
+    def get_search_results(self, request, queryset, search_term):
+        """An exact id or last four digits (indexed or short), or part of the embossed name.
+        Never the full PAN: it is not stored in a searchable form."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        condition = Q(id=term) | Q(embossed_name__icontains=term)
+        if len(term) == 4 and term.isdigit():
+            condition |= Q(pan_last4=term)
+        return queryset.filter(condition), False
+
+    # -- columns and fields
+    @admin.display(description="PAN (masked)")
+    def masked_pan(self, obj):
+        return obj.masked_pan
+
+    @admin.display(description="product", ordering="product__code")
+    def product_link(self, obj):
+        return admin_link(obj.product, obj.product.code)
+
+    @admin.display(description="account", ordering="account_id")
+    def account_link(self, obj):
+        return admin_link(obj.account)
+
+    @admin.display(description="customer", ordering="customer_id")
+    def customer_link(self, obj):
+        return admin_link(obj.customer)
+
+    @admin.display(description="expiry", ordering="expires_on")
+    def expiry(self, obj):
+        return f"{obj.expiry_month:02d}/{obj.expiry_year}"
+
+    @admin.display(description="delivery address")
+    def delivery_address_display(self, obj):
+        address = obj.delivery_address
+        if address is None:
+            return "—"
+        return ", ".join(str(part) for part in address.values() if part)
+
+    @admin.display(description="blocked MCCs")
+    def blocked_mccs_display(self, obj):
+        return ", ".join(obj.blocked_mccs) or "—"
+
+    @admin.display(description="blocked countries")
+    def blocked_countries_display(self, obj):
+        return ", ".join(obj.blocked_countries) or "—"
+
+    @admin.display(description="per transaction")
+    def limit_per_transaction_display(self, obj):
+        return money(obj.limit_per_transaction, obj.account.currency)
+
+    @admin.display(description="daily")
+    def limit_daily_display(self, obj):
+        return money(obj.limit_daily, obj.account.currency)
+
+    @admin.display(description="monthly")
+    def limit_monthly_display(self, obj):
+        return money(obj.limit_monthly, obj.account.currency)
+
+    @admin.display(description="daily cash")
+    def limit_daily_cash_display(self, obj):
+        return money(obj.limit_daily_cash, obj.account.currency)
+
+    @admin.display(description="spent")
+    def usage_display(self, obj):
+        # Counted per day in the institution's time zone, over the card's lineage (a renewed or
+        # replaced card continues its predecessor's count): what the limits are checked against.
+        usage = card_usage(obj)
+        currency = obj.account.currency
+        return (
+            f"today ({usage.day:%Y-%m-%d}) {money(usage.daily, currency)}, of which cash "
+            f"{money(usage.daily_cash, currency)}; this month ({usage.month}) "
+            f"{money(usage.monthly, currency)}"
+        )
+
+    @admin.display(description="PIN")
+    def pin_status(self, obj):
+        return "set" if obj.has_pin else "not set"
+
+    @admin.display(description="primary card")
+    def primary_card_link(self, obj):
+        if obj.primary_card_id is None:
+            return "—"
+        return masked_pan_link(card_without_secrets(pk=obj.primary_card_id))
+
+    @admin.display(description="supplementary cards")
+    def supplementary_cards_link(self, obj):
+        count = Card.objects.filter(primary_card=obj).count()
+        if not count:
+            return "—"
+        return changelist_link(Card, f"{count} supplementary card(s)", primary_card=obj.pk)
+
+    @admin.display(description="predecessor")
+    def predecessor_link(self, obj):
+        if obj.predecessor_id is None:
+            return "—"
+        return masked_pan_link(card_without_secrets(pk=obj.predecessor_id))
+
+    @admin.display(description="successor")
+    def successor_link(self, obj):
+        return masked_pan_link(card_without_secrets(predecessor=obj.pk))
+
+    @admin.display(description="sensitive-details reads")
+    def accesses_link(self, obj):
+        count = SensitiveDetailsAccess.objects.filter(card=obj).count()
+        return changelist_link(SensitiveDetailsAccess, f"{count} read(s)", card=obj.pk)
+
+    @admin.display(description="events")
+    def events_link(self, obj):
+        return changelist_link(Event, "Events of this card", object_id=obj.pk)
+
+    # -- actions
+    @admin.action(description="Activate selected cards (asks for a reason)", permissions=["change"])
+    def activate_cards(self, request, queryset):
+        return self._set_status(request, queryset, "activate_cards")
+
+    @admin.action(description="Suspend selected cards (asks for a reason)", permissions=["change"])
+    def suspend_cards(self, request, queryset):
+        return self._set_status(request, queryset, "suspend_cards")
+
+    @admin.action(
+        description="Close selected cards (final; asks for a reason)", permissions=["change"]
+    )
+    def close_cards(self, request, queryset):
+        return self._set_status(request, queryset, "close_cards")
+
+    def _set_status(self, request, queryset, action_name: str):
+        """First call: the confirmation page with the reason form. Its submission (`CONFIRM`
+        set, a valid reason): the change, then back to the changelist (None)."""
+        action = CARD_STATUS_ACTIONS[action_name]
+        data = request.POST if CONFIRM in request.POST else None
+        form = StatusReasonForm(data, reason_required=action.reason_required)
+        if form.is_bound and form.is_valid():
+            self._apply_status(request, queryset, action, form.cleaned_data["reason"])
+            return None
+        cards = list(queryset.order_by("pk"))
+        return TemplateResponse(
+            request,
+            "admin/cards/card/status_confirmation.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": f"{action.name} cards",
+                "subtitle": None,
+                "opts": self.opts,
+                "media": self.media + form.media,
+                "action": action,
+                "action_name": action_name,
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                "confirm_name": CONFIRM,
+                "cards": cards,
+                "form": form,
+            },
+        )
+
+    def _apply_status(self, request, queryset, action: StatusAction, reason: str) -> None:
+        actor = Actor(user=request.user)
+        said = f"reason: “{reason}”" if reason else "no reason given"
+        changed, unchanged = 0, []
+        for card in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    # Read the status under the lock the service takes next (same transaction),
+                    # so "already suspended" and the logged "from" are exact.
+                    previous = (
+                        Card.objects.select_for_update()
+                        .values_list("status", flat=True)
+                        .get(pk=card.pk)
+                    )
+                    card = card_set_status(
+                        card=card, status=action.status, reason=reason, actor=actor
+                    )
+                    if card.status == previous:
+                        unchanged.append(card.pk)
+                        continue
+                    self.log_change(
+                        request,
+                        card,
+                        f"Status {previous} → {card.status} (admin action “{action.name}”; "
+                        f"{said}).",
+                    )
+            except TXError as exc:
+                failure(self, request, card.pk, exc)
+                continue
+            changed += 1
+        if changed:
+            self.message_user(request, f"{action.verb} {changed} card(s).", messages.SUCCESS)
+        if unchanged:
+            self.message_user(
+                request,
+                f"Already {action.status}, left as they were: {', '.join(unchanged)}.",
+                messages.INFO,
+            )
+
+
+# --- Sensitive-details accesses (the audit trail of PAN/CVV reads) --------------------------
+@admin.register(SensitiveDetailsAccess)
+class SensitiveDetailsAccessAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    """Written only by `card_sensitive_details`, in the transaction of the read; never changed."""
+
+    list_display = ["card_link", "accessed_by", "request_id", "client_ip", "accessed_at"]
+    list_filter = ["institution"]
+    search_fields = ["card_id", "request_id"]
+    search_help_text = "An exact card id or request id."
+    date_hierarchy = "accessed_at"
+    fields = [
+        "id",
+        "institution",
+        "card_link",
+        "accessed_by",
+        "request_id",
+        "client_ip",
+        "accessed_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("card", "api_key", "user")
+            .defer(*(f"card__{name}" for name in SECRET_FIELDS))
+        )
+
+    @admin.display(description="card", ordering="card_id")
+    def card_link(self, obj):
+        return masked_pan_link(obj.card)
+
+    @admin.display(description="by")
+    def accessed_by(self, obj):
+        if obj.api_key is not None:
+            return f"API key {obj.api_key.prefix}"
+        if obj.user is not None:
+            return f"staff {obj.user.get_username()}"
+        return "system"
