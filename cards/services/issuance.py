@@ -22,6 +22,13 @@ from ..secrets import new_cvv, new_pan, pan_fingerprint
 
 EMBOSSED_NAME_RE = re.compile(r"^[A-Z0-9 .'\-/]{2,26}$")
 INITIAL_STATUSES = (Card.Status.INACTIVE, Card.Status.ACTIVE)
+# Latin letters that Unicode does not decompose into an ASCII letter and a mark (NFKD would drop
+# them: "Strauß" would become "STRAU").
+_LATIN_LETTERS = str.maketrans(
+    {"ß": "SS", "ẞ": "SS", "Æ": "AE", "æ": "AE", "Œ": "OE", "œ": "OE", "Ø": "O", "ø": "O"}
+    | {"Ł": "L", "ł": "L", "Đ": "D", "đ": "D", "Þ": "TH", "þ": "TH", "Ð": "D", "ð": "D"}
+    | {"ı": "I", "Ħ": "H", "ħ": "H"}
+)
 ACCOUNT_CODES = {
     "current": "CBSFinancialContractTypeAPI",
     "prepaid": "AccountPrepaidAPI or GHSAccountPrepaidAPI",
@@ -70,11 +77,13 @@ def card_issue(
                 f"The account is {account.status}: no new card can be issued on it.",
                 details={"accountId": account.pk, "status": account.status},
             )
-        if primary_card is not None and not Card.objects.get(pk=primary_card.pk).is_live:
-            raise CardNotActive(
-                "The primary card is no longer live.",
-                details={"primaryCardId": primary_card.pk, "status": primary_card.status},
-            )
+        if primary_card is not None:
+            primary_status = Card.objects.values_list("status", flat=True).get(pk=primary_card.pk)
+            if primary_status not in Card.LIVE:
+                raise CardNotActive(
+                    "The primary card is no longer live.",
+                    details={"primaryCardId": primary_card.pk, "status": primary_status},
+                )
         today = today_of(account.institution)
         card = Card(
             institution=account.institution,
@@ -135,7 +144,7 @@ def new_card(card: Card, *, pan: str | None = None, cvv: str | None = None) -> C
 
 def embossed_name_of(customer: Customer) -> str:
     """The customer's name as a card can carry it: ASCII capitals, at most 26 characters."""
-    name = f"{customer.first_name} {customer.last_name}"
+    name = f"{customer.first_name} {customer.last_name}".translate(_LATIN_LETTERS)
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     cleaned = re.sub(r"[^A-Z0-9 .'\-/]", "", ascii_name.upper())
     return re.sub(r" +", " ", cleaned).strip()[:26].strip() or "CARDHOLDER"
