@@ -79,6 +79,11 @@ class AccountBalances(serializers.Serializer):
 class AccountOut(serializers.Serializer):
     accountId = serializers.CharField(source="id")  # noqa: N815
     customerId = serializers.CharField(source="customer_id")  # noqa: N815
+    secondaryCustomerId = serializers.CharField(  # noqa: N815
+        source="secondary_customer_id",
+        allow_null=True,
+        help_text="The second holder of a joint account.",
+    )
     productRid = serializers.CharField(source="product_id")  # noqa: N815
     productCode = serializers.CharField(source="product.code")  # noqa: N815
     currency = serializers.CharField()

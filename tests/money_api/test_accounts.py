@@ -43,6 +43,7 @@ ADJUSTMENT_ID = prefixed_id("adj")
 ACCOUNT_FIELDS = {
     "accountId",
     "customerId",
+    "secondaryCustomerId",
     "productRid",
     "productCode",
     "currency",
@@ -81,6 +82,7 @@ def test_open_an_account_shows_every_field(api, institution, code, currency):
     assert body == {
         "accountId": account.pk,
         "customerId": customer_id,
+        "secondaryCustomerId": None,
         "productRid": rid,
         "productCode": code,
         "currency": currency,

@@ -375,6 +375,7 @@ def test_partial_capture_moves_the_captured_amount_and_releases_the_rest(api):
         "currency": "EUR",
         "description": "Fuel pre-authorization",
         "merchant": None,
+        "cardId": None,
         "holdId": hold["holdId"],
         "transferId": None,
         "adjustmentId": None,

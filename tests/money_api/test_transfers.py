@@ -78,8 +78,8 @@ def test_transfer_by_account_id_moves_the_money(api, pair):
     assert TIMESTAMP.match(body["createdAt"])
     assert body == {
         "transferId": body["transferId"],
-        "source": {"accountId": source},
-        "destination": {"accountId": destination},
+        "source": {"accountId": source, "cardId": None},
+        "destination": {"accountId": destination, "cardId": None},
         "amount": 2_550,
         "currency": "EUR",
         "description": "Rent",
@@ -108,6 +108,7 @@ def test_transfer_by_account_id_moves_the_money(api, pair):
             "currency": "EUR",
             "description": "Rent",
             "merchant": None,
+            "cardId": None,
             "holdId": None,
             "transferId": body["transferId"],
             "adjustmentId": None,
@@ -140,8 +141,8 @@ def test_transfer_by_account_number(api, pair, by_number):
 
     posted = created(response, api.version)
     # The response names the accounts by id only: the number stays in the request body.
-    assert posted["source"] == {"accountId": source["accountId"]}
-    assert posted["destination"] == {"accountId": destination["accountId"]}
+    assert posted["source"] == {"accountId": source["accountId"], "cardId": None}
+    assert posted["destination"] == {"accountId": destination["accountId"], "cardId": None}
     assert source["accountNumber"] not in response.content.decode()
     assert destination["accountNumber"] not in response.content.decode()
     assert balances(api, source["accountId"]) == money(9_000)
@@ -289,7 +290,7 @@ def test_same_source_and_destination_is_a_validation_error(api, pair):
             {"source": source, "destination": destination, "amount": 100, "currency": "EUR"},
         )
         assert_validation_error(
-            response, api.version, {"destination": "Must differ from the source."}
+            response, api.version, {"destination": "Must be another account than the source's."}
         )
     assert snapshot(api, account["accountId"]) == before
 
@@ -302,7 +303,7 @@ def test_rejects_invalid_bodies(api, pair):
         "amount": 100,
         "currency": "EUR",
     }
-    exactly_one = "Give exactly one of accountId or accountNumber."
+    exactly_one = "Give exactly one of accountId, accountNumber, cardId or pan."
     cases = [
         (
             {
@@ -316,10 +317,10 @@ def test_rejects_invalid_bodies(api, pair):
         ({"source": {}}, {"source": exactly_one}),
         ({"destination": {}}, {"destination": exactly_one}),
         ({"cardId": "card_123"}, {"cardId": "Unknown field."}),
-        ({"source": {"cardId": "card_123"}}, {"source.cardId": "Unknown field."}),
+        ({"source": {"iban": "DE89370400440532013000"}}, {"source.iban": "Unknown field."}),
         (
-            {"source": {"pan": "4111111111111111"}},
-            {"source.pan": "Unknown field."},
+            {"source": {"pan": "4111111111111112"}},
+            {"source.pan": "Must be 12 to 19 digits with a valid check digit."},
         ),
         (
             {"source": source["accountId"]},
