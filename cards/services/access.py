@@ -13,8 +13,11 @@ def card_sensitive_details(
 ) -> dict:
     """The PAN, CVV and expiry of a live card (422 `card_not_active` otherwise), after writing
     the access record (who, when, from where) in the same transaction."""
-    require_not_final(card)
     with transaction.atomic():
+        # The stored status, locked against a concurrent status change: a card being closed
+        # right now has its secrets read before the close or not at all.
+        card = Card.objects.select_for_update().get(pk=card.pk)
+        require_not_final(card)
         SensitiveDetailsAccess.objects.create(
             institution_id=card.institution_id,
             card=card,

@@ -6,7 +6,8 @@ from api.models import Institution
 
 from ..models import CardProduct
 
-# Test BINs of the sandbox (no network routes them); a bank sets its own in the admin.
+# Test BINs of the sandbox (no network routes them). A bank's own products are not editable
+# through the API or the admin yet (docs/cards.md).
 STANDARD_PRODUCTS = [
     {
         "code": "DEBIT_STANDARD",

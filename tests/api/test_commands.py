@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.models import AccountProduct
 from accounts.verification import ledger_breaches
 from api.models import AllowedNetwork, ApiKey, Institution
+from cards.models import CardProduct
 from customers.models import Customer
 from tests.conftest import Api
 from tests.factories import issue_key
@@ -334,4 +335,10 @@ def test_seed_demo_twice(db):
         sorted((a["productCode"], a["balances"]["available"]) for a in accounts)
         == [("AccountPrepaidAPI", 100_000)] * 3
     )
+    # ... and one active virtual prepaid card on it, issued once.
+    cards = Api("v2", second["apiKey"]).get("/cards").json()["data"]
+    assert sorted((c["accountId"], c["status"], c["form"], c["kind"]) for c in cards) == sorted(
+        (a["accountId"], "active", "virtual", "prepaid") for a in accounts
+    )
+    assert CardProduct.objects.filter(institution=institution).count() == 3
     assert ledger_breaches() == []

@@ -2,11 +2,13 @@ import json
 
 from django.db import transaction
 
-from accounts.models import AccountProduct
+from accounts.models import Account, AccountProduct
 from accounts.services import account_create, adjustment_create
 from api.actors import SYSTEM
 from api.management.base import TXCommand
 from api.services import api_key_create, institution_create
+from cards.models import Card, CardProduct
+from cards.services import card_issue
 from customers.models import Customer
 from customers.services import customer_create
 
@@ -30,9 +32,32 @@ DEMO_CUSTOMERS = [
 ]
 
 
+def _issue_demo_cards(institution) -> None:
+    """An active virtual prepaid card on each demo account (databases seeded before card
+    issuing get theirs on the next run)."""
+    product = CardProduct.objects.get(institution=institution, code="PREPAID_STANDARD")
+    accounts = Account.objects.filter(
+        institution=institution,
+        kind=Account.Kind.CUSTOMER,
+        status=Account.Status.ACTIVE,
+        product__kind=product.account_kind,
+        currency=institution.currency,
+    ).select_related("customer", "product")
+    for account in accounts:
+        card_issue(
+            account=account,
+            customer=account.customer,
+            product=product,
+            form=CardProduct.Form.VIRTUAL,
+            status=Card.Status.ACTIVE,
+            actor=SYSTEM,
+        )
+
+
 class Command(TXCommand):
     help = (
-        "Seed a demo institution (account products, customers) and print a new API key "
+        "Seed a demo institution (account and card products, customers with a funded prepaid "
+        "account and an active virtual card each) and print a new API key "
         "allowed from loopback. Safe to run again: each run adds only a new key."
     )
 
@@ -67,6 +92,8 @@ class Command(TXCommand):
                         description="Demo load",
                         actor=SYSTEM,
                     )
+            if not Card.objects.filter(institution=institution).exists():
+                _issue_demo_cards(institution)
             issued = api_key_create(
                 institution=institution,
                 allow=["127.0.0.0/8", "::1/128"],
