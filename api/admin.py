@@ -33,6 +33,7 @@ from .services import (
     institution_create,
     normalize_cidr,
     validate_currency,
+    validate_time_zone,
 )
 
 # Each new secret is one message in the message cookie; a few of them always fit in it, so they
@@ -87,7 +88,7 @@ class ReadOnlyModelAdmin(admin.ModelAdmin):
 class InstitutionCreateForm(forms.ModelForm):
     class Meta:
         model = Institution
-        fields = ["name", "currency"]
+        fields = ["name", "currency", "time_zone"]
 
     def clean_name(self):
         return self.cleaned_data["name"].strip()
@@ -99,6 +100,22 @@ class InstitutionCreateForm(forms.ModelForm):
         except ValidationFailed as exc:
             raise forms.ValidationError(exc.message) from None
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "time_zone" not in self.fields:  # the change page: every field is read-only
+            return
+        self.fields["time_zone"].required = False
+        self.fields["time_zone"].help_text = (
+            "IANA name (e.g. Europe/Berlin): the calendar card limits count days and months "
+            "in. Empty: UTC. Cannot be changed later."
+        )
+
+    def clean_time_zone(self):
+        try:
+            return validate_time_zone(self.cleaned_data["time_zone"].strip() or "UTC")
+        except ValidationFailed as exc:
+            raise forms.ValidationError(exc.message) from None
+
 
 @admin.register(Institution)
 class InstitutionAdmin(admin.ModelAdmin):
@@ -106,13 +123,14 @@ class InstitutionAdmin(admin.ModelAdmin):
     there is no service that renames an institution or changes its currency."""
 
     form = InstitutionCreateForm
-    list_display = ["name", "id", "currency", "created_at"]
+    list_display = ["name", "id", "currency", "time_zone", "created_at"]
     search_fields = ["name", "id"]
     list_filter = ["currency"]
     readonly_fields = [
         "id",
         "name",
         "currency",
+        "time_zone",
         "created_at",
         "account_products_link",
         "api_keys_link",
@@ -121,7 +139,7 @@ class InstitutionAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["name", "currency"]
+            return ["name", "currency", "time_zone"]
         return self.readonly_fields
 
     def get_readonly_fields(self, request, obj=None):
@@ -137,7 +155,9 @@ class InstitutionAdmin(admin.ModelAdmin):
         if change:  # pragma: no cover - change is not permitted
             raise RuntimeError("Institutions are not edited in the admin.")
         institution, _ = institution_create(
-            name=form.cleaned_data["name"], currency=form.cleaned_data["currency"]
+            name=form.cleaned_data["name"],
+            currency=form.cleaned_data["currency"],
+            time_zone=form.cleaned_data["time_zone"],
         )
         adopt(obj, institution)
 

@@ -6,6 +6,7 @@ The management commands, the admin and the tests all call these; nothing else ch
 import ipaddress
 from dataclasses import dataclass
 from datetime import timedelta
+from zoneinfo import available_timezones
 
 import pycountry
 from django.conf import settings
@@ -43,8 +44,20 @@ def validate_currency(code: str) -> str:
     return code
 
 
-def institution_create(*, name: str, currency: str = "EUR") -> tuple[Institution, bool]:
+def validate_time_zone(name: str) -> str:
+    if not isinstance(name, str) or name not in available_timezones():
+        raise ValidationFailed(
+            "time zone must be an IANA name, e.g. Europe/Berlin or UTC.",
+            details={"timeZone": name},
+        )
+    return name
+
+
+def institution_create(
+    *, name: str, currency: str = "EUR", time_zone: str = "UTC"
+) -> tuple[Institution, bool]:
     """Create the institution named `name`, or return the existing one (idempotent by name).
+    `time_zone` is the calendar its card limits count days and months in.
 
     A new institution gets the standard account and card products. Returns (institution, created).
     """
@@ -55,9 +68,10 @@ def institution_create(*, name: str, currency: str = "EUR") -> tuple[Institution
     if not name:
         raise ValidationFailed("An institution needs a name.", details={"name": "Required."})
     validate_currency(currency)
+    validate_time_zone(time_zone)
     with transaction.atomic():
         institution, created = Institution.objects.get_or_create(
-            name=name, defaults={"currency": currency}
+            name=name, defaults={"currency": currency, "time_zone": time_zone}
         )
         if created:
             account_products_seed(institution=institution)

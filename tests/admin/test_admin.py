@@ -137,8 +137,26 @@ def test_institution_created_in_admin_gets_its_account_products(admin_client, ad
         ("CBSFinancialContractTypeAPI", "GBP"),
         ("GHSAccountPrepaidAPI", "GHS"),
     ]
+    assert institution.time_zone == "UTC"
+    assert institution.card_products.count() == 3
     entry = LogEntry.objects.get(object_id=institution.pk)
     assert (entry.action_flag, entry.user) == (ADDITION, admin_user)
+
+
+def test_institution_time_zone_chosen_in_admin(admin_client):
+    response = admin_client.post(
+        url(Institution, "add"),
+        {"name": "Berlin Bank", "currency": "EUR", "time_zone": "Mars/Olympus"},
+    )
+    assert response.status_code == 200
+    assert "time_zone" in response.context["adminform"].form.errors
+    assert not Institution.objects.filter(name="Berlin Bank").exists()
+    response = admin_client.post(
+        url(Institution, "add"),
+        {"name": "Berlin Bank", "currency": "EUR", "time_zone": "Europe/Berlin", "_save": "1"},
+    )
+    assert response.status_code == 302
+    assert Institution.objects.get(name="Berlin Bank").time_zone == "Europe/Berlin"
 
 
 def test_institution_add_rejects_unknown_currency_and_duplicate_name(admin_client, institution):
@@ -155,7 +173,13 @@ def test_institution_add_rejects_unknown_currency_and_duplicate_name(admin_clien
 
 def test_institution_list_shows_name_id_currency_created(admin_client, institution):
     response = admin_client.get(url(Institution))
-    assert response.context["cl"].list_display == ["name", "id", "currency", "created_at"]
+    assert response.context["cl"].list_display == [
+        "name",
+        "id",
+        "currency",
+        "time_zone",
+        "created_at",
+    ]
     assert institution.pk in response.content.decode()
 
 

@@ -66,6 +66,23 @@ def test_create_institution_gets_the_three_account_products(db):
     ]
 
 
+def test_create_institution_time_zone_and_card_products(db):
+    result = run_json(
+        "create_institution", "--name", "Accra Bank", "--time-zone", "Africa/Accra", "--json"
+    )
+    institution = Institution.objects.get(pk=result["institutionId"])
+    assert institution.time_zone == "Africa/Accra"
+    assert sorted(
+        CardProduct.objects.filter(institution=institution).values_list("code", "kind")
+    ) == [
+        ("DEBIT_STANDARD", "debit"),
+        ("PREPAID_STANDARD", "prepaid"),
+        ("PREPAID_VIRTUAL", "prepaid"),
+    ]
+    default = run_json("create_institution", "--name", "UTC Bank", "--json")
+    assert Institution.objects.get(pk=default["institutionId"]).time_zone == "UTC"
+
+
 def test_create_institution_plain_output(db):
     output = run("create_institution", "--name", "Plain Bank")
     institution = Institution.objects.get(name="Plain Bank")
@@ -80,6 +97,7 @@ def test_create_institution_plain_output(db):
     [
         (["--name", "  "], "An institution needs a name."),
         (["--name", "X", "--currency", "XXZ"], "currency must be an ISO 4217 alpha-3 code"),
+        (["--name", "X", "--time-zone", "Mars/Olympus"], "time zone must be an IANA name"),
     ],
 )
 def test_create_institution_rejects_bad_input(db, args, message):
