@@ -1,5 +1,6 @@
 from .access import card_sensitive_details
 from .controls import card_security_settings_set
+from .expiry import RenewalReport, cards_expire, cards_renew_expiring
 from .issuance import card_issue
 from .joint import CardRequest, joint_account_open
 from .lifecycle import card_reissue, card_renew, card_replace
@@ -10,6 +11,7 @@ from .status import card_set_status, card_update, lock_card
 
 __all__ = [
     "CardRequest",
+    "RenewalReport",
     "card_issue",
     "card_limits_set",
     "card_pin_set",
@@ -24,6 +26,8 @@ __all__ = [
     "card_set_status",
     "card_update",
     "card_usage",
+    "cards_expire",
+    "cards_renew_expiring",
     "joint_account_open",
     "lock_card",
     "spend",

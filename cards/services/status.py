@@ -25,7 +25,12 @@ TRANSITIONS = {
 
 
 def lock_card(card_id: str) -> Card:
-    return Card.objects.select_for_update().select_related("institution").get(pk=card_id)
+    # The card row only: a bare FOR UPDATE would lock the joined institution too, blocking every
+    # write that references it (deferred foreign-key checks take FOR KEY SHARE at commit) and
+    # deadlocking with one that holds an account a card payment then locks.
+    return (
+        Card.objects.select_for_update(of=("self",)).select_related("institution").get(pk=card_id)
+    )
 
 
 def card_set_status(*, card: Card, status: str, reason: str = "", actor: Actor) -> Card:
