@@ -63,7 +63,7 @@ def transfer_create(
         check_currency(source, currency)
         check_currency(destination, currency)
         if source_card is not None:
-            spend(source_card, amount)
+            spend(source_card, amount, currency=currency)
         check_can_debit(source, amount)
         check_can_credit(destination)
         journal = post_journal(

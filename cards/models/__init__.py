@@ -1,6 +1,6 @@
 from .access import SensitiveDetailsAccess
 from .cards import Card
 from .products import CardProduct
-from .usage import CardSpend
+from .usage import CardPayment, CardSpend
 
-__all__ = ["Card", "CardProduct", "CardSpend", "SensitiveDetailsAccess"]
+__all__ = ["Card", "CardPayment", "CardProduct", "CardSpend", "SensitiveDetailsAccess"]

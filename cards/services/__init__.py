@@ -4,7 +4,14 @@ from .expiry import RenewalReport, cards_expire, cards_renew_expiring
 from .issuance import card_issue
 from .joint import CardRequest, joint_account_open
 from .lifecycle import card_reissue, card_renew, card_replace
-from .limits import card_limits_set, card_usage, spend, unspend
+from .limits import (
+    card_limits_set,
+    card_usage,
+    check_limits,
+    count_payment,
+    spend,
+    unspend,
+)
 from .pin import card_pin_set, card_pin_unblock, card_pin_verify
 from .products import card_products_seed
 from .status import card_set_status, card_update, lock_card
@@ -26,6 +33,8 @@ __all__ = [
     "card_set_status",
     "card_update",
     "card_usage",
+    "check_limits",
+    "count_payment",
     "cards_expire",
     "cards_renew_expiring",
     "joint_account_open",

@@ -19,7 +19,7 @@ from api.exceptions import LimitExceeded, ValidationFailed
 from events.services import emit
 
 from ..dates import today_of
-from ..models import Card, CardSpend
+from ..models import Card, CardPayment, CardSpend
 from .status import lock_card, require_not_final
 
 # domain field -> API name
@@ -61,9 +61,19 @@ def card_usage(card: Card, *, day: date | None = None) -> Usage:
     )
 
 
-def spend(card: Card, amount: int, *, cash: bool = False) -> date:
-    """Check `amount` against the card's limits (422 `limit_exceeded`, naming the limit) and
-    count it. The card must be locked by the caller's transaction. Returns the day counted."""
+def spend(card: Card, amount: int, *, currency: str | None = None, cash: bool = False) -> date:
+    """Check `amount` (in `currency`, default the account's) against the card's limits
+    (`check_limits`) and count it (`count_payment`). The card must be locked by the caller's
+    transaction. Returns the day counted."""
+    usage = check_limits(card, amount, cash=cash)
+    currency = currency or card.account.currency
+    count_payment(card, usage.day, amount, currency=currency, cash=cash)
+    return usage.day
+
+
+def check_limits(card: Card, amount: int, *, cash: bool = False) -> Usage:
+    """422 `limit_exceeded` (`details.limit` names it: perTransaction, daily, monthly,
+    dailyCash) when `amount` does not fit; else today's usage. Writes nothing."""
     usage = card_usage(card)
     checks = [
         ("perTransaction", card.limit_per_transaction, 0),
@@ -84,8 +94,16 @@ def spend(card: Card, amount: int, *, cash: bool = False) -> date:
                     "remaining": max(limit - used, 0),
                 },
             )
-    _count(card, usage.day, amount, amount if cash else 0)
-    return usage.day
+    return usage
+
+
+def count_payment(card: Card, day: date, amount: int, *, currency: str, cash: bool) -> None:
+    """Count an approved payment: on the day's limit counters and in the payment log that
+    velocity monitoring reads. The card must be locked by the caller's transaction."""
+    _count(card, day, amount, amount if cash else 0)
+    CardPayment.objects.create(
+        card_id=card.lineage_root_id, amount=amount, currency=currency, cash=cash
+    )
 
 
 def unspend(card: Card, day: date, amount: int, *, cash: bool = False) -> None:
