@@ -1,0 +1,278 @@
+"""Back office for monitoring: rules and the alerts their hits raised.
+
+Rules are created and tuned through the API; here staff review them and switch them on or off
+with the actions "Enable" and "Disable", which call `monitoring_rule_update` as the API does
+(its validation, its lock and the `monitoring.rule_updated` event hold). Alerts are reviewed
+here and resolved with the action "Resolve": a confirmation page asks for a note (required),
+then `alert_resolve` records the staff user, the time and the note. Every change leaves one
+`LogEntry` per object (who, when, what). Nothing is added or deleted here and no change form
+ever saves a rule or an alert (both change pages are view-only).
+
+An alert's card is shown by its masked PAN only (first six and last four digits); the card's
+secret columns are never loaded (`cards.admin.SECRET_FIELDS`).
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db import transaction
+from django.template.response import TemplateResponse
+
+from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure, money
+from api.admin import admin_link, changelist_link, pretty_json
+from api.exceptions import TXError
+from cards.admin import SECRET_FIELDS, masked_pan_link
+from events.models import Event
+
+from .models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
+from .services import alert_resolve, monitoring_rule_update
+from .services.alerts import MAX_NOTE_LENGTH
+from .services.rules import API_NAMES
+
+# The confirmation page's submit marker: without it, the action only shows that page.
+CONFIRM = "confirm"
+
+
+def parameters_text(rule: MonitoringRule) -> str:
+    """`amount=100000 currency=EUR riskLevel=any`, in the API's names."""
+    parts = []
+    for name in KIND_PARAMETERS[rule.kind]:
+        value = getattr(rule, name)
+        if isinstance(value, list):
+            value = ",".join(value)
+        elif value is None:
+            value = "any"  # only risk_level may be None
+        parts.append(f"{API_NAMES[name]}={value}")
+    return " ".join(parts)
+
+
+# --- Rules ----------------------------------------------------------------------------------
+@admin.register(MonitoringRule)
+class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    list_display = [
+        "id",
+        "name",
+        "institution",
+        "kind",
+        "action",
+        "enabled",
+        "parameters_display",
+        "updated_at",
+    ]
+    list_filter = ["enabled", "kind", "action", "institution"]
+    list_select_related = ["institution"]
+    search_fields = ["id"]
+    search_help_text = "An exact rule id."
+    actions = ["enable_rules", "disable_rules"]
+    fields = [
+        "id",
+        "institution",
+        "name",
+        "kind",
+        "action",
+        "enabled",
+        "parameters_display",
+        "alerts_link",
+        "events_link",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="parameters")
+    def parameters_display(self, obj):
+        return parameters_text(obj)
+
+    @admin.display(description="alerts")
+    def alerts_link(self, obj):
+        count = MonitoringAlert.objects.filter(rule=obj).count()
+        return changelist_link(MonitoringAlert, f"{count} alert(s)", rule=obj.pk)
+
+    @admin.display(description="events")
+    def events_link(self, obj):
+        return changelist_link(Event, "Events of this rule", object_id=obj.pk)
+
+    @admin.action(description="Enable selected rules", permissions=["change"])
+    def enable_rules(self, request, queryset):
+        self._set_enabled(request, queryset, True)
+
+    @admin.action(description="Disable selected rules (they stop hitting)", permissions=["change"])
+    def disable_rules(self, request, queryset):
+        self._set_enabled(request, queryset, False)
+
+    def _set_enabled(self, request, queryset, enabled: bool) -> None:
+        name, verb = ("Enable", "Enabled") if enabled else ("Disable", "Disabled")
+        changed, unchanged = 0, []
+        for rule in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    # Read under the lock the service takes next (same transaction), so
+                    # "already enabled" is exact.
+                    previous = (
+                        MonitoringRule.objects.select_for_update()
+                        .values_list("enabled", flat=True)
+                        .get(pk=rule.pk)
+                    )
+                    if previous == enabled:
+                        unchanged.append(rule.pk)
+                        continue
+                    rule = monitoring_rule_update(rule=rule, changes={"enabled": enabled})
+                    self.log_change(request, rule, f"{verb} (admin action “{name}”).")
+            except TXError as exc:
+                failure(self, request, rule.pk, exc)
+                continue
+            changed += 1
+        if changed:
+            self.message_user(request, f"{verb} {changed} rule(s).", messages.SUCCESS)
+        if unchanged:
+            self.message_user(
+                request,
+                f"Already {verb.lower()}, left as they were: {', '.join(unchanged)}.",
+                messages.INFO,
+            )
+
+
+# --- Alerts ---------------------------------------------------------------------------------
+class ResolutionForm(forms.Form):
+    note = forms.CharField(
+        max_length=MAX_NOTE_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Why the alert is resolved (what was checked, what was decided). Kept on each "
+        "alert, shown to the institution through the API and written in the admin history.",
+    )
+
+
+class RuleKindFilter(admin.SimpleListFilter):
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        return MonitoringRule.Kind.choices
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(rule__kind=self.value())
+        return queryset
+
+
+@admin.register(MonitoringAlert)
+class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """Raised by card authorizations and card transfers (`alerts_raise`); resolved here."""
+
+    list_display = [
+        "id",
+        "status",
+        "action",
+        "kind",
+        "rule_link",
+        "card_link",
+        "amount_display",
+        "subject",
+        "created_at",
+    ]
+    list_filter = ["status", "action", RuleKindFilter, "institution"]
+    search_fields = ["id", "card_id", "rule_id", "subject_id"]
+    search_help_text = "An exact alert, card, rule, authorization or transfer id."
+    actions = ["resolve_alerts"]
+    fields = [
+        "id",
+        "institution",
+        "status",
+        "action",
+        "kind",
+        "rule_link",
+        "card_link",
+        "subject",
+        "amount_display",
+        "merchant_display",
+        "details_display",
+        "resolved_by",
+        "resolved_at",
+        "resolution_note",
+        "events_link",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        # The card's secrets stay in the database: only its masked PAN is shown.
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("rule", "card", "resolved_by", "institution")
+            .defer(*(f"card__{name}" for name in SECRET_FIELDS))
+        )
+
+    @admin.display(description="kind", ordering="rule__kind")
+    def kind(self, obj):
+        return obj.rule.kind
+
+    @admin.display(description="rule", ordering="rule_id")
+    def rule_link(self, obj):
+        return admin_link(obj.rule, obj.rule.name)
+
+    @admin.display(description="card (masked PAN)", ordering="card_id")
+    def card_link(self, obj):
+        return masked_pan_link(obj.card)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj):
+        return money(obj.amount, obj.currency)
+
+    @admin.display(description="payment")
+    def subject(self, obj):
+        return f"{obj.subject_type} {obj.subject_id or '(refused, no id)'}"
+
+    @admin.display(description="merchant")
+    def merchant_display(self, obj):
+        return "—" if obj.merchant is None else pretty_json(obj.merchant)
+
+    @admin.display(description="why it hit")
+    def details_display(self, obj):
+        return pretty_json(obj.details)
+
+    @admin.display(description="events")
+    def events_link(self, obj):
+        return changelist_link(Event, "Events of this alert", object_id=obj.pk)
+
+    @admin.action(description="Resolve selected alerts (asks for a note)", permissions=["change"])
+    def resolve_alerts(self, request, queryset):
+        """First call: the confirmation page with the note form. Its submission (`CONFIRM`
+        set, a note given): the alerts are resolved, then back to the changelist (None)."""
+        form = ResolutionForm(request.POST if CONFIRM in request.POST else None)
+        if form.is_bound and form.is_valid():
+            self._resolve(request, queryset, form.cleaned_data["note"])
+            return None
+        alerts = list(queryset.order_by("pk"))
+        return TemplateResponse(
+            request,
+            "admin/monitoring/monitoringalert/resolve_confirmation.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": "Resolve alerts",
+                "subtitle": None,
+                "opts": self.opts,
+                "media": self.media + form.media,
+                "action_name": "resolve_alerts",
+                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+                "confirm_name": CONFIRM,
+                "alerts": alerts,
+                "form": form,
+            },
+        )
+
+    def _resolve(self, request, queryset, note: str) -> None:
+        resolved = 0
+        for alert in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    alert = alert_resolve(alert=alert, user=request.user, note=note)
+                    self.log_change(
+                        request, alert, f"Resolved (admin action “Resolve”; note: “{note}”)."
+                    )
+            except TXError as exc:  # e.g. resolved meanwhile
+                failure(self, request, alert.pk, exc)
+                continue
+            resolved += 1
+        if resolved:
+            self.message_user(request, f"Resolved {resolved} alert(s).", messages.SUCCESS)

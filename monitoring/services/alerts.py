@@ -1,0 +1,114 @@
+"""Alerts: raised for every hit of a screening, resolved by staff in the admin.
+
+An alert is raised for each hit, whatever the rule's action: a decline rule's alert records
+the refusal, an alert rule's the approved payment. `alerts_raise` writes in the caller's
+transaction; a caller that refuses a payment (422 `declined_by_monitoring`) must keep that
+transaction's writes for the alerts to stay (the API's `TXView.refuse`).
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from api.exceptions import InvalidStateTransition, ValidationFailed
+from cards.models import Card
+from events.services import emit
+
+from ..models import MonitoringAlert
+from .screening import Screening
+
+MERCHANT_FIELDS = ("name", "mcc", "countryCode", "channel")
+MAX_NOTE_LENGTH = 2000
+
+
+def alerts_raise(
+    *,
+    screening: Screening,
+    card: Card,
+    amount: int,
+    currency: str,
+    merchant: dict | None,
+    subject_type: str,
+    subject_id: str | None = None,
+) -> list[MonitoringAlert]:
+    """One open alert per hit of `screening` (a screening of this very payment), with the
+    payment's snapshot (`merchant` keeps only name, mcc, countryCode, channel) and the rule's
+    action at the time. `subject_type`: "authorization" or "transfer"; `subject_id` may be None
+    (a transfer refused before it had an id). Each alert emits `monitoring.alert_raised`."""
+    if subject_type not in MonitoringAlert.SubjectType.values:
+        raise ValueError(f"Unknown subject type {subject_type!r}")
+    if not screening.hits:
+        return []
+    snapshot = None if merchant is None else {key: merchant.get(key) for key in MERCHANT_FIELDS}
+    alerts = [
+        MonitoringAlert(
+            institution_id=card.institution_id,
+            rule=rule,
+            card=card,
+            subject_type=subject_type,
+            subject_id=subject_id,
+            amount=amount,
+            currency=currency,
+            merchant=snapshot,
+            action=rule.action,
+            details=details,
+        )
+        for rule, details in screening.hits
+    ]
+    with transaction.atomic(savepoint=False):
+        MonitoringAlert.objects.bulk_create(alerts)
+        for alert in alerts:
+            emit(
+                institution=card.institution,
+                type="monitoring.alert_raised",
+                object_type="monitoring_alert",
+                object_id=alert.pk,
+                data={
+                    "alertId": alert.pk,
+                    "ruleId": alert.rule_id,
+                    "kind": alert.rule.kind,
+                    "action": alert.action,
+                    "cardId": card.pk,
+                    "subjectType": subject_type,
+                    "subjectId": subject_id,
+                },
+            )
+    return alerts
+
+
+def alert_resolve(*, alert: MonitoringAlert, user, note: str) -> MonitoringAlert:
+    """Resolve an open alert: who (`user`, a staff user), when, and why (`note`, required, 400
+    when blank). An alert that is not open: 409 `invalid_state_transition`. Emits
+    `monitoring.alert_resolved` (the note stays in the back office: events carry no free
+    text)."""
+    note = note.strip() if isinstance(note, str) else ""
+    if not note:
+        raise ValidationFailed(
+            "A note is required to resolve an alert.", details={"note": "This field is required."}
+        )
+    if len(note) > MAX_NOTE_LENGTH:
+        raise ValidationFailed(details={"note": f"At most {MAX_NOTE_LENGTH} characters."})
+    with transaction.atomic(savepoint=False):
+        alert = (
+            MonitoringAlert.objects.select_for_update(of=("self",))
+            .select_related("institution", "rule")
+            .get(pk=alert.pk)
+        )
+        if alert.status != MonitoringAlert.Status.OPEN:
+            raise InvalidStateTransition(
+                f"The alert is already {alert.status}.",
+                from_state=alert.status,
+                to_state=MonitoringAlert.Status.RESOLVED,
+            )
+        alert.status = MonitoringAlert.Status.RESOLVED
+        alert.resolved_by = user
+        alert.resolved_at = timezone.now()
+        alert.resolution_note = note
+        alert.save(update_fields=["status", "resolved_by", "resolved_at", "resolution_note"])
+        emit(
+            institution=alert.institution,
+            type="monitoring.alert_resolved",
+            object_type="monitoring_alert",
+            object_id=alert.pk,
+            data={"alertId": alert.pk, "ruleId": alert.rule_id, "cardId": alert.card_id},
+        )
+    return alert
