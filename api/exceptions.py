@@ -15,6 +15,9 @@ class TXError(Exception):
     def __init__(self, message: str | None = None, *, details: Any = None):
         self.message = message or self.message
         self.details = details
+        # Writes that must outlive the refusal (a monitoring alert about a refused payment):
+        # run by `TXView` after the operation is rolled back, committed with the refusal.
+        self.survivors: list = []
         super().__init__(self.message)
 
 
@@ -147,6 +150,11 @@ class PinBlocked(BusinessRuleViolation):
 class IncorrectPin(BusinessRuleViolation):
     code = "incorrect_pin"
     message = "The PIN is not correct."
+
+
+class DeclinedByMonitoring(BusinessRuleViolation):
+    code = "declined_by_monitoring"
+    message = "A transaction monitoring rule declined this payment."
 
 
 class IdempotencyKeyReused(TXError):

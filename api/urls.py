@@ -28,7 +28,9 @@ def version_urls(version: str):
         path("", include(card_urls(version))),
         path("", include("transfers.urls")),
         path("", include("transactions.urls")),
+        path("", include("authorizations.urls")),
         path("", include("events.urls")),
+        path("", include("monitoring.urls")),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
     ]

@@ -123,7 +123,15 @@ class TXView(APIView):
         key = idempotency.parse_key(request, required=request.version == V2)
         if key is None:  # v1 without a key: still one atomic write
             with transaction.atomic(durable=True):
-                return self._rendered(request, handler(request, *args, **kwargs), *args, **kwargs)
+                try:
+                    with transaction.atomic():
+                        response = handler(request, *args, **kwargs)
+                except TXError as error:
+                    if not error.survivors:
+                        raise
+                    _run_survivors(error)
+                    response = self.handle_exception(error)
+                return self._rendered(request, response, *args, **kwargs)
 
         # Parse first: a malformed body (400) or media type (415) is rejected before any record.
         request_fingerprint = idempotency.fingerprint(request.method, request.path, request.data)
@@ -147,9 +155,16 @@ class TXView(APIView):
             except TXError as error:
                 if not idempotency.is_stored_error(error):
                     raise
+                _run_survivors(error)
                 response = self._rendered(request, self.handle_exception(error), *args, **kwargs)
             if idempotency.is_stored_status(response.status_code):
                 idempotency.store(claimed, response)
             else:
                 transaction.set_rollback(True)
             return response
+
+
+def _run_survivors(error: TXError) -> None:
+    """The writes a refused operation keeps (`TXError.survivors`), after its own are undone."""
+    for survivor in error.survivors:
+        survivor()

@@ -27,6 +27,15 @@ EVENT_TYPES = (
     "card.pin_changed",
     "card.limits_changed",
     "card.security_settings_changed",
+    "authorization.approved",
+    "authorization.declined",
+    "authorization.reversed",
+    "authorization.expired",
+    "transaction.settled",
+    "monitoring.rule_created",
+    "monitoring.rule_updated",
+    "monitoring.alert_raised",
+    "monitoring.alert_resolved",
 )
 
 

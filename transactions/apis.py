@@ -14,8 +14,9 @@ from accounts.selectors import account_get
 from api.schema import both, document
 from api.serializers import TimestampField
 from api.views import TXView
+from cards.selectors import card_get
 
-from .models import Transaction
+from .models import TRANSACTION_STATUSES, Transaction
 from .selectors import transaction_get, transaction_list
 
 
@@ -78,7 +79,18 @@ class TransactionOut(serializers.Serializer):
     amount = serializers.IntegerField(help_text="Minor units, always positive.")
     currency = serializers.CharField()
     description = serializers.CharField()
+    status = serializers.ChoiceField(
+        choices=TRANSACTION_STATUSES,
+        help_text="posted: the money moved; pending: a card authorization awaiting its "
+        "presentment; reversed or expired: an authorization released unpresented.",
+    )
     merchant = serializers.JSONField(allow_null=True)
+    authorizationId = serializers.CharField(  # noqa: N815
+        source="authorization_id", allow_null=True, help_text="The card authorization, if any."
+    )
+    returnId = serializers.CharField(  # noqa: N815
+        source="card_return_id", allow_null=True, help_text="The merchant return, if any."
+    )
     holdId = serializers.CharField(source="hold_id", allow_null=True)  # noqa: N815
     transferId = serializers.CharField(source="transfer_id", allow_null=True)  # noqa: N815
     adjustmentId = serializers.CharField(source="adjustment_id", allow_null=True)  # noqa: N815
@@ -112,6 +124,36 @@ class AccountTransactionsView(TXView):
         query = self.parse_query(TransactionQuery)
         lines = transaction_list(
             account=account,
+            from_time=query.get("fromDate"),
+            to_time=query.get("toDate"),
+            type=query.get("type"),
+            settlement_status=query.get("settlementStatus"),
+        )
+        return self.respond_list(lines, TransactionOut, order_key="position")
+
+
+class CardTransactionsView(TXView):
+    @document(
+        name="Transaction",
+        resources=both(TransactionOut),
+        many=True,
+        parameters=[
+            OpenApiParameter("fromDate", str, description="Inclusive: a date or a date-time."),
+            OpenApiParameter("toDate", str, description="Inclusive: a date or a date-time."),
+            OpenApiParameter("type", str, enum=Transaction.Type.values),
+            OpenApiParameter("settlementStatus", str, enum=Transaction.SettlementStatus.values),
+        ],
+        summary="List a card's transactions (statement lines), newest first",
+        description="What moved through this card: authorizations (`Goods`, `Cash`), returns, "
+        "card and PAN transfers. A renewed or replaced card's lines stay with the old card.",
+        operation_id="cards_transactions_list",
+        tags=["Transactions"],
+    )
+    def get(self, request, cardId):  # noqa: N803
+        card = card_get(institution=self.institution, card_id=cardId)
+        query = self.parse_query(TransactionQuery)
+        lines = transaction_list(
+            card=card,
             from_time=query.get("fromDate"),
             to_time=query.get("toDate"),
             type=query.get("type"),

@@ -15,6 +15,9 @@ from accounts.models import Account, Adjustment, Hold, Journal
 from api.ids import new_id
 from api.models import Institution
 
+# What `Transaction.status` can say.
+TRANSACTION_STATUSES = ["posted", "pending", "reversed", "expired"]
+
 # The listing order of statement lines (see Meta.indexes).
 POSITION = Collate(F("id"), "C")
 
@@ -67,6 +70,22 @@ class Transaction(models.Model):
         related_name="statement_lines",
         db_index=False,  # txn_card_idx below
     )
+    authorization = models.ForeignKey(
+        "authorizations.Authorization",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+        db_index=False,  # txn_authorization_idx below
+    )
+    card_return = models.ForeignKey(
+        "authorizations.CardReturn",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+        db_index=False,
+    )
     adjustment = models.ForeignKey(
         Adjustment,
         on_delete=models.PROTECT,
@@ -102,10 +121,25 @@ class Transaction(models.Model):
                 condition=Q(card__isnull=False),
                 name="txn_card_idx",
             ),
+            models.Index(
+                fields=["authorization"],
+                condition=Q(authorization__isnull=False),
+                name="txn_authorization_idx",
+            ),
         ]
 
     def __str__(self):
         return f"{self.type} {self.amount} {self.currency} {self.account_id}"
+
+    @property
+    def status(self) -> str:
+        """posted: the money moved; pending: an authorization awaiting its presentment;
+        reversed / expired: an authorization released before it was presented."""
+        if self.settlement_status == self.SettlementStatus.PRESENTMENT or self.hold_id is None:
+            return "posted"
+        return {"active": "pending", "released": "reversed", "expired": "expired"}.get(
+            self.hold.status, "posted"
+        )
 
     @property
     def is_credit(self) -> bool:

@@ -14,14 +14,19 @@ PREFIX = "txn"
 
 def transaction_list(
     *,
-    account,
+    account=None,
+    card=None,
     from_time: datetime | None = None,
     to_time: datetime | None = None,
     type: str | None = None,
     settlement_status: str | None = None,
 ):
-    """The account's lines with `position` (see `transactions.models.POSITION`) to page on."""
-    lines = Transaction.objects.filter(account=account).annotate(position=POSITION)
+    """The lines of `account` or of `card`, with `position` (see `transactions.models.POSITION`)
+    to page on."""
+    if (account is None) == (card is None):
+        raise ValueError("give an account or a card")
+    owner = {"account": account} if account is not None else {"card": card}
+    lines = Transaction.objects.filter(**owner).select_related("hold").annotate(position=POSITION)
     if from_time is not None:
         lines = lines.filter(position__gte=bound(PREFIX, from_time, upper=False))
     if to_time is not None:
@@ -34,7 +39,11 @@ def transaction_list(
 
 
 def transaction_get(*, institution: Institution, transaction_id: str) -> Transaction:
-    line = Transaction.objects.filter(institution=institution, id=transaction_id).first()
+    line = (
+        Transaction.objects.select_related("hold")
+        .filter(institution=institution, id=transaction_id)
+        .first()
+    )
     if line is None:
         raise NotFound("No transaction with this id.")
     return line

@@ -25,6 +25,9 @@ def statement_lines_record(
     hold: Hold | None = None,
     transfer=None,
     adjustment: Adjustment | None = None,
+    authorization=None,
+    card_return=None,
+    merchant: dict | None = None,
 ) -> list[Transaction]:
     """One statement line per customer account (internal accounts have no statement)."""
     rows = [
@@ -40,6 +43,9 @@ def statement_lines_record(
             hold=hold,
             transfer=transfer,
             adjustment=adjustment,
+            authorization=authorization,
+            card_return=card_return,
+            merchant=merchant,
             card=line.card,
         )
         for line in lines

@@ -1,6 +1,8 @@
 """Transfers and their reversals. Each runs in one transaction with its journal, statement
 lines and event; accounts are locked in id order (`accounts.locks`)."""
 
+from functools import partial
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -9,12 +11,19 @@ from accounts.models import Account, Journal
 from accounts.posting import CREDIT, DEBIT, Leg, post_journal
 from accounts.rules import check_can_credit, check_can_debit, check_currency
 from api.actors import Actor
-from api.exceptions import AmountExceedsRemaining, InvalidStateTransition, NotFound
+from api.exceptions import (
+    AmountExceedsRemaining,
+    DeclinedByMonitoring,
+    InvalidStateTransition,
+    NotFound,
+    TXError,
+)
 from api.models import Institution
 from cards.models import Card
 from cards.rules import check_card_can_receive, check_card_can_send
-from cards.services import lock_card, spend
+from cards.services import check_limits, count_payment, lock_card
 from events.services import emit
+from monitoring.services import alerts_raise, screen
 from transactions.models import Transaction
 from transactions.services import Line, statement_lines_record
 
@@ -38,10 +47,12 @@ def transfer_create(
 
     Checked in this order: the sending card active and within its validity, a receiving card
     live (422 `card_not_active`); both accounts and the request in one currency (422
-    `currency_mismatch`); the sending card's limits (422 `limit_exceeded`); the source active
-    with the funds (422 `account_not_active`, `insufficient_funds`); the destination not closed
-    (422 `account_not_active`). Posts at once: `CashDec` on the source, `CashInc` on the
-    destination, event `transfer.posted`.
+    `currency_mismatch`); the sending card's limits (422 `limit_exceeded`) and the monitoring
+    rules (422 `declined_by_monitoring`); the source active with the funds (422
+    `account_not_active`, `insufficient_funds`); the destination not closed (422
+    `account_not_active`). Posts at once: `CashDec` on the source, `CashInc` on the
+    destination, event `transfer.posted`. A card transfer counts against the card's limits and
+    raises an alert for every monitoring rule it hits, also when it is refused.
     """
     if source.pk == destination.pk:
         raise ValueError("source and destination must differ")
@@ -62,10 +73,29 @@ def transfer_create(
             raise NotFound("An account of this transfer does not exist.")
         check_currency(source, currency)
         check_currency(destination, currency)
+        screening = None
         if source_card is not None:
-            spend(source_card, amount, currency=currency)
-        check_can_debit(source, amount)
-        check_can_credit(destination)
+            usage = check_limits(source_card, amount)
+            screening = screen(card=source_card, amount=amount, currency=currency, merchant=None)
+        try:
+            if screening is not None and screening.declined:
+                raise DeclinedByMonitoring(
+                    details={
+                        "ruleIds": [
+                            rule.pk for rule, _ in screening.hits if rule.action == "decline"
+                        ]
+                    }
+                )
+            check_can_debit(source, amount)
+            check_can_credit(destination)
+        except TXError as refusal:
+            if screening is not None and screening.hits:
+                refusal.survivors.append(
+                    partial(_raise_alerts, screening, source_card, amount, currency, None)
+                )
+            raise
+        if source_card is not None:
+            count_payment(source_card, usage.day, amount, currency=currency, cash=False)
         journal = post_journal(
             institution=institution,
             kind=Journal.Kind.TRANSFER,
@@ -114,7 +144,21 @@ def transfer_create(
                 **({"destinationCardId": destination_card.pk} if destination_card else {}),
             },
         )
+        if screening is not None and screening.hits:
+            _raise_alerts(screening, source_card, amount, currency, transfer.pk)
     return transfer
+
+
+def _raise_alerts(screening, card: Card, amount: int, currency: str, transfer_id) -> None:
+    alerts_raise(
+        screening=screening,
+        card=card,
+        amount=amount,
+        currency=currency,
+        merchant=None,
+        subject_type="transfer",
+        subject_id=transfer_id,
+    )
 
 
 def transfer_reverse(

@@ -24,6 +24,10 @@ class Hold(models.Model):
         RELEASED = "released"
         EXPIRED = "expired"
 
+    class Purpose(models.TextChoices):
+        HOLD = "hold", "Placed through /holds"
+        CARD_AUTHORIZATION = "card_authorization", "A card authorization's hold"
+
     id = models.CharField(primary_key=True, max_length=40, default=_hold_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="holds")
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
@@ -31,6 +35,9 @@ class Hold(models.Model):
     captured_amount = models.BigIntegerField(default=0)
     currency = models.CharField(max_length=3)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    # A card authorization's hold is captured by its presentment, which may be higher than
+    # authorized (authorizations.services.clearing), and expires with its authorization.
+    purpose = models.CharField(max_length=32, choices=Purpose.choices, default=Purpose.HOLD)
     reason = models.CharField(max_length=500, blank=True)
     expires_at = models.DateTimeField()
     capture_journal = models.OneToOneField(
@@ -51,7 +58,8 @@ class Hold(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="hold_amount_positive"),
             models.CheckConstraint(
-                condition=Q(captured_amount__gte=0) & Q(captured_amount__lte=F("amount")),
+                condition=Q(captured_amount__gte=0)
+                & (Q(captured_amount__lte=F("amount")) | Q(purpose="card_authorization")),
                 name="hold_captured_within_amount",
             ),
         ]

@@ -27,6 +27,7 @@ class Journal(models.Model):
         TRANSFER = "transfer"
         TRANSFER_REVERSAL = "transfer_reversal"
         HOLD_CAPTURE = "hold_capture"
+        CARD_RETURN = "card_return"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

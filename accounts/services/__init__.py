@@ -2,7 +2,7 @@
 
 from .accounts import account_create, account_set_status, internal_account
 from .adjustments import adjustment_create
-from .holds import hold_capture, hold_place, hold_release, holds_expire
+from .holds import hold_capture, hold_expire, hold_place, hold_release, holds_expire
 from .products import account_products_seed
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "account_set_status",
     "adjustment_create",
     "hold_capture",
+    "hold_expire",
     "hold_place",
     "hold_release",
     "holds_expire",

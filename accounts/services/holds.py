@@ -22,7 +22,14 @@ from .accounts import internal_account
 
 
 def hold_place(
-    *, account: Account, amount: int, currency: str, expires_at, reason: str = "", actor: Actor
+    *,
+    account: Account,
+    amount: int,
+    currency: str,
+    expires_at,
+    reason: str = "",
+    actor: Actor,
+    purpose: str = Hold.Purpose.HOLD,
 ) -> Hold:
     """Hold `amount` on an active account that has it available (422 `account_not_active`,
     `insufficient_funds`, `currency_mismatch`). Emits `hold.created`."""
@@ -38,40 +45,64 @@ def hold_place(
             currency=currency,
             reason=reason,
             expires_at=expires_at,
+            purpose=purpose,
             **actor.stamp("placed_by"),
         )
         _emit(hold, "hold.created")
     return hold
 
 
-def hold_release(*, hold: Hold, actor: Actor) -> Hold:
-    """Release an active hold (409 `invalid_state_transition` otherwise). Emits
-    `hold.released`."""
-    return _close(hold.pk, Hold.Status.RELEASED, "hold.released")
+def hold_release(*, hold: Hold, actor: Actor, purpose: str = Hold.Purpose.HOLD) -> Hold:
+    """Release an active hold of `purpose` (409 `invalid_state_transition` otherwise: a card
+    authorization's hold is released by reversing the authorization). Emits `hold.released`."""
+    return _close(hold.pk, Hold.Status.RELEASED, "hold.released", purpose=purpose)
 
 
-def hold_capture(*, hold: Hold, amount: int | None = None, actor: Actor) -> Hold:
+def hold_expire(*, hold: Hold, purpose: str = Hold.Purpose.HOLD) -> Hold:
+    """Expire one active hold of `purpose` (the batch job is `holds_expire`). Emits
+    `hold.expired`."""
+    return _close(hold.pk, Hold.Status.EXPIRED, "hold.expired", purpose=purpose)
+
+
+def hold_capture(
+    *,
+    hold: Hold,
+    amount: int | None = None,
+    actor: Actor,
+    purpose: str = Hold.Purpose.HOLD,
+    counterparty: str = Account.InternalCode.SETTLEMENT,
+    max_amount: int | None = None,
+    statement_line: bool = True,
+) -> Hold:
     """Capture `amount` (default: all) of an active hold; the rest is released.
 
-    The captured amount moves from the account to the institution's settlement account, with a
-    `CashDec` statement line. 409 `invalid_state_transition` unless active, 422
-    `amount_exceeds_remaining` above the held amount, 422 `account_not_active` when the account
-    is no longer active. Emits `hold.captured`.
+    The captured amount moves from the account to the institution's internal `counterparty`
+    account (settlement; card network clearing for a card presentment), with a `CashDec`
+    statement line unless the caller records its own. 409 `invalid_state_transition` unless
+    active (or not of `purpose`), 422 `amount_exceeds_remaining` above `max_amount` (default:
+    the held amount), 422 `account_not_active` when the account is no longer active, 422
+    `insufficient_funds` when what is captured above the held amount is not available. Emits
+    `hold.captured`.
     """
     with transaction.atomic(savepoint=False):
         hold = lock_hold(hold.pk)
-        _require_active(hold, Hold.Status.CAPTURED)
+        _require_active(hold, Hold.Status.CAPTURED, purpose)
         amount = hold.amount if amount is None else amount
-        if amount > hold.amount:
-            raise AmountExceedsRemaining(details={"amount": amount, "held": hold.amount})
+        max_amount = hold.amount if max_amount is None else max_amount
+        if amount > max_amount:
+            details = {"amount": amount, "held": hold.amount}
+            if max_amount != hold.amount:
+                details["maximum"] = max_amount
+            raise AmountExceedsRemaining(details=details)
         settlement = internal_account(
-            institution=hold.institution,
-            code=Account.InternalCode.SETTLEMENT,
-            currency=hold.currency,
+            institution=hold.institution, code=counterparty, currency=hold.currency
         )
         locked = lock_accounts([hold.account_id, settlement.pk])
         account, settlement = locked[hold.account_id], locked[settlement.pk]
-        check_can_debit(account, amount, reserved=True)
+        if amount > hold.amount:  # only the part above the hold must still be available
+            check_can_debit(account, amount - hold.amount)
+        else:
+            check_can_debit(account, amount, reserved=True)
         change_pending(account, -hold.amount)
         journal = post_journal(
             institution=hold.institution,
@@ -94,26 +125,31 @@ def hold_capture(*, hold: Hold, amount: int | None = None, actor: Actor) -> Hold
                 "closed_at",
             ]
         )
-        statement_lines_record(
-            lines=[Line(account, Transaction.Type.CASH_DEC, amount, hold.reason)],
-            currency=hold.currency,
-            journal=journal,
-            hold=hold,
-        )
+        if statement_line:
+            statement_lines_record(
+                lines=[Line(account, Transaction.Type.CASH_DEC, amount, hold.reason)],
+                currency=hold.currency,
+                journal=journal,
+                hold=hold,
+            )
         _emit(hold, "hold.captured")
     return hold
 
 
-def holds_expire(*, now=None, batch_size: int = 500) -> int:
-    """Expire the active holds whose time has come; return how many. Safe to run from several
-    processes at once: each batch takes only rows no one else has locked (SKIP LOCKED)."""
+def holds_expire(
+    *, now=None, batch_size: int = 500, purpose: str = Hold.Purpose.HOLD, on_expired=None
+) -> int:
+    """Expire the active holds of `purpose` whose time has come; return how many. Safe to run
+    from several processes at once: each batch takes only rows no one else has locked (SKIP
+    LOCKED). `on_expired(hold)` runs in the hold's transaction (a card authorization gives its
+    limit usage back)."""
     now = now or timezone.now()
     expired = 0
     while True:
         with transaction.atomic():
             batch = list(
                 Hold.objects.select_for_update(skip_locked=True)
-                .filter(status=Hold.Status.ACTIVE, expires_at__lte=now)
+                .filter(status=Hold.Status.ACTIVE, expires_at__lte=now, purpose=purpose)
                 .order_by("expires_at")
                 .values_list("pk", "account_id")[:batch_size]
             )
@@ -122,16 +158,18 @@ def holds_expire(*, now=None, batch_size: int = 500) -> int:
             # one in expiry order (which can deadlock with a transfer between two of them).
             lock_accounts(account_id for _, account_id in batch)
             for hold_id in ids:
-                _close(hold_id, Hold.Status.EXPIRED, "hold.expired")
+                hold = _close(hold_id, Hold.Status.EXPIRED, "hold.expired", purpose=purpose)
+                if on_expired is not None:
+                    on_expired(hold)
         expired += len(ids)
         if len(ids) < batch_size:
             return expired
 
 
-def _close(hold_id: str, status: str, event_type: str) -> Hold:
+def _close(hold_id: str, status: str, event_type: str, *, purpose: str) -> Hold:
     with transaction.atomic(savepoint=False):
         hold = lock_hold(hold_id)
-        _require_active(hold, status)
+        _require_active(hold, status, purpose)
         account = lock_accounts([hold.account_id])[hold.account_id]
         change_pending(account, -hold.amount)
         hold.status = status
@@ -141,7 +179,13 @@ def _close(hold_id: str, status: str, event_type: str) -> Hold:
     return hold
 
 
-def _require_active(hold: Hold, to_status: str) -> None:
+def _require_active(hold: Hold, to_status: str, purpose: str) -> None:
+    if hold.purpose != purpose:
+        raise InvalidStateTransition(
+            "This hold belongs to a card authorization: reverse or present the authorization.",
+            from_state=hold.status,
+            to_state=to_status,
+        )
     if hold.status != Hold.Status.ACTIVE:
         raise InvalidStateTransition(
             f"A {hold.status} hold cannot become {to_status}.",

@@ -10,9 +10,10 @@ from .limits import (
     check_limits,
     count_payment,
     spend,
+    spend_more,
     unspend,
 )
-from .pin import card_pin_set, card_pin_unblock, card_pin_verify
+from .pin import card_pin_set, card_pin_try, card_pin_unblock, card_pin_verify
 from .products import card_products_seed
 from .status import card_set_status, card_update, lock_card
 
@@ -22,6 +23,7 @@ __all__ = [
     "card_issue",
     "card_limits_set",
     "card_pin_set",
+    "card_pin_try",
     "card_pin_unblock",
     "card_pin_verify",
     "card_products_seed",
@@ -40,5 +42,6 @@ __all__ = [
     "joint_account_open",
     "lock_card",
     "spend",
+    "spend_more",
     "unspend",
 ]

@@ -107,8 +107,15 @@ def count_payment(card: Card, day: date, amount: int, *, currency: str, cash: bo
 
 
 def unspend(card: Card, day: date, amount: int, *, cash: bool = False) -> None:
-    """Give back `amount` counted on `day` (a reversed authorization)."""
+    """Give back `amount` counted on `day` (a reversed or expired authorization, or one
+    presented for less)."""
     _count(card, day, -amount, -amount if cash else 0)
+
+
+def spend_more(card: Card, day: date, amount: int, *, cash: bool = False) -> None:
+    """Count `amount` more on `day` without a limit check: a presentment above its
+    authorization, which the network has already cleared."""
+    _count(card, day, amount, amount if cash else 0)
 
 
 def _count(card: Card, day: date, amount: int, cash: int) -> None:

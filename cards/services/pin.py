@@ -82,6 +82,12 @@ def card_pin_unblock(*, card: Card, actor: Actor) -> Card:
     return card
 
 
+def card_pin_try(card: Card, pin: str) -> PinCheck:
+    """Check `pin` on a card the caller has locked (a card authorization with a PIN): counted
+    like a verification. The caller checks `pin_blocked` and `pin_is_set` first."""
+    return _try(card, pin)
+
+
 def refusal(check: PinCheck) -> IncorrectPin | PinBlocked:
     """The error a failed check answers: `pin_blocked` when this try blocked the PIN."""
     details = {"remainingTries": check.remaining_tries}

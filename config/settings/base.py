@@ -34,6 +34,8 @@ INSTALLED_APPS = [
     "cards",
     "transfers",
     "transactions",
+    "monitoring",
+    "authorizations",
 ]
 
 MIDDLEWARE = [
@@ -140,6 +142,8 @@ PIN_KEY = env.str("PIN_KEY", default="")
 # Keys the PAN fingerprint (HMAC-SHA256) that card lookups and PAN transfers search by. Unlike
 # FIELD_ENCRYPTION_KEYS it never rotates: a new key would orphan every stored fingerprint.
 PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY", default="")
+# How long an approved card authorization holds its amount before the expiry job releases it.
+AUTHORIZATION_HOLD_DAYS = env.int("AUTHORIZATION_HOLD_DAYS", default=7)
 
 REST_FRAMEWORK = {
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.NamespaceVersioning",
@@ -190,6 +194,15 @@ SPECTACULAR_SETTINGS = {
         "CardKind": "cards.models.CardProduct.Kind",
         "CardForm": "cards.models.CardProduct.Form",
         "ReplacementReason": "cards.services.lifecycle.REPLACEMENT_REASON_CHOICES",
+        "AuthorizationType": "authorizations.models.Authorization.Type",
+        "AuthorizationStatus": "authorizations.models.Authorization.Status",
+        "MerchantChannel": "authorizations.models.Channel",
+        "DeclineCode": "authorizations.declines.ORDER",
+        "TransactionStatus": "transactions.models.TRANSACTION_STATUSES",
+        "MonitoringRuleKind": "monitoring.models.MonitoringRule.Kind",
+        "MonitoringAction": "monitoring.models.MonitoringRule.Action",
+        "MonitoringAlertStatus": "monitoring.models.MonitoringAlert.Status",
+        "MonitoringSubjectType": "monitoring.models.MonitoringAlert.SubjectType",
     },
     "DISABLE_ERRORS_AND_WARNINGS": False,
     # Swagger UI's assets are served from this service (no CDN: banks run it offline).

@@ -641,13 +641,13 @@ def test_the_expire_holds_command(fi):
 
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
-    assert out.getvalue() == "Expired 1 hold(s).\n"
+    assert out.getvalue() == "Expired 1 hold(s) and 0 card authorization(s).\n"
     assert Hold.objects.get(pk=due.pk).status == "expired"
     assert balance(account) == (1000, 200, 800)
 
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
-    assert out.getvalue() == "Expired 0 hold(s).\n"
+    assert out.getvalue() == "Expired 0 hold(s) and 0 card authorization(s).\n"
 
 
 # --- Account status -----------------------------------------------------------------------------

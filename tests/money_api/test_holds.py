@@ -375,6 +375,9 @@ def test_partial_capture_moves_the_captured_amount_and_releases_the_rest(api):
         "currency": "EUR",
         "description": "Fuel pre-authorization",
         "merchant": None,
+        "authorizationId": None,
+        "returnId": None,
+        "status": "posted",
         "cardId": None,
         "holdId": hold["holdId"],
         "transferId": None,
@@ -507,7 +510,7 @@ def test_expire_holds_expires_due_holds_and_gives_the_amount_back(api):
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
 
-    assert out.getvalue() == "Expired 1 hold(s).\n"
+    assert out.getvalue() == "Expired 1 hold(s) and 0 card authorization(s).\n"
     expired = get_hold(api, due["holdId"])
     assert TIMESTAMP.match(expired["closedAt"])
     assert expired["status"] == "expired"
@@ -528,7 +531,7 @@ def test_expire_holds_expires_due_holds_and_gives_the_amount_back(api):
 
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
-    assert out.getvalue() == "Expired 0 hold(s).\n"
+    assert out.getvalue() == "Expired 0 hold(s) and 0 card authorization(s).\n"
 
 
 def test_every_hold_event_is_listed(api):

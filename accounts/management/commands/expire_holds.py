@@ -1,14 +1,18 @@
 from django.core.management.base import BaseCommand
 
 from accounts.services import holds_expire
+from authorizations.services import authorizations_expire
 
 
 class Command(BaseCommand):
     help = (
         "Expire active holds whose expiresAt has passed (their amounts become available "
-        "again; hold.expired events). Safe to run from several machines at once."
+        "again; hold.expired events), card authorizations' holds included (their limit usage "
+        "is given back; authorization.expired events). Safe to run from several machines at "
+        "once."
     )
 
     def handle(self, *args, **options):
         expired = holds_expire()
-        self.stdout.write(f"Expired {expired} hold(s).")
+        authorizations = authorizations_expire()
+        self.stdout.write(f"Expired {expired} hold(s) and {authorizations} card authorization(s).")

@@ -1,0 +1,233 @@
+"""Back office for card transactions: authorizations and merchant returns, read-only.
+
+Both are written only by the card network's requests (`authorization_create`,
+`authorization_present`, `authorization_reverse`, the expiry job, `card_return_create`); staff
+look at them here and nothing is added, changed or deleted (an authorization's hold is moved
+only through its authorization, never through a form or the hold's own actions).
+
+A card is shown by its masked PAN only (first six and last four digits); the card's secret
+columns are never loaded (`cards.admin.SECRET_FIELDS`). An authorization's page links its card,
+account, hold, statement line, returns and events; a return's page its card, account,
+authorization, journal, statement line and events. Amounts are minor units shown with their
+currency (`money`).
+"""
+
+from django.contrib import admin
+from django.db.models import Q
+
+from accounts.admin import actor_display, money
+from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link, pretty_json
+from cards.admin import SECRET_FIELDS, masked_pan_link
+from events.models import Event
+from transactions.models import Transaction
+
+from .models import Authorization, CardReturn
+
+_CARD_SECRETS = [f"card__{name}" for name in SECRET_FIELDS]
+
+
+class IdOrMerchantSearchMixin:
+    """An exact id (one index lookup), or part of the merchant's name."""
+
+    search_help_text = "An exact id, or part of the merchant's name."
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        return queryset.filter(Q(id=term) | Q(merchant_name__icontains=term)), False
+
+
+class CardTransactionAdmin(IdOrMerchantSearchMixin, ReadOnlyModelAdmin):
+    """What authorizations and returns show alike."""
+
+    search_fields = ["id", "merchant_name"]  # see IdOrMerchantSearchMixin
+
+    def get_queryset(self, request):
+        # The card's secrets stay in the database: only its masked PAN is shown.
+        return super().get_queryset(request).defer(*_CARD_SECRETS)
+
+    @admin.display(description="card (masked PAN)", ordering="card_id")
+    def card_link(self, obj):
+        return masked_pan_link(obj.card)
+
+    @admin.display(description="account", ordering="account_id")
+    def account_link(self, obj):
+        return admin_link(obj.account)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj):
+        return money(obj.amount, obj.currency)
+
+    @admin.display(description="merchant", ordering="merchant_name")
+    def merchant_display(self, obj):
+        return obj.merchant_name
+
+    @admin.display(description="MCC", ordering="merchant_mcc")
+    def mcc_display(self, obj):
+        return obj.merchant_mcc
+
+    @admin.display(description="country", ordering="merchant_country")
+    def country_display(self, obj):
+        return obj.merchant_country
+
+    @admin.display(description="created by")
+    def created_by(self, obj):
+        return actor_display(obj, "created_by")
+
+    @admin.display(description="events")
+    def events_link(self, obj):
+        return changelist_link(Event, "Events of this object", object_id=obj.pk)
+
+    def _statement_line_link(self, **filters):
+        line = Transaction.objects.filter(**filters).only("id").first()
+        return admin_link(line, line.pk) if line is not None else "—"
+
+
+@admin.register(Authorization)
+class AuthorizationAdmin(CardTransactionAdmin):
+    list_display = [
+        "id",
+        "card_link",
+        "amount_display",
+        "type",
+        "merchant_display",
+        "mcc_display",
+        "country_display",
+        "channel",
+        "decision",
+        "status_display",
+        "decline_code",
+        "created_at",
+    ]
+    list_filter = ["decision", "type", "channel", "decline_code"]
+    list_select_related = ["card", "hold"]
+    show_full_result_count = False
+    fields = [
+        "id",
+        "institution",
+        "card_link",
+        "account_link",
+        "type",
+        "amount_display",
+        "merchant_display",
+        "mcc_display",
+        "country_display",
+        "channel",
+        "pin_given",
+        "decision",
+        "status_display",
+        "decline_code",
+        "decline_reason",
+        "decline_details_display",
+        "hold_link",
+        "statement_line_link",
+        "presented_amount_display",
+        "presented_at",
+        "spend_day",
+        "returns_link",
+        "events_link",
+        "created_by",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related(
+                "card", "hold", "account", "institution", "created_by_user", "created_by_api_key"
+            )
+        )
+
+    @admin.display(description="status")
+    def status_display(self, obj):
+        return obj.status
+
+    @admin.display(description="decline details")
+    def decline_details_display(self, obj):
+        return "—" if obj.decline_details is None else pretty_json(obj.decline_details)
+
+    @admin.display(description="hold")
+    def hold_link(self, obj):
+        return admin_link(obj.hold)
+
+    @admin.display(description="statement line")
+    def statement_line_link(self, obj):
+        return self._statement_line_link(authorization=obj.pk)
+
+    @admin.display(description="presented amount")
+    def presented_amount_display(self, obj):
+        return money(obj.presented_amount, obj.currency)
+
+    @admin.display(description="returns")
+    def returns_link(self, obj):
+        count = CardReturn.objects.filter(authorization=obj).count()
+        return changelist_link(CardReturn, f"{count} return(s)", authorization=obj.pk)
+
+
+@admin.register(CardReturn)
+class CardReturnAdmin(CardTransactionAdmin):
+    list_display = [
+        "id",
+        "card_link",
+        "amount_display",
+        "merchant_display",
+        "mcc_display",
+        "country_display",
+        "channel",
+        "authorization_link",
+        "created_at",
+    ]
+    list_filter = ["channel"]
+    list_select_related = ["card", "authorization"]
+    show_full_result_count = False
+    fields = [
+        "id",
+        "institution",
+        "card_link",
+        "account_link",
+        "authorization_link",
+        "amount_display",
+        "merchant_display",
+        "mcc_display",
+        "country_display",
+        "channel",
+        "journal_link",
+        "statement_line_link",
+        "events_link",
+        "created_by",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related(
+                "card",
+                "account",
+                "authorization",
+                "journal",
+                "institution",
+                "created_by_user",
+                "created_by_api_key",
+            )
+        )
+
+    @admin.display(description="authorization", ordering="authorization_id")
+    def authorization_link(self, obj):
+        if obj.authorization_id is None:
+            return "— (standalone)"
+        return admin_link(obj.authorization, obj.authorization_id)
+
+    @admin.display(description="journal")
+    def journal_link(self, obj):
+        return admin_link(obj.journal)
+
+    @admin.display(description="statement line")
+    def statement_line_link(self, obj):
+        return self._statement_line_link(card_return=obj.pk)

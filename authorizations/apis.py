@@ -1,0 +1,304 @@
+"""`/card-authorizations` (the card network's side, also the sandbox simulator): decide,
+read, present, reverse; `/card-returns`: merchant refunds. Identical in both versions.
+
+A decline is a result, not an error: 201 (v1: 200) with `approved: false` and a `declineCode`
+from `authorizations.declines`.
+"""
+
+from django.core.validators import RegexValidator
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from api.actors import Actor
+from api.schema import both, document
+from api.serializers import (
+    AmountField,
+    CountryNumericField,
+    CurrencyField,
+    StrictCharField,
+    StrictSerializer,
+    TimestampField,
+)
+from api.views import TXView
+from cards.apis.serializers import PanField, PinField
+from cards.selectors import card_by_pan, card_get
+
+from .declines import ORDER as DECLINE_CODES
+from .models import Authorization, Channel
+from .selectors import authorization_get, authorization_list, card_return_get
+from .services import (
+    authorization_create,
+    authorization_present,
+    authorization_reverse,
+    card_return_create,
+)
+
+
+class MerchantInput(StrictSerializer):
+    name = StrictCharField(max_length=100)
+    mcc = StrictCharField(
+        help_text="Merchant category code, 4 digits (ISO 18245).",
+        validators=[RegexValidator(r"^[0-9]{4}$", "A merchant category code: 4 digits.")],
+    )
+    countryCode = CountryNumericField(help_text="ISO 3166-1 numeric.")  # noqa: N815
+    channel = serializers.ChoiceField(choices=Channel.choices)
+
+
+class CardReference(StrictSerializer):
+    """Exactly one of `cardId` or `pan` names the card."""
+
+    cardId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    pan = PanField(required=False, help_text="The card number (body only, never a URL).")
+
+    def validate(self, attrs):
+        if ("cardId" in attrs) == ("pan" in attrs):
+            raise serializers.ValidationError("Give exactly one of cardId or pan.")
+        return attrs
+
+
+class AuthorizationCreate(CardReference):
+    amount = AmountField(help_text="Minor units of `currency`.")
+    currency = CurrencyField()
+    type = serializers.ChoiceField(choices=Authorization.Type.choices)
+    merchant = MerchantInput()
+    pin = PinField(required=False, help_text="Checked when given; a wrong PIN counts as a try.")
+
+
+class PresentmentCreate(StrictSerializer):
+    amount = AmountField(
+        required=False,
+        help_text="Default: the authorized amount. Lower: the rest is released. Higher: at most "
+        "20% more, with the difference available on the account.",
+    )
+
+
+class ReversalCreate(StrictSerializer):
+    pass
+
+
+class ReturnCreate(CardReference):
+    amount = AmountField()
+    currency = CurrencyField()
+    merchant = MerchantInput()
+    authorizationId = StrictCharField(  # noqa: N815
+        required=False, max_length=40, help_text="The presented authorization it refunds."
+    )
+
+
+class MerchantOut(serializers.Serializer):
+    name = serializers.CharField()
+    mcc = serializers.CharField()
+    countryCode = serializers.CharField()  # noqa: N815
+    channel = serializers.ChoiceField(choices=Channel.choices)
+
+
+class AuthorizationOut(serializers.Serializer):
+    authorizationId = serializers.CharField(source="id")  # noqa: N815
+    cardId = serializers.CharField(source="card_id")  # noqa: N815
+    accountId = serializers.CharField(source="account_id")  # noqa: N815
+    type = serializers.ChoiceField(choices=Authorization.Type.choices)
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    merchant = MerchantOut()
+    approved = serializers.BooleanField()
+    status = serializers.ChoiceField(choices=Authorization.Status.choices)
+    declineCode = serializers.ChoiceField(  # noqa: N815
+        source="decline_code_or_none", choices=DECLINE_CODES, allow_null=True
+    )
+    declineReason = serializers.CharField(source="decline_reason_or_none", allow_null=True)  # noqa: N815
+    declineDetails = serializers.JSONField(source="decline_details", allow_null=True)  # noqa: N815
+    holdId = serializers.CharField(source="hold_id", allow_null=True)  # noqa: N815
+    transactionId = serializers.CharField(  # noqa: N815
+        source="transaction_id", allow_null=True, help_text="Its statement line (approved only)."
+    )
+    presentedAmount = serializers.IntegerField(source="presented_amount", allow_null=True)  # noqa: N815
+    presentedAt = TimestampField(source="presented_at", allow_null=True)  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+
+class ReturnOut(serializers.Serializer):
+    returnId = serializers.CharField(source="id")  # noqa: N815
+    cardId = serializers.CharField(source="card_id")  # noqa: N815
+    accountId = serializers.CharField(source="account_id")  # noqa: N815
+    authorizationId = serializers.CharField(source="authorization_id", allow_null=True)  # noqa: N815
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    merchant = MerchantOut()
+    transactionId = serializers.CharField(source="transaction_id")  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class AuthorizationQuery(serializers.Serializer):
+    cardId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    status = serializers.ChoiceField(choices=Authorization.Status.choices, required=False)
+
+
+def _card(institution, data):
+    if "cardId" in data:
+        return card_get(institution=institution, card_id=data["cardId"])
+    return card_by_pan(institution=institution, pan=data["pan"])
+
+
+class AuthorizationListView(TXView):
+    @document(
+        name="Authorization",
+        resources=both(AuthorizationOut),
+        request=both(AuthorizationCreate),
+        created=True,
+        summary="Authorize a card payment (the card network's request)",
+        description="Checks, in this order: card status and expiry, currency, security "
+        "settings (channel, international, blocked MCCs and countries), the PIN when given, "
+        "limits, monitoring rules, the account's status and available funds. Approved: a hold "
+        "and an `Unsettled` transaction. Declined: `approved: false` with a `declineCode`; "
+        "both answer 201 (v1: 200).",
+        operation_id="card_authorizations_create",
+        tags=["Card transactions"],
+    )
+    def post(self, request):
+        data = self.parse(AuthorizationCreate)
+        authorization = authorization_create(
+            card=_card(self.institution, data),
+            amount=data["amount"],
+            currency=data["currency"],
+            type=data["type"],
+            merchant=dict(data["merchant"]),
+            pin=data.get("pin"),
+            actor=Actor.of_request(request),
+        )
+        return self.created(AuthorizationOut(_reread(self, authorization)).data)
+
+    @document(
+        name="Authorization",
+        resources=both(AuthorizationOut),
+        many=True,
+        parameters=[
+            OpenApiParameter("cardId", str, description="Only this card's authorizations."),
+            OpenApiParameter(
+                "status", str, enum=Authorization.Status.values, description="Only these."
+            ),
+        ],
+        summary="List card authorizations, newest first",
+        operation_id="card_authorizations_list",
+        tags=["Card transactions"],
+    )
+    def get(self, request):
+        query = self.parse_query(AuthorizationQuery)
+        authorizations = authorization_list(
+            institution=self.institution,
+            card_id=query.get("cardId"),
+            status=query.get("status"),
+        )
+        return self.respond_list(authorizations, AuthorizationOut)
+
+
+class AuthorizationDetailView(TXView):
+    @document(
+        name="Authorization",
+        resources=both(AuthorizationOut),
+        summary="Retrieve a card authorization",
+        operation_id="card_authorizations_retrieve",
+        tags=["Card transactions"],
+    )
+    def get(self, request, authorizationId):  # noqa: N803 (path parameters are camelCase)
+        authorization = authorization_get(
+            institution=self.institution, authorization_id=authorizationId
+        )
+        return self.respond(AuthorizationOut(authorization).data)
+
+
+class PresentmentsView(TXView):
+    @document(
+        name="Authorization",
+        resources=both(AuthorizationOut),
+        request=both(PresentmentCreate),
+        created=True,
+        summary="Present (clear) an authorization",
+        description="Captures the hold and settles the transaction (`Presentment`). Lower "
+        "amounts release the rest; up to 20% more needs the difference available (422 "
+        "`insufficient_funds`); beyond, 422 `amount_exceeds_remaining`. 409 unless pending.",
+        operation_id="card_authorizations_presentments_create",
+        tags=["Card transactions"],
+    )
+    def post(self, request, authorizationId):  # noqa: N803
+        authorization = authorization_get(
+            institution=self.institution, authorization_id=authorizationId
+        )
+        data = self.parse(PresentmentCreate)
+        authorization = authorization_present(
+            authorization=authorization, amount=data.get("amount"), actor=Actor.of_request(request)
+        )
+        return self.created(AuthorizationOut(_reread(self, authorization)).data)
+
+
+class ReversalsView(TXView):
+    @document(
+        name="Authorization",
+        resources=both(AuthorizationOut),
+        request=both(ReversalCreate),
+        created=True,
+        summary="Reverse an authorization",
+        description="Releases the whole hold and gives the amount back to the card's limits. "
+        "409 unless pending.",
+        operation_id="card_authorizations_reversals_create",
+        tags=["Card transactions"],
+    )
+    def post(self, request, authorizationId):  # noqa: N803
+        authorization = authorization_get(
+            institution=self.institution, authorization_id=authorizationId
+        )
+        self.parse(ReversalCreate)
+        authorization = authorization_reverse(
+            authorization=authorization, actor=Actor.of_request(request)
+        )
+        return self.created(AuthorizationOut(_reread(self, authorization)).data)
+
+
+def _reread(view, authorization):
+    return authorization_get(institution=view.institution, authorization_id=authorization.pk)
+
+
+class ReturnListView(TXView):
+    @document(
+        name="CardReturn",
+        resources=both(ReturnOut),
+        request=both(ReturnCreate),
+        created=True,
+        summary="Record a merchant return (refund)",
+        description="Credits the card's account at once: a `Return` transaction, "
+        "`Presentment`. With `authorizationId`, returns add up to at most its presented "
+        "amount (422 `amount_exceeds_remaining`).",
+        operation_id="card_returns_create",
+        tags=["Card transactions"],
+    )
+    def post(self, request):
+        data = self.parse(ReturnCreate)
+        authorization = None
+        if "authorizationId" in data:
+            authorization = authorization_get(
+                institution=self.institution, authorization_id=data["authorizationId"]
+            )
+        card_return = card_return_create(
+            card=_card(self.institution, data),
+            amount=data["amount"],
+            currency=data["currency"],
+            merchant=dict(data["merchant"]),
+            authorization=authorization,
+            actor=Actor.of_request(request),
+        )
+        card_return = card_return_get(institution=self.institution, return_id=card_return.pk)
+        return self.created(ReturnOut(card_return).data)
+
+
+class ReturnDetailView(TXView):
+    @document(
+        name="CardReturn",
+        resources=both(ReturnOut),
+        summary="Retrieve a merchant return",
+        operation_id="card_returns_retrieve",
+        tags=["Card transactions"],
+    )
+    def get(self, request, returnId):  # noqa: N803
+        return self.respond(
+            ReturnOut(card_return_get(institution=self.institution, return_id=returnId)).data
+        )

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class AuthorizationsConfig(AppConfig):
+    name = "authorizations"
+    verbose_name = "Card transactions"

@@ -1,0 +1,34 @@
+"""Decline codes of card authorizations, in the order the decision checks them
+(`authorizations.services.authorize`). The first failing check decides; a decline is a normal
+result (201 with `approved: false`), not an HTTP error.
+"""
+
+CARD_NOT_ACTIVE = "card_not_active"  # status is not active
+CARD_EXPIRED = "card_expired"  # past the last day of its expiry month
+CURRENCY_MISMATCH = "currency_mismatch"  # not the account's currency (no conversion here)
+CHANNEL_NOT_ALLOWED = "channel_not_allowed"  # ecommerce / contactless / atm switched off
+INTERNATIONAL_NOT_ALLOWED = "international_not_allowed"  # abroad with `international` off
+MCC_BLOCKED = "mcc_blocked"  # the merchant category is in the card's blockedMccs
+COUNTRY_BLOCKED = "country_blocked"  # the merchant country is in the card's blockedCountries
+PIN_BLOCKED = "pin_blocked"  # a PIN was given and the card's PIN is blocked
+INCORRECT_PIN = "incorrect_pin"  # a PIN was given and it is wrong (or none is set)
+LIMIT_EXCEEDED = "limit_exceeded"  # details.limit: perTransaction, daily, monthly, dailyCash
+DECLINED_BY_MONITORING = "declined_by_monitoring"  # a monitoring rule with action decline hit
+ACCOUNT_NOT_ACTIVE = "account_not_active"  # the account is frozen or closed
+INSUFFICIENT_FUNDS = "insufficient_funds"  # the account's available balance is too low
+
+ORDER = [
+    CARD_NOT_ACTIVE,
+    CARD_EXPIRED,
+    CURRENCY_MISMATCH,
+    CHANNEL_NOT_ALLOWED,
+    INTERNATIONAL_NOT_ALLOWED,
+    MCC_BLOCKED,
+    COUNTRY_BLOCKED,
+    PIN_BLOCKED,
+    INCORRECT_PIN,
+    LIMIT_EXCEEDED,
+    DECLINED_BY_MONITORING,
+    ACCOUNT_NOT_ACTIVE,
+    INSUFFICIENT_FUNDS,
+]

@@ -1,0 +1,178 @@
+"""The card network's side: authorizations, their clearing, and merchant returns.
+
+An authorization is the network asking whether a card may pay. Approved, it holds the amount
+on the card's account (a hold of purpose `card_authorization`) and writes an `Unsettled`
+statement line; declined, it records the decline code and moves nothing. Its later life is its
+hold's: captured by a presentment (the line becomes `Presentment`), released by a reversal, or
+expired by the expiry job. A return (merchant refund) credits the account at once.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Account, Hold, Journal
+from api.ids import new_id
+from api.models import ApiKey, Institution
+from cards.models import Card
+
+
+def _authorization_id():
+    return new_id("auth")
+
+
+def _return_id():
+    return new_id("cret")
+
+
+class Channel(models.TextChoices):
+    POS = "pos"
+    ECOMMERCE = "ecommerce"
+    ATM = "atm"
+    CONTACTLESS = "contactless"
+
+
+class Merchant(models.Model):
+    """Abstract: the merchant fields an authorization and a return carry."""
+
+    merchant_name = models.CharField(max_length=100)
+    merchant_mcc = models.CharField(max_length=4)
+    merchant_country = models.CharField(max_length=3)
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def merchant(self) -> dict:
+        return {
+            "name": self.merchant_name,
+            "mcc": self.merchant_mcc,
+            "countryCode": self.merchant_country,
+            "channel": self.channel,
+        }
+
+
+class Authorization(Merchant):
+    class Type(models.TextChoices):
+        GOODS = "Goods"
+        CASH = "Cash"
+
+    class Decision(models.TextChoices):
+        APPROVED = "approved"
+        DECLINED = "declined"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Approved, awaiting presentment"
+        PRESENTED = "presented"
+        REVERSED = "reversed"
+        EXPIRED = "expired"
+        DECLINED = "declined"
+
+    # hold status -> the status of an approved authorization
+    _STATUS_OF_HOLD = {
+        Hold.Status.ACTIVE: Status.PENDING,
+        Hold.Status.CAPTURED: Status.PRESENTED,
+        Hold.Status.RELEASED: Status.REVERSED,
+        Hold.Status.EXPIRED: Status.EXPIRED,
+    }
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_authorization_id, editable=False
+    )
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    card = models.ForeignKey(Card, on_delete=models.PROTECT, related_name="authorizations")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+    type = models.CharField(max_length=8, choices=Type.choices)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    pin_given = models.BooleanField(default=False)
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    decline_code = models.CharField(max_length=48, blank=True)
+    decline_reason = models.CharField(max_length=300, blank=True)
+    decline_details = models.JSONField(null=True, blank=True)
+    hold = models.OneToOneField(
+        Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="authorization"
+    )
+    presented_amount = models.BigIntegerField(null=True, blank=True)
+    presented_at = models.DateTimeField(null=True, blank=True)
+    # The calendar day its amount counts on against the card's limits (given back on reversal).
+    spend_day = models.DateField(null=True, blank=True)
+    created_by_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="authorization_amount_positive"),
+            models.CheckConstraint(
+                condition=(Q(decision="approved") & Q(hold__isnull=False) & Q(decline_code=""))
+                | (Q(decision="declined") & Q(hold__isnull=True) & ~Q(decline_code="")),
+                name="authorization_decision_consistent",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="authorization_institution_idx"),
+            models.Index(fields=["card", "-id"], name="authorization_card_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.amount} {self.currency} ({self.status})"
+
+    @property
+    def decline_code_or_none(self) -> str | None:
+        return self.decline_code or None
+
+    @property
+    def decline_reason_or_none(self) -> str | None:
+        return self.decline_reason or None
+
+    @property
+    def approved(self) -> bool:
+        return self.decision == self.Decision.APPROVED
+
+    @property
+    def status(self) -> str:
+        if not self.approved:
+            return self.Status.DECLINED
+        return self._STATUS_OF_HOLD[self.hold.status]
+
+
+class CardReturn(Merchant):
+    """A merchant refund: credits the card's account at once (a `Return` line, `Presentment`),
+    from the institution's card-clearing account."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=_return_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    card = models.ForeignKey(Card, on_delete=models.PROTECT, related_name="returns")
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+    authorization = models.ForeignKey(
+        Authorization, on_delete=models.PROTECT, null=True, blank=True, related_name="returns"
+    )
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    journal = models.OneToOneField(Journal, on_delete=models.PROTECT, related_name="card_return")
+    created_by_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="card_return_amount_positive"),
+        ]
+        indexes = [models.Index(fields=["card", "-id"], name="card_return_card_idx")]
+
+    def __str__(self):
+        return f"{self.id} {self.amount} {self.currency}"

@@ -1,0 +1,273 @@
+"""The authorization decision (DESIGN.md 8, Card transactions).
+
+Checked in the order of `authorizations.declines.ORDER`, on the card locked first and then its
+account (the lock order of `accounts/locks.py`), so concurrent authorizations of one card are
+decided one after the other and never pass a limit or the funds together:
+
+1. card: status `active` (`card_not_active`), within its validity (`card_expired`);
+2. currency: the account's (`currency_mismatch`);
+3. security settings: the channel's switch (`channel_not_allowed`: ecommerce, contactless, atm;
+   pos is always allowed), `international` when the merchant's country is not the cardholder's
+   (`international_not_allowed`), `blockedMccs` (`mcc_blocked`), `blockedCountries`
+   (`country_blocked`);
+4. PIN, only when one is given: blocked (`pin_blocked`), wrong or none set (`incorrect_pin`; a
+   wrong PIN counts as a try, the third blocks it);
+5. limits: per transaction, daily, monthly, daily cash for `Cash` (`limit_exceeded`);
+6. monitoring rules (`declined_by_monitoring`; every hit raises an alert, approved or not);
+7. the account: active (`account_not_active`), enough available (`insufficient_funds`).
+
+Approved: a hold of purpose `card_authorization` for the amount (it expires after
+AUTHORIZATION_HOLD_DAYS), the amount counted against the card's limits, an `Unsettled` statement
+line; `authorization.approved`. Declined: the authorization with its decline code, nothing
+else; `authorization.declined`. Both are results, not errors: the caller answers 201 either way.
+"""
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from monitoring.services import alerts_raise, screen
+
+from accounts.locks import lock_accounts
+from accounts.models import Account, Hold
+from accounts.services import hold_place
+from api.actors import Actor
+from api.exceptions import LimitExceeded
+from cards.dates import is_past_expiry
+from cards.models import Card
+from cards.services import card_pin_try, check_limits, count_payment, lock_card
+from events.services import emit
+from transactions.models import Transaction
+from transactions.services import Line, statement_lines_record
+
+from .. import declines
+from ..models import Authorization, Channel
+
+# channel -> the security setting that must be on (pos has no switch of its own)
+CHANNEL_SETTING = {
+    Channel.ECOMMERCE: "ecommerce",
+    Channel.CONTACTLESS: "contactless",
+    Channel.ATM: "atm",
+}
+
+
+@dataclass
+class Decline(Exception):
+    code: str
+    reason: str
+    details: dict = field(default_factory=dict)
+
+
+def authorization_create(
+    *,
+    card: Card,
+    amount: int,
+    currency: str,
+    type: str,
+    merchant: dict,
+    pin: str | None = None,
+    actor: Actor,
+) -> Authorization:
+    """Decide an authorization of `amount` on `card` at `merchant` ({name, mcc, countryCode,
+    channel}); return it approved or declined (see the module docstring)."""
+    with transaction.atomic(savepoint=False):
+        card = lock_card(card.pk)
+        account = lock_accounts([card.account_id])[card.account_id]
+        authorization = Authorization(
+            institution_id=card.institution_id,
+            card=card,
+            account=account,
+            type=type,
+            amount=amount,
+            currency=currency,
+            merchant_name=merchant["name"],
+            merchant_mcc=merchant["mcc"],
+            merchant_country=merchant["countryCode"],
+            channel=merchant["channel"],
+            pin_given=pin is not None,
+            **actor.stamp("created_by"),
+        )
+        screening = None
+        try:
+            _check_card(card, account, authorization)
+            if pin is not None:
+                _check_pin(card, pin)
+            cash = type == Authorization.Type.CASH
+            usage = _check_limits(card, amount, cash)
+            screening = screen(card=card, amount=amount, currency=currency, merchant=merchant)
+            if screening.declined:
+                raise Decline(
+                    declines.DECLINED_BY_MONITORING,
+                    "A transaction monitoring rule declined this payment.",
+                    {
+                        "ruleIds": [
+                            rule.pk for rule, _ in screening.hits if rule.action == "decline"
+                        ]
+                    },
+                )
+            _check_account(account, amount)
+        except Decline as decline:
+            authorization.decision = Authorization.Decision.DECLINED
+            authorization.decline_code = decline.code
+            authorization.decline_reason = decline.reason
+            authorization.decline_details = decline.details or None
+            authorization.save(force_insert=True)
+            _raise_alerts(screening, authorization, merchant)
+            _emit(authorization, "authorization.declined")
+            return authorization
+        hold = hold_place(
+            account=account,
+            amount=amount,
+            currency=currency,
+            expires_at=timezone.now() + timedelta(days=settings.AUTHORIZATION_HOLD_DAYS),
+            reason=f"{type} at {merchant['name']}",
+            actor=actor,
+            purpose=Hold.Purpose.CARD_AUTHORIZATION,
+        )
+        count_payment(card, usage.day, amount, currency=currency, cash=cash)
+        authorization.decision = Authorization.Decision.APPROVED
+        authorization.hold = hold
+        authorization.spend_day = usage.day
+        authorization.save(force_insert=True)
+        statement_lines_record(
+            lines=[
+                Line(
+                    account,
+                    type,
+                    amount,
+                    merchant["name"],
+                    settlement_status=Transaction.SettlementStatus.UNSETTLED,
+                    card=card,
+                )
+            ],
+            currency=currency,
+            hold=hold,
+            authorization=authorization,
+            merchant=authorization.merchant,
+        )
+        _raise_alerts(screening, authorization, merchant)
+        _emit(authorization, "authorization.approved")
+    return authorization
+
+
+def _check_card(card: Card, account: Account, authorization: Authorization) -> None:
+    if card.status != Card.Status.ACTIVE:
+        raise Decline(
+            declines.CARD_NOT_ACTIVE, f"The card is {card.status}.", {"status": card.status}
+        )
+    if is_past_expiry(card):
+        raise Decline(
+            declines.CARD_EXPIRED,
+            "The card is past its expiry date.",
+            {"expiryMonth": card.expiry_month, "expiryYear": card.expiry_year},
+        )
+    if authorization.currency != account.currency:
+        raise Decline(
+            declines.CURRENCY_MISMATCH,
+            f"The card's account is in {account.currency}.",
+            {"accountCurrency": account.currency},
+        )
+    setting = CHANNEL_SETTING.get(authorization.channel)
+    if setting and not getattr(card, setting):
+        raise Decline(
+            declines.CHANNEL_NOT_ALLOWED,
+            f"The card does not allow {authorization.channel} payments.",
+            {"channel": authorization.channel},
+        )
+    home = card.customer.country_code
+    if not card.international and authorization.merchant_country != home:
+        raise Decline(
+            declines.INTERNATIONAL_NOT_ALLOWED,
+            "The card does not allow payments abroad.",
+            {"merchantCountry": authorization.merchant_country, "cardholderCountry": home},
+        )
+    if authorization.merchant_mcc in card.blocked_mccs:
+        raise Decline(
+            declines.MCC_BLOCKED,
+            "The card blocks this merchant category.",
+            {"mcc": authorization.merchant_mcc},
+        )
+    if authorization.merchant_country in card.blocked_countries:
+        raise Decline(
+            declines.COUNTRY_BLOCKED,
+            "The card blocks this merchant country.",
+            {"countryCode": authorization.merchant_country},
+        )
+
+
+def _check_pin(card: Card, pin: str) -> None:
+    if card.pin_blocked:
+        raise Decline(declines.PIN_BLOCKED, "The card's PIN is blocked.", {"remainingTries": 0})
+    if not card.pin_is_set:
+        raise Decline(declines.INCORRECT_PIN, "No PIN is set on this card.", {"pinSet": False})
+    check = card_pin_try(card, pin)
+    if check.blocked:
+        raise Decline(
+            declines.PIN_BLOCKED,
+            "Three wrong PINs in a row: the PIN is now blocked.",
+            {"remainingTries": 0},
+        )
+    if not check.verified:
+        raise Decline(
+            declines.INCORRECT_PIN,
+            "The PIN is not correct.",
+            {"remainingTries": check.remaining_tries},
+        )
+
+
+def _check_limits(card: Card, amount: int, cash: bool):
+    try:
+        return check_limits(card, amount, cash=cash)
+    except LimitExceeded as error:
+        raise Decline(declines.LIMIT_EXCEEDED, error.message, error.details) from None
+
+
+def _check_account(account: Account, amount: int) -> None:
+    if account.status != Account.Status.ACTIVE:
+        raise Decline(
+            declines.ACCOUNT_NOT_ACTIVE,
+            f"The card's account is {account.status}.",
+            {"status": account.status},
+        )
+    if account.available < amount:
+        raise Decline(
+            declines.INSUFFICIENT_FUNDS,
+            "The account's available balance does not cover this amount.",
+            {"available": account.available, "amount": amount},
+        )
+
+
+def _raise_alerts(screening, authorization: Authorization, merchant: dict) -> None:
+    if screening is None or not screening.hits:
+        return
+    alerts_raise(
+        screening=screening,
+        card=authorization.card,
+        amount=authorization.amount,
+        currency=authorization.currency,
+        merchant=merchant,
+        subject_type="authorization",
+        subject_id=authorization.pk,
+    )
+
+
+def _emit(authorization: Authorization, event_type: str) -> None:
+    data = {
+        "cardId": authorization.card_id,
+        "accountId": authorization.account_id,
+        "type": authorization.type,
+        "amount": authorization.amount,
+        "currency": authorization.currency,
+        "merchant": authorization.merchant,
+    }
+    if not authorization.approved:
+        data["declineCode"] = authorization.decline_code
+    emit(
+        institution=authorization.card.institution,
+        type=event_type,
+        object_type="authorization",
+        object_id=authorization.pk,
+        data=data,
+    )

@@ -1,0 +1,160 @@
+"""After the decision: presentment (clearing), reversal, expiry of approved authorizations.
+
+- **Presentment** captures the hold into the institution's card-clearing account and turns the
+  statement line `Presentment` (amount and journal of the presentment). The amount defaults to
+  the authorized one; it may be lower (the rest is released) or higher by at most
+  OVER_PRESENTMENT_PERCENT percent (tips, fuel), and then only with the difference available
+  on the account (422 `insufficient_funds`); above that, 422 `amount_exceeds_remaining`. One
+  presentment per authorization. The card's usage follows the presented amount.
+- **Reversal** releases the whole hold and gives the amount back to the card's limits.
+- **Expiry**: an authorization not presented within AUTHORIZATION_HOLD_DAYS is released by the
+  expiry job (`expire_holds`) and its usage given back; its line stays `Unsettled`, `expired`.
+
+Anything but a pending authorization is 409 `invalid_state_transition`.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account, Hold
+from accounts.services import hold_capture, hold_release, holds_expire
+from api.actors import Actor
+from api.exceptions import InvalidStateTransition
+from cards.services import spend_more, unspend
+from events.services import emit
+from transactions.models import Transaction
+
+from ..models import Authorization
+
+OVER_PRESENTMENT_PERCENT = 20
+
+
+def authorization_present(
+    *, authorization: Authorization, amount: int | None = None, actor: Actor
+) -> Authorization:
+    """Clear a pending authorization for `amount` (default: as authorized). Emits
+    `transaction.settled`."""
+    with transaction.atomic(savepoint=False):
+        authorization = _lock(authorization, Authorization.Status.PRESENTED)
+        amount = authorization.amount if amount is None else amount
+        hold = hold_capture(
+            hold=authorization.hold,
+            amount=amount,
+            actor=actor,
+            purpose=Hold.Purpose.CARD_AUTHORIZATION,
+            counterparty=Account.InternalCode.CARD_CLEARING,
+            max_amount=authorization.amount * (100 + OVER_PRESENTMENT_PERCENT) // 100,
+            statement_line=False,
+        )
+        cash = authorization.type == Authorization.Type.CASH
+        if amount < authorization.amount:
+            unspend(
+                authorization.card,
+                authorization.spend_day,
+                authorization.amount - amount,
+                cash=cash,
+            )
+        elif amount > authorization.amount:
+            spend_more(
+                authorization.card,
+                authorization.spend_day,
+                amount - authorization.amount,
+                cash=cash,
+            )
+        line = Transaction.objects.get(hold=hold)
+        line.settlement_status = Transaction.SettlementStatus.PRESENTMENT
+        line.amount = amount
+        line.journal = hold.capture_journal
+        line.save(update_fields=["settlement_status", "amount", "journal"])
+        authorization.hold = hold
+        authorization.presented_amount = amount
+        authorization.presented_at = authorization.updated_at = timezone.now()
+        authorization.save(update_fields=["presented_amount", "presented_at", "updated_at"])
+        emit(
+            institution=authorization.card.institution,
+            type="transaction.settled",
+            object_type="transaction",
+            object_id=line.pk,
+            data={
+                "authorizationId": authorization.pk,
+                "cardId": authorization.card_id,
+                "accountId": authorization.account_id,
+                "type": line.type,
+                "amount": amount,
+                "authorizedAmount": authorization.amount,
+                "currency": authorization.currency,
+            },
+        )
+    return authorization
+
+
+def authorization_reverse(*, authorization: Authorization, actor: Actor) -> Authorization:
+    """Release a pending authorization's hold and give its amount back to the card's limits.
+    Emits `hold.released` and `authorization.reversed`."""
+    with transaction.atomic(savepoint=False):
+        authorization = _lock(authorization, Authorization.Status.REVERSED)
+        authorization.hold = hold_release(
+            hold=authorization.hold, actor=actor, purpose=Hold.Purpose.CARD_AUTHORIZATION
+        )
+        _give_back(authorization)
+        authorization.updated_at = timezone.now()
+        authorization.save(update_fields=["updated_at"])
+        _emit(authorization, "authorization.reversed")
+    return authorization
+
+
+def authorizations_expire(*, now=None, batch_size: int = 500) -> int:
+    """Expire the holds of authorizations not presented in time (the expiry job); return how
+    many. Safe to run from several processes at once (`holds_expire`)."""
+    return holds_expire(
+        now=now,
+        batch_size=batch_size,
+        purpose=Hold.Purpose.CARD_AUTHORIZATION,
+        on_expired=_expired,
+    )
+
+
+def _expired(hold: Hold) -> None:
+    authorization = Authorization.objects.select_related("card__institution").get(hold=hold)
+    _give_back(authorization)
+    _emit(authorization, "authorization.expired")
+
+
+def _give_back(authorization: Authorization) -> None:
+    unspend(
+        authorization.card,
+        authorization.spend_day,
+        authorization.amount,
+        cash=authorization.type == Authorization.Type.CASH,
+    )
+
+
+def _lock(authorization: Authorization, to_state: str) -> Authorization:
+    """The authorization's row, locked first (the operation's own row, `accounts.locks`)."""
+    locked = (
+        Authorization.objects.select_for_update(of=("self",))
+        .select_related("hold", "card__institution")
+        .get(pk=authorization.pk)
+    )
+    if locked.status != Authorization.Status.PENDING:
+        raise InvalidStateTransition(
+            f"A {locked.status} authorization cannot be {to_state}.",
+            from_state=locked.status,
+            to_state=to_state,
+        )
+    return locked
+
+
+def _emit(authorization: Authorization, event_type: str) -> None:
+    emit(
+        institution=authorization.card.institution,
+        type=event_type,
+        object_type="authorization",
+        object_id=authorization.pk,
+        data={
+            "cardId": authorization.card_id,
+            "accountId": authorization.account_id,
+            "amount": authorization.amount,
+            "currency": authorization.currency,
+        },
+    )

@@ -1,0 +1,115 @@
+"""Merchant returns (refunds): the money comes back at once, from the institution's card
+clearing account, as a `Return` line that is `Presentment` from the start.
+
+A return may name the authorization it refunds: then that authorization must be presented, on
+the same card, and its returns add up to at most the presented amount (422
+`amount_exceeds_remaining`). Without one it is a standalone refund. The card's status does not
+matter (a refund reaches a closed card's account); the account must not be closed (422
+`account_not_active`) and must be in the return's currency (422 `currency_mismatch`).
+"""
+
+from django.db import transaction
+from django.db.models import Sum
+
+from accounts.locks import lock_accounts
+from accounts.models import Account, Journal
+from accounts.posting import CREDIT, DEBIT, Leg, post_journal
+from accounts.rules import check_can_credit, check_currency
+from accounts.services import internal_account
+from api.actors import Actor
+from api.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
+from cards.models import Card
+from events.services import emit
+from transactions.models import Transaction
+from transactions.services import Line, statement_lines_record
+
+from ..models import Authorization, CardReturn
+
+
+def card_return_create(
+    *,
+    card: Card,
+    amount: int,
+    currency: str,
+    merchant: dict,
+    authorization: Authorization | None = None,
+    actor: Actor,
+) -> CardReturn:
+    """Credit `amount` to the card's account as a merchant refund. Emits
+    `transaction.settled`."""
+    with transaction.atomic(savepoint=False):
+        if authorization is not None:
+            _check_refundable(authorization, card, amount)
+        clearing = internal_account(
+            institution=card.institution,
+            code=Account.InternalCode.CARD_CLEARING,
+            currency=currency,
+        )
+        locked = lock_accounts([card.account_id, clearing.pk])
+        account, clearing = locked[card.account_id], locked[clearing.pk]
+        check_currency(account, currency)
+        check_can_credit(account)
+        journal = post_journal(
+            institution=card.institution,
+            kind=Journal.Kind.CARD_RETURN,
+            currency=currency,
+            legs=[Leg(clearing, DEBIT, amount), Leg(account, CREDIT, amount)],
+            description=f"Return from {merchant['name']}",
+        )
+        card_return = CardReturn.objects.create(
+            institution=card.institution,
+            card=card,
+            account=account,
+            authorization=authorization,
+            amount=amount,
+            currency=currency,
+            journal=journal,
+            merchant_name=merchant["name"],
+            merchant_mcc=merchant["mcc"],
+            merchant_country=merchant["countryCode"],
+            channel=merchant["channel"],
+            **actor.stamp("created_by"),
+        )
+        [line] = statement_lines_record(
+            lines=[Line(account, Transaction.Type.RETURN, amount, merchant["name"], card=card)],
+            currency=currency,
+            journal=journal,
+            card_return=card_return,
+            merchant=card_return.merchant,
+        )
+        emit(
+            institution=card.institution,
+            type="transaction.settled",
+            object_type="transaction",
+            object_id=line.pk,
+            data={
+                "returnId": card_return.pk,
+                "authorizationId": authorization.pk if authorization else None,
+                "cardId": card.pk,
+                "accountId": account.pk,
+                "type": Transaction.Type.RETURN,
+                "amount": amount,
+                "currency": currency,
+            },
+        )
+    return card_return
+
+
+def _check_refundable(authorization: Authorization, card: Card, amount: int) -> None:
+    authorization = (
+        Authorization.objects.select_for_update(of=("self",))
+        .select_related("hold")
+        .get(pk=authorization.pk)
+    )
+    if authorization.card_id != card.pk:
+        raise ValidationFailed(details={"authorizationId": "An authorization of another card."})
+    if authorization.status != Authorization.Status.PRESENTED:
+        raise InvalidStateTransition(
+            f"Only a presented authorization can be refunded; this one is {authorization.status}.",
+            from_state=authorization.status,
+            to_state="returned",
+        )
+    returned = authorization.returns.aggregate(total=Sum("amount"))["total"] or 0
+    remaining = authorization.presented_amount - returned
+    if amount > remaining:
+        raise AmountExceedsRemaining(details={"amount": amount, "remaining": remaining})

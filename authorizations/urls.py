@@ -1,0 +1,31 @@
+from django.urls import path
+
+from .apis import (
+    AuthorizationDetailView,
+    AuthorizationListView,
+    PresentmentsView,
+    ReturnDetailView,
+    ReturnListView,
+    ReversalsView,
+)
+
+urlpatterns = [
+    path("card-authorizations", AuthorizationListView.as_view(), name="card-authorizations"),
+    path(
+        "card-authorizations/<str:authorizationId>",
+        AuthorizationDetailView.as_view(),
+        name="card-authorization",
+    ),
+    path(
+        "card-authorizations/<str:authorizationId>/presentments",
+        PresentmentsView.as_view(),
+        name="card-authorization-presentments",
+    ),
+    path(
+        "card-authorizations/<str:authorizationId>/reversals",
+        ReversalsView.as_view(),
+        name="card-authorization-reversals",
+    ),
+    path("card-returns", ReturnListView.as_view(), name="card-returns"),
+    path("card-returns/<str:returnId>", ReturnDetailView.as_view(), name="card-return"),
+]

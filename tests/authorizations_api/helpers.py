@@ -1,0 +1,147 @@
+"""What the card-transaction tests share: a funded account with an active card, and the card
+network's requests (authorize, present, reverse, return) with the reads that show their effect:
+balances, the hold, the statement line, the card's usage, events.
+
+Everything goes through the API in the test's version, except what no endpoint does: moving an
+authorization's hold past its expiry (the expiry job's input) and a card's expiry date."""
+
+from dataclasses import dataclass
+
+from tests.cards_api.helpers import account, customer, issue, usage_of
+from tests.money_api.helpers import (
+    CREATED,
+    assert_error,
+    balances,
+    created,
+    events,
+    items_of,
+    money,
+    resource,
+)
+
+__all__ = [
+    "CREATED",
+    "assert_error",
+    "balances",
+    "created",
+    "events",
+    "items_of",
+    "money",
+    "resource",
+]
+
+MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
+ATM = {"name": "Sparkasse ATM", "mcc": "6011", "countryCode": "276", "channel": "atm"}
+START = 10_000  # what `funded` loads
+# The prepaid product's limits (cards.services.products).
+PER_TRANSACTION, DAILY, MONTHLY, DAILY_CASH = 100_000, 200_000, 1_000_000, 50_000
+
+
+@dataclass
+class Funded:
+    customer_id: str
+    account_id: str
+    card_id: str
+
+
+def funded(api, load: int = START, first: str = "Ada") -> Funded:
+    """A new customer (cardholder country 276) with a prepaid EUR account loaded with `load`
+    and an active virtual prepaid card on it."""
+    holder = customer(api, first)
+    account_id = account(api, holder, load=load)
+    card = issue(api, account_id, holder, status="active")
+    return Funded(holder, account_id, card["cardId"])
+
+
+# --- the network's requests
+def authorize(
+    api,
+    card_id: str,
+    amount: int,
+    *,
+    currency: str = "EUR",
+    type: str = "Goods",
+    merchant: dict | None = None,
+    pin: str | None = None,
+    **kwargs,
+):
+    body = {
+        "cardId": card_id,
+        "amount": amount,
+        "currency": currency,
+        "type": type,
+        "merchant": merchant or MERCHANT,
+    }
+    if pin is not None:
+        body["pin"] = pin
+    return api.post("/card-authorizations", body, **kwargs)
+
+
+def approved(api, card_id: str, amount: int, **fields) -> dict:
+    """An authorization that must be approved."""
+    body = created(authorize(api, card_id, amount, **fields), api.version)
+    assert (body["approved"], body["status"], body["declineCode"]) == (True, "pending", None), body
+    return body
+
+
+def declined(api, card_id: str, amount: int, code: str, **fields) -> dict:
+    """An authorization that must be declined with `code` (a result: 201, v1 200)."""
+    body = created(authorize(api, card_id, amount, **fields), api.version)
+    assert (body["approved"], body["status"], body["declineCode"]) == (False, "declined", code), (
+        body
+    )
+    return body
+
+
+def present(api, authorization_id: str, amount: int | None = None):
+    body = {} if amount is None else {"amount": amount}
+    return api.post(f"/card-authorizations/{authorization_id}/presentments", body)
+
+
+def presented(api, authorization_id: str, amount: int | None = None) -> dict:
+    body = created(present(api, authorization_id, amount), api.version)
+    assert body["status"] == "presented", body
+    return body
+
+
+def reverse(api, authorization_id: str):
+    return api.post(f"/card-authorizations/{authorization_id}/reversals", {})
+
+
+def card_return(api, card_id: str, amount: int, *, currency="EUR", authorization_id=None):
+    body = {"cardId": card_id, "amount": amount, "currency": currency, "merchant": MERCHANT}
+    if authorization_id is not None:
+        body["authorizationId"] = authorization_id
+    return api.post("/card-returns", body)
+
+
+# --- reads
+def authorization_of(api, authorization_id: str) -> dict:
+    return resource(api.get(f"/card-authorizations/{authorization_id}"), api.version)
+
+
+def hold_of(api, hold_id: str) -> dict:
+    return resource(api.get(f"/holds/{hold_id}"), api.version)
+
+
+def holds_of(api, account_id: str) -> list:
+    return items_of(api, "/holds", accountId=account_id, limit=100)
+
+
+def line_of(api, transaction_id: str) -> dict:
+    return resource(api.get(f"/transactions/{transaction_id}"), api.version)
+
+
+def card_lines(api, card_id: str, **params) -> list:
+    return items_of(api, f"/cards/{card_id}/transactions", limit=100, **params)
+
+
+def usage(api, card_id: str) -> tuple[int, int, int]:
+    """(daily, dailyCash, monthly) the card has used today."""
+    used = usage_of(api, card_id)
+    return used["daily"], used["dailyCash"], used["monthly"]
+
+
+def event_data(api, type: str, object_id: str) -> list:
+    """The `data` of each event of `type` about `object_id`, newest first."""
+    return [event["data"] for event in events(api, type, object_id)]
