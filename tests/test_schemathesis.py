@@ -22,6 +22,8 @@ from schemathesis.specs.openapi import checks as openapi_checks
 from accounts.models import AccountProduct
 from accounts.services import account_create, adjustment_create, hold_place
 from api.actors import SYSTEM
+from cards.models import CardProduct
+from cards.services import card_issue
 from customers.services import customer_create
 from events.models import Event
 from tests.factories import InstitutionFactory, issue_key
@@ -82,8 +84,17 @@ def tenant(db):
             expires_at=timezone.now() + timedelta(days=1),
             actor=SYSTEM,
         )
+        card = card_issue(
+            account=source,
+            customer=customer,
+            product=CardProduct.objects.get(institution=institution, code="PREPAID_STANDARD"),
+            form=CardProduct.Form.VIRTUAL,
+            status="active",
+            actor=SYSTEM,
+        )
         yield {
-            "key": issue_key(institution)[1],
+            # With the scope: /sensitive-details answers more than 403.
+            "key": issue_key(institution, scopes=["cards:sensitive"])[1],
             "path_ids": {
                 "customerId": customer.id,
                 "eventId": Event.objects.get(object_id=customer.id).id,
@@ -91,6 +102,7 @@ def tenant(db):
                 "holdId": hold.id,
                 "transferId": transfer.id,
                 "transactionId": Transaction.objects.filter(account=source).first().id,
+                "cardId": card.id,
             },
         }
     finally:
