@@ -22,10 +22,12 @@ from schemathesis.specs.openapi import checks as openapi_checks
 from accounts.models import AccountProduct
 from accounts.services import account_create, adjustment_create, hold_place
 from api.actors import SYSTEM
+from authorizations.services import authorization_create, card_return_create
 from cards.models import CardProduct
 from cards.services import card_issue
 from customers.services import customer_create
 from events.models import Event
+from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from tests.factories import InstitutionFactory, issue_key
 from transactions.models import Transaction
 from transfers.services import transfer_create
@@ -41,6 +43,9 @@ CHECKS = [
 
 v1 = schemathesis.openapi.from_wsgi("/TX/v1/schema?format=json", application)
 v2 = schemathesis.openapi.from_wsgi("/TX/v2/schema?format=json", application)
+
+
+MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "826", "channel": "pos"}
 
 
 @pytest.fixture
@@ -92,6 +97,34 @@ def tenant(db):
             status="active",
             actor=SYSTEM,
         )
+        rule = monitoring_rule_create(
+            institution=institution,
+            name="Large transfers",
+            kind="amount_threshold",
+            action="alert",
+            amount=100,
+            currency="EUR",
+        )
+        [alert] = alerts_raise(
+            screening=screen(card=card, amount=500, currency="EUR", merchant=None),
+            card=card,
+            amount=500,
+            currency="EUR",
+            merchant=None,
+            subject_type="transfer",
+            subject_id=transfer.id,
+        )
+        authorization = authorization_create(
+            card=card,
+            amount=700,
+            currency="EUR",
+            type="Goods",
+            merchant=MERCHANT,
+            actor=SYSTEM,
+        )
+        card_return = card_return_create(
+            card=card, amount=200, currency="EUR", merchant=MERCHANT, actor=SYSTEM
+        )
         yield {
             # With the scope: /sensitive-details answers more than 403.
             "key": issue_key(institution, scopes=["cards:sensitive"])[1],
@@ -103,6 +136,10 @@ def tenant(db):
                 "transferId": transfer.id,
                 "transactionId": Transaction.objects.filter(account=source).first().id,
                 "cardId": card.id,
+                "ruleId": rule.id,
+                "alertId": alert.id,
+                "authorizationId": authorization.id,
+                "returnId": card_return.id,
             },
         }
     finally:

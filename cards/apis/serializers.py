@@ -47,6 +47,7 @@ class PinField(StrictCharField):
 
     def __init__(self, **kwargs):
         kwargs.setdefault("write_only", True)
+        kwargs.setdefault("trim_whitespace", False)  # " 1234" is not a PIN
         kwargs.setdefault("validators", [RegexValidator(PIN_RE, "Must be 4 to 12 digits.")])
         super().__init__(**kwargs)
 
@@ -69,6 +70,10 @@ class PanField(StrictCharField):
     """A full card number: 12 to 19 digits with a valid Luhn check digit. Body only."""
 
     default_error_messages = {"invalid": "Must be 12 to 19 digits with a valid check digit."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)  # " 4000..." is not a card number
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         from stdnum import luhn
