@@ -28,7 +28,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from monitoring.services import alerts_raise, screen
 
 from accounts.locks import lock_accounts
 from accounts.models import Account, Hold
@@ -39,6 +38,7 @@ from cards.dates import is_past_expiry
 from cards.models import Card
 from cards.services import card_pin_try, check_limits, count_payment, lock_card
 from events.services import emit
+from monitoring.services import alerts_raise, screen
 from transactions.models import Transaction
 from transactions.services import Line, statement_lines_record
 
