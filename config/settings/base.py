@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "procrastinate.contrib.django",
     "api",
     "events",
     "customers",
@@ -142,6 +143,14 @@ PIN_KEY = env.str("PIN_KEY", default="")
 # Keys the PAN fingerprint (HMAC-SHA256) that card lookups and PAN transfers search by. Unlike
 # FIELD_ENCRYPTION_KEYS it never rotates: a new key would orphan every stored fingerprint.
 PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY", default="")
+# Background jobs (procrastinate, on this PostgreSQL). A worker proves it is alive every
+# PROCRASTINATE_HEARTBEAT_SECONDS; the jobs of a worker silent for PROCRASTINATE_STALLED_SECONDS
+# are retried by another (jobs/tasks.py).
+PROCRASTINATE_WORKER_DEFAULTS = {
+    "update_heartbeat_interval": env.float("PROCRASTINATE_HEARTBEAT_SECONDS", default=10.0),
+    "stalled_worker_timeout": env.float("PROCRASTINATE_STALLED_SECONDS", default=30.0),
+}
+
 # How long an approved card authorization holds its amount before the expiry job releases it.
 AUTHORIZATION_HOLD_DAYS = env.int("AUTHORIZATION_HOLD_DAYS", default=7)
 
