@@ -15,7 +15,9 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.db import transaction
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -69,6 +71,41 @@ def changelist_link(model, text: str, **filters):
 
 def pretty_json(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
+
+
+def confirmation_page(
+    model_admin,
+    request,
+    *,
+    template: str,
+    title: str,
+    form,
+    action_name: str,
+    confirm_name: str,
+    objects: list,
+    submit_label: str,
+    **context,
+) -> TemplateResponse:
+    """The intermediate page of an action that asks for input before it changes anything
+    (`admin/action_confirmation.html`, which `template` extends)."""
+    return TemplateResponse(
+        request,
+        template,
+        {
+            **model_admin.admin_site.each_context(request),
+            "title": title,
+            "subtitle": None,
+            "opts": model_admin.opts,
+            "media": model_admin.media + form.media,
+            "action_name": action_name,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "confirm_name": confirm_name,
+            "objects": objects,
+            "submit_label": submit_label,
+            "form": form,
+            **context,
+        },
+    )
 
 
 class ReadOnlyModelAdmin(admin.ModelAdmin):

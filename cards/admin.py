@@ -20,14 +20,12 @@ from dataclasses import dataclass
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.db import transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
-from django.template.response import TemplateResponse
 
 from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure, money
 from api.actors import Actor
-from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link
+from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link, confirmation_page
 from api.exceptions import TXError
 from events.models import Event
 
@@ -400,22 +398,17 @@ class CardAdmin(ActionsOnlyModelAdmin):
             self._apply_status(request, queryset, action, form.cleaned_data["reason"])
             return None
         cards = list(queryset.order_by("pk"))
-        return TemplateResponse(
+        return confirmation_page(
+            self,
             request,
-            "admin/cards/card/status_confirmation.html",
-            {
-                **self.admin_site.each_context(request),
-                "title": f"{action.name} cards",
-                "subtitle": None,
-                "opts": self.opts,
-                "media": self.media + form.media,
-                "action": action,
-                "action_name": action_name,
-                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-                "confirm_name": CONFIRM,
-                "cards": cards,
-                "form": form,
-            },
+            template="admin/cards/card/status_confirmation.html",
+            title=f"{action.name} cards",
+            form=form,
+            action_name=action_name,
+            confirm_name=CONFIRM,
+            objects=cards,
+            submit_label=f"{action.name} {len(cards)} card(s)",
+            action=action,
         )
 
     def _apply_status(self, request, queryset, action: StatusAction, reason: str) -> None:

@@ -14,12 +14,10 @@ secret columns are never loaded (`cards.admin.SECRET_FIELDS`).
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.db import transaction
-from django.template.response import TemplateResponse
 
 from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure, money
-from api.admin import admin_link, changelist_link, pretty_json
+from api.admin import admin_link, changelist_link, confirmation_page, pretty_json
 from api.exceptions import TXError
 from cards.admin import SECRET_FIELDS, masked_pan_link
 from events.models import Event
@@ -244,21 +242,16 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
             self._resolve(request, queryset, form.cleaned_data["note"])
             return None
         alerts = list(queryset.order_by("pk"))
-        return TemplateResponse(
+        return confirmation_page(
+            self,
             request,
-            "admin/monitoring/monitoringalert/resolve_confirmation.html",
-            {
-                **self.admin_site.each_context(request),
-                "title": "Resolve alerts",
-                "subtitle": None,
-                "opts": self.opts,
-                "media": self.media + form.media,
-                "action_name": "resolve_alerts",
-                "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
-                "confirm_name": CONFIRM,
-                "alerts": alerts,
-                "form": form,
-            },
+            template="admin/monitoring/monitoringalert/resolve_confirmation.html",
+            title="Resolve alerts",
+            form=form,
+            action_name="resolve_alerts",
+            confirm_name=CONFIRM,
+            objects=alerts,
+            submit_label=f"Resolve {len(alerts)} alert(s)",
         )
 
     def _resolve(self, request, queryset, note: str) -> None:

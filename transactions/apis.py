@@ -100,6 +100,14 @@ class TransactionOut(serializers.Serializer):
         return "credit" if line.is_credit else "debit"
 
 
+LISTING_PARAMETERS = [
+    OpenApiParameter("fromDate", str, description="Inclusive: a date or a date-time."),
+    OpenApiParameter("toDate", str, description="Inclusive: a date or a date-time."),
+    OpenApiParameter("type", str, enum=Transaction.Type.values),
+    OpenApiParameter("settlementStatus", str, enum=Transaction.SettlementStatus.values),
+]
+
+
 def represent(line):
     return TransactionOut(line).data
 
@@ -109,12 +117,7 @@ class AccountTransactionsView(TXView):
         name="Transaction",
         resources=both(TransactionOut),
         many=True,
-        parameters=[
-            OpenApiParameter("fromDate", str, description="Inclusive: a date or a date-time."),
-            OpenApiParameter("toDate", str, description="Inclusive: a date or a date-time."),
-            OpenApiParameter("type", str, enum=Transaction.Type.values),
-            OpenApiParameter("settlementStatus", str, enum=Transaction.SettlementStatus.values),
-        ],
+        parameters=LISTING_PARAMETERS,
         summary="List an account's transactions (statement lines), newest first",
         operation_id="accounts_transactions_list",
         tags=["Transactions"],
@@ -137,12 +140,7 @@ class CardTransactionsView(TXView):
         name="Transaction",
         resources=both(TransactionOut),
         many=True,
-        parameters=[
-            OpenApiParameter("fromDate", str, description="Inclusive: a date or a date-time."),
-            OpenApiParameter("toDate", str, description="Inclusive: a date or a date-time."),
-            OpenApiParameter("type", str, enum=Transaction.Type.values),
-            OpenApiParameter("settlementStatus", str, enum=Transaction.SettlementStatus.values),
-        ],
+        parameters=LISTING_PARAMETERS,
         summary="List a card's transactions (statement lines), newest first",
         description="What moved through this card: authorizations (`Goods`, `Cash`), returns, "
         "card and PAN transfers. A renewed or replaced card's lines stay with the old card.",

@@ -505,7 +505,7 @@ def test_select_across_a_filter_confirms_exactly_those_cards(admin_client, world
     page = start_action(
         admin_client, "suspend_cards", world["active"], path=path, select_across=True
     )
-    assert {card.pk for card in page.context["cards"]} == set(
+    assert {card.pk for card in page.context["objects"]} == set(
         active_cards.values_list("pk", flat=True)
     )
     count = active_cards.count()
