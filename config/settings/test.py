@@ -2,6 +2,7 @@
 (the database cache included: tests that commit clear it where rate limits matter)."""
 
 from .development import *  # noqa: F403
+from .development import env
 
 DEBUG = False
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -11,3 +12,5 @@ STORAGES = {
 }
 # Static files are not served in tests (and .data/static/ may not exist yet).
 MIDDLEWARE = [m for m in MIDDLEWARE if m != "whitenoise.middleware.WhiteNoiseMiddleware"]  # noqa: F405
+# Modules of test-only tasks a worker started by a test must load (tests/jobs/workers.py).
+PROCRASTINATE_IMPORT_PATHS = env.list("PROCRASTINATE_IMPORT_PATHS", default=[])

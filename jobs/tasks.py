@@ -1,0 +1,111 @@
+"""The periodic jobs (docs/jobs.md). Every worker (`manage.py procrastinate worker`, on any
+number of machines) defers them on their schedule and runs them.
+
+Each task is a thin call of a service that is safe when two processes run it at once (batches
+taken with SKIP LOCKED, one transaction per row or batch). On top of that, each task is
+stacked as
+
+    @app.periodic(cron=..., periodic_id=...)   one job per tick, however many workers defer it
+    @app.task(queue="periodic", queueing_lock=NAME, lock=NAME)
+
+- `queueing_lock`: at most one job of the task waits in `todo`. When the workers fall behind
+  (or none runs for a while) the ticks do not pile up: the next run does all the work due.
+- `lock`: at most one job of the task runs at a time. A second run started while the first
+  one is still going would only race it for the same rows. If the worker running it dies,
+  the lock stays taken until `retry_stalled_jobs` gives the job back (a minute or so after
+  `PROCRASTINATE_STALLED_SECONDS`).
+- `retry_stalled_jobs` has a queueing lock but no `lock`: a recovery job stranded on a dead
+  worker must not keep the next one from running (the next one retries it).
+
+The worker logs every job's arguments and return value (`call_string`, "Result: ..."):
+tasks here take only the tick's `timestamp` and return counts and ids, never a secret.
+"""
+
+from django.conf import settings
+from procrastinate import builtin_tasks
+from procrastinate.contrib.django import app
+
+from accounts.services import holds_expire
+from api.services import idempotency_keys_purge
+from authorizations.services import authorizations_expire
+from cards.services import cards_expire, cards_renew_expiring
+
+from .services import stalled_jobs_retry
+
+QUEUE = "periodic"
+# Finished jobs are kept this long, then deleted (failed and aborted ones are kept).
+KEEP_FINISHED_JOBS_HOURS = 7 * 24
+
+
+@app.periodic(cron="* * * * *", periodic_id="expire_holds")
+@app.task(
+    name="jobs.expire_holds",
+    queue=QUEUE,
+    queueing_lock="jobs.expire_holds",
+    lock="jobs.expire_holds",
+)
+def expire_holds(timestamp: int) -> dict[str, int]:
+    """Every minute: holds past `expiresAt` expire (`hold.expired`), card authorizations'
+    holds too (`authorization.expired`, limit usage given back)."""
+    return {"holds": holds_expire(), "authorizations": authorizations_expire()}
+
+
+@app.periodic(cron="7 * * * *", periodic_id="purge_idempotency_keys")
+@app.task(
+    name="jobs.purge_idempotency_keys",
+    queue=QUEUE,
+    queueing_lock="jobs.purge_idempotency_keys",
+    lock="jobs.purge_idempotency_keys",
+)
+def purge_idempotency_keys(timestamp: int) -> dict[str, int]:
+    """Hourly: idempotency records older than the 24-hour replay window are deleted."""
+    return {"purged": idempotency_keys_purge()}
+
+
+@app.periodic(cron="30 0 * * *", periodic_id="renew_expiring_cards")
+@app.task(
+    name="jobs.renew_expiring_cards",
+    queue=QUEUE,
+    queueing_lock="jobs.renew_expiring_cards",
+    lock="jobs.renew_expiring_cards",
+)
+def renew_expiring_cards(timestamp: int) -> dict:
+    """Daily at 00:30 UTC: active cards past their validity expire, then the cards whose
+    validity ends within `CARD_RENEWAL_WITHIN_DAYS` are renewed (same PAN, new expiry)."""
+    expired = cards_expire()
+    report = cards_renew_expiring(within_days=settings.CARD_RENEWAL_WITHIN_DAYS)
+    return {"expired": expired, "renewed": report.renewed, "skipped": dict(report.skipped)}
+
+
+@app.periodic(cron="* * * * *", periodic_id="retry_stalled_jobs")
+@app.task(
+    name="jobs.retry_stalled_jobs",
+    queue=QUEUE,
+    queueing_lock="jobs.retry_stalled_jobs",
+    pass_context=True,
+)
+async def retry_stalled_jobs(context, timestamp: int) -> dict[str, list[int]]:
+    """Every minute: the jobs of workers silent for `PROCRASTINATE_STALLED_SECONDS` go back to
+    `todo` (jobs/services.py)."""
+    return await stalled_jobs_retry(job_manager=context.app.job_manager)
+
+
+@app.periodic(cron="0 4 * * *", periodic_id="remove_old_jobs")
+@app.task(
+    name="jobs.remove_old_jobs",
+    queue=QUEUE,
+    queueing_lock="jobs.remove_old_jobs",
+    lock="jobs.remove_old_jobs",
+    pass_context=True,
+)
+async def remove_old_jobs(context, timestamp: int) -> None:
+    """Daily at 04:00 UTC: procrastinate's own cleanup deletes the jobs that succeeded (or
+    were cancelled before running) more than `KEEP_FINISHED_JOBS_HOURS` ago; failed and
+    aborted jobs stay for an operator to look at."""
+    await builtin_tasks.remove_old_jobs(
+        context,
+        max_hours=KEEP_FINISHED_JOBS_HOURS,
+        remove_failed=False,
+        remove_cancelled=True,
+        remove_aborted=False,
+    )
