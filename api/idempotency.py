@@ -12,7 +12,10 @@ guards, so it commits with the operation or not at all:
   and 422 (the operation ran and decided). Everything else (400, 401, 403, 404, 413, 415, 429,
   5xx) rolls the record back with the operation, and the key stays usable;
 * a record older than IDEMPOTENCY_TTL_HOURS counts as absent, and `purge_idempotency_keys`
-  deletes it.
+  deletes it;
+* a response that carries a secret shown once (a webhook endpoint's signing secret) is marked
+  by `seal_for_replay` and stored encrypted (`api.crypto`, bound to its record): the table
+  holds no secret in clear, and the replay still answers the same bytes.
 """
 
 import json
@@ -23,6 +26,7 @@ from django.db import OperationalError, connection
 from django.http import HttpResponse
 from django.utils.crypto import salted_hmac
 
+from . import crypto
 from .exceptions import (
     IdempotencyKeyInUse,
     IdempotencyKeyInvalid,
@@ -36,6 +40,7 @@ from .models import IdempotencyRecord
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 REPLAYED_HEADER = "Idempotent-Replayed"
 WRITE_METHODS = frozenset({"POST", "PATCH"})
+SEALED = b"sealed:"  # a stored body that is encrypted (JSON never starts so)
 
 
 def is_stored_status(status: int) -> bool:
@@ -115,14 +120,28 @@ def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str,
 def replay(record: IdempotencyRecord, request_fingerprint: str) -> HttpResponse:
     if record.fingerprint != request_fingerprint:
         raise IdempotencyKeyReused()
-    response = HttpResponse(
-        bytes(record.response_body), status=record.status_code, content_type="application/json"
-    )
+    body = bytes(record.response_body)
+    if body.startswith(SEALED):
+        body = crypto.decrypt(body[len(SEALED) :].decode(), context=_context(record.pk)).encode()
+    response = HttpResponse(body, status=record.status_code, content_type="application/json")
     response[REPLAYED_HEADER] = "true"
     return response
 
 
+def seal_for_replay(response):
+    """Mark a response whose body holds a secret shown once: `store` encrypts it."""
+    response.tx_seal_for_replay = True
+    return response
+
+
 def store(record_id: int, response) -> None:
+    body = response.content
+    if getattr(response, "tx_seal_for_replay", False):
+        body = SEALED + crypto.encrypt(body.decode(), context=_context(record_id)).encode()
     IdempotencyRecord.objects.filter(id=record_id).update(
-        status_code=response.status_code, response_body=response.content
+        status_code=response.status_code, response_body=body
     )
+
+
+def _context(record_id: int) -> str:
+    return f"api.IdempotencyRecord.response_body:{record_id}"

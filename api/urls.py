@@ -31,6 +31,7 @@ def version_urls(version: str):
         path("", include("authorizations.urls")),
         path("", include("events.urls")),
         path("", include("monitoring.urls")),
+        path("", include("webhooks.urls")),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
     ]

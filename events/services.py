@@ -1,4 +1,5 @@
-"""`emit()`: record that something happened, inside the caller's transaction."""
+"""`emit()`: record that something happened, inside the caller's transaction, and schedule its
+webhook deliveries there too (`webhooks.services.deliveries_schedule`)."""
 
 from django.db import transaction
 
@@ -53,10 +54,16 @@ def emit(
         raise ValueError(f"Unknown event type {type!r}; add it to EVENT_TYPES.")
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("emit() must be called inside the transaction of the change.")
-    return Event.objects.create(
+    event = Event.objects.create(
         institution=institution,
         type=type,
         object_type=object_type,
         object_id=object_id,
         data=data or {},
     )
+    # Its webhook deliveries and their jobs, in the same transaction (one query when the
+    # institution has no endpoint for this type). Imported here: webhooks imports events.
+    from webhooks.services import deliveries_schedule
+
+    deliveries_schedule(event=event)
+    return event

@@ -31,6 +31,7 @@ from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from tests.factories import InstitutionFactory, issue_key
 from transactions.models import Transaction
 from transfers.services import transfer_create
+from webhooks.services import webhook_endpoint_create
 
 application = get_wsgi_application()
 CHECKS = [
@@ -125,6 +126,9 @@ def tenant(db):
         card_return = card_return_create(
             card=card, amount=200, currency="EUR", merchant=MERCHANT, actor=SYSTEM
         )
+        endpoint = webhook_endpoint_create(
+            institution=institution, url="https://hooks.example.com/tx", event_types=["*"]
+        ).endpoint
         yield {
             # With the scope: /sensitive-details answers more than 403.
             "key": issue_key(institution, scopes=["cards:sensitive"])[1],
@@ -140,6 +144,7 @@ def tenant(db):
                 "alertId": alert.id,
                 "authorizationId": authorization.id,
                 "returnId": card_return.id,
+                "endpointId": endpoint.id,
             },
         }
     finally:

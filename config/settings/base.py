@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "monitoring",
     "authorizations",
     "jobs",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -154,6 +155,18 @@ PROCRASTINATE_WORKER_DEFAULTS = {
 
 # How long an approved card authorization holds its amount before the expiry job releases it.
 AUTHORIZATION_HOLD_DAYS = env.int("AUTHORIZATION_HOLD_DAYS", default=7)
+
+# Webhooks (docs/webhooks.md). Targets: https only, and public addresses only (no request
+# forgery into the bank's network) unless these say otherwise; production forces both.
+WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=True)
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
+# Per attempt: connecting, and then waiting for the response.
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Retries: exponential backoff with full jitter (a random wait up to min(cap, base * 2^n)),
+# for WEBHOOK_RETRY_WINDOW_SECONDS after the event; then the delivery fails.
+WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.0)
+WEBHOOK_RETRY_CAP_SECONDS = env.float("WEBHOOK_RETRY_CAP_SECONDS", default=3600.0)
+WEBHOOK_RETRY_WINDOW_SECONDS = env.int("WEBHOOK_RETRY_WINDOW_SECONDS", default=3 * 24 * 3600)
 # The daily card job renews the cards whose validity ends within this many days (jobs/tasks.py).
 CARD_RENEWAL_WITHIN_DAYS = env.int("CARD_RENEWAL_WITHIN_DAYS", default=30)
 
@@ -215,6 +228,7 @@ SPECTACULAR_SETTINGS = {
         "MonitoringAction": "monitoring.models.MonitoringRule.Action",
         "MonitoringAlertStatus": "monitoring.models.MonitoringAlert.Status",
         "MonitoringSubjectType": "monitoring.models.MonitoringAlert.SubjectType",
+        "WebhookEventType": "webhooks.apis.serializers.SUBSCRIBABLE_EVENT_TYPES",
     },
     "DISABLE_ERRORS_AND_WARNINGS": False,
     # Swagger UI's assets are served from this service (no CDN: banks run it offline).

@@ -11,3 +11,9 @@ FIELD_ENCRYPTION_KEYS = env.str(
 )
 PIN_KEY = env.str("PIN_KEY", default="dev-only-pin-key")
 PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY", default="dev-only-pan-fingerprint-key")
+# Webhooks to a receiver on this machine (loopback, private networks) over plain http, and
+# short retry waits: a local receiver that was restarted gets its backlog within half a minute.
+WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=False)
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
+WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=1.0)
+WEBHOOK_RETRY_CAP_SECONDS = env.float("WEBHOOK_RETRY_CAP_SECONDS", default=30.0)

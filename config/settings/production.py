@@ -36,6 +36,10 @@ if env.bool("DATABASE_POOL", default=True):
         "timeout": env.int("DATABASE_POOL_TIMEOUT", default=10),
     }
 
+# Webhooks: https to public addresses only, whatever the environment says.
+WEBHOOK_REQUIRE_HTTPS = True
+WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)

@@ -29,6 +29,9 @@ EXPECTED = [
     "INSERT transfers_transfer",
     "INSERT transactions_transaction",  # both statement lines
     "INSERT events_event",
+    # The event's webhook endpoints (none here): deliveries and their jobs are written only
+    # when some endpoint is subscribed (two statements more, whatever their number).
+    "SELECT webhooks_webhookendpoint",
     "RELEASE SAVEPOINT",
     "UPDATE api_idempotencyrecord",  # the response stored for replay
     "RELEASE SAVEPOINT",

@@ -1,0 +1,245 @@
+"""Back office for webhooks: endpoints, and the deliveries of events to them with their attempts.
+
+Endpoints are created and changed through the API; here staff review them and switch them on or
+off with the actions "Enable" and "Disable", which call `webhook_endpoint_update` as the API does.
+The signing secret is never shown, searched or even read by these pages (the column is deferred).
+
+Deliveries are read-only, each with its attempts (status code or error, duration, the start of
+the response). A failed delivery is tried again with the action "Retry": a confirmation page
+lists the deliveries, then `delivery_retry` makes each one pending with a new job and a new
+three-day window. Every change leaves one `LogEntry` per object (who, when, what). Nothing is
+added or deleted here and no change form saves a row.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+
+from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure
+from api.admin import admin_link, changelist_link, confirmation_page
+from api.exceptions import TXError
+
+from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from .services import delivery_retry, webhook_endpoint_update
+
+# The confirmation page's submit marker: without it, the action only shows that page.
+CONFIRM = "confirm"
+SECRET_FIELDS = ["secret_encrypted"]
+
+
+# --- Endpoints ------------------------------------------------------------------------------
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    list_display = ["id", "url", "institution", "event_types_display", "enabled", "updated_at"]
+    list_filter = ["enabled", "institution"]
+    list_select_related = ["institution"]
+    search_fields = ["id"]
+    search_help_text = "An exact endpoint id."
+    actions = ["enable_endpoints", "disable_endpoints"]
+    fields = [
+        "id",
+        "institution",
+        "url",
+        "event_types_display",
+        "enabled",
+        "deliveries_link",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer(*SECRET_FIELDS)
+
+    @admin.display(description="event types")
+    def event_types_display(self, obj):
+        return ", ".join(obj.event_types)
+
+    @admin.display(description="deliveries")
+    def deliveries_link(self, obj):
+        count = WebhookDelivery.objects.filter(endpoint=obj).count()
+        return changelist_link(WebhookDelivery, f"{count} deliveries", endpoint=obj.pk)
+
+    @admin.action(description="Enable selected endpoints", permissions=["change"])
+    def enable_endpoints(self, request, queryset):
+        self._set_enabled(request, queryset, True)
+
+    @admin.action(
+        description="Disable selected endpoints (no new deliveries; pending ones fail)",
+        permissions=["change"],
+    )
+    def disable_endpoints(self, request, queryset):
+        self._set_enabled(request, queryset, False)
+
+    def _set_enabled(self, request, queryset, enabled: bool) -> None:
+        name, verb = ("Enable", "Enabled") if enabled else ("Disable", "Disabled")
+        changed, unchanged = 0, []
+        for endpoint in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    # Read under the lock the service takes next (same transaction), so
+                    # "already enabled" is exact.
+                    previous = (
+                        WebhookEndpoint.objects.select_for_update()
+                        .values_list("enabled", flat=True)
+                        .get(pk=endpoint.pk)
+                    )
+                    if previous == enabled:
+                        unchanged.append(endpoint.pk)
+                        continue
+                    endpoint = webhook_endpoint_update(
+                        endpoint=endpoint, changes={"enabled": enabled}
+                    )
+                    self.log_change(request, endpoint, f"{verb} (admin action “{name}”).")
+            except TXError as exc:
+                failure(self, request, endpoint.pk, exc)
+                continue
+            changed += 1
+        if changed:
+            self.message_user(request, f"{verb} {changed} endpoint(s).", messages.SUCCESS)
+        if unchanged:
+            self.message_user(
+                request,
+                f"Already {verb.lower()}, left as they were: {', '.join(unchanged)}.",
+                messages.INFO,
+            )
+
+
+# --- Deliveries -----------------------------------------------------------------------------
+class AttemptInline(admin.TabularInline):
+    model = WebhookAttempt
+    fk_name = "delivery"
+    extra = 0
+    can_delete = False
+    fields = [
+        "number",
+        "started_at",
+        "duration_ms",
+        "status_code",
+        "succeeded",
+        "error",
+        "response_excerpt",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class EventTypeFilter(admin.SimpleListFilter):
+    title = "event type"
+    parameter_name = "event_type"
+
+    def lookups(self, request, model_admin):
+        from events.services import EVENT_TYPES
+
+        return [(event_type, event_type) for event_type in EVENT_TYPES]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(event__type=self.value())
+        return queryset
+
+
+class RetryForm(forms.Form):
+    """Nothing to ask: the page only confirms which deliveries are retried."""
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    list_display = [
+        "id",
+        "status",
+        "event_type",
+        "event_link",
+        "endpoint_link",
+        "attempts",
+        "last_status_code",
+        "last_error",
+        "next_attempt_at",
+        "created_at",
+        "completed_at",
+    ]
+    list_filter = ["status", EventTypeFilter, "endpoint__institution"]
+    search_fields = ["id", "event_id", "endpoint_id"]
+    search_help_text = "An exact delivery, event or endpoint id."
+    actions = ["retry_deliveries"]
+    inlines = [AttemptInline]
+    fields = [
+        "id",
+        "status",
+        "endpoint_link",
+        "event_link",
+        "event_type",
+        "attempts",
+        "last_status_code",
+        "last_error",
+        "next_attempt_at",
+        "retry_until",
+        "created_at",
+        "completed_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("event", "endpoint")
+            .defer(*(f"endpoint__{name}" for name in SECRET_FIELDS))
+        )
+
+    @admin.display(description="event type", ordering="event__type")
+    def event_type(self, obj):
+        return obj.event.type
+
+    @admin.display(description="event", ordering="event_id")
+    def event_link(self, obj):
+        return admin_link(obj.event, f"{obj.event_id} ({obj.event.object_id})")
+
+    @admin.display(description="endpoint", ordering="endpoint_id")
+    def endpoint_link(self, obj):
+        return admin_link(obj.endpoint, obj.endpoint.url)
+
+    @admin.action(description="Retry selected failed deliveries", permissions=["change"])
+    def retry_deliveries(self, request, queryset):
+        """First call: the confirmation page. Its submission (`CONFIRM` set): the deliveries
+        are retried, then back to the changelist (None)."""
+        form = RetryForm(request.POST if CONFIRM in request.POST else None)
+        if form.is_bound and form.is_valid():
+            self._retry(request, queryset)
+            return None
+        deliveries = list(queryset.order_by("pk"))
+        return confirmation_page(
+            self,
+            request,
+            template="admin/webhooks/webhookdelivery/retry_confirmation.html",
+            title="Retry deliveries",
+            form=form,
+            action_name="retry_deliveries",
+            confirm_name=CONFIRM,
+            objects=deliveries,
+            submit_label=f"Retry {len(deliveries)} delivery(ies)",
+        )
+
+    def _retry(self, request, queryset) -> None:
+        retried = 0
+        for delivery in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    delivery = delivery_retry(delivery=delivery)
+                    self.log_change(request, delivery, "Retried (admin action “Retry”).")
+            except TXError as exc:  # e.g. not failed, or its endpoint disabled
+                failure(self, request, delivery.pk, exc)
+                continue
+            retried += 1
+        if retried:
+            self.message_user(
+                request, f"Retrying {retried} delivery(ies): queued now.", messages.SUCCESS
+            )

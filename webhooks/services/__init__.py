@@ -1,0 +1,29 @@
+from .deliveries import (
+    deliveries_schedule,
+    delivery_attempt,
+    delivery_lock,
+    delivery_retry,
+    payload,
+    retry_delay,
+    signed_headers,
+)
+from .endpoints import (
+    MAX_ENABLED_ENDPOINTS,
+    CreatedEndpoint,
+    webhook_endpoint_create,
+    webhook_endpoint_update,
+)
+
+__all__ = [
+    "MAX_ENABLED_ENDPOINTS",
+    "CreatedEndpoint",
+    "deliveries_schedule",
+    "delivery_attempt",
+    "delivery_lock",
+    "delivery_retry",
+    "payload",
+    "retry_delay",
+    "signed_headers",
+    "webhook_endpoint_create",
+    "webhook_endpoint_update",
+]

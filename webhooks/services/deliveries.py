@@ -1,0 +1,258 @@
+"""Deliveries: scheduled with the event, attempted by the `webhooks.deliver` job, retried by
+staff.
+
+Scheduling (`deliveries_schedule`, called by `events.services.emit` inside the transaction of
+the change): one query finds the institution's enabled endpoints subscribed to the event's type;
+only when there are some, one INSERT writes their deliveries and one more defers their jobs
+(procrastinate, same connection, same transaction: nothing is delivered for a change that
+rolled back, nothing is lost for one that committed; also when the change is made by a job in
+a worker, e.g. a hold expiring).
+
+Order: each job carries the lock `webhook:<endpoint>:<object type>:<object id>`. procrastinate
+runs a job only when no earlier job with its lock is waiting or running, also while that
+earlier job waits for its retry. So the events of one resource reach one endpoint in the order
+they were written, one at a time; other resources and other endpoints do not wait for them.
+A delivery that fails for good ends its job successfully, and the next one of the resource goes.
+
+An attempt (`delivery_attempt`): POST the event as JSON (the body of `GET /events/{id}`, the
+same in both versions, without `meta`), signed per Standard Webhooks: `webhook-id` is the event
+id (the same on every attempt: receivers deduplicate by it), `webhook-timestamp` the time of the
+attempt, `webhook-signature` `v1,<base64 HMAC-SHA256>` by `standardwebhooks.Webhook`. A 2xx
+succeeds; anything else (another status, a redirect, a timeout, no connection, a refused
+address) is retried after an exponential backoff with full jitter, until `retry_until`
+(WEBHOOK_RETRY_WINDOW_SECONDS, three days, after the delivery was created); the attempt that
+fails after it marks the delivery failed. The HTTP call runs outside any transaction; its
+attempt is recorded in one.
+"""
+
+import json
+import logging
+import random
+import time
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from standardwebhooks import Webhook
+
+from api.exceptions import InvalidStateTransition, ValidationFailed
+from events.models import Event
+from jobs.services import django_job_manager
+
+from .. import transport
+from ..models import ALL_EVENTS, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from ..targets import TargetRefused, check_addresses, parse_url
+
+USER_AGENT = "TX-Webhooks/1.0"
+logger = logging.getLogger(__name__)
+_random = random.SystemRandom()
+
+
+def delivery_lock(*, endpoint_id: str, event: Event) -> str:
+    """The procrastinate lock that keeps one resource's events in order for one endpoint."""
+    return f"webhook:{endpoint_id}:{event.object_type}:{event.object_id}"
+
+
+def deliveries_schedule(*, event: Event) -> list[WebhookDelivery]:
+    """One pending delivery, and its job, per enabled endpoint of the event's institution
+    subscribed to the event's type (or to "*"). Runs in the caller's transaction (the one
+    that wrote the event). One query when no endpoint matches, three otherwise."""
+    endpoint_ids = list(
+        WebhookEndpoint.objects.filter(
+            institution_id=event.institution_id,
+            enabled=True,
+            event_types__overlap=[event.type, ALL_EVENTS],
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not endpoint_ids:
+        return []
+    now = timezone.now()
+    deliveries = [
+        WebhookDelivery(
+            endpoint_id=endpoint_id,
+            event=event,
+            next_attempt_at=now,
+            retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS),
+            created_at=now,
+        )
+        for endpoint_id in endpoint_ids
+    ]
+    with transaction.atomic(savepoint=False):
+        WebhookDelivery.objects.bulk_create(deliveries)
+        _defer(deliveries, event)
+    return deliveries
+
+
+def _defer(deliveries: list[WebhookDelivery], event: Event) -> None:
+    """One job per delivery, each with its own lock, in one statement on Django's connection:
+    in the caller's transaction, also when the caller is itself a job in a worker (whose app
+    defers on a pool of its own; `jobs.services.django_job_manager`)."""
+    from ..tasks import deliver  # the task module imports this one
+
+    jobs = [
+        deliver.configure(
+            lock=delivery_lock(endpoint_id=delivery.endpoint_id, event=event)
+        ).make_new_job(delivery_id=delivery.pk)
+        for delivery in deliveries
+    ]
+    django_job_manager.batch_defer_jobs(jobs=jobs)
+
+
+def retry_delay(attempt: int) -> float:
+    """Seconds to wait after failed attempt number `attempt` (1, 2, ...): exponential backoff
+    with full jitter, uniform in [0, min(cap, base * 2 ** (attempt - 1))]."""
+    base = settings.WEBHOOK_RETRY_BASE_SECONDS
+    cap = settings.WEBHOOK_RETRY_CAP_SECONDS
+    ceiling = min(cap, base * 2 ** min(max(attempt - 1, 0), 62))
+    return _random.uniform(0, ceiling)
+
+
+def payload(event: Event) -> bytes:
+    """The request body: the event as `GET /events/{id}` shows it (without `meta`)."""
+    from events.apis import represent
+
+    return json.dumps(represent(event), separators=(",", ":")).encode()
+
+
+def signed_headers(*, secret: str, event_id: str, body: bytes, at: datetime) -> dict[str, str]:
+    """The Standard Webhooks headers of one attempt at `at` (whole seconds, UTC)."""
+    signature = Webhook(secret).sign(msg_id=event_id, timestamp=at, data=body.decode())
+    return {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": event_id,
+        "webhook-timestamp": str(int(at.timestamp())),
+        "webhook-signature": signature,
+    }
+
+
+def delivery_attempt(*, delivery_id: str) -> datetime | None:
+    """Attempt one delivery (the `webhooks.deliver` job). Returns when to try again, or None
+    when the delivery is final (succeeded, failed, or not pending any more: a job run twice
+    sends nothing twice). An endpoint disabled since the delivery was scheduled gets nothing:
+    the delivery fails without an attempt (staff may retry it once the endpoint is enabled)."""
+    delivery = (
+        WebhookDelivery.objects.select_related("endpoint", "event").filter(pk=delivery_id).first()
+    )
+    if delivery is None or delivery.status != WebhookDelivery.Status.PENDING:
+        return None
+    if not delivery.endpoint.enabled:
+        _fail_unattempted(delivery, "endpoint disabled")
+        return None
+    started_at = timezone.now()
+    try:
+        outcome = _send(delivery)
+    except Exception:
+        # A bug, or a secret that no longer decrypts (its key left FIELD_ENCRYPTION_KEYS): an
+        # attempt like any failed one, so the retry window still ends it and the resource's
+        # next events are not held up for ever.
+        logger.exception("Webhook delivery %s: the request could not be made", delivery.pk)
+        outcome = transport.Outcome(
+            duration_ms=0, error="internal error: the request could not be made (worker log)"
+        )
+    return _record(delivery, started_at, outcome)
+
+
+def _send(delivery: WebhookDelivery) -> transport.Outcome:
+    endpoint, event = delivery.endpoint, delivery.event
+    started = time.monotonic()
+    try:
+        target = parse_url(endpoint.url)
+        if not settings.WEBHOOK_ALLOW_PRIVATE_TARGETS:
+            check_addresses(target)  # again: DNS may have changed since the endpoint was saved
+    except TargetRefused as exc:
+        elapsed = round((time.monotonic() - started) * 1000)
+        return transport.Outcome(duration_ms=elapsed, error=f"refused: {exc}")
+    body = payload(event)
+    at = datetime.fromtimestamp(int(time.time()), tz=UTC)
+    headers = signed_headers(secret=endpoint.secret(), event_id=event.pk, body=body, at=at)
+    return transport.post(
+        target.url, body=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
+    )
+
+
+def _record(
+    delivery: WebhookDelivery, started_at: datetime, outcome: transport.Outcome
+) -> datetime | None:
+    """The attempt, and the delivery's new state, in one transaction."""
+    retry_at = None
+    with transaction.atomic():
+        delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        number = delivery.attempts + 1
+        WebhookAttempt.objects.create(
+            delivery=delivery,
+            number=number,
+            started_at=started_at,
+            duration_ms=outcome.duration_ms,
+            status_code=outcome.status_code,
+            error=outcome.error,
+            response_excerpt=outcome.response_excerpt,
+            succeeded=outcome.succeeded,
+        )
+        delivery.attempts = number
+        delivery.last_status_code = outcome.status_code
+        delivery.last_error = outcome.error
+        fields = ["attempts", "last_status_code", "last_error"]
+        if delivery.status == WebhookDelivery.Status.PENDING:
+            now = timezone.now()
+            if outcome.succeeded:
+                _complete(delivery, WebhookDelivery.Status.SUCCEEDED, now)
+            elif now >= delivery.retry_until:
+                _complete(delivery, WebhookDelivery.Status.FAILED, now)
+            else:
+                retry_at = min(now + timedelta(seconds=retry_delay(number)), delivery.retry_until)
+                delivery.next_attempt_at = retry_at
+            fields += ["status", "next_attempt_at", "completed_at"]
+        delivery.save(update_fields=fields)
+    return retry_at
+
+
+def _complete(delivery: WebhookDelivery, status: str, now: datetime) -> None:
+    delivery.status = status
+    delivery.completed_at = now
+    delivery.next_attempt_at = None
+
+
+def _fail_unattempted(delivery: WebhookDelivery, reason: str) -> None:
+    with transaction.atomic():
+        delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        if delivery.status != WebhookDelivery.Status.PENDING:
+            return
+        _complete(delivery, WebhookDelivery.Status.FAILED, timezone.now())
+        delivery.last_error = reason
+        delivery.save(update_fields=["status", "completed_at", "next_attempt_at", "last_error"])
+
+
+def delivery_retry(*, delivery: WebhookDelivery) -> WebhookDelivery:
+    """Staff: try a failed delivery again. It becomes pending with a new retry window
+    (WEBHOOK_RETRY_WINDOW_SECONDS from now) and a new job, queued behind the jobs of its
+    resource waiting now (it was failed: the events after it have gone already, so it arrives
+    late). 409 `invalid_state_transition` unless failed; 400 when the endpoint is disabled."""
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update(of=("self",))
+            .select_related("endpoint", "event")
+            .get(pk=delivery.pk)
+        )
+        if delivery.status != WebhookDelivery.Status.FAILED:
+            raise InvalidStateTransition(
+                f"Only a failed delivery can be retried; this one is {delivery.status}.",
+                from_state=delivery.status,
+                to_state=WebhookDelivery.Status.PENDING,
+            )
+        if not delivery.endpoint.enabled:
+            raise ValidationFailed(
+                "The endpoint is disabled: enable it before retrying its deliveries.",
+                details={"endpoint": "Disabled."},
+            )
+        now = timezone.now()
+        delivery.status = WebhookDelivery.Status.PENDING
+        delivery.completed_at = None
+        delivery.next_attempt_at = now
+        delivery.retry_until = now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
+        delivery.save(update_fields=["status", "completed_at", "next_attempt_at", "retry_until"])
+        _defer([delivery], delivery.event)
+    return delivery
