@@ -1,5 +1,7 @@
 """Key rotation for the fields encrypted at rest (`api.crypto`, DESIGN.md 8): card PANs and
-CVVs, customers' national ids.
+CVVs, customers' national ids, webhook endpoints' signing secrets. (Idempotency records that
+hold a secret shown once are encrypted too; they are purged after 24 hours, so an old key must
+stay in the setting for a day after the rotation.)
 
 To rotate, put a new key first in FIELD_ENCRYPTION_KEYS (the old ones stay after it, so stored
 values still decrypt), deploy, then run `reencrypt_sensitive_data`: every value whose key id is
@@ -24,6 +26,7 @@ from django.db.models import Q, QuerySet
 
 from cards.models import Card
 from customers.models import Customer
+from webhooks.models import WebhookEndpoint
 
 from . import crypto
 
@@ -33,6 +36,7 @@ class ReencryptionReport:
     key_id: str  # the newest key: every value re-encrypted is under it
     cards: int = 0  # cards whose PAN and CVV were re-encrypted (or would be, in a dry run)
     customers: int = 0  # customers whose national id was re-encrypted (or would be)
+    webhook_endpoints: int = 0  # endpoints whose signing secret was re-encrypted (or would be)
     remaining: int = 0  # values still under an older key afterwards (rows in use: run again)
     dry_run: bool = False
 
@@ -49,10 +53,11 @@ def sensitive_data_reencrypt(
     FIELD_ENCRYPTION_KEYS, or it was tampered with): that batch is rolled back."""
     key_id = crypto.current_key_id()
     cards, customers = _stale_cards(key_id), _stale_customers(key_id)
+    endpoints = _stale_endpoints(key_id)
     report = ReencryptionReport(key_id=key_id, dry_run=dry_run)
-    counts = cards.count(), customers.count()
+    counts = cards.count(), customers.count(), endpoints.count()
     if dry_run:
-        report.cards, report.customers = counts
+        report.cards, report.customers, report.webhook_endpoints = counts
         return report
     total = sum(counts)
     done = 0
@@ -65,7 +70,12 @@ def sensitive_data_reencrypt(
 
     report.cards = _in_batches(cards, _reseal_card, batch_size, step)
     report.customers = _in_batches(customers, _reseal_customer, batch_size, step)
-    report.remaining = _stale_cards(key_id).count() + _stale_customers(key_id).count()
+    report.webhook_endpoints = _in_batches(endpoints, _reseal_endpoint, batch_size, step)
+    report.remaining = (
+        _stale_cards(key_id).count()
+        + _stale_customers(key_id).count()
+        + _stale_endpoints(key_id).count()
+    )
     return report
 
 
@@ -80,6 +90,10 @@ def _stale_customers(key_id: str) -> QuerySet:
     return Customer.objects.filter(national_id_encrypted__isnull=False).exclude(
         national_id_encrypted__startswith=f"{key_id}:"
     )
+
+
+def _stale_endpoints(key_id: str) -> QuerySet:
+    return WebhookEndpoint.objects.exclude(secret_encrypted__startswith=f"{key_id}:")
 
 
 def _in_batches(stale: QuerySet, reseal: Callable, batch_size: int, step: Callable) -> int:
@@ -125,6 +139,15 @@ def _reseal_customer(customer: Customer) -> None:
         raise _undecryptable("Customer", customer.pk, error) from None
     customer.set_national_id(national_id)
     customer.save(update_fields=["national_id_encrypted"])
+
+
+def _reseal_endpoint(endpoint: WebhookEndpoint) -> None:
+    try:
+        secret = endpoint.secret()
+    except (InvalidTag, ImproperlyConfigured) as error:
+        raise _undecryptable("WebhookEndpoint", endpoint.pk, error) from None
+    endpoint.seal(secret)
+    endpoint.save(update_fields=["secret_encrypted"])
 
 
 def _undecryptable(model: str, pk: str, error: Exception) -> ImproperlyConfigured:

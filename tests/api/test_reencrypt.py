@@ -15,6 +15,8 @@ from customers.models import Customer
 from customers.services import customer_create
 from tests.cards.helpers import issue_card, make_account, make_institution
 from tests.ledger.helpers import run_threads
+from webhooks.models import WebhookEndpoint
+from webhooks.services import webhook_endpoint_create
 
 OLD = "old:" + base64.b64encode(b"o" * 32).decode()
 NEW = "new:" + base64.b64encode(b"n" * 32).decode()
@@ -93,7 +95,8 @@ def test_every_value_moves_to_the_newest_key_and_nothing_else_changes():
         assert plaintexts() == clear
 
     assert out == (
-        "Re-encrypted under key 'new': 3 card(s) (PAN and CVV) and 2 customer national id(s).\n"
+        "Re-encrypted under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s) "
+        "and 0 webhook signing secret(s).\n"
     )
     assert err == f"[{'#' * 30}] 5/5\n"
     assert key_ids(after) == {"new"}
@@ -123,7 +126,8 @@ def test_a_second_run_changes_nothing():
         out, err = run()
 
         assert out == (
-            "Re-encrypted under key 'new': 0 card(s) (PAN and CVV) and 0 customer national id(s).\n"
+            "Re-encrypted under key 'new': 0 card(s) (PAN and CVV), 0 customer national id(s) "
+            "and 0 webhook signing secret(s).\n"
         )
         assert err == f"[{'#' * 30}] 0/0\n"
         assert stored() == once
@@ -157,7 +161,8 @@ def test_a_dry_run_only_counts():
         out, err = run("--dry-run")
 
     assert out == (
-        "Would re-encrypt under key 'new': 3 card(s) (PAN and CVV) and 2 customer national id(s).\n"
+        "Would re-encrypt under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s) "
+        "and 0 webhook signing secret(s).\n"
     )
     assert err == ""
     assert stored() == before
@@ -213,3 +218,25 @@ def test_two_concurrent_runs_reencrypt_each_row_once():
         assert sum(report.customers for report in reports) == 2
         assert key_ids(stored()) == {"new"}
         assert plaintexts() == clear
+
+
+@pytest.mark.django_db
+def test_webhook_signing_secrets_move_to_the_newest_key():
+    with override_settings(FIELD_ENCRYPTION_KEYS=OLD):
+        created = webhook_endpoint_create(
+            institution=make_institution(),
+            url="https://hooks.example.com/tx",
+            event_types=["*"],
+        )
+    endpoint = WebhookEndpoint.objects.get(pk=created.endpoint.pk)
+    assert endpoint.secret_encrypted.startswith("old:")
+
+    with override_settings(FIELD_ENCRYPTION_KEYS=ROTATING):
+        out, _ = run()
+        endpoint.refresh_from_db()
+        assert endpoint.secret_encrypted.startswith("new:")
+        assert endpoint.secret() == created.secret
+        again, _ = run()
+
+    assert out.endswith("and 1 webhook signing secret(s).\n")
+    assert again.endswith("and 0 webhook signing secret(s).\n")

@@ -8,9 +8,9 @@ from api.reencryption import sensitive_data_reencrypt
 
 class Command(TXCommand):
     help = (
-        "Re-encrypt under the newest key of FIELD_ENCRYPTION_KEYS every card PAN and CVV and "
-        "every customer national id stored under an older key (run after putting a new key "
-        "first). Idempotent; safe to run from several machines at once."
+        "Re-encrypt under the newest key of FIELD_ENCRYPTION_KEYS every card PAN and CVV, "
+        "customer national id and webhook signing secret stored under an older key (run after "
+        "putting a new key first). Idempotent; safe to run from several machines at once."
     )
 
     def add_arguments(self, parser):
@@ -30,12 +30,14 @@ class Command(TXCommand):
         if dry_run:
             self.stdout.write(
                 f"Would re-encrypt under key '{report.key_id}': {report.cards} card(s) "
-                f"(PAN and CVV) and {report.customers} customer national id(s)."
+                f"(PAN and CVV), {report.customers} customer national id(s) and "
+                f"{report.webhook_endpoints} webhook signing secret(s)."
             )
             return
         self.stdout.write(
-            f"Re-encrypted under key '{report.key_id}': {report.cards} card(s) (PAN and CVV) "
-            f"and {report.customers} customer national id(s)."
+            f"Re-encrypted under key '{report.key_id}': {report.cards} card(s) (PAN and CVV), "
+            f"{report.customers} customer national id(s) and {report.webhook_endpoints} webhook "
+            "signing secret(s)."
         )
         if report.remaining:
             self.stdout.write(
