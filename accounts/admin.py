@@ -22,7 +22,7 @@ from django.db.models import Q
 from django.utils.html import format_html
 
 from api.actors import Actor
-from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link
+from api.admin import ReadOnlyModelAdmin, admin_link, apply_each, changelist_link
 from api.exceptions import TXError
 from transactions.models import Transaction
 from transfers.models import Transfer
@@ -357,7 +357,7 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     def _set_status(self, request, queryset, action: str) -> None:
         status, name, verb = ACCOUNT_STATUS_ACTIONS[action]
         actor = Actor(user=request.user)
-        changed, unchanged = 0, []
+        customer_accounts = []
         for account in queryset.order_by("pk"):
             if account.is_internal:
                 self.message_user(
@@ -366,37 +366,30 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
                     "journal; its status is not changed here.",
                     messages.ERROR,
                 )
-                continue
-            try:
-                with transaction.atomic():
-                    # Read the status under the lock the service takes next (same transaction),
-                    # so "already frozen" and the logged "from" are exact.
-                    previous = (
-                        Account.objects.select_for_update()
-                        .values_list("status", flat=True)
-                        .get(pk=account.pk)
-                    )
-                    account = account_set_status(account=account, status=status, actor=actor)
-                    if account.status == previous:
-                        unchanged.append(account.pk)
-                        continue
-                    self.log_change(
-                        request,
-                        account,
-                        f"Status {previous} → {account.status} (admin action “{name}”).",
-                    )
-            except TXError as exc:
-                failure(self, request, account.pk, exc)
-                continue
-            changed += 1
-        if changed:
-            self.message_user(request, f"{verb} {changed} account(s).", messages.SUCCESS)
-        if unchanged:
-            self.message_user(
-                request,
-                f"Already {status}, left as they were: {', '.join(unchanged)}.",
-                messages.INFO,
+            else:
+                customer_accounts.append(account)
+
+        def change(account):
+            # Read the status under the lock the service takes next (same transaction), so
+            # "already frozen" and the logged "from" are exact.
+            previous = (
+                Account.objects.select_for_update()
+                .values_list("status", flat=True)
+                .get(pk=account.pk)
             )
+            account = account_set_status(account=account, status=status, actor=actor)
+            if account.status == previous:
+                return None
+            return account, f"Status {previous} → {account.status} (admin action “{name}”)."
+
+        apply_each(
+            self,
+            request,
+            customer_accounts,
+            change,
+            done=f"{verb} {{n}} account(s).",
+            already=f"Already {status}, left as they were: {{ids}}.",
+        )
 
 
 # --- Holds ----------------------------------------------------------------------------------

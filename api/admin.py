@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_variables
 
-from .exceptions import NotFound, ValidationFailed
+from .exceptions import NotFound, TXError, ValidationFailed
 from .models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
 from .services import (
     IssuedKey,
@@ -71,6 +71,31 @@ def changelist_link(model, text: str, **filters):
 
 def pretty_json(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
+
+
+def apply_each(model_admin, request, objects, change, *, done: str, already: str) -> None:
+    """A changelist action's loop: `change(obj)` runs for each object in its own transaction
+    and returns `(obj_after, log_message)` when it changed the object, None when the object
+    already was so. A TXError refuses that object alone (reported, nothing of it changed);
+    one LogEntry per changed object; then one message for the changed (`done`, with `{n}`)
+    and one for the unchanged (`already`, with `{ids}`)."""
+    changed, unchanged = 0, []
+    for obj in objects:
+        try:
+            with transaction.atomic():
+                result = change(obj)
+                if result is None:
+                    unchanged.append(obj.pk)
+                    continue
+                model_admin.log_change(request, *result)
+        except TXError as exc:
+            model_admin.message_user(request, f"{obj.pk}: {exc.message}", messages.ERROR)
+            continue
+        changed += 1
+    if changed:
+        model_admin.message_user(request, done.format(n=changed), messages.SUCCESS)
+    if unchanged:
+        model_admin.message_user(request, already.format(ids=", ".join(unchanged)), messages.INFO)
 
 
 def confirmation_page(

@@ -19,14 +19,18 @@ Products and sensitive-details accesses are read-only.
 from dataclasses import dataclass
 
 from django import forms
-from django.contrib import admin, messages
-from django.db import transaction
+from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure, money
+from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, money
 from api.actors import Actor
-from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link, confirmation_page
-from api.exceptions import TXError
+from api.admin import (
+    ReadOnlyModelAdmin,
+    admin_link,
+    apply_each,
+    changelist_link,
+    confirmation_page,
+)
 from events.models import Event
 
 from .models import Card, CardProduct, SensitiveDetailsAccess
@@ -414,41 +418,28 @@ class CardAdmin(ActionsOnlyModelAdmin):
     def _apply_status(self, request, queryset, action: StatusAction, reason: str) -> None:
         actor = Actor(user=request.user)
         said = f"reason: “{reason}”" if reason else "no reason given"
-        changed, unchanged = 0, []
-        for card in queryset.order_by("pk"):
-            try:
-                with transaction.atomic():
-                    # Read the status under the lock the service takes next (same transaction),
-                    # so "already suspended" and the logged "from" are exact.
-                    previous = (
-                        Card.objects.select_for_update()
-                        .values_list("status", flat=True)
-                        .get(pk=card.pk)
-                    )
-                    card = card_set_status(
-                        card=card, status=action.status, reason=reason, actor=actor
-                    )
-                    if card.status == previous:
-                        unchanged.append(card.pk)
-                        continue
-                    self.log_change(
-                        request,
-                        card,
-                        f"Status {previous} → {card.status} (admin action “{action.name}”; "
-                        f"{said}).",
-                    )
-            except TXError as exc:
-                failure(self, request, card.pk, exc)
-                continue
-            changed += 1
-        if changed:
-            self.message_user(request, f"{action.verb} {changed} card(s).", messages.SUCCESS)
-        if unchanged:
-            self.message_user(
-                request,
-                f"Already {action.status}, left as they were: {', '.join(unchanged)}.",
-                messages.INFO,
+
+        def change(card):
+            # Read the status under the lock the service takes next (same transaction), so
+            # "already suspended" and the logged "from" are exact.
+            previous = (
+                Card.objects.select_for_update().values_list("status", flat=True).get(pk=card.pk)
             )
+            card = card_set_status(card=card, status=action.status, reason=reason, actor=actor)
+            if card.status == previous:
+                return None
+            return card, (
+                f"Status {previous} → {card.status} (admin action “{action.name}”; {said})."
+            )
+
+        apply_each(
+            self,
+            request,
+            queryset.order_by("pk"),
+            change,
+            done=f"{action.verb} {{n}} card(s).",
+            already=f"Already {action.status}, left as they were: {{ids}}.",
+        )
 
 
 # --- Sensitive-details accesses (the audit trail of PAN/CVV reads) --------------------------

@@ -16,7 +16,7 @@ from django.contrib import admin, messages
 from django.db import transaction
 
 from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure
-from api.admin import admin_link, changelist_link, confirmation_page
+from api.admin import admin_link, apply_each, changelist_link, confirmation_page
 from api.exceptions import TXError
 
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -73,36 +73,28 @@ class WebhookEndpointAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     def _set_enabled(self, request, queryset, enabled: bool) -> None:
         name, verb = ("Enable", "Enabled") if enabled else ("Disable", "Disabled")
-        changed, unchanged = 0, []
-        for endpoint in queryset.order_by("pk"):
-            try:
-                with transaction.atomic():
-                    # Read under the lock the service takes next (same transaction), so
-                    # "already enabled" is exact.
-                    previous = (
-                        WebhookEndpoint.objects.select_for_update()
-                        .values_list("enabled", flat=True)
-                        .get(pk=endpoint.pk)
-                    )
-                    if previous == enabled:
-                        unchanged.append(endpoint.pk)
-                        continue
-                    endpoint = webhook_endpoint_update(
-                        endpoint=endpoint, changes={"enabled": enabled}
-                    )
-                    self.log_change(request, endpoint, f"{verb} (admin action “{name}”).")
-            except TXError as exc:
-                failure(self, request, endpoint.pk, exc)
-                continue
-            changed += 1
-        if changed:
-            self.message_user(request, f"{verb} {changed} endpoint(s).", messages.SUCCESS)
-        if unchanged:
-            self.message_user(
-                request,
-                f"Already {verb.lower()}, left as they were: {', '.join(unchanged)}.",
-                messages.INFO,
+
+        def change(endpoint):
+            # Read under the lock the service takes next (same transaction), so "already
+            # enabled" is exact.
+            previous = (
+                WebhookEndpoint.objects.select_for_update()
+                .values_list("enabled", flat=True)
+                .get(pk=endpoint.pk)
             )
+            if previous == enabled:
+                return None
+            endpoint = webhook_endpoint_update(endpoint=endpoint, changes={"enabled": enabled})
+            return endpoint, f"{verb} (admin action “{name}”)."
+
+        apply_each(
+            self,
+            request,
+            queryset.order_by("pk"),
+            change,
+            done=f"{verb} {{n}} endpoint(s).",
+            already=f"Already {verb.lower()}, left as they were: {{ids}}.",
+        )
 
 
 # --- Deliveries -----------------------------------------------------------------------------
