@@ -15,7 +15,7 @@ from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
-from . import keys
+from . import keys, scopes
 from .client_ip import client_address
 from .context import context_of
 from .exceptions import AuthenticationFailed, IpNotAllowed, PermissionDenied
@@ -86,11 +86,19 @@ class ApiKeyAuthentication(BaseAuthentication):
         return 'ApiKey header="x-api-key"'
 
 
+def required_scope(view, method: str) -> str | None:
+    """The one scope an operation needs: the view's `read_scope` for GET and HEAD (`read` unless
+    it says otherwise), its `write_scope` for every other method (None: nobody may)."""
+    if method in ("GET", "HEAD"):
+        return getattr(view, "read_scope", scopes.READ)
+    return getattr(view, "write_scope", None)
+
+
 class HasApiKey(BasePermission):
     def has_permission(self, request, view):
         if not isinstance(request.user, ApiClient):
             raise AuthenticationFailed()
-        scope = getattr(view, "required_scope", None)
-        if scope and not request.user.has_scope(scope):
-            raise PermissionDenied()
+        scope = required_scope(view, request.method)
+        if scope is None or not request.user.has_scope(scope):
+            raise PermissionDenied(details={"requiredScope": scope} if scope else None)
         return True

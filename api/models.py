@@ -12,6 +12,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
+from . import scopes
 from .ids import new_id
 
 
@@ -40,8 +41,7 @@ class Institution(models.Model):
 
 
 class ApiKey(models.Model):
-    SCOPE_CARDS_SENSITIVE = "cards:sensitive"
-    SCOPES = [SCOPE_CARDS_SENSITIVE]
+    SCOPES = scopes.ALL
 
     id = models.CharField(primary_key=True, max_length=40, default=_api_key_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="api_keys")

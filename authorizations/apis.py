@@ -9,6 +9,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from api import scopes
 from api.actors import Actor
 from api.schema import both, document
 from api.serializers import (
@@ -141,6 +142,8 @@ def _card(institution, data):
 
 
 class AuthorizationListView(TXView):
+    write_scope = scopes.NETWORK
+
     @document(
         name="Authorization",
         resources=both(AuthorizationOut),
@@ -208,6 +211,8 @@ class AuthorizationDetailView(TXView):
 
 
 class PresentmentsView(TXView):
+    write_scope = scopes.NETWORK
+
     @document(
         name="Authorization",
         resources=both(AuthorizationOut),
@@ -232,6 +237,8 @@ class PresentmentsView(TXView):
 
 
 class ReversalsView(TXView):
+    write_scope = scopes.NETWORK
+
     @document(
         name="Authorization",
         resources=both(AuthorizationOut),
@@ -259,6 +266,8 @@ def _reread(view, authorization):
 
 
 class ReturnListView(TXView):
+    write_scope = scopes.NETWORK
+
     @document(
         name="CardReturn",
         resources=both(ReturnOut),

@@ -7,6 +7,7 @@ from datetime import date
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from api import scopes
 from api.addresses import Address, AddressInput, V1Address, V1AddressInput
 from api.schema import document
 from api.serializers import CountryNumericField, StrictCharField, StrictSerializer, TimestampField
@@ -106,6 +107,8 @@ UPDATE_INPUT = {"v1": V1CustomerUpdate, "v2": CustomerUpdate}
 
 
 class CustomerListView(TXView):
+    write_scope = scopes.CUSTOMERS_WRITE
+
     @document(
         name="CustomerCreated",
         resources=CREATED,
@@ -137,6 +140,8 @@ class CustomerListView(TXView):
 
 
 class CustomerDetailView(TXView):
+    write_scope = scopes.CUSTOMERS_WRITE
+
     @document(
         name="Customer",
         resources=OUTPUT,

@@ -2,6 +2,7 @@
 
 import factory
 
+from api import scopes as api_scopes
 from api.models import Institution
 from api.services import api_key_create, institution_create
 from customers.models import Customer
@@ -30,7 +31,12 @@ class CustomerFactory(factory.django.DjangoModelFactory):
     country_code = "276"
 
 
-def issue_key(institution, *, allow=("127.0.0.1/32",), scopes=()):
+# Every scope but full card details: tests of other behaviour are not about scopes, and
+# `cards:sensitive` is the one a test must ask for (scope tests narrow keys further).
+DEFAULT_TEST_SCOPES = tuple(s for s in api_scopes.ALL if s != api_scopes.CARDS_SENSITIVE)
+
+
+def issue_key(institution, *, allow=("127.0.0.1/32",), scopes=DEFAULT_TEST_SCOPES):
     """A key for `institution`; returns (ApiKey, full secret)."""
     issued = api_key_create(institution=institution, allow=list(allow), scopes=list(scopes))
     return issued.api_key, issued.secret

@@ -21,6 +21,7 @@ from schemathesis.specs.openapi import checks as openapi_checks
 
 from accounts.models import AccountProduct
 from accounts.services import account_create, adjustment_create, hold_place
+from api import scopes as api_scopes
 from api.actors import SYSTEM
 from authorizations.services import authorization_create, card_return_create
 from cards.models import CardProduct
@@ -131,7 +132,7 @@ def tenant(db):
         ).endpoint
         yield {
             # With the scope: /sensitive-details answers more than 403.
-            "key": issue_key(institution, scopes=["cards:sensitive"])[1],
+            "key": issue_key(institution, scopes=api_scopes.ALL)[1],
             "path_ids": {
                 "customerId": customer.id,
                 "eventId": Event.objects.get(object_id=customer.id).id,

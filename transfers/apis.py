@@ -8,6 +8,7 @@ where they belong). Identical in both versions.
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from api import scopes
 from api.actors import Actor
 from api.exceptions import ValidationFailed
 from api.schema import both, document
@@ -98,6 +99,8 @@ class TransferQuery(serializers.Serializer):
 
 
 class TransferListView(TXView):
+    write_scope = scopes.MONEY_WRITE
+
     @document(
         name="Transfer",
         resources=both(TransferOut),
@@ -163,6 +166,8 @@ class TransferDetailView(TXView):
 
 
 class TransferReversalsView(TXView):
+    write_scope = scopes.MONEY_WRITE
+
     @document(
         name="Reversal",
         resources=both(ReversalOut),

@@ -5,6 +5,7 @@ Identical in both versions apart from the envelope."""
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from api import scopes
 from api.actors import Actor
 from api.schema import both, document
 from api.serializers import (
@@ -108,6 +109,8 @@ class AdjustmentOut(serializers.Serializer):
 
 
 class AccountListView(TXView):
+    write_scope = scopes.ACCOUNTS_WRITE
+
     @document(
         name="Account",
         resources=both(AccountOut),
@@ -151,6 +154,8 @@ class AccountListView(TXView):
 
 
 class AccountDetailView(TXView):
+    write_scope = scopes.ACCOUNTS_WRITE
+
     @document(
         name="Account",
         resources=both(AccountOut),
@@ -197,6 +202,8 @@ class AccountBalancesView(TXView):
 
 
 class AccountAdjustmentsView(TXView):
+    write_scope = scopes.MONEY_ADJUST
+
     @document(
         name="Adjustment",
         resources=both(AdjustmentOut),
@@ -223,6 +230,8 @@ class AccountAdjustmentsView(TXView):
 
 
 class AccountLookupView(TXView):
+    write_scope = scopes.READ
+
     @document(
         name="Account",
         resources=both(AccountOut),

@@ -6,6 +6,7 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from api import scopes
 from api.actors import Actor
 from api.schema import both, document
 from api.serializers import (
@@ -74,6 +75,8 @@ class HoldQuery(serializers.Serializer):
 
 
 class HoldListView(TXView):
+    write_scope = scopes.MONEY_WRITE
+
     @document(
         name="Hold",
         resources=both(HoldOut),
@@ -121,6 +124,8 @@ class HoldListView(TXView):
 
 
 class HoldDetailView(TXView):
+    write_scope = scopes.MONEY_WRITE
+
     @document(
         name="Hold",
         resources=both(HoldOut),
@@ -147,6 +152,8 @@ class HoldDetailView(TXView):
 
 
 class HoldCapturesView(TXView):
+    write_scope = scopes.MONEY_WRITE
+
     @document(
         name="Hold",
         resources=both(HoldOut),

@@ -5,10 +5,10 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from accounts.selectors import account_get
+from api import scopes
 from api.actors import Actor
 from api.client_ip import client_address
 from api.context import context_of
-from api.models import ApiKey
 from api.schema import both, document
 from api.serializers import StrictCharField
 from api.views import TXView
@@ -36,6 +36,8 @@ class CardQuery(serializers.Serializer):
 
 
 class CardListView(TXView):
+    write_scope = scopes.CARDS_WRITE
+
     @document(
         name="Card",
         resources=OUTPUT,
@@ -98,6 +100,8 @@ class CardListView(TXView):
 
 
 class CardDetailView(TXView):
+    write_scope = scopes.CARDS_WRITE
+
     @document(
         name="Card",
         resources=OUTPUT,
@@ -137,7 +141,7 @@ class CardDetailView(TXView):
 
 
 class CardSensitiveDetailsView(TXView):
-    required_scope = ApiKey.SCOPE_CARDS_SENSITIVE
+    read_scope = scopes.CARDS_SENSITIVE
 
     @document(
         name="CardSensitiveDetails",
@@ -171,6 +175,8 @@ class CardSensitiveDetailsView(TXView):
 
 
 class CardLookupView(TXView):
+    write_scope = scopes.CARDS_SENSITIVE
+
     @document(
         name="Card",
         resources=OUTPUT,

@@ -2,6 +2,7 @@
 both versions. A PIN is never returned; a wrong PIN is refused with its try still counted
 (`TXView.refuse`)."""
 
+from api import scopes
 from api.actors import Actor
 from api.schema import both, document
 from api.views import TXView
@@ -29,6 +30,8 @@ from .serializers import (
 
 
 class CardSecuritySettingsView(TXView):
+    write_scope = scopes.CARDS_WRITE
+
     @document(
         name="CardSecuritySettings",
         resources=both(SecuritySettingsOut),
@@ -61,6 +64,8 @@ class CardSecuritySettingsView(TXView):
 
 
 class CardLimitsView(TXView):
+    write_scope = scopes.CARDS_WRITE
+
     @document(
         name="CardLimits",
         resources=both(LimitsOut),
@@ -97,6 +102,8 @@ def _limits(card) -> dict:
 
 
 class CardPinView(TXView):
+    write_scope = scopes.CARDS_PIN
+
     @document(
         name="CardPin",
         resources=both(PinOut),
@@ -126,6 +133,8 @@ class CardPinView(TXView):
 
 
 class CardPinVerificationsView(TXView):
+    write_scope = scopes.CARDS_PIN
+
     @document(
         name="PinVerification",
         resources=both(PinVerificationOut),

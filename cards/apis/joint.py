@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from accounts.apis.accounts import AccountOut
 from accounts.selectors import account_product_get
+from api import scopes
 from api.actors import Actor
 from api.addresses import AddressInput, V1AddressInput
 from api.schema import document
@@ -65,6 +66,8 @@ class V1JointAccountOut(JointAccountOut):
 
 class JointAccountView(TXView):
     """Mounted at `/joint-accounts` in v2 and `/cards/joint-account` in v1."""
+
+    write_scope = scopes.CARDS_WRITE
 
     @document(
         name="JointAccount",

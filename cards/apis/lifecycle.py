@@ -2,6 +2,7 @@
 linked to the old one both ways (`predecessorCardId`, `successorCardId`); the rules are in
 `cards.services.lifecycle`."""
 
+from api import scopes
 from api.actors import Actor
 from api.schema import document
 from api.views import TXView
@@ -24,6 +25,8 @@ REPLACEMENT = {"v1": V1ReplacementCreate, "v2": ReplacementCreate}
 
 
 class CardRenewalsView(TXView):
+    write_scope = scopes.CARDS_WRITE
+
     @document(
         name="Card",
         resources=OUTPUT,
@@ -48,6 +51,8 @@ class CardRenewalsView(TXView):
 
 
 class CardReissuesView(TXView):
+    write_scope = scopes.CARDS_WRITE
+
     @document(
         name="Card",
         resources=OUTPUT,
@@ -73,6 +78,8 @@ class CardReissuesView(TXView):
 
 
 class CardReplacementsView(TXView):
+    write_scope = scopes.CARDS_WRITE
+
     @document(
         name="Card",
         resources=OUTPUT,

@@ -14,3 +14,5 @@ STORAGES = {
 MIDDLEWARE = [m for m in MIDDLEWARE if m != "whitenoise.middleware.WhiteNoiseMiddleware"]  # noqa: F405
 # Modules of test-only tasks a worker started by a test must load (tests/jobs/workers.py).
 PROCRASTINATE_IMPORT_PATHS = env.list("PROCRASTINATE_IMPORT_PATHS", default=[])
+# One test database per run when several runs share a machine (TEST_DATABASE_NAME=test_tx_a ...).
+DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="test_tx")}  # noqa: F405

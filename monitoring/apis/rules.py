@@ -1,6 +1,7 @@
 """`/monitoring-rules`: create, list, read and change an institution's monitoring rules.
 Identical in both versions (v1: its envelope, 200 on creation, POST as an alias of PATCH)."""
 
+from api import scopes
 from api.schema import both, document
 from api.views import TXView
 
@@ -21,6 +22,8 @@ KIND_HELP = (
 
 
 class MonitoringRuleListView(TXView):
+    write_scope = scopes.MONITORING_WRITE
+
     @document(
         name="MonitoringRule",
         resources=both(MonitoringRuleOut),
@@ -58,6 +61,8 @@ class MonitoringRuleListView(TXView):
 
 
 class MonitoringRuleDetailView(TXView):
+    write_scope = scopes.MONITORING_WRITE
+
     @document(
         name="MonitoringRule",
         resources=both(MonitoringRuleOut),

@@ -17,6 +17,7 @@ from django.db import InterfaceError, OperationalError
 from django.test import Client
 
 import api.exceptions as tx
+from api import scopes as api_scopes
 from api.auth import ApiClient, HasApiKey
 from api.models import ApiKey
 from api.views import TXView
@@ -238,7 +239,7 @@ def test_missing_scope_is_permission_denied(key):
 
 
 def test_scope_present_is_permitted(institution):
-    api_key, _ = issue_key(institution, scopes=("cards:sensitive",))
+    api_key, _ = issue_key(institution, scopes=api_scopes.ALL)
     request = types.SimpleNamespace(
         user=ApiClient(api_key=api_key, institution=api_key.institution)
     )

@@ -7,6 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 from stdnum import luhn
 
+from api import scopes as api_scopes
 from api.actors import SYSTEM, Actor
 from api.exceptions import CardNotActive, NotFound
 from cards.models import Card, SensitiveDetailsAccess
@@ -71,7 +72,7 @@ def test_a_missing_key_is_a_configuration_error(name):
 def test_sensitive_details_give_the_pan_and_cvv_and_record_the_api_key():
     fi = make_institution()
     card = new_card(fi, status=S.ACTIVE)
-    api_key, _ = issue_key(fi, scopes=["cards:sensitive"])
+    api_key, _ = issue_key(fi, scopes=api_scopes.ALL)
     details = card_sensitive_details(
         card=card, actor=Actor(api_key=api_key), request_id="req-1", client_ip="10.1.2.3"
     )

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from accounts.models import AccountProduct
 from accounts.services import account_create, adjustment_create
+from api import scopes as api_scopes
 from api.actors import SYSTEM
 from api.keys import split
 from api.models import ApiKey
@@ -195,7 +196,7 @@ def card_in(api, status: str, account_id: str, customer_id: str, code=PREPAID, *
 
 def sensitive_api(api, institution) -> Api:
     """A client of the same version with a key that has the scope `cards:sensitive`."""
-    return Api(api.version, issue_key(institution, scopes=["cards:sensitive"])[1])
+    return Api(api.version, issue_key(institution, scopes=api_scopes.ALL)[1])
 
 
 def secrets_of(sensitive, card_id: str) -> dict:

@@ -4,6 +4,7 @@ version, ids that name nothing, the version's status and envelope, idempotent re
 
 import pytest
 
+from api import scopes as api_scopes
 from tests.conftest import Api
 from tests.factories import issue_key
 from tests.money_api.helpers import TIMESTAMP, prefixed_id, unknown_id
@@ -613,7 +614,7 @@ def test_sensitive_key_of_another_institution_sees_nothing(api, other_institutio
     ada = customer(api)
     acc = account(api, ada)
     card = issue(api, acc, ada)
-    theirs = Api(api.version, issue_key(other_institution, scopes=["cards:sensitive"])[1])
+    theirs = Api(api.version, issue_key(other_institution, scopes=api_scopes.ALL)[1])
     assert_error(
         theirs.get(f"/cards/{card['cardId']}/sensitive-details"), api.version, 404, "not_found"
     )

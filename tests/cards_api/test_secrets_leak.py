@@ -14,6 +14,7 @@ import pytest
 from django.db import connection
 
 from api import crypto
+from api import scopes as api_scopes
 from api.jsonlog import JsonFormatter
 from api.models import IdempotencyRecord
 from cards.models import Card, SensitiveDetailsAccess
@@ -264,7 +265,7 @@ def scenario(api: Recording, sensitive: Api) -> list:
 
 def test_no_pan_cvv_or_pin_outside_sensitive_details(api, institution, logs):
     api = Recording(api.version, api.key)
-    sensitive_key, sensitive_secret = issue_key(institution, scopes=["cards:sensitive"])
+    sensitive_key, sensitive_secret = issue_key(institution, scopes=api_scopes.ALL)
     sensitive = Api(api.version, sensitive_secret)
     reads = scenario(api, sensitive)
 
@@ -390,7 +391,7 @@ def test_sensitive_details_need_the_scope_and_a_live_card(api, institution):
         message="This API key does not have the scope this operation needs.",
     )
     assert SensitiveDetailsAccess.objects.count() == before
-    _, secret = issue_key(institution, scopes=["cards:sensitive"])
+    _, secret = issue_key(institution, scopes=api_scopes.ALL)
     sensitive = Api(api.version, secret)
     first = sensitive.get(f"/cards/{card}/sensitive-details")
     second = sensitive.get(f"/cards/{card}/sensitive-details")

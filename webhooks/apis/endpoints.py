@@ -1,6 +1,7 @@
 """`/webhook-endpoints`: subscribe URLs to the institution's events, list and change them.
 Identical in both versions (v1: its envelope, 200 on creation, POST as an alias of PATCH)."""
 
+from api import scopes
 from api.idempotency import seal_for_replay
 from api.schema import both, document
 from api.views import TXView
@@ -29,6 +30,8 @@ def _changes(data: dict) -> dict:
 
 
 class WebhookEndpointListView(TXView):
+    write_scope = scopes.WEBHOOKS_WRITE
+
     @document(
         name="WebhookEndpointCreated",
         resources=both(WebhookEndpointWithSecret),
@@ -67,6 +70,8 @@ class WebhookEndpointListView(TXView):
 
 
 class WebhookEndpointDetailView(TXView):
+    write_scope = scopes.WEBHOOKS_WRITE
+
     @document(
         name="WebhookEndpoint",
         resources=both(WebhookEndpointOut),
