@@ -32,3 +32,21 @@ def bound(prefix: str, moment, *, upper: bool) -> str:
     # toDate=1969-12-31 found everything).
     millis = min(max(int(moment.timestamp() * 1000), 0), 32**10 - 1)
     return f"{prefix}_{_base32(millis, 10)}{(_ALPHABET[-1] if upper else _ALPHABET[0]) * 16}"
+
+
+class IdConverter:
+    """`<id:name>` in a route: ASCII letters, digits, `_` and `-` (`new_id` makes a lowercase
+    prefix, `_` and 26 base32 characters; `-` keeps fixed segments such as v1's
+    `cards/joint-account` routable as they were), at most the 40 characters of every id column.
+    Anything else (a NUL, `%2F`, a 600-character segment, non-ASCII) matches no route: the JSON
+    404 of an unknown URL, answered before authentication, idempotency or any query, so nothing
+    is stored for it (the idempotency record's `path` column would overflow) and PostgreSQL never
+    sees it."""
+
+    regex = "[0-9A-Za-z_-]{1,40}"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value

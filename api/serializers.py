@@ -1,5 +1,7 @@
 """Serializer building blocks shared by every app's API: strict input, ISO codes, timestamps."""
 
+import re
+
 import pycountry
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -18,12 +20,63 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+# What no text field of the API may hold (every one is single-line: names, addresses,
+# descriptions and reasons end up in card-network messages, statements and log lines): C0
+# controls (NUL, TAB, CR and LF included), DEL and C1 controls; lone surrogates (not Unicode
+# text: PostgreSQL cannot store them); the line and paragraph separators; the bidirectional
+# embedding, override and isolate controls, which reorder what a reader sees ("Trojan source").
+FORBIDDEN_CHARACTERS = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+CONTROL_CHARACTER_MESSAGE = (
+    "Must not contain control characters (such as NUL, tab or a line break)."
+)
+
+
+def check_text(field: serializers.Field, data) -> str:
+    """`data` if it is a string without forbidden characters; the field's error otherwise."""
+    if not isinstance(data, str):
+        field.fail("invalid")
+    if FORBIDDEN_CHARACTERS.search(data):
+        field.fail("control_character")
+    return data
+
+
 class StrictCharField(serializers.CharField):
-    """A string, and only a string: DRF's CharField would accept 276 or true and stringify them."""
+    """A string, and only a string: DRF's CharField would accept 276 or true and stringify them.
+    It refuses FORBIDDEN_CHARACTERS before trimming, so "840\n" is an error, not "840"."""
+
+    default_error_messages = {"control_character": CONTROL_CHARACTER_MESSAGE}
 
     def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
+        return super().to_internal_value(check_text(self, data))
+
+
+class StrictEmailField(serializers.EmailField):
+    """An e-mail address under the rules of every text field (StrictCharField)."""
+
+    default_error_messages = {"control_character": CONTROL_CHARACTER_MESSAGE}
+
+    def to_internal_value(self, data):
+        return super().to_internal_value(check_text(self, data))
+
+
+class StrictDateField(serializers.DateField):
+    """A date as an ISO 8601 string only ("1990-05-17"), the whole string: Django's parser would
+    also take a trailing newline."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or FORBIDDEN_CHARACTERS.search(data):
+            self.fail("invalid", format="YYYY-MM-DD")
+        return super().to_internal_value(data)
+
+
+class StrictDateTimeField(serializers.DateTimeField):
+    """An ISO 8601 date-time string only, the whole string (see StrictDateField)."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str) or FORBIDDEN_CHARACTERS.search(data):
+            self.fail("invalid", format="YYYY-MM-DDThh:mm:ss[.uuu]Z")
         return super().to_internal_value(data)
 
 

@@ -12,20 +12,20 @@ from .apis import (
 urlpatterns = [
     path("card-authorizations", AuthorizationListView.as_view(), name="card-authorizations"),
     path(
-        "card-authorizations/<str:authorizationId>",
+        "card-authorizations/<id:authorizationId>",
         AuthorizationDetailView.as_view(),
         name="card-authorization",
     ),
     path(
-        "card-authorizations/<str:authorizationId>/presentments",
+        "card-authorizations/<id:authorizationId>/presentments",
         PresentmentsView.as_view(),
         name="card-authorization-presentments",
     ),
     path(
-        "card-authorizations/<str:authorizationId>/reversals",
+        "card-authorizations/<id:authorizationId>/reversals",
         ReversalsView.as_view(),
         name="card-authorization-reversals",
     ),
     path("card-returns", ReturnListView.as_view(), name="card-returns"),
-    path("card-returns/<str:returnId>", ReturnDetailView.as_view(), name="card-return"),
+    path("card-returns/<id:returnId>", ReturnDetailView.as_view(), name="card-return"),
 ]

@@ -10,14 +10,21 @@ from rest_framework import serializers
 from api import scopes
 from api.addresses import Address, AddressInput, V1Address, V1AddressInput
 from api.schema import document
-from api.serializers import CountryNumericField, StrictCharField, StrictSerializer, TimestampField
+from api.serializers import (
+    CountryNumericField,
+    StrictCharField,
+    StrictDateField,
+    StrictEmailField,
+    StrictSerializer,
+    TimestampField,
+)
 from api.views import TXView
 
 from .selectors import customer_get, customer_list
 from .services import customer_create, customer_update
 
-PHONE_RE = re.compile(r"^\+[1-9][0-9]{6,14}$")  # not \d: it also matches non-ASCII digits
-NATIONAL_ID_RE = re.compile(r"^[A-Za-z0-9\-/ ]{4,32}$")
+PHONE_RE = re.compile(r"\A\+[1-9][0-9]{6,14}\Z")  # not \d: it also matches non-ASCII digits
+NATIONAL_ID_RE = re.compile(r"\A[A-Za-z0-9\-/ ]{4,32}\Z")
 
 CREATED_MESSAGE = "Customer created."
 
@@ -29,14 +36,14 @@ class CustomerCreate(StrictSerializer):
     countryId = CountryNumericField(  # noqa: N815
         source="country_code", help_text='ISO 3166-1 numeric country code, e.g. "276".'
     )
-    email = serializers.EmailField(required=False, allow_null=True, max_length=254)
+    email = StrictEmailField(required=False, allow_null=True, max_length=254)
     phone = StrictCharField(
         required=False,
         allow_null=True,
         help_text="E.164, e.g. +4915112345678.",
         validators=[RegexValidator(PHONE_RE, "Must be an E.164 number, e.g. +4915112345678.")],
     )
-    dateOfBirth = serializers.DateField(  # noqa: N815
+    dateOfBirth = StrictDateField(  # noqa: N815
         source="date_of_birth", required=False, allow_null=True
     )
     nationalId = StrictCharField(  # noqa: N815

@@ -4,5 +4,5 @@ from .apis import CustomerDetailView, CustomerListView
 
 urlpatterns = [
     path("customers", CustomerListView.as_view(), name="customers"),
-    path("customers/<str:customerId>", CustomerDetailView.as_view(), name="customer"),
+    path("customers/<id:customerId>", CustomerDetailView.as_view(), name="customer"),
 ]

@@ -4,5 +4,5 @@ from .apis import EventDetailView, EventListView
 
 urlpatterns = [
     path("events", EventListView.as_view(), name="events"),
-    path("events/<str:eventId>", EventDetailView.as_view(), name="event"),
+    path("events/<id:eventId>", EventDetailView.as_view(), name="event"),
 ]

@@ -6,13 +6,13 @@ from .apis.rules import MonitoringRuleDetailView, MonitoringRuleListView
 urlpatterns = [
     path("monitoring-rules", MonitoringRuleListView.as_view(), name="monitoring-rules"),
     path(
-        "monitoring-rules/<str:ruleId>",
+        "monitoring-rules/<id:ruleId>",
         MonitoringRuleDetailView.as_view(),
         name="monitoring-rule",
     ),
     path("monitoring-alerts", MonitoringAlertListView.as_view(), name="monitoring-alerts"),
     path(
-        "monitoring-alerts/<str:alertId>",
+        "monitoring-alerts/<id:alertId>",
         MonitoringAlertDetailView.as_view(),
         name="monitoring-alert",
     ),

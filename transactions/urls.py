@@ -4,14 +4,14 @@ from .apis import AccountTransactionsView, CardTransactionsView, TransactionDeta
 
 urlpatterns = [
     path(
-        "accounts/<str:accountId>/transactions",
+        "accounts/<id:accountId>/transactions",
         AccountTransactionsView.as_view(),
         name="account-transactions",
     ),
     path(
-        "cards/<str:cardId>/transactions",
+        "cards/<id:cardId>/transactions",
         CardTransactionsView.as_view(),
         name="card-transactions",
     ),
-    path("transactions/<str:transactionId>", TransactionDetailView.as_view(), name="transaction"),
+    path("transactions/<id:transactionId>", TransactionDetailView.as_view(), name="transaction"),
 ]

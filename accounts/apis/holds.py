@@ -13,6 +13,7 @@ from api.serializers import (
     AmountField,
     CurrencyField,
     StrictCharField,
+    StrictDateTimeField,
     StrictSerializer,
     TimestampField,
 )
@@ -30,7 +31,7 @@ class HoldCreate(StrictSerializer):
     accountId = StrictCharField(max_length=40)  # noqa: N815
     amount = AmountField()
     currency = CurrencyField()
-    expiresAt = serializers.DateTimeField(  # noqa: N815
+    expiresAt = StrictDateTimeField(  # noqa: N815
         required=False,
         help_text="When the hold is released by itself: within 30 days (default 7 days).",
     )

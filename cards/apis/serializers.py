@@ -17,27 +17,38 @@ from api.serializers import (
 )
 
 from ..models import Card, CardProduct
-from ..services.issuance import EMBOSSED_NAME_RE, INITIAL_STATUSES
+from ..services.issuance import INITIAL_STATUSES, embossed_name_clean
 from ..services.lifecycle import REPLACEMENT_REASON_CHOICES
 
-PIN_RE = re.compile(r"^[0-9]{4,12}$")
-PAN_RE = re.compile(r"^[0-9]{12,19}$")
+# \A...\Z, never ^...$: "$" also matches before a trailing newline ("4821\n").
+PIN_RE = re.compile(r"\A[0-9]{4,12}\Z")
+PAN_RE = re.compile(r"\A[0-9]{12,19}\Z")
+MCC_RE = re.compile(r"\A[0-9]{4}\Z")
 
 
 # --- input fields
 class EmbossedNameField(StrictCharField):
+    """What a card can carry (ISO/IEC 7813 track 1): A-Z, 0-9, space and . ' - /, 2 to 26
+    characters. Accented and other Latin letters are transliterated ("Zoë Strauß" -> "ZOE
+    STRAUSS"); anything else is refused (`cards.services.issuance.embossed_name_clean`)."""
+
     default_error_messages = {
-        "invalid": "2 to 26 letters A-Z, digits, spaces and . ' - / (no accents)."
+        "invalid": "2 to 26 letters A-Z, digits, spaces and . ' - / (accented Latin letters are "
+        "transliterated; other characters are refused)."
     }
 
     def __init__(self, **kwargs):
         kwargs.setdefault("max_length", 26)
-        kwargs.setdefault("help_text", "As printed on the card; stored in capitals.")
+        kwargs.setdefault(
+            "help_text",
+            "As printed on the card: 2 to 26 of A-Z, 0-9, space and . ' - /; stored in capitals, "
+            "accented Latin letters transliterated (Zoë -> ZOE, ß -> SS).",
+        )
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        value = super().to_internal_value(data).upper()
-        if not EMBOSSED_NAME_RE.match(value):
+        value = embossed_name_clean(super().to_internal_value(data))
+        if value is None:
             self.fail("invalid")
         return value
 
@@ -184,7 +195,7 @@ class V1ReplacementCreate(V1RenewalCreate):
 class MccField(StrictCharField):
     def __init__(self, **kwargs):
         kwargs.setdefault(
-            "validators", [RegexValidator(r"^[0-9]{4}$", "A merchant category code: 4 digits.")]
+            "validators", [RegexValidator(MCC_RE, "A merchant category code: 4 digits.")]
         )
         super().__init__(**kwargs)
 

@@ -20,7 +20,9 @@ from ..dates import add_months, today_of
 from ..models import Card, CardProduct
 from ..secrets import new_cvv, new_pan, pan_fingerprint
 
-EMBOSSED_NAME_RE = re.compile(r"^[A-Z0-9 .'\-/]{2,26}$")
+# ISO/IEC 7813 track 1 as card printers and the network carry a name: capitals, digits, space
+# and . ' - /, 2 to 26 characters, the whole string (\Z: "$" would let a trailing newline in).
+EMBOSSED_NAME_RE = re.compile(r"\A[A-Z0-9 .'\-/]{2,26}\Z")
 INITIAL_STATUSES = (Card.Status.INACTIVE, Card.Status.ACTIVE)
 # Latin letters that Unicode does not decompose into an ASCII letter and a mark (NFKD would drop
 # them: "Strauß" would become "STRAU").
@@ -140,6 +142,21 @@ def new_card(card: Card, *, pan: str | None = None, cvv: str | None = None) -> C
             if pan is not None or "card_live_pan_unique" not in str(error):
                 raise
     raise RuntimeError("Could not draw an unused PAN.")
+
+
+def embossed_name_clean(name: str) -> str | None:
+    """`name` as a card carries it, or None when it cannot be carried.
+
+    Letters with a conventional Latin form become it ("Strauß" -> "STRAUSS", "Łukasz" ->
+    "LUKASZ", "Zoë" -> "ZOE"); anything else outside EMBOSSED_NAME_RE (other scripts, symbols,
+    control characters) makes the name unfit: a name is printed as given or refused, never
+    silently shortened by dropping what a printer cannot print.
+    """
+    decomposed = unicodedata.normalize("NFKD", name.translate(_LATIN_LETTERS))
+    # Only the accents go: "é" decomposes into "e" and a combining mark.
+    letters = "".join(char for char in decomposed if not unicodedata.combining(char))
+    cleaned = letters.upper().strip()
+    return cleaned if EMBOSSED_NAME_RE.match(cleaned) else None
 
 
 def embossed_name_of(customer: Customer) -> str:

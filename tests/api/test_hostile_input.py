@@ -1,0 +1,1143 @@
+"""Hostile input never reaches a 5xx (issue 10, part 4).
+
+A catalogue of hostile requests goes to every write operation of both versions: each POST and
+PATCH found by walking the URL resolver, plus v1's POST-as-PATCH aliases. Each operation has a
+valid body (BODIES) built on real objects of one institution; the catalogue breaks it one way at
+a time: encodings, JSON that Python's parser would take but RFC 8259 does not, every leaf of the
+body replaced by the wrong type, an overlong string, control characters, huge or non-integer
+numbers, odd headers and hostile path ids. Every case must answer its 4xx with the error body of
+DESIGN.md section 5 in the operation's version, and the database must be unchanged afterwards
+(one query hashes every table). Last, the valid body itself is sent and must succeed: the
+catalogue breaks bodies that would otherwise have passed.
+"""
+
+import json
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import cached_property
+
+import pytest
+from django.db import connection
+from django.urls import URLResolver, get_resolver
+from django.utils import timezone
+
+from api import scopes as api_scopes
+from api.views import TXView
+from tests.conftest import Api
+from tests.factories import issue_key
+
+pytestmark = pytest.mark.django_db
+
+PIN = "1357"
+LOCAL_URL = "http://127.0.0.1:9000/hooks"
+MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
+AUTO = object()  # a fresh Idempotency-Key (v2) / none (v1)
+
+# Every code DESIGN.md section 5 lists for a 4xx.
+CLIENT_ERROR_CODES = {
+    "validation_error",
+    "idempotency_key_missing",
+    "idempotency_key_invalid",
+    "authentication_failed",
+    "ip_not_allowed",
+    "permission_denied",
+    "not_found",
+    "method_not_allowed",
+    "idempotency_key_in_use",
+    "invalid_state_transition",
+    "payload_too_large",
+    "unsupported_media_type",
+    "idempotency_key_reused",
+    "rate_limited",
+}
+
+
+# --- the operations -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Operation:
+    version: str
+    method: str  # the HTTP method sent
+    handler: str  # the view method that answers ("patch" for v1's POST alias)
+    route: str  # e.g. "cards/<id:cardId>/pin"
+    view: type
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.view.__name__, self.handler)
+
+    def __str__(self) -> str:
+        alias = " (alias of PATCH)" if self.handler != self.method.lower() else ""
+        return f"{self.version} {self.method} /{self.route}{alias}"
+
+
+def _walk(resolver, prefix=""):
+    for pattern in resolver.url_patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern, route)
+        else:
+            yield route, pattern
+
+
+def write_operations() -> list[Operation]:
+    operations = []
+    for route, pattern in _walk(get_resolver()):
+        view = getattr(pattern.callback, "view_class", None)
+        if view is None or not issubclass(view, TXView) or not route.startswith("TX/"):
+            continue
+        version, route = route.split("/", 2)[1:]
+        for method in ("post", "patch"):
+            if hasattr(view, method):
+                operations.append(Operation(version, method.upper(), method, route, view))
+        if version == "v1" and hasattr(view, "patch") and not hasattr(view, "post"):
+            operations.append(Operation(version, "POST", "patch", route, view))
+    return operations
+
+
+OPERATIONS = write_operations()
+
+
+# --- the world the valid bodies point into ---------------------------------------------------
+class World:
+    """Real objects of one institution, made through the v2 API on first use."""
+
+    def __init__(self, api: Api):
+        self.api = api
+
+    def _created(self, path, body) -> dict:
+        response = self.api.post(path, body)
+        assert response.status_code == 201, (path, response.content)
+        return response.json()
+
+    @cached_property
+    def account_products(self) -> dict:
+        listing = self.api.get("/products/accounts").json()["data"]
+        return {product["code"]: product["rid"] for product in listing}
+
+    @cached_property
+    def card_products(self) -> dict:
+        listing = self.api.get("/products/cards").json()["data"]
+        return {product["bin"]: product["rid"] for product in listing}
+
+    @property
+    def prepaid_card_product(self) -> str:
+        return self.card_products["400002"]  # prepaid, physical and virtual
+
+    @property
+    def debit_card_product(self) -> str:
+        return self.card_products["400001"]
+
+    def _customer(self, first_name: str) -> str:
+        body = {"firstName": first_name, "lastName": "Lovelace", "countryId": "826"}
+        return self._created("/customers", body)["customerId"]
+
+    @cached_property
+    def customer(self) -> str:
+        return self._customer("Ada")
+
+    @cached_property
+    def customer2(self) -> str:
+        return self._customer("Charles")
+
+    def _account(self) -> dict:
+        body = {
+            "customerId": self.customer,
+            "productRid": self.account_products["AccountPrepaidAPI"],
+        }
+        account = self._created("/accounts", body)
+        load = {"direction": "credit", "amount": 1_000_000, "currency": account["currency"]}
+        self._created(f"/accounts/{account['accountId']}/adjustments", load)
+        return account
+
+    @cached_property
+    def account_body(self) -> dict:
+        return self._account()
+
+    @property
+    def account(self) -> str:
+        return self.account_body["accountId"]
+
+    @cached_property
+    def account2_body(self) -> dict:
+        return self._account()
+
+    @property
+    def account2(self) -> str:
+        return self.account2_body["accountId"]
+
+    @cached_property
+    def card(self) -> str:
+        body = {
+            "accountId": self.account,
+            "customerId": self.customer,
+            "cardProductRid": self.prepaid_card_product,
+            "form": "physical",
+            "deliveryAddress": address("v2"),
+            "status": "active",
+        }
+        card_id = self._created("/cards", body)["cardId"]
+        response = self.api.patch(f"/cards/{card_id}/pin", {"pin": PIN})
+        assert response.status_code == 200, response.content
+        return card_id
+
+    @cached_property
+    def pan(self) -> str:
+        response = self.api.get(f"/cards/{self.card}/sensitive-details")
+        assert response.status_code == 200, response.content
+        return response.json()["pan"]
+
+    @cached_property
+    def hold(self) -> str:
+        body = {"accountId": self.account, "amount": 500, "currency": "EUR"}
+        return self._created("/holds", body)["holdId"]
+
+    @cached_property
+    def transfer(self) -> str:
+        body = {
+            "source": {"accountId": self.account},
+            "destination": {"accountId": self.account2},
+            "amount": 500,
+            "currency": "EUR",
+        }
+        return self._created("/transfers", body)["transferId"]
+
+    @cached_property
+    def authorization(self) -> str:
+        body = {
+            "cardId": self.card,
+            "amount": 500,
+            "currency": "EUR",
+            "type": "Goods",
+            "merchant": MERCHANT,
+        }
+        created = self._created("/card-authorizations", body)
+        assert created["approved"], created
+        return created["authorizationId"]
+
+    @cached_property
+    def rule(self) -> str:
+        body = {
+            "name": "Large payments",
+            "kind": "amount_threshold",
+            "action": "alert",
+            "amount": 900_000,
+            "currency": "EUR",
+        }
+        return self._created("/monitoring-rules", body)["ruleId"]
+
+    @cached_property
+    def endpoint(self) -> str:
+        body = {"url": LOCAL_URL, "eventTypes": ["transfer.posted"]}
+        return self._created("/webhook-endpoints", body)["endpointId"]
+
+    def path_id(self, name: str) -> str:
+        return getattr(
+            self,
+            {
+                "customerId": "customer",
+                "accountId": "account",
+                "cardId": "card",
+                "holdId": "hold",
+                "transferId": "transfer",
+                "authorizationId": "authorization",
+                "ruleId": "rule",
+                "endpointId": "endpoint",
+            }[name],
+        )
+
+
+def address(version: str) -> dict:
+    country = "countryId" if version == "v1" else "countryCode"
+    return {
+        "line1": "12 Crescent Road",
+        "line2": "Flat 3",
+        "city": "London",
+        "postalCode": "SW1A 1AA",
+        country: "826",
+    }
+
+
+def _in_a_day() -> str:
+    return (timezone.now() + timedelta(days=1)).isoformat().replace("+00:00", "Z")
+
+
+# A valid body for each write operation (keyed by view and handler), in the operation's version.
+BODIES = {
+    ("CustomerListView", "post"): lambda w, v: {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "countryId": "826",
+        "email": "ada@example.com",
+        "phone": "+447700900123",
+        "dateOfBirth": "1990-05-17",
+        "nationalId": "QQ123456C",
+        "address": address(v),
+    },
+    ("CustomerDetailView", "patch"): lambda w, v: {
+        "firstName": "Augusta Ada",
+        "lastName": "King",
+        "countryId": "826",
+        "email": "ada@example.org",
+        "phone": "+447700900124",
+        "dateOfBirth": "1985-12-10",
+        "nationalId": "QQ654321C",
+        "address": address(v),
+    },
+    ("AccountListView", "post"): lambda w, v: {
+        "customerId": w.customer,
+        "productRid": w.account_products["AccountPrepaidAPI"],
+        "currency": "EUR",
+    },
+    ("AccountDetailView", "patch"): lambda w, v: {"status": "frozen"},
+    ("AccountAdjustmentsView", "post"): lambda w, v: {
+        "direction": "credit",
+        "amount": 1050,
+        "currency": "EUR",
+        "description": "Top-up",
+    },
+    ("AccountLookupView", "post"): lambda w, v: {"accountNumber": w.account_body["accountNumber"]},
+    ("HoldListView", "post"): lambda w, v: {
+        "accountId": w.account,
+        "amount": 100,
+        "currency": "EUR",
+        "expiresAt": _in_a_day(),
+        "reason": "Hotel deposit",
+    },
+    ("HoldDetailView", "patch"): lambda w, v: {"status": "released"},
+    ("HoldCapturesView", "post"): lambda w, v: {"amount": 200},
+    ("JointAccountView", "post"): lambda w, v: {
+        "accountTypeRid": w.account_products["CBSFinancialContractTypeAPI"],
+        "primaryCard": {
+            "customerId": w.customer,
+            "cardProductRid": w.debit_card_product,
+            "form": "physical",
+            "embossedName": "ADA LOVELACE",
+            "deliveryAddress": address(v),
+        },
+        "secondaryCard": {
+            "customerId": w.customer2,
+            "cardProductRid": w.debit_card_product,
+            "form": "virtual",
+            "embossedName": "CHARLES BABBAGE",
+        },
+    },
+    ("CardListView", "post"): lambda w, v: {
+        "accountId": w.account,
+        "customerId": w.customer,
+        "cardProductRid": w.prepaid_card_product,
+        "form": "physical",
+        "embossedName": "ADA LOVELACE",
+        "deliveryAddress": address(v),
+        "status": "active",
+    },
+    ("CardLookupView", "post"): lambda w, v: {"pan": w.pan},
+    ("CardDetailView", "patch"): lambda w, v: {"status": "suspended", "reason": "On request"},
+    ("CardRenewalsView", "post"): lambda w, v: {"deliveryAddress": address(v)},
+    ("CardReissuesView", "post"): lambda w, v: {
+        "embossedName": "ADA KING",
+        "reason": "Damaged",
+        "deliveryAddress": address(v),
+    },
+    ("CardReplacementsView", "post"): lambda w, v: {
+        "reason": "lost",
+        "deliveryAddress": address(v),
+    },
+    ("CardSecuritySettingsView", "patch"): lambda w, v: {
+        "ecommerce": True,
+        "contactless": False,
+        "atm": True,
+        "international": False,
+        "magstripe": False,
+        "blockedMccs": ["5411", "7995"],
+        "blockedCountries": ["840"],
+    },
+    ("CardLimitsView", "patch"): lambda w, v: {
+        "perTransaction": 1000,
+        "daily": 5000,
+        "monthly": 20000,
+        "dailyCash": 1000,
+    },
+    ("CardPinView", "patch"): lambda w, v: {"pin": "4821", "currentPin": PIN},
+    ("CardPinVerificationsView", "post"): lambda w, v: {"pin": PIN},
+    ("TransferListView", "post"): lambda w, v: {
+        "source": {"accountId": w.account},
+        "destination": {"accountId": w.account2},
+        "amount": 100,
+        "currency": "EUR",
+        "description": "Rent",
+    },
+    ("TransferReversalsView", "post"): lambda w, v: {"amount": 10},
+    ("AuthorizationListView", "post"): lambda w, v: {
+        "cardId": w.card,
+        "amount": 100,
+        "currency": "EUR",
+        "type": "Goods",
+        "merchant": dict(MERCHANT),
+        "pin": PIN,
+    },
+    ("PresentmentsView", "post"): lambda w, v: {"amount": 500},
+    ("ReversalsView", "post"): lambda w, v: {},
+    ("ReturnListView", "post"): lambda w, v: {
+        "cardId": w.card,
+        "amount": 100,
+        "currency": "EUR",
+        "merchant": dict(MERCHANT),
+    },
+    ("MonitoringRuleListView", "post"): lambda w, v: {
+        "name": "Night spending",
+        "kind": "velocity_amount",
+        "action": "decline",
+        "enabled": True,
+        "windowSeconds": 3600,
+        "maxAmount": 50000,
+        "currency": "EUR",
+    },
+    ("MonitoringRuleDetailView", "patch"): lambda w, v: {"name": "Renamed", "enabled": False},
+    ("WebhookEndpointListView", "post"): lambda w, v: {
+        "url": LOCAL_URL,
+        "eventTypes": ["transfer.posted", "card.issued"],
+        "enabled": True,
+    },
+    ("WebhookEndpointDetailView", "patch"): lambda w, v: {
+        "url": LOCAL_URL + "/v2",
+        "eventTypes": ["card.issued"],
+        "enabled": False,
+    },
+}
+
+# More valid bodies for operations whose fields depend on one another (a monitoring rule's
+# parameters on its kind, a transfer's endpoint on how it names the account): only their leaves
+# are broken (the rest of the catalogue is about the body as a whole).
+VARIANTS = {
+    ("MonitoringRuleListView", "post"): [
+        lambda w, v: {
+            "name": "Casinos",
+            "kind": "blocked_mcc",
+            "action": "decline",
+            "mccs": ["7995", "5933"],
+        },
+        lambda w, v: {
+            "name": "Embargo",
+            "kind": "blocked_country",
+            "action": "decline",
+            "countries": ["408", "364"],
+        },
+        lambda w, v: {
+            "name": "Risky",
+            "kind": "amount_threshold",
+            "action": "alert",
+            "amount": 20000,
+            "currency": "EUR",
+            "riskLevel": "high",
+        },
+        lambda w, v: {
+            "name": "Bursts",
+            "kind": "velocity_count",
+            "action": "alert",
+            "windowSeconds": 60,
+            "maxCount": 5,
+        },
+    ],
+    ("MonitoringRuleDetailView", "patch"): [
+        lambda w, v: {
+            "amount": 800000,
+            "currency": "EUR",
+            "riskLevel": "medium",
+            "action": "decline",
+        },
+    ],
+    ("TransferListView", "post"): [
+        lambda w, v: {
+            "source": {"cardId": w.card},
+            "destination": {"accountNumber": w.account2_body["accountNumber"]},
+            "amount": 100,
+            "currency": "EUR",
+        },
+        lambda w, v: {
+            "source": {"pan": w.pan},
+            "destination": {"accountId": w.account2},
+            "amount": 100,
+            "currency": "EUR",
+        },
+    ],
+    ("AuthorizationListView", "post"): [
+        lambda w, v: {
+            "pan": w.pan,
+            "amount": 100,
+            "currency": "EUR",
+            "type": "Cash",
+            "merchant": {**MERCHANT, "mcc": "6011", "channel": "atm"},
+            "pin": PIN,
+        },
+    ],
+    ("ReturnListView", "post"): [
+        lambda w, v: {
+            "pan": w.pan,
+            "amount": 100,
+            "currency": "EUR",
+            "merchant": {**MERCHANT, "channel": "ecommerce"},
+        },
+    ],
+}
+
+# Operations for which no body at all (or `{}`) is a valid request: every field is optional.
+EMPTY_IS_VALID = {
+    ("ReversalsView", "post"),
+    ("PresentmentsView", "post"),
+    ("TransferReversalsView", "post"),
+    ("HoldCapturesView", "post"),
+    ("CardRenewalsView", "post"),
+    ("CardReissuesView", "post"),
+    ("CustomerDetailView", "patch"),
+}
+
+
+# --- the catalogue ---------------------------------------------------------------------------
+@dataclass
+class Case:
+    name: str
+    body: bytes
+    status: int = 400
+    code: str = "validation_error"
+    content_type: str | None = "application/json"
+    headers: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)  # WSGI environ overrides (CONTENT_LENGTH)
+    path: str | None = None  # instead of the operation's path
+    idempotency_key: object = AUTO
+    api_key: str | None = None  # instead of the all-scopes key
+
+
+def dumps(value) -> bytes:
+    return json.dumps(value).encode()
+
+
+NESTED_40 = json.loads("[" * 40 + "]" * 40)
+DEEP = b"[" * 5000 + b"]" * 5000
+TEN_K = "x" * 10_000
+HOSTILE_KEYS = ["' OR 1=1 --", "x" * 10_000, str(uuid.uuid1())]
+
+# Replacements for one leaf of a valid body, by the leaf's JSON type. Each makes the body invalid
+# whatever the field (None is among them only for booleans: several other fields are nullable).
+# Every leaf gets the CORE breakers of its type; the others go round the leaves of that type,
+# so that each is sent at least once per operation without multiplying the requests.
+STRING_CORE = [
+    ("trailing newline", lambda s: s + "\n"),
+    ("NUL inside", lambda s: s[:1] + "\x00" + s[1:]),
+    ("10k characters", lambda s: TEN_K),
+    ("number", lambda s: 276),
+]
+STRING_MORE = [
+    ("trailing CRLF", lambda s: s + "\r\n"),
+    ("leading newline", lambda s: "\n" + s),
+    ("trailing NUL", lambda s: s + "\x00"),
+    ("tab", lambda s: s[:1] + "\t" + s[1:]),
+    ("DEL", lambda s: s + "\x7f"),
+    ("C1 NEL", lambda s: s + "\x85"),
+    ("escape sequence", lambda s: "\x1b[31m" + s),
+    ("line separator", lambda s: s + "\u2028"),
+    ("bidi override", lambda s: s[:1] + "\u202e" + s[1:]),
+    ("lone high surrogate", lambda s: s + "\ud800"),
+    ("lone low surrogate", lambda s: "\udc00" + s),
+    ("object", lambda s: {"value": s}),
+    ("float", lambda s: 1.5),
+    ("boolean", lambda s: True),
+    ("empty list", lambda s: []),
+    ("list of it", lambda s: [s]),
+    ("operator object", lambda s: {"$ne": None}),
+    ("40 levels of lists", lambda s: NESTED_40),
+]
+INTEGER_CORE = [
+    ("as string", lambda n: str(n)),
+    ("as float", lambda n: float(n)),
+    ("10**400", lambda n: 10**400),
+]
+INTEGER_MORE = [
+    ("boolean", lambda n: True),
+    ("fraction", lambda n: n + 0.5),
+    ("negative zero float", lambda n: -0.0),
+    ("negative", lambda n: -n),
+    ("2**63", lambda n: 2**63),
+    ("-(2**63)-1", lambda n: -(2**63) - 1),
+    ("list", lambda n: [n]),
+    ("object", lambda n: {"amount": n, "currency": "EUR"}),
+    ("string with spaces", lambda n: f" {n} "),
+]
+# Raw JSON tokens for a number leaf, which json.dumps cannot write: (core, more).
+RAW_CORE = ["NaN"]
+RAW_MORE = [
+    "1e400",
+    "Infinity",
+    "-Infinity",
+    "-1e400",
+    "1" * 5000,
+    "1e3",
+    "0x10",
+    "01",
+    "1.0e0",
+    "-",
+]
+BOOLEAN_CORE = [("string", lambda b: "true"), ("one", lambda b: 1)]
+BOOLEAN_MORE = [
+    ("zero", lambda b: 0),
+    ("null", lambda b: None),
+    ("list", lambda b: [b]),
+    ("object", lambda b: {"value": b}),
+]
+OBJECT_CORE = [("string", lambda d: "object"), ("unknown key", lambda d: {**d, "injected": "x"})]
+OBJECT_MORE = [
+    ("number", lambda d: 1),
+    ("boolean", lambda d: False),
+    ("list of it", lambda d: [d]),
+    ("unknown nested key", lambda d: {**d, "__proto__": {"admin": True}}),
+    ("40 levels deep", lambda d: {**d, "deep": NESTED_40}),
+]
+LIST_CORE = [("string", lambda items: "5411"), ("newline item", lambda i: [*i, f"{i[0]}\n"])]
+LIST_MORE = [
+    ("object", lambda items: {"0": items[0]}),
+    ("nested list", lambda items: [items]),
+    ("null item", lambda items: [*items, None]),
+    ("number item", lambda items: [*items, 7995]),
+    ("object item", lambda items: [*items, {"code": "5411"}]),
+    ("NUL item", lambda items: [*items, "\x00"]),
+    ("10k-character item", lambda items: [*items, TEN_K]),
+]
+BREAKERS = {  # JSON type: (core, more)
+    "boolean": (BOOLEAN_CORE, BOOLEAN_MORE),
+    "integer": (INTEGER_CORE, INTEGER_MORE),
+    "string": (STRING_CORE, STRING_MORE),
+    "object": (OBJECT_CORE, OBJECT_MORE),
+    "list": (LIST_CORE, LIST_MORE),
+}
+
+
+def json_type(value) -> str:
+    for name, kind in (("boolean", bool), ("integer", int), ("string", str), ("object", dict)):
+        if isinstance(value, kind):
+            return name
+    assert isinstance(value, list), value
+    return "list"
+
+
+def leaves(value, path=()):
+    """(path, value) of every member of every object inside `value` (the root excluded)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key), item
+            if isinstance(item, dict):
+                yield from leaves(item, (*path, key))
+
+
+def replaced(body, path, new):
+    copy = json.loads(json.dumps(body))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = new
+    return copy
+
+
+MARK = "__HOSTILE_TOKEN__"
+
+
+def with_raw(body, path, raw: bytes) -> bytes:
+    """`body` as JSON text with the value at `path` replaced by raw bytes (not JSON-encodable)."""
+    return dumps(replaced(body, path, MARK)).replace(f'"{MARK}"'.encode(), raw)
+
+
+def leaf_cases(body) -> list[Case]:
+    by_type: dict[str, list] = {}
+    for path, value in leaves(body):
+        by_type.setdefault(json_type(value), []).append((path, value))
+    cases = []
+
+    def add(path, name, new):
+        cases.append(Case(f"{'.'.join(path)}: {name}", dumps(replaced(body, path, new))))
+
+    for kind, members in by_type.items():
+        core, more = BREAKERS[kind]
+        for path, value in members:
+            for name, breaker in core:
+                add(path, name, breaker(value))
+        for index, (name, breaker) in enumerate(more):
+            path, value = members[index % len(members)]
+            add(path, name, breaker(value))
+        if kind == "integer":
+            for path, _ in members:
+                for raw in RAW_CORE:
+                    cases.append(
+                        Case(f"{'.'.join(path)}: raw {raw}", with_raw(body, path, raw.encode()))
+                    )
+            for index, raw in enumerate(RAW_MORE):
+                path, _ = members[index % len(members)]
+                cases.append(
+                    Case(f"{'.'.join(path)}: raw {raw[:12]}", with_raw(body, path, raw.encode()))
+                )
+        if kind == "list":
+            path, value = members[0]
+            big = dumps(replaced(body, path, [value[0]] * 10_000))
+            cases.append(Case(f"{'.'.join(path)}: 10k items", big, 413, "payload_too_large"))
+    return cases
+
+
+def encoding_cases(body) -> list[Case]:
+    """Bytes that are not UTF-8 (or not only UTF-8) where a string of the body goes."""
+    text_paths = [path for path, value in leaves(body) if isinstance(value, str)]
+    if not text_paths:  # a body without strings: put them in a field of their own
+        body, text_paths = {**body, "note": "x"}, [("note",)]
+    path = text_paths[0]
+    raw = {
+        "latin-1 byte": b'"Zo\xeb"',
+        "overlong slash": b'"\xc0\xaf"',
+        "encoded surrogate": b'"\xed\xa0\x80"',
+        "beyond U+10FFFF": b'"\xf4\x90\x80\x80"',
+        "truncated sequence": b'"\xe2\x82"',
+        "escaped lone surrogate": b'"\\ud800"',
+        "escaped surrogate pair reversed": b'"\\udc00\\ud800"',
+        "escaped NUL": b'"\\u0000"',
+    }
+    cases = [Case(f"encoding: {name}", with_raw(body, path, value)) for name, value in raw.items()]
+    valid = dumps(body)
+    text = json.dumps(body)
+    cases += [
+        Case("encoding: UTF-8 byte order mark", b"\xef\xbb\xbf" + valid),
+        Case("encoding: UTF-16 body", text.encode("utf-16")),
+        Case("encoding: UTF-32 body", text.encode("utf-32")),
+        Case(
+            "encoding: UTF-16 declared",
+            text.encode("utf-16"),
+            415,
+            "unsupported_media_type",
+            content_type="application/json; charset=utf-16",
+        ),
+        Case(
+            "encoding: latin-1 declared",
+            text.encode("latin-1", "replace"),
+            415,
+            "unsupported_media_type",
+            content_type="application/json; charset=latin-1",
+        ),
+        Case(
+            "encoding: unknown charset declared",
+            valid,
+            415,
+            "unsupported_media_type",
+            content_type="application/json; charset=klingon",
+        ),
+    ]
+    return cases
+
+
+def json_cases(op_key, body) -> list[Case]:
+    """JSON that Python's parser takes and RFC 8259 does not, and bodies of the wrong shape."""
+    text = json.dumps(body)
+    cases = [
+        Case("json: 5000 levels of lists", DEEP),
+        Case("json: 33 levels of objects", b'{"a":' * 33 + b"1" + b"}" * 33),
+        Case("json: 40 levels under a field", dumps({**body, "deep": NESTED_40})),
+        Case("json: null", b"null"),
+        Case("json: top-level list", b"[]"),
+        Case("json: top-level string", b'"hello"'),
+        Case("json: NaN at the top", b"NaN"),
+        Case("json: unterminated object", text[:-1].encode()),
+        Case("json: trailing comma", (text[:-1] + ", }").encode() if body else b"{,}"),
+        Case("json: two documents", (text + text).encode()),
+        Case("json: comment", b"/* hi */" + dumps(body)),
+        Case("json: single quotes", text.replace('"', "'").encode() if body else b"{'a': 1}"),
+        Case("json: unknown field", dumps({**body, "injected": True})),
+        Case("json: NUL key", dumps({**body, "\x00": 1})),
+        Case("json: 10k-character key", dumps({**body, TEN_K: 1})),
+        Case("json: lone surrogate key", dumps({**body, "\udfff": 1})),
+        Case("json: 64 KiB + 1", b" " * (64 * 1024 + 1), 413, "payload_too_large"),
+    ]
+    if body:
+        first = next(iter(body))
+        duplicate = f"{{{json.dumps(first)}: {json.dumps(body[first])}, {text[1:]}"
+        cases.append(Case("json: duplicate key", duplicate.encode()))
+        if len(body) > 1 or not isinstance(body[first], dict):
+            cases.append(
+                Case(
+                    "json: duplicate key, other value",
+                    dumps(body)[:-1] + b', "' + first.encode() + b'": null}',
+                )
+            )
+    else:
+        cases.append(Case("json: duplicate key", b'{"a": 1, "a": 1}'))
+    if op_key not in EMPTY_IS_VALID:
+        cases += [
+            Case("json: empty body", b""),
+            Case("json: empty object", b"{}"),
+            Case("json: Content-Length 0", dumps(body), meta={"CONTENT_LENGTH": "0"}),
+        ]
+    return cases
+
+
+def header_cases(body) -> list[Case]:
+    valid = dumps(body)
+    media = [
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=----x",
+        "application/json-patch+json",
+        "*/*",
+        None,
+    ]
+    cases = [
+        Case(f"content-type: {ctype!r}", valid, 415, "unsupported_media_type", content_type=ctype)
+        for ctype in media
+    ]
+    cases += [
+        Case(
+            f"idempotency key: {key[:20]!r}",
+            valid,
+            400,
+            "idempotency_key_invalid",
+            idempotency_key=key,
+        )
+        for key in HOSTILE_KEYS
+    ]
+    cases += [
+        Case(
+            "x-api-key: 10k characters", valid, 401, "authentication_failed", api_key="k" * 10_000
+        ),
+        Case("x-api-key: NUL", valid, 401, "authentication_failed", api_key="tx_\x00abc"),
+        Case("Content-Length: not a number", valid, meta={"CONTENT_LENGTH": "abc"}),
+        Case(
+            "Content-Length: huge",
+            valid,
+            413,
+            "payload_too_large",
+            meta={"CONTENT_LENGTH": str(10**12)},
+        ),
+        Case("Content-Length: half the body", valid, meta={"CONTENT_LENGTH": str(len(valid) // 2)}),
+        Case("Content-Length: negative", valid, meta={"CONTENT_LENGTH": "-1"}),
+    ]
+    if not body:  # half of "{}" is "{": still invalid; nothing else to cut
+        cases = [c for c in cases if c.name != "Content-Length: half the body"]
+    return cases
+
+
+HOSTILE_IDS = {
+    "NUL": "%00",
+    "id then NUL": "{real}%00",
+    "id then newline": "{real}%0A",
+    "encoded slash": "{real}%2Fx",
+    "600 characters": "x" * 600,
+    "41 characters": "c" * 41,
+    "unicode": "caf%C3%A9",
+    "emoji": "%F0%9F%92%B3",
+    "invalid UTF-8": "%FF%FE",
+    "space": "card%20x",
+    "dot dot": "..",
+    "quote": "x%27%20OR%201%3D1",
+}
+
+
+def id_cases(op: Operation, world: World, body) -> list[Case]:
+    names = [part[len("<id:") : -1] for part in op.route.split("/") if part.startswith("<id:")]
+    cases = []
+    for name in names:
+        real = world.path_id(name)
+        for label, hostile in HOSTILE_IDS.items():
+            path = fill(op.route, world, {name: hostile.format(real=real)})
+            cases.append(Case(f"path {name}: {label}", dumps(body), 404, "not_found", path=path))
+    return cases
+
+
+def fill(route: str, world: World, overrides=None) -> str:
+    parts = []
+    for part in route.split("/"):
+        if part.startswith("<id:"):
+            name = part[len("<id:") : -1]
+            part = (overrides or {}).get(name) or world.path_id(name)
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def catalogue(op: Operation, world: World, body, variants=()) -> list[Case]:
+    return [
+        *encoding_cases(body),
+        *json_cases(op.key, body),
+        *header_cases(body),
+        *leaf_cases(body),
+        *(case for variant in variants for case in leaf_cases(variant)),
+        *id_cases(op, world, body),
+    ]
+
+
+# --- sending and checking ----------------------------------------------------------------------
+def send(api: Api, op: Operation, case: Case, path: str):
+    headers = {"x-api-key": case.api_key if case.api_key is not None else api.key}
+    key = case.idempotency_key
+    if key is AUTO:
+        key = uuid.uuid4() if op.version == "v2" else None
+    if key is not None:
+        headers["Idempotency-Key"] = str(key)
+    extra = dict(case.meta)
+    if case.content_type is not None:
+        extra["CONTENT_TYPE"] = case.content_type
+    return api.client.generic(
+        op.method,
+        f"/TX/{op.version}{case.path or path}",
+        data=case.body,
+        content_type=case.content_type or "",
+        headers=headers,
+        **extra,
+    )
+
+
+def problem_with(response, version: str, case: Case) -> str | None:
+    """What is wrong with the answer to `case`, or None."""
+    if response.status_code != case.status:
+        return f"status {response.status_code}, expected {case.status}: {response.content[:300]}"
+    if response.get("Content-Type") != "application/json":
+        return f"Content-Type {response.get('Content-Type')!r}"
+    try:
+        payload = response.json()
+    except ValueError:
+        return f"not JSON: {response.content[:200]}"
+    if version == "v1":
+        if set(payload) != {"error", "meta"} or set(payload["meta"]) != {"tranId", "timestamp"}:
+            return f"not a v1 error body: {payload}"
+        error = payload["error"]
+    else:
+        error = payload
+    if not set(error) <= {"code", "message", "details"} or not {"code", "message"} <= set(error):
+        return f"not an error body: {payload}"
+    if not isinstance(error["message"], str) or error["code"] not in CLIENT_ERROR_CODES:
+        return f"not an error body: {payload}"
+    if "details" in error and not isinstance(error["details"], dict):
+        return f"details is not an object: {payload}"
+    if error["code"] != case.code:
+        return f"code {error['code']!r}, expected {case.code!r}: {payload}"
+    return None
+
+
+# Tables whose rows a refused request may legitimately write: the cache (the rate limiter's
+# counters live there), the rate limiter's own tables, and the job queue's bookkeeping.
+_TABLES_SQL = r"""
+    SELECT c.relname
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p')
+       AND c.relname <> 'tx_cache'
+       AND c.relname NOT LIKE 'api\_rate\_%' AND c.relname NOT LIKE '%ratelimit%'
+       AND c.relname NOT LIKE 'procrastinate%'
+     ORDER BY 1
+"""
+
+
+def snapshot_query() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(_TABLES_SQL)
+        tables = [name for (name,) in cursor.fetchall()]
+    quote = connection.ops.quote_name
+    # Table names come from the catalogue, quoted as identifiers: no input reaches this SQL.
+    return " UNION ALL ".join(
+        f"SELECT '{name}', count(*) || ':' || md5(coalesce(string_agg(t::text, chr(10) "  # noqa: S608
+        f"ORDER BY t::text), '')) FROM {quote(name)} AS t"
+        for name in tables
+    )
+
+
+def snapshot(query: str) -> dict[str, str]:
+    """Row count and a hash of the content of every table, in one query."""
+    with connection.cursor() as cursor:
+        cursor.execute(query)
+        return dict(cursor.fetchall())
+
+
+@pytest.fixture
+def api_all(institution, settings):
+    settings.RATE_LIMIT_REQUESTS = 0  # thousands of requests: the limiter is not under test
+    # One access line per request is most of the cost of a refused request; errors still log.
+    access_log = logging.getLogger("tx.access")
+    level = access_log.level
+    access_log.setLevel(logging.WARNING)
+    yield Api("v2", issue_key(institution, scopes=api_scopes.ALL)[1])
+    access_log.setLevel(level)
+
+
+def test_every_write_operation_is_in_the_catalogue():
+    keys = {op.key for op in OPERATIONS}
+    assert set(VARIANTS) <= set(BODIES)
+    assert keys == set(BODIES), (
+        f"without a valid body: {sorted(keys - set(BODIES))}; stale: {sorted(set(BODIES) - keys)}"
+    )
+    # Both versions, POST and PATCH, and v1's aliases.
+    assert {op.version for op in OPERATIONS} == {"v1", "v2"}
+    assert any(op.method == "POST" and op.handler == "patch" for op in OPERATIONS)
+    assert len(OPERATIONS) > 50
+
+
+@pytest.mark.parametrize("op", OPERATIONS, ids=str)
+def test_hostile_input_is_a_4xx_error_body_and_changes_nothing(op, api_all):
+    world = World(api_all)
+    api = Api(op.version, api_all.key)
+    body = BODIES[op.key](world, op.version)
+    variants = [variant(world, op.version) for variant in VARIANTS.get(op.key, ())]
+    path = fill(op.route, world)
+    cases = catalogue(op, world, body, variants)
+    assert len(cases) >= 50
+
+    query = snapshot_query()
+    before = snapshot(query)
+    failures = []
+    for case in cases:
+        response = send(api, op, case, path)
+        problem = problem_with(response, op.version, case)
+        if problem:
+            failures.append(f"{case.name}: {problem}")
+    after = snapshot(query)
+
+    assert failures == [], f"{op}: {len(failures)} of {len(cases)} cases\n" + "\n".join(failures)
+    changed = sorted(
+        table for table in before.keys() | after.keys() if before.get(table) != after.get(table)
+    )
+    assert changed == [], f"{op}: refused requests changed {changed}"
+
+    # The catalogue broke bodies that pass: the same bodies, untouched, succeed.
+    for valid in [*variants, body]:
+        response = send(api, op, Case("valid", dumps(valid)), path)
+        assert 200 <= response.status_code < 300, (op, valid, response.content)
+
+
+# --- the holes issue 10 names, one by one -----------------------------------------------------
+CONTROL = "Must not contain control characters (such as NUL, tab or a line break)."
+
+
+@pytest.fixture
+def world(api_all):
+    return World(api_all)
+
+
+def validation_details(response, version: str) -> dict:
+    assert problem_with(response, version, Case("", b"")) is None, response.content
+    payload = response.json()
+    return (payload["error"] if version == "v1" else payload)["details"]
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_pin_with_a_trailing_newline_is_refused(version, api_all, world):
+    api = Api(version, api_all.key)
+    card = world.card
+    response = api.patch(f"/cards/{card}/pin", {"pin": "4821\n", "currentPin": PIN})
+    assert validation_details(response, version) == {"pin": CONTROL}
+    response = api.post(f"/cards/{card}/pin-verifications", {"pin": f"{PIN}\n"})
+    assert validation_details(response, version) == {"pin": CONTROL}
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_codes_with_a_trailing_newline_are_refused(version, api_all, world):
+    api = Api(version, api_all.key)
+    body = BODIES[("AuthorizationListView", "post")](world, version)
+    body["merchant"]["mcc"] = "5411\n"
+    assert validation_details(api.post("/card-authorizations", body), version) == {
+        "merchant.mcc": CONTROL
+    }
+    customer = {"firstName": "Ada", "lastName": "Lovelace", "countryId": "840\n"}
+    assert validation_details(api.post("/customers", customer), version) == {"countryId": CONTROL}
+    customer = {**customer, "countryId": "840", "phone": "+14155550100\n"}
+    assert validation_details(api.post("/customers", customer), version) == {"phone": CONTROL}
+
+
+def test_every_pattern_matches_the_whole_string():
+    """Without the control-character rule, the patterns alone refuse a trailing newline."""
+    from cards.apis.serializers import MCC_RE, PAN_RE, PIN_RE
+    from cards.services.issuance import EMBOSSED_NAME_RE
+    from customers.apis import NATIONAL_ID_RE, PHONE_RE
+
+    for pattern, valid in [
+        (PIN_RE, "4821"),
+        (PAN_RE, "4000020000000000"),
+        (MCC_RE, "5411"),
+        (PHONE_RE, "+4915112345678"),
+        (NATIONAL_ID_RE, "AB123456"),
+        (EMBOSSED_NAME_RE, "ADA LOVELACE"),
+    ]:
+        assert pattern.match(valid), pattern
+        assert not pattern.match(valid + "\n"), pattern
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize(
+    "name", ["Ada\nLovelace", "Ada\x00", "Ada\tLovelace", "Ada\x85", "Ada\u202eecalevoL"]
+)
+def test_names_with_control_characters_are_refused(version, name, api_all):
+    api = Api(version, api_all.key)
+    response = api.post("/customers", {"firstName": name, "lastName": "L", "countryId": "826"})
+    assert validation_details(response, version) == {"firstName": CONTROL}
+
+
+@pytest.mark.parametrize(
+    ("given", "embossed"),
+    [
+        ("Zoë Strauß", "ZOE STRAUSS"),
+        ("Łukasz Ørsted-Þór", "LUKASZ ORSTED-THOR"),
+        ("  d'Artagnan  ", "D'ARTAGNAN"),
+        ("J.R.R. TOLKIEN / 2", "J.R.R. TOLKIEN / 2"),
+        ("ＡＤＡ", "ADA"),  # full-width letters are letters
+    ],
+)
+def test_embossed_names_are_transliterated_into_the_track_1_set(api_all, world, given, embossed):
+    body = {**BODIES[("CardListView", "post")](world, "v2"), "embossedName": given}
+    response = api_all.post("/cards", body)
+    assert response.status_code == 201, response.content
+    assert response.json()["embossedName"] == embossed
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["李小龙", "ADA ❤", "ADA_LOVELACE", "ADA@BANK", "A", "A" * 27, "ß" * 14, "ADA\u0301\u0301X€"],
+)
+def test_embossed_names_a_card_cannot_carry_are_refused(api_all, world, given):
+    body = {**BODIES[("CardListView", "post")](world, "v2"), "embossedName": given}
+    response = api_all.post("/cards", body)
+    assert validation_details(response, "v2").keys() == {"embossedName"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (b'{"a":' * 33 + b"1" + b"}" * 33, "Nested deeper than 32 levels."),
+        (b"[" * 5000 + b"]" * 5000, "Nested deeper than 32 levels."),
+        (b'{"amount": 1, "amount": 2}', 'Duplicate key "amount" in an object.'),
+        (b'{"amount": NaN}', "NaN is not a JSON number."),
+        (b'{"amount": Infinity}', "Infinity is not a JSON number."),
+        (b'{"amount": -Infinity}', "-Infinity is not a JSON number."),
+        (b'{"amount": 1e400}', "A number is too large."),
+        (
+            b'{"name": "\\ud800"}',
+            "A string holds a lone surrogate (\\ud800-\\udfff), which is not text.",
+        ),
+        (b'{"name": "Zo\xeb"}', "The body is not UTF-8."),
+        (b'\xef\xbb\xbf{"name": "Zoe"}', "A byte order mark is not allowed."),
+    ],
+)
+def test_json_python_would_take_is_refused(api_all, raw, reason):
+    response = api_all.post("/transfers", raw)
+    assert validation_details(response, "v2") == {"body": reason}
+
+
+def test_nesting_up_to_32_levels_is_parsed(api_all):
+    body = b'{"a":' * 31 + b"[1]" + b"}" * 31  # 32 levels: refused as a field, not as JSON
+    assert validation_details(api_all.post("/transfers", body), "v2").keys() >= {"a"}
+
+
+def test_an_integer_of_400_digits_is_a_range_error_of_its_field(api_all, world):
+    body = {**BODIES[("TransferListView", "post")](world, "v2"), "amount": 10**400}
+    details = validation_details(api_all.post("/transfers", body), "v2")
+    assert details.keys() == {"amount"}
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_a_path_id_longer_than_any_id_is_404_and_stores_nothing(version, api_all):
+    from api.models import IdempotencyRecord
+
+    api = Api(version, api_all.key)
+    for method in (api.post, api.patch):
+        response = method("/customers/" + "c" * 600, {"firstName": "Ada"})
+        assert problem_with(response, version, Case("", b"", 404, "not_found")) is None
+    response = api.get("/customers/" + "c" * 41)
+    assert problem_with(response, version, Case("", b"", 404, "not_found")) is None
+    assert not IdempotencyRecord.objects.exists()
