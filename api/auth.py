@@ -2,7 +2,9 @@
 
 Missing, unknown, revoked or expired key: 401 `authentication_failed`, the same answer for each
 so that a caller learns nothing about which keys exist. A valid key used from outside its
-allowlist: 403 `ip_not_allowed`.
+allowlist: 403 `ip_not_allowed`. Both refusals count against the client address and an accepted
+request against its key and institution (`api.ratelimit`: one counting statement either way);
+past a limit the answer is 429 `rate_limited` instead.
 """
 
 import ipaddress
@@ -15,7 +17,7 @@ from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
-from . import keys, scopes
+from . import keys, ratelimit, scopes
 from .client_ip import client_address
 from .context import context_of
 from .exceptions import AuthenticationFailed, IpNotAllowed, PermissionDenied
@@ -45,6 +47,22 @@ def _network(cidr: str):
 
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request):
+        address = client_address(request._request)
+        try:
+            api_key = self._verified_key(request, address)
+        except (AuthenticationFailed, IpNotAllowed):
+            # Counted per address, once; past the limit this raises 429 in its place.
+            ratelimit.count_refusal(address=address)
+            raise
+        ctx = context_of(request)  # set first: a 429 is logged with its key
+        ctx.institution_id = api_key.institution_id
+        ctx.api_key_id = api_key.id
+        ratelimit.count_request(api_key=api_key, address=address)
+        return ApiClient(api_key=api_key, institution=api_key.institution), api_key
+
+    def _verified_key(self, request, address) -> ApiKey:
+        """The presented key, usable and allowed from `address`; else AuthenticationFailed or
+        IpNotAllowed."""
         presented = request.META.get(HEADER, "")
         parts = keys.split(presented.strip())
         if parts is None:
@@ -68,7 +86,6 @@ class ApiKeyAuthentication(BaseAuthentication):
         if not api_key.is_usable(timezone.now()):
             raise AuthenticationFailed()
 
-        address = client_address(request._request)
         allowed = address is not None and any(
             address in network
             for network in map(_network, api_key.cidrs)
@@ -76,11 +93,7 @@ class ApiKeyAuthentication(BaseAuthentication):
         )
         if not allowed:
             raise IpNotAllowed()
-
-        ctx = context_of(request)
-        ctx.institution_id = api_key.institution_id
-        ctx.api_key_id = api_key.id
-        return ApiClient(api_key=api_key, institution=api_key.institution), api_key
+        return api_key
 
     def authenticate_header(self, request):
         return 'ApiKey header="x-api-key"'
@@ -98,6 +111,8 @@ class HasApiKey(BasePermission):
     def has_permission(self, request, view):
         if not isinstance(request.user, ApiClient):
             raise AuthenticationFailed()
+        if request.method not in view.allowed_methods:
+            return True  # no such operation: the view answers 405, not 403
         scope = required_scope(view, request.method)
         if scope is None or not request.user.has_scope(scope):
             raise PermissionDenied(details={"requiredScope": scope} if scope else None)

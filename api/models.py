@@ -123,3 +123,21 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self):
         return f"{self.method} {self.path} ({self.key})"
+
+
+class RateCounter(models.Model):
+    """Requests counted in one fixed window for one bucket (`api.ratelimit`): `key:<id>`,
+    `institution:<id>`, `refused:<address>`, `schema:<address>`. The table is UNLOGGED (its
+    migration): counters are disposable, and old windows are purged by a periodic job."""
+
+    pk = models.CompositePrimaryKey("bucket", "window_start")
+    bucket = models.CharField(max_length=120)
+    # Unix time (seconds) at which the window starts: a multiple of its length.
+    window_start = models.BigIntegerField()
+    count = models.IntegerField()
+
+    class Meta:
+        db_table = "api_rate_counter"
+
+    def __str__(self):
+        return f"{self.bucket} @ {self.window_start}: {self.count}"

@@ -103,6 +103,7 @@ def service_environment(url: str) -> dict:
         "PIN_KEY": secrets.token_urlsafe(32),
         "PAN_FINGERPRINT_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",  # plain http on loopback, no TLS proxy
         "RATE_LIMIT_REQUESTS": "0",
     }
 
@@ -131,7 +132,11 @@ def create_tenant(account_count: int):
     with transaction.atomic():
         institution, _ = institution_create(name=INSTITUTION, currency=CURRENCY)
         issued = api_key_create(
-            institution=institution, allow=["127.0.0.1/32"], name="bench", created_by="bench"
+            institution=institution,
+            allow=["127.0.0.1/32"],
+            role="full",
+            name="bench",
+            created_by="bench",
         )
         prepaid = AccountProduct.objects.get(
             institution=institution, code=AccountProduct.Code.PREPAID

@@ -26,6 +26,7 @@ from procrastinate import builtin_tasks
 from procrastinate.contrib.django import app
 
 from accounts.services import holds_expire
+from api.ratelimit import rate_counters_purge
 from api.services import idempotency_keys_purge
 from authorizations.services import authorizations_expire
 from cards.services import cards_expire, cards_renew_expiring
@@ -58,8 +59,9 @@ def expire_holds(timestamp: int) -> dict[str, int]:
     lock="jobs.purge_idempotency_keys",
 )
 def purge_idempotency_keys(timestamp: int) -> dict[str, int]:
-    """Hourly: idempotency records older than the 24-hour replay window are deleted."""
-    return {"purged": idempotency_keys_purge()}
+    """Hourly: idempotency records older than the 24-hour replay window are deleted, and the
+    rate limiter's counters of ended windows (api.ratelimit)."""
+    return {"purged": idempotency_keys_purge(), "rateCounters": rate_counters_purge()}
 
 
 @app.periodic(cron="30 0 * * *", periodic_id="renew_expiring_cards")

@@ -1,5 +1,6 @@
 """Tests: the development secrets and a fast password hasher; otherwise as development
-(the database cache included: tests that commit clear it where rate limits matter)."""
+(rate limits count in the test database's api_rate_counter, emptied with every test's rollback
+or flush)."""
 
 from .development import *  # noqa: F403
 from .development import env
