@@ -15,8 +15,9 @@ class TXError(Exception):
     def __init__(self, message: str | None = None, *, details: Any = None):
         self.message = message or self.message
         self.details = details
-        # Writes that must outlive the refusal (a monitoring alert about a refused payment):
-        # run by `TXView` after the operation is rolled back, committed with the refusal.
+        # Writes that must outlive the refusal (a monitoring alert about a refused payment, a
+        # failed PAN resolution): run by `TXView` after the operation is rolled back, for every
+        # TXError (`api.views._run_survivors` says in which transaction).
         self.survivors: list = []
         super().__init__(self.message)
 
@@ -145,6 +146,14 @@ class LimitExceeded(BusinessRuleViolation):
 class PinBlocked(BusinessRuleViolation):
     code = "pin_blocked"
     message = "The card's PIN is blocked after too many wrong tries."
+
+
+class PinUnblockLimit(BusinessRuleViolation):
+    code = "pin_unblock_limit"
+    message = (
+        "This card's PIN has been unblocked as often as the API may in 30 days; only the "
+        "institution's staff can unblock it now."
+    )
 
 
 class IncorrectPin(BusinessRuleViolation):

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from . import idempotency
 from .context import context_of
-from .exceptions import NotFound, TXError
+from .exceptions import TXError
 from .models import IdempotencyRecord
 from .pagination import paginate
 from .versions import V1, V2, created_status, list_body, success_body, version_of_path
@@ -75,13 +75,6 @@ class TXView(APIView):
         items = serializer_class(rows, many=True).data
         return Response(list_body(self.request.version, items, next_cursor, self.meta()))
 
-    def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)
-        # An id with a NUL (`/customers/%00`) names nothing; PostgreSQL would refuse the query
-        # and the client would get a 500.
-        if any("\x00" in value for value in kwargs.values() if isinstance(value, str)):
-            raise NotFound()
-
     # --- dispatch: DRF's, with writes routed through `_run_write`.
     def dispatch(self, request, *args, **kwargs):
         self.args = args
@@ -120,6 +113,19 @@ class TXView(APIView):
         return response
 
     def _run_write(self, request, handler, *args, **kwargs):
+        try:
+            return self._write(request, handler, *args, **kwargs)
+        except TXError as error:
+            # A refusal that is not stored (a 404: `idempotency.is_stored_error`) has rolled the
+            # whole request back, its idempotency claim included. What it must keep (a failed
+            # PAN resolution, counted against card-number guessing) commits on its own, in a
+            # short transaction after that rollback: never with a half-done operation.
+            if error.survivors:
+                with transaction.atomic(durable=True):
+                    _run_survivors(error)
+            raise
+
+    def _write(self, request, handler, *args, **kwargs):
         key = idempotency.parse_key(request, required=request.version == V2)
         if key is None:  # v1 without a key: still one atomic write
             with transaction.atomic(durable=True):
@@ -127,7 +133,7 @@ class TXView(APIView):
                     with transaction.atomic():
                         response = handler(request, *args, **kwargs)
                 except TXError as error:
-                    if not error.survivors:
+                    if not (error.survivors and idempotency.is_stored_error(error)):
                         raise
                     _run_survivors(error)
                     response = self.handle_exception(error)
@@ -165,6 +171,8 @@ class TXView(APIView):
 
 
 def _run_survivors(error: TXError) -> None:
-    """The writes a refused operation keeps (`TXError.survivors`), after its own are undone."""
+    """The writes a refused operation keeps (`TXError.survivors`), after its own are undone:
+    with a stored refusal (422, 409) in the request's transaction, so they commit with the
+    stored answer; with any other refusal after that transaction, in one of their own."""
     for survivor in error.survivors:
         survivor()

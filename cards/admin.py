@@ -14,6 +14,12 @@ admin's pages do not even read those columns (`SECRET_FIELDS` are deferred; only
 the actions call load whole cards). A card is shown by its masked PAN (first six and last four
 digits, which are not secret) and found by its id, the last four digits or the embossed name.
 Products and sensitive-details accesses are read-only.
+
+"Unblock PIN" is the staff's way past the API's cap on PIN unblocks (two per card chain in 30
+days, `cards.services.pin`): it asks for a reason on a confirmation page and calls
+`card_pin_unblock` with the staff actor, so the unblock is recorded (`PinUnblock`, with the
+reason), logged (`LogEntry`) and announced (`card.pin_changed`) like any other. PIN unblocks and
+failed PAN resolutions (card-number guessing, `cards.services.pan_guard`) are read-only lists.
 """
 
 from dataclasses import dataclass
@@ -33,8 +39,8 @@ from api.admin import (
 )
 from events.models import Event
 
-from .models import Card, CardProduct, SensitiveDetailsAccess
-from .services import card_set_status, card_usage
+from .models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
+from .services import card_pin_unblock, card_set_status, card_usage
 
 # Columns the admin never loads, shows, searches or offers in a form.
 SECRET_FIELDS = ["pan_encrypted", "cvv_encrypted", "pan_fingerprint", "pin_hash"]
@@ -149,6 +155,17 @@ class StatusReasonForm(forms.Form):
         self.fields["reason"].required = reason_required
 
 
+class PinUnblockReasonForm(forms.Form):
+    reason = forms.CharField(
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=(
+            "Why staff unblock this PIN (e.g. the cardholder's identity checked by phone). "
+            "Kept with the unblock and written in the admin history."
+        ),
+    )
+
+
 class ProductKindFilter(admin.SimpleListFilter):
     title = "product kind"
     parameter_name = "product_kind"
@@ -184,7 +201,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
     search_help_text = (
         "An exact card id, the last four digits of the PAN, or part of the embossed name."
     )
-    actions = ["activate_cards", "suspend_cards", "close_cards"]
+    actions = ["activate_cards", "suspend_cards", "close_cards", "unblock_pins"]
     exclude = SECRET_FIELDS
     fieldsets = [
         (
@@ -251,7 +268,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
                 ]
             },
         ),
-        ("Related lists", {"fields": ["accesses_link", "events_link"]}),
+        ("Related lists", {"fields": ["accesses_link", "pin_unblocks_link", "events_link"]}),
     ]
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 
@@ -373,6 +390,14 @@ class CardAdmin(ActionsOnlyModelAdmin):
         count = SensitiveDetailsAccess.objects.filter(card=obj).count()
         return changelist_link(SensitiveDetailsAccess, f"{count} read(s)", card=obj.pk)
 
+    @admin.display(description="PIN unblocks")
+    def pin_unblocks_link(self, obj):
+        # Per chain: the cap counts the unblocks of the card's renewals and replacements too.
+        count = PinUnblock.objects.filter(lineage_id=obj.lineage_root_id).count()
+        return changelist_link(
+            PinUnblock, f"{count} unblock(s) of this card chain", lineage=obj.lineage_root_id
+        )
+
     @admin.display(description="events")
     def events_link(self, obj):
         return changelist_link(Event, "Events of this card", object_id=obj.pk)
@@ -391,6 +416,55 @@ class CardAdmin(ActionsOnlyModelAdmin):
     )
     def close_cards(self, request, queryset):
         return self._set_status(request, queryset, "close_cards")
+
+    @admin.action(
+        description="Unblock the PIN of selected cards (staff only, beyond the API's cap; "
+        "asks for a reason)",
+        permissions=["change"],
+    )
+    def unblock_pins(self, request, queryset):
+        """First call: the confirmation page asking for the reason. Its submission: each
+        blocked PIN unblocked through `card_pin_unblock` (staff actor), then the changelist."""
+        form = PinUnblockReasonForm(request.POST if CONFIRM in request.POST else None)
+        if form.is_bound and form.is_valid():
+            self._unblock_pins(request, queryset, form.cleaned_data["reason"])
+            return None
+        cards = list(queryset.order_by("pk"))
+        return confirmation_page(
+            self,
+            request,
+            template="admin/cards/card/pin_unblock_confirmation.html",
+            title="Unblock PINs",
+            form=form,
+            action_name="unblock_pins",
+            confirm_name=CONFIRM,
+            objects=cards,
+            submit_label=f"Unblock the PIN of {len(cards)} card(s)",
+        )
+
+    def _unblock_pins(self, request, queryset, reason: str) -> None:
+        actor = Actor(user=request.user)
+
+        def unblock(card):
+            # Read the block under the lock the service takes next (same transaction).
+            blocked = (
+                Card.objects.select_for_update()
+                .values_list("pin_blocked", flat=True)
+                .get(pk=card.pk)
+            )
+            card = card_pin_unblock(card=card, actor=actor, reason=reason)
+            if not blocked:
+                return None
+            return card, f"PIN unblocked (admin action “Unblock PIN”; reason: “{reason}”)."
+
+        apply_each(
+            self,
+            request,
+            queryset.order_by("pk"),
+            unblock,
+            done="Unblocked the PIN of {n} card(s).",
+            already="PIN not blocked, left as it was: {ids}.",
+        )
 
     def _set_status(self, request, queryset, action_name: str):
         """First call: the confirmation page with the reason form. Its submission (`CONFIRM`
@@ -482,3 +556,60 @@ class SensitiveDetailsAccessAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         if obj.user is not None:
             return f"staff {obj.user.get_username()}"
         return "system"
+
+
+# --- PIN unblocks and failed PAN resolutions (what stops guessing) ---------------------------
+@admin.register(PinUnblock)
+class PinUnblockAdmin(ReadOnlyModelAdmin):
+    """Written only by `card_pin_unblock`: who unblocked which card's PIN, when and why."""
+
+    list_display = ["card_link", "unblocked_by", "reason", "created_at"]
+    list_filter = ["card__institution"]
+    search_fields = ["=card__id", "=lineage__id"]
+    search_help_text = "An exact card id (or the first card of its chain)."
+    date_hierarchy = "created_at"
+    fields = ["id", "card_link", "lineage_link", "unblocked_by", "reason", "created_at"]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("card", "lineage", "unblocked_by_api_key", "unblocked_by_user")
+            .defer(
+                *(f"card__{name}" for name in SECRET_FIELDS),
+                *(f"lineage__{name}" for name in SECRET_FIELDS),
+            )
+        )
+
+    @admin.display(description="card", ordering="card_id")
+    def card_link(self, obj):
+        return masked_pan_link(obj.card)
+
+    @admin.display(description="first card of the chain")
+    def lineage_link(self, obj):
+        return masked_pan_link(obj.lineage)
+
+    @admin.display(description="by")
+    def unblocked_by(self, obj):
+        if obj.unblocked_by_api_key is not None:
+            return f"API key {obj.unblocked_by_api_key.prefix}"
+        if obj.unblocked_by_user is not None:
+            return f"staff {obj.unblocked_by_user.get_username()}"
+        return "system"
+
+
+@admin.register(PanResolutionFailure)
+class PanResolutionFailureAdmin(ReadOnlyModelAdmin):
+    """Written only by `pan_failure_record`: one PAN an API key tried that no card of its
+    institution holds (the PAN is not kept). Rows older than the guessing window are deleted;
+    a key crossing the threshold also leaves a `security.pan_guessing_suspected` event."""
+
+    list_display = ["api_key", "institution", "created_at"]
+    list_filter = ["institution"]
+    list_select_related = ["api_key", "institution"]
+    search_fields = ["=api_key__id", "=api_key__prefix"]
+    search_help_text = "An exact API key id or prefix."
+    date_hierarchy = "created_at"
+    fields = ["id", "api_key", "institution", "created_at"]
+    readonly_fields = fields

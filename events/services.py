@@ -26,6 +26,7 @@ EVENT_TYPES = (
     "card.reissued",
     "card.replaced",
     "card.pin_changed",
+    "card.pin_blocked",
     "card.limits_changed",
     "card.security_settings_changed",
     "authorization.approved",
@@ -37,6 +38,7 @@ EVENT_TYPES = (
     "monitoring.rule_updated",
     "monitoring.alert_raised",
     "monitoring.alert_resolved",
+    "security.pan_guessing_suspected",
 )
 
 

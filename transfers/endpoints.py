@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from accounts.models import Account
 from accounts.selectors import accounts_of_endpoints
+from api.actors import Actor
 from api.models import Institution
 from cards.models import Card
 from cards.selectors import card_by_pan, card_get
@@ -16,9 +17,12 @@ class Resolved:
     card: Card | None = None
 
 
-def endpoints_resolve(*, institution: Institution, endpoints: list[dict]) -> list[Resolved]:
+def endpoints_resolve(
+    *, institution: Institution, endpoints: list[dict], actor: Actor
+) -> list[Resolved]:
     """The accounts (and cards) the endpoints name, in their order; 404 when one does not
-    exist in the institution. Account-only transfers (the hot path) take one query."""
+    exist in the institution. Account-only transfers (the hot path) take one query. A `pan`
+    is resolved by `card_by_pan`, which counts and throttles an API key's failed guesses."""
     account_endpoints = [e for e in endpoints if "accountId" in e or "accountNumber" in e]
     accounts = iter(accounts_of_endpoints(institution=institution, endpoints=account_endpoints))
     resolved = []
@@ -26,7 +30,7 @@ def endpoints_resolve(*, institution: Institution, endpoints: list[dict]) -> lis
         if "cardId" in endpoint:
             card = card_get(institution=institution, card_id=endpoint["cardId"])
         elif "pan" in endpoint:
-            card = card_by_pan(institution=institution, pan=endpoint["pan"])
+            card = card_by_pan(institution=institution, pan=endpoint["pan"], actor=actor)
         else:
             resolved.append(Resolved(next(accounts)))
             continue

@@ -184,13 +184,17 @@ class CardLookupView(TXView):
         summary="Find a card by its PAN",
         description="The PAN is sensitive, so it travels in the body, never in a URL. The live "
         "card holding it, else the newest card that held it; 404 when none of the "
-        "institution's cards has it.",
+        "institution's cards has it. Each 404 counts against the key: at 10 in an hour (by "
+        "default) every operation taking a PAN answers 429 `rate_limited` until the oldest "
+        "leaves the window (`Retry-After`).",
         operation_id="card_lookups_create",
         tags=["Cards"],
     )
     def post(self, request):
         data = self.parse(CardLookup)
-        card = card_by_pan(institution=self.institution, pan=data["pan"])
+        card = card_by_pan(
+            institution=self.institution, pan=data["pan"], actor=Actor.of_request(request)
+        )
         return self.respond(self.for_version(OUTPUT)(card).data)
 
 

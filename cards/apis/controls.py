@@ -111,7 +111,9 @@ class CardPinView(TXView):
         summary="Set, change or unblock a card's PIN",
         description='`{"pin"}` sets a first PIN; `{"pin", "currentPin"}` changes it (a wrong '
         "`currentPin` is 422 `incorrect_pin` and counts as a try; the third wrong try in a row "
-        'blocks the PIN: 422 `pin_blocked`); `{"blocked": false}` unblocks. The PIN is never '
+        'blocks the PIN: 422 `pin_blocked`); `{"blocked": false}` unblocks, at most twice per '
+        "card (and its renewals and replacements) in a rolling 30 days: the next is 422 "
+        "`pin_unblock_limit` and only the institution's staff can unblock it. The PIN is never "
         "returned.",
         operation_id="cards_pin_update",
         tags=["Card PIN"],

@@ -4,22 +4,35 @@ A PIN is stored only as a keyed hash (`cards.secrets`); it is never returned or 
 try must be counted even though the request is refused, so these functions do not raise on a
 wrong PIN: they record the try and return a `PinCheck`, and the view answers the refusal
 without rolling the count back (`TXView.refuse`).
+
+Every wrong PIN counts through one function, `_try`: a verification, a wrong `currentPin` and a
+card authorization with a PIN (`card_pin_try`) share the card's one count, so two wrong PINs at
+a terminal and one through the API block it. Each block emits `card.pin_blocked` (besides the
+`card.pin_changed` with `action: blocked` that subscribers already get).
+
+Unblocking is capped so that it cannot be used to brute-force a PIN: the API may unblock a card
+`UNBLOCK_MAX` times in a rolling `UNBLOCK_WINDOW`, counted per card chain (the PIN, its tries
+and its block carry over to a renewal, reissue or replacement, so a new card must not restart
+the count); beyond that only staff can, with a reason. Every unblock is a `PinUnblock` row.
 """
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
 from api.actors import Actor
-from api.exceptions import IncorrectPin, PinBlocked, ValidationFailed
+from api.exceptions import IncorrectPin, PinBlocked, PinUnblockLimit, ValidationFailed
 from events.services import emit
 
-from ..models import Card
+from ..models import Card, PinUnblock
 from ..secrets import pin_hash, pin_matches
 from .status import lock_card, require_not_final
 
 MAX_TRIES = 3
+UNBLOCK_MAX = 2
+UNBLOCK_WINDOW = timedelta(days=30)
 
 
 @dataclass(frozen=True)
@@ -41,7 +54,7 @@ def card_pin_set(*, card: Card, pin: str, current_pin: str | None, actor: Actor)
                 raise ValidationFailed(
                     details={"currentPin": "Required to change a PIN that is set."}
                 )
-            check = _try(card, current_pin)
+            check = _try(card, current_pin, via="pin_change")
             if not check.verified:
                 return check
             action = "changed"
@@ -64,28 +77,57 @@ def card_pin_verify(*, card: Card, pin: str, actor: Actor) -> PinCheck:
         _require_not_blocked(card)
         if card.pin_hash is None:
             raise IncorrectPin("No PIN is set on this card.", details={"pinSet": False})
-        return _try(card, pin)
+        return _try(card, pin, via="pin_verification")
 
 
-def card_pin_unblock(*, card: Card, actor: Actor) -> Card:
-    """Unblock the PIN and forget the wrong tries. Emits `card.pin_changed` (`unblocked`);
-    unblocking a PIN that is not blocked changes nothing."""
+def card_pin_unblock(*, card: Card, actor: Actor, reason: str = "") -> Card:
+    """Unblock the PIN and forget the wrong tries; records a `PinUnblock` and emits
+    `card.pin_changed` (`unblocked`). Unblocking a PIN that is not blocked changes nothing.
+
+    Anyone but staff (an API key) may unblock a card chain at most `UNBLOCK_MAX` times in the
+    rolling `UNBLOCK_WINDOW`, every unblock of the chain counted, whoever made it: the next is
+    422 `pin_unblock_limit` and nothing changes. Staff (`actor.user`) are not capped but must
+    give a `reason` (400 `validation_error` without one). 422 `card_not_active` for a lost,
+    stolen, closed or expired card."""
+    staff = actor.user is not None
+    if staff and not reason.strip():
+        raise ValidationFailed(details={"reason": "Staff must say why they unblock a PIN."})
     with transaction.atomic(savepoint=False):
+        # Of a card chain only its newest card can be live (a successor retires its
+        # predecessor), and final cards are refused here: this lock serializes the count.
         card = lock_card(card.pk)
         require_not_final(card)
-        if card.pin_blocked:
-            card.pin_blocked = False
-            card.pin_failed_attempts = 0
-            card.updated_at = timezone.now()
-            card.save(update_fields=["pin_blocked", "pin_failed_attempts", "updated_at"])
-            _emit(card, "unblocked")
+        if not card.pin_blocked:
+            return card
+        now = timezone.now()
+        if not staff:
+            recent = PinUnblock.objects.filter(
+                lineage_id=card.lineage_root_id, created_at__gt=now - UNBLOCK_WINDOW
+            )
+            if recent.count() >= UNBLOCK_MAX:
+                raise PinUnblockLimit(
+                    details={"limit": UNBLOCK_MAX, "windowDays": UNBLOCK_WINDOW.days}
+                )
+        PinUnblock.objects.create(
+            card=card,
+            lineage_id=card.lineage_root_id,
+            reason=reason,
+            created_at=now,
+            **actor.stamp("unblocked_by"),
+        )
+        card.pin_blocked = False
+        card.pin_failed_attempts = 0
+        card.updated_at = now
+        card.save(update_fields=["pin_blocked", "pin_failed_attempts", "updated_at"])
+        _emit(card, "unblocked")
     return card
 
 
 def card_pin_try(card: Card, pin: str) -> PinCheck:
     """Check `pin` on a card the caller has locked (a card authorization with a PIN): counted
-    like a verification. The caller checks `pin_blocked` and `pin_is_set` first."""
-    return _try(card, pin)
+    like a verification, in the same count. The caller checks `pin_blocked` and `pin_is_set`
+    first."""
+    return _try(card, pin, via="authorization")
 
 
 def refusal(check: PinCheck) -> IncorrectPin | PinBlocked:
@@ -96,7 +138,8 @@ def refusal(check: PinCheck) -> IncorrectPin | PinBlocked:
     return IncorrectPin(details=details)
 
 
-def _try(card: Card, pin: str) -> PinCheck:
+def _try(card: Card, pin: str, *, via: str) -> PinCheck:
+    """The one place a PIN is checked against the card's count of wrong tries."""
     if pin_matches(card.pin_hash, pin):
         if card.pin_failed_attempts:
             card.pin_failed_attempts = 0
@@ -108,6 +151,13 @@ def _try(card: Card, pin: str) -> PinCheck:
     card.save(update_fields=["pin_failed_attempts", "pin_blocked", "updated_at"])
     if card.pin_blocked:
         _emit(card, "blocked")
+        emit(
+            institution=card.institution,
+            type="card.pin_blocked",
+            object_type="card",
+            object_id=card.pk,
+            data={"failedAttempts": card.pin_failed_attempts, "via": via},
+        )
     return PinCheck(
         verified=False,
         blocked=card.pin_blocked,

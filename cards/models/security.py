@@ -1,0 +1,66 @@
+"""What stops guessing: failed PAN resolutions per API key (`PanResolutionFailure`) and PIN
+unblocks per card chain (`PinUnblock`). Both are counted over a sliding window of time, so each
+row is one event with its time, and each table has the index that count reads.
+
+`PanResolutionFailure` rows are written after the refused request has been rolled back (the
+404 or decline must not take its own record with it: `cards.services.pan_guard`); a key's rows
+older than the window are deleted when its next failure is recorded, so the table stays small.
+`PinUnblock` rows are kept: they are the audit trail of who unblocked which PIN and why.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from api.models import ApiKey, Institution
+
+
+class PanResolutionFailure(models.Model):
+    """One PAN that an API key tried and that none of its institution's cards holds (an unknown
+    PAN and another institution's PAN are the same failure). The PAN itself is not kept."""
+
+    id = models.BigAutoField(primary_key=True)
+    api_key = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+")
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["api_key", "created_at"], name="pan_failure_key_time_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.api_key_id} at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+
+class PinUnblock(models.Model):
+    """One unblock of a card's PIN, by an API key or a staff user (with the reason staff gave).
+
+    `lineage` is the first card of the card's renewal/reissue/replacement chain: the PIN and its
+    tries carry over to a successor, so the cap on unblocks counts per chain."""
+
+    id = models.BigAutoField(primary_key=True)
+    card = models.ForeignKey("cards.Card", on_delete=models.PROTECT, related_name="pin_unblocks")
+    lineage = models.ForeignKey("cards.Card", on_delete=models.PROTECT, related_name="+")
+    unblocked_by_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    unblocked_by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    reason = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["lineage", "created_at"], name="pin_unblock_lineage_time_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.card_id} at {self.created_at:%Y-%m-%d %H:%M:%S}"

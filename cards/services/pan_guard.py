@@ -1,0 +1,89 @@
+"""Card-number guessing: failed PAN resolutions are counted per API key over a sliding window;
+at `PAN_GUESSING_MAX_FAILURES` within `PAN_GUESSING_WINDOW_SECONDS` the key gets 429
+`rate_limited` on every operation that resolves a PAN until enough failures leave the window.
+
+- `pan_guard_check` runs before a PAN is resolved (one index-backed query: the key's N-th newest
+  failure in the window; when it exists the key is refused until it leaves the window, which is
+  the `Retry-After`).
+- `pan_failure_record` is the write a failed resolution keeps: the selector attaches it to its
+  404 as a `TXError.survivor`, and `TXView` runs it after the request's own transaction has been
+  rolled back, in a short transaction of its own (`api.views`). A failure only counts for an API
+  key: staff and the system resolve PANs uncounted.
+- The crossing (the failure that brings the count to the threshold) emits exactly one
+  `security.pan_guessing_suspected` event: the key's row is locked (FOR NO KEY UPDATE, which
+  does not block the foreign-key checks of the key's other writes) while the failure is written
+  and counted, so concurrent failures are counted one after the other and only one of them sees
+  the count reach the threshold. A successful resolution does not reset the count.
+"""
+
+import math
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from api.exceptions import RateLimited
+from api.models import ApiKey
+from events.services import emit
+
+from ..models import PanResolutionFailure
+
+EVENT_TYPE = "security.pan_guessing_suspected"
+
+
+def _window() -> timedelta:
+    return timedelta(seconds=settings.PAN_GUESSING_WINDOW_SECONDS)
+
+
+def pan_guard_check(*, api_key: ApiKey) -> None:
+    """Refuse (429 `rate_limited`, `Retry-After` in seconds) a key that has reached the number
+    of failed PAN resolutions allowed in the window. Writes nothing."""
+    limit = settings.PAN_GUESSING_MAX_FAILURES
+    now = timezone.now()
+    # The limit-th newest failure in the window: when it exists the key has reached the limit,
+    # and it is unblocked when that failure (the oldest one that matters) leaves the window.
+    blocking = list(
+        PanResolutionFailure.objects.filter(api_key_id=api_key.pk, created_at__gt=now - _window())
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)[limit - 1 : limit]
+    )
+    if blocking:
+        wait = (blocking[0] + _window() - now).total_seconds()
+        raise RateLimited(
+            "Too many card numbers that match no card: operations that take a PAN are refused "
+            "for this API key until the time in Retry-After.",
+            retry_after=max(1, math.ceil(wait)),
+        )
+
+
+def pan_failure_record(*, api_key_id: str) -> None:
+    """Count one failed PAN resolution of the key (the PAN is not kept); emit
+    `security.pan_guessing_suspected` when this failure brings the key's count in the window to
+    the threshold. Deletes the key's failures that have left the window."""
+    with transaction.atomic():
+        api_key = (
+            ApiKey.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("institution")
+            .get(pk=api_key_id)
+        )
+        now = timezone.now()  # after the lock: failures are written in the order they count
+        start = now - _window()
+        failures = PanResolutionFailure.objects.filter(api_key_id=api_key.pk)
+        failures.filter(created_at__lte=start).delete()
+        PanResolutionFailure.objects.create(
+            api_key=api_key, institution_id=api_key.institution_id, created_at=now
+        )
+        count = failures.filter(created_at__gt=start).count()
+        if count == settings.PAN_GUESSING_MAX_FAILURES:
+            emit(
+                institution=api_key.institution,
+                type=EVENT_TYPE,
+                object_type="api_key",
+                object_id=api_key.pk,
+                data={
+                    "apiKeyId": api_key.pk,
+                    "failures": count,
+                    "windowSeconds": settings.PAN_GUESSING_WINDOW_SECONDS,
+                },
+            )
