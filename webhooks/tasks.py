@@ -8,6 +8,11 @@ at that time. Keeping the same job (rather than deferring a new one) keeps its p
 later events of its resource, which wait for it. Any other error (the database unreachable,
 say) is retried on the same backoff, counted by the job's attempts; the delivery's own retry
 window still decides, at the next attempt, when it fails for good.
+
+When every delivery slot of the endpoint's institution is taken (`NoDeliverySlot`, see
+`webhooks.services.slots`), the job raises `SlotsBusy`, a `RetryLater` a few seconds ahead:
+the same job goes back to the queue (its place before the later events of its resource kept,
+nothing recorded on the delivery) and the worker's slot is free for another institution.
 """
 
 import logging
@@ -18,13 +23,23 @@ from procrastinate import RetryDecision
 from procrastinate.contrib.django import app
 from procrastinate.retry import BaseRetryStrategy
 
-from .services import delivery_attempt, retry_delay
+from .services import NoDeliverySlot, delivery_attempt, retry_delay
+
+# Deliveries have their own queue, so their workers are not the periodic jobs' (docs/jobs.md).
+QUEUE = "webhooks"
 
 
 class RetryLater(Exception):  # noqa: N818 (not an error: the job is to run again)
-    def __init__(self, retry_at: datetime):
+    def __init__(self, retry_at: datetime, what: str = "delivery attempt failed"):
         self.retry_at = retry_at
-        super().__init__(f"delivery attempt failed; next attempt at {retry_at.isoformat()}")
+        super().__init__(f"{what}; next attempt at {retry_at.isoformat()}")
+
+
+class SlotsBusy(RetryLater):
+    """No delivery slot of the institution was free: nothing was attempted."""
+
+    def __init__(self, retry_at: datetime):
+        super().__init__(retry_at, "no delivery slot of the institution free")
 
 
 class PlannedRetryLogFilter(logging.Filter):
@@ -49,9 +64,13 @@ class ComputedRetry(BaseRetryStrategy):
         )
 
 
-@app.task(name="webhooks.deliver", retry=ComputedRetry(), queue="webhooks")
+@app.task(name="webhooks.deliver", retry=ComputedRetry(), queue=QUEUE)
 def deliver(*, delivery_id: str) -> None:
-    """Attempt the delivery; raise RetryLater when it is to be tried again."""
-    retry_at = delivery_attempt(delivery_id=delivery_id)
+    """Attempt the delivery; raise RetryLater when it is to be tried again (SlotsBusy when it
+    could not be attempted yet)."""
+    try:
+        retry_at = delivery_attempt(delivery_id=delivery_id)
+    except NoDeliverySlot as busy:
+        raise SlotsBusy(busy.retry_at) from None
     if retry_at is not None:
         raise RetryLater(retry_at)

@@ -1,15 +1,49 @@
-"""The HTTP client of deliveries: one POST, a timeout, no redirects, no proxies from the
-environment, and a connection that is dropped before anything is sent when its peer address is
-not allowed (`webhooks.targets.refusal`).
+"""The HTTP client of deliveries: one POST with one deadline and a cap on the bytes read, no
+redirects, no proxies from the environment, and a connection that is dropped before anything
+is sent when its peer address is not allowed (`webhooks.targets.refusal`).
 
 The peer check sits in the connection itself (urllib3's `_new_conn`): whatever the name resolved
 to when the delivery checked it, the address the socket is connected to is what is judged, so a
 DNS answer that changes between the check and the connection (rebinding) cannot reach a private
 address. Errors are described in a few words without the URL (it may carry a token).
+
+**One deadline per attempt.** `requests`' timeout is per socket operation: a receiver that sends
+one byte just before each read times out holds the attempt (and the worker running it) for as
+long as it likes. So an attempt has a `Budget` instead: a wall-clock deadline, `timeout` seconds
+after `post` starts, and a number of bytes it may read. Every blocking step gets only the time
+left, so the deadline holds however the peer trickles:
+
+- connecting: each address the host resolves to is tried with the time left (urllib3 would give
+  each address the whole timeout: a name with many unreachable addresses multiplies it);
+- the TLS handshake: the connected socket's timeout is set to the time left, and CPython bounds
+  a whole `do_handshake` by the socket timeout (one deadline, not one per read);
+- sending: the time left before each `sendall` (which CPython bounds as a whole too);
+- the response: the status line, headers and body are read through `_BoundedReader`, which sets
+  the socket's timeout to the time left before each read, and stops the attempt
+  (`DeadlinePassed`) when none is left.
+
+Name resolution is the system resolver's, bounded by its own timeouts (resolv.conf), not by the
+budget.
+
+**A cap on the bytes read.** http.client accepts header lines of up to 64 KiB, 100 of them.
+Here every byte taken from the socket (status line, headers and body together) counts against
+the budget's `max_bytes` (WEBHOOK_MAX_RESPONSE_BYTES), and of the body only what the excerpt
+needs (`EXCERPT_BYTES`) is asked for; the rest is never read (the connection is closed). A
+response whose headers do not fit is a failed attempt (`ResponseTooLarge`); compression is not
+accepted (`Accept-Encoding: identity`), so nothing is inflated.
+
+`DeadlinePassed` and `ResponseTooLarge` are not `OSError`s on purpose: urllib3 and requests
+let them through unwrapped (closing the connection on the way), and `post` turns them into a
+failed attempt.
 """
 
 import errno
+import functools
+import http.client
+import io
 import os
+import socket
+import sys
 import time
 from dataclasses import dataclass
 
@@ -17,13 +51,54 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
-from urllib3.exceptions import NameResolutionError, NewConnectionError
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    HTTPError,
+    NameResolutionError,
+    NewConnectionError,
+)
+from urllib3.util.connection import allowed_gai_family
 
 from .models import MAX_ERROR_LENGTH, RESPONSE_EXCERPT_CHARS
 from .targets import refusal
 
 # Bytes read from a response for its excerpt (a UTF-8 character is at most four bytes).
 EXCERPT_BYTES = RESPONSE_EXCERPT_CHARS * 4
+
+
+class DeadlinePassed(Exception):  # noqa: N818 (reads as what happened)
+    """The attempt's wall-clock deadline passed before its response was complete."""
+
+
+class ResponseTooLarge(Exception):  # noqa: N818
+    """The response needed more bytes than the attempt may read."""
+
+
+class Budget:
+    """What one attempt may spend: time until `deadline` (time.monotonic()) and `max_bytes`
+    read from the socket. One per `post`, shared by its connection and its response."""
+
+    def __init__(self, *, deadline: float, max_bytes: int):
+        self.deadline = deadline
+        self.max_bytes = max_bytes
+        self.bytes_read = 0
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def timeout(self) -> float:
+        """The time left, as a socket timeout; DeadlinePassed when there is none."""
+        left = self.time_left()
+        if left <= 0:
+            raise DeadlinePassed
+        return left
+
+    def allowance(self, wanted: int) -> int:
+        """How many of `wanted` bytes the next read may take; ResponseTooLarge when none."""
+        left = self.max_bytes - self.bytes_read
+        if left <= 0:
+            raise ResponseTooLarge
+        return min(wanted, left)
 
 
 class RefusedAddress(NewConnectionError):
@@ -43,14 +118,119 @@ def _checked(sock, conn):
     return sock
 
 
-class GuardedHTTPConnection(HTTPConnection):
-    def _new_conn(self):
-        return _checked(super()._new_conn(), self)
+def _connect(conn, budget: Budget) -> socket.socket:
+    """urllib3's `create_connection`, except that each address the host resolves to is tried
+    with the time left only. Raises what it does (gaierror, TimeoutError, OSError)."""
+    host = conn._dns_host
+    if host.startswith("["):
+        host = host.strip("[]")
+    error: OSError = OSError("getaddrinfo returns an empty list")
+    for family, kind, proto, _, address in socket.getaddrinfo(
+        host, conn.port, allowed_gai_family(), socket.SOCK_STREAM
+    ):
+        left = budget.time_left()
+        if left <= 0:
+            raise TimeoutError("no time left to connect")
+        sock = socket.socket(family, kind, proto)
+        try:
+            for option in conn.socket_options or ():
+                sock.setsockopt(*option)
+            sock.settimeout(left)
+            if conn.source_address:
+                sock.bind(conn.source_address)
+            sock.connect(address)
+            return sock
+        except OSError as exc:
+            sock.close()
+            error = exc
+    raise error
 
 
-class GuardedHTTPSConnection(HTTPSConnection):
+class _BoundedReader(io.RawIOBase):
+    """The socket as http.client reads a response from it: before each read the socket's
+    timeout becomes the time left, and no read takes more than the bytes left."""
+
+    def __init__(self, sock, budget: Budget):
+        super().__init__()
+        self._sock = sock
+        # The socket's own raw file: it keeps the socket open while the response is read,
+        # as http.client expects (it may close its connection before reading the body).
+        self._file = sock.makefile("rb", buffering=0)
+        self._budget = budget
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+    def readinto(self, buffer) -> int:
+        view = memoryview(buffer).cast("B")
+        size = self._budget.allowance(len(view))
+        self._sock.settimeout(self._budget.timeout())
+        try:
+            count = self._file.readinto(view[:size])
+        except TimeoutError:
+            raise DeadlinePassed from None
+        self._budget.bytes_read += count or 0
+        return count
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
+
+
+class _BoundedResponse(http.client.HTTPResponse):
+    """http.client's response, reading through `_BoundedReader`."""
+
+    def __init__(self, sock, *args, budget: Budget, **kwargs):
+        super().__init__(sock, *args, **kwargs)
+        self.fp.close()  # the plain file http.client made (closing it only drops a reference)
+        self.fp = io.BufferedReader(_BoundedReader(sock, budget))
+
+
+class _Guarded:
+    """What deliveries add to urllib3's connections: the attempt's budget and the peer check."""
+
+    def __init__(self, *args, budget: Budget, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.budget = budget
+        self.response_class = functools.partial(_BoundedResponse, budget=budget)
+
     def _new_conn(self):
-        return _checked(super()._new_conn(), self)
+        try:
+            sock = _connect(self, self.budget)
+        except socket.gaierror as exc:
+            raise NameResolutionError(self.host, self, exc) from exc
+        except TimeoutError as exc:
+            raise ConnectTimeoutError(self, f"Connection to {self.host} timed out.") from exc
+        except OSError as exc:
+            raise NewConnectionError(self, f"Failed to establish a new connection: {exc}") from exc
+        sys.audit("http.client.connect", self, self.host, self.port)
+        sock = _checked(sock, self)
+        left = self.budget.time_left()
+        if left <= 0:
+            sock.close()
+            raise ConnectTimeoutError(self, f"Connection to {self.host} timed out.")
+        sock.settimeout(left)  # bounds the TLS handshake that follows (https)
+        return sock
+
+    def send(self, data) -> None:
+        if self.sock is not None:
+            self.sock.settimeout(self.budget.timeout())
+        try:
+            super().send(data)
+        except TimeoutError:
+            raise DeadlinePassed from None
+
+
+class GuardedHTTPConnection(_Guarded, HTTPConnection):
+    pass
+
+
+class GuardedHTTPSConnection(_Guarded, HTTPSConnection):
+    pass
 
 
 class GuardedHTTPConnectionPool(HTTPConnectionPool):
@@ -62,65 +242,99 @@ class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
 
 
 class GuardedAdapter(HTTPAdapter):
+    """requests' adapter with the guarded pools; their connections get `budget`."""
+
+    def __init__(self, *, budget: Budget):
+        self.budget = budget
+        super().__init__(max_retries=0)
+
     def init_poolmanager(self, *args, **kwargs):
         super().init_poolmanager(*args, **kwargs)
+        # A pool passes the keywords it does not know to its connections.
         self.poolmanager.pool_classes_by_scheme = {
-            "http": GuardedHTTPConnectionPool,
-            "https": GuardedHTTPSConnectionPool,
+            "http": functools.partial(GuardedHTTPConnectionPool, budget=self.budget),
+            "https": functools.partial(GuardedHTTPSConnectionPool, budget=self.budget),
         }
 
 
 @dataclass
 class Outcome:
-    """What one POST got: a status code and an excerpt, or an error (no response)."""
+    """What one POST got: a status code and an excerpt, or an error (no complete response).
+    `bytes_read` is what was taken from the socket (not recorded)."""
 
     duration_ms: int
     status_code: int | None = None
     response_excerpt: str = ""
     error: str = ""
+    bytes_read: int = 0
 
     @property
     def succeeded(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code <= 299
 
 
-def post(url: str, *, body: bytes, headers: dict, timeout: float) -> Outcome:
-    """POST `body` to `url`; never raises for what the network or the receiver does."""
+def post(
+    url: str, *, body: bytes, headers: dict, timeout: float, max_response_bytes: int
+) -> Outcome:
+    """POST `body` to `url` within `timeout` seconds (wall clock, everything included but name
+    resolution), reading at most `max_response_bytes`; never raises for what the network or
+    the receiver does. A response not complete by the deadline (status line, headers and the
+    excerpt's part of the body) is a timeout: no status."""
     started = time.monotonic()
+    budget = Budget(deadline=started + timeout, max_bytes=max_response_bytes)
     session = requests.Session()
     session.trust_env = False  # no proxy or .netrc credentials from the environment
-    adapter = GuardedAdapter(max_retries=0)
+    adapter = GuardedAdapter(budget=budget)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
+
+    def failed(error: str) -> Outcome:
+        return Outcome(
+            duration_ms=_since(started),
+            error=error[:MAX_ERROR_LENGTH],
+            bytes_read=budget.bytes_read,
+        )
+
     try:
         with session.post(
             url,
             data=body,
-            headers=headers,
+            headers={**headers, "accept-encoding": "identity"},
             timeout=(timeout, timeout),
             allow_redirects=False,
             stream=True,
         ) as response:
-            excerpt = _excerpt(response)
+            excerpt = _excerpt(response.raw)
             return Outcome(
                 duration_ms=_since(started),
                 status_code=response.status_code,
                 response_excerpt=excerpt,
+                bytes_read=budget.bytes_read,
             )
+    except DeadlinePassed:
+        return failed(f"timeout: no response within {timeout:g} s")
+    except ResponseTooLarge:
+        return failed(f"response too large: its headers exceed {max_response_bytes} bytes")
     except requests.RequestException as exc:
-        return Outcome(duration_ms=_since(started), error=describe(exc, timeout))
+        return failed(describe(exc, timeout))
     finally:
         session.close()
 
 
-def _excerpt(response) -> str:
+def _excerpt(raw) -> str:
+    """The start of the body: at most EXCERPT_BYTES, decoded for RESPONSE_EXCERPT_CHARS. Read
+    in small pieces, so what came before the byte cap or a broken connection is kept; the
+    deadline (DeadlinePassed) ends the attempt."""
+    data = bytearray()
     try:
-        chunk = next(response.iter_content(EXCERPT_BYTES), b"")
-    except requests.RequestException:
-        return ""
-    if isinstance(chunk, str):  # pragma: no cover - only with decode_unicode
-        return chunk[:RESPONSE_EXCERPT_CHARS]
-    return chunk.decode("utf-8", errors="replace")[:RESPONSE_EXCERPT_CHARS]
+        while len(data) < EXCERPT_BYTES:
+            chunk = raw.read(min(512, EXCERPT_BYTES - len(data)), decode_content=False)
+            if not chunk:
+                break
+            data += chunk
+    except (ResponseTooLarge, HTTPError, OSError):
+        pass  # the status stands; the excerpt is what arrived
+    return bytes(data).decode("utf-8", errors="replace")[:RESPONSE_EXCERPT_CHARS]
 
 
 def _since(started: float) -> int:
@@ -142,6 +356,8 @@ def describe(exc: requests.RequestException, timeout: float) -> str:
         text = "connection failed: the host could not be resolved"
     elif isinstance(reason, NewConnectionError):
         text = f"connection failed: {_os_error(reason) or 'could not connect'}"
+    elif _malformed(exc):
+        text = "invalid response: not a well-formed HTTP/1.x status line and headers"
     elif isinstance(exc, requests.ConnectionError):
         text = "connection failed: the connection was closed without a complete response"
     elif isinstance(exc, requests.exceptions.InvalidURL | requests.exceptions.MissingSchema):
@@ -158,6 +374,24 @@ def _reason(exc: BaseException):
         if isinstance(inner, BaseException):
             return inner
     return None
+
+
+def _malformed(exc: BaseException) -> bool:
+    """Whether http.client refused the response itself (a bad status line, over 100 headers),
+    as opposed to a connection closed early (RemoteDisconnected)."""
+    pending, seen = [exc], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, http.client.RemoteDisconnected):
+            return False
+        if isinstance(current, http.client.HTTPException):
+            return True
+        pending += [arg for arg in current.args if isinstance(arg, BaseException)]
+        pending += [e for e in (current.__cause__, current.__context__) if e is not None]
+    return False
 
 
 def _os_error(exc: BaseException) -> str | None:

@@ -6,25 +6,39 @@ serving in a thread. It records every request it answers (headers, body, status 
 answers what `respond(request)` says (a status code); `delay` makes it slow. `stop()` closes
 the socket (connections are refused), `start()` listens again on the same port.
 
+`RawReceiver` is a bare socket server on 127.0.0.1 for the answers http.server cannot give:
+its connections are answered in turn by the functions it was given (the last one answers every
+connection after), each in a thread of its own: `trickle_headers`, `trickle_body`,
+`huge_body`, `huge_headers`, `trickle_tls` (a TLS handshake one byte at a time) and `ok`.
+
 `run_jobs()` runs a procrastinate worker over the delivery queue until no job is due, then
 returns, as `manage.py procrastinate worker` would run them (its own database connections: the
 tests that use it commit, `django_db(transaction=True)`).
 """
 
 import json
+import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from django.db import connection
+from django.db import connection, transaction
 from procrastinate.contrib.django import DjangoApp, app
 from standardwebhooks import Webhook
 
+from events.services import emit
+from tests.factories import InstitutionFactory
 from tests.money_api.helpers import created
-from webhooks.tasks import deliver
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_endpoint_create
+from webhooks.tasks import QUEUE, deliver
 
-QUEUE = "webhooks"
+# The longest a trickling answer goes on when nobody stops it (a client that honours its
+# deadline hangs up long before).
+TRICKLE_SECONDS = 30.0
+TRICKLE_INTERVAL = 0.2
 
 
 @dataclass
@@ -167,3 +181,130 @@ def subscribe(api, url: str, event_types=("*",), **fields) -> dict:
     """Create an endpoint through the API; returns the created body (with its `secret`)."""
     body = {"url": url, "eventTypes": list(event_types), **fields}
     return created(api.post("/webhook-endpoints", body), api.version)
+
+
+def pending_delivery(
+    url: str, *, institution=None, object_id: str = "cus_1"
+) -> tuple[WebhookDelivery, str]:
+    """A delivery of a new `customer.created` event (about `object_id`) to a new endpoint at
+    `url` of `institution` (a new one by default), and the endpoint's secret."""
+    institution = institution or InstitutionFactory()
+    endpoint = webhook_endpoint_create(institution=institution, url=url, event_types=["*"])
+    with transaction.atomic():
+        event = emit(
+            institution=institution,
+            type="customer.created",
+            object_type="customer",
+            object_id=object_id,
+            data={"customerId": object_id},
+        )
+    return WebhookDelivery.objects.get(
+        event=event, endpoint_id=endpoint.endpoint.pk
+    ), endpoint.secret
+
+
+# --- A receiver on a bare socket, and what it may answer
+def read_request(conn: socket.socket) -> bytes:
+    """The request's head and body (by its Content-Length)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def _trickle(conn: socket.socket, first: bytes, byte: bytes) -> None:
+    """Send `first`, then `byte` every TRICKLE_INTERVAL until the client hangs up."""
+    conn.sendall(first)
+    ends = time.monotonic() + TRICKLE_SECONDS
+    while time.monotonic() < ends:
+        conn.sendall(byte)
+        time.sleep(TRICKLE_INTERVAL)
+
+
+def trickle_headers(conn: socket.socket) -> None:
+    """The status line, then a header line that never ends, one byte at a time."""
+    read_request(conn)
+    _trickle(conn, b"HTTP/1.1 200 OK\r\nX-Slow: ", b"x")
+
+
+def trickle_body(conn: socket.socket) -> None:
+    """Status and headers at once, then the body one byte at a time."""
+    read_request(conn)
+    _trickle(conn, b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", b"a")
+
+
+def trickle_tls(conn: socket.socket) -> None:
+    """A TLS handshake record announced at 16 KiB and sent one byte at a time."""
+    conn.recv(65536)  # the ClientHello
+    _trickle(conn, b"\x16\x03\x03\x40\x00", b"\x02")
+
+
+HUGE = 10 * 1024 * 1024
+
+
+def huge_body(conn: socket.socket) -> None:
+    """A 200 with a 10 MB body, all sent as fast as the client takes it."""
+    read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % HUGE)
+    conn.sendall(b"b" * HUGE)
+
+
+def huge_headers(conn: socket.socket) -> None:
+    """A 200 whose one header line is 10 MB long."""
+    read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nX-Huge: " + b"h" * HUGE)
+
+
+def ok(conn: socket.socket) -> None:
+    read_request(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+
+
+class RawReceiver:
+    def __init__(self, *answers: Callable[[socket.socket], None]):
+        self.answers = answers
+        self.connections = 0
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def url(self, scheme: str = "http") -> str:
+        return f"{scheme}://127.0.0.1:{self.port}/hooks"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return  # stopped
+            answer = self.answers[min(self.connections, len(self.answers) - 1)]
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(answer, conn), daemon=True).start()
+
+    def _answer(self, answer, conn: socket.socket) -> None:
+        with conn:
+            try:
+                answer(conn)
+            except OSError:
+                pass  # the client hung up: what the deadline and the byte cap are for
+
+    def stop(self) -> None:
+        try:
+            self.server.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        except OSError:
+            pass
+        self.server.close()

@@ -7,14 +7,11 @@ import socket
 from datetime import timedelta
 
 import pytest
-from django.db import transaction
 from django.utils import timezone
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from events.apis import represent
-from events.services import emit
-from tests.factories import InstitutionFactory
 from webhooks import targets
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import deliveries as deliveries_module
@@ -22,10 +19,9 @@ from webhooks.services import (
     delivery_attempt,
     retry_delay,
     signed_headers,
-    webhook_endpoint_create,
 )
 
-from .helpers import Receiver, verified
+from .helpers import Receiver, pending_delivery, verified
 
 pytestmark = pytest.mark.django_db
 
@@ -35,22 +31,6 @@ def receiver():
     receiver = Receiver()
     yield receiver
     receiver.stop()
-
-
-def pending_delivery(url: str) -> tuple[WebhookDelivery, str]:
-    """A delivery of a new `customer.created` event to a new endpoint at `url`, and the
-    endpoint's secret."""
-    institution = InstitutionFactory()
-    created = webhook_endpoint_create(institution=institution, url=url, event_types=["*"])
-    with transaction.atomic():
-        event = emit(
-            institution=institution,
-            type="customer.created",
-            object_type="customer",
-            object_id="cus_1",
-            data={"customerId": "cus_1"},
-        )
-    return WebhookDelivery.objects.get(event=event), created.secret
 
 
 def free_port() -> int:

@@ -1,4 +1,5 @@
 from .deliveries import (
+    NoDeliverySlot,
     deliveries_schedule,
     delivery_attempt,
     delivery_lock,
@@ -17,6 +18,7 @@ from .endpoints import (
 __all__ = [
     "MAX_ENABLED_ENDPOINTS",
     "CreatedEndpoint",
+    "NoDeliverySlot",
     "deliveries_schedule",
     "delivery_attempt",
     "delivery_lock",

@@ -22,7 +22,10 @@ succeeds; anything else (another status, a redirect, a timeout, no connection, a
 address) is retried after an exponential backoff with full jitter, until `retry_until`
 (WEBHOOK_RETRY_WINDOW_SECONDS, three days, after the delivery was created); the attempt that
 fails after it marks the delivery failed. The HTTP call runs outside any transaction; its
-attempt is recorded in one.
+attempt is recorded in one. It has one wall-clock deadline (WEBHOOK_TIMEOUT_SECONDS) and reads
+at most WEBHOOK_MAX_RESPONSE_BYTES (`webhooks.transport`), and it runs only in one of the
+institution's delivery slots (`webhooks.services.slots`): when none is free, `NoDeliverySlot`
+says when to look again, and nothing is attempted or recorded.
 """
 
 import json
@@ -43,10 +46,20 @@ from jobs.services import django_job_manager
 from .. import transport
 from ..models import ALL_EVENTS, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from ..targets import TargetRefused, check_addresses, parse_url
+from .slots import delivery_slot, slot_wait
 
 USER_AGENT = "TX-Webhooks/1.0"
 logger = logging.getLogger(__name__)
 _random = random.SystemRandom()
+
+
+class NoDeliverySlot(Exception):  # noqa: N818 (not an error: the delivery waits its turn)
+    """Every delivery slot of the endpoint's institution is taken: nothing was attempted; look
+    again at `retry_at`."""
+
+    def __init__(self, retry_at: datetime):
+        self.retry_at = retry_at
+        super().__init__(f"no delivery slot free; again at {retry_at.isoformat()}")
 
 
 def delivery_lock(*, endpoint_id: str, event: Event) -> str:
@@ -133,7 +146,9 @@ def delivery_attempt(*, delivery_id: str) -> datetime | None:
     """Attempt one delivery (the `webhooks.deliver` job). Returns when to try again, or None
     when the delivery is final (succeeded, failed, or not pending any more: a job run twice
     sends nothing twice). An endpoint disabled since the delivery was scheduled gets nothing:
-    the delivery fails without an attempt (staff may retry it once the endpoint is enabled)."""
+    the delivery fails without an attempt (staff may retry it once the endpoint is enabled).
+    Raises NoDeliverySlot, having attempted and recorded nothing, when the institution's
+    WEBHOOK_SLOTS_PER_INSTITUTION attempts are all in flight."""
     delivery = (
         WebhookDelivery.objects.select_related("endpoint", "event").filter(pk=delivery_id).first()
     )
@@ -142,17 +157,20 @@ def delivery_attempt(*, delivery_id: str) -> datetime | None:
     if not delivery.endpoint.enabled:
         _fail_unattempted(delivery, "endpoint disabled")
         return None
-    started_at = timezone.now()
-    try:
-        outcome = _send(delivery)
-    except Exception:
-        # A bug, or a secret that no longer decrypts (its key left FIELD_ENCRYPTION_KEYS): an
-        # attempt like any failed one, so the retry window still ends it and the resource's
-        # next events are not held up for ever.
-        logger.exception("Webhook delivery %s: the request could not be made", delivery.pk)
-        outcome = transport.Outcome(
-            duration_ms=0, error="internal error: the request could not be made (worker log)"
-        )
+    with delivery_slot(institution_id=delivery.endpoint.institution_id) as slot:
+        if slot is None:
+            raise NoDeliverySlot(timezone.now() + timedelta(seconds=slot_wait()))
+        started_at = timezone.now()
+        try:
+            outcome = _send(delivery)
+        except Exception:
+            # A bug, or a secret that no longer decrypts (its key left FIELD_ENCRYPTION_KEYS):
+            # an attempt like any failed one, so the retry window still ends it and the
+            # resource's next events are not held up for ever.
+            logger.exception("Webhook delivery %s: the request could not be made", delivery.pk)
+            outcome = transport.Outcome(
+                duration_ms=0, error="internal error: the request could not be made (worker log)"
+            )
     return _record(delivery, started_at, outcome)
 
 
@@ -170,7 +188,11 @@ def _send(delivery: WebhookDelivery) -> transport.Outcome:
     at = datetime.fromtimestamp(int(time.time()), tz=UTC)
     headers = signed_headers(secret=endpoint.secret(), event_id=event.pk, body=body, at=at)
     return transport.post(
-        target.url, body=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
+        target.url,
+        body=body,
+        headers=headers,
+        timeout=settings.WEBHOOK_TIMEOUT_SECONDS,
+        max_response_bytes=settings.WEBHOOK_MAX_RESPONSE_BYTES,
     )
 
 
