@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from api.actors import Actor
+from api.context import iso_millis
 from api.exceptions import AmountExceedsRemaining, InvalidStateTransition
 from events.services import emit
 from transactions.models import Transaction
@@ -54,7 +55,9 @@ def hold_place(
 
 def hold_release(*, hold: Hold, actor: Actor, purpose: str = Hold.Purpose.HOLD) -> Hold:
     """Release an active hold of `purpose` (409 `invalid_state_transition` otherwise: a card
-    authorization's hold is released by reversing the authorization). Emits `hold.released`."""
+    authorization's hold is released by reversing the authorization). A hold past its
+    `expires_at` that the expiry job has not closed yet may still be released: it gives the
+    amount back, as the expiry would. Emits `hold.released`."""
     return _close(hold.pk, Hold.Status.RELEASED, "hold.released", purpose=purpose)
 
 
@@ -79,14 +82,25 @@ def hold_capture(
     The captured amount moves from the account to the institution's internal `counterparty`
     account (settlement; card network clearing for a card presentment), with a `CashDec`
     statement line unless the caller records its own. 409 `invalid_state_transition` unless
-    active (or not of `purpose`), 422 `amount_exceeds_remaining` above `max_amount` (default:
-    the held amount), 422 `account_not_active` when the account is no longer active, 422
-    `insufficient_funds` when what is captured above the held amount is not available. Emits
-    `hold.captured`.
+    active (or not of `purpose`), and for a standalone hold (purpose `hold`) past its
+    `expires_at` even before the expiry job closed it (`from: expired`); 422
+    `amount_exceeds_remaining` above `max_amount` (default: the held amount), 422
+    `account_not_active` when the account is no longer active, 422 `insufficient_funds` when
+    what is captured above the held amount is not available. Emits `hold.captured`.
     """
     with transaction.atomic(savepoint=False):
         hold = lock_hold(hold.pk)
         _require_active(hold, Hold.Status.CAPTURED, purpose)
+        if hold.purpose == Hold.Purpose.HOLD and hold.expires_at <= timezone.now():
+            # Past `expiresAt` the hold is over, whether or not the expiry job has run yet: the
+            # answer must not depend on the job's timing. A card authorization's hold is not
+            # refused here: a network may present after the authorization's expiry (force post),
+            # docs/card-transactions.md.
+            raise InvalidStateTransition(
+                f"This hold expired at {iso_millis(hold.expires_at)}; it cannot be captured.",
+                from_state=Hold.Status.EXPIRED,
+                to_state=Hold.Status.CAPTURED,
+            )
         amount = hold.amount if amount is None else amount
         max_amount = hold.amount if max_amount is None else max_amount
         if amount > max_amount:

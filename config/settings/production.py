@@ -40,6 +40,27 @@ if env.bool("DATABASE_POOL", default=True):
 WEBHOOK_REQUIRE_HTTPS = True
 WEBHOOK_ALLOW_PRIVATE_TARGETS = False
 
+# --- HTTPS (docs/configuration.md). Browsers only ever reach the admin over https; cookies
+# never travel in clear.
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
 CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+# HSTS: a year by default, subdomains included. Preload (a submission to the browsers' lists,
+# hard to undo) only when the operator says so.
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+# On by default: a misconfigured TLS proxy shows at once (a redirect loop), never as admin
+# sessions in clear. Behind a TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER (or turn this
+# off when the proxy redirects itself).
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+# "HTTP_X_FORWARDED_PROTO,https": the request is https when that header says so. Only for a
+# proxy that sets the header itself (overwriting the client's); unset, the header is ignored.
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header:
+    if len(_proxy_ssl_header) != 2 or not _proxy_ssl_header[0].startswith("HTTP_"):
+        raise ImproperlyConfigured(
+            'SECURE_PROXY_SSL_HEADER must be "HTTP_<HEADER>,<value>", '
+            'e.g. "HTTP_X_FORWARDED_PROTO,https".'
+        )
+    SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header[0], _proxy_ssl_header[1])

@@ -149,10 +149,10 @@ class LedgerMachine(RuleBasedStateMachine):
 
     @rule(hold_id=holds, part=PART)
     def capture(self, hold_id, part):
-        i, held, status, _ = self.hold_model[hold_id]
+        i, held, status, due = self.hold_model[hold_id]
         amount = part_of(held, part)
         captured = held if amount is None else amount
-        if status != "active":
+        if status != "active" or due:  # past its expiry, even before the job: 409
             refusal = InvalidStateTransition
         elif captured > held:
             refusal = AmountExceedsRemaining

@@ -603,8 +603,9 @@ def test_holds_expire_expires_only_the_active_holds_that_are_due(fi):
     future = place(account, 200, expires_at=now + timedelta(seconds=1))
     released = place(account, 10, expires_at=past)
     hold_release(hold=released, actor=SYSTEM)
-    captured = place(account, 20, expires_at=past)
-    hold_capture(hold=captured, actor=SYSTEM)
+    captured = place(account, 20, expires_at=now + timedelta(minutes=1))
+    hold_capture(hold=captured, actor=SYSTEM)  # in time (a hold past expiry cannot be captured)
+    Hold.objects.filter(pk=captured.pk).update(expires_at=past)
     assert balance(account) == (980, 350, 630)
 
     assert holds_expire(now=now) == 2

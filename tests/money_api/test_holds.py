@@ -534,6 +534,42 @@ def test_expire_holds_expires_due_holds_and_gives_the_amount_back(api):
     assert out.getvalue() == "Expired 0 hold(s) and 0 card authorization(s).\n"
 
 
+def test_a_hold_past_its_expiry_cannot_be_captured_before_the_job_runs(api):
+    account_id = funded_account(api, 5_000)["accountId"]
+    hold = placed(api, account_id, 1_000)
+    past = timezone.now() - timedelta(seconds=1)
+    Hold.objects.filter(pk=hold["holdId"]).update(expires_at=past)
+    hold = get_hold(api, hold["holdId"])
+
+    assert_error(
+        capture(api, hold["holdId"], 400),
+        api.version,
+        409,
+        "invalid_state_transition",
+        {"from": "expired", "to": "captured"},
+        message=f"This hold expired at {iso_millis(past)}; it cannot be captured.",
+    )
+    assert get_hold(api, hold["holdId"]) == hold  # still active until the job closes it
+    assert balances(api, account_id) == money(5_000, 1_000)
+    assert len(statement(api, account_id)) == 1  # the load only
+    assert events(api, "hold.captured") == []
+
+
+def test_a_hold_past_its_expiry_may_still_be_released_before_the_job_runs(api):
+    account_id = funded_account(api, 5_000)["accountId"]
+    hold_id = placed(api, account_id, 1_000)["holdId"]
+    Hold.objects.filter(pk=hold_id).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    body = resource(release(api, hold_id), api.version)
+
+    assert body["status"] == "released"
+    assert balances(api, account_id) == money(5_000)
+    out = io.StringIO()
+    call_command("expire_holds", stdout=out)
+    assert out.getvalue() == "Expired 0 hold(s) and 0 card authorization(s).\n"
+    assert get_hold(api, hold_id)["status"] == "released"
+
+
 def test_every_hold_event_is_listed(api):
     account_id = funded_account(api, 5_000)["accountId"]
     captured_id = placed(api, account_id, 100)["holdId"]

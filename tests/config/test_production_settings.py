@@ -1,0 +1,114 @@
+"""Production settings, imported in a fresh interpreter with a minimal valid environment: the
+HTTPS settings (HSTS, redirect, secure cookies, the proxy's protocol header)."""
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = (
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_PROXY_SSL_HEADER",
+    "SESSION_COOKIE_SECURE",
+    "CSRF_COOKIE_SECURE",
+    "SECURE_CONTENT_TYPE_NOSNIFF",
+)
+
+
+def production(**environment) -> subprocess.CompletedProcess:
+    """Import config.settings.production with the secrets it needs plus `environment`, in a
+    subprocess (settings are read once per process). Prints the HTTPS settings as JSON."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("SECURE_", "SESSION_COOKIE", "CSRF_COOKIE"))
+    }
+    env.update(
+        {
+            "DATABASE_URL": "postgres://u:p@db.example.com/tx",
+            "SECRET_KEY": "s" * 50,
+            "FIELD_ENCRYPTION_KEYS": "k1:" + base64.b64encode(b"k" * 32).decode(),
+            "PIN_KEY": "p" * 32,
+            "PAN_FINGERPRINT_KEY": "f" * 32,
+            **environment,
+        }
+    )
+    code = (
+        "import json; from config.settings import production as p; "
+        f"print(json.dumps({{n: getattr(p, n, None) for n in {NAMES!r}}}))"
+    )
+    return subprocess.run(  # noqa: S603 (this interpreter, fixed arguments)
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+
+
+def settings_of(**environment) -> dict:
+    result = production(**environment)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_https_defaults():
+    assert settings_of() == {
+        "SECURE_HSTS_SECONDS": 31_536_000,
+        "SECURE_HSTS_INCLUDE_SUBDOMAINS": True,
+        "SECURE_HSTS_PRELOAD": False,
+        "SECURE_SSL_REDIRECT": True,
+        "SECURE_PROXY_SSL_HEADER": None,
+        "SESSION_COOKIE_SECURE": True,
+        "CSRF_COOKIE_SECURE": True,
+        "SECURE_CONTENT_TYPE_NOSNIFF": True,
+    }
+
+
+def test_https_settings_come_from_the_environment():
+    assert settings_of(
+        SECURE_HSTS_SECONDS="600",
+        SECURE_HSTS_INCLUDE_SUBDOMAINS="0",
+        SECURE_HSTS_PRELOAD="1",
+        SECURE_SSL_REDIRECT="0",
+        SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https",
+    ) == {
+        "SECURE_HSTS_SECONDS": 600,
+        "SECURE_HSTS_INCLUDE_SUBDOMAINS": False,
+        "SECURE_HSTS_PRELOAD": True,
+        "SECURE_SSL_REDIRECT": False,
+        "SECURE_PROXY_SSL_HEADER": ["HTTP_X_FORWARDED_PROTO", "https"],  # a tuple, as JSON
+        "SESSION_COOKIE_SECURE": True,
+        "CSRF_COOKIE_SECURE": True,
+        "SECURE_CONTENT_TYPE_NOSNIFF": True,
+    }
+
+
+@pytest.mark.parametrize(
+    "value", ["X_FORWARDED_PROTO,https", "HTTP_X_FORWARDED_PROTO", "HTTP_A,https,http"]
+)
+def test_a_malformed_proxy_header_refuses_to_start(value):
+    result = production(SECURE_PROXY_SSL_HEADER=value)
+    assert result.returncode != 0
+    assert 'SECURE_PROXY_SSL_HEADER must be "HTTP_<HEADER>,<value>"' in result.stderr
+
+
+def test_behind_a_tls_proxy_the_redirect_is_harmless(settings, client, db):
+    """What the production values do: plain http is sent to https, unless the trusted proxy's
+    header says the client already used https; then the answer carries HSTS."""
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_HSTS_SECONDS = 31_536_000
+    settings.SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+    plain = client.get("/admin/login/")
+    assert plain.status_code == 301
+    assert plain["Location"] == "https://testserver/admin/login/"
+
+    proxied = client.get("/admin/login/", HTTP_X_FORWARDED_PROTO="https")
+    assert proxied.status_code == 200
+    assert proxied["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
