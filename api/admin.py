@@ -3,12 +3,14 @@
 Every write goes through `api.services`, as the management commands' do (DESIGN.md sections 2
 and 10): creating an institution seeds its account products, creating or rotating a key shows
 its secret once, revoking records who revoked it, allowlist edits are normalized CIDRs. Rows the
-services never change (idempotency records, an existing key's prefix, hash and scopes) are
-read-only here. Nothing is deleted: a key is revoked instead, an institution is never removed.
+services never change (idempotency records, an existing key's prefix and hash) are read-only
+here; a key's scopes change through `api_key_set_scopes`. Nothing is deleted: a key is revoked
+instead, an institution is never removed.
 
 Each staff action leaves a `LogEntry` (who, when, what); its message names the action and the
-public key id or prefix, never a secret. A new secret reaches the staff member only as a one-time
-message (the message cookie, consumed when shown); it is not written to any table.
+public key id or prefix, never a secret. A new secret (a key added or rotated here) is shown once,
+on a page of its own answering the POST that made it (`Cache-Control: no-store`); it never goes
+into the messages framework, its cookie or the session, nor into any table.
 """
 
 import json
@@ -20,9 +22,11 @@ from django.db import transaction
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
 from django.utils.html import format_html
 from django.views.decorators.debug import sensitive_variables
 
+from . import scopes as api_scopes
 from .exceptions import NotFound, TXError, ValidationFailed
 from .models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
 from .services import (
@@ -32,14 +36,15 @@ from .services import (
     api_key_create,
     api_key_revoke,
     api_key_rotate,
+    api_key_set_scopes,
     institution_create,
     normalize_cidr,
     validate_currency,
+    validate_scopes,
     validate_time_zone,
 )
 
-# Each new secret is one message in the message cookie; a few of them always fit in it, so they
-# never spill over into the session table (Django's FallbackStorage does that past ~2 kB).
+# Each new secret must be copied from the one page that shows it: a handful at a time.
 MAX_KEYS_ROTATED_AT_ONCE = 5
 
 
@@ -247,12 +252,34 @@ def _cidr_error(exc: ValidationFailed) -> forms.ValidationError:
     return forms.ValidationError(exc.message, code="invalid_cidr")
 
 
+SCOPE_CHOICES = [(scope, scope) for scope in api_scopes.ALL]
+SCOPES_HELP = (
+    "full = every scope but network and cards:sensitive; readonly = read; network = read, "
+    "network. cards:sensitive: full card numbers and CVVs (details, lookups, PAN transfers and "
+    "authorizations); network: plays the card network (authorizations, presentments, returns). "
+    "docs/tenancy-and-keys.md lists the scope of every operation."
+)
+
+
+def _validated_scopes(role, scopes) -> list[str]:
+    try:
+        return validate_scopes(role=role or None, scopes=scopes)
+    except ValidationFailed as exc:
+        raise forms.ValidationError(exc.message) from None
+
+
 class ApiKeyCreateForm(forms.ModelForm):
+    role = forms.ChoiceField(
+        choices=[("", "— none: only the scopes ticked below —")]
+        + [(role, f"{role}: {', '.join(scopes)}") for role, scopes in api_scopes.ROLES.items()],
+        required=False,
+        help_text="A preset; the scopes ticked below are added to it.",
+    )
     scopes = forms.MultipleChoiceField(
-        choices=[(scope, scope) for scope in ApiKey.SCOPES],
+        choices=SCOPE_CHOICES,
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        help_text="cards:sensitive lets the key read full card details (PAN, CVV).",
+        help_text=SCOPES_HELP,
     )
     networks = forms.CharField(
         label="Allowed networks",
@@ -282,11 +309,37 @@ class ApiKeyCreateForm(forms.ModelForm):
             raise forms.ValidationError("Give at least one address or CIDR range.")
         return sorted(networks)
 
+    def clean(self):
+        cleaned = super().clean()
+        if "scopes" in cleaned and "role" in cleaned:
+            try:
+                _validated_scopes(cleaned["role"], cleaned["scopes"])
+            except forms.ValidationError as error:
+                self.add_error("scopes", error)
+        return cleaned
+
     def clean_expires_at(self):
         expires_at = self.cleaned_data.get("expires_at")
         if expires_at is not None and expires_at <= timezone.now():
             raise forms.ValidationError("Must be in the future.")
         return expires_at
+
+
+class ApiKeyScopesForm(forms.ModelForm):
+    """An existing key's page: its scopes are the one field staff may change."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=SCOPE_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=SCOPES_HELP + " At least one; applies from the key's next request.",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["scopes"]
+
+    def clean_scopes(self):
+        return _validated_scopes(None, self.cleaned_data["scopes"])
 
 
 class AllowedNetworkForm(forms.ModelForm):
@@ -340,7 +393,8 @@ class ApiKeyStatusFilter(admin.SimpleListFilter):
 class ApiKeyAdmin(admin.ModelAdmin):
     """Keys are created by `api_key_create` and never shown again; `secret_hash` is never shown.
 
-    An existing key's own fields are read-only (no service edits them); its allowlist is edited
+    An existing key's scopes are edited through `api_key_set_scopes` (a revoked key's are
+    final); its other fields are read-only (no service edits them); its allowlist is edited
     inline; it is revoked or rotated with the changelist actions, never deleted.
     """
 
@@ -356,7 +410,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     list_filter = [ApiKeyStatusFilter, "institution"]
     list_select_related = ["institution"]
     search_fields = ["prefix", "id", "name", "institution__name"]
-    actions = ["revoke_keys", "rotate_keys"]
+    actions = ["revoke_keys", "rotate_keys", "rotate_keys_now"]
     detail_fields = [
         "id",
         "institution",
@@ -377,11 +431,20 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:
             kwargs["form"] = ApiKeyCreateForm
+        elif self._scopes_editable(request, obj):
+            kwargs["form"] = ApiKeyScopesForm
+        # else the plain ModelForm: every field is read-only (a declared field would not be)
         return super().get_form(request, obj, change=change, **kwargs)
+
+    def _scopes_editable(self, request, obj) -> bool:
+        return obj.revoked_at is None and self.has_change_permission(request, obj)
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["institution", "name", "scopes", "networks", "expires_at"]
+            return ["institution", "name", "role", "scopes", "networks", "expires_at"]
+        if self._scopes_editable(request, obj):
+            # The checkboxes take the place of the read-only list.
+            return [("scopes" if f == "scopes_display" else f) for f in self.detail_fields]
         return self.detail_fields
 
     def get_readonly_fields(self, request, obj=None):
@@ -413,10 +476,14 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @sensitive_variables("issued")
     def save_model(self, request, obj, form, change):
         if change:
-            return  # the key's own fields are read-only; the allowlist is saved by save_formset
+            # The allowlist is saved by save_formset; the scopes here, when they changed.
+            if "scopes" in form.changed_data:
+                self._set_scopes(request, obj, form.cleaned_data["scopes"])
+            return
         issued = api_key_create(
             institution=form.cleaned_data["institution"],
             allow=form.cleaned_data["networks"],
+            role=form.cleaned_data["role"] or None,
             scopes=form.cleaned_data["scopes"],
             name=form.cleaned_data["name"],
             expires_at=form.cleaned_data["expires_at"],
@@ -425,6 +492,40 @@ class ApiKeyAdmin(admin.ModelAdmin):
         adopt(obj, issued.api_key)
         # Kept on the request only, for response_add to show once.
         request._tx_issued_keys = [issued]
+
+    def _set_scopes(self, request, obj, scopes) -> None:
+        """Through the service, with its own LogEntry saying what was granted and taken away
+        (the admin's own entry for this save covers the allowlist)."""
+        try:
+            api_key, before = api_key_set_scopes(api_key=obj, scopes=scopes)
+        except ValidationFailed as exc:  # e.g. revoked meanwhile: nothing changed
+            obj.scopes = ApiKey.objects.get(pk=obj.pk).scopes
+            self.message_user(request, f"Scopes not changed: {exc.message}", messages.ERROR)
+            return
+        adopt(obj, api_key)
+        added = sorted(set(api_key.scopes) - set(before))
+        removed = sorted(set(before) - set(api_key.scopes))
+        if added or removed:
+            self.log_change(
+                request,
+                api_key,
+                "Scopes changed: "
+                + "; ".join(
+                    part
+                    for part in (
+                        f"granted {', '.join(added)}" if added else "",
+                        f"removed {', '.join(removed)}" if removed else "",
+                    )
+                    if part
+                )
+                + f" (now: {', '.join(api_key.scopes)}).",
+            )
+
+    def construct_change_message(self, request, form, formsets, add=False):
+        # Scope changes have their own entry (`_set_scopes`), with before and after.
+        if not add and "scopes" in form.changed_data:
+            form.changed_data.remove("scopes")
+        return super().construct_change_message(request, form, formsets, add)
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not AllowedNetwork:
@@ -456,19 +557,35 @@ class ApiKeyAdmin(admin.ModelAdmin):
             pass  # removed meanwhile by someone else: the outcome is the one asked for
 
     def response_add(self, request, obj, post_url_continue=None):
-        for issued in getattr(request, "_tx_issued_keys", []):
-            self._show_secret_once(request, issued)
+        issued = getattr(request, "_tx_issued_keys", [])
         request._tx_issued_keys = []
-        return super().response_add(request, obj, post_url_continue)
+        return self._secrets_page(request, issued, title="New API key: copy it now")
 
     @sensitive_variables("issued")
-    def _show_secret_once(self, request, issued: IssuedKey):
-        messages.warning(
+    def _secrets_page(self, request, issued: list[IssuedKey], *, title: str) -> TemplateResponse:
+        """The one page that shows new secrets: the answer to the POST that made them, never
+        stored or cached anywhere (no message, no session, `Cache-Control: no-store`)."""
+        response = TemplateResponse(
             request,
-            f"API key {issued.api_key.prefix} for {issued.api_key.institution}: {issued.secret} "
-            "— copy it now. It is shown only this once and cannot be recovered; "
-            "if it is lost, rotate or revoke the key.",
+            "admin/api/apikey/new_secrets.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": title,
+                "subtitle": None,
+                "opts": self.opts,
+                "issued": [
+                    {
+                        "api_key": item.api_key,
+                        "secret": item.secret,
+                        "change_url": reverse("admin:api_apikey_change", args=[item.api_key.pk]),
+                    }
+                    for item in issued
+                ],
+            },
         )
+        add_never_cache_headers(response)  # Cache-Control: max-age=0, no-cache, no-store, ...
+        response["Pragma"] = "no-cache"
+        return response
 
     # -- actions
     @admin.action(description="Revoke selected API keys (at once)", permissions=["change"])
@@ -495,8 +612,19 @@ class ApiKeyAdmin(admin.ModelAdmin):
         description="Rotate selected API keys (new key; the old one works for a grace period)",
         permissions=["change"],
     )
-    @sensitive_variables("issued")
     def rotate_keys(self, request, queryset):
+        return self._rotate(request, queryset, retire_now=False)
+
+    @admin.action(
+        description="Rotate selected API keys now (new key; the old one is revoked at once)",
+        permissions=["change"],
+    )
+    def rotate_keys_now(self, request, queryset):
+        """For a key that leaked: its successor works at once and the old key stops at once."""
+        return self._rotate(request, queryset, retire_now=True)
+
+    @sensitive_variables("issued")
+    def _rotate(self, request, queryset, *, retire_now: bool):
         if queryset.count() > MAX_KEYS_ROTATED_AT_ONCE:
             self.message_user(
                 request,
@@ -504,20 +632,28 @@ class ApiKeyAdmin(admin.ModelAdmin):
                 "is shown once, and they must all fit on one page.",
                 messages.ERROR,
             )
-            return
+            return None
         username = request.user.get_username()
+        action = "Rotate now" if retire_now else "Rotate"
+        rotated = []
         for api_key in queryset.order_by("pk"):
             try:
                 with transaction.atomic():
-                    issued = api_key_rotate(api_key=api_key, rotated_by=username)
+                    issued = api_key_rotate(
+                        api_key=api_key, rotated_by=username, retire_now=retire_now
+                    )
                     api_key.refresh_from_db()
                     new_key = issued.api_key
+                    retired = (
+                        f"this key was revoked at {api_key.revoked_at.isoformat()}"
+                        if retire_now
+                        else f"this key expires at {api_key.expires_at.isoformat()}"
+                    )
                     self.log_change(
                         request,
                         api_key,
-                        f"Rotated (admin action “Rotate”): successor {new_key.id} "
-                        f"(prefix {new_key.prefix}); this key expires at "
-                        f"{api_key.expires_at.isoformat()}.",
+                        f"Rotated (admin action “{action}”): successor {new_key.id} "
+                        f"(prefix {new_key.prefix}); {retired}.",
                     )
                     self.log_addition(
                         request, new_key, f"Created by rotating {api_key.id} (admin action)."
@@ -525,7 +661,10 @@ class ApiKeyAdmin(admin.ModelAdmin):
             except ValidationFailed as exc:
                 self.message_user(request, f"{api_key.prefix}: {exc.message}", messages.ERROR)
                 continue
-            self._show_secret_once(request, issued)
+            rotated.append(issued)
+        if rotated:
+            return self._secrets_page(request, rotated, title="Rotated API keys: copy them now")
+        return None
 
 
 # --- Idempotency records --------------------------------------------------------------------

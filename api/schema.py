@@ -2,12 +2,14 @@
 
 `document(...)` returns the `extend_schema` decorators that describe one operation in both
 versions: the same request and resource serializers, wrapped in each version's body shape
-(`api.versions`), with the error responses the operation can answer.
+(`api.versions`), with the error responses the operation can answer. `TXAutoSchema` adds to
+every operation the scope it requires, read from the view the way `api.auth` enforces it.
 """
 
 import copy
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
@@ -21,6 +23,39 @@ class ApiKeyAuthScheme(OpenApiAuthenticationExtension):
 
     def get_security_definition(self, auto_schema):
         return {"type": "apiKey", "in": "header", "name": "x-api-key"}
+
+
+class TXAutoSchema(AutoSchema):
+    """Every operation says which scope it requires: `x-required-scope` and a sentence of its
+    description, from `api.auth.required_scope` (the check HasApiKey makes), so the documents
+    cannot disagree with the code. A view whose body may carry a full PAN (`pan_scope`) says so
+    too, with `x-pan-required-scope`."""
+
+    def get_operation(self, path, path_regex, path_prefix, method, registry):
+        from .auth import required_scope
+        from .views import TXView
+
+        operation = super().get_operation(path, path_regex, path_prefix, method, registry)
+        if operation is None or not isinstance(self.view, TXView):
+            return operation  # the schema and docs pages are not API operations: no scope
+        scope = required_scope(self.view, self.method)
+        if scope is None:  # refused to every key: a view without a scope is not an operation
+            raise ValueError(f"{self.method} {path} names no scope (write_scope)")
+        operation["x-required-scope"] = scope
+        sentences = [f"Requires scope `{scope}`."]
+        pan_scope = getattr(self.view, "pan_scope", None)
+        if pan_scope and self.method not in ("GET", "HEAD"):
+            operation["x-pan-required-scope"] = pan_scope
+            sentences.append(f"A `pan` in the body also requires `{pan_scope}`.")
+        description = operation.pop("description", "").strip()
+        description = "\n\n".join([*([description] if description else []), " ".join(sentences)])
+        # The description right after the operationId, where drf-spectacular puts it.
+        ordered = {}
+        for name, value in operation.items():
+            ordered[name] = value
+            if name == "operationId":
+                ordered["description"] = description
+        return ordered
 
 
 UUID4_PATTERN = (

@@ -3,7 +3,8 @@
 Every operation requires exactly one scope. A view names it: `read_scope` for GET (default
 `read`), `write_scope` for POST and PATCH (no default: a write without a declared scope is refused
 to every key, so a new view cannot be open by accident). Operations that take a full PAN in their
-body also need `cards:sensitive` for that body (`require_scope`).
+body also need `cards:sensitive` for that body: such a view names `pan_scope` (read by the OpenAPI
+documents, `api.schema`) and calls `require_scope` after parsing, before the PAN is looked up.
 """
 
 READ = "read"

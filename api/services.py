@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import keys
+from . import scopes as api_scopes
 from .exceptions import NotFound, ValidationFailed
 from .models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
 
@@ -90,29 +91,57 @@ def institution_get(*, reference: str) -> Institution:
     return institution
 
 
+def validate_scopes(
+    *, role: str | None = None, scopes: list[str] | tuple[str, ...] = ()
+) -> list[str]:
+    """The scopes of `role` (a preset of `api.scopes.ROLES`) plus `scopes`, sorted, no repeats.
+
+    Refuses (ValidationFailed) an unknown role, an unknown scope, and an empty result: a key that
+    may do nothing is a mistake, and no default is granted silently (least privilege is chosen,
+    never implied).
+    """
+    if role is not None and role not in api_scopes.ROLES:
+        raise ValidationFailed(
+            f"Unknown role '{role}'. Known: {', '.join(api_scopes.ROLES)}.",
+            details={"role": role},
+        )
+    unknown = sorted({scope for scope in scopes if scope not in api_scopes.ALL})
+    if unknown:
+        raise ValidationFailed(
+            f"Unknown scope(s): {', '.join(unknown)}. Known: {', '.join(api_scopes.ALL)}.",
+            details={"scopes": unknown},
+        )
+    granted = api_scopes.scopes_for(role=role, extra=scopes)
+    if not granted:
+        raise ValidationFailed(
+            "A key needs a role or at least one scope (--role full|readonly|network, --scope S).",
+            details={"scopes": "Required."},
+        )
+    return granted
+
+
 def api_key_create(
     *,
     institution: Institution,
     allow: list[str],
-    scopes: list[str] | None = None,
+    role: str | None = None,
+    scopes: list[str] | tuple[str, ...] = (),
     name: str = "",
     created_by: str = "",
     expires_at=None,
 ) -> IssuedKey:
-    """Create a key allowed from the CIDR ranges `allow` (at least one: deny by default)."""
+    """Create a key allowed from the CIDR ranges `allow` (at least one: deny by default), with
+    the scopes of `role` plus `scopes` (`validate_scopes`: at least one, all known).
+
+    Errors: ValidationFailed for a bad CIDR, no network, an unknown role or scope, no scope.
+    """
     networks = sorted({normalize_cidr(cidr) for cidr in allow})
     if not networks:
         raise ValidationFailed(
             "A key needs at least one allowed network (--allow CIDR).",
             details={"allow": "Required."},
         )
-    scopes = sorted(set(scopes or []))
-    unknown = [scope for scope in scopes if scope not in ApiKey.SCOPES]
-    if unknown:
-        raise ValidationFailed(
-            f"Unknown scope(s): {', '.join(unknown)}. Known: {', '.join(ApiKey.SCOPES)}.",
-            details={"scopes": unknown},
-        )
+    scopes = validate_scopes(role=role, scopes=scopes)
     full_key, prefix, secret_hash = keys.generate()
     with transaction.atomic():
         api_key = ApiKey.objects.create(
@@ -153,12 +182,20 @@ def api_key_revoke(*, api_key: ApiKey, revoked_by: str = "") -> ApiKey:
 
 
 def api_key_rotate(
-    *, api_key: ApiKey, grace_hours: int | None = None, rotated_by: str = ""
+    *,
+    api_key: ApiKey,
+    grace_hours: int | None = None,
+    rotated_by: str = "",
+    retire_now: bool = False,
 ) -> IssuedKey:
-    """Issue a successor with the same institution, scopes and allowlist.
+    """Issue a successor with the same institution, scopes, allowlist and expiry.
 
-    The old key keeps working for `grace_hours` (API_KEY_ROTATION_GRACE_HOURS by default), then
-    expires. A revoked or already rotated key cannot be rotated.
+    The successor inherits the old key's `expires_at`: rotating changes the secret, never how
+    long access lasts, so a time-boxed key stays time-boxed. The old key keeps working for
+    `grace_hours` (API_KEY_ROTATION_GRACE_HOURS by default), then expires; with `retire_now`
+    (a compromised key) it is revoked at once instead, recorded as revoked by `rotated_by`, and
+    no grace applies. A revoked, expired or already rotated key cannot be rotated
+    (`ValidationFailed`), nor can the grace period be negative.
     """
     grace = settings.API_KEY_ROTATION_GRACE_HOURS if grace_hours is None else grace_hours
     if grace < 0:
@@ -175,13 +212,43 @@ def api_key_rotate(
             scopes=old.scopes,
             name=old.name,
             created_by=rotated_by,
+            expires_at=old.expires_at,
         )
-        expires_at = timezone.now() + timedelta(hours=grace)
-        if old.expires_at is None or old.expires_at > expires_at:
-            old.expires_at = expires_at
         old.replaced_by = issued.api_key
-        old.save(update_fields=["expires_at", "replaced_by"])
+        if retire_now:
+            # Revoked, not expired: a rotation "now" says the secret is compromised, and the
+            # revocation records who retired it (the expiry stays what it was, for the record).
+            old.revoked_at = timezone.now()
+            old.revoked_by = rotated_by
+            old.save(update_fields=["revoked_at", "revoked_by", "replaced_by"])
+        else:
+            expires_at = timezone.now() + timedelta(hours=grace)
+            if old.expires_at is None or old.expires_at > expires_at:
+                old.expires_at = expires_at
+            old.save(update_fields=["expires_at", "replaced_by"])
     return issued
+
+
+def api_key_set_scopes(
+    *, api_key: ApiKey, scopes: list[str] | tuple[str, ...]
+) -> tuple[ApiKey, list[str]]:
+    """Replace the scopes of `api_key` with `scopes` (all known, at least one; see
+    `validate_scopes`). Takes effect on the key's next request. A rotated key's successor keeps
+    its own scopes. Returns (the key, its scopes before).
+
+    Errors: ValidationFailed for an unknown scope, an empty set, or a revoked key (revocation is
+    final; its record stays as it was when revoked).
+    """
+    scopes = validate_scopes(scopes=scopes)
+    with transaction.atomic():
+        api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        if api_key.revoked_at is not None:
+            raise ValidationFailed("This key is revoked; its scopes can no longer be changed.")
+        before = sorted(api_key.scopes)
+        if before != scopes:
+            api_key.scopes = scopes
+            api_key.save(update_fields=["scopes"])
+    return api_key, before
 
 
 def allowlist_add(*, api_key: ApiKey, cidr: str) -> AllowedNetwork:

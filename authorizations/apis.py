@@ -5,7 +5,6 @@ A decline is a result, not an error: 201 (v1: 200) with `approved: false` and a 
 from `authorizations.declines`.
 """
 
-from django.core.validators import RegexValidator
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
@@ -21,7 +20,7 @@ from api.serializers import (
     TimestampField,
 )
 from api.views import TXView
-from cards.apis.serializers import PanField, PinField
+from cards.apis.serializers import MccField, PanField, PinField
 from cards.selectors import card_by_pan, card_get
 
 from .declines import ORDER as DECLINE_CODES
@@ -37,10 +36,7 @@ from .services import (
 
 class MerchantInput(StrictSerializer):
     name = StrictCharField(max_length=100)
-    mcc = StrictCharField(
-        help_text="Merchant category code, 4 digits (ISO 18245).",
-        validators=[RegexValidator(r"^[0-9]{4}$", "A merchant category code: 4 digits.")],
-    )
+    mcc = MccField(help_text="Merchant category code, 4 digits (ISO 18245).")
     countryCode = CountryNumericField(help_text="ISO 3166-1 numeric.")  # noqa: N815
     channel = serializers.ChoiceField(choices=Channel.choices)
 
@@ -135,14 +131,19 @@ class AuthorizationQuery(serializers.Serializer):
     status = serializers.ChoiceField(choices=Authorization.Status.choices, required=False)
 
 
-def _card(institution, data):
+def _card(view, data):
     if "cardId" in data:
-        return card_get(institution=institution, card_id=data["cardId"])
-    return card_by_pan(institution=institution, pan=data["pan"])
+        return card_get(institution=view.institution, card_id=data["cardId"])
+    # Counted and throttled per API key (cards.services.pan_guard).
+    return card_by_pan(
+        institution=view.institution, pan=data["pan"], actor=Actor.of_request(view.request)
+    )
 
 
 class AuthorizationListView(TXView):
     write_scope = scopes.NETWORK
+    # A full card number in the body is card data: `pan` instead of `cardId` also needs it.
+    pan_scope = scopes.CARDS_SENSITIVE
 
     @document(
         name="Authorization",
@@ -160,8 +161,10 @@ class AuthorizationListView(TXView):
     )
     def post(self, request):
         data = self.parse(AuthorizationCreate)
+        if "pan" in data:  # before the PAN is looked up: nothing resolved, nothing changed
+            scopes.require_scope(request, self.pan_scope)
         authorization = authorization_create(
-            card=_card(self.institution, data),
+            card=_card(self, data),
             amount=data["amount"],
             currency=data["currency"],
             type=data["type"],
@@ -267,6 +270,8 @@ def _reread(view, authorization):
 
 class ReturnListView(TXView):
     write_scope = scopes.NETWORK
+    # Like authorizations: a `pan` names the card by its full number.
+    pan_scope = scopes.CARDS_SENSITIVE
 
     @document(
         name="CardReturn",
@@ -282,13 +287,15 @@ class ReturnListView(TXView):
     )
     def post(self, request):
         data = self.parse(ReturnCreate)
+        if "pan" in data:  # before the PAN is looked up: nothing resolved, nothing changed
+            scopes.require_scope(request, self.pan_scope)
         authorization = None
         if "authorizationId" in data:
             authorization = authorization_get(
                 institution=self.institution, authorization_id=data["authorizationId"]
             )
         card_return = card_return_create(
-            card=_card(self.institution, data),
+            card=_card(self, data),
             amount=data["amount"],
             currency=data["currency"],
             merchant=dict(data["merchant"]),

@@ -100,6 +100,8 @@ class TransferQuery(serializers.Serializer):
 
 class TransferListView(TXView):
     write_scope = scopes.MONEY_WRITE
+    # A full card number in the body is card data: a `pan` source or destination also needs it.
+    pan_scope = scopes.CARDS_SENSITIVE
 
     @document(
         name="Transfer",
@@ -116,8 +118,14 @@ class TransferListView(TXView):
     )
     def post(self, request):
         data = self.parse(TransferCreate)
+        if "pan" in data["source"] or "pan" in data["destination"]:
+            # Before any PAN is looked up: without the scope a PAN is neither resolved nor
+            # counted, and nothing changes.
+            scopes.require_scope(request, self.pan_scope)
         source, destination = endpoints_resolve(
-            institution=self.institution, endpoints=[data["source"], data["destination"]]
+            institution=self.institution,
+            endpoints=[data["source"], data["destination"]],
+            actor=Actor.of_request(request),
         )
         if source.account.pk == destination.account.pk:
             raise ValidationFailed(

@@ -4,9 +4,11 @@
 `production.py` refuses to start with a development secret.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -28,6 +30,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "procrastinate.contrib.django",
+    "axes",
     "api",
     "events",
     "customers",
@@ -52,6 +55,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns a locked-out admin login into its lockout answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -94,9 +99,10 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# --- Cache: shared by every app process (rate limits). PostgreSQL by default; CACHE_URL may
-# name Redis (redis://...), whose counters are atomic.
-if env.str("CACHE_URL", default=""):
+# --- Cache: Django's, shared by every app process. PostgreSQL by default; CACHE_URL may name
+# Redis (redis://...), which then also holds the rate limiter's counters (below).
+CACHE_URL = env.str("CACHE_URL", default="")
+if CACHE_URL:
     CACHES = {"default": env.cache("CACHE_URL")}
 else:
     CACHES = {
@@ -105,6 +111,23 @@ else:
             "LOCATION": "tx_cache",
         }
     }
+
+# --- Staff logins (the admin): django-axes refuses a (username, client address) pair after
+# AXES_FAILURE_LIMIT failures for AXES_COOLOFF_MINUTES; `manage.py axes_reset` lifts it sooner.
+# The pair, not the address alone or the username alone: nobody can lock a colleague out from
+# elsewhere. The address is the API's (TRUSTED_PROXIES decides whether X-Forwarded-For counts).
+# axes only watches Django's own logins; API keys never go through it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: a locked-out pair is refused before checking
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=60))
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME <= timedelta(0):
+    raise ImproperlyConfigured("AXES_FAILURE_LIMIT and AXES_COOLOFF_MINUTES must be at least 1.")
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "api.login_throttle.axes_client_ip"
+AXES_RESET_ON_SUCCESS = True
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -128,9 +151,32 @@ STORAGES = {
 # --- The HTTP contract (DESIGN.md sections 3-6)
 MAX_BODY_BYTES = env.int("MAX_BODY_BYTES", default=64 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
-# Requests per API key per window; several app processes share the count through CACHES.
-RATE_LIMIT_REQUESTS = env.int("RATE_LIMIT_REQUESTS", default=1200)
+# Rate limits (api/ratelimit.py, docs/configuration.md): requests per fixed window, shared by
+# every app process, counted in one statement per request; 0 disables a limit. Counted in
+# PostgreSQL (an UNLOGGED table), or in Redis when CACHE_URL names it.
 RATE_LIMIT_WINDOW_SECONDS = env.int("RATE_LIMIT_WINDOW_SECONDS", default=60)
+if RATE_LIMIT_WINDOW_SECONDS < 1:
+    raise ImproperlyConfigured("RATE_LIMIT_WINDOW_SECONDS must be at least 1.")
+RATE_LIMIT_REQUESTS = env.int("RATE_LIMIT_REQUESTS", default=1200)  # per API key
+# Per institution, all its keys together.
+RATE_LIMIT_INSTITUTION_REQUESTS = env.int(
+    "RATE_LIMIT_INSTITUTION_REQUESTS", default=5 * RATE_LIMIT_REQUESTS
+)
+# Refused authentications (401, 403 ip_not_allowed) per client address; past it, every request
+# from the address is 429 until the window ends, a valid key's included.
+RATE_LIMIT_FAILED_AUTH_REQUESTS = env.int("RATE_LIMIT_FAILED_AUTH_REQUESTS", default=30)
+# Requests for the schema documents (/schema, /docs: no key) per client address.
+RATE_LIMIT_SCHEMA_REQUESTS = env.int("RATE_LIMIT_SCHEMA_REQUESTS", default=60)
+RATE_LIMIT_BACKEND = "redis" if CACHE_URL.startswith(("redis://", "rediss://")) else "postgresql"
+# Card-number guessing (cards.services.pan_guard): an API key with this many failed PAN
+# resolutions (a PAN no card of its institution holds) within the window gets 429 on every
+# operation that takes a PAN until the oldest of them leaves the window.
+PAN_GUESSING_MAX_FAILURES = env.int("PAN_GUESSING_MAX_FAILURES", default=10)
+PAN_GUESSING_WINDOW_SECONDS = env.int("PAN_GUESSING_WINDOW_SECONDS", default=3600)
+if PAN_GUESSING_MAX_FAILURES < 1 or PAN_GUESSING_WINDOW_SECONDS < 1:
+    raise ImproperlyConfigured(
+        "PAN_GUESSING_MAX_FAILURES and PAN_GUESSING_WINDOW_SECONDS must be at least 1."
+    )
 # Peers whose X-Forwarded-For is believed (CIDRs). Anyone else's header is ignored.
 TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
 IDEMPOTENCY_TTL_HOURS = 24
@@ -160,8 +206,13 @@ AUTHORIZATION_HOLD_DAYS = env.int("AUTHORIZATION_HOLD_DAYS", default=7)
 # forgery into the bank's network) unless these say otherwise; production forces both.
 WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=True)
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
-# Per attempt: connecting, and then waiting for the response.
+# Per attempt, one wall-clock deadline: connecting, TLS, sending and the whole response.
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+# Per attempt, the most bytes read from the receiver (status line, headers and body together;
+# of the body only the 500-character excerpt's bytes are asked for).
+WEBHOOK_MAX_RESPONSE_BYTES = env.int("WEBHOOK_MAX_RESPONSE_BYTES", default=32 * 1024)
+# Attempts of one institution in flight at once, over all workers (webhooks/services/slots.py).
+WEBHOOK_SLOTS_PER_INSTITUTION = env.int("WEBHOOK_SLOTS_PER_INSTITUTION", default=2)
 # Retries: exponential backoff with full jitter (a random wait up to min(cap, base * 2^n)),
 # for WEBHOOK_RETRY_WINDOW_SECONDS after the event; then the delivery fails.
 WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.0)
@@ -176,12 +227,13 @@ REST_FRAMEWORK = {
     "DEFAULT_VERSION": "v2",
     "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["api.auth.HasApiKey"],
-    "DEFAULT_THROTTLE_CLASSES": ["api.ratelimit.ApiKeyRateThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Rate limits are counted by authentication itself (api.auth, api.ratelimit).
+    "DEFAULT_THROTTLE_CLASSES": [],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "api.negotiation.JSONOnlyNegotiation",
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "api.schema.TXAutoSchema",
     "UNAUTHENTICATED_USER": None,
 }
 
@@ -254,5 +306,6 @@ LOGGING = {
         # worker's own lines (job started, finished, retried) stay.
         "procrastinate.blueprints": {"level": "WARNING"},
         "procrastinate.periodic": {"level": "WARNING"},
+        "axes.apps": {"level": "WARNING"},  # its start-up banner, in every process
     },
 }

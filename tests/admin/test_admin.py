@@ -1,5 +1,6 @@
 """The back office: every page renders, writes go through the services, secrets never stay."""
 
+import re
 import uuid
 
 import pytest
@@ -13,7 +14,7 @@ from api.models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
 from customers.models import Customer
 from events.models import Event
 from tests.conftest import Api
-from tests.factories import CustomerFactory, issue_key
+from tests.factories import DEFAULT_TEST_SCOPES, CustomerFactory, issue_key
 
 pytestmark = pytest.mark.django_db
 
@@ -50,6 +51,30 @@ def rows_containing(text: str) -> list[tuple[str, str]]:
 
 def secret_part(full_key: str) -> str:
     return full_key.split("_", 2)[2]
+
+
+def secrets_on_page(response, api_key) -> list[str]:
+    """The full keys of `api_key` the page shows (`tx_<prefix>_<secret>`)."""
+    return re.findall(rf"tx_{re.escape(api_key.prefix)}_[A-Za-z0-9_-]+", response.content.decode())
+
+
+def assert_secret_page(response, *api_keys):
+    """A page of its own, answering the POST itself: no redirect, no message, never cached.
+    Returns each key's full secret, shown exactly once."""
+    assert response.status_code == 200
+    assert response.templates[0].name == "admin/api/apikey/new_secrets.html"
+    assert "no-store" in response["Cache-Control"]
+    assert "private" in response["Cache-Control"]
+    assert response["Pragma"] == "no-cache"
+    shown = []
+    for api_key in api_keys:
+        secrets = secrets_on_page(response, api_key)
+        assert len(secrets) == 1, secrets
+        shown.append(secrets[0])
+        # Never through the messages framework or its cookie.
+        assert not any(secret_part(secrets[0]) in m for m in messages_of(response))
+        assert secret_part(secrets[0]) not in str(response.cookies)
+    return shown
 
 
 def key_works(full_key: str) -> int:
@@ -203,26 +228,29 @@ def create_key_in_admin(admin_client, institution, networks="127.0.0.1\n::1", **
         "_save": "1",
         **extra,
     }
-    return admin_client.post(url(ApiKey, "add"), data, follow=True)
+    return admin_client.post(url(ApiKey, "add"), data)
 
 
 def test_key_created_in_admin_shows_secret_once_and_works(admin_client, admin_user, institution):
-    response = create_key_in_admin(admin_client, institution, scopes=["cards:sensitive"])
-    assert response.status_code == 200
+    response = create_key_in_admin(
+        admin_client, institution, role="readonly", scopes=["cards:sensitive"]
+    )
     api_key = ApiKey.objects.get(institution=institution, name="Admin-made key")
-    assert api_key.scopes == ["cards:sensitive"]
+    assert api_key.scopes == ["cards:sensitive", "read"]
     assert api_key.created_by == "admin"
     assert sorted(api_key.allowed_networks.values_list("cidr", flat=True)) == [
         "127.0.0.1/32",
         "::1/128",
     ]
-    secrets_shown = [m for m in messages_of(response) if f"tx_{api_key.prefix}_" in m]
-    assert len(secrets_shown) == 1
-    full_key = next(w for w in secrets_shown[0].split() if w.startswith(f"tx_{api_key.prefix}_"))
-    assert full_key in response.content.decode()
+    (full_key,) = assert_secret_page(response, api_key)
+    # The next page (whatever staff open next) shows no secret, in a message or otherwise.
+    after = admin_client.get(url(ApiKey))
+    assert messages_of(after) == []
+    assert secret_part(full_key) not in after.content.decode()
 
-    # It works over HTTP, from an allowed address.
+    # It works over HTTP, from an allowed address, with the scopes it was given.
     assert key_works(full_key) == 200
+    assert Api("v2", full_key).post("/customers", {}).status_code == 403
 
     # Shown once: neither the list nor the key's page shows it again.
     for page in [url(ApiKey), url(ApiKey, "change", api_key.pk)]:
@@ -246,7 +274,21 @@ def test_key_add_form_rejects_invalid_cidr_and_unknown_scope(admin_client, insti
     assert "networks" in response.context["adminform"].form.errors
     response = create_key_in_admin(admin_client, institution, scopes=["root"])
     assert "scopes" in response.context["adminform"].form.errors
+    response = create_key_in_admin(admin_client, institution, role="root", scopes=["read"])
+    assert "role" in response.context["adminform"].form.errors
+    # No role and no scope: a key that may do nothing is refused, never defaulted.
+    response = create_key_in_admin(admin_client, institution)
+    assert "A key needs a role or at least one scope" in str(
+        response.context["adminform"].form.errors["scopes"]
+    )
     assert not ApiKey.objects.filter(institution=institution).exists()
+
+
+def test_key_created_with_a_role_gets_its_preset(admin_client, institution):
+    response = create_key_in_admin(admin_client, institution, role="network")
+    api_key = ApiKey.objects.get(institution=institution)
+    assert api_key.scopes == ["network", "read"]
+    assert_secret_page(response, api_key)
 
 
 def test_key_list_shows_status_and_never_the_hash(admin_client, institution):
@@ -271,13 +313,79 @@ def test_key_list_shows_status_and_never_the_hash(admin_client, institution):
     assert list(filtered.context["cl"].result_list) == [revoked]
 
 
-def test_existing_key_fields_are_read_only(admin_client, key):
+def test_existing_key_fields_are_read_only_but_its_scopes(admin_client, key):
     api_key, _ = key
     response = admin_client.get(url(ApiKey, "change", api_key.pk))
-    assert list(response.context["adminform"].form.fields) == []
+    form = response.context["adminform"].form
+    assert list(form.fields) == ["scopes"]
+    assert sorted(form.initial["scopes"]) == sorted(api_key.scopes)
     html = response.content.decode()
     assert api_key.prefix in html
     assert api_key.secret_hash not in html
+
+
+def test_revoked_key_scopes_are_read_only(admin_client, key):
+    api_key, _ = key
+    ApiKey.objects.filter(pk=api_key.pk).update(revoked_at="2020-01-01T00:00:00Z")
+    response = admin_client.get(url(ApiKey, "change", api_key.pk))
+    assert list(response.context["adminform"].form.fields) == []
+    assert ", ".join(api_key.scopes) in response.content.decode()
+
+
+def scopes_form(api_key, scopes):
+    return inline_data(api_key, [(api_key.allowed_networks.get(), "127.0.0.1/32", False)]) | {
+        "scopes": scopes
+    }
+
+
+def test_scopes_edited_in_admin_through_the_service_and_logged(admin_client, admin_user, key):
+    api_key, full_key = key
+    assert Api("v2", full_key).post("/customers", {}).status_code == 400  # allowed: bad body
+    response = admin_client.post(
+        url(ApiKey, "change", api_key.pk), scopes_form(api_key, ["read", "network"])
+    )
+    assert response.status_code == 302
+    api_key.refresh_from_db()
+    assert api_key.scopes == ["network", "read"]
+    # Effective at the key's next request.
+    refused = Api("v2", full_key).post("/customers", {})
+    assert refused.status_code == 403
+    assert refused.json()["details"] == {"requiredScope": "customers:write"}
+    assert key_works(full_key) == 200
+
+    entries = LogEntry.objects.filter(object_id=api_key.pk, action_flag=CHANGE)
+    messages = [entry.get_change_message() for entry in entries]
+    scope_entry = entries.get(change_message__startswith="Scopes changed")
+    assert scope_entry.user == admin_user
+    removed = sorted(set(DEFAULT_TEST_SCOPES) - {"read", "network"})
+    assert scope_entry.change_message == (
+        f"Scopes changed: removed {', '.join(removed)} (now: network, read)."
+    )
+    assert not any("Scopes" in m and "Changed" in m for m in messages)
+
+    # Granting back is logged the same way; saving unchanged scopes logs no scope entry.
+    admin_client.post(url(ApiKey, "change", api_key.pk), scopes_form(api_key, ["read"]))
+    admin_client.post(url(ApiKey, "change", api_key.pk), scopes_form(api_key, ["read"]))
+    assert [
+        e.change_message
+        for e in LogEntry.objects.filter(
+            object_id=api_key.pk, change_message__startswith="Scopes"
+        ).order_by("pk")
+    ][1:] == ["Scopes changed: removed network (now: read)."]
+
+
+def test_scopes_edit_refuses_none_and_unknown(admin_client, key):
+    api_key, _ = key
+    before = list(api_key.scopes)
+    for scopes in ([], ["root"], ["read", "root"]):
+        response = admin_client.post(
+            url(ApiKey, "change", api_key.pk), scopes_form(api_key, scopes)
+        )
+        assert response.status_code == 200
+        assert "scopes" in response.context["adminform"].form.errors
+    api_key.refresh_from_db()
+    assert api_key.scopes == before
+    assert not LogEntry.objects.filter(object_id=api_key.pk).exists()
 
 
 # --- API keys: revoke and rotate ------------------------------------------------------------
@@ -308,13 +416,15 @@ def test_revoke_action_revokes_and_logs_the_staff_user(admin_client, admin_user,
 
 def test_rotate_action_shows_new_secret_once(admin_client, admin_user, key):
     api_key, old_full_key = key
-    response = run_action(admin_client, "rotate_keys", api_key)
+    response = admin_client.post(
+        url(ApiKey), {"action": "rotate_keys", "_selected_action": [api_key.pk]}
+    )
     api_key.refresh_from_db()
     new_key = api_key.replaced_by
     assert new_key is not None
-    shown = [m for m in messages_of(response) if f"tx_{new_key.prefix}_" in m]
-    assert len(shown) == 1
-    new_full_key = next(w for w in shown[0].split() if w.startswith(f"tx_{new_key.prefix}_"))
+    (new_full_key,) = assert_secret_page(response, new_key)
+    assert secrets_on_page(response, api_key) == []
+    assert secret_part(new_full_key) not in admin_client.get(url(ApiKey)).content.decode()
     assert key_works(new_full_key) == 200
     assert key_works(old_full_key) == 200  # grace period
     assert list(new_key.allowed_networks.values_list("cidr", flat=True)) == ["127.0.0.1/32"]
@@ -329,6 +439,23 @@ def test_rotate_action_shows_new_secret_once(admin_client, admin_user, key):
     assert ApiKey.objects.count() == 2
 
 
+def test_rotate_now_action_revokes_the_old_key_at_once(admin_client, admin_user, key):
+    api_key, old_full_key = key
+    response = admin_client.post(
+        url(ApiKey), {"action": "rotate_keys_now", "_selected_action": [api_key.pk]}
+    )
+    api_key.refresh_from_db()
+    new_key = api_key.replaced_by
+    (new_full_key,) = assert_secret_page(response, new_key)
+    assert key_works(new_full_key) == 200
+    assert key_works(old_full_key) == 401  # no grace period: a leaked key stops now
+    assert api_key.revoked_at is not None
+    assert api_key.revoked_by == admin_user.get_username()
+    assert new_key.scopes == api_key.scopes
+    assert new_key.expires_at == api_key.expires_at
+    assert "revoked at" in LogEntry.objects.get(object_id=api_key.pk).get_change_message()
+
+
 # --- API keys: allowlist inline -------------------------------------------------------------
 def inline_data(api_key, rows, extra=None):
     """POST data for the key's change page with the allowlist rows [(network or None, cidr,
@@ -340,6 +467,7 @@ def inline_data(api_key, rows, extra=None):
         f"{prefix}-INITIAL_FORMS": str(len(initial)),
         f"{prefix}-MIN_NUM_FORMS": "0",
         f"{prefix}-MAX_NUM_FORMS": "1000",
+        "scopes": list(api_key.scopes),
         "_continue": "1",
     }
     for index, (network, cidr, delete) in enumerate(rows):

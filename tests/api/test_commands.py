@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from accounts.models import AccountProduct
 from accounts.verification import ledger_breaches
+from api import scopes
 from api.models import AllowedNetwork, ApiKey, Institution
 from cards.models import CardProduct
 from customers.models import Customer
@@ -120,6 +121,8 @@ def test_create_api_key_json_and_it_authenticates(institution, reference):
         "127.0.0.1/32",
         "--allow",
         "2001:db8::/32",
+        "--role",
+        "readonly",
         "--scope",
         "cards:sensitive",
         "--json",
@@ -129,7 +132,7 @@ def test_create_api_key_json_and_it_authenticates(institution, reference):
 
     api_key = ApiKey.objects.get(id=result["keyId"])
     assert api_key.institution_id == institution.id
-    assert api_key.scopes == ["cards:sensitive"]
+    assert api_key.scopes == ["cards:sensitive", "read"]
     assert sorted(api_key.allowed_networks.values_list("cidr", flat=True)) == [
         "127.0.0.1/32",
         "2001:db8::/32",
@@ -145,16 +148,19 @@ def test_create_api_key_json_and_it_authenticates(institution, reference):
 
 
 def test_create_api_key_plain_output_prints_the_key_once(institution):
-    output = run("create_api_key", "--institution", institution.id, "--allow", "127.0.0.1")
+    output = run(
+        "create_api_key", "--institution", institution.id, "--allow", "127.0.0.1", "--scope", "read"
+    )
     api_key = ApiKey.objects.get()
     lines = output.splitlines()
-    assert lines[:3] == [
+    assert lines[:4] == [
         f"Key {api_key.id} for {institution.name} ({institution.id})",
         "Allowed from: 127.0.0.1",
+        "Scopes: read",
         "API key (shown once, store it now):",
     ]
-    assert len(lines) == 4
-    assert status_of(lines[3]) == 200
+    assert len(lines) == 5
+    assert status_of(lines[4]) == 200
     assert list(api_key.allowed_networks.values_list("cidr", flat=True)) == ["127.0.0.1/32"]
 
 
@@ -166,6 +172,9 @@ def test_create_api_key_plain_output_prints_the_key_once(institution):
         (["--allow", "10.0.0.0/8", "--allow", "bogus"], "'bogus' is not an IPv4 or IPv6"),
         (["--allow", "2001:db8::/129"], "is not an IPv4 or IPv6"),
         (["--allow", "10.0.0.0/8", "--scope", "cards:everything"], "Unknown scope"),
+        (["--allow", "10.0.0.0/8", "--role", "admin"], "invalid choice: 'admin'"),
+        # No default: least privilege is chosen, never implied.
+        (["--allow", "10.0.0.0/8"], "A key needs a role or at least one scope"),
     ],
 )
 def test_create_api_key_rejects_bad_input_and_creates_nothing(institution, args, message):
@@ -177,8 +186,60 @@ def test_create_api_key_rejects_bad_input_and_creates_nothing(institution, args,
 
 def test_create_api_key_for_unknown_institution(db):
     with pytest.raises(CommandError, match="No institution with id or name 'fi_nope'"):
-        run("create_api_key", "--institution", "fi_nope", "--allow", "127.0.0.1/32")
+        run(
+            "create_api_key",
+            "--institution",
+            "fi_nope",
+            "--allow",
+            "127.0.0.1/32",
+            "--role",
+            "full",
+        )
     assert ApiKey.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--role", "full"], scopes.ROLES["full"]),
+        (["--role", "readonly"], ["read"]),
+        (["--role", "network"], ["network", "read"]),
+        (
+            ["--role", "network", "--scope", "cards:sensitive"],
+            ["cards:sensitive", "network", "read"],
+        ),
+        (["--role", "full", "--scope", "read"], scopes.ROLES["full"]),  # no repeats
+        (["--scope", "money:write", "--scope", "read"], ["money:write", "read"]),
+    ],
+)
+def test_create_api_key_role_and_scopes(institution, args, expected):
+    result = run_json(
+        "create_api_key",
+        "--institution",
+        institution.id,
+        "--allow",
+        "127.0.0.1/32",
+        *args,
+        "--json",
+    )
+    assert ApiKey.objects.get(id=result["keyId"]).scopes == sorted(expected)
+
+
+def test_create_api_key_full_role_is_every_scope_but_network_and_sensitive(institution):
+    result = run_json(
+        "create_api_key", "--institution", institution.id, "--allow", "127.0.0.1/32", "--role",
+        "full", "--json",
+    )  # fmt: skip
+    granted = ApiKey.objects.get(id=result["keyId"]).scopes
+    assert sorted(set(scopes.ALL) - set(granted)) == ["cards:sensitive", "network"]
+    api = Api("v2", result["apiKey"])
+    # Over HTTP: full reads and writes, but neither authorizes nor reads full card details.
+    assert api.get("/customers").status_code == 200
+    assert api.post("/customers", {}).status_code == 400  # allowed in: the body is refused
+    for path in ("/card-authorizations", "/card-lookups"):
+        refused = api.post(path, {})
+        assert refused.status_code == 403
+        assert refused.json()["code"] == "permission_denied"
 
 
 # --- revoke_api_key / rotate_api_key -----------------------------------------------------------
@@ -207,19 +268,27 @@ def test_revoke_unknown_key(db):
 
 def test_rotate_api_key(version, institution):
     old, old_secret = issue_key(
-        institution, allow=("127.0.0.1/32", "::1/128"), scopes=("cards:sensitive",)
+        institution, allow=("127.0.0.1/32", "::1/128"), scopes=("read", "cards:sensitive")
     )
     result = run_json("rotate_api_key", old.id, "--json")
     old.refresh_from_db()
 
-    assert set(result) == {"institutionId", "keyId", "apiKey", "oldKeyId", "oldKeyExpiresAt"}
+    assert set(result) == {
+        "institutionId",
+        "keyId",
+        "apiKey",
+        "keyExpiresAt",
+        "oldKeyId",
+        "oldKeyExpiresAt",
+    }
+    assert result["keyExpiresAt"] is None  # the old key had no expiry, nor has its successor
     assert result["oldKeyId"] == old.id
     assert result["institutionId"] == institution.id
     assert result["oldKeyExpiresAt"] == old.expires_at.isoformat()
     assert timedelta(hours=23, minutes=59) < old.expires_at - timezone.now() <= timedelta(hours=24)
     new = ApiKey.objects.get(id=result["keyId"])
     assert old.replaced_by_id == new.id
-    assert new.scopes == ["cards:sensitive"]
+    assert new.scopes == ["cards:sensitive", "read"]
     assert sorted(new.allowed_networks.values_list("cidr", flat=True)) == [
         "127.0.0.1/32",
         "::1/128",
@@ -240,6 +309,84 @@ def test_rotate_with_zero_grace_expires_the_old_key_at_once(key):
     result = run_json("rotate_api_key", old.id, "--grace-hours", "0", "--json")
     assert status_of(old_secret) == 401
     assert status_of(result["apiKey"]) == 200
+
+
+def test_rotate_keeps_the_expiry_of_a_time_boxed_key(version, key):
+    old, old_secret = key
+    ends = timezone.now() + timedelta(days=10)
+    ApiKey.objects.filter(pk=old.pk).update(expires_at=ends)
+
+    result = run_json("rotate_api_key", old.id, "--json")
+
+    new = ApiKey.objects.get(id=result["keyId"])
+    assert new.expires_at == ends
+    assert result["keyExpiresAt"] == ends.isoformat()
+    assert status_of(result["apiKey"], version=version) == 200
+    # Rotation changes the secret, not how long access lasts: at the old end, the new key ends.
+    ApiKey.objects.filter(pk=new.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert status_of(result["apiKey"], version=version) == 401
+
+
+def test_rotate_a_key_ending_within_the_grace_period(key):
+    old, _ = key
+    ends = timezone.now() + timedelta(hours=2)
+    ApiKey.objects.filter(pk=old.pk).update(expires_at=ends)
+
+    result = run_json("rotate_api_key", old.id, "--grace-hours", "24", "--json")
+
+    old.refresh_from_db()
+    assert old.expires_at == ends  # the grace period never lengthens a key's life
+    assert ApiKey.objects.get(id=result["keyId"]).expires_at == ends
+
+
+def test_rotate_now_revokes_the_old_key_at_once(version, institution):
+    old, old_secret = issue_key(institution, scopes=("read", "cards:sensitive"))
+    ends = timezone.now() + timedelta(days=3)
+    ApiKey.objects.filter(pk=old.pk).update(expires_at=ends)
+    assert status_of(old_secret, version=version) == 200
+
+    result = run_json("rotate_api_key", old.prefix, "--now", "--json")
+
+    old.refresh_from_db()
+    new = ApiKey.objects.get(id=result["keyId"])
+    assert result == {
+        "institutionId": institution.id,
+        "keyId": new.id,
+        "apiKey": result["apiKey"],
+        "keyExpiresAt": ends.isoformat(),
+        "oldKeyId": old.id,
+        "oldKeyRevokedAt": old.revoked_at.isoformat(),
+    }
+    assert old.revoked_by == "manage.py rotate_api_key"
+    assert old.replaced_by_id == new.id
+    assert old.expires_at == ends  # revoked, its recorded expiry untouched
+    assert new.expires_at == ends
+    assert new.scopes == ["cards:sensitive", "read"]
+    assert status_of(old_secret, version=version) == 401
+    assert status_of(result["apiKey"], version=version) == 200
+
+
+def test_rotate_now_text_output(key):
+    old, old_secret = key
+    output = run("rotate_api_key", old.id, "--now")
+    old.refresh_from_db()
+    lines = output.splitlines()
+    assert lines[0] == (
+        f"New key {old.replaced_by_id} (does not expire); "
+        f"{old.id} revoked at {old.revoked_at.isoformat()}"
+    )
+    assert lines[1] == "API key (shown once, store it now):"
+    assert status_of(lines[2]) == 200
+    assert status_of(old_secret) == 401
+
+
+def test_rotate_now_and_grace_hours_are_exclusive(key):
+    old, old_secret = key
+    count = ApiKey.objects.count()
+    with pytest.raises(CommandError, match="not allowed with argument"):
+        run("rotate_api_key", old.id, "--now", "--grace-hours", "2")
+    assert ApiKey.objects.count() == count
+    assert status_of(old_secret) == 200
 
 
 @pytest.mark.parametrize(
@@ -340,6 +487,9 @@ def test_seed_demo_twice(db):
     assert Customer.objects.filter(institution=institution).count() == 3
     assert AccountProduct.objects.filter(institution=institution).count() == 3
 
+    # The README sandbox's key: every scope (full, the card network's side, card details).
+    for result in (first, second):
+        assert ApiKey.objects.get(id=result["keyId"]).scopes == sorted(scopes.ALL)
     for result in (first, second):
         assert status_of(result["apiKey"]) == 200
         assert status_of(result["apiKey"], remote_addr="127.8.9.10") == 200

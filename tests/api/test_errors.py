@@ -12,7 +12,6 @@ import uuid
 from unittest.mock import ANY
 
 import pytest
-from django.core.cache import cache
 from django.db import InterfaceError, OperationalError
 from django.test import Client
 
@@ -47,14 +46,6 @@ UNAVAILABLE = {
     "code": "service_unavailable",
     "message": "The service is temporarily unavailable. Retry later.",
 }
-
-
-@pytest.fixture(autouse=True)
-def clear_cache(db):
-    """Rate-limit counters live in the cache: start every test from zero."""
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def assert_error(response, version, status, error):
@@ -225,25 +216,35 @@ def error_details(response, version):
     return (payload["error"] if version == "v1" else payload)["details"]
 
 
-# --- 403 permission_denied (no endpoint needs a scope yet: the permission itself) ---------------
+# --- 403 permission_denied (the permission itself; every operation: tests/api/test_scopes.py) ---
 
 
 def test_missing_scope_is_permission_denied(key):
-    api_key, _ = key
+    api_key, _ = key  # every scope but cards:sensitive
     client = ApiClient(api_key=api_key, institution=api_key.institution)
-    request = types.SimpleNamespace(user=client)
-    view = types.SimpleNamespace(required_scope="cards:sensitive")
+    request = types.SimpleNamespace(user=client, method="POST")
+    view = types.SimpleNamespace(write_scope="cards:sensitive", allowed_methods=["POST"])
     with pytest.raises(tx.PermissionDenied) as raised:
         HasApiKey().has_permission(request, view)
     assert (raised.value.status, raised.value.code) == (403, "permission_denied")
+    assert raised.value.details == {"requiredScope": "cards:sensitive"}
+
+
+def test_write_without_a_declared_scope_is_refused_to_every_key(institution):
+    api_key, _ = issue_key(institution, scopes=api_scopes.ALL)
+    request = types.SimpleNamespace(
+        user=ApiClient(api_key=api_key, institution=api_key.institution), method="PATCH"
+    )
+    with pytest.raises(tx.PermissionDenied):
+        HasApiKey().has_permission(request, types.SimpleNamespace(allowed_methods=["PATCH"]))
 
 
 def test_scope_present_is_permitted(institution):
     api_key, _ = issue_key(institution, scopes=api_scopes.ALL)
     request = types.SimpleNamespace(
-        user=ApiClient(api_key=api_key, institution=api_key.institution)
+        user=ApiClient(api_key=api_key, institution=api_key.institution), method="GET"
     )
-    view = types.SimpleNamespace(required_scope="cards:sensitive")
+    view = types.SimpleNamespace(read_scope="cards:sensitive", allowed_methods=["GET"])
     assert HasApiKey().has_permission(request, view) is True
 
 

@@ -10,7 +10,9 @@ from django.db import connection
 from stdnum import luhn
 
 from accounts.verification import ledger_breaches
+from api import scopes as api_scopes
 from tests.conftest import Api
+from tests.factories import issue_key
 from transfers.models import Transfer
 
 from .helpers import (
@@ -39,6 +41,12 @@ from .helpers import (
 )
 
 START = 100_000
+
+
+@pytest.fixture
+def key(institution):
+    """Every scope: PAN transfers need `cards:sensitive` (refused without it in test_scopes.py)."""
+    return issue_key(institution, scopes=api_scopes.ALL)
 
 
 class World:

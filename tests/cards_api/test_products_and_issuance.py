@@ -116,6 +116,8 @@ PRODUCTS = {
     },
 }
 
+SENSITIVE_SCOPE = {"requiredScope": "cards:sensitive"}
+
 
 def test_card_products_list_every_field(api):
     response = api.get("/products/cards")
@@ -358,12 +360,21 @@ def test_the_cardholder_must_hold_the_account(api):
 def test_invalid_embossed_name(api):
     ada = customer(api)
     acc = account(api, ada)
-    response = issue_response(api, acc, ada, embossedName="Zoë Ünal")
+    response = issue_response(api, acc, ada, embossedName="李小龙")
     assert_validation_error(
         response,
         api.version,
-        {"embossedName": "2 to 26 letters A-Z, digits, spaces and . ' - / (no accents)."},
+        {
+            "embossedName": "2 to 26 letters A-Z, digits, spaces and . ' - / (accented Latin "
+            "letters are transliterated; other characters are refused)."
+        },
     )
+
+
+def test_a_given_embossed_name_is_transliterated(api):
+    ada = customer(api)
+    acc = account(api, ada)
+    assert issue(api, acc, ada, embossedName="Zoë Ünal")["embossedName"] == "ZOE UNAL"
 
 
 def test_embossed_name_defaults_to_an_ascii_name(api):
@@ -583,16 +594,26 @@ def test_v2_card_writes_need_an_idempotency_key(api_v2, api_v1):
     assert ids(api_v2, "/cards") == {card["cardId"]}
 
 
-def test_card_lookup_by_pan(api, institution, other_api):
+def test_card_lookup_by_pan(api, institution, other_institution):
     ada = customer(api)
     acc = account(api, ada)
     card = issue(api, acc, ada)
-    pan = secrets_of(sensitive_api(api, institution), card["cardId"])["pan"]
-    found = resource(api.post("/card-lookups", {"pan": pan}), api.version)
+    sensitive = sensitive_api(api, institution)
+    pan = secrets_of(sensitive, card["cardId"])["pan"]
+    found = resource(sensitive.post("/card-lookups", {"pan": pan}), api.version)
     assert found == card_of(api, card["cardId"])
-    # Another institution does not see it.
+    # Without `cards:sensitive` a PAN is not even looked up.
     assert_error(
-        other_api.post("/card-lookups", {"pan": pan}),
+        api.post("/card-lookups", {"pan": pan}),
+        api.version,
+        403,
+        "permission_denied",
+        SENSITIVE_SCOPE,
+    )
+    # Another institution does not see it.
+    theirs = Api(api.version, issue_key(other_institution, scopes=api_scopes.ALL)[1])
+    assert_error(
+        theirs.post("/card-lookups", {"pan": pan}),
         api.version,
         404,
         "not_found",
@@ -601,12 +622,12 @@ def test_card_lookup_by_pan(api, institution, other_api):
     # A PAN with a wrong check digit, or no PAN at all.
     bad = pan[:-1] + str((int(pan[-1]) + 1) % 10)
     assert_validation_error(
-        api.post("/card-lookups", {"pan": bad}),
+        sensitive.post("/card-lookups", {"pan": bad}),
         api.version,
         {"pan": "Must be 12 to 19 digits with a valid check digit."},
     )
     assert_validation_error(
-        api.post("/card-lookups", {}), api.version, {"pan": "This field is required."}
+        sensitive.post("/card-lookups", {}), api.version, {"pan": "This field is required."}
     )
 
 

@@ -1,11 +1,16 @@
 import json
 
 from api.management.base import TXCommand
+from api.scopes import ALL, ROLES
 from api.services import api_key_create
 
 
 class Command(TXCommand):
-    help = "Create an API key for an institution. The key is printed once and never stored."
+    help = (
+        "Create an API key for an institution. The key is printed once and never stored. "
+        "Give its scopes with --role and/or --scope (at least one: no scope is granted by "
+        "default)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--institution", required=True, help="Institution id or name.")
@@ -16,7 +21,19 @@ class Command(TXCommand):
             metavar="CIDR",
             help="Allowed client network, IPv4 or IPv6 (repeatable; at least one).",
         )
-        parser.add_argument("--scope", action="append", default=[], help="e.g. cards:sensitive")
+        parser.add_argument(
+            "--role",
+            choices=sorted(ROLES),
+            help="Preset scopes: full (every scope but cards:sensitive and network), readonly "
+            "(read), network (read, network: a card processor's connector).",
+        )
+        parser.add_argument(
+            "--scope",
+            action="append",
+            default=[],
+            metavar="SCOPE",
+            help=f"One more scope (repeatable), e.g. cards:sensitive. Known: {', '.join(ALL)}.",
+        )
         parser.add_argument("--name", default="", help="A label for operators.")
         parser.add_argument(
             "--json",
@@ -29,6 +46,7 @@ class Command(TXCommand):
         issued = api_key_create(
             institution=institution,
             allow=options["allow"],
+            role=options["role"],
             scopes=options["scope"],
             name=options["name"],
             created_by="manage.py create_api_key",
@@ -46,5 +64,6 @@ class Command(TXCommand):
             return
         self.stdout.write(f"Key {issued.api_key.id} for {institution.name} ({institution.id})")
         self.stdout.write(f"Allowed from: {', '.join(options['allow'])}")
+        self.stdout.write(f"Scopes: {', '.join(issued.api_key.scopes)}")
         self.stdout.write("API key (shown once, store it now):")
         self.stdout.write(issued.secret)

@@ -4,6 +4,7 @@ from django.db import transaction
 
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create, adjustment_create
+from api import scopes
 from api.actors import SYSTEM
 from api.management.base import TXCommand
 from api.services import api_key_create, institution_create
@@ -94,10 +95,14 @@ class Command(TXCommand):
                     )
             if not Card.objects.filter(institution=institution).exists():
                 _issue_demo_cards(institution)
+            # The sandbox key may do everything the README's walk-through and the Swagger UI
+            # offer: the `full` role, the card network's side (authorizations, presentments,
+            # returns) and full card details. It is usable from loopback only.
             issued = api_key_create(
                 institution=institution,
                 allow=["127.0.0.0/8", "::1/128"],
-                scopes=["cards:sensitive"],
+                role="full",
+                scopes=[scopes.NETWORK, scopes.CARDS_SENSITIVE],
                 name="demo",
                 created_by="manage.py seed_demo",
             )

@@ -1,0 +1,697 @@
+"""A scope on every operation (DESIGN.md section 3, docs/tenancy-and-keys.md).
+
+The operations are not listed by hand: they are found by walking the URL resolver (every API view
+of both versions, every method it answers, and v1's POST alias of PATCH), so an operation added
+later is covered without touching this file. For each one, over HTTP:
+- a key with every scope but the one it requires gets 403 `permission_denied`
+  (`details.requiredScope`) and nothing in the database changes, although the request would
+  have worked;
+- a key with only that scope gets in (the request does what it asks).
+Then the roles, the PAN-in-the-body rule, the migration of old keys, and the docs table.
+"""
+
+import importlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+from django.db import connection
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from api import scopes
+from api.auth import required_scope
+from api.models import ApiKey
+from api.views import TXView
+from tests.cards_api.helpers import product_rid
+from tests.conftest import Api, body_of, error_of
+from tests.factories import issue_key
+
+pytestmark = pytest.mark.django_db
+
+DOCS = Path(settings.BASE_DIR) / "docs" / "tenancy-and-keys.md"
+
+
+# --- the operations, from the URL resolver ---------------------------------------------------
+@dataclass(frozen=True)
+class Operation:
+    version: str
+    method: str
+    route: str  # "/cards/{cardId}/limits"
+    view: type
+    scope: str
+    alias: bool = False  # v1's POST to a path that has only PATCH (api.views.TXView)
+
+    @property
+    def id(self) -> str:
+        return f"{self.version} {self.method} {self.route}" + (" (alias)" if self.alias else "")
+
+
+def _walk(patterns, prefix=""):
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern):
+            yield prefix + str(pattern.pattern), pattern
+
+
+def operations() -> list[Operation]:
+    found = []
+    for route, pattern in _walk(get_resolver().url_patterns):
+        view = getattr(pattern.callback, "view_class", None)
+        match = re.fullmatch(r"TX/(v[12])/(.*)", route)
+        if match is None or view is None or not issubclass(view, TXView):
+            continue  # the admin, and the schema and docs pages (not API operations)
+        version, path = match.groups()
+        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", path)
+        for method in ("get", "post", "patch"):
+            if hasattr(view, method):
+                scope = required_scope(view, method.upper())
+                found.append(Operation(version, method.upper(), path, view, scope))
+        if version == "v1" and hasattr(view, "patch") and not hasattr(view, "post"):
+            found.append(Operation("v1", "POST", path, view, required_scope(view, "PATCH"), True))
+    return found
+
+
+OPERATIONS = operations()
+
+
+def test_every_operation_names_one_known_scope():
+    assert len(OPERATIONS) > 100  # both versions were found
+    for operation in OPERATIONS:
+        assert operation.scope in scopes.ALL, operation.id
+    # The scope a body adds is a known one too.
+    assert {getattr(op.view, "pan_scope", None) for op in OPERATIONS} == {
+        None,
+        scopes.CARDS_SENSITIVE,
+    }
+
+
+# --- a world to operate on: real ids everywhere ----------------------------------------------
+MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
+
+
+def made(response, version) -> dict:
+    assert response.status_code in (200, 201), response.content
+    return body_of(response, version)
+
+
+class World:
+    """Real objects to operate on, made over HTTP with a key that has every scope, each on
+    first use (`world["card"]`): an operation pays only for what it names."""
+
+    def __init__(self, version: str, institution):
+        self.version = version
+        self.api = Api(version, issue_key(institution, scopes=scopes.ALL)[1])
+        self._ids = {}
+
+    def __getitem__(self, name):
+        if name not in self._ids:
+            self._ids[name] = getattr(self, f"_make_{name}")()
+        return self._ids[name]
+
+    def make(self, *names) -> None:
+        """Make these now (before a snapshot, say)."""
+        for name in names:
+            self[name]
+
+    def _post(self, path, body) -> dict:
+        return made(self.api.post(path, body), self.version)
+
+    def _customer_named(self, first):
+        body = {"firstName": first, "lastName": "L", "countryId": "276"}
+        return self._post("/customers", body)["customerId"]
+
+    def _make_customer(self):
+        return self._customer_named("Ada")
+
+    def _make_customer2(self):
+        return self._customer_named("Grace")
+
+    def _make_accountProduct(self):  # noqa: N802
+        return product_rid(self.api, "AccountPrepaidAPI", cards=False)
+
+    def _make_cardProduct(self):  # noqa: N802
+        return product_rid(self.api, "PREPAID_STANDARD")
+
+    def _funded(self, holder):
+        body = {"customerId": self[holder], "productRid": self["accountProduct"]}
+        opened = self._post("/accounts", body)
+        load = {"direction": "credit", "amount": 100_000, "currency": "EUR"}
+        self._post(f"/accounts/{opened['accountId']}/adjustments", load)
+        return opened
+
+    def _make_account(self):
+        opened = self._funded("customer")
+        self._ids["accountNumber"] = opened["accountNumber"]
+        return opened["accountId"]
+
+    def _make_account2(self):
+        return self._funded("customer2")["accountId"]
+
+    def _make_accountNumber(self):  # noqa: N802
+        self["account"]
+        return self._ids["accountNumber"]
+
+    def _make_card(self):
+        body = {
+            "accountId": self["account"],
+            "customerId": self["customer"],
+            "cardProductRid": self["cardProduct"],
+            "form": "virtual",
+            "status": "active",
+        }
+        card_id = self._post("/cards", body)["cardId"]
+        made(self.api.patch(f"/cards/{card_id}/pin", {"pin": "4821"}), self.version)
+        return card_id
+
+    def _make_physical_card(self):
+        body = {
+            "accountId": self["account"],
+            "customerId": self["customer"],
+            "cardProductRid": self["cardProduct"],
+            "form": "physical",
+            "status": "active",
+            "embossedName": "ADA L",
+            "deliveryAddress": {
+                "line1": "Unter den Linden 1",
+                "city": "Berlin",
+                "postalCode": "10117",
+                ("countryId" if self.version == "v1" else "countryCode"): "276",
+            },
+        }
+        return self._post("/cards", body)["cardId"]
+
+    def _make_pan(self):
+        return made(self.api.get(f"/cards/{self['card']}/sensitive-details"), self.version)["pan"]
+
+    def _make_hold(self):
+        body = {"accountId": self["account"], "amount": 500, "currency": "EUR"}
+        return self._post("/holds", body)["holdId"]
+
+    def _make_transfer(self):
+        return self._post("/transfers", transfer_body(self))["transferId"]
+
+    def _make_authorization(self):
+        """Presented, with its statement line."""
+        authorization = self._post("/card-authorizations", authorization_body(self))
+        self._ids["transaction"] = authorization["transactionId"]
+        self._post(f"/card-authorizations/{authorization['authorizationId']}/presentments", {})
+        return authorization["authorizationId"]
+
+    def _make_transaction(self):
+        self["authorization"]
+        return self._ids["transaction"]
+
+    def _make_pending_authorization(self):
+        return self._post("/card-authorizations", authorization_body(self))["authorizationId"]
+
+    def _make_return(self):
+        return self._post("/card-returns", return_body(self))["returnId"]
+
+    def _make_rule(self):
+        body = {
+            "name": "r",
+            "kind": "velocity_count",
+            "action": "alert",
+            "windowSeconds": 60,
+            "maxCount": 50,
+        }
+        return self._post("/monitoring-rules", body)["ruleId"]
+
+    def _make_endpoint(self):
+        body = {"url": "http://127.0.0.1:9/hooks", "eventTypes": ["*"]}
+        return self._post("/webhook-endpoints", body)["endpointId"]
+
+    def _make_event(self):
+        self["customer"]
+        return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
+
+
+def world(version: str, institution) -> World:
+    return World(version, institution)
+
+
+def transfer_body(ids, source=None, destination=None) -> dict:
+    return {
+        "source": source or {"accountId": ids["account"]},
+        "destination": destination or {"accountId": ids["account2"]},
+        "amount": 100,
+        "currency": "EUR",
+    }
+
+
+def authorization_body(ids, **card) -> dict:
+    return {
+        **(card or {"cardId": ids["card"]}),
+        "amount": 1000,
+        "currency": "EUR",
+        "type": "Goods",
+        "merchant": MERCHANT,
+    }
+
+
+def return_body(ids, **card) -> dict:
+    return {
+        **(card or {"cardId": ids["card"]}),
+        "amount": 100,
+        "currency": "EUR",
+        "merchant": MERCHANT,
+    }
+
+
+# Path parameters: each names an object of the world.
+PATH_IDS = {
+    "customerId": "customer",
+    "accountId": "account",
+    "holdId": "hold",
+    "cardId": "card",
+    "transferId": "transfer",
+    "transactionId": "transaction",
+    "authorizationId": "authorization",
+    "returnId": "return",
+    "eventId": "event",
+    "ruleId": "rule",
+    "endpointId": "endpoint",
+}
+# Objects no request can make without staff or a rule firing: a made-up id answers 404 after
+# the scope check, which is all these tests need of them.
+FAKE_IDS = {"alertId": "alert_0000000000000000000000000"}
+
+
+def path_of(operation: Operation, ids: dict) -> str:
+    path = operation.route
+    if operation.route == "/card-authorizations/{authorizationId}/presentments" or (
+        operation.route == "/card-authorizations/{authorizationId}/reversals"
+    ):
+        path = path.replace("{authorizationId}", ids["pending_authorization"])
+    if operation.route == "/cards/{cardId}/reissues":  # a new plastic: a physical card
+        path = path.replace("{cardId}", ids["physical_card"])
+    for name, value in FAKE_IDS.items():
+        path = path.replace("{" + name + "}", value)
+    return re.sub(r"\{(\w+)\}", lambda m: ids[PATH_IDS[m.group(1)]], path)
+
+
+def body_of_write(method: str, route: str, ids) -> dict:
+    """A body that works (with the scope), so that a refusal is what kept the change out."""
+
+    def joint(ids):
+        card = {"cardProductRid": ids["cardProduct"]}
+        return {
+            "primaryCard": {**card, "customerId": ids["customer"]},
+            "secondaryCard": {**card, "customerId": ids["customer2"]},
+        }
+
+    bodies = {
+        ("POST", "/customers"): lambda ids: {
+            "firstName": "Kwame",
+            "lastName": "M",
+            "countryId": "288",
+        },
+        ("PATCH", "/customers/{customerId}"): lambda ids: {"email": "ada@example.com"},
+        ("POST", "/accounts"): lambda ids: {
+            "customerId": ids["customer"],
+            "productRid": ids["accountProduct"],
+        },
+        ("PATCH", "/accounts/{accountId}"): lambda ids: {"status": "frozen"},
+        ("POST", "/accounts/{accountId}/adjustments"): lambda ids: {
+            "direction": "credit",
+            "amount": 100,
+            "currency": "EUR",
+        },
+        ("POST", "/account-lookups"): lambda ids: {"accountNumber": ids["accountNumber"]},
+        ("POST", "/holds"): lambda ids: {
+            "accountId": ids["account"],
+            "amount": 100,
+            "currency": "EUR",
+        },
+        ("PATCH", "/holds/{holdId}"): lambda ids: {"status": "released"},
+        ("POST", "/holds/{holdId}/captures"): lambda ids: {"amount": 100},
+        ("POST", "/cards"): lambda ids: {
+            "accountId": ids["account"],
+            "customerId": ids["customer"],
+            "cardProductRid": ids["cardProduct"],
+            "form": "virtual",
+        },
+        ("POST", "/joint-accounts"): joint,
+        ("POST", "/cards/joint-account"): joint,
+        ("POST", "/card-lookups"): lambda ids: {"pan": ids["pan"]},
+        ("PATCH", "/cards/{cardId}"): lambda ids: {"status": "suspended"},
+        ("POST", "/cards/{cardId}/renewals"): lambda ids: {},
+        ("POST", "/cards/{cardId}/reissues"): lambda ids: {"reason": "damaged"},
+        ("POST", "/cards/{cardId}/replacements"): lambda ids: {"reason": "lost"},
+        ("PATCH", "/cards/{cardId}/security-settings"): lambda ids: {"ecommerce": False},
+        ("PATCH", "/cards/{cardId}/limits"): lambda ids: {"daily": 150_000},
+        ("PATCH", "/cards/{cardId}/pin"): lambda ids: {"pin": "1357", "currentPin": "4821"},
+        ("POST", "/cards/{cardId}/pin-verifications"): lambda ids: {"pin": "4821"},
+        ("POST", "/transfers"): transfer_body,
+        ("POST", "/transfers/{transferId}/reversals"): lambda ids: {},
+        ("POST", "/card-authorizations"): authorization_body,
+        ("POST", "/card-authorizations/{authorizationId}/presentments"): lambda ids: {},
+        ("POST", "/card-authorizations/{authorizationId}/reversals"): lambda ids: {},
+        ("POST", "/card-returns"): return_body,
+        ("POST", "/monitoring-rules"): lambda ids: {
+            "name": "n",
+            "kind": "blocked_mcc",
+            "action": "decline",
+            "mccs": ["7995"],
+        },
+        ("PATCH", "/monitoring-rules/{ruleId}"): lambda ids: {"action": "decline"},
+        ("POST", "/webhook-endpoints"): lambda ids: {
+            "url": "http://127.0.0.1:9/other",
+            "eventTypes": ["*"],
+        },
+        ("PATCH", "/webhook-endpoints/{endpointId}"): lambda ids: {"enabled": False},
+    }
+    return bodies[(method, route)](ids)
+
+
+def request_of(operation: Operation, ids) -> tuple[str, str, dict | None]:
+    """(method, path, body), with every object it names made (before any snapshot)."""
+    path = path_of(operation, ids)
+    if operation.method == "GET":
+        return "GET", path, None
+    method = "PATCH" if operation.alias else operation.method
+    return operation.method, path, body_of_write(method, operation.route, ids)
+
+
+def send(api: Api, request):
+    method, path, body = request
+    if method == "GET":
+        return api.get(path)
+    return (api.patch if method == "PATCH" else api.post)(path, body)
+
+
+# --- what "nothing changed" means: every row of the domain, hashed ---------------------------
+DOMAIN_APPS = [
+    "customers",
+    "accounts",
+    "cards",
+    "transfers",
+    "transactions",
+    "authorizations",
+    "events",
+    "monitoring",
+    "webhooks",
+]
+
+
+def _tables() -> list[str]:
+    models = [m for label in DOMAIN_APPS for m in apps.get_app_config(label).get_models()]
+    models += [
+        apps.get_model("api", name)
+        for name in ("Institution", "ApiKey", "AllowedNetwork", "IdempotencyRecord")
+    ]
+    tables = sorted({model._meta.db_table for model in models})
+    return tables + (["procrastinate_jobs"] if "procrastinate_jobs" in _all_tables() else [])
+
+
+def _all_tables() -> set[str]:
+    return set(connection.introspection.table_names())
+
+
+def snapshot() -> dict[str, tuple[int, str]]:
+    """(row count, md5 of every row as JSON) per table, in one query: any insert, update or
+    delete anywhere in the domain (balances, statuses, counters, events, jobs) changes it."""
+    parts = [
+        f"SELECT '{table}', count(*), md5(coalesce(string_agg(row_to_json(t)::text, '|' "  # noqa: S608 - names from the models
+        f"ORDER BY row_to_json(t)::text), '')) FROM \"{table}\" t"
+        for table in _tables()
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts))
+        return {table: (count, digest) for table, count, digest in cursor.fetchall()}
+
+
+def assert_refused(response, version, scope):
+    assert response.status_code == 403, response.content
+    error = error_of(response, version)
+    assert error["code"] == "permission_denied"
+    assert error["details"] == {"requiredScope": scope}
+
+
+# --- each operation, without its scope and with only its scope ------------------------------
+# Operations that answer 4xx with only their scope, on the world as it is (never 403).
+NOT_2XX_WITH_ONLY_ITS_SCOPE = {
+    ("GET", "/monitoring-alerts/{alertId}"): 404,  # a made-up id: no rule fired
+}
+
+
+@pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: op.id)
+def test_operation_refused_without_its_scope_and_nothing_changes(operation, institution):
+    ids = world(operation.version, institution)
+    everything_but = [scope for scope in scopes.ALL if scope != operation.scope]
+    denied = Api(operation.version, issue_key(institution, scopes=everything_but)[1])
+    only = Api(operation.version, issue_key(institution, scopes=[operation.scope])[1])
+    request = request_of(operation, ids)
+    before = snapshot()
+    assert_refused(send(denied, request), operation.version, operation.scope)
+    assert snapshot() == before
+
+    response = send(only, request)
+    expected = NOT_2XX_WITH_ONLY_ITS_SCOPE.get((operation.method, operation.route))
+    if expected is not None:
+        assert response.status_code == expected, response.content
+    else:
+        assert response.status_code in (200, 201), response.content
+    if operation.method != "GET" and expected is None:
+        assert snapshot() != before  # the write the refused key was kept from
+
+
+# --- roles -----------------------------------------------------------------------------------
+def role_api(version, institution, role) -> Api:
+    return Api(version, issue_key(institution, scopes=scopes.ROLES[role])[1])
+
+
+def test_readonly_reads_and_writes_nothing(version, institution):
+    ids = world(version, institution)
+    readonly = role_api(version, institution, "readonly")
+    assert readonly.get("/customers").status_code == 200
+    assert readonly.get(f"/accounts/{ids['account']}/balances").status_code == 200
+    ids.make("account2", "card")
+    before = snapshot()
+    assert_refused(
+        readonly.post("/customers", {"firstName": "A", "lastName": "B", "countryId": "276"}),
+        version,
+        scopes.CUSTOMERS_WRITE,
+    )
+    assert_refused(readonly.post("/transfers", transfer_body(ids)), version, scopes.MONEY_WRITE)
+    assert_refused(
+        readonly.get(f"/cards/{ids['card']}/sensitive-details"), version, scopes.CARDS_SENSITIVE
+    )
+    assert snapshot() == before
+
+
+def test_network_authorizes_but_cannot_move_money(version, institution):
+    ids = world(version, institution)
+    network = role_api(version, institution, "network")
+    authorization = made(network.post("/card-authorizations", authorization_body(ids)), version)
+    assert authorization["approved"] is True
+    made(
+        network.post(f"/card-authorizations/{authorization['authorizationId']}/presentments", {}),
+        version,
+    )
+    made(network.post("/card-returns", return_body(ids)), version)
+    ids.make("account2")
+    before = snapshot()
+    assert_refused(network.post("/transfers", transfer_body(ids)), version, scopes.MONEY_WRITE)
+    assert_refused(
+        network.post(
+            f"/accounts/{ids['account']}/adjustments",
+            {"direction": "credit", "amount": 100, "currency": "EUR"},
+        ),
+        version,
+        scopes.MONEY_ADJUST,
+    )
+    assert_refused(
+        network.patch(f"/cards/{ids['card']}", {"status": "closed"}), version, scopes.CARDS_WRITE
+    )
+    assert snapshot() == before
+
+
+def test_full_cannot_read_card_details_nor_play_the_network(version, institution):
+    ids = world(version, institution)
+    full = role_api(version, institution, "full")
+    made(full.post("/transfers", transfer_body(ids)), version)
+    ids.make("pan", "pending_authorization")
+    before = snapshot()
+    assert_refused(
+        full.get(f"/cards/{ids['card']}/sensitive-details"), version, scopes.CARDS_SENSITIVE
+    )
+    assert_refused(full.post("/card-lookups", {"pan": ids["pan"]}), version, scopes.CARDS_SENSITIVE)
+    for path, body in [
+        ("/card-authorizations", authorization_body(ids)),
+        ("/card-returns", return_body(ids)),
+        (f"/card-authorizations/{ids['pending_authorization']}/presentments", {}),
+        (f"/card-authorizations/{ids['pending_authorization']}/reversals", {}),
+    ]:
+        assert_refused(full.post(path, body), version, scopes.NETWORK)
+    assert snapshot() == before
+
+
+# --- a full PAN in the body needs cards:sensitive too ----------------------------------------
+UNKNOWN_PAN = "4000000000000002"  # Luhn-valid, no card has it
+
+
+@pytest.mark.parametrize(
+    ("case", "scope"),
+    [
+        ("transfer_from_pan", scopes.MONEY_WRITE),
+        ("transfer_to_pan", scopes.MONEY_WRITE),
+        ("authorization", scopes.NETWORK),
+        ("return", scopes.NETWORK),
+    ],
+)
+def test_pan_in_the_body_needs_cards_sensitive(version, institution, case, scope):
+    ids = world(version, institution)
+
+    def request(api, pan):
+        if case == "transfer_from_pan":
+            return api.post("/transfers", transfer_body(ids, source={"pan": pan}))
+        if case == "transfer_to_pan":
+            destination = {"pan": pan}
+            return api.post(
+                "/transfers",
+                transfer_body(ids, source={"accountId": ids["account2"]}, destination=destination),
+            )
+        if case == "authorization":
+            return api.post("/card-authorizations", authorization_body(ids, pan=pan))
+        return api.post("/card-returns", return_body(ids, pan=pan))
+
+    # Every scope but cards:sensitive: refused, the same for a real and an unknown PAN (no
+    # oracle), before anything is looked up or changed.
+    without = Api(
+        version, issue_key(institution, scopes=scopes.ROLES["full"] + [scopes.NETWORK])[1]
+    )
+    ids.make("pan", "account", "account2", "card")
+    before = snapshot()
+    for pan in (ids["pan"], UNKNOWN_PAN):
+        response = request(without, pan)
+        assert_refused(response, version, scopes.CARDS_SENSITIVE)
+    assert snapshot() == before
+
+    # With it (and the operation's own scope): the PAN names the card.
+    with_it = Api(version, issue_key(institution, scopes=[scope, scopes.CARDS_SENSITIVE])[1])
+    made(request(with_it, ids["pan"]), version)
+    assert snapshot() != before
+    # cards:sensitive alone is not the operation's scope.
+    alone = Api(version, issue_key(institution, scopes=[scopes.CARDS_SENSITIVE])[1])
+    assert_refused(request(alone, ids["pan"]), version, scope)
+
+
+# --- the migration of keys issued before scopes covered every operation ----------------------
+def test_existing_keys_migrate_to_full_plus_what_they_had(institution):
+    migration = importlib.import_module("api.migrations.0004_existing_keys_full_role")
+    bare, _ = issue_key(institution, scopes=["read"])
+    sensitive, sensitive_secret = issue_key(institution, scopes=["read"])
+    ApiKey.objects.filter(pk=bare.pk).update(scopes=[])
+    ApiKey.objects.filter(pk=sensitive.pk).update(scopes=["cards:sensitive"])
+
+    migration.grant_full(apps, None)
+
+    full = [
+        "accounts:write",
+        "cards:pin",
+        "cards:write",
+        "customers:write",
+        "money:adjust",
+        "money:write",
+        "monitoring:write",
+        "read",
+        "webhooks:write",
+    ]
+    bare.refresh_from_db()
+    sensitive.refresh_from_db()
+    assert bare.scopes == full
+    assert sensitive.scopes == sorted([*full, "cards:sensitive"])
+    # Nothing breaks: what the key did before, it still does.
+    api = Api("v2", sensitive_secret)
+    assert api.get("/customers").status_code == 200
+    assert (
+        api.post("/customers", {"firstName": "A", "lastName": "B", "countryId": "276"}).status_code
+        == 201
+    )
+
+
+# --- the table in docs/tenancy-and-keys.md ---------------------------------------------------
+def expected_table() -> list[str]:
+    """One row per (method, path): the scope, and which versions answer it."""
+    rows: dict[tuple[str, str], dict] = {}
+    for op in OPERATIONS:
+        row = rows.setdefault(
+            (op.route, op.method), {"scope": op.scope, "versions": set(), "alias": op.alias}
+        )
+        assert row["scope"] == op.scope, f"{op.id}: the versions disagree on the scope"
+        row["versions"].add(op.version)
+    lines = []
+    for (route, method), row in sorted(rows.items()):
+        if row["alias"]:
+            versions = "v1 (alias of PATCH)"
+        elif row["versions"] == {"v1", "v2"}:
+            versions = "both"
+        else:
+            versions = " ".join(sorted(row["versions"])) + " only"
+        pan = getattr_pan(route, method)
+        scope = f"`{row['scope']}`" + (f" (+ `{pan}` with a `pan` in the body)" if pan else "")
+        lines.append(f"| {method} | `{route}` | {scope} | {versions} |")
+    return lines
+
+
+def getattr_pan(route: str, method: str) -> str | None:
+    for op in OPERATIONS:
+        if op.route == route and op.method == method and method != "GET":
+            return getattr(op.view, "pan_scope", None)
+    return None
+
+
+def documented_table() -> list[str]:
+    text = DOCS.read_text()
+    start = text.index("<!-- scopes-table:start -->")
+    end = text.index("<!-- scopes-table:end -->")
+    return [line for line in text[start:end].splitlines() if line.startswith("| ") and "`" in line]
+
+
+def test_docs_table_lists_every_operation_with_its_scope():
+    expected = expected_table()
+    assert documented_table() == expected, "docs/tenancy-and-keys.md should read:\n" + "\n".join(
+        expected
+    )
+
+
+# --- the OpenAPI documents -------------------------------------------------------------------
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_openapi_operations_carry_their_scope(version):
+    from drf_spectacular.generators import SchemaGenerator
+
+    document = SchemaGenerator(api_version=version).get_schema(request=None, public=True)
+    expected = {
+        (f"/TX/{op.version}{op.route}", op.method.lower()): op
+        for op in OPERATIONS
+        if op.version == version
+    }
+    documented = {
+        (path, method): operation
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+        if "x-required-scope" in operation
+    }
+    assert set(documented) == set(expected)
+    for key, operation in documented.items():
+        op = expected[key]
+        assert operation["x-required-scope"] == op.scope
+        sentence = f"Requires scope `{op.scope}`."
+        pan = getattr(op.view, "pan_scope", None) if op.method != "GET" else None
+        if pan:
+            sentence += f" A `pan` in the body also requires `{pan}`."
+        assert operation["description"].endswith(sentence), key
+        assert operation.get("x-pan-required-scope") == pan
+    # Nothing else is documented as an operation but the schema and docs pages (no scope).
+    others = {
+        path
+        for path, operations in document["paths"].items()
+        for operation in operations.values()
+        if "x-required-scope" not in operation
+    }
+    assert others <= {f"/TX/{version}/schema", f"/TX/{version}/docs"}
