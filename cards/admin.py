@@ -551,11 +551,16 @@ class SensitiveDetailsAccessAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 
     @admin.display(description="by")
     def accessed_by(self, obj):
-        if obj.api_key is not None:
-            return f"API key {obj.api_key.prefix}"
-        if obj.user is not None:
-            return f"staff {obj.user.get_username()}"
-        return "system"
+        return _who(obj.api_key, obj.user)
+
+
+def _who(api_key, user) -> str:
+    """Who did it, for a row that records an API key or a staff user (neither: the system)."""
+    if api_key is not None:
+        return f"API key {api_key.prefix}"
+    if user is not None:
+        return f"staff {user.get_username()}"
+    return "system"
 
 
 # --- PIN unblocks and failed PAN resolutions (what stops guessing) ---------------------------
@@ -592,11 +597,7 @@ class PinUnblockAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description="by")
     def unblocked_by(self, obj):
-        if obj.unblocked_by_api_key is not None:
-            return f"API key {obj.unblocked_by_api_key.prefix}"
-        if obj.unblocked_by_user is not None:
-            return f"staff {obj.unblocked_by_user.get_username()}"
-        return "system"
+        return _who(obj.unblocked_by_api_key, obj.unblocked_by_user)
 
 
 @admin.register(PanResolutionFailure)
