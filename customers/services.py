@@ -39,8 +39,11 @@ def customer_create(
 
     Input is validated by the caller's serializer (ISO codes, formats); this records it.
     """
+    now = timezone.now()  # one instant: a new customer's updatedAt is its createdAt
     customer = Customer(
         institution=institution,
+        created_at=now,
+        updated_at=now,
         first_name=first_name,
         last_name=last_name,
         country_code=country_code,
