@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import idempotency
+from .actors import Actor, actor_enter, actor_exit
 from .context import context_of
 from .exceptions import TXError
 from .models import IdempotencyRecord
@@ -75,8 +76,23 @@ class TXView(APIView):
         items = serializer_class(rows, many=True).data
         return Response(list_body(self.request.version, items, next_cursor, self.meta()))
 
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        # Authenticated and allowed: the request's key is the actor of everything it does
+        # (`api.actors`; every event names it), until `dispatch` ends.
+        self._actor_token = actor_enter(Actor(api_key=request.auth))
+
     # --- dispatch: DRF's, with writes routed through `_run_write`.
     def dispatch(self, request, *args, **kwargs):
+        self._actor_token = None
+        try:
+            return self._dispatch(request, *args, **kwargs)
+        finally:
+            if self._actor_token is not None:
+                actor_exit(self._actor_token)
+                self._actor_token = None
+
+    def _dispatch(self, request, *args, **kwargs):
         self.args = args
         self.kwargs = kwargs
         request = self.initialize_request(request, *args, **kwargs)

@@ -4,29 +4,18 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from api.schema import document
-from api.serializers import StrictCharField, TimestampField
+from api.serializers import StrictCharField
 from api.views import TXView
 
+from .payloads import EventSerializer, event_payload
 from .selectors import event_get, event_list
-from .services import EVENT_TYPES
-
-
-class EventSerializer(serializers.Serializer):
-    id = serializers.CharField()
-    type = serializers.ChoiceField(choices=EVENT_TYPES)
-    objectType = serializers.CharField(source="object_type")  # noqa: N815
-    objectId = serializers.CharField(source="object_id")  # noqa: N815
-    data = serializers.JSONField(help_text="What changed; fetch the object for its state.")
-    createdAt = TimestampField(source="created_at")  # noqa: N815
+from .types import EVENT_TYPES
 
 
 class EventQuerySerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=EVENT_TYPES, required=False)
     objectId = StrictCharField(required=False, max_length=40)  # noqa: N815
-
-
-def represent(event):
-    return EventSerializer(event).data
+    actorId = StrictCharField(required=False, max_length=40)  # noqa: N815
 
 
 class EventListView(TXView):
@@ -37,6 +26,11 @@ class EventListView(TXView):
         parameters=[
             OpenApiParameter("type", str, enum=list(EVENT_TYPES), description="Only this type."),
             OpenApiParameter("objectId", str, description="Only events about this object."),
+            OpenApiParameter(
+                "actorId",
+                str,
+                description="Only events of this actor: an API key's id, or a staff user's id.",
+            ),
         ],
         summary="List events, newest first",
         operation_id="events_list",
@@ -45,7 +39,10 @@ class EventListView(TXView):
     def get(self, request):
         query = self.parse_query(EventQuerySerializer)
         events = event_list(
-            institution=self.institution, type=query.get("type"), object_id=query.get("objectId")
+            institution=self.institution,
+            type=query.get("type"),
+            object_id=query.get("objectId"),
+            actor_id=query.get("actorId"),
         )
         return self.respond_list(events, EventSerializer)
 
@@ -59,4 +56,5 @@ class EventDetailView(TXView):
         tags=["Events"],
     )
     def get(self, request, eventId):  # noqa: N803 (path parameters are camelCase)
-        return self.respond(represent(event_get(institution=self.institution, event_id=eventId)))
+        event = event_get(institution=self.institution, event_id=eventId)
+        return self.respond(event_payload(event))

@@ -1,45 +1,17 @@
-"""`emit()`: record that something happened, inside the caller's transaction, and schedule its
-webhook deliveries there too (`webhooks.services.deliveries_schedule`)."""
+"""`emit()`: record that something happened, and who did it, inside the caller's transaction;
+then tell the consumers registered at startup (`events.consumers`: the webhooks schedule their
+deliveries there), still in that transaction. Events know nothing of their consumers."""
 
 from django.db import transaction
 
+from api.actors import Actor, current_actor
 from api.models import Institution
 
+from . import consumers
 from .models import Event
+from .types import EVENT_TYPES
 
-EVENT_TYPES = (
-    "customer.created",
-    "customer.updated",
-    "account.opened",
-    "account.status_changed",
-    "adjustment.posted",
-    "hold.created",
-    "hold.captured",
-    "hold.released",
-    "hold.expired",
-    "transfer.posted",
-    "transfer.reversed",
-    "card.issued",
-    "card.updated",
-    "card.status_changed",
-    "card.renewed",
-    "card.reissued",
-    "card.replaced",
-    "card.pin_changed",
-    "card.pin_blocked",
-    "card.limits_changed",
-    "card.security_settings_changed",
-    "authorization.approved",
-    "authorization.declined",
-    "authorization.reversed",
-    "authorization.expired",
-    "transaction.settled",
-    "monitoring.rule_created",
-    "monitoring.rule_updated",
-    "monitoring.alert_raised",
-    "monitoring.alert_resolved",
-    "security.pan_guessing_suspected",
-)
+__all__ = ["EVENT_TYPES", "emit"]
 
 
 def emit(
@@ -49,11 +21,16 @@ def emit(
     object_type: str,
     object_id: str,
     data: dict | None = None,
+    actor: Actor | None = None,
 ) -> Event:
     """Write an event. Must run inside the transaction of the change it records, so the two
-    commit together or not at all; called outside one it raises (a bug, not a runtime case)."""
+    commit together or not at all; called outside one it raises (a bug, not a runtime case).
+
+    Its actor is `actor` when the service has one, else the current actor its entry point
+    set (`api.actors.current_actor`: the API key of the request, the staff user in the admin,
+    the system for jobs and commands)."""
     if type not in EVENT_TYPES:
-        raise ValueError(f"Unknown event type {type!r}; add it to EVENT_TYPES.")
+        raise ValueError(f"Unknown event type {type!r}; add it to events/types.py.")
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("emit() must be called inside the transaction of the change.")
     event = Event.objects.create(
@@ -62,10 +39,8 @@ def emit(
         object_type=object_type,
         object_id=object_id,
         data=data or {},
+        **Event.actor_fields(actor if actor is not None else current_actor()),
     )
-    # Its webhook deliveries and their jobs, in the same transaction (one query when the
-    # institution has no endpoint for this type). Imported here: webhooks imports events.
-    from webhooks.services import deliveries_schedule
-
-    deliveries_schedule(event=event)
+    # E.g. its webhook deliveries and their jobs, in the same transaction.
+    consumers.notify(event)
     return event

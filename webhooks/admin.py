@@ -18,6 +18,7 @@ from django.db import transaction
 from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure
 from api.admin import admin_link, apply_each, changelist_link, confirmation_page
 from api.exceptions import TXError
+from events.types import EVENT_TYPES
 
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .services import delivery_retry, webhook_endpoint_update
@@ -129,8 +130,6 @@ class EventTypeFilter(admin.SimpleListFilter):
     parameter_name = "event_type"
 
     def lookups(self, request, model_admin):
-        from events.services import EVENT_TYPES
-
         return [(event_type, event_type) for event_type in EVENT_TYPES]
 
     def queryset(self, request, queryset):

@@ -8,7 +8,14 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
+        from events import consumers
+
+        from .services import deliveries_schedule
         from .tasks import PlannedRetryLogFilter
+
+        # Webhooks subscribe to events (events know nothing of webhooks): every event's
+        # deliveries are scheduled by `emit()`, in the transaction of the change.
+        consumers.register(deliveries_schedule)
 
         worker_logger = logging.getLogger("procrastinate.worker")
         if not any(isinstance(f, PlannedRetryLogFilter) for f in worker_logger.filters):

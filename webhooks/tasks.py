@@ -1,5 +1,6 @@
-"""The delivery job: `deliver(delivery_id=...)`, deferred by `deliveries_schedule` with the
-lock of its resource (`delivery_lock`).
+"""The delivery job: `deliver(delivery_id=...)`, deferred by name (`DELIVER_TASK`) by
+`webhooks.services.scheduling` with the lock of its resource (`delivery_lock`). This module
+imports the services; they never import it.
 
 A failed attempt that is to be retried raises `RetryLater` carrying the moment the service
 computed (exponential backoff, full jitter, never past the delivery's `retry_until`);
@@ -23,7 +24,7 @@ from procrastinate import RetryDecision
 from procrastinate.contrib.django import app
 from procrastinate.retry import BaseRetryStrategy
 
-from .services import NoDeliverySlot, delivery_attempt, retry_delay
+from .services import DELIVER_TASK, NoDeliverySlot, delivery_attempt, retry_delay
 
 # Deliveries have their own queue, so their workers are not the periodic jobs' (docs/jobs.md).
 QUEUE = "webhooks"
@@ -64,7 +65,7 @@ class ComputedRetry(BaseRetryStrategy):
         )
 
 
-@app.task(name="webhooks.deliver", retry=ComputedRetry(), queue=QUEUE)
+@app.task(name=DELIVER_TASK, retry=ComputedRetry(), queue=QUEUE)
 def deliver(*, delivery_id: str) -> None:
     """Attempt the delivery; raise RetryLater when it is to be tried again (SlotsBusy when it
     could not be attempted yet)."""

@@ -53,6 +53,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every admin request of a staff user acts as them (events name them: api.actors).
+    "api.middleware.StaffActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out admin login into its lockout answer.
@@ -260,7 +262,8 @@ SPECTACULAR_SETTINGS = {
         "TransferStatus": "transfers.models.Transfer.Status",
         "TransactionType": "transactions.models.Transaction.Type",
         "SettlementStatus": "transactions.models.Transaction.SettlementStatus",
-        "EventType": "events.services.EVENT_TYPES",
+        "EventType": "events.types.EVENT_TYPES",
+        "EventActorType": "events.models.ActorType",
         "AccountProductCode": "accounts.models.AccountProduct.Code",
         "AccountProductKind": "accounts.models.AccountProduct.Kind",
         "Direction": "accounts.models.Adjustment.Direction",

@@ -26,18 +26,19 @@ def events_page(api, **params):
     return payload
 
 
-def event_dict(event_id, type, customer_id, data):
+def event_dict(event_id, type, customer_id, data, api_key):
     return {
         "id": event_id,
         "type": type,
         "objectType": "customer",
         "objectId": customer_id,
         "data": data,
+        "actor": {"type": "apiKey", "id": api_key.id},
         "createdAt": iso_millis(Event.objects.get(pk=event_id).created_at),
     }
 
 
-def test_creating_and_patching_a_customer_lists_their_events_newest_first(api):
+def test_creating_and_patching_a_customer_lists_their_events_newest_first(api, key):
     customer_id = create(api)["customerId"]
     patched = api.patch(
         f"/customers/{customer_id}", {"lastName": "King", "email": "ada@example.com"}
@@ -57,8 +58,9 @@ def test_creating_and_patching_a_customer_lists_their_events_newest_first(api):
             "customer.updated",
             customer_id,
             {"changedFields": ["email", "lastName"]},
+            key[0],
         ),
-        event_dict(events[1]["id"], "customer.created", customer_id, {}),
+        event_dict(events[1]["id"], "customer.created", customer_id, {}, key[0]),
     ]
     assert (payload["nextCursor"], payload["hasMore"]) == (None, False)
 
@@ -153,7 +155,7 @@ def test_cursor_combines_with_a_filter(api, institution):
     assert second["hasMore"] is False
 
 
-def test_get_one_event(api):
+def test_get_one_event(api, key):
     customer_id = create(api)["customerId"]
     listed = events_page(api)["data"][0]
 
@@ -162,7 +164,7 @@ def test_get_one_event(api):
     assert response.status_code == 200
     assert set(response.json()["meta"]) == {"tranId", "timestamp"}
     assert resource_of(response, api.version) == listed
-    assert listed == event_dict(listed["id"], "customer.created", customer_id, {})
+    assert listed == event_dict(listed["id"], "customer.created", customer_id, {}, key[0])
 
 
 def test_another_institutions_events_are_not_found_and_never_listed(api, other_api):

@@ -11,7 +11,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from events.apis import represent
+from events.payloads import event_payload
 from webhooks import targets
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import deliveries as deliveries_module
@@ -45,8 +45,8 @@ def test_what_is_sent_and_recorded_on_success(receiver):
 
     [request] = receiver.received
     assert request.path == "/hooks?source=tx"
-    assert verified(request, secret) == represent(delivery.event)
-    assert json.loads(request.body) == represent(delivery.event)
+    assert verified(request, secret) == event_payload(delivery.event)
+    assert json.loads(request.body) == event_payload(delivery.event)
     assert request.headers["webhook-id"] == delivery.event_id
     assert request.headers["user-agent"] == "TX-Webhooks/1.0"
     delivery.refresh_from_db()

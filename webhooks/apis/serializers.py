@@ -8,7 +8,7 @@ answer alike.
 from rest_framework import serializers
 
 from api.serializers import StrictBooleanField, StrictCharField, StrictSerializer, TimestampField
-from events.services import EVENT_TYPES
+from events.types import EVENT_TYPES
 
 from ..models import ALL_EVENTS, MAX_URL_LENGTH
 

@@ -1,8 +1,6 @@
 from .deliveries import (
     NoDeliverySlot,
-    deliveries_schedule,
     delivery_attempt,
-    delivery_lock,
     delivery_retry,
     payload,
     retry_delay,
@@ -14,8 +12,10 @@ from .endpoints import (
     webhook_endpoint_create,
     webhook_endpoint_update,
 )
+from .scheduling import DELIVER_TASK, deliveries_schedule, delivery_lock
 
 __all__ = [
+    "DELIVER_TASK",
     "MAX_ENABLED_ENDPOINTS",
     "CreatedEndpoint",
     "NoDeliverySlot",

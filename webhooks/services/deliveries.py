@@ -1,18 +1,5 @@
-"""Deliveries: scheduled with the event, attempted by the `webhooks.deliver` job, retried by
-staff.
-
-Scheduling (`deliveries_schedule`, called by `events.services.emit` inside the transaction of
-the change): one query finds the institution's enabled endpoints subscribed to the event's type;
-only when there are some, one INSERT writes their deliveries and one more defers their jobs
-(procrastinate, same connection, same transaction: nothing is delivered for a change that
-rolled back, nothing is lost for one that committed; also when the change is made by a job in
-a worker, e.g. a hold expiring).
-
-Order: each job carries the lock `webhook:<endpoint>:<object type>:<object id>`. procrastinate
-runs a job only when no earlier job with its lock is waiting or running, also while that
-earlier job waits for its retry. So the events of one resource reach one endpoint in the order
-they were written, one at a time; other resources and other endpoints do not wait for them.
-A delivery that fails for good ends its job successfully, and the next one of the resource goes.
+"""Deliveries: scheduled with the event (`webhooks.services.scheduling`), attempted by the
+`webhooks.deliver` job, retried by staff.
 
 An attempt (`delivery_attempt`): POST the event as JSON (the body of `GET /events/{id}`, the
 same in both versions, without `meta`), signed per Standard Webhooks: `webhook-id` is the event
@@ -41,11 +28,12 @@ from standardwebhooks import Webhook
 
 from api.exceptions import InvalidStateTransition, ValidationFailed
 from events.models import Event
-from jobs.services import django_job_manager
+from events.payloads import event_payload
 
 from .. import transport
-from ..models import ALL_EVENTS, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from ..models import WebhookAttempt, WebhookDelivery
 from ..targets import TargetRefused, check_addresses, parse_url
+from .scheduling import deliveries_defer
 from .slots import delivery_slot, slot_wait
 
 USER_AGENT = "TX-Webhooks/1.0"
@@ -62,58 +50,6 @@ class NoDeliverySlot(Exception):  # noqa: N818 (not an error: the delivery waits
         super().__init__(f"no delivery slot free; again at {retry_at.isoformat()}")
 
 
-def delivery_lock(*, endpoint_id: str, event: Event) -> str:
-    """The procrastinate lock that keeps one resource's events in order for one endpoint."""
-    return f"webhook:{endpoint_id}:{event.object_type}:{event.object_id}"
-
-
-def deliveries_schedule(*, event: Event) -> list[WebhookDelivery]:
-    """One pending delivery, and its job, per enabled endpoint of the event's institution
-    subscribed to the event's type (or to "*"). Runs in the caller's transaction (the one
-    that wrote the event). One query when no endpoint matches, three otherwise."""
-    endpoint_ids = list(
-        WebhookEndpoint.objects.filter(
-            institution_id=event.institution_id,
-            enabled=True,
-            event_types__overlap=[event.type, ALL_EVENTS],
-        )
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    if not endpoint_ids:
-        return []
-    now = timezone.now()
-    deliveries = [
-        WebhookDelivery(
-            endpoint_id=endpoint_id,
-            event=event,
-            next_attempt_at=now,
-            retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS),
-            created_at=now,
-        )
-        for endpoint_id in endpoint_ids
-    ]
-    with transaction.atomic(savepoint=False):
-        WebhookDelivery.objects.bulk_create(deliveries)
-        _defer(deliveries, event)
-    return deliveries
-
-
-def _defer(deliveries: list[WebhookDelivery], event: Event) -> None:
-    """One job per delivery, each with its own lock, in one statement on Django's connection:
-    in the caller's transaction, also when the caller is itself a job in a worker (whose app
-    defers on a pool of its own; `jobs.services.django_job_manager`)."""
-    from ..tasks import deliver  # the task module imports this one
-
-    jobs = [
-        deliver.configure(
-            lock=delivery_lock(endpoint_id=delivery.endpoint_id, event=event)
-        ).make_new_job(delivery_id=delivery.pk)
-        for delivery in deliveries
-    ]
-    django_job_manager.batch_defer_jobs(jobs=jobs)
-
-
 def retry_delay(attempt: int) -> float:
     """Seconds to wait after failed attempt number `attempt` (1, 2, ...): exponential backoff
     with full jitter, uniform in [0, min(cap, base * 2 ** (attempt - 1))]."""
@@ -125,9 +61,7 @@ def retry_delay(attempt: int) -> float:
 
 def payload(event: Event) -> bytes:
     """The request body: the event as `GET /events/{id}` shows it (without `meta`)."""
-    from events.apis import represent
-
-    return json.dumps(represent(event), separators=(",", ":")).encode()
+    return json.dumps(event_payload(event), separators=(",", ":")).encode()
 
 
 def signed_headers(*, secret: str, event_id: str, body: bytes, at: datetime) -> dict[str, str]:
@@ -276,5 +210,5 @@ def delivery_retry(*, delivery: WebhookDelivery) -> WebhookDelivery:
         delivery.next_attempt_at = now
         delivery.retry_until = now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
         delivery.save(update_fields=["status", "completed_at", "next_attempt_at", "retry_until"])
-        _defer([delivery], delivery.event)
+        deliveries_defer([delivery], delivery.event)
     return delivery

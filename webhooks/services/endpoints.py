@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from api.exceptions import ValidationFailed
 from api.models import Institution
-from events.services import EVENT_TYPES
+from events.types import EVENT_TYPES
 
 from ..models import ALL_EVENTS, WebhookEndpoint
 from ..targets import TargetRefused, check_url

@@ -1,0 +1,384 @@
+"""Every event names its actor (docs/events.md): the API key of the request, the staff user of
+the admin, the system for periodic jobs.
+
+The API's write operations and the admin's actions are not listed by hand: they are found by
+walking the URL resolver (`tests.api.test_scopes.OPERATIONS`) and `admin.site._registry`, so an
+operation or an action added later fails here until it is covered (and a forgotten entry point,
+one that sets no actor, shows up as events of the system).
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib import admin
+from django.db import IntegrityError, transaction
+from django.test import RequestFactory
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import Hold
+from api import scopes
+from api.actors import SYSTEM, Actor, acting_as, current_actor
+from events.models import Event
+from jobs import tasks
+from monitoring.models import MonitoringAlert
+from tests.api.test_scopes import OPERATIONS, World, request_of, send
+from tests.cards.helpers import make_institution, new_card
+from tests.conftest import Api, body_of
+from tests.factories import issue_key
+from tests.jobs.helpers import authorizations, expired_holds, expiring_in
+from webhooks.models import WebhookDelivery
+from webhooks.services.deliveries import payload
+
+pytestmark = pytest.mark.django_db
+
+HIDDEN_INPUT = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
+
+
+def events_since(known: set[str]) -> list[Event]:
+    return list(Event.objects.exclude(pk__in=known).order_by("pk"))
+
+
+def event_ids() -> set[str]:
+    return set(Event.objects.values_list("pk", flat=True))
+
+
+def listed_ids(api: Api, **params) -> list[str]:
+    response = api.get("/events", {"limit": 100, **params})
+    assert response.status_code == 200, response.content
+    return [event["id"] for event in response.json()["data"]]
+
+
+# --- every write of the API: its events name the request's key -------------------------------
+WRITES = [op for op in OPERATIONS if op.method != "GET"]
+# Writes that record no event: they look something up, check a PIN, or change a webhook
+# endpoint (no event type for those: docs/events.md).
+EMIT_NOTHING = {
+    ("POST", "/account-lookups"),
+    ("POST", "/card-lookups"),
+    ("POST", "/cards/{cardId}/pin-verifications"),
+    ("POST", "/webhook-endpoints"),
+    ("PATCH", "/webhook-endpoints/{endpointId}"),
+}
+
+
+def test_the_writes_are_found():
+    assert len(WRITES) > 50
+    routes = {(op.method, op.route) for op in WRITES}
+    assert EMIT_NOTHING <= routes
+
+
+@pytest.mark.parametrize("operation", WRITES, ids=lambda op: op.id)
+def test_every_api_write_names_its_key_on_every_event(operation, institution):
+    world = World(operation.version, institution)  # made with a key of its own
+    request = request_of(operation, world)
+    api_key, secret = issue_key(institution, scopes=scopes.ALL)
+    caller = Api(operation.version, secret)
+    before = event_ids()
+
+    response = send(caller, request)
+
+    assert response.status_code in (200, 201), response.content
+    assert current_actor() == SYSTEM  # the request's actor ended with it
+    emitted = events_since(before)
+    route = ("PATCH" if operation.alias else operation.method, operation.route)
+    if route in EMIT_NOTHING:
+        assert emitted == []
+        return
+    assert emitted, f"{operation.id} emitted no event"
+    assert {(e.actor_type, e.actor_id) for e in emitted} == {("apiKey", api_key.pk)}
+    # And the API shows them, and finds exactly them by actor.
+    assert sorted(listed_ids(caller, actorId=api_key.pk)) == [e.pk for e in emitted]
+    shown = caller.get(f"/events/{emitted[0].pk}")
+    assert body_of(shown, operation.version)["actor"] == {"type": "apiKey", "id": api_key.pk}
+
+
+def test_a_refusal_keeps_its_surviving_event_with_the_key_as_actor(institution, settings):
+    """`security.pan_guessing_suspected` is written after the refused request rolled back
+    (`TXError.survivors`), still inside the request: it names the key too."""
+    settings.PAN_GUESSING_MAX_FAILURES = 1
+    api_key, secret = issue_key(institution, scopes=scopes.ALL)
+    api = Api("v2", secret)
+    before = event_ids()
+    for _ in range(2):
+        api.post("/card-lookups", {"pan": "4000000000000002"})
+    emitted = events_since(before)
+    assert [e.type for e in emitted] == ["security.pan_guessing_suspected"]
+    assert (emitted[0].actor_type, emitted[0].actor_id) == ("apiKey", api_key.pk)
+
+
+# --- every admin action: its events name the staff user ---------------------------------------
+class AdminWorld(World):
+    def __init__(self, institution):
+        super().__init__("v2", institution)
+        self.institution = institution
+
+
+def _account(world: World, status: str | None = None) -> str:
+    body = {"customerId": world["customer"], "productRid": world["accountProduct"]}
+    account_id = body_of(world.api.post("/accounts", body), "v2")["accountId"]
+    if status:
+        assert world.api.patch(f"/accounts/{account_id}", {"status": status}).status_code == 200
+    return account_id
+
+
+def _card(world: World, status: str | None = None) -> str:
+    body = {
+        "accountId": world["account"],
+        "customerId": world["customer"],
+        "cardProductRid": world["cardProduct"],
+        "form": "virtual",
+        "status": "active",
+    }
+    card_id = body_of(world.api.post("/cards", body), "v2")["cardId"]
+    if status:
+        assert world.api.patch(f"/cards/{card_id}", {"status": status}).status_code == 200
+    return card_id
+
+
+def _pin_blocked_card(world: World) -> str:
+    card_id = world["card"]  # its PIN is 4821
+    for _ in range(3):
+        world.api.post(f"/cards/{card_id}/pin-verifications", {"pin": "0000"})
+    return card_id
+
+
+def _rule(world: World, enabled: bool) -> str:
+    body = {"name": "r", "kind": "blocked_country", "action": "alert", "countries": ["408"]}
+    rule_id = body_of(world.api.post("/monitoring-rules", {**body, "enabled": enabled}), "v2")
+    return rule_id["ruleId"]
+
+
+def _alert(world: World) -> str:
+    body = {"name": "m", "kind": "blocked_mcc", "action": "alert", "mccs": ["5411"]}
+    assert world.api.post("/monitoring-rules", body).status_code in (200, 201)
+    world["authorization"]  # a grocery payment: the rule fires
+    return MonitoringAlert.objects.latest("pk").pk
+
+
+def _endpoint(world: World, enabled: bool) -> str:
+    body = {"url": "http://127.0.0.1:9/admin-test", "eventTypes": ["*"], "enabled": enabled}
+    return body_of(world.api.post("/webhook-endpoints", body), "v2")["endpointId"]
+
+
+def _failed_delivery(world: World) -> str:
+    world["endpoint"]
+    customer = {"firstName": "Hedy", "lastName": "L", "countryId": "276"}
+    assert world.api.post("/customers", customer).status_code in (200, 201)  # delivered to it
+    delivery = WebhookDelivery.objects.latest("pk")
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        status=WebhookDelivery.Status.FAILED, completed_at=timezone.now(), next_attempt_at=None
+    )
+    return delivery.pk
+
+
+def _api_key(world: AdminWorld) -> str:
+    return issue_key(world.institution)[0].pk
+
+
+# (model label, action) -> (an object the action changes, the event type it must emit or None)
+ACTIONS = {
+    ("accounts.account", "freeze_accounts"): (lambda w: _account(w), "account.status_changed"),
+    ("accounts.account", "activate_accounts"): (
+        lambda w: _account(w, "frozen"),
+        "account.status_changed",
+    ),
+    ("accounts.account", "close_accounts"): (lambda w: _account(w), "account.status_changed"),
+    ("accounts.hold", "release_holds"): (lambda w: w["hold"], "hold.released"),
+    ("transfers.transfer", "reverse_transfers"): (lambda w: w["transfer"], "transfer.reversed"),
+    ("cards.card", "activate_cards"): (lambda w: _card(w, "suspended"), "card.status_changed"),
+    ("cards.card", "suspend_cards"): (lambda w: _card(w), "card.status_changed"),
+    ("cards.card", "close_cards"): (lambda w: _card(w), "card.status_changed"),
+    ("cards.card", "unblock_pins"): (_pin_blocked_card, "card.pin_changed"),
+    ("monitoring.monitoringrule", "enable_rules"): (
+        lambda w: _rule(w, False),
+        "monitoring.rule_updated",
+    ),
+    ("monitoring.monitoringrule", "disable_rules"): (
+        lambda w: _rule(w, True),
+        "monitoring.rule_updated",
+    ),
+    ("monitoring.monitoringalert", "resolve_alerts"): (_alert, "monitoring.alert_resolved"),
+    # Webhook endpoints, deliveries and API keys have no event types (docs/events.md).
+    ("webhooks.webhookendpoint", "enable_endpoints"): (lambda w: _endpoint(w, False), None),
+    ("webhooks.webhookendpoint", "disable_endpoints"): (lambda w: _endpoint(w, True), None),
+    ("webhooks.webhookdelivery", "retry_deliveries"): (_failed_delivery, None),
+    ("api.apikey", "revoke_keys"): (_api_key, None),
+    ("api.apikey", "rotate_keys"): (_api_key, None),
+    ("api.apikey", "rotate_keys_now"): (_api_key, None),
+}
+
+
+def _ours(model) -> bool:
+    """A model of this project (not Django's, procrastinate's or django-axes's)."""
+    path = Path(model._meta.app_config.path)
+    return path.is_relative_to(settings.BASE_DIR) and ".venv" not in path.parts
+
+
+def admin_actions(user) -> set[tuple[str, str]]:
+    """Every action of every ModelAdmin of the project's models, as `user` is offered them."""
+    request = RequestFactory().get("/admin/")
+    request.user = user
+    return {
+        (model._meta.label_lower, name)
+        for model, model_admin in admin.site._registry.items()
+        if _ours(model)
+        for name in model_admin.get_actions(request)
+    }
+
+
+def run_action(client, label: str, action: str, pk: str):
+    """Start the action on one object; answer its confirmation page when it shows one (each
+    text field of its form filled in), as staff would."""
+    app_label, model_name = label.split(".")
+    url = reverse(f"admin:{app_label}_{model_name}_changelist")
+    data = {"action": action, "index": "0", "select_across": "0", "_selected_action": [pk]}
+    response = client.post(url, data)
+    context = getattr(response, "context", None)
+    if response.status_code == 200 and context is not None and "confirm_name" in context:
+        confirmed = {}
+        for name, value in HIDDEN_INPUT.findall(response.content.decode()):
+            confirmed.setdefault(name, []).append(value)
+        for name in context["form"].fields:
+            confirmed[name] = "Checked with the cardholder by phone."
+        response = client.post(url, confirmed)
+    assert response.status_code in (200, 302), (label, action, response.status_code)
+    return response
+
+
+def test_every_admin_action_names_the_staff_user_on_every_event(admin_client, admin_user):
+    assert admin_actions(admin_user) == set(ACTIONS), "cover each admin action in ACTIONS"
+    world = AdminWorld(make_institution())
+    staff = ("staff", str(admin_user.pk))
+    for (label, action), (make, event_type) in ACTIONS.items():
+        pk = make(world)
+        before = event_ids()
+        run_action(admin_client, label, action, pk)
+        emitted = events_since(before)
+        if event_type is not None:
+            assert event_type in {e.type for e in emitted}, (label, action, emitted)
+        assert {(e.actor_type, e.actor_id) for e in emitted} <= {staff}, (label, action)
+    # The staff user's events are found by their id too.
+    api = world.api
+    assert listed_ids(api, actorId=str(admin_user.pk)) == list(
+        Event.objects.filter(actor_id=str(admin_user.pk)).values_list("pk", flat=True)
+    )
+    assert listed_ids(api, actorId=str(admin_user.pk))
+
+
+def test_an_admin_change_form_names_the_staff_user(admin_client, admin_user):
+    world = World("v2", make_institution())
+    customer_id = world["customer"]
+    page = admin_client.get(reverse("admin:customers_customer_change", args=[customer_id]))
+    form = page.context["adminform"].form
+    data = {name: form.initial.get(name) or "" for name in form.fields}
+    data["email"] = "ada.staff@example.com"
+    data = {name: value for name, value in data.items() if value is not None}
+    before = event_ids()
+    response = admin_client.post(
+        reverse("admin:customers_customer_change", args=[customer_id]), data
+    )
+    assert response.status_code == 302, response.content
+    emitted = events_since(before)
+    assert [e.type for e in emitted] == ["customer.updated"]
+    assert (emitted[0].actor_type, emitted[0].actor_id) == ("staff", str(admin_user.pk))
+
+
+# --- periodic jobs: the system -----------------------------------------------------------------
+def test_periodic_jobs_name_the_system(api):
+    # A request first, on this thread: its actor must not outlive it.
+    customer = {"firstName": "A", "lastName": "B", "countryId": "276"}
+    assert api.post("/customers", customer).status_code in (200, 201)
+    holds = expired_holds(1, accounts=1)
+    stale, _ = authorizations(1_000, 500)
+    Hold.objects.filter(pk=stale.hold_id).update(expires_at=timezone.now())
+    fi = make_institution()
+    ended = expiring_in(new_card(fi, status="active"), -1)
+    due = expiring_in(new_card(fi, status="active"), 0)
+    before = event_ids()
+
+    assert tasks.expire_holds(timestamp=0) == {"holds": len(holds), "authorizations": 1}
+    assert tasks.renew_expiring_cards(timestamp=0)["renewed"] == 1
+    tasks.purge_idempotency_keys(timestamp=0)
+
+    emitted = events_since(before)
+    assert {e.type for e in emitted} >= {
+        "hold.expired",
+        "authorization.expired",
+        "card.status_changed",
+        "card.renewed",
+    }, [e.type for e in emitted]
+    assert {(e.actor_type, e.actor_id) for e in emitted} == {("system", None)}
+    assert {ended.pk, due.pk} <= {e.object_id for e in emitted}
+
+
+# --- the actor itself ----------------------------------------------------------------------------
+def test_acting_as_restores_the_previous_actor_even_on_error(key):
+    assert current_actor() == SYSTEM
+    with pytest.raises(RuntimeError), acting_as(Actor(api_key=key[0])):
+        assert current_actor().type == "apiKey"
+        raise RuntimeError
+    assert current_actor() == SYSTEM
+
+
+def test_filter_by_actor_pages_and_keeps_to_the_institution(institution, other_institution):
+    first_key, first_secret = issue_key(institution)
+    second_key, second_secret = issue_key(institution)
+    first, second = Api("v2", first_secret), Api("v2", second_secret)
+    theirs = Api("v1", issue_key(other_institution)[1])
+    body = {"firstName": "A", "lastName": "B", "countryId": "276"}
+    for api in (first, second, first, first, theirs):
+        assert api.post("/customers", body).status_code in (200, 201)
+
+    mine = list(
+        Event.objects.filter(actor_id=first_key.pk).order_by("-pk").values_list("pk", flat=True)
+    )
+    assert len(mine) == 3
+    page = second.get("/events", {"actorId": first_key.pk, "limit": 2}).json()
+    rest = second.get(
+        "/events", {"actorId": first_key.pk, "limit": 2, "cursor": page["nextCursor"]}
+    ).json()
+    assert [e["id"] for e in page["data"] + rest["data"]] == mine
+    assert {e["actor"]["id"] for e in page["data"]} == {first_key.pk}
+    assert listed_ids(second, actorId=second_key.pk) != []
+    assert listed_ids(theirs, actorId=first_key.pk) == []  # another institution's key
+    assert listed_ids(first, actorId="key_00000000000000000000000000") == []
+
+
+def test_the_webhook_payload_carries_the_actor(api, key):
+    endpoint = {"url": "http://127.0.0.1:9/hooks", "eventTypes": ["customer.created"]}
+    assert api.post("/webhook-endpoints", endpoint).status_code in (200, 201)
+    customer = {"firstName": "A", "lastName": "B", "countryId": "276"}
+    assert api.post("/customers", customer).status_code in (200, 201)
+    delivery = WebhookDelivery.objects.select_related("event").get()
+
+    body = json.loads(payload(delivery.event))
+
+    assert body["actor"] == {"type": "apiKey", "id": key[0].pk}
+    assert body["type"] == "customer.created"
+
+
+def test_events_written_before_actors_were_recorded_show_none(api, key):
+    customer = {"firstName": "A", "lastName": "B", "countryId": "276"}
+    assert api.post("/customers", customer).status_code in (200, 201)
+    event = Event.objects.get()
+    Event.objects.filter(pk=event.pk).update(actor_type=None, actor_id=None)  # as migrated
+
+    response = api.get(f"/events/{event.pk}")
+
+    assert body_of(response, api.version)["actor"] is None
+
+
+def test_the_database_refuses_an_actor_without_its_id(institution):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Event.objects.create(
+            institution=institution,
+            type="customer.created",
+            object_type="customer",
+            object_id="cus_1",
+            actor_type="apiKey",
+            actor_id=None,
+        )

@@ -1,0 +1,86 @@
+"""Scheduling: a delivery, and its job, for each endpoint that wants an event.
+
+`deliveries_schedule` is an events consumer (`events.consumers`, registered by
+`webhooks.apps.WebhooksConfig.ready`): `emit()` calls it inside the transaction of the change.
+One query finds the institution's enabled endpoints subscribed to the event's type; only when
+there are some, one INSERT writes their deliveries and one more defers their jobs
+(procrastinate, same connection, same transaction: nothing is delivered for a change that
+rolled back, nothing is lost for one that committed; also when the change is made by a job in
+a worker, e.g. a hold expiring).
+
+Order: each job carries the lock `webhook:<endpoint>:<object type>:<object id>`. procrastinate
+runs a job only when no earlier job with its lock is waiting or running, also while that
+earlier job waits for its retry. So the events of one resource reach one endpoint in the order
+they were written, one at a time; other resources and other endpoints do not wait for them.
+A delivery that fails for good ends its job successfully, and the next one of the resource goes.
+
+The job is named, not imported (`DELIVER_TASK`): `webhooks.tasks` imports the services, never
+the other way round. The task module is loaded at startup (`WebhooksConfig.ready`), so the name
+always resolves; an unknown name raises rather than deferring a job nobody runs.
+"""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from procrastinate.contrib.django import app
+
+from events.models import Event
+from jobs.services import django_job_manager
+
+from ..models import ALL_EVENTS, WebhookDelivery, WebhookEndpoint
+
+DELIVER_TASK = "webhooks.deliver"
+
+
+def delivery_lock(*, endpoint_id: str, event: Event) -> str:
+    """The procrastinate lock that keeps one resource's events in order for one endpoint."""
+    return f"webhook:{endpoint_id}:{event.object_type}:{event.object_id}"
+
+
+def deliveries_schedule(*, event: Event) -> list[WebhookDelivery]:
+    """One pending delivery, and its job, per enabled endpoint of the event's institution
+    subscribed to the event's type (or to "*"). Runs in the caller's transaction (the one
+    that wrote the event). One query when no endpoint matches, three otherwise."""
+    endpoint_ids = list(
+        WebhookEndpoint.objects.filter(
+            institution_id=event.institution_id,
+            enabled=True,
+            event_types__overlap=[event.type, ALL_EVENTS],
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not endpoint_ids:
+        return []
+    now = timezone.now()
+    deliveries = [
+        WebhookDelivery(
+            endpoint_id=endpoint_id,
+            event=event,
+            next_attempt_at=now,
+            retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS),
+            created_at=now,
+        )
+        for endpoint_id in endpoint_ids
+    ]
+    with transaction.atomic(savepoint=False):
+        WebhookDelivery.objects.bulk_create(deliveries)
+        deliveries_defer(deliveries, event)
+    return deliveries
+
+
+def deliveries_defer(deliveries: list[WebhookDelivery], event: Event) -> None:
+    """One job per delivery, each with its own lock, in one statement on Django's connection:
+    in the caller's transaction, also when the caller is itself a job in a worker (whose app
+    defers on a pool of its own; `jobs.services.django_job_manager`)."""
+    jobs = [
+        app.configure_task(
+            DELIVER_TASK,
+            allow_unknown=False,
+            lock=delivery_lock(endpoint_id=delivery.endpoint_id, event=event),
+        ).make_new_job(delivery_id=delivery.pk)
+        for delivery in deliveries
+    ]
+    django_job_manager.batch_defer_jobs(jobs=jobs)
