@@ -28,7 +28,7 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, money
+from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, actor_display, money
 from api.actors import Actor
 from api.admin import (
     ReadOnlyModelAdmin,
@@ -551,16 +551,11 @@ class SensitiveDetailsAccessAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 
     @admin.display(description="by")
     def accessed_by(self, obj):
-        return _who(obj.api_key, obj.user)
-
-
-def _who(api_key, user) -> str:
-    """Who did it, for a row that records an API key or a staff user (neither: the system)."""
-    if api_key is not None:
-        return f"API key {api_key.prefix}"
-    if user is not None:
-        return f"staff {user.get_username()}"
-    return "system"
+        if obj.api_key is not None:
+            return f"API key {obj.api_key.prefix}"
+        if obj.user is not None:
+            return f"staff {obj.user.get_username()}"
+        return "system"
 
 
 # --- PIN unblocks and failed PAN resolutions (what stops guessing) ---------------------------
@@ -597,7 +592,7 @@ class PinUnblockAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description="by")
     def unblocked_by(self, obj):
-        return _who(obj.unblocked_by_api_key, obj.unblocked_by_user)
+        return actor_display(obj, "unblocked_by")
 
 
 @admin.register(PanResolutionFailure)
