@@ -34,6 +34,10 @@ from psycopg.conninfo import conninfo_to_dict
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402  (bench/cpu.py)
+
+from config.embedded_db import PGDATA  # noqa: E402
+
 TX_DATABASE = "tx_bench"
 PGBENCH_DATABASE = "tx_bench_pgbench"
 LOG_FILE = ROOT / ".data" / "bench" / "gunicorn.log"
@@ -405,11 +409,18 @@ def main():
         load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
         print(f"Machine: {os.cpu_count()} cores, load average {load} (other work skews results)")
         print(f"\nRunning pgbench tpcb-like, {args.concurrency} clients, {args.seconds} s ...")
+        postgres = postmaster_pid(PGDATA) if origin == "the embedded" else None
+        pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         tps, pgbench_output = run_pgbench(pgbench_url, args.concurrency, args.seconds)
+        pg_pgbench = tree_cpu_seconds(postgres) - pg_before if postgres else None
         print(f"Running POST /TX/v2/transfers, {args.concurrency} clients, {args.seconds} s ...")
+        pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
+        app_before = tree_cpu_seconds(gunicorn.pid)
         results, elapsed = drive_transfers(
             port, api_key, account_ids, args.concurrency, args.seconds
         )
+        app_http = tree_cpu_seconds(gunicorn.pid) - app_before
+        pg_http = tree_cpu_seconds(postgres) - pg_before if postgres else None
     finally:
         stop_gunicorn(gunicorn)
 
@@ -436,6 +447,17 @@ def main():
         f"p90 {percentile(created, 0.90):.1f} ms, p99 {percentile(created, 0.99):.1f} ms"
     )
     print(f"errors:           {sum(errors.values())} of {len(results)} requests {errors or ''}")
+    print(f"app CPU:          {1000 * app_http / max(len(created), 1):10.2f} ms per transfer")
+    if pg_http is not None and pg_pgbench is not None:
+        pg_transaction = 1000 * pg_pgbench / (tps * args.seconds)
+        pg_transfer = 1000 * pg_http / max(len(created), 1)
+        print(
+            f"PostgreSQL CPU:   {pg_transfer:10.2f} ms per transfer, "
+            f"{pg_transaction:.3f} ms per tpcb-like transaction "
+            f"(x{pg_transfer / pg_transaction:.1f})"
+        )
+    else:
+        print("PostgreSQL CPU:   not measured (not the embedded server of this checkout)")
     print(
         f"\nSQL queries per transfer, rate limit on as served: {len(queries)} "
         "(BEGIN and COMMIT included)"
