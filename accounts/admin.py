@@ -13,133 +13,39 @@ on the account's page. Amounts are integers in minor units, shown with their cur
 (`money`). Account products are seeded per institution and read-only.
 """
 
-from decimal import Decimal
-
 from django.contrib import admin, messages
 from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
-from django.db.models import Q
 from django.utils.html import format_html
 
-from api.actors import Actor
-from api.admin import ReadOnlyModelAdmin, admin_link, apply_each, changelist_link
-from api.exceptions import TXError
+from core.actors import Actor
+from core.admin import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    ReadOnlyInline,
+    ReadOnlyModelAdmin,
+    RecentInlinesMixin,
+    actor_display,
+    admin_link,
+    apply_each,
+    changelist_link,
+    failure,
+)
+from core.exceptions import TXError
+from core.money import money
 from transactions.models import Transaction
 from transfers.models import Transfer
 
 from .models import Account, AccountProduct, Adjustment, Entry, Hold, Journal
 from .services import account_set_status, hold_release
 
-# --- Shared helpers (also used by transfers.admin and transactions.admin) -------------------
-# ISO 4217 minor units of the active currencies whose exponent is not 2 (pycountry knows the
-# codes and names, not the minor units); every other currency has 2 (EUR, GHS, USD, ...).
-_EXPONENTS = {
-    **dict.fromkeys(
-        "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(), 0
-    ),
-    **dict.fromkeys("BHD IQD JOD KWD LYD OMR TND".split(), 3),
-    **dict.fromkeys("CLF UYW".split(), 4),
-}
 # How many holds and statement lines the account's page shows inline (newest first).
 RECENT_ROWS = 20
-
-
-def currency_exponent(currency: str) -> int:
-    return _EXPONENTS.get(currency, 2)
-
-
-def money(amount: int | None, currency: str) -> str:
-    """`1050, "EUR"` -> `"10.50 EUR"`; `5, "JPY"` -> `"5 JPY"`; thousands grouped."""
-    if amount is None:
-        return "—"
-    exponent = currency_exponent(currency)
-    return f"{Decimal(amount).scaleb(-exponent):,.{exponent}f} {currency}"
-
-
-def actor_display(obj, prefix: str) -> str:
-    """Who wrote a row stamped by `Actor.stamp(prefix)`: a staff user, an API key or the system."""
-    user = getattr(obj, f"{prefix}_user")
-    if user is not None:
-        return f"staff {user.get_username()}"
-    api_key = getattr(obj, f"{prefix}_api_key")
-    if api_key is not None:
-        return f"API key {api_key.prefix}"
-    return "system"
 
 
 def masked_account_number(account: Account) -> str:
     number = account.account_number
     return f"•••• {number[-4:]}" if number else "—"
-
-
-def failure(admin_, request, obj_id: str, exc: TXError) -> None:
-    admin_.message_user(request, f"{obj_id}: {exc.message}", messages.ERROR)
-
-
-class ActionsOnlyModelAdmin(admin.ModelAdmin):
-    """Rows written only by services: staff view them and change them only through actions.
-
-    No add, no delete; the change page is view-only (no form can save the row, so a stale copy
-    never overwrites what a service wrote under its locks). Change permission on the model is
-    what the actions require (`permissions=["change"]`).
-    """
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return obj is None and super().has_change_permission(request)
-
-
-class ExactIdSearchMixin:
-    """Search by exact ids (`search_fields` are plain field names): each term is one index
-    lookup. Django's `=field` search compares UPPER(...) and cannot use the indexes."""
-
-    search_help_text = "An exact id."
-
-    def get_search_results(self, request, queryset, search_term):
-        term = search_term.strip()
-        if not term:
-            return queryset, False
-        condition = Q()
-        for field in self.search_fields:
-            condition |= Q(**{field: term})
-        return queryset.filter(condition), False
-
-
-class ReadOnlyInline(admin.TabularInline):
-    """Shown on a parent's page, never edited there. `recent` (with `fk_name` set): show only
-    the newest rows (the parent's admin uses `RecentInlinesMixin`)."""
-
-    extra = 0
-    can_delete = False
-    show_change_link = True
-    recent: int | None = None
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class RecentInlinesMixin:
-    """Limit each `ReadOnlyInline` with `recent` to its newest rows (by id), in one query."""
-
-    def get_formset_kwargs(self, request, obj, inline, prefix):
-        kwargs = super().get_formset_kwargs(request, obj, inline, prefix)
-        if getattr(inline, "recent", None) and obj is not None and obj.pk is not None:
-            queryset = kwargs["queryset"]
-            newest = queryset.filter(**{inline.fk_name: obj}).order_by("-pk").values("pk")
-            # IN (SELECT ... LIMIT n): the formset filters by the parent again, harmlessly.
-            kwargs["queryset"] = queryset.filter(pk__in=newest[: inline.recent])
-        return kwargs
 
 
 # --- Account products -----------------------------------------------------------------------

@@ -5,7 +5,7 @@ wait for each other in a cycle: first the operation's own row (a hold or a trans
 accounts it touches, always ordered by primary key.
 """
 
-from api.exceptions import NotFound
+from core.exceptions import NotFound
 
 from .models import Account, Hold
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from api.models import Institution
+from institutions.models import Institution
 
 from .models import Account, Entry, Journal
 

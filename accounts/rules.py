@@ -1,6 +1,6 @@
 """The business rules a movement of money must pass, checked on locked accounts."""
 
-from api.exceptions import AccountNotActive, CurrencyMismatch, InsufficientFunds
+from core.exceptions import AccountNotActive, CurrencyMismatch, InsufficientFunds
 
 from .models import Account
 

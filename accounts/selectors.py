@@ -3,8 +3,8 @@ institution's object answers the same 404 as an unknown id."""
 
 from django.db.models import Q
 
-from api.exceptions import NotFound
-from api.models import Institution
+from core.exceptions import NotFound
+from institutions.models import Institution
 
 from .models import Account, AccountProduct, Hold
 

@@ -3,7 +3,7 @@
 
 from rest_framework import serializers
 
-from .serializers import CountryNumericField, StrictCharField, StrictSerializer
+from api.serializers import CountryNumericField, StrictCharField, StrictSerializer
 
 
 class AddressInput(StrictSerializer):

@@ -17,11 +17,12 @@ from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
-from . import keys, ratelimit, scopes
-from .client_ip import client_address
-from .context import context_of
-from .exceptions import AuthenticationFailed, IpNotAllowed, PermissionDenied
-from .models import ApiKey, Institution
+from api import ratelimit
+from api.client_ip import client_address
+from api.context import context_of
+from core.exceptions import AuthenticationFailed, IpNotAllowed, PermissionDenied
+from institutions import keys, scopes
+from institutions.models import ApiKey, Institution
 
 HEADER = "HTTP_X_API_KEY"
 

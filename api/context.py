@@ -7,7 +7,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from .ids import new_id
+from core.ids import new_id
 
 
 def iso_millis(moment: datetime) -> str:

@@ -13,9 +13,9 @@ from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.views import set_rollback
 
-from . import exceptions as tx
-from .context import context_of
-from .versions import error_body, version_of_path
+from api.context import context_of
+from api.versions import error_body, version_of_path
+from core import exceptions as tx
 
 logger = logging.getLogger("tx.errors")
 

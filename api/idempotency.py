@@ -14,20 +14,23 @@ guards, so it commits with the operation or not at all:
 * a record older than IDEMPOTENCY_TTL_HOURS counts as absent, and `purge_idempotency_keys`
   deletes it;
 * a response that carries a secret shown once (a webhook endpoint's signing secret) is marked
-  by `seal_for_replay` and stored encrypted (`api.crypto`, bound to its record): the table
+  by `seal_for_replay` and stored encrypted (`core.crypto`, bound to its record): the table
   holds no secret in clear, and the replay still answers the same bytes.
 """
 
 import json
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
-from django.db import OperationalError, connection
+from django.db import OperationalError, connection, transaction
 from django.http import HttpResponse
+from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from . import crypto
-from .exceptions import (
+from api.models import IdempotencyRecord
+from core import crypto
+from core.exceptions import (
     IdempotencyKeyInUse,
     IdempotencyKeyInvalid,
     IdempotencyKeyMissing,
@@ -35,7 +38,6 @@ from .exceptions import (
     InvalidStateTransition,
     TXError,
 )
-from .models import IdempotencyRecord
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -145,3 +147,12 @@ def store(record_id: int, response) -> None:
 
 def _context(record_id: int) -> str:
     return f"api.IdempotencyRecord.response_body:{record_id}"
+
+
+def idempotency_keys_purge(*, older_than_hours: int | None = None) -> int:
+    """Delete idempotency records older than the replay window; return how many."""
+    hours = settings.IDEMPOTENCY_TTL_HOURS if older_than_hours is None else older_than_hours
+    cutoff = timezone.now() - timedelta(hours=hours)
+    with transaction.atomic():
+        deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

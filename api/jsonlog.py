@@ -10,7 +10,7 @@ import json
 import logging
 from datetime import UTC, datetime
 
-from .context import current_tran_id
+from api.context import current_tran_id
 
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 

@@ -5,7 +5,7 @@ right-most X-Forwarded-For hop when the peer is one of TRUSTED_PROXIES. A client
 the lockout by writing its own X-Forwarded-For.
 """
 
-from .client_ip import client_address
+from api.client_ip import client_address
 
 
 def axes_client_ip(request) -> str:

@@ -5,16 +5,14 @@ import time
 
 from django.conf import settings
 
-from . import exceptions as tx
-from .actors import Actor, acting_as
-from .context import RequestContext, current_tran_id
-from .errors import error_response
+from api.context import RequestContext, current_tran_id
+from api.errors import error_response
+from core import exceptions as tx
 
 access_log = logging.getLogger("tx.access")
 error_log = logging.getLogger("tx.errors")
 
 API_PREFIX = "/TX/"
-ADMIN_PREFIX = "/admin/"
 # An error page Django rendered by itself (unknown URL, DEBUG pages) becomes our JSON error.
 _ERRORS_BY_STATUS = {
     400: tx.ValidationFailed,
@@ -94,21 +92,4 @@ class BodySizeLimitMiddleware:
                     f"The request body is larger than {settings.MAX_BODY_BYTES} bytes."
                 ),
             )
-        return self.get_response(request)
-
-
-class StaffActorMiddleware:
-    """Every /admin/ request of a signed-in staff user runs as that user (`api.actors`): the
-    events written by whatever it changes (an action, a change form) name them. After
-    `AuthenticationMiddleware`, which sets `request.user`."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        if request.path.startswith(ADMIN_PREFIX):
-            user = request.user
-            if user.is_authenticated and user.is_staff:
-                with acting_as(Actor(user=user)):
-                    return self.get_response(request)
         return self.get_response(request)

@@ -1,4 +1,4 @@
-"""Cursor pagination, newest first, over time-ordered primary keys (`api.ids`).
+"""Cursor pagination, newest first, over time-ordered primary keys (`core.ids`).
 
 `limit` (1-100, default 20) and `cursor` (opaque: the `nextCursor` of the previous page). One
 index scan per page whatever the table size: `WHERE id < cursor ORDER BY id DESC LIMIT n+1`.
@@ -7,7 +7,7 @@ index scan per page whatever the table size: `WHERE id < cursor ORDER BY id DESC
 import base64
 import binascii
 
-from .exceptions import ValidationFailed
+from core.exceptions import ValidationFailed
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100

@@ -27,7 +27,7 @@ from django.utils.http import parse_header_parameters
 from rest_framework.exceptions import UnsupportedMediaType
 from rest_framework.parsers import JSONParser
 
-from .exceptions import ValidationFailed
+from core.exceptions import ValidationFailed
 
 MAX_DEPTH = 32
 UTF8_NAMES = frozenset({"utf-8", "utf8"})

@@ -44,9 +44,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from rest_framework.throttling import BaseThrottle
 
-from .client_ip import client_address
-from .exceptions import RateLimited
-from .models import RateCounter
+from api.client_ip import client_address
+from api.models import RateCounter
+from core.exceptions import RateLimited
 
 KEY_LIMITED = "Too many requests for this API key. Retry after the time in Retry-After."
 INSTITUTION_LIMITED = (

@@ -13,8 +13,8 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
-from .serializers import MetaSerializer
-from .versions import V1, V2
+from api.serializers import MetaSerializer
+from api.versions import V1, V2
 
 
 class ApiKeyAuthScheme(OpenApiAuthenticationExtension):
@@ -32,8 +32,8 @@ class TXAutoSchema(AutoSchema):
     too, with `x-pan-required-scope`."""
 
     def get_operation(self, path, path_regex, path_prefix, method, registry):
-        from .auth import required_scope
-        from .views import TXView
+        from api.auth import required_scope
+        from api.views import TXView
 
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None or not isinstance(self.view, TXView):

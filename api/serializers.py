@@ -6,7 +6,7 @@ import pycountry
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from .context import iso_millis
+from api.context import iso_millis
 
 
 class StrictSerializer(serializers.Serializer):

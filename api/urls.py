@@ -10,8 +10,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
-from .ids import IdConverter
-from .ratelimit import SchemaRateThrottle
+from api.ratelimit import SchemaRateThrottle
+from core.ids import IdConverter
 
 # `<id:...>`: every path id of every app (registered before their urls.py are included below).
 register_converter(IdConverter, "id")

@@ -10,13 +10,13 @@ from django.db import transaction
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import idempotency
-from .actors import Actor, actor_enter, actor_exit
-from .context import context_of
-from .exceptions import TXError
-from .models import IdempotencyRecord
-from .pagination import paginate
-from .versions import V1, V2, created_status, list_body, success_body, version_of_path
+from api import idempotency
+from api.context import context_of
+from api.models import IdempotencyRecord
+from api.pagination import paginate
+from api.versions import V1, V2, created_status, list_body, success_body, version_of_path
+from core.actors import Actor, actor_enter, actor_exit
+from core.exceptions import TXError
 
 
 class TXView(APIView):
@@ -79,7 +79,7 @@ class TXView(APIView):
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
         # Authenticated and allowed: the request's key is the actor of everything it does
-        # (`api.actors`; every event names it), until `dispatch` ends.
+        # (`core.actors`; every event names it), until `dispatch` ends.
         self._actor_token = actor_enter(Actor(api_key=request.auth))
 
     # --- dispatch: DRF's, with writes routed through `_run_write`.

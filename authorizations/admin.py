@@ -15,9 +15,9 @@ currency (`money`).
 from django.contrib import admin
 from django.db.models import Q
 
-from accounts.admin import actor_display, money
-from api.admin import ReadOnlyModelAdmin, admin_link, changelist_link, pretty_json
 from cards.admin import SECRET_FIELDS, masked_pan_link
+from core.admin import ReadOnlyModelAdmin, actor_display, admin_link, changelist_link, pretty_json
+from core.money import money
 from events.models import Event
 from transactions.models import Transaction
 

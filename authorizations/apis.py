@@ -8,8 +8,6 @@ from `authorizations.declines`.
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from api import scopes
-from api.actors import Actor
 from api.schema import both, document
 from api.serializers import (
     AmountField,
@@ -22,6 +20,8 @@ from api.serializers import (
 from api.views import TXView
 from cards.apis.serializers import MccField, PanField, PinField
 from cards.selectors import card_by_pan, card_get
+from core.actors import Actor
+from institutions import scopes
 
 from .declines import ORDER as DECLINE_CODES
 from .models import Authorization, Channel

@@ -13,9 +13,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Account, Hold, Journal
-from api.ids import new_id
-from api.models import ApiKey, Institution
 from cards.models import Card
+from core.ids import new_id
+from institutions.models import ApiKey, Institution
 
 
 def _authorization_id():

@@ -3,8 +3,8 @@ the same 404 as an unknown one). Each comes with the id of its statement line.""
 
 from django.db.models import OuterRef, Q, Subquery
 
-from api.exceptions import NotFound
-from api.models import Institution
+from core.exceptions import NotFound
+from institutions.models import Institution
 from transactions.models import Transaction
 
 from .models import Authorization, CardReturn

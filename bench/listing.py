@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 DATABASE = "tx_bench_listing"
 INSTITUTION = "TX Bench Listing Bank"
 CURRENCY = "EUR"
-ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # api.ids: Crockford base32
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # core.ids: Crockford base32
 DAY_MS = 86_400_000
 TABLE = "transactions_transaction"
 # A plan is suspect when it sorts, or reads and throws away, this many rows (or reads it all).
@@ -125,9 +125,9 @@ def create_tenant(account_count: int):
 
     from accounts.models import AccountProduct
     from accounts.services import account_create
-    from api.actors import SYSTEM
-    from api.services import api_key_create, institution_create
+    from core.actors import SYSTEM
     from customers.services import customer_create
+    from institutions.services import api_key_create, institution_create
 
     with transaction.atomic():
         institution, _ = institution_create(name=INSTITUTION, currency=CURRENCY)
@@ -158,7 +158,7 @@ def create_tenant(account_count: int):
 
 
 def base32_sql(value: str, length: int) -> str:
-    """SQL for the last `length` Crockford base32 digits of the bigint `value` (api.ids)."""
+    """SQL for the last `length` Crockford base32 digits of the bigint `value` (core.ids)."""
     return " || ".join(
         f"substr('{ALPHABET}', (({value} >> {5 * (length - 1 - i)}) & 31)::int + 1, 1)"
         for i in range(length)
@@ -243,7 +243,7 @@ def insert_lines(institution, count: int, args, newest_ms: int) -> float:
 
 
 def check_ids() -> None:
-    """Each generated id carries its line's created_at, to the millisecond, as api.ids does."""
+    """Each generated id carries its line's created_at, to the millisecond, as core.ids does."""
     from transactions.models import Transaction
 
     for line in Transaction.objects.order_by("?")[:200]:

@@ -134,7 +134,7 @@ def run(command: list[str], check: bool = False) -> subprocess.CompletedProcess:
 
 def create_tenant() -> str:
     """An institution and an API key allowed from 127.0.0.1, through the services."""
-    from api.services import api_key_create, institution_create
+    from institutions.services import api_key_create, institution_create
 
     institution, _ = institution_create(name=INSTITUTION, currency=CURRENCY)
     issued = api_key_create(

@@ -28,15 +28,18 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, actor_display, money
-from api.actors import Actor
-from api.admin import (
+from core.actors import Actor
+from core.admin import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
     ReadOnlyModelAdmin,
+    actor_display,
     admin_link,
     apply_each,
     changelist_link,
     confirmation_page,
 )
+from core.money import money
 from events.models import Event
 
 from .models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess

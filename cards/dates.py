@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 from django.utils import timezone
 
-from api.models import Institution
+from institutions.models import Institution
 
 
 def today_of(institution: Institution) -> date:

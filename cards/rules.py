@@ -1,6 +1,6 @@
 """What a card must be to move money: checked on a locked card by the services that move it."""
 
-from api.exceptions import CardNotActive
+from core.exceptions import CardNotActive
 
 from .dates import is_past_expiry
 from .models import Card

@@ -3,9 +3,9 @@ object answers the same 404 as an unknown id."""
 
 from functools import partial
 
-from api.actors import Actor
-from api.exceptions import NotFound
-from api.models import Institution
+from core.actors import Actor
+from core.exceptions import NotFound
+from institutions.models import Institution
 
 from .models import Card, CardProduct
 from .secrets import pan_fingerprint

@@ -7,7 +7,6 @@ from datetime import date
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
-from api import scopes
 from api.addresses import Address, AddressInput, V1Address, V1AddressInput
 from api.schema import document
 from api.serializers import (
@@ -19,6 +18,7 @@ from api.serializers import (
     TimestampField,
 )
 from api.views import TXView
+from institutions import scopes
 
 from .selectors import customer_get, customer_list
 from .services import customer_create, customer_update

@@ -1,6 +1,6 @@
 """Customers: the people an institution issues accounts and cards to.
 
-`national_id` is encrypted at rest (`api.crypto`, AES-GCM) and only its last four characters
+`national_id` is encrypted at rest (`core.crypto`, AES-GCM) and only its last four characters
 are kept in clear, for display; the full value is never returned by the API or shown in the admin.
 The associated data names the column and the customer, so a ciphertext copied into another
 customer's row does not decrypt.
@@ -9,9 +9,9 @@ customer's row does not decrypt.
 from django.db import models
 from django.utils import timezone
 
-from api import crypto
-from api.ids import new_id
-from api.models import Institution
+from core import crypto
+from core.ids import new_id
+from institutions.models import Institution
 
 NATIONAL_ID_CONTEXT = "customers.Customer.national_id"
 

@@ -5,8 +5,8 @@ from datetime import date
 from django.db import transaction
 from django.utils import timezone
 
-from api.models import Institution
 from events.services import emit
+from institutions.models import Institution
 
 from .models import Customer
 

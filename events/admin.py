@@ -3,7 +3,7 @@ transaction of the change it records)."""
 
 from django.contrib import admin
 
-from api.admin import ReadOnlyModelAdmin, pretty_json
+from core.admin import ReadOnlyModelAdmin, pretty_json
 
 from .models import Event
 

@@ -5,7 +5,7 @@ Events are thin (as Stripe's "thin events"): the type, the object's kind and id,
 API for its current state, in the version it speaks. Delivery to webhooks reads this table.
 
 Each event names its actor (`actor_type`, `actor_id`): the API key, the staff user or the
-system on whose behalf the change was made (`api.actors`). Events written before actors were
+system on whose behalf the change was made (`core.actors`). Events written before actors were
 recorded (migration 0002) have neither: unknown, never guessed.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from django.db import models
 from django.utils import timezone
 
-from api.ids import new_id
-from api.models import Institution
+from core.ids import new_id
+from institutions.models import Institution
 
 
 def _event_id():
@@ -71,7 +71,7 @@ class Event(models.Model):
 
     @staticmethod
     def actor_fields(actor) -> dict:
-        """The columns recording `actor` (an `api.actors.Actor`)."""
+        """The columns recording `actor` (an `core.actors.Actor`)."""
         return {"actor_type": actor.type, "actor_id": actor.id}
 
     @property

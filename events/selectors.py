@@ -1,5 +1,5 @@
-from api.exceptions import NotFound
-from api.models import Institution
+from core.exceptions import NotFound
+from institutions.models import Institution
 
 from .models import Event
 

@@ -4,8 +4,8 @@ deliveries there), still in that transaction. Events know nothing of their consu
 
 from django.db import transaction
 
-from api.actors import Actor, current_actor
-from api.models import Institution
+from core.actors import Actor, current_actor
+from institutions.models import Institution
 
 from . import consumers
 from .models import Event
@@ -27,7 +27,7 @@ def emit(
     commit together or not at all; called outside one it raises (a bug, not a runtime case).
 
     Its actor is `actor` when the service has one, else the current actor its entry point
-    set (`api.actors.current_actor`: the API key of the request, the staff user in the admin,
+    set (`core.actors.current_actor`: the API key of the request, the staff user in the admin,
     the system for jobs and commands)."""
     if type not in EVENT_TYPES:
         raise ValueError(f"Unknown event type {type!r}; add it to events/types.py.")

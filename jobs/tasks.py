@@ -26,8 +26,8 @@ from procrastinate import builtin_tasks
 from procrastinate.contrib.django import app
 
 from accounts.services import holds_expire
+from api.idempotency import idempotency_keys_purge
 from api.ratelimit import rate_counters_purge
-from api.services import idempotency_keys_purge
 from authorizations.services import authorizations_expire
 from cards.services import cards_expire, cards_renew_expiring
 

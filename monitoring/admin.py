@@ -16,10 +16,18 @@ from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 
-from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure, money
-from api.admin import admin_link, changelist_link, confirmation_page, pretty_json
-from api.exceptions import TXError
 from cards.admin import SECRET_FIELDS, masked_pan_link
+from core.admin import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    admin_link,
+    changelist_link,
+    confirmation_page,
+    failure,
+    pretty_json,
+)
+from core.exceptions import TXError
+from core.money import money
 from events.models import Event
 
 from .models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule

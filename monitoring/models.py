@@ -18,9 +18,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from api.ids import new_id
-from api.models import Institution
 from cards.models import Card
+from core.ids import new_id
+from institutions.models import Institution
 
 MAX_WINDOW_SECONDS = 31 * 24 * 3600
 

@@ -1,8 +1,8 @@
 """Reads of monitoring rules and alerts, always scoped to one institution: another
 institution's object answers the same 404 as an unknown id."""
 
-from api.exceptions import NotFound
-from api.models import Institution
+from core.exceptions import NotFound
+from institutions.models import Institution
 
 from .models import MonitoringAlert, MonitoringRule
 

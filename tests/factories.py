@@ -2,10 +2,10 @@
 
 import factory
 
-from api import scopes as api_scopes
-from api.models import Institution
-from api.services import api_key_create, institution_create
 from customers.models import Customer
+from institutions import scopes as api_scopes
+from institutions.models import Institution
+from institutions.services import api_key_create, institution_create
 
 
 class InstitutionFactory(factory.django.DjangoModelFactory):

@@ -110,7 +110,7 @@ def cycles_among(edges: dict[str, set[str]], apps: set[str]) -> list[list[str]]:
 
 def test_no_import_cycle_between_events_and_webhooks():
     # Between the two apps themselves. (The longer loop events -> api -> webhooks, through
-    # api.reencryption, is api/ knowing every app: it goes with the move to core/.)
+    # core.reencryption, is api/ knowing every app: it goes with the move to core/.)
     assert cycles_among(app_edges(), {"events", "webhooks"}) == []
     # The helper does find a cycle when there is one.
     assert cycles_among({"a": {"b"}, "b": {"a"}}, {"a", "b"}) == [["a", "b", "a"], ["b", "a", "b"]]

@@ -22,13 +22,13 @@ from schemathesis.specs.openapi import checks as openapi_checks
 
 from accounts.models import AccountProduct
 from accounts.services import account_create, adjustment_create, hold_place
-from api import scopes as api_scopes
-from api.actors import SYSTEM
 from authorizations.services import authorization_create, card_return_create
 from cards.models import CardProduct
 from cards.services import card_issue
+from core.actors import SYSTEM
 from customers.services import customer_create
 from events.models import Event
+from institutions import scopes as api_scopes
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from tests.factories import InstitutionFactory, issue_key
 from transactions.models import Transaction

@@ -7,8 +7,8 @@ are signed as the account holder sees them (credits +, debits -).
 
 from django.contrib import admin
 
-from accounts.admin import ExactIdSearchMixin, money
-from api.admin import ReadOnlyModelAdmin, admin_link, pretty_json
+from core.admin import ExactIdSearchMixin, ReadOnlyModelAdmin, admin_link, pretty_json
+from core.money import money
 
 from .models import Transaction
 

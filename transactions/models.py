@@ -12,8 +12,8 @@ from django.db.models.functions import Collate
 from django.utils import timezone
 
 from accounts.models import Account, Adjustment, Hold, Journal
-from api.ids import new_id
-from api.models import Institution
+from core.ids import new_id
+from institutions.models import Institution
 
 # What `Transaction.status` can say.
 TRANSACTION_STATUSES = ["posted", "pending", "reversed", "expired"]
@@ -101,7 +101,7 @@ class Transaction(models.Model):
             models.CheckConstraint(condition=Q(amount__gt=0), name="transaction_amount_positive"),
         ]
         # Newest first per account, with or without a type / status filter: one index range
-        # scan per page whatever the table size (date filters are id ranges, `api.ids`). The
+        # scan per page whatever the table size (date filters are id ranges, `core.ids`). The
         # lists order by `id COLLATE "C"` (`POSITION`): the same order for these ASCII ids, but
         # one the primary key cannot give, so PostgreSQL never walks the whole table's newest
         # rows backwards looking for one account's (x100 slower at 1 M lines for an account

@@ -1,11 +1,11 @@
-"""Reads of statement lines. Date bounds become id bounds (`api.ids.bound`): every listing is
+"""Reads of statement lines. Date bounds become id bounds (`core.ids.bound`): every listing is
 one range scan of an (account, ..., id) index, as fast at a million lines as at ten thousand."""
 
 from datetime import datetime
 
-from api.exceptions import NotFound
-from api.ids import bound
-from api.models import Institution
+from core.exceptions import NotFound
+from core.ids import bound
+from institutions.models import Institution
 
 from .models import POSITION, Transaction
 

@@ -9,17 +9,18 @@ naming the action and the reversal. Reversals show read-only on their transfer's
 from django.contrib import admin, messages
 from django.db import transaction
 
-from accounts.admin import (
+from core.actors import Actor
+from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyInline,
     actor_display,
+    admin_link,
+    changelist_link,
     failure,
-    money,
 )
-from api.actors import Actor
-from api.admin import admin_link, changelist_link
-from api.exceptions import TXError
+from core.exceptions import TXError
+from core.money import money
 from transactions.models import Transaction
 
 from .models import Transfer, TransferReversal

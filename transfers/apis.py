@@ -8,9 +8,6 @@ where they belong). Identical in both versions.
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from api import scopes
-from api.actors import Actor
-from api.exceptions import ValidationFailed
 from api.schema import both, document
 from api.serializers import (
     AmountField,
@@ -21,6 +18,9 @@ from api.serializers import (
 )
 from api.views import TXView
 from cards.apis.serializers import PanField
+from core.actors import Actor
+from core.exceptions import ValidationFailed
+from institutions import scopes
 
 from .endpoints import endpoints_resolve
 from .models import Transfer

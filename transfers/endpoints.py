@@ -5,10 +5,10 @@ from dataclasses import dataclass
 
 from accounts.models import Account
 from accounts.selectors import accounts_of_endpoints
-from api.actors import Actor
-from api.models import Institution
 from cards.models import Card
 from cards.selectors import card_by_pan, card_get
+from core.actors import Actor
+from institutions.models import Institution
 
 
 @dataclass(frozen=True)

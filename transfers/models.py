@@ -10,8 +10,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Account, Journal
-from api.ids import new_id
-from api.models import ApiKey, Institution
+from core.ids import new_id
+from institutions.models import ApiKey, Institution
 
 
 def _transfer_id():

@@ -1,7 +1,7 @@
 from django.db.models import Q
 
-from api.exceptions import NotFound
-from api.models import Institution
+from core.exceptions import NotFound
+from institutions.models import Institution
 
 from .models import Transfer
 

@@ -10,19 +10,19 @@ from accounts.locks import lock_accounts
 from accounts.models import Account, Journal
 from accounts.posting import CREDIT, DEBIT, Leg, post_journal
 from accounts.rules import check_can_credit, check_can_debit, check_currency
-from api.actors import Actor
-from api.exceptions import (
+from cards.models import Card
+from cards.rules import check_card_can_receive, check_card_can_send
+from cards.services import check_limits, count_payment, lock_card
+from core.actors import Actor
+from core.exceptions import (
     AmountExceedsRemaining,
     DeclinedByMonitoring,
     InvalidStateTransition,
     NotFound,
     TXError,
 )
-from api.models import Institution
-from cards.models import Card
-from cards.rules import check_card_can_receive, check_card_can_send
-from cards.services import check_limits, count_payment, lock_card
 from events.services import emit
+from institutions.models import Institution
 from monitoring.services import alerts_raise, screen
 from transactions.models import Transaction
 from transactions.services import Line, statement_lines_record

@@ -15,9 +15,16 @@ from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
 
-from accounts.admin import ActionsOnlyModelAdmin, ExactIdSearchMixin, failure
-from api.admin import admin_link, apply_each, changelist_link, confirmation_page
-from api.exceptions import TXError
+from core.admin import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    admin_link,
+    apply_each,
+    changelist_link,
+    confirmation_page,
+    failure,
+)
+from core.exceptions import TXError
 from events.types import EVENT_TYPES
 
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint

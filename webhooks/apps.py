@@ -8,6 +8,10 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
+        from core import reencryption
+        from webhooks.reencryption import WEBHOOK_ENDPOINTS
+
+        reencryption.register(WEBHOOK_ENDPOINTS)
         from events import consumers
 
         from .services import deliveries_schedule

@@ -1,7 +1,7 @@
 """Webhook endpoints, the deliveries of events to them, and each delivery's attempts.
 
 An endpoint belongs to one institution: a URL, the event types it subscribes to (`["*"]`: every
-type, present and future) and a signing secret. The secret is encrypted at rest (`api.crypto`,
+type, present and future) and a signing secret. The secret is encrypted at rest (`core.crypto`,
 AES-GCM; the associated data binds the ciphertext to its column and endpoint) and shown to the
 institution once, when the endpoint is created: the service signs with it, nobody reads it back.
 
@@ -17,10 +17,10 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from api import crypto
-from api.ids import new_id
-from api.models import Institution
+from core import crypto
+from core.ids import new_id
 from events.models import Event
+from institutions.models import Institution
 
 ALL_EVENTS = "*"  # an endpoint subscribed to "*" gets every event type, also those added later
 MAX_URL_LENGTH = 2048
@@ -45,7 +45,7 @@ class WebhookEndpoint(models.Model):
     # Event types (events.services.EVENT_TYPES), sorted, without duplicates; or ["*"].
     event_types = ArrayField(models.CharField(max_length=64))
     enabled = models.BooleanField(default=True)
-    # `whsec_<base64>`, encrypted (api.crypto); read only by `secret()` to sign deliveries.
+    # `whsec_<base64>`, encrypted (core.crypto); read only by `secret()` to sign deliveries.
     secret_encrypted = models.TextField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)

@@ -1,8 +1,8 @@
 """Reads of webhook endpoints, always scoped to one institution: another institution's
 endpoint answers the same 404 as an unknown id. The secret column is never read here."""
 
-from api.exceptions import NotFound
-from api.models import Institution
+from core.exceptions import NotFound
+from institutions.models import Institution
 
 from .models import WebhookEndpoint
 

@@ -5,8 +5,6 @@ Identical in both versions apart from the envelope."""
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from api import scopes
-from api.actors import Actor
 from api.schema import both, document
 from api.serializers import (
     AmountField,
@@ -16,7 +14,9 @@ from api.serializers import (
     TimestampField,
 )
 from api.views import TXView
+from core.actors import Actor
 from customers.selectors import customer_get
+from institutions import scopes
 
 from ..models import Account, Adjustment
 from ..selectors import account_by_number, account_get, account_list, account_product_get

@@ -6,8 +6,6 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from api import scopes
-from api.actors import Actor
 from api.schema import both, document
 from api.serializers import (
     AmountField,
@@ -18,6 +16,8 @@ from api.serializers import (
     TimestampField,
 )
 from api.views import TXView
+from core.actors import Actor
+from institutions import scopes
 
 from ..models import Hold
 from ..selectors import account_get, hold_get, hold_list

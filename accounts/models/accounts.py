@@ -11,8 +11,8 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from api.ids import new_id
-from api.models import Institution
+from core.ids import new_id
+from institutions.models import Institution
 
 from .products import AccountProduct
 

@@ -6,8 +6,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from api.ids import new_id
-from api.models import ApiKey, Institution
+from core.ids import new_id
+from institutions.models import ApiKey, Institution
 
 from .accounts import Account
 from .ledger import Journal

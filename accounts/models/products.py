@@ -3,8 +3,8 @@
 from django.db import models
 from django.utils import timezone
 
-from api.ids import new_id
-from api.models import Institution
+from core.ids import new_id
+from institutions.models import Institution
 
 
 def _product_id():

@@ -6,11 +6,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from stdnum import luhn
 
-from api.actors import Actor
-from api.exceptions import AccountNotEmpty, InvalidStateTransition, ValidationFailed
-from api.models import Institution
+from core.actors import Actor
+from core.exceptions import AccountNotEmpty, InvalidStateTransition, ValidationFailed
 from customers.models import Customer
 from events.services import emit
+from institutions.models import Institution
 
 from ..models import Account, AccountProduct, Hold
 

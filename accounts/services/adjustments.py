@@ -3,7 +3,7 @@ account."""
 
 from django.db import transaction
 
-from api.actors import Actor
+from core.actors import Actor
 from events.services import emit
 from transactions.models import Transaction
 from transactions.services import Line, statement_lines_record

@@ -8,9 +8,9 @@ other destination) and releases the rest; a release or an expiry gives the amoun
 from django.db import transaction
 from django.utils import timezone
 
-from api.actors import Actor
 from api.context import iso_millis
-from api.exceptions import AmountExceedsRemaining, InvalidStateTransition
+from core.actors import Actor
+from core.exceptions import AmountExceedsRemaining, InvalidStateTransition
 from events.services import emit
 from transactions.models import Transaction
 from transactions.services import Line, statement_lines_record

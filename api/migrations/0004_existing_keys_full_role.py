@@ -3,7 +3,7 @@ scopes plus what it had (cards:sensitive)."""
 
 from django.db import migrations
 
-# The `full` role as it was when scopes were introduced (api.scopes.ROLES may change later).
+# The `full` role as it was when scopes were introduced (institutions.scopes.ROLES may change later).
 FULL = [
     "accounts:write",
     "cards:pin",

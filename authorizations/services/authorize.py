@@ -32,11 +32,11 @@ from django.utils import timezone
 from accounts.locks import lock_accounts
 from accounts.models import Account, Hold
 from accounts.services import hold_place
-from api.actors import Actor
-from api.exceptions import LimitExceeded
 from cards.dates import is_past_expiry
 from cards.models import Card
 from cards.services import card_pin_try, check_limits, count_payment, lock_card
+from core.actors import Actor
+from core.exceptions import LimitExceeded
 from events.services import emit
 from monitoring.services import alerts_raise, screen
 from transactions.models import Transaction

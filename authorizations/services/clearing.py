@@ -18,9 +18,9 @@ from django.utils import timezone
 
 from accounts.models import Account, Hold
 from accounts.services import hold_capture, hold_release, holds_expire
-from api.actors import Actor
-from api.exceptions import InvalidStateTransition
 from cards.services import spend_more, unspend
+from core.actors import Actor
+from core.exceptions import InvalidStateTransition
 from events.services import emit
 from transactions.models import Transaction
 

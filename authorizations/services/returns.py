@@ -16,9 +16,9 @@ from accounts.models import Account, Journal
 from accounts.posting import CREDIT, DEBIT, Leg, post_journal
 from accounts.rules import check_can_credit, check_currency
 from accounts.services import internal_account
-from api.actors import Actor
-from api.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
 from cards.models import Card
+from core.actors import Actor
+from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
 from events.services import emit
 from transactions.models import Transaction
 from transactions.services import Line, statement_lines_record

@@ -5,14 +5,14 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from accounts.selectors import account_get
-from api import scopes
-from api.actors import Actor
 from api.client_ip import client_address
 from api.context import context_of
 from api.schema import both, document
 from api.serializers import StrictCharField
 from api.views import TXView
+from core.actors import Actor
 from customers.selectors import customer_get
+from institutions import scopes
 
 from ..models import Card
 from ..selectors import card_by_pan, card_get, card_list, card_product_get

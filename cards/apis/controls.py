@@ -2,10 +2,10 @@
 both versions. A PIN is never returned; a wrong PIN is refused with its try still counted
 (`TXView.refuse`)."""
 
-from api import scopes
-from api.actors import Actor
 from api.schema import both, document
 from api.views import TXView
+from core.actors import Actor
+from institutions import scopes
 
 from ..selectors import card_get
 from ..services import (

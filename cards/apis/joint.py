@@ -7,13 +7,13 @@ from rest_framework import serializers
 
 from accounts.apis.accounts import AccountOut
 from accounts.selectors import account_product_get
-from api import scopes
-from api.actors import Actor
 from api.addresses import AddressInput, V1AddressInput
 from api.schema import document
 from api.serializers import StrictCharField, StrictSerializer
 from api.views import TXView
+from core.actors import Actor
 from customers.selectors import customer_get
+from institutions import scopes
 
 from ..models import CardProduct
 from ..selectors import card_product_get

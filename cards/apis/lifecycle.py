@@ -2,10 +2,10 @@
 linked to the old one both ways (`predecessorCardId`, `successorCardId`); the rules are in
 `cards.services.lifecycle`."""
 
-from api import scopes
-from api.actors import Actor
 from api.schema import document
 from api.views import TXView
+from core.actors import Actor
+from institutions import scopes
 
 from ..selectors import card_get
 from ..services import card_reissue, card_renew, card_replace

@@ -8,7 +8,7 @@ def seed(apps, schema_editor):
 
     Institution = apps.get_model("api", "Institution")
     CardProduct = apps.get_model("cards", "CardProduct")
-    from api.ids import new_id
+    from core.ids import new_id
 
     for institution in Institution.objects.all():
         for fields in STANDARD_PRODUCTS:

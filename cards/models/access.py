@@ -4,8 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from api.ids import new_id
-from api.models import ApiKey, Institution
+from core.ids import new_id
+from institutions.models import ApiKey, Institution
 
 
 def _access_id():

@@ -1,6 +1,6 @@
 """Cards: a PAN on an account, held by a customer, with its status, controls, limits and PIN.
 
-The PAN and CVV are encrypted at rest (`api.crypto`, AES-GCM with a key id; the associated data
+The PAN and CVV are encrypted at rest (`core.crypto`, AES-GCM with a key id; the associated data
 binds each ciphertext to its column and card). Lookups go through `pan_fingerprint`, a keyed
 HMAC (`cards.secrets`); display uses the first six and last four digits, which are not secret.
 Only one live card (inactive, active, suspended) holds a PAN at a time: a renewal or a reissue
@@ -15,9 +15,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from api import crypto
-from api.ids import new_id
-from api.models import Institution
+from core import crypto
+from core.ids import new_id
+from institutions.models import Institution
 
 from .products import CardProduct
 

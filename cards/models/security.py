@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from api.models import ApiKey, Institution
+from institutions.models import ApiKey, Institution
 
 
 class PanResolutionFailure(models.Model):

@@ -2,7 +2,7 @@
 
 from django.db import transaction
 
-from api.actors import Actor
+from core.actors import Actor
 
 from ..models import Card, SensitiveDetailsAccess
 from .status import require_not_final

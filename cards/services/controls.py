@@ -4,7 +4,7 @@ authorizations; changed here."""
 from django.db import transaction
 from django.utils import timezone
 
-from api.actors import Actor
+from core.actors import Actor
 from events.services import emit
 
 from ..models import Card

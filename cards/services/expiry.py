@@ -23,8 +23,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from api.actors import SYSTEM
-from api.exceptions import TXError
+from core.actors import SYSTEM
+from core.exceptions import TXError
 
 from ..dates import is_past_expiry
 from ..models import Card

@@ -11,8 +11,8 @@ import unicodedata
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account
-from api.actors import Actor
-from api.exceptions import AccountNotActive, CardNotActive, ValidationFailed
+from core.actors import Actor
+from core.exceptions import AccountNotActive, CardNotActive, ValidationFailed
 from customers.models import Customer
 from events.services import emit
 

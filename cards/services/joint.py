@@ -7,10 +7,10 @@ from django.db import transaction
 
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create
-from api.actors import Actor
-from api.exceptions import ValidationFailed
-from api.models import Institution
+from core.actors import Actor
+from core.exceptions import ValidationFailed
 from customers.models import Customer
+from institutions.models import Institution
 
 from ..models import Card, CardProduct
 from .issuance import card_issue, product_fit_errors

@@ -15,8 +15,8 @@ transaction. An old card already lost, stolen or expired keeps its status.
 from django.db import transaction
 
 from accounts.models import Account
-from api.actors import Actor
-from api.exceptions import AccountNotActive, InvalidStateTransition, ValidationFailed
+from core.actors import Actor
+from core.exceptions import AccountNotActive, InvalidStateTransition, ValidationFailed
 
 from ..dates import add_months, today_of
 from ..models import Card, CardProduct

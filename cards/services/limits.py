@@ -14,8 +14,8 @@ from django.db import connection, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
-from api.actors import Actor
-from api.exceptions import LimitExceeded, ValidationFailed
+from core.actors import Actor
+from core.exceptions import LimitExceeded, ValidationFailed
 from events.services import emit
 
 from ..dates import today_of

@@ -23,9 +23,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from api.exceptions import RateLimited
-from api.models import ApiKey
+from core.exceptions import RateLimited
 from events.services import emit
+from institutions.models import ApiKey
 
 from ..models import PanResolutionFailure
 

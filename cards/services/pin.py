@@ -22,8 +22,8 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from api.actors import Actor
-from api.exceptions import IncorrectPin, PinBlocked, PinUnblockLimit, ValidationFailed
+from core.actors import Actor
+from core.exceptions import IncorrectPin, PinBlocked, PinUnblockLimit, ValidationFailed
 from events.services import emit
 
 from ..models import Card, PinUnblock

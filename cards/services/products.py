@@ -2,7 +2,7 @@
 
 from django.db import transaction
 
-from api.models import Institution
+from institutions.models import Institution
 
 from ..models import CardProduct
 

@@ -4,8 +4,8 @@
 from django.db import transaction
 from django.utils import timezone
 
-from api.actors import Actor
-from api.exceptions import CardNotActive, InvalidStateTransition
+from core.actors import Actor
+from core.exceptions import CardNotActive, InvalidStateTransition
 from events.services import emit
 
 from ..dates import is_past_expiry

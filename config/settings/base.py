@@ -31,6 +31,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "procrastinate.contrib.django",
     "axes",
+    "core",
+    "institutions",
     "api",
     "events",
     "customers",
@@ -42,6 +44,7 @@ INSTALLED_APPS = [
     "authorizations",
     "jobs",
     "webhooks",
+    "sandbox",
 ]
 
 MIDDLEWARE = [
@@ -53,8 +56,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    # Every admin request of a staff user acts as them (events name them: api.actors).
-    "api.middleware.StaffActorMiddleware",
+    # Every admin request of a staff user acts as them (events name them: core.actors).
+    "core.middleware.StaffActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out admin login into its lockout answer.

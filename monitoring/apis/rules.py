@@ -1,9 +1,9 @@
 """`/monitoring-rules`: create, list, read and change an institution's monitoring rules.
 Identical in both versions (v1: its envelope, 200 on creation, POST as an alias of PATCH)."""
 
-from api import scopes
 from api.schema import both, document
 from api.views import TXView
+from institutions import scopes
 
 from ..selectors import monitoring_rule_get, monitoring_rule_list
 from ..services import monitoring_rule_create, monitoring_rule_update

@@ -9,8 +9,8 @@ transaction's writes for the alerts to stay (the API's `TXView.refuse`).
 from django.db import transaction
 from django.utils import timezone
 
-from api.exceptions import InvalidStateTransition, ValidationFailed
 from cards.models import Card
+from core.exceptions import InvalidStateTransition, ValidationFailed
 from events.services import emit
 
 from ..models import MonitoringAlert

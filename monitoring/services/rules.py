@@ -13,11 +13,11 @@ import pycountry
 from django.db import transaction
 from django.utils import timezone
 
-from api.exceptions import ValidationFailed
-from api.models import Institution
 from api.serializers import MAX_AMOUNT
 from cards.models import Card
+from core.exceptions import ValidationFailed
 from events.services import emit
+from institutions.models import Institution
 
 from ..models import (
     KIND_PARAMETERS,

@@ -10,9 +10,10 @@ from django.db import connection
 from django.urls import reverse
 
 from accounts.models import AccountProduct
-from api.models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
+from api.models import IdempotencyRecord
 from customers.models import Customer
 from events.models import Event
+from institutions.models import AllowedNetwork, ApiKey, Institution
 from tests.conftest import Api
 from tests.factories import DEFAULT_TEST_SCOPES, CustomerFactory, issue_key
 
@@ -62,7 +63,7 @@ def assert_secret_page(response, *api_keys):
     """A page of its own, answering the POST itself: no redirect, no message, never cached.
     Returns each key's full secret, shown exactly once."""
     assert response.status_code == 200
-    assert response.templates[0].name == "admin/api/apikey/new_secrets.html"
+    assert response.templates[0].name == "admin/institutions/apikey/new_secrets.html"
     assert "no-store" in response["Cache-Control"]
     assert "private" in response["Cache-Control"]
     assert response["Pragma"] == "no-cache"

@@ -14,7 +14,6 @@ from django.utils.html import escape
 
 from accounts.models import Account, Hold, Journal
 from accounts.services import adjustment_create
-from api.actors import SYSTEM, Actor
 from authorizations.models import Authorization, CardReturn
 from authorizations.services import (
     authorization_create,
@@ -23,6 +22,7 @@ from authorizations.services import (
     card_return_create,
 )
 from cards.models import Card
+from core.actors import SYSTEM, Actor
 from events.models import Event
 from tests.cards.helpers import issue_card, make_account, make_customer, make_institution
 from tests.factories import issue_key

@@ -15,7 +15,6 @@ from django.urls import reverse
 
 import cards.services.issuance as issuance
 import cards.services.lifecycle as lifecycle
-from api.actors import SYSTEM, Actor
 from cards.models import Card, CardProduct, SensitiveDetailsAccess
 from cards.services import (
     card_pin_set,
@@ -26,6 +25,7 @@ from cards.services import (
     lock_card,
     spend,
 )
+from core.actors import SYSTEM, Actor
 from events.models import Event
 from tests.cards.helpers import (
     PREPAID_VIRTUAL,

@@ -12,7 +12,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.admin import HoldInline, StatementLineInline, money
+from accounts.admin import HoldInline, StatementLineInline
 from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal
 from accounts.services import (
     account_create,
@@ -23,7 +23,8 @@ from accounts.services import (
     internal_account,
 )
 from accounts.verification import ledger_breaches
-from api.actors import SYSTEM
+from core.actors import SYSTEM
+from core.money import money
 from customers.services import customer_create
 from events.models import Event
 from tests.factories import InstitutionFactory

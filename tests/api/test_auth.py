@@ -11,8 +11,8 @@ from unittest.mock import ANY
 import pytest
 from django.utils import timezone
 
-from api.models import ApiKey
-from api.services import api_key_revoke, api_key_rotate
+from institutions.models import ApiKey
+from institutions.services import api_key_revoke, api_key_rotate
 from tests.conftest import Api
 from tests.factories import issue_key
 

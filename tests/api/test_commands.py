@@ -14,10 +14,10 @@ from django.utils import timezone
 
 from accounts.models import AccountProduct
 from accounts.verification import ledger_breaches
-from api import scopes
-from api.models import AllowedNetwork, ApiKey, Institution
 from cards.models import CardProduct
 from customers.models import Customer
+from institutions import scopes
+from institutions.models import AllowedNetwork, ApiKey, Institution
 from tests.conftest import Api
 from tests.factories import issue_key
 

@@ -15,12 +15,12 @@ import pytest
 from django.db import InterfaceError, OperationalError
 from django.test import Client
 
-import api.exceptions as tx
-from api import scopes as api_scopes
+import core.exceptions as tx
 from api.auth import ApiClient, HasApiKey
-from api.models import ApiKey
 from api.views import TXView
 from customers.models import Customer
+from institutions import scopes as api_scopes
+from institutions.models import ApiKey
 from tests.conftest import Api, body_of
 from tests.factories import issue_key
 

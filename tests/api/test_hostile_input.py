@@ -23,8 +23,8 @@ from django.db import connection
 from django.urls import URLResolver, get_resolver
 from django.utils import timezone
 
-from api import scopes as api_scopes
 from api.views import TXView
+from institutions import scopes as api_scopes
 from tests.conftest import Api
 from tests.factories import issue_key
 

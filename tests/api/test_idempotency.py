@@ -19,8 +19,8 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
-from api.exceptions import BusinessRuleViolation
 from api.models import IdempotencyRecord
+from core.exceptions import BusinessRuleViolation
 from customers.models import Customer
 from events.models import Event
 from tests.conftest import Api, body_of, error_of

@@ -1,4 +1,4 @@
-"""Key rotation: `reencrypt_sensitive_data` (`api.reencryption`) moves every card PAN and CVV and
+"""Key rotation: `reencrypt_sensitive_data` (`core.reencryption`) moves every card PAN and CVV and
 every customer national id to the newest key of FIELD_ENCRYPTION_KEYS, changing nothing else."""
 
 import base64
@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
 
-from api.reencryption import sensitive_data_reencrypt
 from cards.models import Card
+from core.reencryption import sensitive_data_reencrypt
 from customers.models import Customer
 from customers.services import customer_create
 from tests.cards.helpers import issue_card, make_account, make_institution
@@ -144,7 +144,7 @@ def test_values_already_under_the_newest_key_are_left_as_they_are():
         report = sensitive_data_reencrypt()
 
         after = stored()
-    assert (report.cards, report.customers, report.remaining) == (2, 2, 0)
+    assert (report.counts["cards"], report.counts["customers"], report.remaining) == (2, 2, 0)
     [card] = fresh["cards"]
     assert after["cards"][card.pk] == before["cards"][card.pk]
     for customer in fresh["customers"]:
@@ -214,8 +214,8 @@ def test_two_concurrent_runs_reencrypt_each_row_once():
     with override_settings(FIELD_ENCRYPTION_KEYS=ROTATING):
         reports = run_threads(2, lambda index: sensitive_data_reencrypt(batch_size=2))
 
-        assert sum(report.cards for report in reports) == 9
-        assert sum(report.customers for report in reports) == 2
+        assert sum(report.counts["cards"] for report in reports) == 9
+        assert sum(report.counts["customers"] for report in reports) == 2
         assert key_ids(stored()) == {"new"}
         assert plaintexts() == clear
 

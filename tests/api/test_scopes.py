@@ -19,12 +19,13 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 from django.db import connection
+from django.db.migrations.loader import MigrationLoader
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from api import scopes
 from api.auth import required_scope
-from api.models import ApiKey
 from api.views import TXView
+from institutions import scopes
+from institutions.models import ApiKey
 from tests.cards_api.helpers import product_rid
 from tests.conftest import Api, body_of, error_of
 from tests.factories import issue_key
@@ -401,9 +402,9 @@ DOMAIN_APPS = [
 def _tables() -> list[str]:
     models = [m for label in DOMAIN_APPS for m in apps.get_app_config(label).get_models()]
     models += [
-        apps.get_model("api", name)
-        for name in ("Institution", "ApiKey", "AllowedNetwork", "IdempotencyRecord")
+        apps.get_model("institutions", name) for name in ("Institution", "ApiKey", "AllowedNetwork")
     ]
+    models.append(apps.get_model("api", "IdempotencyRecord"))
     tables = sorted({model._meta.db_table for model in models})
     return tables + (["procrastinate_jobs"] if "procrastinate_jobs" in _all_tables() else [])
 
@@ -589,7 +590,9 @@ def test_existing_keys_migrate_to_full_plus_what_they_had(institution):
     ApiKey.objects.filter(pk=bare.pk).update(scopes=[])
     ApiKey.objects.filter(pk=sensitive.pk).update(scopes=["cards:sensitive"])
 
-    migration.grant_full(apps, None)
+    # The models as that migration sees them (ApiKey was still in `api` then), same table.
+    state = MigrationLoader(connection).project_state(("api", "0004_existing_keys_full_role"))
+    migration.grant_full(state.apps, None)
 
     full = [
         "accounts:write",

@@ -8,9 +8,9 @@ from django.db import transaction
 
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create
-from api.actors import SYSTEM
 from cards.models import Card, CardProduct, CardSpend, SensitiveDetailsAccess
 from cards.services import card_issue
+from core.actors import SYSTEM
 from customers.models import Customer
 from customers.services import customer_create
 from events.models import Event

@@ -3,10 +3,10 @@ duplicates, an event only when something changed."""
 
 import pytest
 
-from api.actors import SYSTEM
-from api.exceptions import CardNotActive
 from cards.models import Card
 from cards.services import card_security_settings_set
+from core.actors import SYSTEM
+from core.exceptions import CardNotActive
 
 from .helpers import card_events, force_status, fresh_card, make_institution, new_card, refused
 

@@ -13,9 +13,6 @@ from django.db import OperationalError, transaction
 
 from accounts.models import Account
 from accounts.services import account_set_status
-from api.actors import SYSTEM
-from api.management.progress import ProgressBar
-from api.models import Institution
 from cards.dates import add_months, today_of
 from cards.models import Card
 from cards.services import (
@@ -25,7 +22,10 @@ from cards.services import (
     cards_renew_expiring,
     lock_card,
 )
+from core.actors import SYSTEM
+from core.management.progress import ProgressBar
 from events.models import Event
+from institutions.models import Institution
 from tests.ledger.helpers import run_threads
 
 from .helpers import card_events, force_status, fresh_card, make_institution, new_card

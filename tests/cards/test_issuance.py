@@ -14,12 +14,12 @@ from stdnum import luhn
 
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create, account_set_status
-from api.actors import SYSTEM
-from api.exceptions import AccountNotActive, CardNotActive, ValidationFailed
 from cards.dates import today_of
 from cards.models import Card, CardProduct
 from cards.services import card_products_seed, card_set_status
 from cards.services.issuance import embossed_name_of
+from core.actors import SYSTEM
+from core.exceptions import AccountNotActive, CardNotActive, ValidationFailed
 from events.models import Event
 
 from .helpers import (

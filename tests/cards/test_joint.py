@@ -4,10 +4,10 @@ each, all or nothing."""
 import pytest
 
 from accounts.models import Account, AccountProduct
-from api.actors import SYSTEM
-from api.exceptions import ValidationFailed
 from cards.models import Card, CardProduct
 from cards.services import CardRequest, joint_account_open
+from core.actors import SYSTEM
+from core.exceptions import ValidationFailed
 from events.models import Event
 
 from .helpers import (

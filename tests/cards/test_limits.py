@@ -9,8 +9,6 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from api.actors import SYSTEM
-from api.exceptions import CardNotActive, LimitExceeded, ValidationFailed
 from cards.dates import today_of
 from cards.models import Card, CardSpend
 from cards.services import (
@@ -23,6 +21,8 @@ from cards.services import (
     unspend,
 )
 from cards.services import limits as limits_module
+from core.actors import SYSTEM
+from core.exceptions import CardNotActive, LimitExceeded, ValidationFailed
 from tests.ledger.helpers import run_threads
 
 from .helpers import card_events, force_status, fresh_card, make_institution, new_card, refused

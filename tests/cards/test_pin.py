@@ -7,12 +7,12 @@ import hmac
 import pytest
 from django.conf import settings
 
-from api.actors import SYSTEM
-from api.exceptions import CardNotActive, IncorrectPin, PinBlocked, ValidationFailed
 from cards.models import Card
 from cards.secrets import pin_matches
 from cards.services import card_pin_set, card_pin_unblock, card_pin_verify
 from cards.services.pin import PinCheck, refusal
+from core.actors import SYSTEM
+from core.exceptions import CardNotActive, IncorrectPin, PinBlocked, ValidationFailed
 
 from .helpers import card_events, force_status, fresh_card, make_institution, new_card, refused
 

@@ -7,13 +7,13 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 from stdnum import luhn
 
-from api import scopes as api_scopes
-from api.actors import SYSTEM, Actor
-from api.exceptions import CardNotActive, NotFound
 from cards.models import Card, SensitiveDetailsAccess
 from cards.secrets import new_cvv, new_pan, pan_fingerprint, pin_hash, pin_matches
 from cards.selectors import card_by_pan
 from cards.services import card_sensitive_details
+from core.actors import SYSTEM, Actor
+from core.exceptions import CardNotActive, NotFound
+from institutions import scopes as api_scopes
 from tests.factories import issue_key
 
 from .helpers import force_status, fresh_card, make_institution, new_card, refused

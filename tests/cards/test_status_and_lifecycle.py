@@ -12,13 +12,6 @@ from stdnum import luhn
 
 from accounts.models import Account
 from accounts.services import account_set_status
-from api.actors import SYSTEM
-from api.exceptions import (
-    AccountNotActive,
-    CardNotActive,
-    InvalidStateTransition,
-    ValidationFailed,
-)
 from cards.dates import add_months, today_of
 from cards.models import Card, CardProduct
 from cards.selectors import card_by_pan
@@ -35,6 +28,13 @@ from cards.services import (
 )
 from cards.services.lifecycle import REISSUABLE, RENEWABLE, REPLACEABLE
 from cards.services.status import TRANSITIONS
+from core.actors import SYSTEM
+from core.exceptions import (
+    AccountNotActive,
+    CardNotActive,
+    InvalidStateTransition,
+    ValidationFailed,
+)
 
 from .helpers import (
     ADDRESS,

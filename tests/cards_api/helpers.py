@@ -13,15 +13,15 @@ from django.utils import timezone
 
 from accounts.models import AccountProduct
 from accounts.services import account_create, adjustment_create
-from api import scopes as api_scopes
-from api.actors import SYSTEM
-from api.keys import split
-from api.models import ApiKey
 from cards.dates import add_months
 from cards.models import Card, CardProduct
 from cards.services import cards_expire
+from core.actors import SYSTEM
 from customers.models import Customer
 from customers.services import customer_create
+from institutions import scopes as api_scopes
+from institutions.keys import split
+from institutions.models import ApiKey
 from tests.conftest import Api, body_of, error_of
 from tests.factories import issue_key
 from tests.money_api.helpers import (

@@ -10,7 +10,7 @@ from django.db import connection
 from stdnum import luhn
 
 from accounts.verification import ledger_breaches
-from api import scopes as api_scopes
+from institutions import scopes as api_scopes
 from tests.conftest import Api
 from tests.factories import issue_key
 from transfers.models import Transfer

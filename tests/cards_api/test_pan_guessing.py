@@ -12,9 +12,9 @@ import pytest
 from django.utils import timezone
 from stdnum import luhn
 
-from api import scopes as api_scopes
 from cards.models import PanResolutionFailure
 from events.models import Event
+from institutions import scopes as api_scopes
 from tests.authorizations_api.helpers import MERCHANT
 from tests.conftest import Api
 from tests.factories import issue_key

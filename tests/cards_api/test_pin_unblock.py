@@ -12,12 +12,12 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.urls import reverse
 from django.utils import timezone
 
-from api import scopes as api_scopes
-from api.actors import Actor
-from api.exceptions import ValidationFailed
-from api.keys import split
 from cards.models import Card, PinUnblock
 from cards.services import card_pin_unblock
+from core.actors import Actor
+from core.exceptions import ValidationFailed
+from institutions import scopes as api_scopes
+from institutions.keys import split
 from tests.authorizations_api.helpers import declined, funded
 from tests.conftest import Api
 from tests.factories import issue_key

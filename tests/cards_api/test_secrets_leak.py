@@ -13,11 +13,11 @@ import re
 import pytest
 from django.db import connection
 
-from api import crypto
-from api import scopes as api_scopes
 from api.jsonlog import JsonFormatter
 from api.models import IdempotencyRecord
 from cards.models import Card, SensitiveDetailsAccess
+from core import crypto
+from institutions import scopes as api_scopes
 from tests.conftest import Api
 from tests.factories import issue_key
 

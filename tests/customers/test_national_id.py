@@ -4,8 +4,8 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from django.db import connection
 
-from api import crypto
 from api.models import IdempotencyRecord
+from core import crypto
 from customers.models import NATIONAL_ID_CONTEXT, Customer
 from tests.customers.helpers import SPEC_FIELDS, create, resource_of
 

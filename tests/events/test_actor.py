@@ -20,9 +20,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Hold
-from api import scopes
-from api.actors import SYSTEM, Actor, acting_as, current_actor
+from core.actors import SYSTEM, Actor, acting_as, current_actor
 from events.models import Event
+from institutions import scopes
 from jobs import tasks
 from monitoring.models import MonitoringAlert
 from tests.api.test_scopes import OPERATIONS, World, request_of, send

@@ -6,10 +6,10 @@ import pytest
 from django.db import transaction
 
 from api.context import iso_millis
-from api.models import Institution
 from customers.services import customer_create, customer_update
 from events.models import Event
 from events.services import emit
+from institutions.models import Institution
 from tests.conftest import error_of
 from tests.customers.helpers import create, resource_of
 

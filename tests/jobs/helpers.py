@@ -10,11 +10,11 @@ from procrastinate.contrib.django.models import ProcrastinateJob
 
 from accounts.models import Account, Hold
 from accounts.services import hold_place
-from api.actors import SYSTEM
 from authorizations.models import Authorization
 from authorizations.services import authorization_create
 from cards.dates import add_months, today_of
 from cards.models import Card
+from core.actors import SYSTEM
 from tests.cards.helpers import fresh_card, issue_card, make_account, make_institution
 from tests.ledger.helpers import institution, load, open_account
 

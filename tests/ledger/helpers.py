@@ -7,7 +7,7 @@ from django.db import connection
 from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal
 from accounts.services import account_create, adjustment_create
 from accounts.verification import ledger_breaches
-from api.actors import SYSTEM
+from core.actors import SYSTEM
 from customers.services import customer_create
 from events.models import Event
 from tests.factories import InstitutionFactory

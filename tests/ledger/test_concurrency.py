@@ -27,8 +27,8 @@ from accounts.services import (
     internal_account,
 )
 from accounts.verification import ledger_breaches
-from api.actors import SYSTEM
-from api.exceptions import InsufficientFunds
+from core.actors import SYSTEM
+from core.exceptions import InsufficientFunds
 from events.models import Event
 from transfers.models import Transfer
 from transfers.services import transfer_create, transfer_reverse

@@ -18,7 +18,7 @@ from django.utils import timezone
 from accounts.models import Account, Adjustment, Entry, Hold, Journal
 from accounts.services import hold_place
 from accounts.verification import ledger_breaches
-from api.actors import SYSTEM
+from core.actors import SYSTEM
 from transactions.models import Transaction
 from transfers.models import Transfer, TransferReversal
 from transfers.services import transfer_create, transfer_reverse

@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from accounts.models import Account, Hold
 from accounts.services import hold_capture, hold_place, hold_release, holds_expire
-from api.actors import SYSTEM
-from api.exceptions import InvalidStateTransition
+from core.actors import SYSTEM
+from core.exceptions import InvalidStateTransition
 from events.models import Event
 
 from .helpers import assert_ledger_ok, balance, institution, ledger_state, open_account

@@ -34,8 +34,8 @@ from accounts.services import (
     holds_expire,
 )
 from accounts.verification import ledger_breaches
-from api.actors import SYSTEM
-from api.exceptions import (
+from core.actors import SYSTEM
+from core.exceptions import (
     AccountNotActive,
     AmountExceedsRemaining,
     InsufficientFunds,

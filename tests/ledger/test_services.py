@@ -25,8 +25,8 @@ from accounts.services import (
     hold_release,
     holds_expire,
 )
-from api.actors import SYSTEM
-from api.exceptions import (
+from core.actors import SYSTEM
+from core.exceptions import (
     AccountNotActive,
     AccountNotEmpty,
     AmountExceedsRemaining,

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from api.exceptions import InvalidStateTransition, ValidationFailed
+from core.exceptions import InvalidStateTransition, ValidationFailed
 from monitoring.models import MonitoringAlert
 from monitoring.services import Screening, alert_resolve, alerts_raise, monitoring_rule_update
 from tests.monitoring.helpers import (

@@ -5,7 +5,7 @@ kind's parameters even when Python is bypassed."""
 import pytest
 from django.db import IntegrityError, transaction
 
-from api.exceptions import ValidationFailed
+from core.exceptions import ValidationFailed
 from events.models import Event
 from monitoring.models import KIND_PARAMETERS, MAX_WINDOW_SECONDS, MonitoringRule
 from monitoring.services import monitoring_rule_create, monitoring_rule_update

@@ -6,9 +6,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from api.actors import SYSTEM
 from cards.models import Card
 from cards.services import card_renew
+from core.actors import SYSTEM
 from monitoring.services import Hit, Screening, monitoring_rule_update, screen
 from tests.cards.helpers import make_institution
 from tests.monitoring.helpers import (

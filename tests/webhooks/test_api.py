@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from api import crypto
 from api.models import IdempotencyRecord
+from core import crypto
 from tests.money_api.helpers import (
     TIMESTAMP,
     assert_error,

@@ -1,10 +1,10 @@
 """`/webhook-endpoints`: subscribe URLs to the institution's events, list and change them.
 Identical in both versions (v1: its envelope, 200 on creation, POST as an alias of PATCH)."""
 
-from api import scopes
 from api.idempotency import seal_for_replay
 from api.schema import both, document
 from api.views import TXView
+from institutions import scopes
 
 from ..selectors import webhook_endpoint_get, webhook_endpoint_list
 from ..services import webhook_endpoint_create, webhook_endpoint_update

@@ -26,7 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from api.exceptions import InvalidStateTransition, ValidationFailed
+from core.exceptions import InvalidStateTransition, ValidationFailed
 from events.models import Event
 from events.payloads import event_payload
 

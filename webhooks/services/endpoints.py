@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from django.db import connection, transaction
 from django.utils import timezone
 
-from api.exceptions import ValidationFailed
-from api.models import Institution
+from core.exceptions import ValidationFailed
 from events.types import EVENT_TYPES
+from institutions.models import Institution
 
 from ..models import ALL_EVENTS, WebhookEndpoint
 from ..targets import TargetRefused, check_url

@@ -1,5 +1,5 @@
-from api.management.base import TXCommand
-from api.services import idempotency_keys_purge
+from api.idempotency import idempotency_keys_purge
+from core.management.base import TXCommand
 
 
 class Command(TXCommand):

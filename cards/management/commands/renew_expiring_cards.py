@@ -1,8 +1,8 @@
 from django.core.management.base import CommandError
 
-from api.management.base import TXCommand
-from api.management.progress import ProgressBar
 from cards.services import cards_expire, cards_renew_expiring
+from core.management.base import TXCommand
+from core.management.progress import ProgressBar
 
 
 class Command(TXCommand):

@@ -1,5 +1,5 @@
-from api.management.base import TXCommand
-from api.services import allowlist_add, allowlist_remove
+from core.management.base import TXCommand
+from institutions.services import allowlist_add, allowlist_remove
 
 
 class Command(TXCommand):

@@ -8,7 +8,7 @@ import hashlib
 import hmac
 import secrets
 
-from .ids import _ALPHABET
+from core.ids import _ALPHABET
 
 KEY_PREFIX = "tx"
 

@@ -3,7 +3,7 @@
 
 The current actor: each entry point says who acts for the code it runs (`acting_as`), and
 `events.services.emit` records it on every event, so no service has to pass it along or guess.
-`TXView` sets the request's API key for the whole request, `api.middleware.StaffActorMiddleware`
+`TXView` sets the request's API key for the whole request, `core.middleware.StaffActorMiddleware`
 the staff user for every /admin/ request. Nothing sets it for jobs and commands: when nothing
 is set the actor is `SYSTEM`, and only they may rely on that default
 (tests/events/test_actor.py checks that every API write and admin action names its actor).
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Actor:
-    api_key: object | None = None  # api.models.ApiKey
+    api_key: object | None = None  # institutions.models.ApiKey
     user: object | None = None  # settings.AUTH_USER_MODEL
 
     @classmethod

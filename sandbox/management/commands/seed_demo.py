@@ -4,14 +4,14 @@ from django.db import transaction
 
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create, adjustment_create
-from api import scopes
-from api.actors import SYSTEM
-from api.management.base import TXCommand
-from api.services import api_key_create, institution_create
 from cards.models import Card, CardProduct
 from cards.services import card_issue
+from core.actors import SYSTEM
+from core.management.base import TXCommand
 from customers.models import Customer
 from customers.services import customer_create
+from institutions import scopes
+from institutions.services import api_key_create, institution_create
 
 DEMO_NAME = "TX Demo Bank"
 DEMO_BALANCE = 100_000  # 1000.00 in the prepaid product's currency

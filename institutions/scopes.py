@@ -51,7 +51,7 @@ def scopes_for(*, role: str | None = None, extra: list[str] | tuple[str, ...] = 
 def require_scope(request, scope: str) -> None:
     """Refuse (403 permission_denied) a request whose key lacks `scope`; for what a body adds,
     e.g. a PAN in a transfer."""
-    from .exceptions import PermissionDenied
+    from core.exceptions import PermissionDenied
 
     if not request.user.has_scope(scope):
         raise PermissionDenied(details={"requiredScope": scope})

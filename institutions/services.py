@@ -1,4 +1,4 @@
-"""Writes on tenants and their access: institutions, API keys, allowlists, idempotency purge.
+"""Writes on tenants and their access: institutions, API keys, allowlists.
 
 The management commands, the admin and the tests all call these; nothing else changes these rows.
 """
@@ -13,10 +13,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from . import keys
-from . import scopes as api_scopes
-from .exceptions import NotFound, ValidationFailed
-from .models import AllowedNetwork, ApiKey, IdempotencyRecord, Institution
+from core.exceptions import NotFound, ValidationFailed
+from institutions import keys
+from institutions import scopes as api_scopes
+from institutions.models import AllowedNetwork, ApiKey, Institution
+from institutions.signals import institution_created
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,10 @@ def institution_create(
     """Create the institution named `name`, or return the existing one (idempotent by name).
     `time_zone` is the calendar its card limits count days and months in.
 
-    A new institution gets the standard account and card products. Returns (institution, created).
+    A new institution gets the standard account and card products: the apps that own products
+    receive `institution_created` in this transaction (their AppConfig.ready connects them), so
+    this layer never imports them. Returns (institution, created).
     """
-    from accounts.services import account_products_seed
-    from cards.services import card_products_seed
 
     name = name.strip()
     if not name:
@@ -75,8 +76,7 @@ def institution_create(
             name=name, defaults={"currency": currency, "time_zone": time_zone}
         )
         if created:
-            account_products_seed(institution=institution)
-            card_products_seed(institution=institution)
+            institution_created.send(sender=Institution, institution=institution)
     return institution, created
 
 
@@ -94,7 +94,8 @@ def institution_get(*, reference: str) -> Institution:
 def validate_scopes(
     *, role: str | None = None, scopes: list[str] | tuple[str, ...] = ()
 ) -> list[str]:
-    """The scopes of `role` (a preset of `api.scopes.ROLES`) plus `scopes`, sorted, no repeats.
+    """The scopes of `role` (a preset of `institutions.scopes.ROLES`) plus `scopes`, sorted, no
+    repeats.
 
     Refuses (ValidationFailed) an unknown role, an unknown scope, and an empty result: a key that
     may do nothing is a mistake, and no default is granted silently (least privilege is chosen,
@@ -264,12 +265,3 @@ def allowlist_remove(*, api_key: ApiKey, cidr: str) -> None:
         deleted, _ = AllowedNetwork.objects.filter(api_key=api_key, cidr=cidr).delete()
     if not deleted:
         raise NotFound(f"{cidr} is not on the allowlist of key {api_key.id}.")
-
-
-def idempotency_keys_purge(*, older_than_hours: int | None = None) -> int:
-    """Delete idempotency records older than the replay window; return how many."""
-    hours = settings.IDEMPOTENCY_TTL_HOURS if older_than_hours is None else older_than_hours
-    cutoff = timezone.now() - timedelta(hours=hours)
-    with transaction.atomic():
-        deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
-    return deleted

@@ -1,5 +1,5 @@
-from api.management.base import TXCommand
-from api.services import api_key_revoke
+from core.management.base import TXCommand
+from institutions.services import api_key_revoke
 
 
 class Command(TXCommand):

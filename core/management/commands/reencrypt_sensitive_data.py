@@ -1,16 +1,17 @@
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import CommandError
 
-from api.management.base import TXCommand
-from api.management.progress import ProgressBar
-from api.reencryption import sensitive_data_reencrypt
+from core.management.base import TXCommand
+from core.management.progress import ProgressBar
+from core.reencryption import sensitive_data_reencrypt
 
 
 class Command(TXCommand):
     help = (
-        "Re-encrypt under the newest key of FIELD_ENCRYPTION_KEYS every card PAN and CVV, "
-        "customer national id and webhook signing secret stored under an older key (run after "
-        "putting a new key first). Idempotent; safe to run from several machines at once."
+        "Re-encrypt under the newest key of FIELD_ENCRYPTION_KEYS every value encrypted at rest "
+        "(card PANs and CVVs, customer national ids, webhook signing secrets) stored under an "
+        "older key (run after putting a new key first). Idempotent; safe to run from several "
+        "machines at once."
     )
 
     def add_arguments(self, parser):
@@ -28,17 +29,9 @@ class Command(TXCommand):
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
         if dry_run:
-            self.stdout.write(
-                f"Would re-encrypt under key '{report.key_id}': {report.cards} card(s) "
-                f"(PAN and CVV), {report.customers} customer national id(s) and "
-                f"{report.webhook_endpoints} webhook signing secret(s)."
-            )
+            self.stdout.write(f"Would re-encrypt under key '{report.key_id}': {report.summary()}.")
             return
-        self.stdout.write(
-            f"Re-encrypted under key '{report.key_id}': {report.cards} card(s) (PAN and CVV), "
-            f"{report.customers} customer national id(s) and {report.webhook_endpoints} webhook "
-            "signing secret(s)."
-        )
+        self.stdout.write(f"Re-encrypted under key '{report.key_id}': {report.summary()}.")
         if report.remaining:
             self.stdout.write(
                 f"{report.remaining} row(s) were in use and are still under an older key: "

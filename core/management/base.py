@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from api.exceptions import TXError
-from api.services import api_key_get, institution_get
+from core.exceptions import TXError
+from institutions.services import api_key_get, institution_get
 
 
 class TXCommand(BaseCommand):

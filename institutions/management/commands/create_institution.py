@@ -1,7 +1,7 @@
 import json
 
-from api.management.base import TXCommand
-from api.services import institution_create
+from core.management.base import TXCommand
+from institutions.services import institution_create
 
 
 class Command(TXCommand):

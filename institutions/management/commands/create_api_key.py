@@ -1,8 +1,8 @@
 import json
 
-from api.management.base import TXCommand
-from api.scopes import ALL, ROLES
-from api.services import api_key_create
+from core.management.base import TXCommand
+from institutions.scopes import ALL, ROLES
+from institutions.services import api_key_create
 
 
 class Command(TXCommand):

@@ -1,7 +1,7 @@
 import json
 
-from api.management.base import TXCommand
-from api.services import api_key_rotate
+from core.management.base import TXCommand
+from institutions.services import api_key_rotate
 
 
 class Command(TXCommand):

@@ -1,0 +1,25 @@
+"""Amounts as people read them: integers in minor units, shown with their currency."""
+
+from decimal import Decimal
+
+# ISO 4217 minor units of the active currencies whose exponent is not 2 (pycountry knows the
+# codes and names, not the minor units); every other currency has 2 (EUR, GHS, USD, ...).
+_EXPONENTS = {
+    **dict.fromkeys(
+        "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(), 0
+    ),
+    **dict.fromkeys("BHD IQD JOD KWD LYD OMR TND".split(), 3),
+    **dict.fromkeys("CLF UYW".split(), 4),
+}
+
+
+def currency_exponent(currency: str) -> int:
+    return _EXPONENTS.get(currency, 2)
+
+
+def money(amount: int | None, currency: str) -> str:
+    """`1050, "EUR"` -> `"10.50 EUR"`; `5, "JPY"` -> `"5 JPY"`; thousands grouped."""
+    if amount is None:
+        return "—"
+    exponent = currency_exponent(currency)
+    return f"{Decimal(amount).scaleb(-exponent):,.{exponent}f} {currency}"

@@ -1,0 +1,561 @@
+"""Back office for tenants and their access: institutions, API keys, allowlists.
+
+Every write goes through `institutions.services`, as the management commands' do (DESIGN.md
+sections 2 and 10): creating an institution seeds its account products, creating or rotating a
+key shows its secret once, revoking records who revoked it, allowlist edits are normalized
+CIDRs. Rows the services never change (an existing key's prefix and hash) are read-only here; a
+key's scopes change through `api_key_set_scopes`. Nothing is deleted: a key is revoked
+instead, an institution is never removed.
+
+Each staff action leaves a `LogEntry` (who, when, what); its message names the action and the
+public key id or prefix, never a secret. A new secret (a key added or rotated here) is shown once,
+on a page of its own answering the POST that made it (`Cache-Control: no-store`); it never goes
+into the messages framework, its cookie or the session, nor into any table.
+"""
+
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.cache import add_never_cache_headers
+from django.views.decorators.debug import sensitive_variables
+
+from core.admin import admin_link, adopt, changelist_link
+from core.exceptions import NotFound, ValidationFailed
+from institutions import scopes as api_scopes
+from institutions.models import AllowedNetwork, ApiKey, Institution
+from institutions.services import (
+    IssuedKey,
+    allowlist_add,
+    allowlist_remove,
+    api_key_create,
+    api_key_revoke,
+    api_key_rotate,
+    api_key_set_scopes,
+    institution_create,
+    normalize_cidr,
+    validate_currency,
+    validate_scopes,
+    validate_time_zone,
+)
+
+# Each new secret must be copied from the one page that shows it: a handful at a time.
+MAX_KEYS_ROTATED_AT_ONCE = 5
+
+
+# --- Institutions ---------------------------------------------------------------------------
+class InstitutionCreateForm(forms.ModelForm):
+    class Meta:
+        model = Institution
+        fields = ["name", "currency", "time_zone"]
+
+    def clean_name(self):
+        return self.cleaned_data["name"].strip()
+
+    def clean_currency(self):
+        currency = self.cleaned_data["currency"].strip().upper()
+        try:
+            return validate_currency(currency)
+        except ValidationFailed as exc:
+            raise forms.ValidationError(exc.message) from None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "time_zone" not in self.fields:  # the change page: every field is read-only
+            return
+        self.fields["time_zone"].required = False
+        self.fields["time_zone"].help_text = (
+            "IANA name (e.g. Europe/Berlin): the calendar card limits count days and months "
+            "in. Empty: UTC. Cannot be changed later."
+        )
+
+    def clean_time_zone(self):
+        try:
+            return validate_time_zone(self.cleaned_data["time_zone"].strip() or "UTC")
+        except ValidationFailed as exc:
+            raise forms.ValidationError(exc.message) from None
+
+
+@admin.register(Institution)
+class InstitutionAdmin(admin.ModelAdmin):
+    """Created through `institution_create` (so it gets its account products); then read-only:
+    there is no service that renames an institution or changes its currency."""
+
+    form = InstitutionCreateForm
+    list_display = ["name", "id", "currency", "time_zone", "created_at"]
+    search_fields = ["name", "id"]
+    list_filter = ["currency"]
+    readonly_fields = [
+        "id",
+        "name",
+        "currency",
+        "time_zone",
+        "created_at",
+        "account_products_link",
+        "api_keys_link",
+        "customers_link",
+    ]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["name", "currency", "time_zone"]
+        return self.readonly_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.readonly_fields
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        if change:  # pragma: no cover - change is not permitted
+            raise RuntimeError("Institutions are not edited in the admin.")
+        institution, _ = institution_create(
+            name=form.cleaned_data["name"],
+            currency=form.cleaned_data["currency"],
+            time_zone=form.cleaned_data["time_zone"],
+        )
+        adopt(obj, institution)
+
+    @admin.display(description="Account products")
+    def account_products_link(self, obj):
+        from accounts.models import AccountProduct
+
+        return changelist_link(
+            AccountProduct, str(obj.account_products.count()), institution__id__exact=obj.pk
+        )
+
+    @admin.display(description="API keys")
+    def api_keys_link(self, obj):
+        return changelist_link(ApiKey, str(obj.api_keys.count()), institution__id__exact=obj.pk)
+
+    @admin.display(description="Customers")
+    def customers_link(self, obj):
+        from customers.models import Customer
+
+        return changelist_link(Customer, str(obj.customers.count()), institution__id__exact=obj.pk)
+
+
+# --- API keys and their allowlists ----------------------------------------------------------
+def _cidr_error(exc: ValidationFailed) -> forms.ValidationError:
+    return forms.ValidationError(exc.message, code="invalid_cidr")
+
+
+SCOPE_CHOICES = [(scope, scope) for scope in api_scopes.ALL]
+SCOPES_HELP = (
+    "full = every scope but network and cards:sensitive; readonly = read; network = read, "
+    "network. cards:sensitive: full card numbers and CVVs (details, lookups, PAN transfers and "
+    "authorizations); network: plays the card network (authorizations, presentments, returns). "
+    "docs/tenancy-and-keys.md lists the scope of every operation."
+)
+
+
+def _validated_scopes(role, scopes) -> list[str]:
+    try:
+        return validate_scopes(role=role or None, scopes=scopes)
+    except ValidationFailed as exc:
+        raise forms.ValidationError(exc.message) from None
+
+
+class ApiKeyCreateForm(forms.ModelForm):
+    role = forms.ChoiceField(
+        choices=[("", "— none: only the scopes ticked below —")]
+        + [(role, f"{role}: {', '.join(scopes)}") for role, scopes in api_scopes.ROLES.items()],
+        required=False,
+        help_text="A preset; the scopes ticked below are added to it.",
+    )
+    scopes = forms.MultipleChoiceField(
+        choices=SCOPE_CHOICES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=SCOPES_HELP,
+    )
+    networks = forms.CharField(
+        label="Allowed networks",
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 40}),
+        help_text=(
+            "One IPv4/IPv6 address or CIDR range per line, e.g. 203.0.113.0/24. At least one: "
+            "a key is usable from nowhere else."
+        ),
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["institution", "name", "scopes", "expires_at"]
+
+    def clean_networks(self):
+        networks, errors = set(), []
+        for line in self.cleaned_data["networks"].splitlines():
+            if not line.strip():
+                continue
+            try:
+                networks.add(normalize_cidr(line))
+            except ValidationFailed as exc:
+                errors.append(_cidr_error(exc))
+        if errors:
+            raise forms.ValidationError(errors)
+        if not networks:
+            raise forms.ValidationError("Give at least one address or CIDR range.")
+        return sorted(networks)
+
+    def clean(self):
+        cleaned = super().clean()
+        if "scopes" in cleaned and "role" in cleaned:
+            try:
+                _validated_scopes(cleaned["role"], cleaned["scopes"])
+            except forms.ValidationError as error:
+                self.add_error("scopes", error)
+        return cleaned
+
+    def clean_expires_at(self):
+        expires_at = self.cleaned_data.get("expires_at")
+        if expires_at is not None and expires_at <= timezone.now():
+            raise forms.ValidationError("Must be in the future.")
+        return expires_at
+
+
+class ApiKeyScopesForm(forms.ModelForm):
+    """An existing key's page: its scopes are the one field staff may change."""
+
+    scopes = forms.MultipleChoiceField(
+        choices=SCOPE_CHOICES,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=SCOPES_HELP + " At least one; applies from the key's next request.",
+    )
+
+    class Meta:
+        model = ApiKey
+        fields = ["scopes"]
+
+    def clean_scopes(self):
+        return _validated_scopes(None, self.cleaned_data["scopes"])
+
+
+class AllowedNetworkForm(forms.ModelForm):
+    class Meta:
+        model = AllowedNetwork
+        fields = ["cidr"]
+        labels = {"cidr": "CIDR"}
+
+    def clean_cidr(self):
+        try:
+            return normalize_cidr(self.cleaned_data["cidr"])
+        except ValidationFailed as exc:
+            raise _cidr_error(exc) from None
+
+
+class AllowedNetworkInline(admin.TabularInline):
+    """Saved through `allowlist_add` / `allowlist_remove` (`ApiKeyAdmin.save_formset`)."""
+
+    model = AllowedNetwork
+    form = AllowedNetworkForm
+    fields = ["cidr", "added_at"]
+    readonly_fields = ["added_at"]
+    extra = 1
+    verbose_name = "allowed network"
+    verbose_name_plural = "IP allowlist (a key with no network is usable from nowhere)"
+
+    @admin.display(description="added")
+    def added_at(self, obj):
+        return obj.created_at if obj.pk else "—"
+
+
+class ApiKeyStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return [("active", "Active"), ("revoked", "Revoked"), ("expired", "Expired")]
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() == "revoked":
+            return queryset.filter(revoked_at__isnull=False)
+        if self.value() == "expired":
+            return queryset.filter(revoked_at__isnull=True, expires_at__lte=now)
+        if self.value() == "active":
+            return queryset.filter(revoked_at__isnull=True).exclude(expires_at__lte=now)
+        return queryset
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Keys are created by `api_key_create` and never shown again; `secret_hash` is never shown.
+
+    An existing key's scopes are edited through `api_key_set_scopes` (a revoked key's are
+    final); its other fields are read-only (no service edits them); its allowlist is edited
+    inline; it is revoked or rotated with the changelist actions, never deleted.
+    """
+
+    list_display = [
+        "prefix",
+        "institution",
+        "name",
+        "scopes_display",
+        "status_display",
+        "created_at",
+        "expires_at",
+    ]
+    list_filter = [ApiKeyStatusFilter, "institution"]
+    list_select_related = ["institution"]
+    search_fields = ["prefix", "id", "name", "institution__name"]
+    actions = ["revoke_keys", "rotate_keys", "rotate_keys_now"]
+    detail_fields = [
+        "id",
+        "institution",
+        "name",
+        "prefix",
+        "scopes_display",
+        "status_display",
+        "created_at",
+        "created_by",
+        "expires_at",
+        "revoked_at",
+        "revoked_by",
+        "replaced_by_link",
+        "replaces_link",
+    ]
+
+    # -- pages
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiKeyCreateForm
+        elif self._scopes_editable(request, obj):
+            kwargs["form"] = ApiKeyScopesForm
+        # else the plain ModelForm: every field is read-only (a declared field would not be)
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def _scopes_editable(self, request, obj) -> bool:
+        return obj.revoked_at is None and self.has_change_permission(request, obj)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["institution", "name", "role", "scopes", "networks", "expires_at"]
+        if self._scopes_editable(request, obj):
+            # The checkboxes take the place of the read-only list.
+            return [("scopes" if f == "scopes_display" else f) for f in self.detail_fields]
+        return self.detail_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.detail_fields
+
+    def get_inlines(self, request, obj):
+        return [AllowedNetworkInline] if obj is not None else []
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="scopes")
+    def scopes_display(self, obj):
+        return ", ".join(obj.scopes) or "—"
+
+    @admin.display(description="status")
+    def status_display(self, obj):
+        return obj.status
+
+    @admin.display(description="replaced by")
+    def replaced_by_link(self, obj):
+        return admin_link(obj.replaced_by)
+
+    @admin.display(description="replaces")
+    def replaces_link(self, obj):
+        return admin_link(ApiKey.objects.filter(replaced_by=obj).first())
+
+    # -- writes
+    @sensitive_variables("issued")
+    def save_model(self, request, obj, form, change):
+        if change:
+            # The allowlist is saved by save_formset; the scopes here, when they changed.
+            if "scopes" in form.changed_data:
+                self._set_scopes(request, obj, form.cleaned_data["scopes"])
+            return
+        issued = api_key_create(
+            institution=form.cleaned_data["institution"],
+            allow=form.cleaned_data["networks"],
+            role=form.cleaned_data["role"] or None,
+            scopes=form.cleaned_data["scopes"],
+            name=form.cleaned_data["name"],
+            expires_at=form.cleaned_data["expires_at"],
+            created_by=request.user.get_username(),
+        )
+        adopt(obj, issued.api_key)
+        # Kept on the request only, for response_add to show once.
+        request._tx_issued_keys = [issued]
+
+    def _set_scopes(self, request, obj, scopes) -> None:
+        """Through the service, with its own LogEntry saying what was granted and taken away
+        (the admin's own entry for this save covers the allowlist)."""
+        try:
+            api_key, before = api_key_set_scopes(api_key=obj, scopes=scopes)
+        except ValidationFailed as exc:  # e.g. revoked meanwhile: nothing changed
+            obj.scopes = ApiKey.objects.get(pk=obj.pk).scopes
+            self.message_user(request, f"Scopes not changed: {exc.message}", messages.ERROR)
+            return
+        adopt(obj, api_key)
+        added = sorted(set(api_key.scopes) - set(before))
+        removed = sorted(set(before) - set(api_key.scopes))
+        if added or removed:
+            self.log_change(
+                request,
+                api_key,
+                "Scopes changed: "
+                + "; ".join(
+                    part
+                    for part in (
+                        f"granted {', '.join(added)}" if added else "",
+                        f"removed {', '.join(removed)}" if removed else "",
+                    )
+                    if part
+                )
+                + f" (now: {', '.join(api_key.scopes)}).",
+            )
+
+    def construct_change_message(self, request, form, formsets, add=False):
+        # Scope changes have their own entry (`_set_scopes`), with before and after.
+        if not add and "scopes" in form.changed_data:
+            form.changed_data.remove("scopes")
+        return super().construct_change_message(request, form, formsets, add)
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not AllowedNetwork:
+            return super().save_formset(request, form, formset, change)
+        api_key = form.instance
+        # What `formset.save()` would record, for the admin's change message.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for inline_form in formset.initial_forms:
+            old_cidr = inline_form.initial["cidr"]
+            if formset._should_delete_form(inline_form):
+                self._allowlist_remove(api_key, old_cidr)
+                formset.deleted_objects.append(inline_form.instance)
+            elif inline_form.has_changed():
+                new_cidr = inline_form.cleaned_data["cidr"]
+                if new_cidr != old_cidr:
+                    self._allowlist_remove(api_key, old_cidr)
+                    network = allowlist_add(api_key=api_key, cidr=new_cidr)
+                    formset.changed_objects.append((network, ["cidr"]))
+        for inline_form in formset.extra_forms:
+            if inline_form.has_changed() and not formset._should_delete_form(inline_form):
+                network = allowlist_add(api_key=api_key, cidr=inline_form.cleaned_data["cidr"])
+                formset.new_objects.append(network)
+
+    @staticmethod
+    def _allowlist_remove(api_key, cidr):
+        try:
+            allowlist_remove(api_key=api_key, cidr=cidr)
+        except NotFound:
+            pass  # removed meanwhile by someone else: the outcome is the one asked for
+
+    def response_add(self, request, obj, post_url_continue=None):
+        issued = getattr(request, "_tx_issued_keys", [])
+        request._tx_issued_keys = []
+        return self._secrets_page(request, issued, title="New API key: copy it now")
+
+    @sensitive_variables("issued")
+    def _secrets_page(self, request, issued: list[IssuedKey], *, title: str) -> TemplateResponse:
+        """The one page that shows new secrets: the answer to the POST that made them, never
+        stored or cached anywhere (no message, no session, `Cache-Control: no-store`)."""
+        response = TemplateResponse(
+            request,
+            "admin/institutions/apikey/new_secrets.html",
+            {
+                **self.admin_site.each_context(request),
+                "title": title,
+                "subtitle": None,
+                "opts": self.opts,
+                "issued": [
+                    {
+                        "api_key": item.api_key,
+                        "secret": item.secret,
+                        "change_url": reverse("admin:institutions_apikey_change", args=[item.api_key.pk]),
+                    }
+                    for item in issued
+                ],
+            },
+        )
+        add_never_cache_headers(response)  # Cache-Control: max-age=0, no-cache, no-store, ...
+        response["Pragma"] = "no-cache"
+        return response
+
+    # -- actions
+    @admin.action(description="Revoke selected API keys (at once)", permissions=["change"])
+    def revoke_keys(self, request, queryset):
+        username = request.user.get_username()
+        revoked = 0
+        for api_key in queryset.order_by("pk"):
+            with transaction.atomic():
+                was_revoked = api_key.revoked_at is not None
+                api_key = api_key_revoke(api_key=api_key, revoked_by=username)
+                if was_revoked or api_key.revoked_by != username:
+                    continue
+                self.log_change(request, api_key, "Revoked (admin action “Revoke”).")
+                revoked += 1
+        skipped = queryset.count() - revoked
+        self.message_user(
+            request,
+            f"Revoked {revoked} API key(s)."
+            + (f" {skipped} already revoked, left as they were." if skipped else ""),
+            messages.SUCCESS,
+        )
+
+    @admin.action(
+        description="Rotate selected API keys (new key; the old one works for a grace period)",
+        permissions=["change"],
+    )
+    def rotate_keys(self, request, queryset):
+        return self._rotate(request, queryset, retire_now=False)
+
+    @admin.action(
+        description="Rotate selected API keys now (new key; the old one is revoked at once)",
+        permissions=["change"],
+    )
+    def rotate_keys_now(self, request, queryset):
+        """For a key that leaked: its successor works at once and the old key stops at once."""
+        return self._rotate(request, queryset, retire_now=True)
+
+    @sensitive_variables("issued")
+    def _rotate(self, request, queryset, *, retire_now: bool):
+        if queryset.count() > MAX_KEYS_ROTATED_AT_ONCE:
+            self.message_user(
+                request,
+                f"Rotate at most {MAX_KEYS_ROTATED_AT_ONCE} keys at a time: each new secret "
+                "is shown once, and they must all fit on one page.",
+                messages.ERROR,
+            )
+            return None
+        username = request.user.get_username()
+        action = "Rotate now" if retire_now else "Rotate"
+        rotated = []
+        for api_key in queryset.order_by("pk"):
+            try:
+                with transaction.atomic():
+                    issued = api_key_rotate(
+                        api_key=api_key, rotated_by=username, retire_now=retire_now
+                    )
+                    api_key.refresh_from_db()
+                    new_key = issued.api_key
+                    retired = (
+                        f"this key was revoked at {api_key.revoked_at.isoformat()}"
+                        if retire_now
+                        else f"this key expires at {api_key.expires_at.isoformat()}"
+                    )
+                    self.log_change(
+                        request,
+                        api_key,
+                        f"Rotated (admin action “{action}”): successor {new_key.id} "
+                        f"(prefix {new_key.prefix}); {retired}.",
+                    )
+                    self.log_addition(
+                        request, new_key, f"Created by rotating {api_key.id} (admin action)."
+                    )
+            except ValidationFailed as exc:
+                self.message_user(request, f"{api_key.prefix}: {exc.message}", messages.ERROR)
+                continue
+            rotated.append(issued)
+        if rotated:
+            return self._secrets_page(request, rotated, title="Rotated API keys: copy them now")
+        return None

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class InstitutionsConfig(AppConfig):
+    name = "institutions"
+    verbose_name = "Institutions and API keys"
