@@ -15,10 +15,8 @@ on the account's page. Amounts are integers in minor units, shown with their cur
 
 from django.contrib import admin, messages
 from django.core.exceptions import ObjectDoesNotExist
-from django.db import transaction
 from django.utils.html import format_html
 
-from core.actors import Actor
 from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -29,14 +27,12 @@ from core.admin import (
     admin_link,
     apply_each,
     changelist_link,
-    failure,
+    link_column,
+    money_column,
 )
-from core.exceptions import TXError
 from core.money import money
-from transactions.models import Transaction
-from transfers.models import Transfer
 
-from .models import Account, AccountProduct, Adjustment, Entry, Hold, Journal
+from .models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
 from .services import account_set_status, hold_release
 
 # How many holds and statement lines the account's page shows inline (newest first).
@@ -88,13 +84,8 @@ class HoldInline(ReadOnlyInline):
     fields = ["amount_display", "captured_display", "status", "reason", "expires_at", "created_at"]
     readonly_fields = fields
 
-    @admin.display(description="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
-
-    @admin.display(description="captured")
-    def captured_display(self, obj):
-        return money(obj.captured_amount, obj.currency)
+    amount_display = money_column("amount", description="amount")
+    captured_display = money_column("captured_amount", description="captured")
 
 
 class StatementLineInline(ReadOnlyInline):
@@ -108,9 +99,9 @@ class StatementLineInline(ReadOnlyInline):
     fields = ["type", "settlement_status", "amount_display", "description", "created_at"]
     readonly_fields = fields
 
-    @admin.display(description="amount")
-    def amount_display(self, obj):
-        return money(obj.amount if obj.is_credit else -obj.amount, obj.currency)
+    amount_display = money_column(
+        lambda line: line.amount if line.is_credit else -line.amount, description="amount"
+    )
 
 
 ACCOUNT_STATUS_ACTIONS = {
@@ -190,29 +181,16 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 
     # -- columns and fields
-    @admin.display(description="customer", ordering="customer_id")
-    def customer_link(self, obj):
-        return admin_link(obj.customer)
+    customer_link = link_column("customer", description="customer", ordering="customer_id")
 
     @admin.display(description="product", ordering="product__code")
     def product_code(self, obj):
         return obj.product.code if obj.product else "—"
 
-    @admin.display(description="posted", ordering="posted")
-    def posted_display(self, obj):
-        return money(obj.posted, obj.currency)
-
-    @admin.display(description="pending", ordering="pending")
-    def pending_display(self, obj):
-        return money(obj.pending, obj.currency)
-
-    @admin.display(description="available", ordering="available")
-    def available_display(self, obj):
-        return money(obj.available, obj.currency)
-
-    @admin.display(description="overdraft limit")
-    def overdraft_display(self, obj):
-        return money(obj.overdraft_limit, obj.currency)
+    posted_display = money_column("posted", description="posted", ordering="posted")
+    pending_display = money_column("pending", description="pending", ordering="pending")
+    available_display = money_column("available", description="available", ordering="available")
+    overdraft_display = money_column("overdraft_limit", description="overdraft limit")
 
     @admin.display(description="account number")
     def account_number_masked(self, obj):
@@ -238,8 +216,8 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     def transfers_link(self, obj):
         return format_html(
             "{} · {}",
-            changelist_link(Transfer, "Out of this account", source_account=obj.pk),
-            changelist_link(Transfer, "Into this account", destination_account=obj.pk),
+            changelist_link("transfers.Transfer", "Out of this account", source_account=obj.pk),
+            changelist_link("transfers.Transfer", "Into this account", destination_account=obj.pk),
         )
 
     # -- actions
@@ -262,7 +240,6 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
 
     def _set_status(self, request, queryset, action: str) -> None:
         status, name, verb = ACCOUNT_STATUS_ACTIONS[action]
-        actor = Actor(user=request.user)
         customer_accounts = []
         for account in queryset.order_by("pk"):
             if account.is_internal:
@@ -275,24 +252,15 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
             else:
                 customer_accounts.append(account)
 
-        def change(account):
-            # Read the status under the lock the service takes next (same transaction), so
-            # "already frozen" and the logged "from" are exact.
-            previous = (
-                Account.objects.select_for_update()
-                .values_list("status", flat=True)
-                .get(pk=account.pk)
-            )
-            account = account_set_status(account=account, status=status, actor=actor)
-            if account.status == previous:
-                return None
-            return account, f"Status {previous} → {account.status} (admin action “{name}”)."
-
         apply_each(
             self,
             request,
             customer_accounts,
-            change,
+            account_set_status,
+            arguments=lambda account: {"account": account, "status": status},
+            describe=lambda outcome: (
+                f"Status {outcome.previous} → {outcome.value.status} (admin action “{name}”)."
+            ),
             done=f"{verb} {{n}} account(s).",
             already=f"Already {status}, left as they were: {{ids}}.",
         )
@@ -338,25 +306,17 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     ]
     readonly_fields = fields
 
-    @admin.display(description="account", ordering="account_id")
-    def account_link(self, obj):
-        return admin_link(obj.account)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
-
-    @admin.display(description="captured", ordering="captured_amount")
-    def captured_display(self, obj):
-        return money(obj.captured_amount, obj.currency)
+    account_link = link_column("account", description="account", ordering="account_id")
+    amount_display = money_column("amount", description="amount", ordering="amount")
+    captured_display = money_column(
+        "captured_amount", description="captured", ordering="captured_amount"
+    )
 
     @admin.display(description="placed by")
     def placed_by(self, obj):
         return actor_display(obj, "placed_by")
 
-    @admin.display(description="capture journal")
-    def capture_journal_link(self, obj):
-        return admin_link(obj.capture_journal)
+    capture_journal_link = link_column("capture_journal", description="capture journal")
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
@@ -366,27 +326,25 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         description="Release selected holds (give the amount back)", permissions=["change"]
     )
     def release_holds(self, request, queryset):
-        actor = Actor(user=request.user)
-        released, not_active = 0, []
+        active, not_active = [], []
         for hold in queryset.order_by("pk"):
-            if hold.status != Hold.Status.ACTIVE:
+            if hold.status == Hold.Status.ACTIVE:
+                active.append(hold)
+            else:
                 not_active.append(f"{hold.pk} ({hold.status})")
-                continue
-            try:
-                with transaction.atomic():
-                    hold = hold_release(hold=hold, actor=actor)
-                    self.log_change(
-                        request,
-                        hold,
-                        f"Released {money(hold.amount, hold.currency)} on account "
-                        f"{hold.account_id} (admin action “Release”).",
-                    )
-            except TXError as exc:  # e.g. captured or expired meanwhile
-                failure(self, request, hold.pk, exc)
-                continue
-            released += 1
-        if released:
-            self.message_user(request, f"Released {released} hold(s).", messages.SUCCESS)
+        apply_each(  # a hold captured or expired meanwhile is refused by the service
+            self,
+            request,
+            active,
+            hold_release,
+            arguments=lambda hold: {"hold": hold},
+            describe=lambda outcome: (
+                f"Released {money(outcome.value.amount, outcome.value.currency)} on account "
+                f"{outcome.value.account_id} (admin action “Release”)."
+            ),
+            done="Released {n} hold(s).",
+            already="Already released, left as they were: {ids}.",
+        )
         if not_active:
             self.message_user(
                 request,
@@ -405,13 +363,8 @@ class EntryInline(ReadOnlyInline):
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("account__institution")
 
-    @admin.display(description="account")
-    def account_link(self, obj):
-        return admin_link(obj.account)
-
-    @admin.display(description="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
+    account_link = link_column("account", description="account")
+    amount_display = money_column("amount", description="amount")
 
 
 # The one-to-one rows a journal records (the journal's reverse accessors), in display order.
@@ -462,17 +415,9 @@ class EntryAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     fields = ["id", "journal_link", "account_link", "direction", "amount_display", "created_at"]
     readonly_fields = fields
 
-    @admin.display(description="journal", ordering="journal_id")
-    def journal_link(self, obj):
-        return admin_link(obj.journal)
-
-    @admin.display(description="account", ordering="account_id")
-    def account_link(self, obj):
-        return admin_link(obj.account)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
+    journal_link = link_column("journal", description="journal", ordering="journal_id")
+    account_link = link_column("account", description="account", ordering="account_id")
+    amount_display = money_column("amount", description="amount", ordering="amount")
 
 
 # --- Adjustments (loads and unloads) --------------------------------------------------------
@@ -507,17 +452,9 @@ class AdjustmentAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     ]
     readonly_fields = fields
 
-    @admin.display(description="account", ordering="account_id")
-    def account_link(self, obj):
-        return admin_link(obj.account)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
-
-    @admin.display(description="journal")
-    def journal_link(self, obj):
-        return admin_link(obj.journal)
+    account_link = link_column("account", description="account", ordering="account_id")
+    amount_display = money_column("amount", description="amount", ordering="amount")
+    journal_link = link_column("journal", description="journal")
 
     @admin.display(description="created by")
     def created_by(self, obj):

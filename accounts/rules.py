@@ -10,8 +10,8 @@ def check_currency(account: Account, currency: str) -> None:
         raise CurrencyMismatch(
             f"The account is in {account.currency}, the request in {currency}.",
             details={
-                "accountId": account.pk,
-                "accountCurrency": account.currency,
+                "account_id": account.pk,
+                "account_currency": account.currency,
                 "currency": currency,
             },
         )
@@ -21,7 +21,7 @@ def check_can_credit(account: Account) -> None:
     """Money may come into an active or frozen account, never into a closed one."""
     if account.status == Account.Status.CLOSED:
         raise AccountNotActive(
-            "The account is closed.", details={"accountId": account.pk, "status": account.status}
+            "The account is closed.", details={"account_id": account.pk, "status": account.status}
         )
 
 
@@ -33,9 +33,9 @@ def check_can_debit(account: Account, amount: int, *, reserved: bool = False) ->
     if account.status != Account.Status.ACTIVE:
         raise AccountNotActive(
             f"The account is {account.status}: money cannot leave it.",
-            details={"accountId": account.pk, "status": account.status},
+            details={"account_id": account.pk, "status": account.status},
         )
     if not account.is_internal and not reserved and account.available < amount:
         raise InsufficientFunds(
-            details={"accountId": account.pk, "available": account.available, "amount": amount}
+            details={"account_id": account.pk, "available": account.available, "amount": amount}
         )

@@ -4,6 +4,7 @@ institution's object answers the same 404 as an unknown id."""
 from django.db.models import Q
 
 from core.exceptions import NotFound
+from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import Account, AccountProduct, Hold
@@ -14,10 +15,12 @@ def account_product_list(*, institution: Institution):
 
 
 def account_product_get(*, institution: Institution, product_id: str) -> AccountProduct:
-    product = AccountProduct.objects.filter(institution=institution, id=product_id).first()
-    if product is None:
-        raise NotFound("No account product with this rid.")
-    return product
+    return get_of_institution(
+        AccountProduct,
+        institution=institution,
+        id=product_id,
+        missing="No account product with this rid.",
+    )
 
 
 def account_list(*, institution: Institution, customer_id: str | None = None):
@@ -27,33 +30,33 @@ def account_list(*, institution: Institution, customer_id: str | None = None):
     return accounts.select_related("product")
 
 
+def _customer_accounts():
+    return Account.objects.select_related("product").filter(kind=Account.Kind.CUSTOMER)
+
+
 def account_get(*, institution: Institution, account_id: str) -> Account:
-    account = (
-        Account.objects.select_related("product")
-        .filter(institution=institution, kind=Account.Kind.CUSTOMER, id=account_id)
-        .first()
+    return get_of_institution(
+        _customer_accounts(),
+        institution=institution,
+        id=account_id,
+        missing="No account with this id.",
     )
-    if account is None:
-        raise NotFound("No account with this id.")
-    return account
 
 
 def account_by_number(*, institution: Institution, account_number: str) -> Account:
-    account = (
-        Account.objects.select_related("product")
-        .filter(institution=institution, kind=Account.Kind.CUSTOMER, account_number=account_number)
-        .first()
+    return get_of_institution(
+        _customer_accounts(),
+        institution=institution,
+        account_number=account_number,
+        missing="No account with this account number.",
     )
-    if account is None:
-        raise NotFound("No account with this account number.")
-    return account
 
 
 def accounts_of_endpoints(*, institution: Institution, endpoints: list[dict]) -> list[Account]:
-    """The accounts named by `{"accountId"}` or `{"accountNumber"}` objects, in their order, in
+    """The accounts named by `{"account_id"}` or `{"account_number"}` objects, in their order, in
     one query (the transfer path is hot). 404 when one does not exist in the institution."""
-    ids = [endpoint["accountId"] for endpoint in endpoints if "accountId" in endpoint]
-    numbers = [endpoint["accountNumber"] for endpoint in endpoints if "accountNumber" in endpoint]
+    ids = [endpoint["account_id"] for endpoint in endpoints if "account_id" in endpoint]
+    numbers = [e["account_number"] for e in endpoints if "account_number" in e]
     found = list(
         Account.objects.filter(institution=institution, kind=Account.Kind.CUSTOMER).filter(
             Q(pk__in=ids) | Q(account_number__in=numbers)
@@ -63,11 +66,11 @@ def accounts_of_endpoints(*, institution: Institution, endpoints: list[dict]) ->
     by_number = {account.account_number: account for account in found}
     accounts = []
     for endpoint in endpoints:
-        if "accountId" in endpoint:
-            account = by_id.get(endpoint["accountId"])
+        if "account_id" in endpoint:
+            account = by_id.get(endpoint["account_id"])
             missing = "No account with this id."
         else:
-            account = by_number.get(endpoint["accountNumber"])
+            account = by_number.get(endpoint["account_number"])
             missing = "No account with this account number."
         if account is None:
             raise NotFound(missing)
@@ -87,7 +90,6 @@ def hold_list(
 
 
 def hold_get(*, institution: Institution, hold_id: str) -> Hold:
-    hold = Hold.objects.filter(institution=institution, id=hold_id).first()
-    if hold is None:
-        raise NotFound("No hold with this id.")
-    return hold
+    return get_of_institution(
+        Hold, institution=institution, id=hold_id, missing="No hold with this id."
+    )

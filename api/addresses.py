@@ -1,8 +1,10 @@
 """Postal addresses in request and response bodies. v2 names the country `countryCode`, v1
-`countryId` (DESIGN.md section 4); both are ISO 3166-1 numeric codes of three digits."""
+`countryId` (DESIGN.md section 4, `api.names.V1_RENAMES`); both are ISO 3166-1 numeric codes of
+three digits."""
 
 from rest_framework import serializers
 
+from api.names import v1_twin
 from api.serializers import CountryNumericField, StrictCharField, StrictSerializer
 
 
@@ -25,11 +27,6 @@ class AddressInput(StrictSerializer):
         return attrs
 
 
-class V1AddressInput(AddressInput):
-    countryCode = None  # noqa: N815
-    countryId = CountryNumericField(source="country_code")  # noqa: N815
-
-
 class Address(serializers.Serializer):
     line1 = serializers.CharField()
     line2 = serializers.CharField(allow_null=True)
@@ -38,6 +35,6 @@ class Address(serializers.Serializer):
     countryCode = serializers.CharField(source="country_code")  # noqa: N815
 
 
-class V1Address(Address):
-    countryCode = None  # noqa: N815
-    countryId = serializers.CharField(source="country_code")  # noqa: N815
+# v1's twins: the same fields, renamed as `api.names.V1_RENAMES` says.
+V1AddressInput = v1_twin(AddressInput, object_name="Address")
+V1Address = v1_twin(Address, object_name="Address")

@@ -14,6 +14,7 @@ from rest_framework import exceptions as drf
 from rest_framework.views import set_rollback
 
 from api.context import context_of
+from api.names import api_details
 from api.versions import error_body, version_of_path
 from core import exceptions as tx
 
@@ -23,10 +24,18 @@ logger = logging.getLogger("tx.errors")
 WWW_AUTHENTICATE = 'ApiKey header="x-api-key"'
 
 
+class RequestInvalid(tx.ValidationFailed):
+    """A body or query a serializer refused: its `details` are keyed by the serializer's fields
+    (or the client's own unknown names), already the version's names."""
+
+
 def error_response(request, error: tx.TXError, version: str | None = None) -> JsonResponse:
     version = version or getattr(request, "version", None) or version_of_path(request.path)
     ctx = context_of(request)
-    details = error.details
+    # Services raise in the domain's names; the client reads the version's (`api.names`).
+    details = (
+        error.details if isinstance(error, RequestInvalid) else api_details(error.details, version)
+    )
     if isinstance(error, tx.InternalError) and details is None:
         details = {"tranId": ctx.tran_id}
     body = error_body(version, error.code, error.message, details, ctx.meta())
@@ -62,11 +71,11 @@ def to_tx_error(exc: Exception) -> tx.TXError | None:
     if isinstance(exc, tx.TXError):
         return exc
     if isinstance(exc, drf.ParseError):
-        return tx.ValidationFailed(
+        return RequestInvalid(
             "The request body is not valid JSON.", details={"body": str(exc.detail)}
         )
     if isinstance(exc, drf.ValidationError):
-        return tx.ValidationFailed(details=_validation_details(exc.detail))
+        return RequestInvalid(details=_validation_details(exc.detail))
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         return tx.AuthenticationFailed()
     if isinstance(exc, drf.PermissionDenied | DjangoPermissionDenied):

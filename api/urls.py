@@ -1,9 +1,10 @@
-"""The routes of one API version. `config/urls.py` mounts this twice: namespaces v1 and v2."""
+"""The API's own views (its schema and docs) and the `<id:...>` path converter. The routes of
+one version, every app's, are assembled in `config/urls.py` (`api` knows no domain app)."""
 
 import threading
 from typing import ClassVar
 
-from django.urls import include, path, register_converter
+from django.urls import register_converter
 from drf_spectacular.settings import patched_settings
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -13,7 +14,8 @@ from rest_framework.response import Response
 from api.ratelimit import SchemaRateThrottle
 from core.ids import IdConverter
 
-# `<id:...>`: every path id of every app (registered before their urls.py are included below).
+# `<id:...>`: every path id of every app (registered when `config/urls.py` imports this module,
+# before it includes the apps' urls.py).
 register_converter(IdConverter, "id")
 
 
@@ -66,21 +68,3 @@ class DocsView(SpectacularSwaggerView):
     authentication_classes = []
     permission_classes = []
     throttle_classes = [SchemaRateThrottle]
-
-
-def version_urls(version: str):
-    from cards.urls import card_urls
-
-    return [
-        path("", include("customers.urls")),
-        path("", include("accounts.urls")),
-        path("", include(card_urls(version))),
-        path("", include("transfers.urls")),
-        path("", include("transactions.urls")),
-        path("", include("authorizations.urls")),
-        path("", include("events.urls")),
-        path("", include("monitoring.urls")),
-        path("", include("webhooks.urls")),
-        path("schema", SchemaView.as_view(api_version=version), name="schema"),
-        path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
-    ]

@@ -1,9 +1,10 @@
 """`TXView`: the base of every API view. One place for the behaviour both versions share.
 
 DRF's `initial()` authenticates, checks the allowlist and scopes, and rate-limits; then every
-POST and PATCH runs in one durable transaction together with its idempotency record
-(`api.idempotency`). Views only parse, call one service or selector, and hand a version-neutral
-resource dict to `respond`/`created`/`respond_list`, which apply the version's adapter.
+POST and PATCH runs as one operation (`core.operations`: a durable transaction, the key as the
+actor, what a refusal keeps) together with its idempotency record (`api.idempotency`). Views
+only parse, call one service or selector, and hand a version-neutral resource dict to
+`respond`/`created`/`respond_list`, which apply the version's adapter.
 """
 
 from django.db import transaction
@@ -15,6 +16,7 @@ from api.context import context_of
 from api.models import IdempotencyRecord
 from api.pagination import paginate
 from api.versions import V1, V2, created_status, list_body, success_body, version_of_path
+from core import operations
 from core.actors import Actor, actor_enter, actor_exit
 from core.exceptions import TXError
 
@@ -62,13 +64,6 @@ class TXView(APIView):
 
     def created(self, resource: dict) -> Response:
         return self.respond(resource, status=created_status(self.request.version))
-
-    def refuse(self, error: TXError) -> Response:
-        """Answer a business refusal without undoing what the operation wrote: a wrong PIN must
-        stay counted though the request is refused (raising would roll the try back)."""
-        if error.status != 422:
-            raise ValueError("only a 422 business refusal may keep the operation's writes")
-        return self.handle_exception(error)
 
     def respond_list(self, queryset, serializer_class, order_key: str = "pk") -> Response:
         rows, next_cursor = paginate(self.request, queryset, order_key)
@@ -129,66 +124,42 @@ class TXView(APIView):
         return response
 
     def _run_write(self, request, handler, *args, **kwargs):
-        try:
-            return self._write(request, handler, *args, **kwargs)
-        except TXError as error:
-            # A refusal that is not stored (a 404: `idempotency.is_stored_error`) has rolled the
-            # whole request back, its idempotency claim included. What it must keep (a failed
-            # PAN resolution, counted against card-number guessing) commits on its own, in a
-            # short transaction after that rollback: never with a half-done operation.
-            if error.survivors:
-                with transaction.atomic(durable=True):
-                    _run_survivors(error)
-            raise
-
-    def _write(self, request, handler, *args, **kwargs):
+        """One operation (`core.operations`) with the request's idempotency record in its
+        transaction. A refusal the record stores (422, 409) commits with it, together with
+        what the refusal keeps; any other refusal (a 404) rolls the whole request back, its
+        claim included, and what it keeps commits on its own right after."""
         key = idempotency.parse_key(request, required=request.version == V2)
-        if key is None:  # v1 without a key: still one atomic write
-            with transaction.atomic(durable=True):
-                try:
-                    with transaction.atomic():
-                        response = handler(request, *args, **kwargs)
-                except TXError as error:
-                    if not (error.survivors and idempotency.is_stored_error(error)):
-                        raise
-                    _run_survivors(error)
-                    response = self.handle_exception(error)
-                return self._rendered(request, response, *args, **kwargs)
-
         # Parse first: a malformed body (400) or media type (415) is rejected before any record.
-        request_fingerprint = idempotency.fingerprint(request.method, request.path, request.data)
-        with transaction.atomic(durable=True):
-            claimed = idempotency.claim(
-                institution_id=self.institution.id,
-                key=key,
-                fingerprint=request_fingerprint,
-                method=request.method,
-                path=request.path,
-            )
-            if isinstance(claimed, IdempotencyRecord):
-                return idempotency.replay(claimed, request_fingerprint)
+        request_fingerprint = (
+            None
+            if key is None
+            else idempotency.fingerprint(request.method, request.path, request.data)
+        )
+        with operations.operation(Actor(api_key=request.auth)) as operation:
+            claimed = None
+            if key is not None:
+                claimed = idempotency.claim(
+                    institution_id=self.institution.id,
+                    key=key,
+                    fingerprint=request_fingerprint,
+                    method=request.method,
+                    path=request.path,
+                )
+                if isinstance(claimed, IdempotencyRecord):
+                    return idempotency.replay(claimed, request_fingerprint)
             try:
-                with (
-                    transaction.atomic()
-                ):  # savepoint: a business refusal undoes the operation only
+                with operation.attempt(answered=idempotency.is_stored_error):
                     response = self._rendered(
                         request, handler(request, *args, **kwargs), *args, **kwargs
                     )
             except TXError as error:
                 if not idempotency.is_stored_error(error):
                     raise
-                _run_survivors(error)
                 response = self._rendered(request, self.handle_exception(error), *args, **kwargs)
+            if claimed is None:  # v1 without a key: still one atomic write, nothing stored
+                return response
             if idempotency.is_stored_status(response.status_code):
                 idempotency.store(claimed, response)
             else:
                 transaction.set_rollback(True)
             return response
-
-
-def _run_survivors(error: TXError) -> None:
-    """The writes a refused operation keeps (`TXError.survivors`), after its own are undone:
-    with a stored refusal (422, 409) in the request's transaction, so they commit with the
-    stored answer; with any other refusal after that transaction, in one of their own."""
-    for survivor in error.survivors:
-        survivor()

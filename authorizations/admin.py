@@ -15,11 +15,18 @@ currency (`money`).
 from django.contrib import admin
 from django.db.models import Q
 
+from accounts.models import Transaction
 from cards.admin import SECRET_FIELDS, masked_pan_link
-from core.admin import ReadOnlyModelAdmin, actor_display, admin_link, changelist_link, pretty_json
-from core.money import money
+from core.admin import (
+    ReadOnlyModelAdmin,
+    actor_display,
+    admin_link,
+    changelist_link,
+    link_column,
+    money_column,
+    pretty_json,
+)
 from events.models import Event
-from transactions.models import Transaction
 
 from .models import Authorization, CardReturn
 
@@ -51,13 +58,8 @@ class CardTransactionAdmin(IdOrMerchantSearchMixin, ReadOnlyModelAdmin):
     def card_link(self, obj):
         return masked_pan_link(obj.card)
 
-    @admin.display(description="account", ordering="account_id")
-    def account_link(self, obj):
-        return admin_link(obj.account)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
+    account_link = link_column("account", description="account", ordering="account_id")
+    amount_display = money_column("amount", description="amount", ordering="amount")
 
     @admin.display(description="merchant", ordering="merchant_name")
     def merchant_display(self, obj):
@@ -150,17 +152,13 @@ class AuthorizationAdmin(CardTransactionAdmin):
     def decline_details_display(self, obj):
         return "—" if obj.decline_details is None else pretty_json(obj.decline_details)
 
-    @admin.display(description="hold")
-    def hold_link(self, obj):
-        return admin_link(obj.hold)
+    hold_link = link_column("hold", description="hold")
 
     @admin.display(description="statement line")
     def statement_line_link(self, obj):
         return self._statement_line_link(authorization=obj.pk)
 
-    @admin.display(description="presented amount")
-    def presented_amount_display(self, obj):
-        return money(obj.presented_amount, obj.currency)
+    presented_amount_display = money_column("presented_amount", description="presented amount")
 
     @admin.display(description="returns")
     def returns_link(self, obj):
@@ -224,9 +222,7 @@ class CardReturnAdmin(CardTransactionAdmin):
             return "— (standalone)"
         return admin_link(obj.authorization, obj.authorization_id)
 
-    @admin.display(description="journal")
-    def journal_link(self, obj):
-        return admin_link(obj.journal)
+    journal_link = link_column("journal", description="journal")
 
     @admin.display(description="statement line")
     def statement_line_link(self, obj):

@@ -37,7 +37,9 @@ from .services import (
 class MerchantInput(StrictSerializer):
     name = StrictCharField(max_length=100)
     mcc = MccField(help_text="Merchant category code, 4 digits (ISO 18245).")
-    countryCode = CountryNumericField(help_text="ISO 3166-1 numeric.")  # noqa: N815
+    countryCode = CountryNumericField(  # noqa: N815
+        source="country_code", help_text="ISO 3166-1 numeric."
+    )
     channel = serializers.ChoiceField(choices=Channel.choices)
 
 

@@ -7,7 +7,6 @@ hold's: captured by a presentment (the line becomes `Presentment`), released by 
 expired by the expiry job. A return (merchant refund) credits the account at once.
 """
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -15,7 +14,8 @@ from django.utils import timezone
 from accounts.models import Account, Hold, Journal
 from cards.models import Card
 from core.ids import new_id
-from institutions.models import ApiKey, Institution
+from core.models import CreatedBy
+from institutions.models import Institution
 
 
 def _authorization_id():
@@ -54,7 +54,7 @@ class Merchant(models.Model):
         }
 
 
-class Authorization(Merchant):
+class Authorization(Merchant, CreatedBy):
     class Type(models.TextChoices):
         GOODS = "Goods"
         CASH = "Cash"
@@ -99,12 +99,6 @@ class Authorization(Merchant):
     presented_at = models.DateTimeField(null=True, blank=True)
     # The calendar day its amount counts on against the card's limits (given back on reversal).
     spend_day = models.DateField(null=True, blank=True)
-    created_by_api_key = models.ForeignKey(
-        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    created_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -145,7 +139,7 @@ class Authorization(Merchant):
         return self._STATUS_OF_HOLD[self.hold.status]
 
 
-class CardReturn(Merchant):
+class CardReturn(Merchant, CreatedBy):
     """A merchant refund: credits the card's account at once (a `Return` line, `Presentment`),
     from the institution's card-clearing account."""
 
@@ -159,12 +153,6 @@ class CardReturn(Merchant):
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     journal = models.OneToOneField(Journal, on_delete=models.PROTECT, related_name="card_return")
-    created_by_api_key = models.ForeignKey(
-        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    created_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

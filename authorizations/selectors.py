@@ -3,9 +3,9 @@ the same 404 as an unknown one). Each comes with the id of its statement line.""
 
 from django.db.models import OuterRef, Q, Subquery
 
-from core.exceptions import NotFound
+from accounts.models import Transaction
+from core.selectors import get_of_institution
 from institutions.models import Institution
-from transactions.models import Transaction
 
 from .models import Authorization, CardReturn
 
@@ -19,19 +19,15 @@ _STATUS_FILTER = {
 }
 
 
-def _authorizations(institution: Institution):
+def _authorizations():
     line = Transaction.objects.filter(authorization=OuterRef("pk")).values("pk")[:1]
-    return (
-        Authorization.objects.filter(institution=institution)
-        .select_related("hold")
-        .annotate(transaction_id=Subquery(line))
-    )
+    return Authorization.objects.select_related("hold").annotate(transaction_id=Subquery(line))
 
 
 def authorization_list(
     *, institution: Institution, card_id: str | None = None, status: str | None = None
 ):
-    authorizations = _authorizations(institution)
+    authorizations = _authorizations().filter(institution=institution)
     if card_id:
         authorizations = authorizations.filter(card_id=card_id)
     if status:
@@ -40,19 +36,19 @@ def authorization_list(
 
 
 def authorization_get(*, institution: Institution, authorization_id: str) -> Authorization:
-    authorization = _authorizations(institution).filter(id=authorization_id).first()
-    if authorization is None:
-        raise NotFound("No card authorization with this id.")
-    return authorization
+    return get_of_institution(
+        _authorizations(),
+        institution=institution,
+        id=authorization_id,
+        missing="No card authorization with this id.",
+    )
 
 
 def card_return_get(*, institution: Institution, return_id: str) -> CardReturn:
     line = Transaction.objects.filter(card_return=OuterRef("pk")).values("pk")[:1]
-    card_return = (
-        CardReturn.objects.filter(institution=institution, id=return_id)
-        .annotate(transaction_id=Subquery(line))
-        .first()
+    return get_of_institution(
+        CardReturn.objects.annotate(transaction_id=Subquery(line)),
+        institution=institution,
+        id=return_id,
+        missing="No card return with this id.",
     )
-    if card_return is None:
-        raise NotFound("No card return with this id.")
-    return card_return

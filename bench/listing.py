@@ -11,25 +11,31 @@ bench/README.md explains every step.
 """
 
 import argparse
-import base64
 import json
 import logging
 import os
 import re
-import secrets
 import subprocess
 import sys
 import time
 import warnings
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
-import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from common import (  # noqa: E402  (bench/common.py)
+    drop_database,
+    percentile,
+    recreate_database,
+    server_url,
+    service_environment,
+    with_database,
+)
 
 DATABASE = "tx_bench_listing"
 INSTITUTION = "TX Bench Listing Bank"
@@ -68,46 +74,6 @@ def parse_args():
 # --- PostgreSQL: the service's server, a database of the benchmark's own
 
 
-def server_url() -> str:
-    """URL of the maintenance database `postgres` on the server the service uses."""
-    if os.environ.get("DATABASE_URL"):
-        return with_database(os.environ["DATABASE_URL"], "postgres")
-    from config import embedded_db
-
-    return embedded_db.server().get_uri()
-
-
-def with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + name))
-
-
-def recreate_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def drop_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-def service_environment(url: str) -> dict:
-    """Production settings, with keys made for this run only and the rate limit off."""
-    return {
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DATABASE_URL": url,
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "FIELD_ENCRYPTION_KEYS": "bench:" + base64.b64encode(os.urandom(32)).decode(),
-        "PIN_KEY": secrets.token_urlsafe(32),
-        "PAN_FINGERPRINT_KEY": secrets.token_urlsafe(32),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",  # plain http on loopback, no TLS proxy
-        "RATE_LIMIT_REQUESTS": "0",
-    }
-
-
 def migrate() -> None:
     command = [sys.executable, "manage.py", "migrate", "--noinput"]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)  # noqa: S603
@@ -125,7 +91,6 @@ def create_tenant(account_count: int):
 
     from accounts.models import AccountProduct
     from accounts.services import account_create
-    from core.actors import SYSTEM
     from customers.services import customer_create
     from institutions.services import api_key_create, institution_create
 
@@ -150,7 +115,6 @@ def create_tenant(account_count: int):
                 customer=customer,
                 product=prepaid,
                 currency=prepaid.currency,
-                actor=SYSTEM,
             )
             for _ in range(account_count)
         ]
@@ -244,7 +208,7 @@ def insert_lines(institution, count: int, args, newest_ms: int) -> float:
 
 def check_ids() -> None:
     """Each generated id carries its line's created_at, to the millisecond, as core.ids does."""
-    from transactions.models import Transaction
+    from accounts.models import Transaction
 
     for line in Transaction.objects.order_by("?")[:200]:
         millis = 0
@@ -266,7 +230,7 @@ def table_facts() -> dict:
 
 
 def lines_of(account_id: str) -> int:
-    from transactions.models import Transaction
+    from accounts.models import Transaction
 
     return Transaction.objects.filter(account_id=account_id).count()
 
@@ -277,8 +241,8 @@ def lines_of(account_id: str) -> int:
 def shapes(account_id: str, limit: int, today) -> dict[str, dict]:
     """name -> query parameters. The cursors are the `nextCursor`s paging would give: half-way
     down the account's lines, and at its tenth-oldest line (the last page: nine lines, no more)."""
+    from accounts.models import Transaction
     from api.pagination import _encode
-    from transactions.models import Transaction
 
     ids = list(
         Transaction.objects.filter(account_id=account_id)
@@ -320,14 +284,6 @@ def check_page(name: str, params: dict, body: dict) -> None:
     ids = [item["transactionId"] for item in body["data"]]
     if ids != sorted(ids, reverse=True):
         raise RuntimeError(f"{name}: lines not newest first")
-
-
-def percentile(sorted_values: list[float], fraction: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    if not sorted_values:
-        return float("nan")
-    rank = max(1, round(fraction * len(sorted_values) + 0.5))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
 # --- Measuring one size
@@ -450,7 +406,7 @@ def main():
     print(f"PostgreSQL: {origin} server, host {where.get('host')} port {where.get('port', 5432)}")
     print(f"Database: {DATABASE}, made anew")
     recreate_database(admin_url, DATABASE)
-    os.environ.update(service_environment(url))
+    os.environ.update(service_environment(url, rate_limit=0))
     migrate()
     import django
 

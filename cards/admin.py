@@ -28,7 +28,6 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from core.actors import Actor
 from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -38,6 +37,8 @@ from core.admin import (
     apply_each,
     changelist_link,
     confirmation_page,
+    link_column,
+    money_column,
 )
 from core.money import money
 from events.models import Event
@@ -306,13 +307,8 @@ class CardAdmin(ActionsOnlyModelAdmin):
     def product_link(self, obj):
         return admin_link(obj.product, obj.product.code)
 
-    @admin.display(description="account", ordering="account_id")
-    def account_link(self, obj):
-        return admin_link(obj.account)
-
-    @admin.display(description="customer", ordering="customer_id")
-    def customer_link(self, obj):
-        return admin_link(obj.customer)
+    account_link = link_column("account", description="account", ordering="account_id")
+    customer_link = link_column("customer", description="customer", ordering="customer_id")
 
     @admin.display(description="expiry", ordering="expires_on")
     def expiry(self, obj):
@@ -333,21 +329,18 @@ class CardAdmin(ActionsOnlyModelAdmin):
     def blocked_countries_display(self, obj):
         return ", ".join(obj.blocked_countries) or "—"
 
-    @admin.display(description="per transaction")
-    def limit_per_transaction_display(self, obj):
-        return money(obj.limit_per_transaction, obj.account.currency)
-
-    @admin.display(description="daily")
-    def limit_daily_display(self, obj):
-        return money(obj.limit_daily, obj.account.currency)
-
-    @admin.display(description="monthly")
-    def limit_monthly_display(self, obj):
-        return money(obj.limit_monthly, obj.account.currency)
-
-    @admin.display(description="daily cash")
-    def limit_daily_cash_display(self, obj):
-        return money(obj.limit_daily_cash, obj.account.currency)
+    limit_per_transaction_display = money_column(
+        "limit_per_transaction", currency="account.currency", description="per transaction"
+    )
+    limit_daily_display = money_column(
+        "limit_daily", currency="account.currency", description="daily"
+    )
+    limit_monthly_display = money_column(
+        "limit_monthly", currency="account.currency", description="monthly"
+    )
+    limit_daily_cash_display = money_column(
+        "limit_daily_cash", currency="account.currency", description="daily cash"
+    )
 
     @admin.display(description="spent")
     def usage_display(self, obj):
@@ -446,25 +439,15 @@ class CardAdmin(ActionsOnlyModelAdmin):
         )
 
     def _unblock_pins(self, request, queryset, reason: str) -> None:
-        actor = Actor(user=request.user)
-
-        def unblock(card):
-            # Read the block under the lock the service takes next (same transaction).
-            blocked = (
-                Card.objects.select_for_update()
-                .values_list("pin_blocked", flat=True)
-                .get(pk=card.pk)
-            )
-            card = card_pin_unblock(card=card, actor=actor, reason=reason)
-            if not blocked:
-                return None
-            return card, f"PIN unblocked (admin action “Unblock PIN”; reason: “{reason}”)."
-
         apply_each(
             self,
             request,
             queryset.order_by("pk"),
-            unblock,
+            card_pin_unblock,
+            arguments=lambda card: {"card": card, "reason": reason},
+            describe=lambda outcome: (
+                f"PIN unblocked (admin action “Unblock PIN”; reason: “{reason}”)."
+            ),
             done="Unblocked the PIN of {n} card(s).",
             already="PIN not blocked, left as it was: {ids}.",
         )
@@ -493,27 +476,17 @@ class CardAdmin(ActionsOnlyModelAdmin):
         )
 
     def _apply_status(self, request, queryset, action: StatusAction, reason: str) -> None:
-        actor = Actor(user=request.user)
         said = f"reason: “{reason}”" if reason else "no reason given"
-
-        def change(card):
-            # Read the status under the lock the service takes next (same transaction), so
-            # "already suspended" and the logged "from" are exact.
-            previous = (
-                Card.objects.select_for_update().values_list("status", flat=True).get(pk=card.pk)
-            )
-            card = card_set_status(card=card, status=action.status, reason=reason, actor=actor)
-            if card.status == previous:
-                return None
-            return card, (
-                f"Status {previous} → {card.status} (admin action “{action.name}”; {said})."
-            )
-
         apply_each(
             self,
             request,
             queryset.order_by("pk"),
-            change,
+            card_set_status,
+            arguments=lambda card: {"card": card, "status": action.status, "reason": reason},
+            describe=lambda outcome: (
+                f"Status {outcome.previous} → {outcome.value.status} "
+                f"(admin action “{action.name}”; {said})."
+            ),
             done=f"{action.verb} {{n}} card(s).",
             already=f"Already {action.status}, left as they were: {{ids}}.",
         )

@@ -11,12 +11,12 @@ def check_card_can_send(card: Card) -> None:
     if card.status != Card.Status.ACTIVE:
         raise CardNotActive(
             f"The card is {card.status}: it cannot send money.",
-            details={"cardId": card.pk, "status": card.status},
+            details={"card_id": card.pk, "status": card.status},
         )
     if is_past_expiry(card):
         raise CardNotActive(
             "The card is past its expiry date.",
-            details={"cardId": card.pk, "status": card.status, "expired": True},
+            details={"card_id": card.pk, "status": card.status, "expired": True},
         )
 
 
@@ -26,5 +26,5 @@ def check_card_can_receive(card: Card) -> None:
     if not card.is_live:
         raise CardNotActive(
             f"The card is {card.status}: it cannot receive money.",
-            details={"cardId": card.pk, "status": card.status},
+            details={"card_id": card.pk, "status": card.status},
         )

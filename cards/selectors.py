@@ -5,6 +5,8 @@ from functools import partial
 
 from core.actors import Actor
 from core.exceptions import NotFound
+from core.operations import keep_if_refused
+from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import Card, CardProduct
@@ -17,10 +19,12 @@ def card_product_list(*, institution: Institution):
 
 
 def card_product_get(*, institution: Institution, product_id: str) -> CardProduct:
-    product = CardProduct.objects.filter(institution=institution, id=product_id).first()
-    if product is None:
-        raise NotFound("No card product with this rid.")
-    return product
+    return get_of_institution(
+        CardProduct,
+        institution=institution,
+        id=product_id,
+        missing="No card product with this rid.",
+    )
 
 
 def card_list(
@@ -41,14 +45,12 @@ def card_list(
 
 
 def card_get(*, institution: Institution, card_id: str) -> Card:
-    card = (
-        Card.objects.select_related("institution", "product", "account", "successor")
-        .filter(institution=institution, id=card_id)
-        .first()
+    return get_of_institution(
+        Card.objects.select_related("institution", "product", "account", "successor"),
+        institution=institution,
+        id=card_id,
+        missing="No card with this id.",
     )
-    if card is None:
-        raise NotFound("No card with this id.")
-    return card
 
 
 def card_by_pan(*, institution: Institution, pan: str, actor: Actor) -> Card:
@@ -67,9 +69,8 @@ def card_by_pan(*, institution: Institution, pan: str, actor: Actor) -> Card:
     )
     card = cards.filter(status__in=Card.LIVE).first() or cards.order_by("-id").first()
     if card is None:
-        error = NotFound("No card with this PAN.")
         if api_key is not None:
-            # The 404 rolls the request back; the failure must outlive it (`TXView`).
-            error.survivors.append(partial(pan_failure_record, api_key_id=api_key.pk))
-        raise error
+            # The 404 rolls the operation back; the failure must outlive it.
+            keep_if_refused(partial(pan_failure_record, api_key_id=api_key.pk))
+        raise NotFound("No card with this PAN.")
     return card

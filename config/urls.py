@@ -1,7 +1,30 @@
+"""The root URLconf: the admin and the two API versions, each the routes of every app (the
+assembly lives here, above the layers: `api` and the apps below know nothing of the apps above
+them, docs/architecture.md)."""
+
 from django.contrib import admin
 from django.urls import include, path
 
-from api.urls import version_urls
+from api.urls import DocsView, SchemaView
+from cards.urls import card_urls
+
+
+def version_urls(version: str):
+    """The routes of one API version, every app's: mounted twice below (namespaces v1 and v2)."""
+    return [
+        path("", include("customers.urls")),
+        path("", include("accounts.urls")),
+        path("", include(card_urls(version))),
+        path("", include("transfers.urls")),
+        path("", include("transactions.urls")),
+        path("", include("authorizations.urls")),
+        path("", include("events.urls")),
+        path("", include("monitoring.urls")),
+        path("", include("webhooks.urls")),
+        path("schema", SchemaView.as_view(api_version=version), name="schema"),
+        path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
+    ]
+
 
 urlpatterns = [
     path("TX/v1/", include((version_urls("v1"), "v1"), namespace="v1")),

@@ -6,17 +6,22 @@ Rows that services write are changed in the admin only through actions that call
 """
 
 import json
+from collections.abc import Callable
+from operator import attrgetter
+from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.db import transaction
 from django.db.models import Q
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
+from core import operations
+from core.actors import Actor
 from core.exceptions import TXError
-from core.money import money  # noqa: F401  (the admin's money column)
+from core.money import money
+from core.operations import Outcome
 
 
 def adopt(obj, saved) -> None:
@@ -39,39 +44,106 @@ def admin_link(obj, text=None):
 
 
 def changelist_link(model, text: str, **filters):
-    opts = model._meta
-    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+    """A link to `model`'s changelist, filtered. `model` is a model class or its label
+    ("transfers.Transfer"): a lower layer's admin names a higher layer's page by its label, so
+    it does not import it (docs/architecture.md)."""
+    if isinstance(model, str):
+        app_label, _, model_name = model.partition(".")
+    else:
+        app_label, model_name = model._meta.app_label, model._meta.model_name
+    url = reverse(f"admin:{app_label}_{model_name.lower()}_changelist")
     query = "&".join(f"{name}={value}" for name, value in filters.items())
     return format_html('<a href="{}?{}">{}</a>', url, query, text)
+
+
+def link_column(field: str, *, description: str, ordering: str | None = None):
+    """An admin column linking to the row's related `field` (`admin_link`: its change page, "—"
+    when there is none): `account_link = link_column("account", description="account",
+    ordering="account_id")`."""
+
+    @admin.display(description=description, ordering=ordering)
+    def column(model_admin, obj):
+        return admin_link(getattr(obj, field))
+
+    return column
+
+
+def money_column(
+    amount: str | Callable,
+    *,
+    currency: str = "currency",
+    description: str,
+    ordering: str | None = None,
+):
+    """An admin column (for `list_display`, `fields`, `readonly_fields`) showing an amount with
+    its currency, as `core.money.money` writes it: `amount_display = money_column("amount",
+    description="amount", ordering="amount")`.
+
+    `amount` and `currency` name attributes of the row, dotted for a related row's
+    (`currency="account.currency"`); `amount` may instead be a function of the row.
+    """
+    amount_of = amount if callable(amount) else attrgetter(amount)
+    currency_of = attrgetter(currency)
+
+    @admin.display(description=description, ordering=ordering)
+    def column(model_admin, obj):
+        return money(amount_of(obj), currency_of(obj))
+
+    return column
 
 
 def pretty_json(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
 
 
-def apply_each(model_admin, request, objects, change, *, done: str, already: str) -> None:
-    """A changelist action's loop: `change(obj)` runs for each object in its own transaction
-    and returns `(obj_after, log_message)` when it changed the object, None when the object
-    already was so. A TXError refuses that object alone (reported, nothing of it changed);
-    one LogEntry per changed object; then one message for the changed (`done`, with `{n}`)
-    and one for the unchanged (`already`, with `{ids}`)."""
-    changed, unchanged = 0, []
+def apply_each(
+    model_admin,
+    request,
+    objects,
+    service: Callable,
+    *,
+    arguments: Callable[[Any], dict],
+    describe: Callable[[Outcome], str],
+    done: str,
+    already: str,
+    record: Callable[[Any, Outcome], None] | None = None,
+) -> list[Outcome]:
+    """The loop of every per-object action: for each object, `service(**arguments(obj))` runs
+    as one operation of the staff user (`core.operations.run`: its own transaction, the user as
+    the actor of its events, what a refusal keeps). A changed object gets one LogEntry
+    (`describe(outcome)`) in the same transaction; an object the service left as it was
+    (`Outcome.changed` false) is listed in one `already` message (with `{ids}`); a refusal
+    (TXError) is reported for that object alone and changes nothing of it. Then one `done`
+    message (with `{n}`) for the changed. `record(obj, outcome)`, when given, records more of a
+    change in its transaction (a rotated key's successor). Returns the outcomes that changed."""
+    actor = Actor(user=request.user)
+    changed, unchanged = [], []
+
     for obj in objects:
+
+        def log(outcome: Outcome, obj=obj) -> None:
+            # On the selected object, as the service left it when it hands that object back
+            # (a reversal's transfer is logged on the transfer).
+            if outcome.changed:
+                logged = outcome.value if isinstance(outcome.value, type(obj)) else obj
+                model_admin.log_change(request, logged, describe(outcome))
+                if record is not None:
+                    record(obj, outcome)
+
         try:
-            with transaction.atomic():
-                result = change(obj)
-                if result is None:
-                    unchanged.append(obj.pk)
-                    continue
-                model_admin.log_change(request, *result)
+            outcome = operations.run(service, actor=actor, then=log, **arguments(obj))
         except TXError as exc:
-            model_admin.message_user(request, f"{obj.pk}: {exc.message}", messages.ERROR)
+            failure(model_admin, request, obj.pk, exc)
             continue
-        changed += 1
+        if outcome.changed:
+            changed.append(outcome)
+        else:
+            unchanged.append(str(obj.pk))
     if changed:
-        model_admin.message_user(request, done.format(n=changed), messages.SUCCESS)
+        model_admin.message_user(request, done.format(n=len(changed)), messages.SUCCESS)
     if unchanged:
         model_admin.message_user(request, already.format(ids=", ".join(unchanged)), messages.INFO)
+    return changed
 
 
 def confirmation_page(

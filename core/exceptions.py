@@ -15,10 +15,6 @@ class TXError(Exception):
     def __init__(self, message: str | None = None, *, details: Any = None):
         self.message = message or self.message
         self.details = details
-        # Writes that must outlive the refusal (a monitoring alert about a refused payment, a
-        # failed PAN resolution): run by `TXView` after the operation is rolled back, for every
-        # TXError (`api.views._run_survivors` says in which transaction).
-        self.survivors: list = []
         super().__init__(self.message)
 
 

@@ -6,15 +6,12 @@ added here (institutions onboard them through the API, with their idempotency an
 national id) and never deleted (their accounts, cards and events refer to them).
 """
 
-from datetime import date
-
 import pycountry
 from django import forms
 from django.contrib import admin
 
-from .apis import PHONE_RE
 from .models import Customer
-from .services import customer_update
+from .services import customer_field_error, customer_update
 
 # Form fields that map one to one onto `customer_update`'s changes.
 PLAIN_FIELDS = ["first_name", "last_name", "country_code", "email", "phone", "date_of_birth"]
@@ -67,16 +64,18 @@ class CustomerForm(forms.ModelForm):
     def clean_address_country_code(self):
         return _validate_country(self.cleaned_data.get("address_country_code"))
 
+    # The customer rules are the service's (`customer_field_error`): shown here field by field.
     def clean_phone(self):
-        phone = self.cleaned_data.get("phone")
-        if phone is not None and not PHONE_RE.match(phone):
-            raise forms.ValidationError("Must be an E.164 number, e.g. +4915112345678.")
-        return phone
+        return self._rule("phone")
 
     def clean_date_of_birth(self):
-        value = self.cleaned_data.get("date_of_birth")
-        if value is not None and not date(1900, 1, 1) <= value <= date.today():  # noqa: DTZ011
-            raise forms.ValidationError("Must be a past date after 1900-01-01.")
+        return self._rule("date_of_birth")
+
+    def _rule(self, name: str):
+        value = self.cleaned_data.get(name)
+        message = customer_field_error(name, value)
+        if message is not None:
+            raise forms.ValidationError(message)
         return value
 
     def clean(self):

@@ -1,9 +1,6 @@
 """`/customers`: create, retrieve, update, list. v1 and v2 differ only in the address's country
 field (`countryId` in v1, `countryCode` in v2) and in the envelope (`api.versions`)."""
 
-import re
-from datetime import date
-
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
@@ -21,15 +18,23 @@ from api.views import TXView
 from institutions import scopes
 
 from .selectors import customer_get, customer_list
-from .services import customer_create, customer_update
-
-PHONE_RE = re.compile(r"\A\+[1-9][0-9]{6,14}\Z")  # not \d: it also matches non-ASCII digits
-NATIONAL_ID_RE = re.compile(r"\A[A-Za-z0-9\-/ ]{4,32}\Z")
+from .services import (
+    NATIONAL_ID_INVALID,
+    NATIONAL_ID_RE,
+    PHONE_INVALID,
+    PHONE_RE,
+    customer_create,
+    customer_field_error,
+    customer_update,
+)
 
 CREATED_MESSAGE = "Customer created."
 
 
 # --- input
+# The body's shape and types. The customer rules are the service's (`customers.services`): they
+# are applied here too, field by field, so that one 400 lists every problem of a body (with the
+# shape's) and the schema shows the patterns. (No docstring: it would become the schema's.)
 class CustomerCreate(StrictSerializer):
     firstName = StrictCharField(source="first_name", max_length=100)  # noqa: N815
     lastName = StrictCharField(source="last_name", max_length=100)  # noqa: N815
@@ -41,7 +46,7 @@ class CustomerCreate(StrictSerializer):
         required=False,
         allow_null=True,
         help_text="E.164, e.g. +4915112345678.",
-        validators=[RegexValidator(PHONE_RE, "Must be an E.164 number, e.g. +4915112345678.")],
+        validators=[RegexValidator(PHONE_RE, PHONE_INVALID)],
     )
     dateOfBirth = StrictDateField(  # noqa: N815
         source="date_of_birth", required=False, allow_null=True
@@ -52,15 +57,14 @@ class CustomerCreate(StrictSerializer):
         allow_null=True,
         write_only=True,
         help_text="Encrypted at rest; only its last four characters are ever returned.",
-        validators=[
-            RegexValidator(NATIONAL_ID_RE, "Must be 4 to 32 letters, digits, spaces, '-' or '/'.")
-        ],
+        validators=[RegexValidator(NATIONAL_ID_RE, NATIONAL_ID_INVALID)],
     )
     address = AddressInput(required=False, allow_null=True)
 
     def validate_dateOfBirth(self, value):  # noqa: N802
-        if value is not None and not date(1900, 1, 1) <= value <= date.today():  # noqa: DTZ011
-            raise serializers.ValidationError("Must be a past date after 1900-01-01.")
+        message = customer_field_error("date_of_birth", value)
+        if message is not None:
+            raise serializers.ValidationError(message)
         return value
 
 

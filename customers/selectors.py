@@ -1,4 +1,4 @@
-from core.exceptions import NotFound
+from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import Customer
@@ -10,7 +10,6 @@ def customer_list(*, institution: Institution):
 
 def customer_get(*, institution: Institution, customer_id: str) -> Customer:
     """The institution's customer; another institution's answers the same 404 as an unknown id."""
-    customer = Customer.objects.filter(institution=institution, id=customer_id).first()
-    if customer is None:
-        raise NotFound("No customer with this id.")
-    return customer
+    return get_of_institution(
+        Customer, institution=institution, id=customer_id, missing="No customer with this id."
+    )

@@ -1,14 +1,37 @@
-"""Writes on customers. Each runs in one transaction with the event it emits."""
+"""Writes on customers. Each runs in one transaction with the event it emits.
 
+The customer rules are here, for every caller (the API, the admin, commands): names not blank,
+a real e-mail address, an E.164 phone number, a date of birth in the past (after 1900), a
+national id of 4 to 32 letters, digits, spaces, '-' or '/'. A write that breaks one is 400
+`validation_error` with `details` keyed by the domain's field names (the API renders them in
+its own: `api.names`). The API's serializers parse the body's shape and types; they apply these
+same rules (`customer_field_error`, `PHONE_RE`, `NATIONAL_ID_RE`) field by field, so that one
+answer lists every problem of a body, and the OpenAPI schema shows the patterns.
+"""
+
+import re
 from datetime import date
 
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
-from events.services import emit
+from core.exceptions import ValidationFailed
+from events.services import emit_for
 from institutions.models import Institution
 
 from .models import Customer
+
+PHONE_RE = re.compile(r"\A\+[1-9][0-9]{6,14}\Z")  # not \d: it also matches non-ASCII digits
+NATIONAL_ID_RE = re.compile(r"\A[A-Za-z0-9\-/ ]{4,32}\Z")
+NAME_BLANK = "This field may not be blank."
+NAME_NULL = "This field may not be null."
+EMAIL_INVALID = "Enter a valid email address."
+PHONE_INVALID = "Must be an E.164 number, e.g. +4915112345678."
+DATE_OF_BIRTH_INVALID = "Must be a past date after 1900-01-01."
+NATIONAL_ID_INVALID = "Must be 4 to 32 letters, digits, spaces, '-' or '/'."
+EARLIEST_BIRTH = date(1900, 1, 1)
 
 # Domain field -> the field name the API and events use.
 _API_NAMES = {
@@ -37,8 +60,19 @@ def customer_create(
 ) -> Customer:
     """Create a customer of `institution` and emit `customer.created`.
 
-    Input is validated by the caller's serializer (ISO codes, formats); this records it.
+    400 `validation_error` when a field breaks a customer rule (`customer_field_error`). The
+    caller has checked the ISO country codes and the address's shape (the API's serializers).
     """
+    _check(
+        {
+            "first_name": first_name,
+            "last_name": last_name,
+            "email": email,
+            "phone": phone,
+            "date_of_birth": date_of_birth,
+            "national_id": national_id,
+        }
+    )
     now = timezone.now()  # one instant: a new customer's updatedAt is its createdAt
     customer = Customer(
         institution=institution,
@@ -55,22 +89,19 @@ def customer_create(
     customer.set_address(address)
     with transaction.atomic(savepoint=False):
         customer.save(force_insert=True)
-        emit(
-            institution=institution,
-            type="customer.created",
-            object_type="customer",
-            object_id=customer.id,
-        )
+        emit_for(customer, "customer.created")
     return customer
 
 
 def customer_update(*, customer: Customer, changes: dict) -> Customer:
     """Apply `changes` (domain field names; `address` replaces the whole address, None clears an
     optional field) and emit `customer.updated` with the names of the fields that changed.
-    A change that changes nothing emits nothing."""
+    A change that changes nothing emits nothing. 400 `validation_error` when a field breaks a
+    customer rule (`customer_field_error`)."""
     unknown = set(changes) - set(_API_NAMES)
     if unknown:
         raise ValueError(f"Not updatable: {sorted(unknown)}")
+    _check(changes)
     with transaction.atomic(savepoint=False):
         customer = Customer.objects.select_for_update().get(pk=customer.pk)
         changed = []
@@ -89,14 +120,46 @@ def customer_update(*, customer: Customer, changes: dict) -> Customer:
         if changed:
             customer.updated_at = timezone.now()
             customer.save()
-            emit(
-                institution=customer.institution,
-                type="customer.updated",
-                object_type="customer",
-                object_id=customer.id,
+            emit_for(
+                customer,
+                "customer.updated",
                 data={"changedFields": sorted(_API_NAMES[field] for field in changed)},
             )
     return customer
+
+
+def customer_field_error(field: str, value) -> str | None:
+    """What is wrong with `value` as the customer's `field` (a domain name), or None. None clears
+    an optional field: never wrong there."""
+    if field in ("first_name", "last_name"):
+        if value is None:
+            return NAME_NULL
+        return NAME_BLANK if not value.strip() else None
+    if value is None:
+        return None
+    if field == "email":
+        try:
+            validate_email(value)
+        except ValidationError:
+            return EMAIL_INVALID
+    elif field == "phone":
+        return None if PHONE_RE.match(value) else PHONE_INVALID
+    elif field == "date_of_birth":
+        today = date.today()  # noqa: DTZ011 (the server's day, as the API has always counted it)
+        return None if EARLIEST_BIRTH <= value <= today else DATE_OF_BIRTH_INVALID
+    elif field == "national_id":
+        return None if NATIONAL_ID_RE.match(value) else NATIONAL_ID_INVALID
+    return None
+
+
+def _check(fields: dict) -> None:
+    errors = {}
+    for field, value in fields.items():
+        message = customer_field_error(field, value)
+        if message is not None:
+            errors[field] = message
+    if errors:
+        raise ValidationFailed(details=errors)
 
 
 def _full_address(address: dict) -> dict:

@@ -1,4 +1,4 @@
-from core.exceptions import NotFound
+from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import Event
@@ -24,7 +24,6 @@ def event_list(
 
 
 def event_get(*, institution: Institution, event_id: str) -> Event:
-    event = Event.objects.filter(institution=institution, id=event_id).first()
-    if event is None:
-        raise NotFound("No event with this id.")
-    return event
+    return get_of_institution(
+        Event, institution=institution, id=event_id, missing="No event with this id."
+    )

@@ -9,9 +9,9 @@ from institutions.models import Institution
 
 from . import consumers
 from .models import Event
-from .types import EVENT_TYPES
+from .types import EVENT_TYPES, OBJECT_TYPES
 
-__all__ = ["EVENT_TYPES", "emit"]
+__all__ = ["EVENT_TYPES", "emit", "emit_for"]
 
 
 def emit(
@@ -44,3 +44,25 @@ def emit(
     # E.g. its webhook deliveries and their jobs, in the same transaction.
     consumers.notify(event)
     return event
+
+
+def emit_for(
+    obj,
+    type: str,
+    *,
+    data: dict | None = None,
+    institution: Institution | None = None,
+    actor: Actor | None = None,
+) -> Event:
+    """`emit()` an event of `type` about `obj`: its object type is the type's
+    (`events.types.OBJECT_TYPES`), its object id `obj.pk`, its institution `obj.institution`,
+    or `institution` when the caller holds it already loaded and `obj` does not (no query
+    for it)."""
+    return emit(
+        institution=obj.institution if institution is None else institution,
+        type=type,
+        object_type=OBJECT_TYPES.get(type),  # an unknown type: emit() says so
+        object_id=obj.pk,
+        data=data,
+        actor=actor,
+    )

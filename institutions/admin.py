@@ -15,14 +15,13 @@ into the messages framework, its cookie or the session, nor into any table.
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.debug import sensitive_variables
 
-from core.admin import admin_link, adopt, changelist_link
+from core.admin import admin_link, adopt, apply_each, changelist_link, link_column
 from core.exceptions import NotFound, ValidationFailed
 from institutions import scopes as api_scopes
 from institutions.models import AllowedNetwork, ApiKey, Institution
@@ -124,10 +123,10 @@ class InstitutionAdmin(admin.ModelAdmin):
 
     @admin.display(description="Account products")
     def account_products_link(self, obj):
-        from accounts.models import AccountProduct
-
         return changelist_link(
-            AccountProduct, str(obj.account_products.count()), institution__id__exact=obj.pk
+            "accounts.AccountProduct",
+            str(obj.account_products.count()),
+            institution__id__exact=obj.pk,
         )
 
     @admin.display(description="API keys")
@@ -136,9 +135,9 @@ class InstitutionAdmin(admin.ModelAdmin):
 
     @admin.display(description="Customers")
     def customers_link(self, obj):
-        from customers.models import Customer
-
-        return changelist_link(Customer, str(obj.customers.count()), institution__id__exact=obj.pk)
+        return changelist_link(
+            "customers.Customer", str(obj.customers.count()), institution__id__exact=obj.pk
+        )
 
 
 # --- API keys and their allowlists ----------------------------------------------------------
@@ -358,9 +357,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     def status_display(self, obj):
         return obj.status
 
-    @admin.display(description="replaced by")
-    def replaced_by_link(self, obj):
-        return admin_link(obj.replaced_by)
+    replaced_by_link = link_column("replaced_by", description="replaced by")
 
     @admin.display(description="replaces")
     def replaces_link(self, obj):
@@ -471,7 +468,9 @@ class ApiKeyAdmin(admin.ModelAdmin):
                     {
                         "api_key": item.api_key,
                         "secret": item.secret,
-                        "change_url": reverse("admin:institutions_apikey_change", args=[item.api_key.pk]),
+                        "change_url": reverse(
+                            "admin:institutions_apikey_change", args=[item.api_key.pk]
+                        ),
                     }
                     for item in issued
                 ],
@@ -485,21 +484,15 @@ class ApiKeyAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke selected API keys (at once)", permissions=["change"])
     def revoke_keys(self, request, queryset):
         username = request.user.get_username()
-        revoked = 0
-        for api_key in queryset.order_by("pk"):
-            with transaction.atomic():
-                was_revoked = api_key.revoked_at is not None
-                api_key = api_key_revoke(api_key=api_key, revoked_by=username)
-                if was_revoked or api_key.revoked_by != username:
-                    continue
-                self.log_change(request, api_key, "Revoked (admin action “Revoke”).")
-                revoked += 1
-        skipped = queryset.count() - revoked
-        self.message_user(
+        apply_each(
+            self,
             request,
-            f"Revoked {revoked} API key(s)."
-            + (f" {skipped} already revoked, left as they were." if skipped else ""),
-            messages.SUCCESS,
+            queryset.order_by("pk"),
+            api_key_revoke,
+            arguments=lambda api_key: {"api_key": api_key, "revoked_by": username},
+            describe=lambda outcome: "Revoked (admin action “Revoke”).",
+            done="Revoked {n} API key(s).",
+            already="Already revoked, left as they were: {ids}.",
         )
 
     @admin.action(
@@ -529,33 +522,42 @@ class ApiKeyAdmin(admin.ModelAdmin):
             return None
         username = request.user.get_username()
         action = "Rotate now" if retire_now else "Rotate"
-        rotated = []
-        for api_key in queryset.order_by("pk"):
-            try:
-                with transaction.atomic():
-                    issued = api_key_rotate(
-                        api_key=api_key, rotated_by=username, retire_now=retire_now
-                    )
-                    api_key.refresh_from_db()
-                    new_key = issued.api_key
-                    retired = (
-                        f"this key was revoked at {api_key.revoked_at.isoformat()}"
-                        if retire_now
-                        else f"this key expires at {api_key.expires_at.isoformat()}"
-                    )
-                    self.log_change(
-                        request,
-                        api_key,
-                        f"Rotated (admin action “{action}”): successor {new_key.id} "
-                        f"(prefix {new_key.prefix}); {retired}.",
-                    )
-                    self.log_addition(
-                        request, new_key, f"Created by rotating {api_key.id} (admin action)."
-                    )
-            except ValidationFailed as exc:
-                self.message_user(request, f"{api_key.prefix}: {exc.message}", messages.ERROR)
-                continue
-            rotated.append(issued)
+
+        def describe(outcome) -> str:
+            old, new_key = outcome.value.replaces, outcome.value.api_key
+            retired = (
+                f"this key was revoked at {old.revoked_at.isoformat()}"
+                if retire_now
+                else f"this key expires at {old.expires_at.isoformat()}"
+            )
+            return (
+                f"Rotated (admin action “{action}”): successor {new_key.id} "
+                f"(prefix {new_key.prefix}); {retired}."
+            )
+
+        def record(api_key, outcome) -> None:
+            self.log_addition(
+                request, outcome.value.api_key, f"Created by rotating {api_key.id} (admin action)."
+            )
+
+        rotated = [
+            outcome.value
+            for outcome in apply_each(
+                self,
+                request,
+                queryset.order_by("pk"),
+                api_key_rotate,
+                arguments=lambda api_key: {
+                    "api_key": api_key,
+                    "rotated_by": username,
+                    "retire_now": retire_now,
+                },
+                describe=describe,
+                record=record,
+                done="Rotated {n} API key(s).",
+                already="Not rotated: {ids}.",
+            )
+        ]
         if rotated:
             return self._secrets_page(request, rotated, title="Rotated API keys: copy them now")
         return None

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.exceptions import NotFound, ValidationFailed
+from core.operations import Outcome, changed, unchanged
 from institutions import keys
 from institutions import scopes as api_scopes
 from institutions.models import AllowedNetwork, ApiKey, Institution
@@ -26,6 +27,7 @@ class IssuedKey:
 
     api_key: ApiKey
     secret: str
+    replaces: ApiKey | None = None  # a rotation's old key, as the rotation left it
 
 
 def normalize_cidr(cidr: str) -> str:
@@ -50,7 +52,7 @@ def validate_time_zone(name: str) -> str:
     if not isinstance(name, str) or name not in available_timezones():
         raise ValidationFailed(
             "time zone must be an IANA name, e.g. Europe/Berlin or UTC.",
-            details={"timeZone": name},
+            details={"time_zone": name},
         )
     return name
 
@@ -171,15 +173,16 @@ def api_key_get(*, reference: str) -> ApiKey:
     return api_key
 
 
-def api_key_revoke(*, api_key: ApiKey, revoked_by: str = "") -> ApiKey:
-    """Revoke at once. Revoking a revoked key changes nothing."""
+def api_key_revoke(*, api_key: ApiKey, revoked_by: str = "") -> Outcome[ApiKey]:
+    """Revoke at once. Revoking a revoked key changes nothing (`Outcome.changed` false)."""
     with transaction.atomic():
         api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
-        if api_key.revoked_at is None:
-            api_key.revoked_at = timezone.now()
-            api_key.revoked_by = revoked_by
-            api_key.save(update_fields=["revoked_at", "revoked_by"])
-    return api_key
+        if api_key.revoked_at is not None:
+            return unchanged(api_key)
+        api_key.revoked_at = timezone.now()
+        api_key.revoked_by = revoked_by
+        api_key.save(update_fields=["revoked_at", "revoked_by"])
+    return changed(api_key)
 
 
 def api_key_rotate(
@@ -227,7 +230,7 @@ def api_key_rotate(
             if old.expires_at is None or old.expires_at > expires_at:
                 old.expires_at = expires_at
             old.save(update_fields=["expires_at", "replaced_by"])
-    return issued
+    return IssuedKey(api_key=issued.api_key, secret=issued.secret, replaces=old)
 
 
 def api_key_set_scopes(

@@ -2,7 +2,9 @@
 number of machines) defers them on their schedule and runs them.
 
 Each task is a thin call of a service that is safe when two processes run it at once (batches
-taken with SKIP LOCKED, one transaction per row or batch). On top of that, each task is
+taken with SKIP LOCKED, one transaction per row or batch), entered as every write is, through
+`core.operations`: as the system (events name it), a one-transaction service as one operation,
+a batch service with `run_batches`. On top of that, each task is
 stacked as
 
     @app.periodic(cron=..., periodic_id=...)   one job per tick, however many workers defer it
@@ -30,6 +32,8 @@ from api.idempotency import idempotency_keys_purge
 from api.ratelimit import rate_counters_purge
 from authorizations.services import authorizations_expire
 from cards.services import cards_expire, cards_renew_expiring
+from core.actors import SYSTEM
+from core.operations import run, run_batches
 
 from .services import stalled_jobs_retry
 
@@ -48,7 +52,10 @@ KEEP_FINISHED_JOBS_HOURS = 7 * 24
 def expire_holds(timestamp: int) -> dict[str, int]:
     """Every minute: holds past `expiresAt` expire (`hold.expired`), card authorizations'
     holds too (`authorization.expired`, limit usage given back)."""
-    return {"holds": holds_expire(), "authorizations": authorizations_expire()}
+    return {
+        "holds": run_batches(holds_expire, actor=SYSTEM),
+        "authorizations": run_batches(authorizations_expire, actor=SYSTEM),
+    }
 
 
 @app.periodic(cron="7 * * * *", periodic_id="purge_idempotency_keys")
@@ -61,7 +68,10 @@ def expire_holds(timestamp: int) -> dict[str, int]:
 def purge_idempotency_keys(timestamp: int) -> dict[str, int]:
     """Hourly: idempotency records older than the 24-hour replay window are deleted, and the
     rate limiter's counters of ended windows (api.ratelimit)."""
-    return {"purged": idempotency_keys_purge(), "rateCounters": rate_counters_purge()}
+    return {
+        "purged": run(idempotency_keys_purge, actor=SYSTEM).value,
+        "rateCounters": run(rate_counters_purge, actor=SYSTEM).value,
+    }
 
 
 @app.periodic(cron="30 0 * * *", periodic_id="renew_expiring_cards")
@@ -74,8 +84,10 @@ def purge_idempotency_keys(timestamp: int) -> dict[str, int]:
 def renew_expiring_cards(timestamp: int) -> dict:
     """Daily at 00:30 UTC: active cards past their validity expire, then the cards whose
     validity ends within `CARD_RENEWAL_WITHIN_DAYS` are renewed (same PAN, new expiry)."""
-    expired = cards_expire()
-    report = cards_renew_expiring(within_days=settings.CARD_RENEWAL_WITHIN_DAYS)
+    expired = run_batches(cards_expire, actor=SYSTEM)
+    report = run_batches(
+        cards_renew_expiring, actor=SYSTEM, within_days=settings.CARD_RENEWAL_WITHIN_DAYS
+    )
     return {"expired": expired, "renewed": report.renewed, "skipped": dict(report.skipped)}
 
 

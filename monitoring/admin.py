@@ -13,21 +13,19 @@ secret columns are never loaded (`cards.admin.SECRET_FIELDS`).
 """
 
 from django import forms
-from django.contrib import admin, messages
-from django.db import transaction
+from django.contrib import admin
 
 from cards.admin import SECRET_FIELDS, masked_pan_link
 from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     admin_link,
+    apply_each,
     changelist_link,
     confirmation_page,
-    failure,
+    money_column,
     pretty_json,
 )
-from core.exceptions import TXError
-from core.money import money
 from events.models import Event
 
 from .models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
@@ -108,34 +106,16 @@ class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     def _set_enabled(self, request, queryset, enabled: bool) -> None:
         name, verb = ("Enable", "Enabled") if enabled else ("Disable", "Disabled")
-        changed, unchanged = 0, []
-        for rule in queryset.order_by("pk"):
-            try:
-                with transaction.atomic():
-                    # Read under the lock the service takes next (same transaction), so
-                    # "already enabled" is exact.
-                    previous = (
-                        MonitoringRule.objects.select_for_update()
-                        .values_list("enabled", flat=True)
-                        .get(pk=rule.pk)
-                    )
-                    if previous == enabled:
-                        unchanged.append(rule.pk)
-                        continue
-                    rule = monitoring_rule_update(rule=rule, changes={"enabled": enabled})
-                    self.log_change(request, rule, f"{verb} (admin action “{name}”).")
-            except TXError as exc:
-                failure(self, request, rule.pk, exc)
-                continue
-            changed += 1
-        if changed:
-            self.message_user(request, f"{verb} {changed} rule(s).", messages.SUCCESS)
-        if unchanged:
-            self.message_user(
-                request,
-                f"Already {verb.lower()}, left as they were: {', '.join(unchanged)}.",
-                messages.INFO,
-            )
+        apply_each(
+            self,
+            request,
+            queryset.order_by("pk"),
+            monitoring_rule_update,
+            arguments=lambda rule: {"rule": rule, "changes": {"enabled": enabled}},
+            describe=lambda outcome: f"{verb} (admin action “{name}”).",
+            done=f"{verb} {{n}} rule(s).",
+            already=f"Already {verb.lower()}, left as they were: {{ids}}.",
+        )
 
 
 # --- Alerts ---------------------------------------------------------------------------------
@@ -221,9 +201,7 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     def card_link(self, obj):
         return masked_pan_link(obj.card)
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
+    amount_display = money_column("amount", description="amount", ordering="amount")
 
     @admin.display(description="payment")
     def subject(self, obj):
@@ -263,17 +241,13 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         )
 
     def _resolve(self, request, queryset, note: str) -> None:
-        resolved = 0
-        for alert in queryset.order_by("pk"):
-            try:
-                with transaction.atomic():
-                    alert = alert_resolve(alert=alert, user=request.user, note=note)
-                    self.log_change(
-                        request, alert, f"Resolved (admin action “Resolve”; note: “{note}”)."
-                    )
-            except TXError as exc:  # e.g. resolved meanwhile
-                failure(self, request, alert.pk, exc)
-                continue
-            resolved += 1
-        if resolved:
-            self.message_user(request, f"Resolved {resolved} alert(s).", messages.SUCCESS)
+        apply_each(  # an alert resolved meanwhile is refused by the service
+            self,
+            request,
+            queryset.order_by("pk"),
+            alert_resolve,
+            arguments=lambda alert: {"alert": alert, "user": request.user, "note": note},
+            describe=lambda outcome: f"Resolved (admin action “Resolve”; note: “{note}”).",
+            done="Resolved {n} alert(s).",
+            already="Already resolved, left as they were: {ids}.",
+        )

@@ -1,7 +1,7 @@
 """Reads of monitoring rules and alerts, always scoped to one institution: another
 institution's object answers the same 404 as an unknown id."""
 
-from core.exceptions import NotFound
+from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import MonitoringAlert, MonitoringRule
@@ -12,10 +12,12 @@ def monitoring_rule_list(*, institution: Institution):
 
 
 def monitoring_rule_get(*, institution: Institution, rule_id: str) -> MonitoringRule:
-    rule = MonitoringRule.objects.filter(institution=institution, id=rule_id).first()
-    if rule is None:
-        raise NotFound("No monitoring rule with this id.")
-    return rule
+    return get_of_institution(
+        MonitoringRule,
+        institution=institution,
+        id=rule_id,
+        missing="No monitoring rule with this id.",
+    )
 
 
 def alert_list(
@@ -36,11 +38,9 @@ def alert_list(
 
 
 def alert_get(*, institution: Institution, alert_id: str) -> MonitoringAlert:
-    alert = (
-        MonitoringAlert.objects.select_related("rule")
-        .filter(institution=institution, id=alert_id)
-        .first()
+    return get_of_institution(
+        MonitoringAlert.objects.select_related("rule"),
+        institution=institution,
+        id=alert_id,
+        missing="No monitoring alert with this id.",
     )
-    if alert is None:
-        raise NotFound("No monitoring alert with this id.")
-    return alert

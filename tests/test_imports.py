@@ -1,11 +1,16 @@
-"""The import graph of the first-party code: which app imports which (docs/events.md).
+"""The import graph of the first-party code, and the layers it must respect
+(docs/architecture.md; docs/events.md for events and webhooks).
 
 Every module is parsed with `ast` (imports inside functions too: a lazy import is still a
-dependency), so the rules hold however an import is written. `app_edges()` is the graph the
-rules read; a rule added later (layers, say) reads the same graph.
+dependency), so the rules hold however an import is written. `module_imports()` is the graph of
+modules, `app_edges()` the graph of apps (top-level packages) drawn from it. The rules: every
+app has its place in `LAYERS`; every import points down the layers (an app imports only apps
+below it); no cycle among apps and none among modules (no two modules import each other,
+directly or through others).
 """
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -13,6 +18,25 @@ from django.conf import settings
 
 ROOT = Path(settings.BASE_DIR)
 SKIPPED = {"tests", "bench", "scripts", "config", ".venv", ".data", "docs", "openapi"}
+
+# The layers, bottom to top: each app imports only apps before it in this list (docs/architecture.md
+# draws the same list; `config/`, which assembles the URLs, and the tests stand outside).
+LAYERS = [
+    "core",
+    "institutions",
+    "api",
+    "events",
+    "customers",
+    "accounts",
+    "cards",
+    "monitoring",
+    "transactions",
+    "transfers",
+    "authorizations",
+    "jobs",
+    "webhooks",
+    "sandbox",
+]
 
 
 def first_party_apps() -> set[str]:
@@ -109,8 +133,105 @@ def cycles_among(edges: dict[str, set[str]], apps: set[str]) -> list[list[str]]:
 
 
 def test_no_import_cycle_between_events_and_webhooks():
-    # Between the two apps themselves. (The longer loop events -> api -> webhooks, through
-    # core.reencryption, is api/ knowing every app: it goes with the move to core/.)
+    # Between the two apps themselves (every longer loop: test_no_import_cycle_between_apps).
     assert cycles_among(app_edges(), {"events", "webhooks"}) == []
     # The helper does find a cycle when there is one.
     assert cycles_among({"a": {"b"}, "b": {"a"}}, {"a", "b"}) == [["a", "b", "a"], ["b", "a", "b"]]
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles of `graph`: its strongly connected components of more than one node (Tarjan,
+    iterative), each sorted. Edges to names that are not nodes of the graph are ignored."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, successors = work[-1]
+            for nxt in successors:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = set()
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.add(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return sorted(found)
+
+
+def test_every_app_has_its_layer():
+    # A new app fails here until it is placed in LAYERS (and in docs/architecture.md).
+    assert sorted(first_party_apps() - set(LAYERS)) == []
+    assert sorted(set(LAYERS) - first_party_apps()) == []
+    assert len(set(LAYERS)) == len(LAYERS)
+
+
+def test_the_docs_draw_the_same_layers():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    drawing = text.split("```text\n", 1)[1].split("```", 1)[0]
+    # Each layer is a row of the drawing that starts `| app `, top to bottom.
+    rows = [
+        row[1] for row in (re.match(r"\| (\w+) ", line) for line in drawing.splitlines()) if row
+    ]
+    assert rows == LAYERS[::-1]
+
+
+def test_imports_point_down_the_layers():
+    rank = {app: position for position, app in enumerate(LAYERS)}
+    offenders = sorted(
+        f"{module} imports {name}: {module.split('.')[0]} is below {name.split('.')[0]}"
+        for module, imported in module_imports().items()
+        for name in imported
+        if rank.get(name.split(".")[0], -1) > rank.get(module.split(".")[0], len(LAYERS))
+    )
+    assert offenders == []
+
+
+def test_no_import_cycle_between_apps():
+    assert strongly_connected(app_edges()) == []
+
+
+def test_no_import_cycle_between_modules():
+    graph = module_imports()
+    # `from package import name` is recorded as `package` and `package.name`; only the names
+    # that are modules are nodes.
+    modules = {
+        module: {name for name in imported if name in graph} for module, imported in graph.items()
+    }
+    cycles = strongly_connected(modules)
+    assert [
+        [
+            f"{module} imports {name}"
+            for module in cycle
+            for name in sorted(modules[module])
+            if name in cycle
+        ]
+        for cycle in cycles
+    ] == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    graph = {"a": {"b"}, "b": {"c", "x"}, "c": {"a"}, "d": {"d2"}, "d2": {"d"}, "e": {"a"}}
+    assert strongly_connected(graph) == [["a", "b", "c"], ["d", "d2"]]
+    assert strongly_connected({"a": {"b"}, "b": set()}) == []

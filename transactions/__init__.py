@@ -1,5 +1,5 @@
-"""Transactions: statement lines (the transactions listing).
+"""Transactions: the statement-line endpoints (`GET .../transactions`), their selectors and admin.
 
-The app is registered so that the layout of DESIGN.md section 2 is in place; its models, services
-and endpoints arrive with their own issue. Until then it exposes nothing.
+The model and its writer belong to the accounts' ledger (`accounts.models.statement`,
+`accounts.statement_lines`): the services that move money record the lines without looking up.
 """

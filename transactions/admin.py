@@ -7,10 +7,14 @@ are signed as the account holder sees them (credits +, debits -).
 
 from django.contrib import admin
 
-from core.admin import ExactIdSearchMixin, ReadOnlyModelAdmin, admin_link, pretty_json
-from core.money import money
-
-from .models import Transaction
+from accounts.models import Transaction
+from core.admin import (
+    ExactIdSearchMixin,
+    ReadOnlyModelAdmin,
+    link_column,
+    money_column,
+    pretty_json,
+)
 
 
 @admin.register(Transaction)
@@ -48,30 +52,18 @@ class TransactionAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     ]
     readonly_fields = fields
 
-    @admin.display(description="account", ordering="account_id")
-    def account_link(self, obj):
-        return admin_link(obj.account)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj):
-        return money(obj.amount if obj.is_credit else -obj.amount, obj.currency)
+    account_link = link_column("account", description="account", ordering="account_id")
+    amount_display = money_column(
+        lambda line: line.amount if line.is_credit else -line.amount,
+        description="amount",
+        ordering="amount",
+    )
 
     @admin.display(description="merchant")
     def merchant_display(self, obj):
         return pretty_json(obj.merchant) if obj.merchant else "—"
 
-    @admin.display(description="journal")
-    def journal_link(self, obj):
-        return admin_link(obj.journal)
-
-    @admin.display(description="hold")
-    def hold_link(self, obj):
-        return admin_link(obj.hold)
-
-    @admin.display(description="transfer")
-    def transfer_link(self, obj):
-        return admin_link(obj.transfer)
-
-    @admin.display(description="adjustment")
-    def adjustment_link(self, obj):
-        return admin_link(obj.adjustment)
+    journal_link = link_column("journal", description="journal")
+    hold_link = link_column("hold", description="hold")
+    transfer_link = link_column("transfer", description="transfer")
+    adjustment_link = link_column("adjustment", description="adjustment")

@@ -10,13 +10,13 @@ from datetime import UTC, date, datetime, time, timedelta
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
+from accounts.models.statement import TRANSACTION_STATUSES, Transaction
 from accounts.selectors import account_get
 from api.schema import both, document
 from api.serializers import TimestampField
 from api.views import TXView
 from cards.selectors import card_get
 
-from .models import TRANSACTION_STATUSES, Transaction
 from .selectors import transaction_get, transaction_list
 
 

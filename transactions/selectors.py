@@ -3,11 +3,10 @@ one range scan of an (account, ..., id) index, as fast at a million lines as at 
 
 from datetime import datetime
 
-from core.exceptions import NotFound
+from accounts.models.statement import POSITION, Transaction
 from core.ids import bound
+from core.selectors import get_of_institution
 from institutions.models import Institution
-
-from .models import POSITION, Transaction
 
 PREFIX = "txn"
 
@@ -21,8 +20,8 @@ def transaction_list(
     type: str | None = None,
     settlement_status: str | None = None,
 ):
-    """The lines of `account` or of `card`, with `position` (see `transactions.models.POSITION`)
-    to page on."""
+    """The lines of `account` or of `card`, with `position` (see
+    `accounts.models.statement.POSITION`) to page on."""
     if (account is None) == (card is None):
         raise ValueError("give an account or a card")
     owner = {"account": account} if account is not None else {"card": card}
@@ -41,11 +40,9 @@ def transaction_list(
 
 
 def transaction_get(*, institution: Institution, transaction_id: str) -> Transaction:
-    line = (
-        Transaction.objects.select_related("hold")
-        .filter(institution=institution, id=transaction_id)
-        .first()
+    return get_of_institution(
+        Transaction.objects.select_related("hold"),
+        institution=institution,
+        id=transaction_id,
+        missing="No transaction with this id.",
     )
-    if line is None:
-        raise NotFound("No transaction with this id.")
-    return line

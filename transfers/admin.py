@@ -6,22 +6,20 @@ lines and `transfer.reversed`, as through the API) and leaves a `LogEntry` on th
 naming the action and the reversal. Reversals show read-only on their transfer's page.
 """
 
-from django.contrib import admin, messages
-from django.db import transaction
+from django.contrib import admin
 
-from core.actors import Actor
+from accounts.models import Transaction
 from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyInline,
     actor_display,
-    admin_link,
+    apply_each,
     changelist_link,
-    failure,
+    link_column,
+    money_column,
 )
-from core.exceptions import TXError
 from core.money import money
-from transactions.models import Transaction
 
 from .models import Transfer, TransferReversal
 from .services import transfer_reverse
@@ -40,13 +38,8 @@ class TransferReversalInline(ReadOnlyInline):
             .select_related("journal", "created_by_user", "created_by_api_key")
         )
 
-    @admin.display(description="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
-
-    @admin.display(description="journal")
-    def journal_link(self, obj):
-        return admin_link(obj.journal)
+    amount_display = money_column("amount", description="amount")
+    journal_link = link_column("journal", description="journal")
 
     @admin.display(description="by")
     def created_by(self, obj):
@@ -89,25 +82,16 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     ]
     readonly_fields = fields
 
-    @admin.display(description="source", ordering="source_account_id")
-    def source_link(self, obj):
-        return admin_link(obj.source_account)
+    source_link = link_column("source_account", description="source", ordering="source_account_id")
+    destination_link = link_column(
+        "destination_account", description="destination", ordering="destination_account_id"
+    )
+    amount_display = money_column("amount", description="amount", ordering="amount")
+    reversed_display = money_column(
+        "reversed_amount", description="reversed", ordering="reversed_amount"
+    )
 
-    @admin.display(description="destination", ordering="destination_account_id")
-    def destination_link(self, obj):
-        return admin_link(obj.destination_account)
-
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, obj):
-        return money(obj.amount, obj.currency)
-
-    @admin.display(description="reversed", ordering="reversed_amount")
-    def reversed_display(self, obj):
-        return money(obj.reversed_amount, obj.currency)
-
-    @admin.display(description="journal")
-    def journal_link(self, obj):
-        return admin_link(obj.journal)
+    journal_link = link_column("journal", description="journal")
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
@@ -121,21 +105,16 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         description="Reverse selected transfers (full remaining amount)", permissions=["change"]
     )
     def reverse_transfers(self, request, queryset):
-        actor = Actor(user=request.user)
-        reversed_count = 0
-        for transfer in queryset.order_by("pk"):
-            try:
-                with transaction.atomic():
-                    reversal = transfer_reverse(transfer=transfer, actor=actor)
-                    self.log_change(
-                        request,
-                        reversal.transfer,
-                        f"Reversed {money(reversal.amount, reversal.currency)} "
-                        f"(reversal {reversal.pk}; admin action “Reverse”).",
-                    )
-            except TXError as exc:
-                failure(self, request, transfer.pk, exc)
-                continue
-            reversed_count += 1
-        if reversed_count:
-            self.message_user(request, f"Reversed {reversed_count} transfer(s).", messages.SUCCESS)
+        apply_each(  # a transfer reversed in full already is refused by the service
+            self,
+            request,
+            queryset.order_by("pk"),
+            transfer_reverse,
+            arguments=lambda transfer: {"transfer": transfer},
+            describe=lambda outcome: (
+                f"Reversed {money(outcome.value.amount, outcome.value.currency)} "
+                f"(reversal {outcome.value.pk}; admin action “Reverse”)."
+            ),
+            done="Reversed {n} transfer(s).",
+            already="Not reversed, left as they were: {ids}.",
+        )

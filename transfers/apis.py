@@ -19,7 +19,6 @@ from api.serializers import (
 from api.views import TXView
 from cards.apis.serializers import PanField
 from core.actors import Actor
-from core.exceptions import ValidationFailed
 from institutions import scopes
 
 from .endpoints import endpoints_resolve
@@ -31,9 +30,11 @@ from .services import transfer_create, transfer_reverse
 class Endpoint(StrictSerializer):
     """Exactly one of `accountId`, `accountNumber`, `cardId` or `pan`."""
 
-    accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
-    accountNumber = StrictCharField(required=False, max_length=20)  # noqa: N815
-    cardId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    accountId = StrictCharField(source="account_id", required=False, max_length=40)  # noqa: N815
+    accountNumber = StrictCharField(  # noqa: N815
+        source="account_number", required=False, max_length=20
+    )
+    cardId = StrictCharField(source="card_id", required=False, max_length=40)  # noqa: N815
     pan = PanField(required=False, help_text="A card number: the card's account.")
 
     def validate(self, attrs):
@@ -127,10 +128,6 @@ class TransferListView(TXView):
             endpoints=[data["source"], data["destination"]],
             actor=Actor.of_request(request),
         )
-        if source.account.pk == destination.account.pk:
-            raise ValidationFailed(
-                details={"destination": "Must be another account than the source's."}
-            )
         transfer = transfer_create(
             institution=self.institution,
             source=source.account,

@@ -4,14 +4,14 @@ A transfer is posted at once (one journal: debit source, credit destination). A 
 new journal the other way; reversals may be partial and add up to at most the original amount.
 """
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Account, Journal
 from core.ids import new_id
-from institutions.models import ApiKey, Institution
+from core.models import CreatedBy
+from institutions.models import Institution
 
 
 def _transfer_id():
@@ -22,7 +22,7 @@ def _reversal_id():
     return new_id("trr")
 
 
-class Transfer(models.Model):
+class Transfer(CreatedBy):
     class Status(models.TextChoices):
         POSTED = "posted"
         REVERSED = "reversed"
@@ -54,12 +54,6 @@ class Transfer(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.POSTED)
     reversed_amount = models.BigIntegerField(default=0)
     journal = models.OneToOneField(Journal, on_delete=models.PROTECT, related_name="transfer")
-    created_by_api_key = models.ForeignKey(
-        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    created_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -86,19 +80,13 @@ class Transfer(models.Model):
         return f"{self.id} {self.amount} {self.currency} ({self.status})"
 
 
-class TransferReversal(models.Model):
+class TransferReversal(CreatedBy):
     id = models.CharField(primary_key=True, max_length=40, default=_reversal_id, editable=False)
     transfer = models.ForeignKey(Transfer, on_delete=models.PROTECT, related_name="reversals")
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     journal = models.OneToOneField(
         Journal, on_delete=models.PROTECT, related_name="transfer_reversal"
-    )
-    created_by_api_key = models.ForeignKey(
-        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    created_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 

@@ -1,6 +1,6 @@
 from django.db.models import Q
 
-from core.exceptions import NotFound
+from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import Transfer
@@ -16,7 +16,6 @@ def transfer_list(*, institution: Institution, account_id: str | None = None):
 
 
 def transfer_get(*, institution: Institution, transfer_id: str) -> Transfer:
-    transfer = Transfer.objects.filter(institution=institution, id=transfer_id).first()
-    if transfer is None:
-        raise NotFound("No transfer with this id.")
-    return transfer
+    return get_of_institution(
+        Transfer, institution=institution, id=transfer_id, missing="No transfer with this id."
+    )

@@ -7,9 +7,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.locks import lock_accounts
-from accounts.models import Account, Journal
+from accounts.models import Account, Journal, Transaction
 from accounts.posting import CREDIT, DEBIT, Leg, post_journal
 from accounts.rules import check_can_credit, check_can_debit, check_currency
+from accounts.statement_lines import Line, statement_lines_record
 from cards.models import Card
 from cards.rules import check_card_can_receive, check_card_can_send
 from cards.services import check_limits, count_payment, lock_card
@@ -20,12 +21,12 @@ from core.exceptions import (
     InvalidStateTransition,
     NotFound,
     TXError,
+    ValidationFailed,
 )
-from events.services import emit
+from core.operations import keep_if_refused
+from events.services import emit_for
 from institutions.models import Institution
 from monitoring.services import alerts_raise, screen
-from transactions.models import Transaction
-from transactions.services import Line, statement_lines_record
 
 from .models import Transfer, TransferReversal
 
@@ -45,8 +46,10 @@ def transfer_create(
     """Move `amount` from `source` to `destination`, two accounts of `institution`, through
     `source_card` / `destination_card` when the request named cards (on those accounts).
 
-    Checked in this order: the sending card active and within its validity, a receiving card
-    live (422 `card_not_active`); both accounts and the request in one currency (422
+    Checked in this order: two accounts, not one (400 `validation_error` on `destination`,
+    whether they were named by account or by card: the only place this is checked); the
+    sending card active and within its validity, a receiving card live (422
+    `card_not_active`); both accounts and the request in one currency (422
     `currency_mismatch`); the sending card's limits (422 `limit_exceeded`) and the monitoring
     rules (422 `declined_by_monitoring`); the source active with the funds (422
     `account_not_active`, `insufficient_funds`); the destination not closed (422
@@ -55,7 +58,9 @@ def transfer_create(
     raises an alert for every monitoring rule it hits, also when it is refused.
     """
     if source.pk == destination.pk:
-        raise ValueError("source and destination must differ")
+        raise ValidationFailed(
+            details={"destination": "Must be another account than the source's."}
+        )
     for card, account in ((source_card, source), (destination_card, destination)):
         if card is not None and card.account_id != account.pk:
             raise ValueError("a card endpoint must be on its account")
@@ -81,16 +86,17 @@ def transfer_create(
             if screening is not None and screening.declined:
                 raise DeclinedByMonitoring(
                     details={
-                        "ruleIds": [
+                        "rule_ids": [
                             rule.pk for rule, _ in screening.hits if rule.action == "decline"
                         ]
                     }
                 )
             check_can_debit(source, amount)
             check_can_credit(destination)
-        except TXError as refusal:
+        except TXError:
             if screening is not None and screening.hits:
-                refusal.survivors.append(
+                # The alerts about a refused payment outlive the refusal.
+                keep_if_refused(
                     partial(_raise_alerts, screening, source_card, amount, currency, None)
                 )
             raise
@@ -130,11 +136,9 @@ def transfer_create(
             journal=journal,
             transfer=transfer,
         )
-        emit(
-            institution=institution,
-            type="transfer.posted",
-            object_type="transfer",
-            object_id=transfer.pk,
+        emit_for(
+            transfer,
+            "transfer.posted",
             data={
                 "amount": amount,
                 "currency": currency,
@@ -229,11 +233,9 @@ def transfer_reverse(
             journal=journal,
             transfer=transfer,
         )
-        emit(
-            institution=transfer.institution,
-            type="transfer.reversed",
-            object_type="transfer",
-            object_id=transfer.pk,
+        emit_for(
+            transfer,
+            "transfer.reversed",
             data={
                 "reversalId": reversal.pk,
                 "amount": amount,

@@ -12,8 +12,7 @@ added or deleted here and no change form saves a row.
 """
 
 from django import forms
-from django.contrib import admin, messages
-from django.db import transaction
+from django.contrib import admin
 
 from core.admin import (
     ActionsOnlyModelAdmin,
@@ -22,9 +21,7 @@ from core.admin import (
     apply_each,
     changelist_link,
     confirmation_page,
-    failure,
 )
-from core.exceptions import TXError
 from events.types import EVENT_TYPES
 
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -81,25 +78,13 @@ class WebhookEndpointAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     def _set_enabled(self, request, queryset, enabled: bool) -> None:
         name, verb = ("Enable", "Enabled") if enabled else ("Disable", "Disabled")
-
-        def change(endpoint):
-            # Read under the lock the service takes next (same transaction), so "already
-            # enabled" is exact.
-            previous = (
-                WebhookEndpoint.objects.select_for_update()
-                .values_list("enabled", flat=True)
-                .get(pk=endpoint.pk)
-            )
-            if previous == enabled:
-                return None
-            endpoint = webhook_endpoint_update(endpoint=endpoint, changes={"enabled": enabled})
-            return endpoint, f"{verb} (admin action “{name}”)."
-
         apply_each(
             self,
             request,
             queryset.order_by("pk"),
-            change,
+            webhook_endpoint_update,
+            arguments=lambda endpoint: {"endpoint": endpoint, "changes": {"enabled": enabled}},
+            describe=lambda outcome: f"{verb} (admin action “{name}”).",
             done=f"{verb} {{n}} endpoint(s).",
             already=f"Already {verb.lower()}, left as they were: {{ids}}.",
         )
@@ -227,17 +212,13 @@ class WebhookDeliveryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         )
 
     def _retry(self, request, queryset) -> None:
-        retried = 0
-        for delivery in queryset.order_by("pk"):
-            try:
-                with transaction.atomic():
-                    delivery = delivery_retry(delivery=delivery)
-                    self.log_change(request, delivery, "Retried (admin action “Retry”).")
-            except TXError as exc:  # e.g. not failed, or its endpoint disabled
-                failure(self, request, delivery.pk, exc)
-                continue
-            retried += 1
-        if retried:
-            self.message_user(
-                request, f"Retrying {retried} delivery(ies): queued now.", messages.SUCCESS
-            )
+        apply_each(  # not failed, or its endpoint disabled: refused by the service
+            self,
+            request,
+            queryset.order_by("pk"),
+            delivery_retry,
+            arguments=lambda delivery: {"delivery": delivery},
+            describe=lambda outcome: "Retried (admin action “Retry”).",
+            done="Retrying {n} delivery(ies): queued now.",
+            already="Not retried, left as they were: {ids}.",
+        )

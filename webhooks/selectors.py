@@ -1,7 +1,7 @@
 """Reads of webhook endpoints, always scoped to one institution: another institution's
 endpoint answers the same 404 as an unknown id. The secret column is never read here."""
 
-from core.exceptions import NotFound
+from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import WebhookEndpoint
@@ -12,11 +12,9 @@ def webhook_endpoint_list(*, institution: Institution):
 
 
 def webhook_endpoint_get(*, institution: Institution, endpoint_id: str) -> WebhookEndpoint:
-    endpoint = (
-        WebhookEndpoint.objects.filter(institution=institution, id=endpoint_id)
-        .defer("secret_encrypted")
-        .first()
+    return get_of_institution(
+        WebhookEndpoint.objects.defer("secret_encrypted"),
+        institution=institution,
+        id=endpoint_id,
+        missing="No webhook endpoint with this id.",
     )
-    if endpoint is None:
-        raise NotFound("No webhook endpoint with this id.")
-    return endpoint

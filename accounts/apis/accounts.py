@@ -129,7 +129,6 @@ class AccountListView(TXView):
             customer=customer,
             product=product,
             currency=data.get("currency", product.currency),
-            actor=Actor.of_request(request),
         )
         return self.created(self._represent(account.pk))
 
@@ -179,7 +178,7 @@ class AccountDetailView(TXView):
     def patch(self, request, accountId):  # noqa: N803
         account = self._account(accountId)
         data = self.parse(AccountUpdate)
-        account_set_status(account=account, status=data["status"], actor=Actor.of_request(request))
+        account_set_status(account=account, status=data["status"])
         return self.respond(AccountOut(self._account(accountId)).data)
 
     def _account(self, account_id):

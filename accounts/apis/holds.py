@@ -149,7 +149,7 @@ class HoldDetailView(TXView):
     def patch(self, request, holdId):  # noqa: N803
         hold = hold_get(institution=self.institution, hold_id=holdId)
         self.parse(HoldUpdate)
-        return self.respond(HoldOut(hold_release(hold=hold, actor=Actor.of_request(request))).data)
+        return self.respond(HoldOut(hold_release(hold=hold)).data)
 
 
 class HoldCapturesView(TXView):
@@ -169,5 +169,5 @@ class HoldCapturesView(TXView):
     def post(self, request, holdId):  # noqa: N803
         hold = hold_get(institution=self.institution, hold_id=holdId)
         data = self.parse(HoldCapture)
-        hold = hold_capture(hold=hold, amount=data.get("amount"), actor=Actor.of_request(request))
+        hold = hold_capture(hold=hold, amount=data.get("amount"))
         return self.created(HoldOut(hold).data)

@@ -5,6 +5,7 @@
 - `ledger`: journals and their append-only entries (double entry).
 - `holds`: pending debits that reduce the available balance until captured or released.
 - `adjustments`: loads and unloads of an account against the institution's funding account.
+- `statement`: statement lines ("transactions" in the spec), one per account per posting.
 """
 
 from .accounts import Account
@@ -12,5 +13,6 @@ from .adjustments import Adjustment
 from .holds import Hold
 from .ledger import Entry, Journal
 from .products import AccountProduct
+from .statement import Transaction
 
-__all__ = ["Account", "AccountProduct", "Adjustment", "Entry", "Hold", "Journal"]
+__all__ = ["Account", "AccountProduct", "Adjustment", "Entry", "Hold", "Journal", "Transaction"]

@@ -1,13 +1,13 @@
 """Adjustments: loads (credit) and unloads (debit) of an account against the institution's
 funding account."""
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from core.ids import new_id
-from institutions.models import ApiKey, Institution
+from core.models import CreatedBy
+from institutions.models import Institution
 
 from .accounts import Account
 from .ledger import Journal
@@ -17,7 +17,7 @@ def _adjustment_id():
     return new_id("adj")
 
 
-class Adjustment(models.Model):
+class Adjustment(CreatedBy):
     class Direction(models.TextChoices):
         CREDIT = "credit"
         DEBIT = "debit"
@@ -30,12 +30,6 @@ class Adjustment(models.Model):
     currency = models.CharField(max_length=3)
     description = models.CharField(max_length=500, blank=True)
     journal = models.OneToOneField(Journal, on_delete=models.PROTECT, related_name="adjustment")
-    created_by_api_key = models.ForeignKey(
-        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    created_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

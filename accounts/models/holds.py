@@ -1,13 +1,13 @@
 """Holds: a pending debit that reduces an account's available balance until it is captured
 (money moves), released, or expires. `active -> captured | released | expired`."""
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
-from institutions.models import ApiKey, Institution
+from core.models import actor_stamped
+from institutions.models import Institution
 
 from .accounts import Account
 from .ledger import Journal
@@ -17,7 +17,7 @@ def _hold_id():
     return new_id("hold")
 
 
-class Hold(models.Model):
+class Hold(actor_stamped("placed_by")):
     class Status(models.TextChoices):
         ACTIVE = "active"
         CAPTURED = "captured"
@@ -42,12 +42,6 @@ class Hold(models.Model):
     expires_at = models.DateTimeField()
     capture_journal = models.OneToOneField(
         Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="captured_hold"
-    )
-    placed_by_api_key = models.ForeignKey(
-        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    placed_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)

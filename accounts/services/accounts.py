@@ -6,10 +6,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from stdnum import luhn
 
-from core.actors import Actor
 from core.exceptions import AccountNotEmpty, InvalidStateTransition, ValidationFailed
+from core.operations import Outcome, changed, unchanged
 from customers.models import Customer
-from events.services import emit
+from events.services import emit_for
 from institutions.models import Institution
 
 from ..models import Account, AccountProduct, Hold
@@ -36,7 +36,6 @@ def account_create(
     customer: Customer,
     product: AccountProduct,
     currency: str,
-    actor: Actor,
     secondary_customer: Customer | None = None,
 ) -> Account:
     """Open an account of `product` for `customer` (and `secondary_customer`, the second holder
@@ -65,13 +64,7 @@ def account_create(
                     currency=currency,
                     account_number=new_account_number(),
                 )
-                emit(
-                    institution=institution,
-                    type="account.opened",
-                    object_type="account",
-                    object_id=account.pk,
-                    data=_opened_data(account),
-                )
+                emit_for(account, "account.opened", data=_opened_data(account))
             return account
         except IntegrityError as error:  # an account number drawn twice: draw again
             if "account_number_unique" not in str(error):
@@ -86,18 +79,19 @@ def _opened_data(account: Account) -> dict:
     return data
 
 
-def account_set_status(*, account: Account, status: str, actor: Actor) -> Account:
+def account_set_status(*, account: Account, status: str) -> Outcome[Account]:
     """Move an account to `status`: active <-> frozen, active | frozen -> closed (terminal).
 
     Closing needs a zero balance and no active hold (422 `account_not_empty`); any other move
     is 409 `invalid_state_transition`. Emits `account.status_changed`; a move to the current
-    status changes nothing and emits nothing.
+    status changes nothing and emits nothing (`Outcome.changed` false). `Outcome.previous` is
+    the status it moved from.
     """
     with transaction.atomic(savepoint=False):
         account = Account.objects.select_for_update().get(pk=account.pk)
         previous = account.status
         if status == previous:
-            return account
+            return unchanged(account)
         if status not in TRANSITIONS[previous]:
             raise InvalidStateTransition(
                 f"An account cannot go from {previous} to {status}.",
@@ -115,14 +109,8 @@ def account_set_status(*, account: Account, status: str, actor: Actor) -> Accoun
         account.status = status
         account.updated_at = timezone.now()
         account.save(update_fields=["status", "updated_at"])
-        emit(
-            institution=account.institution,
-            type="account.status_changed",
-            object_type="account",
-            object_id=account.pk,
-            data={"from": previous, "to": status},
-        )
-    return account
+        emit_for(account, "account.status_changed", data={"from": previous, "to": status})
+    return changed(account, previous)
 
 
 def internal_account(*, institution: Institution, code: str, currency: str) -> Account:

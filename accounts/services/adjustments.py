@@ -4,14 +4,13 @@ account."""
 from django.db import transaction
 
 from core.actors import Actor
-from events.services import emit
-from transactions.models import Transaction
-from transactions.services import Line, statement_lines_record
+from events.services import emit_for
 
 from ..locks import lock_accounts
-from ..models import Account, Adjustment, Journal
+from ..models import Account, Adjustment, Journal, Transaction
 from ..posting import CREDIT, DEBIT, Leg, post_journal
 from ..rules import check_can_credit, check_can_debit, check_currency
+from ..statement_lines import Line, statement_lines_record
 from .accounts import internal_account
 
 
@@ -71,11 +70,9 @@ def adjustment_create(
             journal=journal,
             adjustment=adjustment,
         )
-        emit(
-            institution=account.institution,
-            type="adjustment.posted",
-            object_type="adjustment",
-            object_id=adjustment.pk,
+        emit_for(
+            adjustment,
+            "adjustment.posted",
             data={
                 "accountId": account.pk,
                 "direction": direction,

@@ -11,14 +11,13 @@ from django.utils import timezone
 from api.context import iso_millis
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition
-from events.services import emit
-from transactions.models import Transaction
-from transactions.services import Line, statement_lines_record
+from events.services import emit_for
 
 from ..locks import lock_accounts, lock_hold
-from ..models import Account, Hold, Journal
+from ..models import Account, Hold, Journal, Transaction
 from ..posting import CREDIT, DEBIT, Leg, change_pending, post_journal
 from ..rules import check_can_debit, check_currency
+from ..statement_lines import Line, statement_lines_record
 from .accounts import internal_account
 
 
@@ -53,7 +52,7 @@ def hold_place(
     return hold
 
 
-def hold_release(*, hold: Hold, actor: Actor, purpose: str = Hold.Purpose.HOLD) -> Hold:
+def hold_release(*, hold: Hold, purpose: str = Hold.Purpose.HOLD) -> Hold:
     """Release an active hold of `purpose` (409 `invalid_state_transition` otherwise: a card
     authorization's hold is released by reversing the authorization). A hold past its
     `expires_at` that the expiry job has not closed yet may still be released: it gives the
@@ -71,7 +70,6 @@ def hold_capture(
     *,
     hold: Hold,
     amount: int | None = None,
-    actor: Actor,
     purpose: str = Hold.Purpose.HOLD,
     counterparty: str = Account.InternalCode.SETTLEMENT,
     max_amount: int | None = None,
@@ -209,11 +207,9 @@ def _require_active(hold: Hold, to_status: str, purpose: str) -> None:
 
 
 def _emit(hold: Hold, event_type: str) -> None:
-    emit(
-        institution=hold.institution,
-        type=event_type,
-        object_type="hold",
-        object_id=hold.pk,
+    emit_for(
+        hold,
+        event_type,
         data={
             "accountId": hold.account_id,
             "amount": hold.amount,

@@ -30,17 +30,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.locks import lock_accounts
-from accounts.models import Account, Hold
+from accounts.models import Account, Hold, Transaction
 from accounts.services import hold_place
+from accounts.statement_lines import Line, statement_lines_record
 from cards.dates import is_past_expiry
 from cards.models import Card
 from cards.services import card_pin_try, check_limits, count_payment, lock_card
 from core.actors import Actor
 from core.exceptions import LimitExceeded
-from events.services import emit
+from events.services import emit_for
 from monitoring.services import alerts_raise, screen
-from transactions.models import Transaction
-from transactions.services import Line, statement_lines_record
 
 from .. import declines
 from ..models import Authorization, Channel
@@ -70,7 +69,7 @@ def authorization_create(
     pin: str | None = None,
     actor: Actor,
 ) -> Authorization:
-    """Decide an authorization of `amount` on `card` at `merchant` ({name, mcc, countryCode,
+    """Decide an authorization of `amount` on `card` at `merchant` ({name, mcc, country_code,
     channel}); return it approved or declined (see the module docstring)."""
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
@@ -84,7 +83,7 @@ def authorization_create(
             currency=currency,
             merchant_name=merchant["name"],
             merchant_mcc=merchant["mcc"],
-            merchant_country=merchant["countryCode"],
+            merchant_country=merchant["country_code"],
             channel=merchant["channel"],
             pin_given=pin is not None,
             **actor.stamp("created_by"),
@@ -264,10 +263,4 @@ def _emit(authorization: Authorization, event_type: str) -> None:
     }
     if not authorization.approved:
         data["declineCode"] = authorization.decline_code
-    emit(
-        institution=authorization.card.institution,
-        type=event_type,
-        object_type="authorization",
-        object_id=authorization.pk,
-        data=data,
-    )
+    emit_for(authorization, event_type, data=data, institution=authorization.card.institution)

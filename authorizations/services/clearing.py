@@ -16,13 +16,12 @@ Anything but a pending authorization is 409 `invalid_state_transition`.
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Account, Hold
+from accounts.models import Account, Hold, Transaction
 from accounts.services import hold_capture, hold_release, holds_expire
 from cards.services import spend_more, unspend
 from core.actors import Actor
 from core.exceptions import InvalidStateTransition
-from events.services import emit
-from transactions.models import Transaction
+from events.services import emit_for
 
 from ..models import Authorization
 
@@ -40,7 +39,6 @@ def authorization_present(
         hold = hold_capture(
             hold=authorization.hold,
             amount=amount,
-            actor=actor,
             purpose=Hold.Purpose.CARD_AUTHORIZATION,
             counterparty=Account.InternalCode.CARD_CLEARING,
             max_amount=authorization.amount * (100 + OVER_PRESENTMENT_PERCENT) // 100,
@@ -70,11 +68,9 @@ def authorization_present(
         authorization.presented_amount = amount
         authorization.presented_at = authorization.updated_at = timezone.now()
         authorization.save(update_fields=["presented_amount", "presented_at", "updated_at"])
-        emit(
-            institution=authorization.card.institution,
-            type="transaction.settled",
-            object_type="transaction",
-            object_id=line.pk,
+        emit_for(
+            line,
+            "transaction.settled",
             data={
                 "authorizationId": authorization.pk,
                 "cardId": authorization.card_id,
@@ -84,6 +80,7 @@ def authorization_present(
                 "authorizedAmount": authorization.amount,
                 "currency": authorization.currency,
             },
+            institution=authorization.card.institution,
         )
     return authorization
 
@@ -94,7 +91,7 @@ def authorization_reverse(*, authorization: Authorization, actor: Actor) -> Auth
     with transaction.atomic(savepoint=False):
         authorization = _lock(authorization, Authorization.Status.REVERSED)
         authorization.hold = hold_release(
-            hold=authorization.hold, actor=actor, purpose=Hold.Purpose.CARD_AUTHORIZATION
+            hold=authorization.hold, purpose=Hold.Purpose.CARD_AUTHORIZATION
         )
         _give_back(authorization)
         authorization.updated_at = timezone.now()
@@ -146,15 +143,14 @@ def _lock(authorization: Authorization, to_state: str) -> Authorization:
 
 
 def _emit(authorization: Authorization, event_type: str) -> None:
-    emit(
-        institution=authorization.card.institution,
-        type=event_type,
-        object_type="authorization",
-        object_id=authorization.pk,
+    emit_for(
+        authorization,
+        event_type,
         data={
             "cardId": authorization.card_id,
             "accountId": authorization.account_id,
             "amount": authorization.amount,
             "currency": authorization.currency,
         },
+        institution=authorization.card.institution,
     )

@@ -12,16 +12,15 @@ from django.db import transaction
 from django.db.models import Sum
 
 from accounts.locks import lock_accounts
-from accounts.models import Account, Journal
+from accounts.models import Account, Journal, Transaction
 from accounts.posting import CREDIT, DEBIT, Leg, post_journal
 from accounts.rules import check_can_credit, check_currency
 from accounts.services import internal_account
+from accounts.statement_lines import Line, statement_lines_record
 from cards.models import Card
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
-from events.services import emit
-from transactions.models import Transaction
-from transactions.services import Line, statement_lines_record
+from events.services import emit_for
 
 from ..models import Authorization, CardReturn
 
@@ -66,7 +65,7 @@ def card_return_create(
             journal=journal,
             merchant_name=merchant["name"],
             merchant_mcc=merchant["mcc"],
-            merchant_country=merchant["countryCode"],
+            merchant_country=merchant["country_code"],
             channel=merchant["channel"],
             **actor.stamp("created_by"),
         )
@@ -77,11 +76,9 @@ def card_return_create(
             card_return=card_return,
             merchant=card_return.merchant,
         )
-        emit(
-            institution=card.institution,
-            type="transaction.settled",
-            object_type="transaction",
-            object_id=line.pk,
+        emit_for(
+            line,
+            "transaction.settled",
             data={
                 "returnId": card_return.pk,
                 "authorizationId": authorization.pk if authorization else None,
@@ -91,6 +88,7 @@ def card_return_create(
                 "amount": amount,
                 "currency": currency,
             },
+            institution=card.institution,
         )
     return card_return
 
@@ -102,7 +100,7 @@ def _check_refundable(authorization: Authorization, card: Card, amount: int) -> 
         .get(pk=authorization.pk)
     )
     if authorization.card_id != card.pk:
-        raise ValidationFailed(details={"authorizationId": "An authorization of another card."})
+        raise ValidationFailed(details={"authorization_id": "An authorization of another card."})
     if authorization.status != Authorization.Status.PRESENTED:
         raise InvalidStateTransition(
             f"Only a presented authorization can be refunded; this one is {authorization.status}.",

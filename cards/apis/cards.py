@@ -71,7 +71,6 @@ class CardListView(TXView):
             delivery_address=data.get("deliveryAddress"),
             primary_card=primary_card,
             status=data.get("status", Card.Status.INACTIVE),
-            actor=Actor.of_request(request),
         )
         return self.created(self.for_version(OUTPUT)(card).data)
 
@@ -129,13 +128,10 @@ class CardDetailView(TXView):
     def patch(self, request, cardId):  # noqa: N803
         card = card_get(institution=self.institution, card_id=cardId)
         data = self.parse(CardUpdate)
-        actor = Actor.of_request(request)
         if "status" in data:
-            card = card_set_status(
-                card=card, status=data["status"], reason=data.get("reason", ""), actor=actor
-            )
+            card_set_status(card=card, status=data["status"], reason=data.get("reason", ""))
         if "riskLevel" in data:
-            card = card_update(card=card, risk_level=data["riskLevel"], actor=actor)
+            card = card_update(card=card, risk_level=data["riskLevel"])
         card = card_get(institution=self.institution, card_id=cardId)
         return self.respond(self.for_version(OUTPUT)(card).data)
 

@@ -1,6 +1,6 @@
 """`/cards/{cardId}/security-settings`, `/limits`, `/pin`, `/pin-verifications`. Identical in
-both versions. A PIN is never returned; a wrong PIN is refused with its try still counted
-(`TXView.refuse`)."""
+both versions. A PIN is never returned; a wrong `currentPin` is refused with its try still
+counted (`cards.services.pin`, through the operation's `keep_if_refused`)."""
 
 from api.schema import both, document
 from api.views import TXView
@@ -16,7 +16,6 @@ from ..services import (
     card_security_settings_set,
     card_usage,
 )
-from ..services.pin import refusal
 from .serializers import (
     LimitsOut,
     LimitsUpdate,
@@ -57,9 +56,7 @@ class CardSecuritySettingsView(TXView):
     def patch(self, request, cardId):  # noqa: N803
         card = card_get(institution=self.institution, card_id=cardId)
         changes = self.parse(SecuritySettingsUpdate)
-        card = card_security_settings_set(
-            card=card, changes=dict(changes), actor=Actor.of_request(request)
-        )
+        card = card_security_settings_set(card=card, changes=dict(changes))
         return self.respond(SecuritySettingsOut(card).data)
 
 
@@ -92,7 +89,7 @@ class CardLimitsView(TXView):
     def patch(self, request, cardId):  # noqa: N803
         card = card_get(institution=self.institution, card_id=cardId)
         changes = self.parse(LimitsUpdate)
-        card = card_limits_set(card=card, changes=dict(changes), actor=Actor.of_request(request))
+        card = card_limits_set(card=card, changes=dict(changes))
         return self.respond(_limits(card))
 
 
@@ -123,13 +120,9 @@ class CardPinView(TXView):
         data = self.parse(PinUpdate)
         actor = Actor.of_request(request)
         if "blocked" in data:
-            card = card_pin_unblock(card=card, actor=actor)
+            card_pin_unblock(card=card, actor=actor)
         else:
-            check = card_pin_set(
-                card=card, pin=data["pin"], current_pin=data.get("currentPin"), actor=actor
-            )
-            if not check.verified:
-                return self.refuse(refusal(check))
+            card_pin_set(card=card, pin=data["pin"], current_pin=data.get("currentPin"))
         card = card_get(institution=self.institution, card_id=cardId)
         return self.respond(PinOut(card).data)
 
@@ -152,7 +145,7 @@ class CardPinVerificationsView(TXView):
     def post(self, request, cardId):  # noqa: N803
         card = card_get(institution=self.institution, card_id=cardId)
         data = self.parse(PinVerificationCreate)
-        check = card_pin_verify(card=card, pin=data["pin"], actor=Actor.of_request(request))
+        check = card_pin_verify(card=card, pin=data["pin"])
         return self.created(
             {
                 "cardId": card.pk,

@@ -4,7 +4,6 @@ linked to the old one both ways (`predecessorCardId`, `successorCardId`); the ru
 
 from api.schema import document
 from api.views import TXView
-from core.actors import Actor
 from institutions import scopes
 
 from ..selectors import card_get
@@ -45,7 +44,6 @@ class CardRenewalsView(TXView):
         successor = card_renew(
             card=card,
             delivery_address=data.get("deliveryAddress"),
-            actor=Actor.of_request(request),
         )
         return self.created(self.for_version(OUTPUT)(successor).data)
 
@@ -72,7 +70,6 @@ class CardReissuesView(TXView):
             embossed_name=data.get("embossedName"),
             delivery_address=data.get("deliveryAddress"),
             reason=data.get("reason", ""),
-            actor=Actor.of_request(request),
         )
         return self.created(self.for_version(OUTPUT)(successor).data)
 
@@ -99,6 +96,5 @@ class CardReplacementsView(TXView):
             card=card,
             reason=data["reason"],
             delivery_address=data.get("deliveryAddress"),
-            actor=Actor.of_request(request),
         )
         return self.created(self.for_version(OUTPUT)(successor).data)

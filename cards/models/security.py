@@ -8,10 +8,10 @@ older than the window are deleted when its next failure is recorded, so the tabl
 `PinUnblock` rows are kept: they are the audit trail of who unblocked which PIN and why.
 """
 
-from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from core.models import actor_stamped
 from institutions.models import ApiKey, Institution
 
 
@@ -34,7 +34,7 @@ class PanResolutionFailure(models.Model):
         return f"{self.api_key_id} at {self.created_at:%Y-%m-%d %H:%M:%S}"
 
 
-class PinUnblock(models.Model):
+class PinUnblock(actor_stamped("unblocked_by")):
     """One unblock of a card's PIN, by an API key or a staff user (with the reason staff gave).
 
     `lineage` is the first card of the card's renewal/reissue/replacement chain: the PIN and its
@@ -43,16 +43,6 @@ class PinUnblock(models.Model):
     id = models.BigAutoField(primary_key=True)
     card = models.ForeignKey("cards.Card", on_delete=models.PROTECT, related_name="pin_unblocks")
     lineage = models.ForeignKey("cards.Card", on_delete=models.PROTECT, related_name="+")
-    unblocked_by_api_key = models.ForeignKey(
-        ApiKey, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
-    )
-    unblocked_by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
     reason = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 

@@ -4,8 +4,7 @@ authorizations; changed here."""
 from django.db import transaction
 from django.utils import timezone
 
-from core.actors import Actor
-from events.services import emit
+from events.services import emit_for
 
 from ..models import Card
 from .status import lock_card, require_not_final
@@ -22,7 +21,7 @@ SECURITY_FIELDS = {
 }
 
 
-def card_security_settings_set(*, card: Card, changes: dict, actor: Actor) -> Card:
+def card_security_settings_set(*, card: Card, changes: dict) -> Card:
     """Change some security settings; lists replace the stored list (sorted, without
     duplicates). Emits `card.security_settings_changed`; no change emits nothing."""
     unknown = set(changes) - set(SECURITY_FIELDS)
@@ -41,11 +40,9 @@ def card_security_settings_set(*, card: Card, changes: dict, actor: Actor) -> Ca
                 setattr(card, field, changes[field])
             card.updated_at = timezone.now()
             card.save(update_fields=[*changed, "updated_at"])
-            emit(
-                institution=card.institution,
-                type="card.security_settings_changed",
-                object_type="card",
-                object_id=card.pk,
+            emit_for(
+                card,
+                "card.security_settings_changed",
                 data={"changedFields": sorted(SECURITY_FIELDS[field] for field in changed)},
             )
     return card

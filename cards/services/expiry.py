@@ -23,7 +23,6 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from core.actors import SYSTEM
 from core.exceptions import TXError
 
 from ..dates import is_past_expiry
@@ -127,7 +126,7 @@ def _renew_one(card_id: str) -> str | None:
         with transaction.atomic(durable=True):
             card = _renewable(_lockable()).filter(pk=card_id).first()
             if card is not None:
-                card_renew(card=card, actor=SYSTEM)
+                card_renew(card=card)
                 return None
     except TXError as error:
         return error.code

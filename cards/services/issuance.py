@@ -11,10 +11,9 @@ import unicodedata
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account
-from core.actors import Actor
 from core.exceptions import AccountNotActive, CardNotActive, ValidationFailed
 from customers.models import Customer
-from events.services import emit
+from events.services import emit_for
 
 from ..dates import add_months, today_of
 from ..models import Card, CardProduct
@@ -47,7 +46,6 @@ def card_issue(
     delivery_address: dict | None = None,
     primary_card: Card | None = None,
     status: str = Card.Status.INACTIVE,
-    actor: Actor,
 ) -> Card:
     """Issue a card of `product` on `account` to `customer` and emit `card.issued`.
 
@@ -62,13 +60,13 @@ def card_issue(
     errors = {}
     if primary_card is not None:
         if primary_card.primary_card_id is not None:
-            errors["primaryCardId"] = "A supplementary card cannot have supplementary cards."
+            errors["primary_card_id"] = "A supplementary card cannot have supplementary cards."
         elif primary_card.customer_id == customer.pk:
-            errors["customerId"] = "A supplementary card is for another customer than the primary."
+            errors["customer_id"] = "A supplementary card is for another customer than the primary."
         if primary_card.account_id != account.pk:
-            errors["accountId"] = "A supplementary card sits on its primary card's account."
+            errors["account_id"] = "A supplementary card sits on its primary card's account."
     elif not account.is_held_by(customer.pk):
-        errors["customerId"] = "The customer does not hold this account."
+        errors["customer_id"] = "The customer does not hold this account."
     errors.update(product_fit_errors(product, account, form, delivery_address))
     if errors:
         raise ValidationFailed(details=errors)
@@ -77,14 +75,14 @@ def card_issue(
         if account.status != Account.Status.ACTIVE:
             raise AccountNotActive(
                 f"The account is {account.status}: no new card can be issued on it.",
-                details={"accountId": account.pk, "status": account.status},
+                details={"account_id": account.pk, "status": account.status},
             )
         if primary_card is not None:
             primary_status = Card.objects.values_list("status", flat=True).get(pk=primary_card.pk)
             if primary_status not in Card.LIVE:
                 raise CardNotActive(
                     "The primary card is no longer live.",
-                    details={"primaryCardId": primary_card.pk, "status": primary_status},
+                    details={"primary_card_id": primary_card.pk, "status": primary_status},
                 )
         today = today_of(account.institution)
         card = Card(
@@ -113,16 +111,16 @@ def product_fit_errors(
 ) -> dict:
     errors = {}
     if account.product is None or account.product.kind != product.account_kind:
-        errors["cardProductRid"] = (
+        errors["card_product_id"] = (
             f"A {product.kind} card needs a {product.account_kind} account "
             f"({ACCOUNT_CODES[product.account_kind]})."
         )
     if form not in product.forms:
         errors["form"] = f"This product is issued as {' or '.join(product.forms)} only."
     elif form == CardProduct.Form.PHYSICAL and not delivery_address:
-        errors["deliveryAddress"] = "A physical card needs a delivery address."
+        errors["delivery_address"] = "A physical card needs a delivery address."
     elif form == CardProduct.Form.VIRTUAL and delivery_address:
-        errors["deliveryAddress"] = "A virtual card is not delivered: leave this out."
+        errors["delivery_address"] = "A virtual card is not delivered: leave this out."
     return errors
 
 
@@ -168,11 +166,9 @@ def embossed_name_of(customer: Customer) -> str:
 
 
 def emit_issued(card: Card, event_type: str, **extra) -> None:
-    emit(
-        institution=card.institution,
-        type=event_type,
-        object_type="card",
-        object_id=card.pk,
+    emit_for(
+        card,
+        event_type,
         data={
             "accountId": card.account_id,
             "customerId": card.customer_id,

@@ -52,9 +52,9 @@ def joint_account_open(
         )
     errors = {}
     if primary.customer.pk == secondary.customer.pk:
-        errors["secondaryCard.customerId"] = "The two holders must be different customers."
+        errors["secondary_card.customer_id"] = "The two holders must be different customers."
     probe = Account(product=account_product)  # for the fit rules, before anything is written
-    for prefix, request in (("primaryCard", primary), ("secondaryCard", secondary)):
+    for prefix, request in (("primary_card", primary), ("secondary_card", secondary)):
         for field, message in product_fit_errors(
             request.product, probe, request.form, request.delivery_address
         ).items():
@@ -68,7 +68,6 @@ def joint_account_open(
             secondary_customer=secondary.customer,
             product=account_product,
             currency=account_product.currency,
-            actor=actor,
         )
         cards = [
             card_issue(
@@ -78,7 +77,6 @@ def joint_account_open(
                 form=request.form,
                 embossed_name=request.embossed_name,
                 delivery_address=request.delivery_address,
-                actor=actor,
             )
             for request in (primary, secondary)
         ]

@@ -15,7 +15,6 @@ transaction. An old card already lost, stolen or expired keeps its status.
 from django.db import transaction
 
 from accounts.models import Account
-from core.actors import Actor
 from core.exceptions import AccountNotActive, InvalidStateTransition, ValidationFailed
 
 from ..dates import add_months, today_of
@@ -70,7 +69,7 @@ CARRIED = [
 ]
 
 
-def card_renew(*, card: Card, delivery_address: dict | None = None, actor: Actor) -> Card:
+def card_renew(*, card: Card, delivery_address: dict | None = None) -> Card:
     """Same PAN, new expiry and CVV. Emits `card.renewed` (and the old card's status change)."""
     with transaction.atomic(savepoint=False):
         old = _lock_for(card, RENEWABLE, "renewed")
@@ -94,7 +93,6 @@ def card_reissue(
     embossed_name: str | None = None,
     delivery_address: dict | None = None,
     reason: str = "",
-    actor: Actor,
 ) -> Card:
     """Same PAN, expiry and CVV on a new plastic (a damaged card, a name change). Physical
     cards only (400 for a virtual one). Emits `card.reissued`."""
@@ -117,9 +115,7 @@ def card_reissue(
     return successor
 
 
-def card_replace(
-    *, card: Card, reason: str, delivery_address: dict | None = None, actor: Actor
-) -> Card:
+def card_replace(*, card: Card, reason: str, delivery_address: dict | None = None) -> Card:
     """A new PAN, expiry and CVV, issued inactive; the old card becomes lost, stolen or closed
     per `reason` (unless it already is lost or stolen). Emits `card.replaced`."""
     if reason not in REPLACEMENT_REASONS:
@@ -148,13 +144,13 @@ def _lock_for(card: Card, allowed: tuple, to_state: str) -> Card:
         error = InvalidStateTransition(
             "This card already has a successor.", from_state=old.status, to_state=to_state
         )
-        error.details["successorCardId"] = successor_id
+        error.details["successor_card_id"] = successor_id
         raise error
     account_status = Account.objects.values_list("status", flat=True).get(pk=old.account_id)
     if account_status == Account.Status.CLOSED:
         raise AccountNotActive(
             "The card's account is closed.",
-            details={"accountId": old.account_id, "status": account_status},
+            details={"account_id": old.account_id, "status": account_status},
         )
     return old
 
@@ -162,7 +158,7 @@ def _lock_for(card: Card, allowed: tuple, to_state: str) -> Card:
 def _check_delivery(old: Card, delivery_address: dict | None) -> None:
     if delivery_address and old.form != CardProduct.Form.PHYSICAL:
         raise ValidationFailed(
-            details={"deliveryAddress": "A virtual card is not delivered: leave this out."}
+            details={"delivery_address": "A virtual card is not delivered: leave this out."}
         )
 
 

@@ -14,9 +14,8 @@ from django.db import connection, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
-from core.actors import Actor
 from core.exceptions import LimitExceeded, ValidationFailed
-from events.services import emit
+from events.services import emit_for
 
 from ..dates import today_of
 from ..models import Card, CardPayment, CardSpend
@@ -133,7 +132,7 @@ _COUNT_SQL = """
 """
 
 
-def card_limits_set(*, card: Card, changes: dict, actor: Actor) -> Card:
+def card_limits_set(*, card: Card, changes: dict) -> Card:
     """Change some of the card's limits (domain names of LIMIT_FIELDS). The result must be
     ordered: perTransaction <= daily <= monthly and dailyCash <= daily (400 otherwise). Emits
     `card.limits_changed` with the limits after the change; no change emits nothing."""
@@ -152,11 +151,9 @@ def card_limits_set(*, card: Card, changes: dict, actor: Actor) -> Card:
         if changed:
             card.updated_at = timezone.now()
             card.save(update_fields=[*changed, "updated_at"])
-            emit(
-                institution=card.institution,
-                type="card.limits_changed",
-                object_type="card",
-                object_id=card.pk,
+            emit_for(
+                card,
+                "card.limits_changed",
                 data={
                     "changedFields": sorted(LIMIT_FIELDS[field] for field in changed),
                     "limits": {api: getattr(card, field) for field, api in LIMIT_FIELDS.items()},
@@ -168,9 +165,9 @@ def card_limits_set(*, card: Card, changes: dict, actor: Actor) -> Card:
 def _order_errors(card: Card) -> dict:
     errors = {}
     if card.limit_per_transaction > card.limit_daily:
-        errors["perTransaction"] = "Must not be above the daily limit."
+        errors["limit_per_transaction"] = "Must not be above the daily limit."
     if card.limit_daily > card.limit_monthly:
-        errors["daily"] = "Must not be above the monthly limit."
+        errors["limit_daily"] = "Must not be above the monthly limit."
     if card.limit_daily_cash > card.limit_daily:
-        errors["dailyCash"] = "Must not be above the daily limit."
+        errors["limit_daily_cash"] = "Must not be above the daily limit."
     return errors

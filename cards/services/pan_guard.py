@@ -5,10 +5,10 @@ at `PAN_GUESSING_MAX_FAILURES` within `PAN_GUESSING_WINDOW_SECONDS` the key gets
 - `pan_guard_check` runs before a PAN is resolved (one index-backed query: the key's N-th newest
   failure in the window; when it exists the key is refused until it leaves the window, which is
   the `Retry-After`).
-- `pan_failure_record` is the write a failed resolution keeps: the selector attaches it to its
-  404 as a `TXError.survivor`, and `TXView` runs it after the request's own transaction has been
-  rolled back, in a short transaction of its own (`api.views`). A failure only counts for an API
-  key: staff and the system resolve PANs uncounted.
+- `pan_failure_record` is the write a failed resolution keeps: the selector asks its operation to
+  keep it (`core.operations.keep_if_refused`), which runs it after the operation's own
+  transaction has been rolled back, in a short transaction of its own. A failure only counts for
+  an API key: staff and the system resolve PANs uncounted.
 - The crossing (the failure that brings the count to the threshold) emits exactly one
   `security.pan_guessing_suspected` event: the key's row is locked (FOR NO KEY UPDATE, which
   does not block the foreign-key checks of the key's other writes) while the failure is written
@@ -24,7 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.exceptions import RateLimited
-from events.services import emit
+from events.services import emit_for
 from institutions.models import ApiKey
 
 from ..models import PanResolutionFailure
@@ -76,11 +76,9 @@ def pan_failure_record(*, api_key_id: str) -> None:
         )
         count = failures.filter(created_at__gt=start).count()
         if count == settings.PAN_GUESSING_MAX_FAILURES:
-            emit(
-                institution=api_key.institution,
-                type=EVENT_TYPE,
-                object_type="api_key",
-                object_id=api_key.pk,
+            emit_for(
+                api_key,
+                EVENT_TYPE,
                 data={
                     "apiKeyId": api_key.pk,
                     "failures": count,

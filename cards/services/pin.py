@@ -1,9 +1,10 @@
 """PINs: set, change (with the current PIN), verify, block after three wrong tries, unblock.
 
-A PIN is stored only as a keyed hash (`cards.secrets`); it is never returned or logged. A wrong
-try must be counted even though the request is refused, so these functions do not raise on a
-wrong PIN: they record the try and return a `PinCheck`, and the view answers the refusal
-without rolling the count back (`TXView.refuse`).
+A PIN is stored only as a keyed hash (`cards.secrets`); it is never returned or logged. A
+verification answers `verified` true or false (a `PinCheck`, not a refusal). A wrong `currentPin`
+refuses the change (422) but must stay counted: the try is kept through the operation
+(`core.operations.keep_if_refused`), which counts it again after undoing the refused change,
+and answers the refusal as the count then stands.
 
 Every wrong PIN counts through one function, `_try`: a verification, a wrong `currentPin` and a
 card authorization with a PIN (`card_pin_try`) share the card's one count, so two wrong PINs at
@@ -18,13 +19,15 @@ the count); beyond that only staff can, with a reason. Every unblock is a `PinUn
 
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
 
 from core.actors import Actor
 from core.exceptions import IncorrectPin, PinBlocked, PinUnblockLimit, ValidationFailed
-from events.services import emit
+from core.operations import Outcome, changed, keep_if_refused, unchanged
+from events.services import emit_for
 
 from ..models import Card, PinUnblock
 from ..secrets import pin_hash, pin_matches
@@ -42,9 +45,10 @@ class PinCheck:
     remaining_tries: int
 
 
-def card_pin_set(*, card: Card, pin: str, current_pin: str | None, actor: Actor) -> PinCheck:
-    """Set the PIN; when one is set, `current_pin` must match (a wrong one counts as a try and
-    changes nothing). 422 `pin_blocked` while blocked. Emits `card.pin_changed`."""
+def card_pin_set(*, card: Card, pin: str, current_pin: str | None) -> PinCheck:
+    """Set the PIN; when one is set, `current_pin` must match: a wrong one is 422
+    `incorrect_pin` (or `pin_blocked` when it was the third wrong try), counts as a try and
+    changes nothing else. 422 `pin_blocked` while blocked. Emits `card.pin_changed`."""
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
         require_not_final(card)
@@ -52,11 +56,12 @@ def card_pin_set(*, card: Card, pin: str, current_pin: str | None, actor: Actor)
         if card.pin_hash is not None:
             if current_pin is None:
                 raise ValidationFailed(
-                    details={"currentPin": "Required to change a PIN that is set."}
+                    details={"current_pin": "Required to change a PIN that is set."}
                 )
             check = _try(card, current_pin, via="pin_change")
             if not check.verified:
-                return check
+                keep_if_refused(partial(_count_wrong_try, card.pk, current_pin, "pin_change"))
+                raise refusal(check)
             action = "changed"
         else:
             action = "set"
@@ -68,7 +73,7 @@ def card_pin_set(*, card: Card, pin: str, current_pin: str | None, actor: Actor)
     return PinCheck(verified=True, blocked=False, remaining_tries=MAX_TRIES)
 
 
-def card_pin_verify(*, card: Card, pin: str, actor: Actor) -> PinCheck:
+def card_pin_verify(*, card: Card, pin: str) -> PinCheck:
     """Check `pin`: a match resets the count of wrong tries; the third wrong try in a row
     blocks the PIN. 422 `pin_blocked` while blocked, `incorrect_pin` when no PIN is set."""
     with transaction.atomic(savepoint=False):
@@ -76,13 +81,14 @@ def card_pin_verify(*, card: Card, pin: str, actor: Actor) -> PinCheck:
         require_not_final(card)
         _require_not_blocked(card)
         if card.pin_hash is None:
-            raise IncorrectPin("No PIN is set on this card.", details={"pinSet": False})
+            raise IncorrectPin("No PIN is set on this card.", details={"pin_set": False})
         return _try(card, pin, via="pin_verification")
 
 
-def card_pin_unblock(*, card: Card, actor: Actor, reason: str = "") -> Card:
+def card_pin_unblock(*, card: Card, actor: Actor, reason: str = "") -> Outcome[Card]:
     """Unblock the PIN and forget the wrong tries; records a `PinUnblock` and emits
-    `card.pin_changed` (`unblocked`). Unblocking a PIN that is not blocked changes nothing.
+    `card.pin_changed` (`unblocked`). Unblocking a PIN that is not blocked changes nothing
+    (`Outcome.changed` false).
 
     Anyone but staff (an API key) may unblock a card chain at most `UNBLOCK_MAX` times in the
     rolling `UNBLOCK_WINDOW`, every unblock of the chain counted, whoever made it: the next is
@@ -98,7 +104,7 @@ def card_pin_unblock(*, card: Card, actor: Actor, reason: str = "") -> Card:
         card = lock_card(card.pk)
         require_not_final(card)
         if not card.pin_blocked:
-            return card
+            return unchanged(card)
         now = timezone.now()
         if not staff:
             recent = PinUnblock.objects.filter(
@@ -106,7 +112,7 @@ def card_pin_unblock(*, card: Card, actor: Actor, reason: str = "") -> Card:
             )
             if recent.count() >= UNBLOCK_MAX:
                 raise PinUnblockLimit(
-                    details={"limit": UNBLOCK_MAX, "windowDays": UNBLOCK_WINDOW.days}
+                    details={"limit": UNBLOCK_MAX, "window_days": UNBLOCK_WINDOW.days}
                 )
         PinUnblock.objects.create(
             card=card,
@@ -120,7 +126,7 @@ def card_pin_unblock(*, card: Card, actor: Actor, reason: str = "") -> Card:
         card.updated_at = now
         card.save(update_fields=["pin_blocked", "pin_failed_attempts", "updated_at"])
         _emit(card, "unblocked")
-    return card
+    return changed(card)
 
 
 def card_pin_try(card: Card, pin: str) -> PinCheck:
@@ -132,10 +138,18 @@ def card_pin_try(card: Card, pin: str) -> PinCheck:
 
 def refusal(check: PinCheck) -> IncorrectPin | PinBlocked:
     """The error a failed check answers: `pin_blocked` when this try blocked the PIN."""
-    details = {"remainingTries": check.remaining_tries}
+    details = {"remaining_tries": check.remaining_tries}
     if check.blocked:
         return PinBlocked("Three wrong PINs in a row: the PIN is now blocked.", details=details)
     return IncorrectPin(details=details)
+
+
+def _count_wrong_try(card_id: str, pin: str, via: str) -> IncorrectPin | PinBlocked | None:
+    """Count again, after the refused operation was undone, the wrong try it made; the refusal
+    to answer is the one of the count as it now stands (another try may have come between)."""
+    with transaction.atomic():
+        check = _try(lock_card(card_id), pin, via=via)
+    return None if check.verified else refusal(check)
 
 
 def _try(card: Card, pin: str, *, via: str) -> PinCheck:
@@ -151,12 +165,8 @@ def _try(card: Card, pin: str, *, via: str) -> PinCheck:
     card.save(update_fields=["pin_failed_attempts", "pin_blocked", "updated_at"])
     if card.pin_blocked:
         _emit(card, "blocked")
-        emit(
-            institution=card.institution,
-            type="card.pin_blocked",
-            object_type="card",
-            object_id=card.pk,
-            data={"failedAttempts": card.pin_failed_attempts, "via": via},
+        emit_for(
+            card, "card.pin_blocked", data={"failedAttempts": card.pin_failed_attempts, "via": via}
         )
     return PinCheck(
         verified=False,
@@ -167,14 +177,8 @@ def _try(card: Card, pin: str, *, via: str) -> PinCheck:
 
 def _require_not_blocked(card: Card) -> None:
     if card.pin_blocked:
-        raise PinBlocked(details={"remainingTries": 0})
+        raise PinBlocked(details={"remaining_tries": 0})
 
 
 def _emit(card: Card, action: str) -> None:
-    emit(
-        institution=card.institution,
-        type="card.pin_changed",
-        object_type="card",
-        object_id=card.pk,
-        data={"action": action},
-    )
+    emit_for(card, "card.pin_changed", data={"action": action})

@@ -4,9 +4,9 @@
 from django.db import transaction
 from django.utils import timezone
 
-from core.actors import Actor
 from core.exceptions import CardNotActive, InvalidStateTransition
-from events.services import emit
+from core.operations import Outcome, changed, unchanged
+from events.services import emit_for
 
 from ..dates import is_past_expiry
 from ..models import Card
@@ -33,13 +33,15 @@ def lock_card(card_id: str) -> Card:
     )
 
 
-def card_set_status(*, card: Card, status: str, reason: str = "", actor: Actor) -> Card:
+def card_set_status(*, card: Card, status: str, reason: str = "") -> Outcome[Card]:
     """Move a card to `status` (409 `invalid_state_transition` for any move not in TRANSITIONS;
-    asking for the current status changes nothing). Emits `card.status_changed`."""
+    asking for the current status changes nothing: `Outcome.changed` false). Emits
+    `card.status_changed`. `Outcome.previous` is the status it moved from."""
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
-        if status == card.status:
-            return card
+        previous = card.status
+        if status == previous:
+            return unchanged(card)
         if status not in TRANSITIONS[card.status]:
             raise InvalidStateTransition(
                 f"A card cannot go from {card.status} to {status}.",
@@ -51,10 +53,10 @@ def card_set_status(*, card: Card, status: str, reason: str = "", actor: Actor) 
                 "The card is past its expiry date.", from_state=card.status, to_state=status
             )
         change_status(card, status, reason)
-    return card
+    return changed(card, previous)
 
 
-def card_update(*, card: Card, risk_level: str, actor: Actor) -> Card:
+def card_update(*, card: Card, risk_level: str) -> Card:
     """Set the card's risk level (monitoring rules read it). Emits `card.updated`."""
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
@@ -63,12 +65,8 @@ def card_update(*, card: Card, risk_level: str, actor: Actor) -> Card:
             card.risk_level = risk_level
             card.updated_at = timezone.now()
             card.save(update_fields=["risk_level", "updated_at"])
-            emit(
-                institution=card.institution,
-                type="card.updated",
-                object_type="card",
-                object_id=card.pk,
-                data={"changedFields": ["riskLevel"], "riskLevel": risk_level},
+            emit_for(
+                card, "card.updated", data={"changedFields": ["riskLevel"], "riskLevel": risk_level}
             )
     return card
 
@@ -81,11 +79,9 @@ def change_status(card: Card, status: str, reason: str = "") -> None:
     card.status_reason = reason[:500]
     card.updated_at = timezone.now()
     card.save(update_fields=["status", "status_reason", "updated_at"])
-    emit(
-        institution=card.institution,
-        type="card.status_changed",
-        object_type="card",
-        object_id=card.pk,
+    emit_for(
+        card,
+        "card.status_changed",
         data={"from": previous, "to": status, "reason": card.status_reason},
     )
 
@@ -94,5 +90,5 @@ def require_not_final(card: Card) -> None:
     """Settings of a lost, stolen, closed or expired card no longer change (422)."""
     if not card.is_live:
         raise CardNotActive(
-            f"The card is {card.status}.", details={"cardId": card.pk, "status": card.status}
+            f"The card is {card.status}.", details={"card_id": card.pk, "status": card.status}
         )

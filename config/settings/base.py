@@ -86,7 +86,7 @@ TEMPLATES = [
 if env.str("DATABASE_URL", default=""):
     DATABASES = {"default": env.db("DATABASE_URL")}
 else:
-    from config.embedded_db import database_url
+    from core.embedded_db import database_url
 
     DATABASES = {"default": env.db_url_config(database_url())}
 DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
@@ -263,8 +263,8 @@ SPECTACULAR_SETTINGS = {
         "AccountStatus": "accounts.models.Account.Status",
         "HoldStatus": "accounts.models.Hold.Status",
         "TransferStatus": "transfers.models.Transfer.Status",
-        "TransactionType": "transactions.models.Transaction.Type",
-        "SettlementStatus": "transactions.models.Transaction.SettlementStatus",
+        "TransactionType": "accounts.models.Transaction.Type",
+        "SettlementStatus": "accounts.models.Transaction.SettlementStatus",
         "EventType": "events.types.EVENT_TYPES",
         "EventActorType": "events.models.ActorType",
         "AccountProductCode": "accounts.models.AccountProduct.Code",
@@ -281,7 +281,7 @@ SPECTACULAR_SETTINGS = {
         "AuthorizationStatus": "authorizations.models.Authorization.Status",
         "MerchantChannel": "authorizations.models.Channel",
         "DeclineCode": "authorizations.declines.ORDER",
-        "TransactionStatus": "transactions.models.TRANSACTION_STATUSES",
+        "TransactionStatus": "accounts.models.statement.TRANSACTION_STATUSES",
         "MonitoringRuleKind": "monitoring.models.MonitoringRule.Kind",
         "MonitoringAction": "monitoring.models.MonitoringRule.Action",
         "MonitoringAlertStatus": "monitoring.models.MonitoringAlert.Status",

@@ -1,9 +1,13 @@
-"""Shared pieces of the operators' commands: institution and key lookups, service errors."""
+"""Shared pieces of the operators' commands: each runs its services as operations of the
+system (`core.operations`), and service errors become `CommandError`. (The institution and key
+lookups are `institutions.management.base.InstitutionCommand`.)"""
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core import operations
+from core.actors import SYSTEM
 from core.exceptions import TXError
-from institutions.services import api_key_get, institution_get
+from core.operations import Outcome
 
 
 class TXCommand(BaseCommand):
@@ -16,9 +20,12 @@ class TXCommand(BaseCommand):
             raise CommandError(error.message) from None
 
     @staticmethod
-    def institution(reference: str):
-        return institution_get(reference=reference)
+    def run(service, /, **arguments) -> Outcome:
+        """`service(**arguments)` as one operation of the system (its own durable transaction;
+        events name the system; what a refusal keeps is kept)."""
+        return operations.run(service, actor=SYSTEM, **arguments)
 
     @staticmethod
-    def api_key(reference: str):
-        return api_key_get(reference=reference)
+    def run_batches(service, /, **arguments):
+        """A service that commits its own batches, as the system."""
+        return operations.run_batches(service, actor=SYSTEM, **arguments)

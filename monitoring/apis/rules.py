@@ -88,5 +88,5 @@ class MonitoringRuleDetailView(TXView):
     def patch(self, request, ruleId):  # noqa: N803
         rule = monitoring_rule_get(institution=self.institution, rule_id=ruleId)
         changes = self.parse(MonitoringRuleUpdate)
-        rule = monitoring_rule_update(rule=rule, changes=dict(changes))
+        rule = monitoring_rule_update(rule=rule, changes=dict(changes)).value
         return self.respond(MonitoringRuleOut(rule).data)

@@ -2,8 +2,9 @@
 
 An alert is raised for each hit, whatever the rule's action: a decline rule's alert records
 the refusal, an alert rule's the approved payment. `alerts_raise` writes in the caller's
-transaction; a caller that refuses a payment (422 `declined_by_monitoring`) must keep that
-transaction's writes for the alerts to stay (the API's `TXView.refuse`).
+transaction. A service that refuses a card transfer (422) asks its operation to keep them
+(`core.operations.keep_if_refused`); a declined card authorization is a result, not a
+refusal, and commits them with it.
 """
 
 from django.db import transaction
@@ -11,12 +12,18 @@ from django.utils import timezone
 
 from cards.models import Card
 from core.exceptions import InvalidStateTransition, ValidationFailed
-from events.services import emit
+from events.services import emit_for
 
 from ..models import MonitoringAlert
 from .screening import Screening
 
-MERCHANT_FIELDS = ("name", "mcc", "countryCode", "channel")
+# The alert's merchant snapshot (stored, and shown as it is by the API): its key -> the domain's.
+MERCHANT_FIELDS = {
+    "name": "name",
+    "mcc": "mcc",
+    "countryCode": "country_code",
+    "channel": "channel",
+}
 MAX_NOTE_LENGTH = 2000
 
 
@@ -31,14 +38,19 @@ def alerts_raise(
     subject_id: str | None = None,
 ) -> list[MonitoringAlert]:
     """One open alert per hit of `screening` (a screening of this very payment), with the
-    payment's snapshot (`merchant` keeps only name, mcc, countryCode, channel) and the rule's
-    action at the time. `subject_type`: "authorization" or "transfer"; `subject_id` may be None
-    (a transfer refused before it had an id). Each alert emits `monitoring.alert_raised`."""
+    payment's snapshot (`merchant`, {name, mcc, country_code, channel}, as MERCHANT_FIELDS
+    stores it) and the rule's action at the time. `subject_type`: "authorization" or
+    "transfer"; `subject_id` may be None (a transfer refused before it had an id). Each alert
+    emits `monitoring.alert_raised`."""
     if subject_type not in MonitoringAlert.SubjectType.values:
         raise ValueError(f"Unknown subject type {subject_type!r}")
     if not screening.hits:
         return []
-    snapshot = None if merchant is None else {key: merchant.get(key) for key in MERCHANT_FIELDS}
+    snapshot = (
+        None
+        if merchant is None
+        else {key: merchant.get(field) for key, field in MERCHANT_FIELDS.items()}
+    )
     alerts = [
         MonitoringAlert(
             institution_id=card.institution_id,
@@ -57,11 +69,9 @@ def alerts_raise(
     with transaction.atomic(savepoint=False):
         MonitoringAlert.objects.bulk_create(alerts)
         for alert in alerts:
-            emit(
-                institution=card.institution,
-                type="monitoring.alert_raised",
-                object_type="monitoring_alert",
-                object_id=alert.pk,
+            emit_for(
+                alert,
+                "monitoring.alert_raised",
                 data={
                     "alertId": alert.pk,
                     "ruleId": alert.rule_id,
@@ -71,6 +81,7 @@ def alerts_raise(
                     "subjectType": subject_type,
                     "subjectId": subject_id,
                 },
+                institution=card.institution,
             )
     return alerts
 
@@ -104,11 +115,9 @@ def alert_resolve(*, alert: MonitoringAlert, user, note: str) -> MonitoringAlert
         alert.resolved_at = timezone.now()
         alert.resolution_note = note
         alert.save(update_fields=["status", "resolved_by", "resolved_at", "resolution_note"])
-        emit(
-            institution=alert.institution,
-            type="monitoring.alert_resolved",
-            object_type="monitoring_alert",
-            object_id=alert.pk,
+        emit_for(
+            alert,
+            "monitoring.alert_resolved",
             data={"alertId": alert.pk, "ruleId": alert.rule_id, "cardId": alert.card_id},
         )
     return alert

@@ -3,8 +3,9 @@
 
 Each service validates what it is given, whoever calls it (the API's serializers have checked
 the formats already; the admin has none of its own), and answers 400 `validation_error` with
-`details` keyed by the API's field names (`windowSeconds`, `maxCount`, ...): a parameter that
-does not belong to the rule's kind, a missing required one, or a value out of range.
+`details` keyed by the domain's field names (`window_seconds`, `max_count`, ...; the API renders
+them in its own, `api.names`): a parameter that does not belong to the rule's kind, a missing
+required one, or a value out of range.
 """
 
 import re
@@ -16,7 +17,8 @@ from django.utils import timezone
 from api.serializers import MAX_AMOUNT
 from cards.models import Card
 from core.exceptions import ValidationFailed
-from events.services import emit
+from core.operations import Outcome, changed, unchanged
+from events.services import emit_for
 from institutions.models import Institution
 
 from ..models import (
@@ -27,7 +29,7 @@ from ..models import (
     MonitoringRule,
 )
 
-# domain field -> API name
+# domain field -> API name (events' `changedFields`, the admin's summary)
 API_NAMES = {
     "name": "name",
     "kind": "kind",
@@ -78,11 +80,9 @@ def monitoring_rule_create(
     rule = MonitoringRule(institution=institution, kind=kind, **values)
     with transaction.atomic(savepoint=False):
         rule.save(force_insert=True)
-        emit(
-            institution=institution,
-            type="monitoring.rule_created",
-            object_type="monitoring_rule",
-            object_id=rule.pk,
+        emit_for(
+            rule,
+            "monitoring.rule_created",
             data={
                 "ruleId": rule.pk,
                 "kind": rule.kind,
@@ -93,12 +93,12 @@ def monitoring_rule_create(
     return rule
 
 
-def monitoring_rule_update(*, rule: MonitoringRule, changes: dict) -> MonitoringRule:
+def monitoring_rule_update(*, rule: MonitoringRule, changes: dict) -> Outcome[MonitoringRule]:
     """Change a rule: `name`, `action`, `enabled` and the parameters of its kind (domain names;
     None removes an optional parameter). `kind` may be named only with the rule's own kind:
     a rule never changes kind (400). The rest is validated as `monitoring_rule_create` does.
     Emits `monitoring.rule_updated` with the API names of what changed; no change emits
-    nothing."""
+    nothing (`Outcome.changed` false). `Outcome.previous` has the old values of what changed."""
     unknown = set(changes) - set(API_NAMES)
     if unknown:
         raise ValueError(f"Not rule fields: {sorted(unknown)}")
@@ -122,23 +122,26 @@ def monitoring_rule_update(*, rule: MonitoringRule, changes: dict) -> Monitoring
         values |= _clean_parameters(rule.kind, parameters, errors, creating=False)
         if errors:
             raise ValidationFailed(details=errors)
-        changed = [field for field, value in values.items() if getattr(rule, field) != value]
-        if changed:
-            for field in changed:
-                setattr(rule, field, values[field])
-            rule.updated_at = timezone.now()
-            rule.save(update_fields=[*changed, "updated_at"])
-            emit(
-                institution=rule.institution,
-                type="monitoring.rule_updated",
-                object_type="monitoring_rule",
-                object_id=rule.pk,
-                data={
-                    "ruleId": rule.pk,
-                    "changedFields": sorted(API_NAMES[field] for field in changed),
-                },
-            )
-    return rule
+        previous = {
+            field: getattr(rule, field)
+            for field, value in values.items()
+            if getattr(rule, field) != value
+        }
+        if not previous:
+            return unchanged(rule)
+        for field in previous:
+            setattr(rule, field, values[field])
+        rule.updated_at = timezone.now()
+        rule.save(update_fields=[*previous, "updated_at"])
+        emit_for(
+            rule,
+            "monitoring.rule_updated",
+            data={
+                "ruleId": rule.pk,
+                "changedFields": sorted(API_NAMES[field] for field in previous),
+            },
+        )
+    return changed(rule, previous)
 
 
 # --- validation
@@ -171,7 +174,7 @@ def _clean_parameters(kind: str, given: dict, errors: dict, *, creating: bool) -
     own = KIND_PARAMETERS[kind]
     for field in given:
         if field not in own:
-            errors[API_NAMES[field]] = f"Not a parameter of {kind} rules."
+            errors[field] = f"Not a parameter of {kind} rules."
     cleaned = {}
     for field in own:
         if field not in given and not creating:
@@ -179,13 +182,13 @@ def _clean_parameters(kind: str, given: dict, errors: dict, *, creating: bool) -
         value = given.get(field)
         if value is None:
             if field not in OPTIONAL_PARAMETERS:
-                errors[API_NAMES[field]] = f"Required for {kind} rules."
+                errors[field] = f"Required for {kind} rules."
             cleaned[field] = None
             continue
         try:
             cleaned[field] = _CLEANERS[field](value)
         except ValueError as exc:
-            errors[API_NAMES[field]] = str(exc)
+            errors[field] = str(exc)
     return cleaned
 
 

@@ -14,7 +14,7 @@ What hits (docs/monitoring.md has the same, with examples):
   (with max_count 3 the fourth payment within the window hits).
 - velocity_amount: the payment is in the rule's currency and the card's payments in that
   currency in the window plus this amount are more than `max_amount`.
-- blocked_mcc / blocked_country: the merchant's `mcc` / `countryCode` is in the rule's list; a
+- blocked_mcc / blocked_country: the merchant's `mcc` / `country_code` is in the rule's list; a
   payment without a merchant (a card transfer) never hits them.
 The window of a velocity rule is `created_at > now - window_seconds`, over the payments of the
 card's chain (`card.lineage_root_id`: a renewed or replaced card continues its predecessor's).
@@ -67,7 +67,7 @@ def screen(
 ) -> Screening:
     """Evaluate the enabled rules of `card`'s institution against one payment of `amount`
     `currency` (minor units) that `card` is about to make. `merchant`: {"name", "mcc",
-    "countryCode", "channel"} for an authorization, None for a card transfer. Writes nothing;
+    "country_code", "channel"} for an authorization, None for a card transfer. Writes nothing;
     at most two queries."""
     now = now or timezone.now()
     rules = list(
@@ -144,7 +144,7 @@ def _check(rule, card, amount, currency, merchant, totals) -> dict | None:
         if mcc is not None and mcc in rule.mccs:
             return {"mcc": mcc}
     elif rule.kind == K.BLOCKED_COUNTRY:
-        country = (merchant or {}).get("countryCode")
+        country = (merchant or {}).get("country_code")
         if country is not None and country in rule.countries:
             return {"countryCode": country}
     return None

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.html import escape
 
-from accounts.models import Account, Hold, Journal
+from accounts.models import Account, Hold, Journal, Transaction
 from accounts.services import adjustment_create
 from authorizations.models import Authorization, CardReturn
 from authorizations.services import (
@@ -26,13 +26,12 @@ from core.actors import SYSTEM, Actor
 from events.models import Event
 from tests.cards.helpers import issue_card, make_account, make_customer, make_institution
 from tests.factories import issue_key
-from transactions.models import Transaction
 
 pytestmark = pytest.mark.django_db
 
 MODELS = [Authorization, CardReturn]
-MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
-ATM = {"name": "Sparkasse ATM", "mcc": "6011", "countryCode": "276", "channel": "atm"}
+MERCHANT = {"name": "Corner Shop", "mcc": "5411", "country_code": "276", "channel": "pos"}
+ATM = {"name": "Sparkasse ATM", "mcc": "6011", "country_code": "276", "channel": "atm"}
 
 
 def url(model, view="changelist", *args):
@@ -196,7 +195,7 @@ def test_authorization_page_links_card_account_hold_line_returns(admin_client, w
     assert escape(declined.decline_reason) in html
     assert "&quot;limit&quot;: &quot;perTransaction&quot;" in html
     assert not re.search(r"/admin/accounts/hold/[^/\"]+/change/", html)
-    assert not re.search(r"/admin/transactions/transaction/[^/\"]+/change/", html)
+    assert not re.search(r"/admin/accounts/transaction/[^/\"]+/change/", html)
     # Every status renders.
     for name in ("pending", "reversed"):
         response = admin_client.get(url(Authorization, "change", world[name].pk))

@@ -25,7 +25,7 @@ from cards.services import (
     lock_card,
     spend,
 )
-from core.actors import SYSTEM, Actor
+from core.actors import Actor
 from events.models import Event
 from tests.cards.helpers import (
     PREPAID_VIRTUAL,
@@ -128,9 +128,9 @@ def world(fixed_cvvs):
     active = issue_card(account, code=PREPAID_VIRTUAL, status=Card.Status.ACTIVE)
     inactive = issue_card(account)
     suspended = issue_card(account, status=Card.Status.ACTIVE)
-    card_set_status(card=suspended, status="suspended", reason="Customer request", actor=SYSTEM)
+    card_set_status(card=suspended, status="suspended", reason="Customer request")
     closed = issue_card(account, status=Card.Status.ACTIVE)
-    card_set_status(card=closed, status="closed", reason="Fraud", actor=SYSTEM)
+    card_set_status(card=closed, status="closed", reason="Fraud")
     supplementary = issue_card(
         account,
         customer=make_customer(fi, "Grace", "Hopper"),
@@ -138,12 +138,12 @@ def world(fixed_cvvs):
         primary_card=active,
     )
     renewed_from = issue_card(account, status=Card.Status.ACTIVE)
-    renewal = card_renew(card=renewed_from, actor=SYSTEM)
+    renewal = card_renew(card=renewed_from)
 
     last4s = set(Card.objects.values_list("pan_last4", flat=True))
     pin, wrong_pin = [p for p in PINS if p not in last4s][:2]
-    card_pin_set(card=active, pin=pin, current_pin=None, actor=SYSTEM)
-    assert not card_pin_verify(card=active, pin=wrong_pin, actor=SYSTEM).verified
+    card_pin_set(card=active, pin=pin, current_pin=None)
+    assert not card_pin_verify(card=active, pin=wrong_pin).verified
     with transaction.atomic():
         spend(lock_card(active.pk), 1_234)
     api_key, _ = issue_key(fi)

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.admin import HoldInline, StatementLineInline
-from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal
+from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
 from accounts.services import (
     account_create,
     account_set_status,
@@ -28,7 +28,6 @@ from core.money import money
 from customers.services import customer_create
 from events.models import Event
 from tests.factories import InstitutionFactory
-from transactions.models import Transaction
 from transfers.models import Transfer, TransferReversal
 from transfers.services import transfer_create, transfer_reverse
 
@@ -62,9 +61,7 @@ def open_account(fi, first_name="Ada") -> Account:
         institution=fi, first_name=first_name, last_name="Lovelace", country_code="276"
     )
     product = AccountProduct.objects.get(institution=fi, code="AccountPrepaidAPI")
-    return account_create(
-        institution=fi, customer=customer, product=product, currency="EUR", actor=SYSTEM
-    )
+    return account_create(institution=fi, customer=customer, product=product, currency="EUR")
 
 
 def load(account, amount, description="Load"):
@@ -116,7 +113,7 @@ def money_world(fi):
         actor=SYSTEM,
     )
     reversal = transfer_reverse(transfer=transfer, amount=500, actor=SYSTEM)
-    captured = hold_capture(hold=place_hold(alice, 300, "Taxi"), actor=SYSTEM)
+    captured = hold_capture(hold=place_hold(alice, 300, "Taxi"))
     hold = place_hold(alice, 1_050)
     return {
         "alice": refreshed(alice),
@@ -455,7 +452,7 @@ def test_reverse_action_reverses_what_remains(admin_client, admin_user, money_wo
 
 def test_reverse_refused_by_the_service_is_a_message(admin_client, money_world):
     transfer, bob = money_world[Transfer], money_world["bob"]
-    account_set_status(account=bob, status="frozen", actor=SYSTEM)
+    account_set_status(account=bob, status="frozen")
     response = run_action(admin_client, Transfer, "reverse_transfers", transfer)
     assert response.status_code == 200
     assert any(transfer.pk in m and "frozen" in m for m in messages_of(response))

@@ -180,8 +180,9 @@ def test_v2_write_without_key_is_400(api_v2, header):
     [
         "not-a-uuid",
         "12345",
-        str(uuid.uuid4())[:-1],
-        str(uuid.uuid1()),
+        # Named: a fresh value would give each pytest-xdist worker a different test id.
+        pytest.param(str(uuid.uuid4())[:-1], id="uuid4-truncated"),
+        pytest.param(str(uuid.uuid1()), id="uuid1"),
         str(uuid.uuid3(uuid.NAMESPACE_DNS, "tx")),
         "00000000-0000-0000-0000-000000000000",
         "00000000-0000-4000-0000-000000000000",  # version 4 bits, but not the RFC 4122 variant

@@ -10,7 +10,6 @@ from accounts.models import Account, AccountProduct
 from accounts.services import account_create
 from cards.models import Card, CardProduct, CardSpend, SensitiveDetailsAccess
 from cards.services import card_issue
-from core.actors import SYSTEM
 from customers.models import Customer
 from customers.services import customer_create
 from events.models import Event
@@ -62,7 +61,6 @@ def make_account(
         secondary_customer=secondary_customer,
         product=product,
         currency=product.currency,
-        actor=SYSTEM,
     )
 
 
@@ -89,7 +87,6 @@ def issue_card(
         form=form,
         delivery_address=delivery_address,
         status=status,
-        actor=SYSTEM,
         **kwargs,
     )
 

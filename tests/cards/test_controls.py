@@ -5,7 +5,6 @@ import pytest
 
 from cards.models import Card
 from cards.services import card_security_settings_set
-from core.actors import SYSTEM
 from core.exceptions import CardNotActive
 
 from .helpers import card_events, force_status, fresh_card, make_institution, new_card, refused
@@ -35,7 +34,7 @@ def controls(card) -> dict:
 
 
 def change(card, **changes):
-    return card_security_settings_set(card=card, changes=changes, actor=SYSTEM)
+    return card_security_settings_set(card=card, changes=changes)
 
 
 def changed_fields(card) -> list[list[str]]:
@@ -106,4 +105,4 @@ def test_the_controls_of_a_final_card_do_not_change(card, status):
     card = force_status(card, status)
     with refused(CardNotActive) as excinfo:
         change(card, atm=False)
-    assert excinfo.value.details == {"cardId": card.pk, "status": status}
+    assert excinfo.value.details == {"card_id": card.pk, "status": status}

@@ -22,7 +22,6 @@ from cards.services import (
     cards_renew_expiring,
     lock_card,
 )
-from core.actors import SYSTEM
 from core.management.progress import ProgressBar
 from events.models import Event
 from institutions.models import Institution
@@ -57,13 +56,13 @@ def frozen_at(moment: datetime):
 def card_in(fi, status=S.ACTIVE) -> Card:
     card = new_card(fi, status=S.ACTIVE if status == S.SUSPENDED else status)
     if status == S.SUSPENDED:
-        card = card_set_status(card=card, status=S.SUSPENDED, actor=SYSTEM)
+        card = card_set_status(card=card, status=S.SUSPENDED).value
     return fresh_card(card)
 
 
 def close_account_of(card: Card) -> None:
     account = Account.objects.get(pk=card.account_id)
-    account_set_status(account=account, status=Account.Status.CLOSED, actor=SYSTEM)
+    account_set_status(account=account, status=Account.Status.CLOSED)
 
 
 def successors_of(card: Card) -> list[Card]:
@@ -165,7 +164,7 @@ def test_renewal_takes_active_and_suspended_cards_ending_within_the_window_witho
     expired = force_status(months_from_now(card_in(fi), -1), S.EXPIRED)
     # An active card that already has a successor (set-up only: a replaced card made active).
     replaced = card_in(fi)
-    card_replace(card=replaced, reason="damaged", actor=SYSTEM)
+    card_replace(card=replaced, reason="damaged")
     replaced = this_month(force_status(replaced, S.ACTIVE))
     untouched = [inactive, later, expired, replaced]
     cards_before = Card.objects.count()

@@ -18,7 +18,6 @@ from cards.dates import today_of
 from cards.models import Card, CardProduct
 from cards.services import card_products_seed, card_set_status
 from cards.services.issuance import embossed_name_of
-from core.actors import SYSTEM
 from core.exceptions import AccountNotActive, CardNotActive, ValidationFailed
 from events.models import Event
 
@@ -277,21 +276,19 @@ def test_a_card_product_that_does_not_fit_the_account_is_refused(fi, account_kin
         issue_with(fi, account, code)
     error = excinfo.value
     assert (error.status, error.code) == (400, "validation_error")
-    assert list(error.details) == ["cardProductRid"]
+    assert list(error.details) == ["card_product_id"]
     expected_kind = "current" if code == DEBIT else "prepaid"
-    assert f"needs a {expected_kind} account" in error.details["cardProductRid"]
+    assert f"needs a {expected_kind} account" in error.details["card_product_id"]
 
 
 def test_a_ghs_prepaid_account_takes_a_prepaid_card(fi):
     product = AccountProduct.objects.get(institution=fi, code=AccountProduct.Code.GHS_PREPAID)
     customer = make_customer(fi)
-    account = account_create(
-        institution=fi, customer=customer, product=product, currency="GHS", actor=SYSTEM
-    )
+    account = account_create(institution=fi, customer=customer, product=product, currency="GHS")
     assert issue_with(fi, account, PREPAID).account_id == account.pk
     with refused(ValidationFailed) as excinfo:
         issue_with(fi, account, DEBIT)
-    assert list(excinfo.value.details) == ["cardProductRid"]
+    assert list(excinfo.value.details) == ["card_product_id"]
 
 
 def test_a_form_the_product_does_not_have_is_refused(fi):
@@ -305,10 +302,10 @@ def test_a_physical_card_needs_a_delivery_address_and_a_virtual_one_has_none(fi)
     account = make_account(fi)
     with refused(ValidationFailed) as excinfo:
         issue_card(account, form=PHYSICAL, delivery_address={})
-    assert list(excinfo.value.details) == ["deliveryAddress"]
+    assert list(excinfo.value.details) == ["delivery_address"]
     with refused(ValidationFailed) as excinfo:
         issue_card(account, form=VIRTUAL, delivery_address=ADDRESS)
-    assert list(excinfo.value.details) == ["deliveryAddress"]
+    assert list(excinfo.value.details) == ["delivery_address"]
 
 
 def test_several_errors_are_reported_together(fi):
@@ -316,7 +313,7 @@ def test_several_errors_are_reported_together(fi):
     stranger = make_customer(fi, "Grace", "Hopper")
     with refused(ValidationFailed) as excinfo:
         issue_with(fi, account, PREPAID_VIRTUAL, PHYSICAL, customer=stranger)
-    assert sorted(excinfo.value.details) == ["cardProductRid", "customerId", "form"]
+    assert sorted(excinfo.value.details) == ["card_product_id", "customer_id", "form"]
 
 
 def test_a_customer_who_does_not_hold_the_account_gets_no_card_on_it(fi):
@@ -324,7 +321,7 @@ def test_a_customer_who_does_not_hold_the_account_gets_no_card_on_it(fi):
     stranger = make_customer(fi, "Grace", "Hopper")
     with refused(ValidationFailed) as excinfo:
         issue_card(account, customer=stranger)
-    assert excinfo.value.details == {"customerId": "The customer does not hold this account."}
+    assert excinfo.value.details == {"customer_id": "The customer does not hold this account."}
 
 
 def test_both_holders_of_a_joint_account_may_get_a_card(fi):
@@ -337,18 +334,18 @@ def test_both_holders_of_a_joint_account_may_get_a_card(fi):
 @pytest.mark.parametrize("status", [Account.Status.FROZEN, Account.Status.CLOSED])
 def test_no_card_is_issued_on_an_account_that_is_not_active(fi, status):
     account = make_account(fi)
-    account_set_status(account=account, status=status, actor=SYSTEM)
+    account_set_status(account=account, status=status)
     account = Account.objects.get(pk=account.pk)
     with refused(AccountNotActive) as excinfo:
         issue_card(account)
     assert (excinfo.value.status, excinfo.value.code) == (422, "account_not_active")
-    assert excinfo.value.details == {"accountId": account.pk, "status": status}
+    assert excinfo.value.details == {"account_id": account.pk, "status": status}
 
 
 def test_the_account_status_is_read_under_lock_not_from_the_callers_copy(fi):
     account = make_account(fi)
     stale = Account.objects.get(pk=account.pk)
-    account_set_status(account=account, status=Account.Status.FROZEN, actor=SYSTEM)
+    account_set_status(account=account, status=Account.Status.FROZEN)
     assert stale.status == "active"
     with refused(AccountNotActive):
         issue_card(stale)
@@ -375,7 +372,7 @@ def test_a_supplementary_card_for_the_primary_cardholder_is_refused(fi):
     primary = issue_card(account)
     with refused(ValidationFailed) as excinfo:
         issue_card(account, primary_card=primary)
-    assert list(excinfo.value.details) == ["customerId"]
+    assert list(excinfo.value.details) == ["customer_id"]
 
 
 def test_a_supplementary_card_of_a_supplementary_card_is_refused(fi):
@@ -385,7 +382,7 @@ def test_a_supplementary_card_of_a_supplementary_card_is_refused(fi):
     supplementary = issue_card(account, customer=partner, primary_card=primary)
     with refused(ValidationFailed) as excinfo:
         issue_card(account, customer=third, primary_card=supplementary)
-    assert list(excinfo.value.details) == ["primaryCardId"]
+    assert list(excinfo.value.details) == ["primary_card_id"]
 
 
 def test_a_supplementary_card_on_another_account_is_refused(fi):
@@ -393,14 +390,14 @@ def test_a_supplementary_card_on_another_account_is_refused(fi):
     primary = issue_card(account)
     with refused(ValidationFailed) as excinfo:
         issue_card(other, primary_card=primary)
-    assert list(excinfo.value.details) == ["accountId"]
+    assert list(excinfo.value.details) == ["account_id"]
 
 
 def test_a_supplementary_card_of_a_card_that_is_no_longer_live_is_refused(fi):
     account = make_account(fi)
     primary = issue_card(account, status=Card.Status.ACTIVE)
-    card_set_status(card=primary, status=Card.Status.CLOSED, actor=SYSTEM)
+    card_set_status(card=primary, status=Card.Status.CLOSED)
     partner = make_customer(fi, "Grace", "Hopper")
     with refused(CardNotActive) as excinfo:
         issue_card(account, customer=partner, primary_card=primary)
-    assert excinfo.value.details == {"primaryCardId": primary.pk, "status": "closed"}
+    assert excinfo.value.details == {"primary_card_id": primary.pk, "status": "closed"}

@@ -118,7 +118,7 @@ def test_the_same_customer_twice_is_refused(fi, holders):
     before = counts()
     with refused(ValidationFailed) as excinfo:
         open_joint(fi, request(fi, holders[0]), request(fi, holders[0]))
-    assert list(excinfo.value.details) == ["secondaryCard.customerId"]
+    assert list(excinfo.value.details) == ["secondary_card.customer_id"]
     assert counts() == before
 
 
@@ -126,7 +126,7 @@ def test_a_card_that_does_not_fit_the_account_type_is_refused_with_prefixed_keys
     before = counts()
     with refused(ValidationFailed) as excinfo:
         open_joint(fi, request(fi, holders[0], PREPAID), request(fi, holders[1], DEBIT))
-    assert list(excinfo.value.details) == ["secondaryCard.cardProductRid"]
+    assert list(excinfo.value.details) == ["secondary_card.card_product_id"]
 
     current = AccountProduct.objects.get(institution=fi, code=AccountProduct.Code.CURRENT)
     with refused(ValidationFailed) as excinfo:
@@ -136,7 +136,7 @@ def test_a_card_that_does_not_fit_the_account_type_is_refused_with_prefixed_keys
             request(fi, holders[1], DEBIT),
             account_product=current,
         )
-    assert list(excinfo.value.details) == ["primaryCard.cardProductRid"]
+    assert list(excinfo.value.details) == ["primary_card.card_product_id"]
     assert counts() == before
 
 
@@ -149,10 +149,10 @@ def test_every_error_of_both_cards_is_reported_with_its_prefix(fi, holders):
             request(fi, holders[0], PREPAID_VIRTUAL, PHYSICAL, delivery_address=ADDRESS),
         )
     assert sorted(excinfo.value.details) == [
-        "primaryCard.deliveryAddress",
-        "secondaryCard.cardProductRid",
-        "secondaryCard.customerId",
-        "secondaryCard.form",
+        "primary_card.delivery_address",
+        "secondary_card.card_product_id",
+        "secondary_card.customer_id",
+        "secondary_card.form",
     ]
     assert counts() == before
 
@@ -165,7 +165,7 @@ def test_a_virtual_card_with_a_delivery_address_is_refused(fi, holders):
             request(fi, holders[0]),
             request(fi, holders[1], delivery_address=ADDRESS),
         )
-    assert list(excinfo.value.details) == ["secondaryCard.deliveryAddress"]
+    assert list(excinfo.value.details) == ["secondary_card.delivery_address"]
     assert counts() == before
 
 

@@ -21,7 +21,6 @@ from cards.services import (
     unspend,
 )
 from cards.services import limits as limits_module
-from core.actors import SYSTEM
 from core.exceptions import CardNotActive, LimitExceeded, ValidationFailed
 from tests.ledger.helpers import run_threads
 
@@ -40,7 +39,7 @@ LIMITS = {
 
 def limited_card(fi=None, limits=LIMITS) -> Card:
     card = new_card(fi or make_institution(), status=S.ACTIVE)
-    card_limits_set(card=card, changes=limits, actor=SYSTEM)
+    card_limits_set(card=card, changes=limits)
     return fresh_card(card)
 
 
@@ -220,9 +219,9 @@ def test_a_successor_continues_its_predecessors_usage(card, operation):
     pay(card, 1000)
     pay(card, 400, cash=True)
     if operation == "renewal":
-        successor = card_renew(card=card, actor=SYSTEM)
+        successor = card_renew(card=card)
     else:
-        successor = card_replace(card=card, reason="stolen", actor=SYSTEM)
+        successor = card_replace(card=card, reason="stolen")
     successor = fresh_card(successor)
     assert successor.lineage_root_id == card.pk
     assert (card_usage(successor).daily, card_usage(successor).daily_cash) == (2400, 400)
@@ -232,7 +231,7 @@ def test_a_successor_continues_its_predecessors_usage(card, operation):
     assert spent_rows(card) == {today_of(card.institution): (3000, 400)}
     assert not CardSpend.objects.filter(card=successor).exists()
 
-    third = fresh_card(card_renew(card=successor, actor=SYSTEM))
+    third = fresh_card(card_renew(card=successor))
     assert third.lineage_id == card.pk
     assert refused_payment(third, 1)["limit"] == "daily"
 
@@ -247,9 +246,7 @@ def limits_of(card) -> dict:
 
 def test_setting_limits_changes_them_and_emits_the_new_limits():
     card = new_card(make_institution(), status=S.ACTIVE)
-    card_limits_set(
-        card=card, changes={"limit_daily": 150_000, "limit_daily_cash": 0}, actor=SYSTEM
-    )
+    card_limits_set(card=card, changes={"limit_daily": 150_000, "limit_daily_cash": 0})
     assert limits_of(card) == {
         "limit_per_transaction": 100_000,
         "limit_daily": 150_000,
@@ -272,47 +269,47 @@ def test_setting_limits_changes_them_and_emits_the_new_limits():
     ]
     # the same values again: nothing changes, nothing is emitted
     updated_at = fresh_card(card).updated_at
-    card_limits_set(card=card, changes={"limit_daily": 150_000}, actor=SYSTEM)
+    card_limits_set(card=card, changes={"limit_daily": 150_000})
     assert fresh_card(card).updated_at == updated_at
     assert len(card_events(card, "card.limits_changed")) == 1
 
 
 def test_equal_limits_are_in_order(card):
     same = dict.fromkeys(LIMITS, 2000)
-    card_limits_set(card=card, changes=same, actor=SYSTEM)
+    card_limits_set(card=card, changes=same)
     assert limits_of(card) == same
 
 
 @pytest.mark.parametrize(
     ("changes", "fields"),
     [
-        ({"limit_per_transaction": 3001}, ["perTransaction"]),
-        ({"limit_daily": 5001}, ["daily"]),
-        ({"limit_daily": 499}, ["dailyCash", "perTransaction"]),
-        ({"limit_daily_cash": 3001}, ["dailyCash"]),
-        ({"limit_monthly": 2999}, ["daily"]),
+        ({"limit_per_transaction": 3001}, ["limit_per_transaction"]),
+        ({"limit_daily": 5001}, ["limit_daily"]),
+        ({"limit_daily": 499}, ["limit_daily_cash", "limit_per_transaction"]),
+        ({"limit_daily_cash": 3001}, ["limit_daily_cash"]),
+        ({"limit_monthly": 2999}, ["limit_daily"]),
         (
             {"limit_daily": 6000, "limit_monthly": 5999, "limit_daily_cash": 6001},
-            ["daily", "dailyCash"],
+            ["limit_daily", "limit_daily_cash"],
         ),
     ],
 )
 def test_limits_out_of_order_are_refused(card, changes, fields):
     with refused(ValidationFailed) as excinfo:
-        card_limits_set(card=card, changes=changes, actor=SYSTEM)
+        card_limits_set(card=card, changes=changes)
     assert sorted(excinfo.value.details) == fields
     assert limits_of(card) == LIMITS
 
 
 def test_unknown_limits_are_a_programming_error(card):
     with pytest.raises(ValueError, match="Not limits"):
-        card_limits_set(card=card, changes={"limit_weekly": 1}, actor=SYSTEM)
+        card_limits_set(card=card, changes={"limit_weekly": 1})
 
 
 def test_the_limits_of_a_final_card_do_not_change(card):
     card = force_status(card, S.CLOSED)
     with refused(CardNotActive):
-        card_limits_set(card=card, changes={"limit_daily": 100}, actor=SYSTEM)
+        card_limits_set(card=card, changes={"limit_daily": 100})
 
 
 # --- Concurrency --------------------------------------------------------------------------------

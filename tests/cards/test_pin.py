@@ -11,6 +11,7 @@ from cards.models import Card
 from cards.secrets import pin_matches
 from cards.services import card_pin_set, card_pin_unblock, card_pin_verify
 from cards.services.pin import PinCheck, refusal
+from core import operations
 from core.actors import SYSTEM
 from core.exceptions import CardNotActive, IncorrectPin, PinBlocked, ValidationFailed
 
@@ -28,11 +29,17 @@ def card():
 
 
 def set_pin(card, pin, current=None):
-    return card_pin_set(card=card, pin=pin, current_pin=current, actor=SYSTEM)
+    return card_pin_set(card=card, pin=pin, current_pin=current)
+
+
+def change_pin(card, pin, current):
+    """As every entry point calls it: one operation, which keeps the wrong try of a refused
+    change (`core.operations.keep_if_refused`)."""
+    return operations.run(card_pin_set, actor=SYSTEM, card=card, pin=pin, current_pin=current)
 
 
 def verify(card, pin):
-    return card_pin_verify(card=card, pin=pin, actor=SYSTEM)
+    return card_pin_verify(card=card, pin=pin)
 
 
 def pin_state(card) -> tuple:
@@ -59,7 +66,7 @@ def test_changing_a_pin_needs_the_current_one(card):
     before = pin_state(card)
     with refused(ValidationFailed) as excinfo:
         set_pin(card, "9999")
-    assert list(excinfo.value.details) == ["currentPin"]
+    assert list(excinfo.value.details) == ["current_pin"]
     assert pin_state(card) == before
 
     assert set_pin(card, "9999", current="1234") == VERIFIED
@@ -71,8 +78,9 @@ def test_changing_a_pin_needs_the_current_one(card):
 def test_a_wrong_current_pin_counts_a_try_and_changes_nothing_else(card):
     set_pin(card, "1234")
     stored_hash = fresh_card(card).pin_hash
-    check = set_pin(card, "9999", current="0000")
-    assert check == PinCheck(verified=False, blocked=False, remaining_tries=2)
+    with pytest.raises(IncorrectPin) as excinfo:
+        change_pin(card, "9999", current="0000")
+    assert (excinfo.value.status, excinfo.value.details) == (422, {"remaining_tries": 2})
     assert pin_state(card) == (stored_hash, 1, False)
     assert verify(card, "1234").verified  # still the old PIN; the right one resets the count
     assert pin_state(card) == (stored_hash, 0, False)
@@ -108,11 +116,15 @@ def test_three_wrong_tries_in_a_row_block_the_pin(card):
 
 def test_wrong_current_pins_block_too(card):
     set_pin(card, "1234")
-    for _ in range(2):
-        assert not set_pin(card, "5555", current="0000").blocked
-    assert set_pin(card, "5555", current="0000") == PinCheck(
-        verified=False, blocked=True, remaining_tries=0
-    )
+    for remaining in (2, 1):
+        with pytest.raises(IncorrectPin) as excinfo:
+            change_pin(card, "5555", current="0000")
+        assert excinfo.value.details == {"remaining_tries": remaining}
+    with pytest.raises(PinBlocked) as excinfo:
+        change_pin(card, "5555", current="0000")
+    assert excinfo.value.details == {"remaining_tries": 0}
+    assert pin_state(card)[1:] == (3, True)
+    assert pin_events(card) == ["set", "blocked"]
     with refused(PinBlocked):
         verify(card, "1234")
 
@@ -134,14 +146,14 @@ def test_unblocking_resets_the_tries_and_keeps_the_pin(card):
 def test_verifying_without_a_pin_set_is_refused(card):
     with refused(IncorrectPin) as excinfo:
         verify(card, "1234")
-    assert excinfo.value.details == {"pinSet": False}
+    assert excinfo.value.details == {"pin_set": False}
 
 
 def test_a_wrong_pin_gives_its_refusal_with_the_remaining_tries(card):
     set_pin(card, "1234")
     error = refusal(verify(card, "0000"))
     assert isinstance(error, IncorrectPin)
-    assert error.details == {"remainingTries": 2}
+    assert error.details == {"remaining_tries": 2}
 
 
 def test_the_pin_is_stored_only_as_a_salted_keyed_hash():
@@ -172,7 +184,7 @@ def test_pin_operations_on_a_final_card_are_refused(card, status):
     ):
         with refused(CardNotActive) as excinfo:
             operation()
-        assert excinfo.value.details == {"cardId": card.pk, "status": status}
+        assert excinfo.value.details == {"card_id": card.pk, "status": status}
 
 
 @pytest.mark.parametrize("status", [S.INACTIVE, S.SUSPENDED])

@@ -104,7 +104,7 @@ def test_no_sensitive_details_for_a_final_card(status):
     card = force_status(new_card(make_institution(), status=S.ACTIVE), status)
     with refused(CardNotActive) as excinfo:
         card_sensitive_details(card=card, actor=SYSTEM)
-    assert excinfo.value.details == {"cardId": card.pk, "status": status}
+    assert excinfo.value.details == {"card_id": card.pk, "status": status}
     assert not SensitiveDetailsAccess.objects.exists()
 
 

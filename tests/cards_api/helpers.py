@@ -127,7 +127,6 @@ def account(
         customer=Customer.objects.get(institution=institution, pk=customer_id),
         product=product,
         currency=product.currency,
-        actor=SYSTEM,
     )
     if load:
         adjustment_create(

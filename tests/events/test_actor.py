@@ -98,7 +98,7 @@ def test_every_api_write_names_its_key_on_every_event(operation, institution):
 
 def test_a_refusal_keeps_its_surviving_event_with_the_key_as_actor(institution, settings):
     """`security.pan_guessing_suspected` is written after the refused request rolled back
-    (`TXError.survivors`), still inside the request: it names the key too."""
+    (`core.operations.keep_if_refused`), still inside the request: it names the key too."""
     settings.PAN_GUESSING_MAX_FAILURES = 1
     api_key, secret = issue_key(institution, scopes=scopes.ALL)
     api = Api("v2", secret)
@@ -206,9 +206,9 @@ ACTIONS = {
     ("webhooks.webhookendpoint", "enable_endpoints"): (lambda w: _endpoint(w, False), None),
     ("webhooks.webhookendpoint", "disable_endpoints"): (lambda w: _endpoint(w, True), None),
     ("webhooks.webhookdelivery", "retry_deliveries"): (_failed_delivery, None),
-    ("api.apikey", "revoke_keys"): (_api_key, None),
-    ("api.apikey", "rotate_keys"): (_api_key, None),
-    ("api.apikey", "rotate_keys_now"): (_api_key, None),
+    ("institutions.apikey", "revoke_keys"): (_api_key, None),
+    ("institutions.apikey", "rotate_keys"): (_api_key, None),
+    ("institutions.apikey", "rotate_keys_now"): (_api_key, None),
 }
 
 

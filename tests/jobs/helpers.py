@@ -18,7 +18,7 @@ from core.actors import SYSTEM
 from tests.cards.helpers import fresh_card, issue_card, make_account, make_institution
 from tests.ledger.helpers import institution, load, open_account
 
-MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
+MERCHANT = {"name": "Corner Shop", "mcc": "5411", "country_code": "276", "channel": "pos"}
 
 
 class Context:

@@ -4,14 +4,13 @@ import threading
 
 from django.db import connection
 
-from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal
+from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
 from accounts.services import account_create, adjustment_create
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
 from customers.services import customer_create
 from events.models import Event
 from tests.factories import InstitutionFactory
-from transactions.models import Transaction
 from transfers.models import Transfer, TransferReversal
 
 PREPAID = AccountProduct.Code.PREPAID  # EUR for an EUR institution
@@ -29,7 +28,7 @@ def open_account(fi, *, balance: int = 0, product: str = PREPAID) -> Account:
     )
     product = AccountProduct.objects.get(institution=fi, code=product)
     account = account_create(
-        institution=fi, customer=customer, product=product, currency=product.currency, actor=SYSTEM
+        institution=fi, customer=customer, product=product, currency=product.currency
     )
     if balance:
         load(account, balance)

@@ -253,7 +253,7 @@ def test_reversals_and_captures_lock_their_own_row_then_the_accounts_in_id_order
     settlement = internal_account(
         institution=fi, code=Account.InternalCode.SETTLEMENT, currency="EUR"
     )  # exists already, as after the institution's first capture
-    sqls = statements(lambda: hold_capture(hold=hold, amount=30, actor=SYSTEM))
+    sqls = statements(lambda: hold_capture(hold=hold, amount=30))
     assert sqls[1].startswith('SELECT "accounts_hold"') and sqls[1].endswith("FOR UPDATE")
     (index, sql), *others = account_locks(sqls)
     assert others == []

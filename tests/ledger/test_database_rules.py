@@ -15,11 +15,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import Account, Adjustment, Entry, Hold, Journal
+from accounts.models import Account, Adjustment, Entry, Hold, Journal, Transaction
 from accounts.services import hold_place
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
-from transactions.models import Transaction
 from transfers.models import Transfer, TransferReversal
 from transfers.services import transfer_create, transfer_reverse
 

@@ -50,7 +50,7 @@ def test_an_overdue_hold_cannot_be_captured_and_nothing_changes():
 
     with pytest.raises(InvalidStateTransition) as excinfo:
         with transaction.atomic():
-            hold_capture(hold=hold, amount=100, actor=SYSTEM)
+            hold_capture(hold=hold, amount=100)
 
     error = excinfo.value
     assert error.details == {"from": "expired", "to": "captured"}
@@ -63,7 +63,7 @@ def test_an_overdue_hold_cannot_be_captured_and_nothing_changes():
     assert holds_expire() == 1
     assert balance(account) == (1_000, 0, 1_000)
     with pytest.raises(InvalidStateTransition) as excinfo, transaction.atomic():
-        hold_capture(hold=hold, actor=SYSTEM)
+        hold_capture(hold=hold)
     assert excinfo.value.details == {"from": "expired", "to": "captured"}
 
 
@@ -77,7 +77,7 @@ def test_a_hold_still_in_time_is_captured():
         actor=SYSTEM,
     )
 
-    captured = hold_capture(hold=hold, amount=100, actor=SYSTEM)
+    captured = hold_capture(hold=hold, amount=100)
 
     assert captured.status == Hold.Status.CAPTURED
     assert balance(account) == (900, 0, 900)
@@ -87,7 +87,7 @@ def test_an_overdue_hold_may_be_released_and_the_job_then_skips_it():
     account = open_account(institution(), balance=1_000)
     hold = overdue_hold(account, 400)
 
-    released = hold_release(hold=hold, actor=SYSTEM)
+    released = hold_release(hold=hold)
 
     assert released.status == Hold.Status.RELEASED
     assert balance(account) == (1_000, 0, 1_000)
@@ -104,7 +104,6 @@ def test_an_overdue_card_authorization_hold_may_still_be_presented():
     captured = hold_capture(
         hold=hold,
         amount=400,
-        actor=SYSTEM,
         purpose=Hold.Purpose.CARD_AUTHORIZATION,
         counterparty=Account.InternalCode.CARD_CLEARING,
         statement_line=False,

@@ -160,9 +160,7 @@ class LedgerMachine(RuleBasedStateMachine):
             refusal = AccountNotActive
         else:
             refusal = None
-        self.outcome(
-            refusal, lambda: hold_capture(hold=Hold(pk=hold_id), amount=amount, actor=SYSTEM)
-        )
+        self.outcome(refusal, lambda: hold_capture(hold=Hold(pk=hold_id), amount=amount))
         if refusal is None:
             self.pending[i] -= held
             self.posted[i] -= captured
@@ -173,7 +171,7 @@ class LedgerMachine(RuleBasedStateMachine):
     def release(self, hold_id):
         i, held, status, _ = self.hold_model[hold_id]
         refusal = InvalidStateTransition if status != "active" else None
-        self.outcome(refusal, lambda: hold_release(hold=Hold(pk=hold_id), actor=SYSTEM))
+        self.outcome(refusal, lambda: hold_release(hold=Hold(pk=hold_id)))
         if refusal is None:
             self.pending[i] -= held
             self.hold_model[hold_id][2] = "released"
@@ -247,7 +245,7 @@ class LedgerMachine(RuleBasedStateMachine):
         status = "frozen" if self.status[i] == "active" else "active"
         self.outcome(
             None,
-            lambda: account_set_status(account=self.accounts[i], status=status, actor=SYSTEM),
+            lambda: account_set_status(account=self.accounts[i], status=status),
         )
         self.status[i] = status
 

@@ -10,11 +10,10 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from accounts.models import Account
+from accounts.models import Account, Transaction
 from accounts.verification import ledger_breaches
 from events.models import Event
 from tests.money_api.helpers import CREATED, balances, funded_account, money
-from transactions.models import Transaction
 from transfers.models import Transfer
 
 pytestmark = pytest.mark.django_db(transaction=True)

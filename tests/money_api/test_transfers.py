@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from accounts.models import Account
+from accounts.models import Account, Transaction
 from events.models import Event
 from tests.money_api.helpers import (
     ANY,
@@ -31,7 +31,6 @@ from tests.money_api.helpers import (
     transfer,
     unknown_id,
 )
-from transactions.models import Transaction
 from transfers.models import Transfer, TransferReversal
 
 TRANSFER_ID = prefixed_id("tr")

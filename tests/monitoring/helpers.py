@@ -10,7 +10,10 @@ from monitoring.models import MonitoringRule
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from tests.cards.helpers import make_institution, new_card
 
-MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
+# A payment's merchant as the services take it (the domain's names) ...
+MERCHANT = {"name": "Corner Shop", "mcc": "5411", "country_code": "276", "channel": "pos"}
+# ... and as an alert keeps it (`monitoring.services.alerts.MERCHANT_FIELDS`) and the API shows it.
+MERCHANT_SNAPSHOT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
 

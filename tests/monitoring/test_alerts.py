@@ -11,6 +11,7 @@ from monitoring.models import MonitoringAlert
 from monitoring.services import Screening, alert_resolve, alerts_raise, monitoring_rule_update
 from tests.monitoring.helpers import (
     MERCHANT,
+    MERCHANT_SNAPSHOT,
     active_card,
     alert_events,
     make_rule,
@@ -72,7 +73,7 @@ def test_one_alert_and_one_event_per_hit(card):
             "auth_1",
             250,
             "EUR",
-            MERCHANT,
+            MERCHANT_SNAPSHOT,
             rule.action,
             details,
             "open",

@@ -18,7 +18,13 @@ from tests.money_api.helpers import (
     resource,
     unknown_id,
 )
-from tests.monitoring.helpers import MERCHANT, active_card, make_rule, raise_alerts, threshold
+from tests.monitoring.helpers import (
+    MERCHANT_SNAPSHOT,
+    active_card,
+    make_rule,
+    raise_alerts,
+    threshold,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -385,7 +391,7 @@ def test_get_an_alert(api, alerts):
         "subjectId": "auth_A",
         "amount": 5_000,
         "currency": "EUR",
-        "merchant": MERCHANT,
+        "merchant": MERCHANT_SNAPSHOT,
         "details": {
             "amount": 5_000,
             "thresholdAmount": 1_000,

@@ -107,7 +107,7 @@ def test_a_parameter_of_another_kind_is_refused_even_as_none(kind):
                     **VALID[kind],
                     **{other: value},
                 )
-            assert details_of(excinfo) == {API[other]: f"Not a parameter of {kind} rules."}
+            assert details_of(excinfo) == {other: f"Not a parameter of {kind} rules."}
     assert not MonitoringRule.objects.exists()
 
 
@@ -117,12 +117,12 @@ def test_missing_required_parameters_are_refused(kind):
     required = [name for name in KIND_PARAMETERS[kind] if name != "risk_level"]
     with pytest.raises(ValidationFailed) as excinfo:
         monitoring_rule_create(institution=fi, name="x", kind=kind, action="alert")
-    assert details_of(excinfo) == {API[name]: f"Required for {kind} rules." for name in required}
+    assert details_of(excinfo) == {name: f"Required for {kind} rules." for name in required}
     for name in required:
         given = {k: v for k, v in VALID[kind].items() if k != name}
         with pytest.raises(ValidationFailed) as excinfo:
             monitoring_rule_create(institution=fi, name="x", kind=kind, action="alert", **given)
-        assert details_of(excinfo) == {API[name]: f"Required for {kind} rules."}
+        assert details_of(excinfo) == {name: f"Required for {kind} rules."}
     assert not MonitoringRule.objects.exists()
 
 
@@ -158,8 +158,8 @@ def test_values_are_checked(kind, field, value, message):
             action="alert",
             **{**VALID[kind], field: value},
         )
-    assert list(details_of(excinfo)) == [API[field]]
-    assert message in details_of(excinfo)[API[field]]
+    assert list(details_of(excinfo)) == [field]
+    assert message in details_of(excinfo)[field]
 
 
 def test_window_and_count_bounds_are_inclusive():
@@ -193,7 +193,7 @@ def test_name_action_and_kind_are_checked():
 def test_update_changes_name_action_enabled_and_parameters_and_emits_what_changed():
     rule = threshold(make_institution(), amount=10_000)
     before = rule.updated_at
-    rule = monitoring_rule_update(
+    outcome = monitoring_rule_update(
         rule=rule,
         changes={
             "name": " Large ",
@@ -213,6 +213,13 @@ def test_update_changes_name_action_enabled_and_parameters_and_emits_what_change
         "medium",
     )
     assert stored.updated_at > before
+    assert outcome.changed and outcome.previous == {
+        "name": rule.name,
+        "action": "alert",
+        "enabled": True,
+        "amount": 10_000,
+        "risk_level": None,
+    }
     assert rule_events(rule, "monitoring.rule_updated") == [
         {
             "ruleId": rule.pk,
@@ -226,10 +233,10 @@ def test_update_changes_name_action_enabled_and_parameters_and_emits_what_change
 
 def test_update_without_a_change_emits_nothing():
     rule = make_rule(make_institution(), "blocked_mcc", mccs=["7995", "5411"])
-    monitoring_rule_update(
+    same = monitoring_rule_update(
         rule=rule, changes={"mccs": ["5411", "7995", "5411"], "kind": "blocked_mcc"}
     )
-    monitoring_rule_update(rule=rule, changes={})
+    assert not same.changed and not monitoring_rule_update(rule=rule, changes={}).changed
     assert rule_events(rule, "monitoring.rule_updated") == []
 
 
@@ -237,10 +244,10 @@ def test_update_refuses_another_kind_foreign_parameters_and_removing_required_on
     rule = make_rule(make_institution(), "velocity_count", window_seconds=3600, max_count=3)
     cases = [
         ({"kind": "velocity_amount"}, "kind"),
-        ({"max_amount": 100}, "maxAmount"),
+        ({"max_amount": 100}, "max_amount"),
         ({"mccs": None}, "mccs"),
-        ({"max_count": None}, "maxCount"),
-        ({"window_seconds": 0}, "windowSeconds"),
+        ({"max_count": None}, "max_count"),
+        ({"window_seconds": 0}, "window_seconds"),
         ({"name": ""}, "name"),
     ]
     for changes, field in cases:
@@ -252,7 +259,7 @@ def test_update_refuses_another_kind_foreign_parameters_and_removing_required_on
     assert details_of(excinfo) == {
         "kind": "A rule's kind cannot change (this one is velocity_count): create a new rule "
         "and disable this one.",
-        "maxCount": "Required for velocity_count rules.",
+        "max_count": "Required for velocity_count rules.",
     }
     stored = MonitoringRule.objects.get(pk=rule.pk)
     assert (stored.kind, stored.window_seconds, stored.max_count) == ("velocity_count", 3600, 3)

@@ -8,7 +8,6 @@ from django.test.utils import CaptureQueriesContext
 
 from cards.models import Card
 from cards.services import card_renew
-from core.actors import SYSTEM
 from monitoring.services import Hit, Screening, monitoring_rule_update, screen
 from tests.cards.helpers import make_institution
 from tests.monitoring.helpers import (
@@ -110,7 +109,7 @@ def test_velocity_count_counts_every_currency_and_only_this_cards_chain(fi, card
 def test_velocity_counts_the_payments_of_the_renewed_card(fi, card):
     rule = make_rule(fi, "velocity_count", window_seconds=600, max_count=1)
     pay(card, at=NOW - seconds(5))
-    renewal = card_renew(card=Card.objects.get(pk=card.pk), actor=SYSTEM)
+    renewal = card_renew(card=Card.objects.get(pk=card.pk))
     renewal = Card.objects.get(pk=renewal.pk)
     assert renewal.lineage_root_id == card.pk
     assert hits(renewal) == [(rule.pk, {"count": 2, "maxCount": 1, "windowSeconds": 600})]
@@ -151,8 +150,8 @@ def test_blocked_mcc_hits_a_listed_mcc_only(fi, card):
 
 def test_blocked_country_hits_a_listed_country_only(fi, card):
     rule = make_rule(fi, "blocked_country", countries=["408"])
-    assert hits(card, merchant={**MERCHANT, "countryCode": "276"}) == []
-    assert hits(card, merchant={**MERCHANT, "countryCode": "408"}) == [
+    assert hits(card, merchant={**MERCHANT, "country_code": "276"}) == []
+    assert hits(card, merchant={**MERCHANT, "country_code": "408"}) == [
         (rule.pk, {"countryCode": "408"})
     ]
 

@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import transactions.models
+import accounts.models.statement
 from django.db import migrations, models
 
 
@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='Transaction',
             fields=[
-                ('id', models.CharField(default=transactions.models._transaction_id, editable=False, max_length=40, primary_key=True, serialize=False)),
+                ('id', models.CharField(default=accounts.models.statement._transaction_id, editable=False, max_length=40, primary_key=True, serialize=False)),
                 ('type', models.CharField(choices=[('Goods', 'Goods'), ('Cash', 'Cash'), ('CashDec', 'Cash Dec'), ('CashInc', 'Cash Inc'), ('Return', 'Return')], max_length=16)),
                 ('settlement_status', models.CharField(choices=[('Presentment', 'Presentment'), ('Unsettled', 'Unsettled')], max_length=16)),
                 ('amount', models.BigIntegerField()),

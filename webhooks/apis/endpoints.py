@@ -96,5 +96,5 @@ class WebhookEndpointDetailView(TXView):
     def patch(self, request, endpointId):  # noqa: N803
         endpoint = webhook_endpoint_get(institution=self.institution, endpoint_id=endpointId)
         changes = _changes(self.parse(WebhookEndpointUpdate))
-        endpoint = webhook_endpoint_update(endpoint=endpoint, changes=changes)
+        endpoint = webhook_endpoint_update(endpoint=endpoint, changes=changes).value
         return self.respond(WebhookEndpointOut(endpoint).data)

@@ -1,7 +1,7 @@
 """Webhook endpoints: created and changed through the API (and switched on and off in the
 admin). Each service validates what it is given, whoever calls it, and answers 400
-`validation_error` with `details` keyed by the API's field names (`url`, `eventTypes`,
-`enabled`).
+`validation_error` with `details` keyed by the domain's field names (`url`, `event_types`,
+`enabled`; the API renders them in its own, `api.names`).
 
 The URL rules and the address rules are `webhooks.targets`: the address check resolves the
 host, so it runs before any lock is taken. The signing secret is made here, sealed on the row
@@ -16,6 +16,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from core.exceptions import ValidationFailed
+from core.operations import Outcome, changed, unchanged
 from events.types import EVENT_TYPES
 from institutions.models import Institution
 
@@ -67,11 +68,14 @@ def webhook_endpoint_create(
     return CreatedEndpoint(endpoint=endpoint, secret=secret)
 
 
-def webhook_endpoint_update(*, endpoint: WebhookEndpoint, changes: dict) -> WebhookEndpoint:
+def webhook_endpoint_update(
+    *, endpoint: WebhookEndpoint, changes: dict
+) -> Outcome[WebhookEndpoint]:
     """Change `url`, `event_types` and `enabled` (domain names), validated as
-    `webhook_endpoint_create` does. Deliveries already scheduled keep going to the endpoint as
-    it is when they are attempted (its URL then); a disabled endpoint gets no new deliveries
-    and its pending ones fail at their next attempt. No change writes nothing."""
+        `webhook_endpoint_create` does. Deliveries already scheduled keep going to the endpoint as
+        it is when they are attempted (its URL then); a disabled endpoint gets no new deliveries
+        and its pending ones fail at their next attempt. No change writes nothing (`Outcome.changed`
+    false); `Outcome.previous` has the old values of the fields that changed."""
     unknown = set(changes) - set(API_NAMES)
     if unknown:
         raise ValueError(f"Not endpoint fields: {sorted(unknown)}")
@@ -81,15 +85,20 @@ def webhook_endpoint_update(*, endpoint: WebhookEndpoint, changes: dict) -> Webh
         raise ValidationFailed(details=errors)
     with transaction.atomic(savepoint=False):
         endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
-        changed = [field for field, value in values.items() if getattr(endpoint, field) != value]
-        if changed:
-            if "enabled" in changed and values["enabled"]:
-                _check_room(endpoint.institution_id)
-            for field in changed:
-                setattr(endpoint, field, values[field])
-            endpoint.updated_at = timezone.now()
-            endpoint.save(update_fields=[*changed, "updated_at"])
-    return endpoint
+        previous = {
+            field: getattr(endpoint, field)
+            for field, value in values.items()
+            if getattr(endpoint, field) != value
+        }
+        if not previous:
+            return unchanged(endpoint)
+        if "enabled" in previous and values["enabled"]:
+            _check_room(endpoint.institution_id)
+        for field in previous:
+            setattr(endpoint, field, values[field])
+        endpoint.updated_at = timezone.now()
+        endpoint.save(update_fields=[*previous, "updated_at"])
+    return changed(endpoint, previous)
 
 
 def _check_room(institution_id: str) -> None:
@@ -121,7 +130,7 @@ def _clean(values: dict, errors: dict) -> dict:
         try:
             cleaned["event_types"] = _event_types(values["event_types"])
         except ValueError as exc:
-            errors["eventTypes"] = str(exc)
+            errors["event_types"] = str(exc)
     if "enabled" in values:
         if not isinstance(values["enabled"], bool):
             errors["enabled"] = "Must be true or false."

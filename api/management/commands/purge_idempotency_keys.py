@@ -8,5 +8,5 @@ class Command(TXCommand):
     )
 
     def handle(self, *args, **options):
-        deleted = idempotency_keys_purge()
+        deleted = self.run(idempotency_keys_purge).value
         self.stdout.write(f"Purged {deleted} idempotency key(s).")

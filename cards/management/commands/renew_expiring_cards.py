@@ -24,9 +24,11 @@ class Command(TXCommand):
     def handle(self, *args, within_days: int, **options):
         if within_days < 0:
             raise CommandError("--within-days must be 0 or more.")
-        expired = cards_expire()
+        expired = self.run_batches(cards_expire)
         with ProgressBar(self.stderr) as bar:
-            report = cards_renew_expiring(within_days=within_days, on_progress=bar.update)
+            report = self.run_batches(
+                cards_renew_expiring, within_days=within_days, on_progress=bar.update
+            )
         summary = f"Expired {expired} card(s). Renewed {report.renewed} card(s); skipped "
         summary += f"{report.skipped_total}"
         if report.skipped:

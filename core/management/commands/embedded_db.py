@@ -2,7 +2,7 @@ import subprocess
 
 from django.core.management.base import BaseCommand, CommandError
 
-from config import embedded_db
+from core import embedded_db
 
 
 class Command(BaseCommand):

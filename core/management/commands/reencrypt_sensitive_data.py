@@ -22,10 +22,10 @@ class Command(TXCommand):
     def handle(self, *args, dry_run: bool, **options):
         try:
             if dry_run:
-                report = sensitive_data_reencrypt(dry_run=True)
+                report = self.run_batches(sensitive_data_reencrypt, dry_run=True)
             else:
                 with ProgressBar(self.stderr) as bar:
-                    report = sensitive_data_reencrypt(on_progress=bar.update)
+                    report = self.run_batches(sensitive_data_reencrypt, on_progress=bar.update)
         except ImproperlyConfigured as error:
             raise CommandError(str(error)) from None
         if dry_run:

@@ -1,8 +1,8 @@
-from core.management.base import TXCommand
+from institutions.management.base import InstitutionCommand
 from institutions.services import allowlist_add, allowlist_remove
 
 
-class Command(TXCommand):
+class Command(InstitutionCommand):
     help = "Manage the IP allowlist of an API key: add, remove or list CIDR ranges."
 
     def add_arguments(self, parser):
@@ -17,10 +17,10 @@ class Command(TXCommand):
     def handle(self, *args, action, key, **options):
         api_key = self.api_key(key)
         if action == "add":
-            network = allowlist_add(api_key=api_key, cidr=options["cidr"])
+            network = self.run(allowlist_add, api_key=api_key, cidr=options["cidr"]).value
             self.stdout.write(f"Allowed {network.cidr} for {api_key.id}")
         elif action == "remove":
-            allowlist_remove(api_key=api_key, cidr=options["cidr"])
+            self.run(allowlist_remove, api_key=api_key, cidr=options["cidr"])
             self.stdout.write(f"Removed {options['cidr']} from {api_key.id}")
         else:
             for cidr in api_key.allowed_networks.values_list("cidr", flat=True):

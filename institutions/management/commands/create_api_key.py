@@ -1,11 +1,11 @@
 import json
 
-from core.management.base import TXCommand
+from institutions.management.base import InstitutionCommand
 from institutions.scopes import ALL, ROLES
 from institutions.services import api_key_create
 
 
-class Command(TXCommand):
+class Command(InstitutionCommand):
     help = (
         "Create an API key for an institution. The key is printed once and never stored. "
         "Give its scopes with --role and/or --scope (at least one: no scope is granted by "
@@ -43,14 +43,15 @@ class Command(TXCommand):
 
     def handle(self, *args, **options):
         institution = self.institution(options["institution"])
-        issued = api_key_create(
+        issued = self.run(
+            api_key_create,
             institution=institution,
             allow=options["allow"],
             role=options["role"],
             scopes=options["scope"],
             name=options["name"],
             created_by="manage.py create_api_key",
-        )
+        ).value
         if options["json"]:
             self.stdout.write(
                 json.dumps(

@@ -21,7 +21,9 @@ class Command(TXCommand):
         parser.add_argument("--json", action="store_true", help="Print one JSON line.")
 
     def handle(self, *args, name, currency, time_zone, json: bool = False, **options):
-        institution, created = institution_create(name=name, currency=currency, time_zone=time_zone)
+        institution, created = self.run(
+            institution_create, name=name, currency=currency, time_zone=time_zone
+        ).value
         if json:
             self.stdout.write(_json_line(institution, created))
         else:

@@ -1,10 +1,10 @@
 import json
 
-from core.management.base import TXCommand
+from institutions.management.base import InstitutionCommand
 from institutions.services import api_key_rotate
 
 
-class Command(TXCommand):
+class Command(InstitutionCommand):
     help = (
         "Issue a new key with the same scopes, allowlist and expiry; the old key keeps working "
         "for the grace period, then expires (--now: it is revoked at once)."
@@ -33,13 +33,14 @@ class Command(TXCommand):
 
     def handle(self, *args, key, grace_hours, now, **options):
         old = self.api_key(key)
-        issued = api_key_rotate(
+        issued = self.run(
+            api_key_rotate,
             api_key=old,
             grace_hours=grace_hours,
             rotated_by="manage.py rotate_api_key",
             retire_now=now,
-        )
-        old.refresh_from_db()
+        ).value
+        old = issued.replaces
         new_expires = issued.api_key.expires_at
         if options["json"]:
             result = {

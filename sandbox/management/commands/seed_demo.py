@@ -1,11 +1,10 @@
 import json
 
-from django.db import transaction
-
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create, adjustment_create
 from cards.models import Card, CardProduct
 from cards.services import card_issue
+from core import operations
 from core.actors import SYSTEM
 from core.management.base import TXCommand
 from customers.models import Customer
@@ -51,7 +50,6 @@ def _issue_demo_cards(institution) -> None:
             product=product,
             form=CardProduct.Form.VIRTUAL,
             status=Card.Status.ACTIVE,
-            actor=SYSTEM,
         )
 
 
@@ -70,7 +68,7 @@ class Command(TXCommand):
         )
 
     def handle(self, *args, **options):
-        with transaction.atomic():
+        with operations.operation(SYSTEM):  # one operation of the system: all of it or nothing
             institution, _ = institution_create(name=DEMO_NAME, currency="EUR")
             if not Customer.objects.filter(institution=institution).exists():
                 prepaid = AccountProduct.objects.get(
@@ -83,7 +81,6 @@ class Command(TXCommand):
                         customer=customer,
                         product=prepaid,
                         currency=prepaid.currency,
-                        actor=SYSTEM,
                     )
                     adjustment_create(
                         account=account,

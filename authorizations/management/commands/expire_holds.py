@@ -1,10 +1,9 @@
-from django.core.management.base import BaseCommand
-
 from accounts.services import holds_expire
 from authorizations.services import authorizations_expire
+from core.management.base import TXCommand
 
 
-class Command(BaseCommand):
+class Command(TXCommand):
     help = (
         "Expire active holds whose expiresAt has passed (their amounts become available "
         "again; hold.expired events), card authorizations' holds included (their limit usage "
@@ -13,6 +12,6 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        expired = holds_expire()
-        authorizations = authorizations_expire()
+        expired = self.run_batches(holds_expire)
+        authorizations = self.run_batches(authorizations_expire)
         self.stdout.write(f"Expired {expired} hold(s) and {authorizations} card authorization(s).")

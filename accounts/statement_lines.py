@@ -2,9 +2,7 @@
 
 from dataclasses import dataclass
 
-from accounts.models import Account, Adjustment, Hold, Journal
-
-from .models import Transaction
+from .models import Account, Adjustment, Hold, Journal, Transaction
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,13 @@ from django.db.models import F, Q
 from django.db.models.functions import Collate
 from django.utils import timezone
 
-from accounts.models import Account, Adjustment, Hold, Journal
 from core.ids import new_id
 from institutions.models import Institution
+
+from .accounts import Account
+from .adjustments import Adjustment
+from .holds import Hold
+from .ledger import Journal
 
 # What `Transaction.status` can say.
 TRANSACTION_STATUSES = ["posted", "pending", "reversed", "expired"]
@@ -96,6 +100,9 @@ class Transaction(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
+        # Moved here from the `transactions` app with its table and rows (statement lines are
+        # part of the accounts' ledger; `transactions` keeps the HTTP listing).
+        db_table = "transactions_transaction"
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="transaction_amount_positive"),

@@ -1,0 +1,82 @@
+"""The API's names for the domain's (DESIGN.md section 4; docs/api-contract.md, "Names").
+
+Services and selectors speak the domain's names (`account_id`, `delivery_address`); the API
+speaks camelCase, and v1 renames a few of v2's fields. This module is the one place that maps
+the first onto the second:
+
+- `API_NAMES`: the domain names whose API name is not their camelCase (both versions);
+- `V1_RENAMES`: every field v1 names differently from v2, by the object that has it; v1's
+  serializers are made from it (`v1_twin`) and a test holds it to `openapi/v1.yaml`;
+- `api_path`: a field path of the domain in a version's names. The error renderer
+  (`api.errors.error_response`) passes the `details` keys of every error a service raises
+  through it; a name already in camelCase is its own API name, so errors raised by the API
+  layer in the API's names render unchanged.
+"""
+
+import copy
+
+from api.versions import V1
+
+# Domain name -> API name, where the API's is not the camelCase of the domain's.
+API_NAMES = {
+    # A card's limits are `limits.perTransaction` etc. in the API (`cards.apis.serializers`).
+    "limit_per_transaction": "perTransaction",
+    "limit_daily": "daily",
+    "limit_monthly": "monthly",
+    "limit_daily_cash": "dailyCash",
+    # The API names products by their "rid" (resource id).
+    "card_product_id": "cardProductRid",
+}
+
+# v1's renames (v2 name -> v1 name), by the v2 object (OpenAPI component) that has the field.
+V1_RENAMES: dict[str, dict[str, str]] = {
+    "Address": {"countryCode": "countryId"},
+}
+
+# The fields (v2 names) that hold one of those objects, wherever they appear in a body: an error
+# path through them (`deliveryAddress.countryCode`) names a field of that object.
+OBJECT_FIELDS = {"address": "Address", "deliveryAddress": "Address"}
+
+
+def camel(name: str) -> str:
+    """`account_id` -> `accountId`; a name without `_` (already camelCase) is left as it is."""
+    first, *rest = name.split("_")
+    return first + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def api_path(path: str, version: str) -> str:
+    """A dotted field path in the domain's names (`primary_card.delivery_address.country_code`)
+    in `version`'s names (v2 `primaryCard.deliveryAddress.countryCode`, v1
+    `primaryCard.deliveryAddress.countryId`)."""
+    names = []
+    holder = None
+    for segment in path.split("."):
+        name = API_NAMES.get(segment) or camel(segment)
+        renamed = V1_RENAMES.get(holder, {}).get(name, name) if version == V1 else name
+        holder = OBJECT_FIELDS.get(name)
+        names.append(renamed)
+    return ".".join(names)
+
+
+def api_details(details, version: str):
+    """Error `details` raised in the domain's names, keyed by `version`'s names (the values are
+    data and stay as they are). Anything but a dict is returned unchanged."""
+    if not isinstance(details, dict):
+        return details
+    return {api_path(key, version): value for key, value in details.items()}
+
+
+def v1_twin(serializer_class, *, object_name: str):
+    """The v1 serializer of a v2 serializer of `object_name` (a key of V1_RENAMES): named
+    `V1<its name>` (the v1 schema's component), its renamed fields in the same places."""
+    renames = V1_RENAMES[object_name]
+    declared = serializer_class._declared_fields
+    attrs = {"__module__": serializer_class.__module__}
+    for v2_name, v1_name in renames.items():
+        attrs[v2_name] = None
+        attrs[v1_name] = copy.deepcopy(declared[v2_name])
+    twin = type(f"V1{serializer_class.__name__}", (serializer_class,), attrs)
+    twin._declared_fields = {
+        renames.get(name, name): twin._declared_fields[renames.get(name, name)] for name in declared
+    }
+    return twin

@@ -1,0 +1,41 @@
+"""Abstract models the apps' models share; core has no tables of its own.
+
+Related models are named by string, so core imports nothing above it.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+def actor_stamped(prefix: str) -> type[models.Model]:
+    """An abstract model with the two columns that `core.actors.Actor.stamp(prefix)` writes and
+    `core.admin.actor_display(obj, prefix)` reads: `<prefix>_api_key` and `<prefix>_user`, at
+    most one of them set (both null: the system). `class Hold(actor_stamped("placed_by"))`."""
+    name = prefix.title().replace("_", "")  # "placed_by" -> "PlacedBy"
+    return type(
+        name,
+        (models.Model,),
+        {
+            "__module__": __name__,
+            "__qualname__": name,
+            "Meta": type("Meta", (), {"abstract": True}),
+            f"{prefix}_api_key": models.ForeignKey(
+                "institutions.ApiKey",
+                on_delete=models.PROTECT,
+                null=True,
+                blank=True,
+                related_name="+",
+            ),
+            f"{prefix}_user": models.ForeignKey(
+                settings.AUTH_USER_MODEL,
+                on_delete=models.PROTECT,
+                null=True,
+                blank=True,
+                related_name="+",
+            ),
+        },
+    )
+
+
+# Who created the row (adjustments, transfers and their reversals, authorizations, returns).
+CreatedBy = actor_stamped("created_by")

@@ -1,0 +1,173 @@
+"""One way into the domain: every write, whoever asks for it, runs as an operation.
+
+API views (`api.views.TXView`), admin actions (`core.admin.apply_each`), management commands
+(`core.management.base.TXCommand`) and periodic jobs (`jobs.tasks`) all enter the domain here,
+so a write guarantees the same things whichever door it came through:
+
+- one durable transaction: the service's writes commit together or not at all (a service called
+  inside an already open transaction is a bug of its caller, and `durable=True` says so);
+- the current actor (`core.actors`): every event the service emits names who asked;
+- what a refusal keeps. A service that is refused (it raises a `TXError`) has all its writes
+  undone, but some facts must outlive the refusal: a wrong PIN is counted, a failed PAN lookup
+  counts against card-number guessing, a monitoring alert about a refused payment is raised.
+  The service says so with `keep_if_refused(write)` before it raises; the operation runs those
+  writes after undoing the service's own, once, and commits them with whatever commits the
+  refusal: with the stored answer of an API request (`Operation.attempt`), otherwise in a
+  transaction of their own right after the rollback. A kept write may return the error to
+  answer instead of the one raised (the PIN count answers how many tries are left once the try
+  is counted);
+- an `Outcome`: what the service returned, whether it changed anything, and the value it
+  changed from (`Outcome.changed`, `Outcome.previous`), so no caller re-reads or re-locks rows
+  to tell "done" from "already so".
+
+A service that commits in batches of its own (expiry jobs, key rotation) cannot run inside one
+transaction; `run_batches` gives it the actor and checks that no transaction is open.
+"""
+
+import contextvars
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from django.db import transaction
+
+from core.actors import Actor, acting_as
+from core.exceptions import TXError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Outcome(Generic[T]):
+    """What a service did: `value` (the object it returns), `changed` (False when the object
+    already was as asked: nothing written, no event), `previous` (the value it changed from,
+    e.g. the old status, when the service says)."""
+
+    value: T
+    changed: bool = True
+    previous: Any = None
+
+
+def unchanged(value: T) -> Outcome[T]:
+    return Outcome(value, changed=False)
+
+
+def changed(value: T, previous: Any = None) -> Outcome[T]:
+    return Outcome(value, changed=True, previous=previous)
+
+
+KeptWrite = Callable[[], TXError | None]
+
+
+@dataclass
+class Operation:
+    actor: Actor
+    kept: list[KeptWrite] = field(default_factory=list)
+
+    @contextmanager
+    def attempt(self, *, answered: Callable[[TXError], bool]) -> Iterator[None]:
+        """A savepoint around the service, inside an outer transaction that can survive its
+        refusal (the API's, which holds the idempotency record). On a refusal the service's
+        writes are undone; when `answered(error)` (the outer transaction will commit with the
+        refusal's answer) the kept writes run now, in it, and the error to answer (the one
+        raised or a kept write's) goes on to the caller. Otherwise they are left to the
+        operation, which runs them after the outer rollback."""
+        try:
+            with transaction.atomic():
+                yield
+        except TXError as error:
+            if not answered(error):
+                raise
+            answer = self._keep(error)
+            if answer is error:
+                raise
+            raise answer from None
+
+    def _keep(self, error: TXError) -> TXError:
+        kept, self.kept = self.kept, []
+        answer = error
+        for write in kept:
+            replacement = write()
+            if replacement is not None:
+                answer = replacement
+        return answer
+
+
+_current: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
+    "tx_operation", default=None
+)
+
+
+def keep_if_refused(write: KeptWrite) -> None:
+    """Ask the running operation to run `write` if this operation is refused (after the
+    service's writes are undone). Outside an operation there is nothing to undo them: `write`
+    is not needed and is dropped, which is why every entry point runs an operation."""
+    operation = _current.get()
+    if operation is not None:
+        operation.kept.append(write)
+
+
+@contextmanager
+def operation(actor: Actor) -> Iterator[Operation]:
+    """The durable transaction of one operation, run as `actor`. A `TXError` leaving the block
+    rolls the transaction back; the writes to keep then commit in a transaction of their own
+    and the error (or its replacement) goes on to the caller."""
+    op = Operation(actor)
+    token = _current.set(op)
+    try:
+        with acting_as(actor):
+            try:
+                with transaction.atomic(durable=True):
+                    yield op
+            except TXError as error:
+                if not op.kept:
+                    raise
+                with transaction.atomic(durable=True):
+                    answer = op._keep(error)
+                if answer is error:
+                    raise
+                raise answer from None
+    finally:
+        _current.reset(token)
+
+
+def run(
+    service: Callable[..., T],
+    /,
+    *,
+    actor: Actor,
+    then: Callable[[Outcome], None] | None = None,
+    **arguments,
+) -> Outcome:
+    """Run one service as one operation: `service(**arguments)` in a durable transaction as
+    `actor` (passed on as `actor=` to a service that takes one, to stamp its rows). Returns its
+    `Outcome` (a service that returns a plain value changed something). `then(outcome)` runs in
+    the same transaction, after the service: what the entry point records of the change (the
+    admin's LogEntry) commits with it or not at all."""
+    if _takes_actor(service):
+        arguments["actor"] = actor
+    with operation(actor):
+        result = service(**arguments)
+        outcome = result if isinstance(result, Outcome) else Outcome(result)
+        if then is not None:
+            then(outcome)
+    return outcome
+
+
+@functools.cache
+def _takes_actor(service: Callable) -> bool:
+    return "actor" in inspect.signature(service).parameters
+
+
+def run_batches(service: Callable[..., T], /, *, actor: Actor, **arguments) -> T:
+    """Run a service that commits its own batches (each batch its own durable transaction)
+    as `actor`. No transaction may be open: its batches must commit as they go."""
+    # Django's own check of that (RuntimeError inside another atomic block; a test case's
+    # transaction is allowed): an empty durable block sends nothing to the database.
+    with transaction.atomic(durable=True):
+        pass
+    with acting_as(actor):
+        return service(**arguments)

@@ -1,0 +1,21 @@
+"""Reads every app's selectors share."""
+
+from django.db.models import Model, QuerySet
+
+from core.exceptions import NotFound
+
+
+def get_of_institution(
+    rows: type[Model] | QuerySet, *, institution, missing: str, **lookup
+) -> Model:
+    """The one row of `rows` (a model, or a queryset with its `select_related`, `defer`,
+    annotations...) that belongs to `institution` and matches `lookup` (`id=...`).
+
+    Another institution's row answers exactly as an unknown one (DESIGN.md section 3): 404
+    `not_found` with the message `missing`, the one clients see ("No card with this id.").
+    """
+    queryset = rows._default_manager.all() if isinstance(rows, type) else rows
+    row = queryset.filter(institution=institution, **lookup).first()
+    if row is None:
+        raise NotFound(missing)
+    return row
