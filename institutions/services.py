@@ -4,6 +4,7 @@ The management commands, the admin and the tests all call these; nothing else ch
 """
 
 import ipaddress
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import available_timezones
@@ -28,6 +29,16 @@ class IssuedKey:
     api_key: ApiKey
     secret: str
     replaces: ApiKey | None = None  # a rotation's old key, as the rotation left it
+
+    def json_line(self) -> str:
+        """The commands' `--json` answer: `{"institutionId", "keyId", "apiKey"}`."""
+        return json.dumps(
+            {
+                "institutionId": self.api_key.institution_id,
+                "keyId": self.api_key.id,
+                "apiKey": self.secret,
+            }
+        )
 
 
 def normalize_cidr(cidr: str) -> str:

@@ -1,4 +1,3 @@
-import json
 
 from institutions.management.base import InstitutionCommand
 from institutions.scopes import ALL, ROLES
@@ -53,15 +52,7 @@ class Command(InstitutionCommand):
             created_by="manage.py create_api_key",
         ).value
         if options["json"]:
-            self.stdout.write(
-                json.dumps(
-                    {
-                        "institutionId": institution.id,
-                        "keyId": issued.api_key.id,
-                        "apiKey": issued.secret,
-                    }
-                )
-            )
+            self.stdout.write(issued.json_line())
             return
         self.stdout.write(f"Key {issued.api_key.id} for {institution.name} ({institution.id})")
         self.stdout.write(f"Allowed from: {', '.join(options['allow'])}")

@@ -1,4 +1,3 @@
-import json
 
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create, adjustment_create
@@ -104,15 +103,7 @@ class Command(TXCommand):
                 created_by="manage.py seed_demo",
             )
         if options["json"]:
-            self.stdout.write(
-                json.dumps(
-                    {
-                        "institutionId": institution.id,
-                        "keyId": issued.api_key.id,
-                        "apiKey": issued.secret,
-                    }
-                )
-            )
+            self.stdout.write(issued.json_line())
             return
         self.stdout.write(f"Institution: {institution.name} ({institution.id})")
         self.stdout.write(f"API key {issued.api_key.id}, allowed from 127.0.0.0/8 and ::1:")
