@@ -26,7 +26,7 @@ from api.auth import required_scope
 from api.views import TXView
 from institutions import scopes
 from institutions.models import ApiKey
-from tests.cards_api.helpers import product_rid
+from tests.cards.api.helpers import product_rid
 from tests.conftest import Api, body_of, error_of
 from tests.factories import issue_key
 

@@ -25,7 +25,7 @@ from cards.services import (
 from core.management.progress import ProgressBar
 from events.models import Event
 from institutions.models import Institution
-from tests.ledger.helpers import run_threads
+from tests.accounts.ledger.helpers import run_threads
 
 from .helpers import card_events, force_status, fresh_card, make_institution, new_card
 

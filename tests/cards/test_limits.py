@@ -22,7 +22,7 @@ from cards.services import (
 )
 from cards.services import limits as limits_module
 from core.exceptions import CardNotActive, LimitExceeded, ValidationFailed
-from tests.ledger.helpers import run_threads
+from tests.accounts.ledger.helpers import run_threads
 
 from .helpers import card_events, force_status, fresh_card, make_institution, new_card, refused
 

@@ -15,8 +15,8 @@ from authorizations.services import authorization_create
 from cards.dates import add_months, today_of
 from cards.models import Card
 from core.actors import SYSTEM
+from tests.accounts.ledger.helpers import institution, load, open_account
 from tests.cards.helpers import fresh_card, issue_card, make_account, make_institution
-from tests.ledger.helpers import institution, load, open_account
 
 MERCHANT = {"name": "Corner Shop", "mcc": "5411", "country_code": "276", "channel": "pos"}
 

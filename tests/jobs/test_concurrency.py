@@ -20,9 +20,9 @@ from api.models import IdempotencyRecord
 from cards.models import Card
 from events.models import Event
 from jobs import tasks
+from tests.accounts.ledger.helpers import run_threads
 from tests.cards.helpers import card_events, make_institution, new_card
 from tests.factories import InstitutionFactory
-from tests.ledger.helpers import run_threads
 
 from .helpers import expired_holds, expiring_in, successors_of
 from .workers import wait_until

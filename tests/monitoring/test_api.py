@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from cards.models import Card
 from monitoring.models import MonitoringRule
 from monitoring.services import alert_resolve
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     TIMESTAMP,
     assert_error,
     assert_validation_error,

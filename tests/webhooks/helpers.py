@@ -29,8 +29,8 @@ from procrastinate.contrib.django import DjangoApp, app
 from standardwebhooks import Webhook
 
 from events.services import emit
+from tests.accounts.api.helpers import created
 from tests.factories import InstitutionFactory
-from tests.money_api.helpers import created
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_endpoint_create
 from webhooks.tasks import QUEUE, deliver

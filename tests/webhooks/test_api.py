@@ -9,7 +9,7 @@ import pytest
 
 from api.models import IdempotencyRecord
 from core import crypto
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     TIMESTAMP,
     assert_error,
     assert_not_found,

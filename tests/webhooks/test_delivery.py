@@ -16,9 +16,7 @@ from django.db import connection
 from django.utils import timezone
 
 from events.models import Event
-from tests.conftest import Api
-from tests.factories import InstitutionFactory, issue_key
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     create_customer,
     created,
     funded_account,
@@ -28,6 +26,8 @@ from tests.money_api.helpers import (
     set_status,
     transfer,
 )
+from tests.conftest import Api
+from tests.factories import InstitutionFactory, issue_key
 from webhooks.models import WebhookAttempt, WebhookDelivery
 
 from .helpers import QUEUE, Receiver, run_jobs, subscribe, verified

@@ -6,7 +6,7 @@ count."""
 
 import pytest
 
-from tests.cards_api.helpers import send
+from tests.cards.api.helpers import send
 
 from .helpers import (
     START,

@@ -8,7 +8,7 @@ import yaml
 
 from accounts.models import Account
 from api.context import iso_millis
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     ACCOUNT_NUMBER,
     CREATED,
     CURRENT,

@@ -7,8 +7,7 @@ authorization's hold past its expiry (the expiry job's input) and a card's expir
 
 from dataclasses import dataclass
 
-from tests.cards_api.helpers import account, customer, issue, usage_of
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     CREATED,
     assert_error,
     balances,
@@ -18,6 +17,7 @@ from tests.money_api.helpers import (
     money,
     resource,
 )
+from tests.cards.api.helpers import account, customer, issue, usage_of
 
 __all__ = [
     "CREATED",

@@ -7,7 +7,7 @@ import pytest
 
 from accounts.models import Account, Transaction
 from events.models import Event
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     ANY,
     CREATED,
     GHS_PREPAID,

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import Hold
 from api.context import iso_millis
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     CREATED,
     TIMESTAMP,
     assert_error,

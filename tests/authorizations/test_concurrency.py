@@ -11,9 +11,9 @@ from django.core.management import call_command
 from accounts.models import Account
 from accounts.verification import CHECKS
 from authorizations.models import Authorization
-from tests.cards_api.helpers import set_limits
+from tests.cards.api.helpers import set_limits
 from tests.conftest import Api
-from tests.money_api.test_concurrency_http import run_threads
+from tests.transfers.test_concurrency_http import run_threads
 
 from .helpers import CREATED, balances, card_lines, funded, holds_of, money, usage
 

@@ -10,7 +10,7 @@ old and new card are compared through /sensitive-details (a key with `cards:sens
 
 import pytest
 
-from tests.money_api.helpers import events
+from tests.accounts.api.helpers import events
 
 from .helpers import (
     CREATED,

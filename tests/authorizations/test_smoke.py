@@ -1,4 +1,4 @@
-from tests.cards_api.helpers import account, customer, issue
+from tests.cards.api.helpers import account, customer, issue
 from tests.conftest import body_of, error_of
 
 MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}

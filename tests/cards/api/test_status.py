@@ -5,7 +5,7 @@ alias of PATCH."""
 
 import pytest
 
-from tests.money_api.helpers import events
+from tests.accounts.api.helpers import events
 
 from .helpers import (
     STATUSES,

@@ -15,10 +15,10 @@ from stdnum import luhn
 from cards.models import PanResolutionFailure
 from events.models import Event
 from institutions import scopes as api_scopes
-from tests.authorizations_api.helpers import MERCHANT
+from tests.authorizations.helpers import MERCHANT
 from tests.conftest import Api
 from tests.factories import issue_key
-from tests.money_api.test_concurrency_http import run_threads
+from tests.transfers.test_concurrency_http import run_threads
 
 from .helpers import (
     account,

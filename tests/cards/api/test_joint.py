@@ -5,7 +5,7 @@ single-card requests (v1.1.2 shapes) are 400 and create nothing."""
 
 import pytest
 
-from tests.money_api.helpers import unknown_id
+from tests.accounts.api.helpers import unknown_id
 
 from .helpers import (
     CREATED,

@@ -5,7 +5,7 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     TIMESTAMP,
     adjust,
     assert_not_found,

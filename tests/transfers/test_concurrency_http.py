@@ -13,7 +13,7 @@ from django.test import Client
 from accounts.models import Account, Transaction
 from accounts.verification import ledger_breaches
 from events.models import Event
-from tests.money_api.helpers import CREATED, balances, funded_account, money
+from tests.accounts.api.helpers import CREATED, balances, funded_account, money
 from transfers.models import Transfer
 
 pytestmark = pytest.mark.django_db(transaction=True)

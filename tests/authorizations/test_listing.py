@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tests.cards_api.helpers import send
-from tests.money_api.helpers import listed, statement
+from tests.accounts.api.helpers import listed, statement
+from tests.cards.api.helpers import send
 
 from .helpers import (
     ATM,

@@ -12,9 +12,9 @@ from django.utils import timezone
 from authorizations import declines
 from cards.dates import add_months
 from cards.models import Card, CardSpend
-from tests.cards_api.helpers import backdate, card_of, expiry_after, set_limits, set_status
-from tests.money_api.helpers import load, statement
-from tests.money_api.helpers import set_status as set_account_status
+from tests.accounts.api.helpers import load, statement
+from tests.accounts.api.helpers import set_status as set_account_status
+from tests.cards.api.helpers import backdate, card_of, expiry_after, set_limits, set_status
 
 from .helpers import (
     MERCHANT,

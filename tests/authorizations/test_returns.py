@@ -5,8 +5,8 @@ still-open account is refunded, a closed account is not; the currency must be th
 
 import pytest
 
-from tests.cards_api.helpers import account, issue, set_status
-from tests.money_api.helpers import set_status as set_account_status
+from tests.accounts.api.helpers import set_status as set_account_status
+from tests.cards.api.helpers import account, issue, set_status
 
 from .helpers import (
     MERCHANT,

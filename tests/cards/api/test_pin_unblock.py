@@ -18,7 +18,7 @@ from core.actors import Actor
 from core.exceptions import ValidationFailed
 from institutions import scopes as api_scopes
 from institutions.keys import split
-from tests.authorizations_api.helpers import declined, funded
+from tests.authorizations.helpers import declined, funded
 from tests.conftest import Api
 from tests.factories import issue_key
 

@@ -9,7 +9,7 @@ import re
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from .helpers import created, funded_account, open_account
+from tests.accounts.api.helpers import created, funded_account, open_account
 
 # One POST /TX/v2/transfers with an Idempotency-Key, in order (the test's own transaction
 # turns BEGIN/COMMIT of the request into a savepoint pair).

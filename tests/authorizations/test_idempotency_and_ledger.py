@@ -14,7 +14,7 @@ from django.utils import timezone
 from accounts.models import Hold
 from accounts.verification import CHECKS
 from authorizations.models import Authorization
-from tests.cards_api.helpers import card_of, send
+from tests.cards.api.helpers import card_of, send
 
 from .helpers import (
     ATM,

@@ -13,8 +13,8 @@ from cards.models import Card
 from core.reencryption import sensitive_data_reencrypt
 from customers.models import Customer
 from customers.services import customer_create
+from tests.accounts.ledger.helpers import run_threads
 from tests.cards.helpers import issue_card, make_account, make_institution
-from tests.ledger.helpers import run_threads
 from webhooks.models import WebhookEndpoint
 from webhooks.services import webhook_endpoint_create
 

@@ -5,7 +5,7 @@ import pytest
 from django.utils import timezone
 
 from cards.models import CardSpend
-from tests.money_api.helpers import events
+from tests.accounts.api.helpers import events
 
 from .helpers import (
     account,

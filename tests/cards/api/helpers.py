@@ -22,9 +22,7 @@ from customers.services import customer_create
 from institutions import scopes as api_scopes
 from institutions.keys import split
 from institutions.models import ApiKey
-from tests.conftest import Api, body_of, error_of
-from tests.factories import issue_key
-from tests.money_api.helpers import (
+from tests.accounts.api.helpers import (
     ANY,
     CREATED,
     assert_error,
@@ -36,6 +34,8 @@ from tests.money_api.helpers import (
     resource,
     statement,
 )
+from tests.conftest import Api, body_of, error_of
+from tests.factories import issue_key
 
 __all__ = [
     "ANY",

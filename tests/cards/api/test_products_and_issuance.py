@@ -5,9 +5,9 @@ version, ids that name nothing, the version's status and envelope, idempotent re
 import pytest
 
 from institutions import scopes as api_scopes
+from tests.accounts.api.helpers import TIMESTAMP, prefixed_id, unknown_id
 from tests.conftest import Api
 from tests.factories import issue_key
-from tests.money_api.helpers import TIMESTAMP, prefixed_id, unknown_id
 
 from .helpers import (
     CREATED,
