@@ -4,7 +4,8 @@ Missing, unknown, revoked or expired key: 401 `authentication_failed`, the same 
 so that a caller learns nothing about which keys exist. A valid key used from outside its
 allowlist: 403 `ip_not_allowed`. Both refusals count against the client address and an accepted
 request against its key and institution (`api.ratelimit`: one counting statement either way);
-past a limit the answer is 429 `rate_limited` instead.
+past a limit the answer is 429 `rate_limited` instead. The key itself comes from a per-process
+cache with bounded staleness (`institutions.key_cache`).
 """
 
 import ipaddress
@@ -21,7 +22,7 @@ from api import ratelimit
 from api.client_ip import client_address
 from api.context import context_of
 from core.exceptions import AuthenticationFailed, IpNotAllowed, PermissionDenied
-from institutions import keys, scopes
+from institutions import key_cache, keys, scopes
 from institutions.models import ApiKey, Institution
 
 HEADER = "HTTP_X_API_KEY"
@@ -69,19 +70,23 @@ class ApiKeyAuthentication(BaseAuthentication):
         if parts is None:
             raise AuthenticationFailed()
         prefix, secret = parts
-        # One query: the key, its institution and its allowlist.
-        api_key = (
-            ApiKey.objects.select_related("institution")
-            .annotate(
-                cidrs=ArrayAgg(
-                    "allowed_networks__cidr",
-                    filter=Q(allowed_networks__isnull=False),
-                    default=Value([]),
+        api_key = key_cache.get(prefix)
+        if api_key is None:
+            # One query: the key, its institution and its allowlist.
+            api_key = (
+                ApiKey.objects.select_related("institution")
+                .annotate(
+                    cidrs=ArrayAgg(
+                        "allowed_networks__cidr",
+                        filter=Q(allowed_networks__isnull=False),
+                        default=Value([]),
+                    )
                 )
+                .filter(prefix=prefix)
+                .first()
             )
-            .filter(prefix=prefix)
-            .first()
-        )
+            if api_key is not None:
+                key_cache.put(prefix, api_key)
         if api_key is None or not keys.matches(secret, api_key.secret_hash):
             raise AuthenticationFailed()
         if not api_key.is_usable(timezone.now()):

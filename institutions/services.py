@@ -7,6 +7,7 @@ import ipaddress
 import json
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from zoneinfo import available_timezones
 
 import pycountry
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from core.exceptions import NotFound, ValidationFailed
 from core.operations import Outcome, changed, unchanged
-from institutions import keys
+from institutions import key_cache, keys
 from institutions import scopes as api_scopes
 from institutions.models import AllowedNetwork, ApiKey, Institution
 from institutions.signals import institution_created
@@ -184,9 +185,16 @@ def api_key_get(*, reference: str) -> ApiKey:
     return api_key
 
 
+def _forget_cached(api_key: ApiKey) -> None:
+    """Once this change commits, this process reads the key again at its next request (other
+    processes within API_KEY_CACHE_SECONDS: `institutions.key_cache`)."""
+    transaction.on_commit(partial(key_cache.forget, api_key.prefix))
+
+
 def api_key_revoke(*, api_key: ApiKey, revoked_by: str = "") -> Outcome[ApiKey]:
     """Revoke at once. Revoking a revoked key changes nothing (`Outcome.changed` false)."""
     with transaction.atomic():
+        _forget_cached(api_key)
         api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
         if api_key.revoked_at is not None:
             return unchanged(api_key)
@@ -216,6 +224,7 @@ def api_key_rotate(
     if grace < 0:
         raise ValidationFailed("The grace period cannot be negative.")
     with transaction.atomic():
+        _forget_cached(api_key)
         old = ApiKey.objects.select_for_update().get(pk=api_key.pk)
         if not old.is_usable():
             raise ValidationFailed("This key is revoked or expired; create a new key instead.")
@@ -256,6 +265,7 @@ def api_key_set_scopes(
     """
     scopes = validate_scopes(scopes=scopes)
     with transaction.atomic():
+        _forget_cached(api_key)
         api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
         if api_key.revoked_at is not None:
             raise ValidationFailed("This key is revoked; its scopes can no longer be changed.")
@@ -269,6 +279,7 @@ def api_key_set_scopes(
 def allowlist_add(*, api_key: ApiKey, cidr: str) -> AllowedNetwork:
     cidr = normalize_cidr(cidr)
     with transaction.atomic():
+        _forget_cached(api_key)
         network, _ = AllowedNetwork.objects.get_or_create(api_key=api_key, cidr=cidr)
     return network
 
@@ -276,6 +287,7 @@ def allowlist_add(*, api_key: ApiKey, cidr: str) -> AllowedNetwork:
 def allowlist_remove(*, api_key: ApiKey, cidr: str) -> None:
     cidr = normalize_cidr(cidr)
     with transaction.atomic():
+        _forget_cached(api_key)
         deleted, _ = AllowedNetwork.objects.filter(api_key=api_key, cidr=cidr).delete()
     if not deleted:
         raise NotFound(f"{cidr} is not on the allowlist of key {api_key.id}.")

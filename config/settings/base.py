@@ -189,6 +189,10 @@ IDEMPOTENCY_TTL_HOURS = 24
 IDEMPOTENCY_WAIT_SECONDS = env.float("IDEMPOTENCY_WAIT_SECONDS", default=5.0)
 # Old API keys keep working this long after `rotate_api_key`.
 API_KEY_ROTATION_GRACE_HOURS = env.int("API_KEY_ROTATION_GRACE_HOURS", default=24)
+# How long each app process may use a key it read before reading it again: a revoked key, a
+# scope or allowlist change takes effect everywhere within this many seconds
+# (institutions.key_cache).
+API_KEY_CACHE_SECONDS = env.int("API_KEY_CACHE_SECONDS", default=5)
 
 # AES-GCM keys for fields encrypted at rest: "kid:base64key,kid:base64key", newest first.
 FIELD_ENCRYPTION_KEYS = env.str("FIELD_ENCRYPTION_KEYS", default="")

@@ -17,3 +17,6 @@ MIDDLEWARE = [m for m in MIDDLEWARE if m != "whitenoise.middleware.WhiteNoiseMid
 PROCRASTINATE_IMPORT_PATHS = env.list("PROCRASTINATE_IMPORT_PATHS", default=[])
 # One test database per run when several runs share a machine (TEST_DATABASE_NAME=test_tx_a ...).
 DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="test_tx")}  # noqa: F405
+# Every request reads its key from the database (tests change keys with the ORM and expect the
+# next request to see it); tests/api/test_key_cache.py turns the cache on.
+API_KEY_CACHE_SECONDS = 0

@@ -1,4 +1,3 @@
-
 from institutions.management.base import InstitutionCommand
 from institutions.scopes import ALL, ROLES
 from institutions.services import api_key_create

@@ -1,4 +1,3 @@
-
 from accounts.models import Account, AccountProduct
 from accounts.services import account_create, adjustment_create
 from cards.models import Card, CardProduct
