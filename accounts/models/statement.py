@@ -45,8 +45,14 @@ class Transaction(models.Model):
     CREDIT_TYPES = frozenset({Type.CASH_INC, Type.RETURN})
 
     id = models.CharField(primary_key=True, max_length=40, default=_transaction_id, editable=False)
-    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="transactions")
+    # No index of their own: lines are read per account or card (the indexes below), never per
+    # institution alone, and nothing deletes an institution (PROTECT never has to look).
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="transactions", db_index=False
+    )
     type = models.CharField(max_length=16, choices=Type.choices)
     settlement_status = models.CharField(max_length=16, choices=SettlementStatus.choices)
     amount = models.BigIntegerField()
@@ -54,10 +60,20 @@ class Transaction(models.Model):
     description = models.CharField(max_length=500, blank=True)
     merchant = models.JSONField(null=True, blank=True)
     journal = models.ForeignKey(
-        Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="statement_lines"
+        Journal,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+        db_index=False,  # txn_journal_idx below
     )
     hold = models.ForeignKey(
-        Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="statement_lines"
+        Hold,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+        db_index=False,  # txn_hold_idx below
     )
     transfer = models.ForeignKey(
         "transfers.Transfer",
@@ -65,6 +81,7 @@ class Transaction(models.Model):
         null=True,
         blank=True,
         related_name="statement_lines",
+        db_index=False,  # txn_transfer_idx below
     )
     card = models.ForeignKey(
         "cards.Card",
@@ -88,7 +105,7 @@ class Transaction(models.Model):
         null=True,
         blank=True,
         related_name="statement_lines",
-        db_index=False,
+        db_index=False,  # txn_card_return_idx below
     )
     adjustment = models.ForeignKey(
         Adjustment,
@@ -96,6 +113,7 @@ class Transaction(models.Model):
         null=True,
         blank=True,
         related_name="statement_lines",
+        db_index=False,  # txn_adjustment_idx below
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -132,6 +150,16 @@ class Transaction(models.Model):
                 fields=["authorization"],
                 condition=Q(authorization__isnull=False),
                 name="txn_authorization_idx",
+            ),
+            # The line(s) of a journal, a hold (clearing finds its line), a transfer, a return,
+            # an adjustment: most lines have only some of these, so each index holds only the
+            # lines that have it (a NULL is indexed too, otherwise).
+            models.Index(fields=["journal"], name="txn_journal_idx"),
+            *(
+                models.Index(
+                    fields=[name], condition=Q(**{f"{name}__isnull": False}), name=f"txn_{name}_idx"
+                )
+                for name in ("hold", "transfer", "card_return", "adjustment")
             ),
         ]
 

@@ -89,7 +89,8 @@ else:
     from core.embedded_db import database_url
 
     DATABASES = {"default": env.db_url_config(database_url())}
-DATABASES["default"]["ENGINE"] = "django.db.backends.postgresql"
+# Django's PostgreSQL backend, minus the `_like` indexes nothing uses (core/postgresql/schema.py).
+DATABASES["default"]["ENGINE"] = "core.postgresql"
 DATABASES["default"].setdefault("OPTIONS", {})
 DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
 if DATABASE_POOL:

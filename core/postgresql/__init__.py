@@ -1,0 +1,1 @@
+"""TX's PostgreSQL backend: Django's, with one change to what migrations create (`schema`)."""

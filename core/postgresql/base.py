@@ -1,0 +1,7 @@
+from django.db.backends.postgresql import base
+
+from core.postgresql.schema import DatabaseSchemaEditor
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    SchemaEditorClass = DatabaseSchemaEditor
