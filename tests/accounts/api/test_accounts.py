@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from django.conf import settings
 
 from accounts.models import Account
 from api.context import iso_millis
@@ -55,7 +56,7 @@ ACCOUNT_FIELDS = {
 }
 NO_ACCOUNT = "No account with this id."
 CURRENCY_INVALID = 'Must be an ISO 4217 alpha-3 currency code as a string, e.g. "EUR".'
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(settings.BASE_DIR)
 
 
 # --- open
