@@ -11,8 +11,9 @@ spreads them over its workers; each checks by itself that its generated requests
 operation (the `answered` fixture), since workers share no memory. Both versions are fuzzed in
 full: a v1 operation runs the same view and service as its v2 twin, but not the same input
 serializer, request rules or document (`countryId`, an optional `Idempotency-Key`, POST as PATCH,
-v1-only paths, the envelope and 200 on create), and most generated cases are the schemathesis
-coverage phase's boundary and invalid values, which exercise exactly those differences.
+v1-only paths, the envelope and 200 on create), and about nine generated cases in ten come from
+schemathesis's coverage phase: boundary and invalid values of every field and header of the
+version's own document.
 """
 
 from datetime import timedelta
