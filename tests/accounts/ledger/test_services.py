@@ -47,6 +47,7 @@ from .helpers import (
     institution,
     internal,
     ledger_state,
+    load,
     open_account,
 )
 
@@ -143,6 +144,18 @@ def set_status(account, status):
 
 
 # --- Adjustments --------------------------------------------------------------------------------
+
+
+def test_amounts_past_32_bits_post_exactly_after_the_statement_is_reused(fi):
+    """Amounts are bigint end to end. The same posting statement run many times with small
+    amounts, then with one past 2**31 (a database driver that prepares a statement after a few
+    runs may fix its parameter types from the first ones): every cent arrives."""
+    account = open_account(fi)
+    for _ in range(7):
+        load(account, 1)
+    big = 10**12
+    load(account, big)
+    assert balance(account) == (big + 7, 0, big + 7)
 
 
 def test_a_credit_adjustment_loads_the_account_against_the_funding_account(fi):
