@@ -94,6 +94,11 @@ _CLAIM_SQL = """
      WHERE r.created_at < now() - make_interval(hours => %s)
     RETURNING id
 """
+_BOUNDED_CLAIM_SQL = (
+    "SELECT set_config('lock_timeout', %s, true);"
+    + _CLAIM_SQL
+    + ";SET LOCAL lock_timeout TO DEFAULT"
+)
 
 
 def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str, path: str):
@@ -102,18 +107,27 @@ def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str,
     wait_ms = max(1, int(settings.IDEMPOTENCY_WAIT_SECONDS * 1000))
     with connection.cursor() as cursor:
         # Only the wait for the key is bounded: back to the default before the operation runs.
-        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [f"{wait_ms}ms"])
+        # The three statements go in one round trip (client-side binding sends them as one
+        # query string); the claim's row is the second result.
         try:
             cursor.execute(
-                _CLAIM_SQL,
-                [institution_id, key, fingerprint, method, path, settings.IDEMPOTENCY_TTL_HOURS],
+                _BOUNDED_CLAIM_SQL,
+                [
+                    f"{wait_ms}ms",
+                    institution_id,
+                    key,
+                    fingerprint,
+                    method,
+                    path,
+                    settings.IDEMPOTENCY_TTL_HOURS,
+                ],
             )
+            cursor.nextset()
             row = cursor.fetchone()
         except OperationalError as exc:
             if getattr(exc.__cause__, "sqlstate", None) == "55P03":  # lock_not_available
                 raise IdempotencyKeyInUse() from None
             raise
-        cursor.execute("SET LOCAL lock_timeout TO DEFAULT")
     if row is not None:
         return row[0]
     return IdempotencyRecord.objects.get(institution_id=institution_id, key=key)

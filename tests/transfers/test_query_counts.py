@@ -18,9 +18,9 @@ EXPECTED = [
     # Rate limits: the key's and the institution's counters, the address's refusals read.
     "WITH api_rate_counter",
     "SAVEPOINT",  # the request's durable transaction
-    "SELECT set_config",  # bound the wait for the Idempotency-Key ...
-    "INSERT api_idempotencyrecord",  # ... claim it ...
-    "SET LOCAL lock_timeout",  # ... and unbind it for the operation
+    # Bound the wait for the Idempotency-Key, claim it, and unbind the wait for the operation:
+    # three statements in one round trip (`api.idempotency.claim`).
+    "SELECT set_config",
     "SAVEPOINT",  # a business refusal undoes the operation, not the key's record
     "SELECT accounts_account",  # both endpoints in one query
     "SELECT accounts_account FOR UPDATE",  # both accounts locked, in id order
@@ -66,3 +66,6 @@ def test_one_transfer_costs_these_statements(api_v2):
     with CaptureQueriesContext(connection) as queries:
         created(api_v2.post("/transfers", body), "v2")
     assert [kind(query["sql"]) for query in queries.captured_queries] == EXPECTED
+    claim = next(q["sql"] for q in queries.captured_queries if "set_config" in q["sql"])
+    assert "INSERT INTO api_idempotencyrecord" in claim
+    assert claim.rstrip().endswith("SET LOCAL lock_timeout TO DEFAULT")
