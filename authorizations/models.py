@@ -14,7 +14,7 @@ from django.utils import timezone
 from accounts.models import Account, Hold, Journal
 from cards.models import Card
 from core.ids import new_id
-from core.models import CreatedBy
+from core.models import CreatedBy, Timestamped
 from institutions.models import Institution
 
 
@@ -54,7 +54,7 @@ class Merchant(models.Model):
         }
 
 
-class Authorization(Merchant, CreatedBy):
+class Authorization(Merchant, CreatedBy, Timestamped):
     class Type(models.TextChoices):
         GOODS = "Goods"
         CASH = "Cash"

@@ -39,3 +39,19 @@ def actor_stamped(prefix: str) -> type[models.Model]:
 
 # Who created the row (adjustments, transfers and their reversals, authorizations, returns).
 CreatedBy = actor_stamped("created_by")
+
+
+class Timestamped(models.Model):
+    """A model whose `created_at` and `updated_at` both default to now: a new row's two are one
+    instant (two calls of `timezone.now()` can fall in two milliseconds, and a new resource's
+    `updatedAt` must be its `createdAt`). The fields stay the model's own; this only makes the
+    second default the first's value when neither was given (rows read from the database, whose
+    values come positionally, are left as stored)."""
+
+    class Meta:
+        abstract = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not args and "created_at" not in kwargs and "updated_at" not in kwargs:
+            self.updated_at = self.created_at

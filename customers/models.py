@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from core import crypto
 from core.ids import new_id
+from core.models import Timestamped
 from institutions.models import Institution
 
 NATIONAL_ID_CONTEXT = "customers.Customer.national_id"
@@ -20,7 +21,7 @@ def _customer_id():
     return new_id("cus")
 
 
-class Customer(models.Model):
+class Customer(Timestamped):
     id = models.CharField(primary_key=True, max_length=40, default=_customer_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="customers")
     first_name = models.CharField(max_length=100)

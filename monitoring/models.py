@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from cards.models import Card
 from core.ids import new_id
+from core.models import Timestamped
 from institutions.models import Institution
 
 MAX_WINDOW_SECONDS = 31 * 24 * 3600
@@ -69,7 +70,7 @@ def _alert_id():
     return new_id("alr")
 
 
-class MonitoringRule(models.Model):
+class MonitoringRule(Timestamped):
     class Kind(models.TextChoices):
         AMOUNT_THRESHOLD = "amount_threshold"
         VELOCITY_COUNT = "velocity_count"

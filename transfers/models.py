@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Journal
 from core.ids import new_id
-from core.models import CreatedBy
+from core.models import CreatedBy, Timestamped
 from institutions.models import Institution
 
 
@@ -22,7 +22,7 @@ def _reversal_id():
     return new_id("trr")
 
 
-class Transfer(CreatedBy):
+class Transfer(CreatedBy, Timestamped):
     class Status(models.TextChoices):
         POSTED = "posted"
         REVERSED = "reversed"

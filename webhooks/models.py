@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from core import crypto
 from core.ids import new_id
+from core.models import Timestamped
 from events.models import Event
 from institutions.models import Institution
 
@@ -36,7 +37,7 @@ def _delivery_id():
     return new_id("whd")
 
 
-class WebhookEndpoint(models.Model):
+class WebhookEndpoint(Timestamped):
     id = models.CharField(primary_key=True, max_length=40, default=_endpoint_id, editable=False)
     institution = models.ForeignKey(
         Institution, on_delete=models.PROTECT, related_name="webhook_endpoints"

@@ -12,6 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
+from core.models import Timestamped
 from institutions.models import Institution
 
 from .products import AccountProduct
@@ -21,7 +22,7 @@ def _account_id():
     return new_id("acc")
 
 
-class Account(models.Model):
+class Account(Timestamped):
     class Kind(models.TextChoices):
         CUSTOMER = "customer"
         INTERNAL = "internal"

@@ -6,7 +6,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
-from core.models import actor_stamped
+from core.models import Timestamped, actor_stamped
 from institutions.models import Institution
 
 from .accounts import Account
@@ -17,7 +17,7 @@ def _hold_id():
     return new_id("hold")
 
 
-class Hold(actor_stamped("placed_by")):
+class Hold(actor_stamped("placed_by"), Timestamped):
     class Status(models.TextChoices):
         ACTIVE = "active"
         CAPTURED = "captured"

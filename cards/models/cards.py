@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core import crypto
 from core.ids import new_id
+from core.models import Timestamped
 from institutions.models import Institution
 
 from .products import CardProduct
@@ -26,7 +27,7 @@ def _card_id():
     return new_id("card")
 
 
-class Card(models.Model):
+class Card(Timestamped):
     class Status(models.TextChoices):
         INACTIVE = "inactive"
         ACTIVE = "active"
