@@ -63,6 +63,11 @@ def parse_args():
     parser.add_argument("--threads", type=int, default=2, help="threads per worker (default 2)")
     parser.add_argument("--scale", type=int, default=10, help="pgbench -i scale (default 10)")
     parser.add_argument("--drop", action="store_true", help="drop both databases at the end")
+    parser.add_argument(
+        "--hot",
+        action="store_true",
+        help="every transfer debits one account (the first), to any other: a hot account",
+    )
     return parser.parse_args()
 
 
@@ -205,8 +210,13 @@ def open_accounts(port: int, api_key: str, count: int) -> list[str]:
 # --- The load: C threads, each with one keep-alive connection, for S seconds
 
 
-def transfer_body(rng: random.Random, account_ids: list[str]) -> str:
-    source, destination = rng.sample(account_ids, 2)
+def transfer_body(rng: random.Random, account_ids: list[str], hot: bool = False) -> str:
+    """A transfer between two random accounts; with `hot`, always from the first account (every
+    transfer waits for that account's row lock)."""
+    if hot:
+        source, destination = account_ids[0], rng.choice(account_ids[1:])
+    else:
+        source, destination = rng.sample(account_ids, 2)
     return json.dumps(
         {
             "source": {"accountId": source},
@@ -217,7 +227,7 @@ def transfer_body(rng: random.Random, account_ids: list[str]) -> str:
     )
 
 
-def client(port, api_key, account_ids, deadline, seed, results):
+def client(port, api_key, account_ids, deadline, seed, results, hot=False):
     """Send transfers until `deadline`; append (latency in s, status or error name)."""
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -227,7 +237,7 @@ def client(port, api_key, account_ids, deadline, seed, results):
             "Content-Type": "application/json",
             "Idempotency-Key": str(uuid.uuid4()),
         }
-        body = transfer_body(rng, account_ids)
+        body = transfer_body(rng, account_ids, hot)
         started = time.perf_counter()
         try:
             conn.request("POST", "/TX/v2/transfers", body=body, headers=headers)
@@ -241,7 +251,7 @@ def client(port, api_key, account_ids, deadline, seed, results):
     conn.close()
 
 
-def drive_transfers(port, api_key, account_ids, concurrency, seconds):
+def drive_transfers(port, api_key, account_ids, concurrency, seconds, hot=False):
     """Returns ([(latency, outcome)], elapsed seconds)."""
     results = []
     started = time.monotonic()
@@ -249,7 +259,7 @@ def drive_transfers(port, api_key, account_ids, concurrency, seconds):
     threads = [
         threading.Thread(
             target=client,
-            args=(port, api_key, account_ids, deadline, seed, results),
+            args=(port, api_key, account_ids, deadline, seed, results, hot),
             daemon=True,
         )
         for seed in range(concurrency)
@@ -369,11 +379,15 @@ def main():
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         tps, pgbench_output = run_pgbench(pgbench_url, args.concurrency, args.seconds)
         pg_pgbench = tree_cpu_seconds(postgres) - pg_before if postgres else None
-        print(f"Running POST /TX/v2/transfers, {args.concurrency} clients, {args.seconds} s ...")
+        mode = f"hot: every transfer debits {account_ids[0]}" if args.hot else "uniform"
+        print(
+            f"Running POST /TX/v2/transfers ({mode}), {args.concurrency} clients, "
+            f"{args.seconds} s ..."
+        )
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
         results, elapsed = drive_transfers(
-            port, api_key, account_ids, args.concurrency, args.seconds
+            port, api_key, account_ids, args.concurrency, args.seconds, args.hot
         )
         app_http = tree_cpu_seconds(gunicorn.pid) - app_before
         pg_http = tree_cpu_seconds(postgres) - pg_before if postgres else None
