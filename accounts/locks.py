@@ -23,7 +23,13 @@ def lock_accounts(account_ids) -> dict[str, Account]:
 
 
 def lock_hold(hold_id: str) -> Hold:
-    hold = Hold.objects.select_for_update().filter(pk=hold_id).first()
+    # With its account (not locked here: `accounts.posting.post` locks it), for statement lines.
+    hold = (
+        Hold.objects.select_for_update(of=("self",))
+        .select_related("account")
+        .filter(pk=hold_id)
+        .first()
+    )
     if hold is None:
         raise NotFound("No hold with this id.")
     return hold

@@ -1,70 +1,144 @@
-"""Posting journals: the only code that writes ledger entries and changes `posted` balances.
+"""Posting: the only code that changes balances, through one PostgreSQL function.
 
-Callers (the use-case services) lock the accounts first (`accounts.locks`), check the business
-rules (status, currency, funds), then call `post_journal` inside the same transaction. The
-database checks the result again at commit (`accounts/sql/ledger_rules.sql`).
+`post()` sends an operation to `tx_post` (accounts/sql/posting.sql) in one round trip: the
+accounts it touches, what each must pass (`debit`: active with the funds; `credit`: not closed),
+what is added to their `posted` and `pending` balances, the journal when money moves, and the
+rows that record the operation (its own row, statement lines, events). The function locks the
+accounts in id order, checks them and writes everything, or refuses with the TX error of the
+first check that fails, having written nothing. PostgreSQL checks the journal again at commit
+(`accounts/sql/ledger_rules.sql`).
+
+Transfers, reversals, adjustments, holds placed, captured, released and expired, card
+authorizations, presentments and returns all post here.
 """
 
-from collections import defaultdict
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import transaction
-from django.db.models import F
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from institutions.models import Institution
+from core import exceptions
+from core.rows import as_row
+from events.services import announce
 
-from .models import Account, Entry, Journal
+from .models import Entry, Journal
 
 DEBIT = Entry.Direction.DEBIT
 CREDIT = Entry.Direction.CREDIT
 
+# The refusals tx_post raises (SQLSTATE TX001, the code as its message).
+REFUSALS = {
+    error.code: error
+    for error in (
+        exceptions.NotFound,
+        exceptions.CurrencyMismatch,
+        exceptions.AccountNotActive,
+        exceptions.InsufficientFunds,
+    )
+}
+
 
 @dataclass(frozen=True)
-class Leg:
-    account: Account
-    direction: str  # "debit" | "credit"
-    amount: int
+class Move:
+    """One account's part in a posting: its check, and what is added to its balances."""
+
+    account_id: str
+    check: str = ""  # DEBIT, CREDIT or "" (none)
+    posted: int = 0  # credit +, debit -
+    pending: int = 0  # a hold placed +, released or captured -
+    needs: int = 0  # a DEBIT: what must be available (0: only the status is checked)
 
 
-def post_journal(
-    *, institution: Institution, kind: str, currency: str, legs: list[Leg], description: str = ""
-) -> Journal:
-    """Write one balanced journal and apply it to the stored balances of its accounts."""
+def debit(account_id: str, amount: int, *, needs: int | None = None, check: str = DEBIT) -> Move:
+    """`amount` leaves the account: it must be active with `needs` (default `amount`)
+    available (unless `check=""`: the other side of a movement, e.g. an internal account)."""
+    return Move(account_id, check, posted=-amount, needs=amount if needs is None else needs)
+
+
+def credit(account_id: str, amount: int, *, check: str = CREDIT) -> Move:
+    """`amount` comes into the account: it must not be closed (unless `check=""`)."""
+    return Move(account_id, check, posted=amount)
+
+
+def journal_new(*, institution_id: str, kind: str, description: str = "") -> Journal:
+    """A journal not yet written: `post()` writes it with its entries."""
+    return Journal(
+        institution_id=institution_id,
+        kind=kind,
+        description=description[:500],
+        created_at=timezone.now(),
+    )
+
+
+def post(
+    *,
+    institution_id: str,
+    currency: str,
+    moves: list[Move],
+    journal: Journal | None = None,
+    rows: Iterable = (),
+    lines: Iterable = (),
+    events: Iterable = (),
+) -> None:
+    """Check and post `moves` in one round trip, writing `journal` (required when a `posted`
+    amount moves; they must sum to zero), the new model instances `rows` (in order: the
+    operation's own rows), the statement lines `lines` and the events `events` (then announced
+    to their consumers). Raises the TX error of the first refused check."""
     if not transaction.get_connection().in_atomic_block:
-        raise RuntimeError(
-            "post_journal() must run inside the transaction that locked the accounts."
-        )
-    total = sum(leg.amount if leg.direction == CREDIT else -leg.amount for leg in legs)
-    if len(legs) < 2 or total != 0 or any(leg.amount <= 0 for leg in legs):
-        raise ValueError(f"An unbalanced or empty journal: {legs!r}")
+        raise RuntimeError("post() must run inside the operation's transaction.")
+    account_ids = [move.account_id for move in moves]
+    if not moves or len(set(account_ids)) != len(account_ids):
+        raise ValueError(f"A posting names each of its accounts once: {moves!r}")
+    if sum(move.posted for move in moves) != 0 or (
+        journal is None and any(move.posted for move in moves)
+    ):
+        raise ValueError(f"An unbalanced posting, or one without its journal: {moves!r}")
+    rows, lines, events = list(rows), list(lines), list(events)
+    now = journal.created_at if journal is not None else timezone.now()
+    arguments = [
+        institution_id,
+        currency,
+        now,
+        account_ids,
+        [move.check for move in moves],
+        [move.needs for move in moves],
+        [move.posted for move in moves],
+        [move.pending for move in moves],
+        _json(as_row(journal)) if journal is not None else None,
+        _json([[row._meta.db_table, as_row(row)] for row in rows]),
+        _json([as_row(line) for line in lines]),
+        _json([as_row(event) for event in events]),
+    ]
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT tx_post(%s, %s, %s, %s::text[], %s::text[], %s::bigint[], %s::bigint[], "
+                "%s::bigint[], %s::jsonb, %s::jsonb, %s::jsonb, %s::jsonb)",
+                arguments,
+            )
+    except DatabaseError as error:
+        refusal = _refusal(error)
+        if refusal is None:
+            raise
+        raise refusal from None
+    for written in [journal, *rows, *lines, *events]:
+        if written is not None:
+            written._state.adding = False
+    for event in events:
+        announce(event)
 
-    now = timezone.now()
-    journal = Journal.objects.create(
-        institution=institution, kind=kind, description=description[:500], created_at=now
-    )
-    Entry.objects.bulk_create(
-        Entry(
-            journal=journal,
-            account=leg.account,
-            direction=leg.direction,
-            amount=leg.amount,
-            currency=currency,
-            created_at=now,
-        )
-        for leg in legs
-    )
-    deltas: dict[str, int] = defaultdict(int)
-    for leg in legs:
-        deltas[leg.account.pk] += leg.amount if leg.direction == CREDIT else -leg.amount
-    for account_id, delta in sorted(deltas.items()):
-        if delta:
-            Account.objects.filter(pk=account_id).update(posted=F("posted") + delta, updated_at=now)
-    return journal
+
+def _json(value) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
-def change_pending(account: Account, delta: int) -> None:
-    """Add `delta` to the account's held amount (a hold placed: +, released or captured: -)."""
-    Account.objects.filter(pk=account.pk).update(
-        pending=F("pending") + delta, updated_at=timezone.now()
+def _refusal(error: DatabaseError) -> exceptions.TXError | None:
+    cause = error.__cause__
+    if getattr(cause, "sqlstate", None) != "TX001":
+        return None
+    diag = cause.diag
+    return REFUSALS[diag.message_primary](
+        diag.message_hint or None, details=json.loads(diag.message_detail)
     )

@@ -1,6 +1,8 @@
-"""The business rules a movement of money must pass, checked on locked accounts."""
+"""The one business rule a movement of money can check before locking anything: an account's
+currency never changes. Status and funds are checked on the locked accounts by the posting
+function (`accounts/sql/posting.sql`)."""
 
-from core.exceptions import AccountNotActive, CurrencyMismatch, InsufficientFunds
+from core.exceptions import CurrencyMismatch
 
 from .models import Account
 
@@ -14,28 +16,4 @@ def check_currency(account: Account, currency: str) -> None:
                 "account_currency": account.currency,
                 "currency": currency,
             },
-        )
-
-
-def check_can_credit(account: Account) -> None:
-    """Money may come into an active or frozen account, never into a closed one."""
-    if account.status == Account.Status.CLOSED:
-        raise AccountNotActive(
-            "The account is closed.", details={"account_id": account.pk, "status": account.status}
-        )
-
-
-def check_can_debit(account: Account, amount: int, *, reserved: bool = False) -> None:
-    """Money may leave only an active account, and only what is available (a customer account;
-    internal accounts carry the other side of every movement and may go negative).
-    `reserved`: the amount is already held on the account (a capture), so funds are not checked
-    again."""
-    if account.status != Account.Status.ACTIVE:
-        raise AccountNotActive(
-            f"The account is {account.status}: money cannot leave it.",
-            details={"account_id": account.pk, "status": account.status},
-        )
-    if not account.is_internal and not reserved and account.available < amount:
-        raise InsufficientFunds(
-            details={"account_id": account.pk, "available": account.available, "amount": amount}
         )

@@ -15,7 +15,7 @@ class Line:
     card: object | None = None  # cards.Card: the card the money moved through, if any
 
 
-def statement_lines_record(
+def statement_lines(
     *,
     lines: list[Line],
     currency: str,
@@ -27,8 +27,10 @@ def statement_lines_record(
     card_return=None,
     merchant: dict | None = None,
 ) -> list[Transaction]:
-    """One statement line per customer account (internal accounts have no statement)."""
-    rows = [
+    """One statement line per customer account (internal accounts have no statement), not yet
+    written: `accounts.posting.post` writes them with the posting (or `statement_lines_record`
+    on its own)."""
+    return [
         Transaction(
             institution_id=line.account.institution_id,
             account=line.account,
@@ -49,4 +51,8 @@ def statement_lines_record(
         for line in lines
         if not line.account.is_internal
     ]
-    return Transaction.objects.bulk_create(rows)
+
+
+def statement_lines_record(**arguments) -> list[Transaction]:
+    """Write `statement_lines(...)` now (a line that records no posting of its own)."""
+    return Transaction.objects.bulk_create(statement_lines(**arguments))

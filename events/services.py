@@ -1,6 +1,10 @@
 """`emit()`: record that something happened, and who did it, inside the caller's transaction;
 then tell the consumers registered at startup (`events.consumers`: the webhooks schedule their
-deliveries there), still in that transaction. Events know nothing of their consumers."""
+deliveries there), still in that transaction. Events know nothing of their consumers.
+
+A change of balances writes its events in the posting function's round trip instead
+(`accounts.posting.post`): it makes them with `event_for()` and announces them with
+`announce()` once written."""
 
 from django.db import transaction
 
@@ -11,10 +15,10 @@ from . import consumers
 from .models import Event
 from .types import EVENT_TYPES, OBJECT_TYPES
 
-__all__ = ["EVENT_TYPES", "emit", "emit_for"]
+__all__ = ["EVENT_TYPES", "announce", "emit", "emit_for", "event_for", "event_new"]
 
 
-def emit(
+def event_new(
     *,
     institution: Institution,
     type: str,
@@ -23,8 +27,8 @@ def emit(
     data: dict | None = None,
     actor: Actor | None = None,
 ) -> Event:
-    """Write an event. Must run inside the transaction of the change it records, so the two
-    commit together or not at all; called outside one it raises (a bug, not a runtime case).
+    """An event not yet written: `emit()` writes it, or the posting function writes it with the
+    change it records (`accounts.posting.post`), which then calls `announce()`.
 
     Its actor is `actor` when the service has one, else the current actor its entry point
     set (`core.actors.current_actor`: the API key of the request, the staff user in the admin,
@@ -33,7 +37,7 @@ def emit(
         raise ValueError(f"Unknown event type {type!r}; add it to events/types.py.")
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("emit() must be called inside the transaction of the change.")
-    event = Event.objects.create(
+    return Event(
         institution=institution,
         type=type,
         object_type=object_type,
@@ -41,12 +45,9 @@ def emit(
         data=data or {},
         **Event.actor_fields(actor if actor is not None else current_actor()),
     )
-    # E.g. its webhook deliveries and their jobs, in the same transaction.
-    consumers.notify(event)
-    return event
 
 
-def emit_for(
+def event_for(
     obj,
     type: str,
     *,
@@ -54,15 +55,38 @@ def emit_for(
     institution: Institution | None = None,
     actor: Actor | None = None,
 ) -> Event:
-    """`emit()` an event of `type` about `obj`: its object type is the type's
+    """`event_new()` of `type` about `obj`: its object type is the type's
     (`events.types.OBJECT_TYPES`), its object id `obj.pk`, its institution `obj.institution`,
     or `institution` when the caller holds it already loaded and `obj` does not (no query
     for it)."""
-    return emit(
+    return event_new(
         institution=obj.institution if institution is None else institution,
         type=type,
-        object_type=OBJECT_TYPES.get(type),  # an unknown type: emit() says so
+        object_type=OBJECT_TYPES.get(type),  # an unknown type: event_new() says so
         object_id=obj.pk,
         data=data,
         actor=actor,
     )
+
+
+def announce(event: Event) -> None:
+    """Tell the consumers of an event just written, in its transaction (e.g. its webhook
+    deliveries and their jobs)."""
+    consumers.notify(event)
+
+
+def emit(**fields) -> Event:
+    """Write an event (`event_new()`'s arguments) inside the transaction of the change it
+    records, so the two commit together or not at all, and announce it."""
+    event = event_new(**fields)
+    event.save(force_insert=True)
+    announce(event)
+    return event
+
+
+def emit_for(obj, type: str, **fields) -> Event:
+    """Write and announce `event_for(obj, type, ...)`."""
+    event = event_for(obj, type, **fields)
+    event.save(force_insert=True)
+    announce(event)
+    return event

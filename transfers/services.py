@@ -1,16 +1,15 @@
 """Transfers and their reversals. Each runs in one transaction with its journal, statement
-lines and event; accounts are locked in id order (`accounts.locks`)."""
+lines and event, posted in one round trip by `accounts.posting.post`."""
 
 from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.locks import lock_accounts
 from accounts.models import Account, Journal, Transaction
-from accounts.posting import CREDIT, DEBIT, Leg, post_journal
-from accounts.rules import check_can_credit, check_can_debit, check_currency
-from accounts.statement_lines import Line, statement_lines_record
+from accounts.posting import credit, debit, journal_new, post
+from accounts.rules import check_currency
+from accounts.statement_lines import Line, statement_lines
 from cards.models import Card
 from cards.rules import check_card_can_receive, check_card_can_send
 from cards.services import check_limits, count_payment, lock_card
@@ -24,7 +23,7 @@ from core.exceptions import (
     ValidationFailed,
 )
 from core.operations import keep_if_refused
-from events.services import emit_for
+from events.services import event_for
 from institutions.models import Institution
 from monitoring.services import alerts_raise, screen
 
@@ -43,8 +42,10 @@ def transfer_create(
     source_card: Card | None = None,
     destination_card: Card | None = None,
 ) -> Transfer:
-    """Move `amount` from `source` to `destination`, two accounts of `institution`, through
-    `source_card` / `destination_card` when the request named cards (on those accounts).
+    """Move `amount` from `source` to `destination`, two accounts of `institution` as loaded
+    (their institution, currency and kind never change; their status and balances are read
+    under lock by the posting function), through `source_card` / `destination_card` when the
+    request named cards (on those accounts).
 
     Checked in this order: two accounts, not one (400 `validation_error` on `destination`,
     whether they were named by account or by card: the only place this is checked); the
@@ -72,8 +73,8 @@ def transfer_create(
             check_card_can_send(source_card)
         if destination_card is not None:
             check_card_can_receive(destination_card)
-        locked = lock_accounts([source.pk, destination.pk])
-        source, destination = locked[source.pk], locked[destination.pk]
+        # An account's institution and currency never change: checked before any lock, in the
+        # order of the docstring (the posting function checks them again).
         if source.institution_id != institution.pk or destination.institution_id != institution.pk:
             raise NotFound("An account of this transfer does not exist.")
         check_currency(source, currency)
@@ -82,34 +83,10 @@ def transfer_create(
         if source_card is not None:
             usage = check_limits(source_card, amount)
             screening = screen(card=source_card, amount=amount, currency=currency, merchant=None)
-        try:
-            if screening is not None and screening.declined:
-                raise DeclinedByMonitoring(
-                    details={
-                        "rule_ids": [
-                            rule.pk for rule, _ in screening.hits if rule.action == "decline"
-                        ]
-                    }
-                )
-            check_can_debit(source, amount)
-            check_can_credit(destination)
-        except TXError:
-            if screening is not None and screening.hits:
-                # The alerts about a refused payment outlive the refusal.
-                keep_if_refused(
-                    partial(_raise_alerts, screening, source_card, amount, currency, None)
-                )
-            raise
-        if source_card is not None:
-            count_payment(source_card, usage.day, amount, currency=currency, cash=False)
-        journal = post_journal(
-            institution=institution,
-            kind=Journal.Kind.TRANSFER,
-            currency=currency,
-            legs=[Leg(source, DEBIT, amount), Leg(destination, CREDIT, amount)],
-            description=description,
+        journal = journal_new(
+            institution_id=institution.pk, kind=Journal.Kind.TRANSFER, description=description
         )
-        transfer = Transfer.objects.create(
+        transfer = Transfer(
             institution=institution,
             source_account=source,
             destination_account=destination,
@@ -121,33 +98,66 @@ def transfer_create(
             journal=journal,
             **actor.stamp("created_by"),
         )
-        statement_lines_record(
-            lines=[
-                Line(source, Transaction.Type.CASH_DEC, amount, description, card=source_card),
-                Line(
-                    destination,
-                    Transaction.Type.CASH_INC,
-                    amount,
-                    description,
-                    card=destination_card,
+        try:
+            if screening is not None and screening.declined:
+                raise DeclinedByMonitoring(
+                    details={
+                        "rule_ids": [
+                            rule.pk for rule, _ in screening.hits if rule.action == "decline"
+                        ]
+                    }
+                )
+            post(
+                institution_id=institution.pk,
+                currency=currency,
+                moves=[debit(source.pk, amount), credit(destination.pk, amount)],
+                journal=journal,
+                rows=[transfer],
+                lines=statement_lines(
+                    lines=[
+                        Line(
+                            source, Transaction.Type.CASH_DEC, amount, description, card=source_card
+                        ),
+                        Line(
+                            destination,
+                            Transaction.Type.CASH_INC,
+                            amount,
+                            description,
+                            card=destination_card,
+                        ),
+                    ],
+                    currency=currency,
+                    journal=journal,
+                    transfer=transfer,
                 ),
-            ],
-            currency=currency,
-            journal=journal,
-            transfer=transfer,
-        )
-        emit_for(
-            transfer,
-            "transfer.posted",
-            data={
-                "amount": amount,
-                "currency": currency,
-                "sourceAccountId": source.pk,
-                "destinationAccountId": destination.pk,
-                **({"sourceCardId": source_card.pk} if source_card else {}),
-                **({"destinationCardId": destination_card.pk} if destination_card else {}),
-            },
-        )
+                events=[
+                    event_for(
+                        transfer,
+                        "transfer.posted",
+                        data={
+                            "amount": amount,
+                            "currency": currency,
+                            "sourceAccountId": source.pk,
+                            "destinationAccountId": destination.pk,
+                            **({"sourceCardId": source_card.pk} if source_card else {}),
+                            **(
+                                {"destinationCardId": destination_card.pk}
+                                if destination_card
+                                else {}
+                            ),
+                        },
+                    )
+                ],
+            )
+        except TXError:
+            if screening is not None and screening.hits:
+                # The alerts about a refused payment outlive the refusal.
+                keep_if_refused(
+                    partial(_raise_alerts, screening, source_card, amount, currency, None)
+                )
+            raise
+        if source_card is not None:
+            count_payment(source_card, usage.day, amount, currency=currency, cash=False)
         if screening is not None and screening.hits:
             _raise_alerts(screening, source_card, amount, currency, transfer.pk)
     return transfer
@@ -176,7 +186,11 @@ def transfer_reverse(
     source, event `transfer.reversed`; the transfer is `reversed` once nothing remains.
     """
     with transaction.atomic(savepoint=False):
-        transfer = Transfer.objects.select_for_update().get(pk=transfer.pk)
+        transfer = (
+            Transfer.objects.select_for_update(of=("self",))
+            .select_related("institution", "source_account", "destination_account")
+            .get(pk=transfer.pk)
+        )
         remaining = transfer.amount - transfer.reversed_amount
         if remaining == 0:
             raise InvalidStateTransition(
@@ -187,60 +201,64 @@ def transfer_reverse(
         amount = remaining if amount is None else amount
         if amount > remaining:
             raise AmountExceedsRemaining(details={"amount": amount, "remaining": remaining})
-        locked = lock_accounts([transfer.source_account_id, transfer.destination_account_id])
-        source = locked[transfer.source_account_id]
-        destination = locked[transfer.destination_account_id]
-        check_can_debit(destination, amount)
-        check_can_credit(source)
+        source, destination = transfer.source_account, transfer.destination_account
         description = f"Reversal of {transfer.pk}"
-        journal = post_journal(
-            institution=transfer.institution,
+        journal = journal_new(
+            institution_id=transfer.institution_id,
             kind=Journal.Kind.TRANSFER_REVERSAL,
-            currency=transfer.currency,
-            legs=[Leg(destination, DEBIT, amount), Leg(source, CREDIT, amount)],
             description=description,
         )
-        reversal = TransferReversal.objects.create(
+        reversal = TransferReversal(
             transfer=transfer,
             amount=amount,
             currency=transfer.currency,
             journal=journal,
             **actor.stamp("created_by"),
         )
-        transfer.reversed_amount += amount
+        reversed_amount = transfer.reversed_amount + amount
+        post(
+            institution_id=transfer.institution_id,
+            currency=transfer.currency,
+            moves=[debit(destination.pk, amount), credit(source.pk, amount)],
+            journal=journal,
+            rows=[reversal],
+            lines=statement_lines(
+                lines=[
+                    Line(
+                        destination,
+                        Transaction.Type.CASH_DEC,
+                        amount,
+                        description,
+                        card=transfer.destination_card,
+                    ),
+                    Line(
+                        source,
+                        Transaction.Type.CASH_INC,
+                        amount,
+                        description,
+                        card=transfer.source_card,
+                    ),
+                ],
+                currency=transfer.currency,
+                journal=journal,
+                transfer=transfer,
+            ),
+            events=[
+                event_for(
+                    transfer,
+                    "transfer.reversed",
+                    data={
+                        "reversalId": reversal.pk,
+                        "amount": amount,
+                        "reversedAmount": reversed_amount,
+                        "currency": transfer.currency,
+                    },
+                )
+            ],
+        )
+        transfer.reversed_amount = reversed_amount
         if transfer.reversed_amount == transfer.amount:
             transfer.status = Transfer.Status.REVERSED
         transfer.updated_at = timezone.now()
         transfer.save(update_fields=["reversed_amount", "status", "updated_at"])
-        statement_lines_record(
-            lines=[
-                Line(
-                    destination,
-                    Transaction.Type.CASH_DEC,
-                    amount,
-                    description,
-                    card=transfer.destination_card,
-                ),
-                Line(
-                    source,
-                    Transaction.Type.CASH_INC,
-                    amount,
-                    description,
-                    card=transfer.source_card,
-                ),
-            ],
-            currency=transfer.currency,
-            journal=journal,
-            transfer=transfer,
-        )
-        emit_for(
-            transfer,
-            "transfer.reversed",
-            data={
-                "reversalId": reversal.pk,
-                "amount": amount,
-                "reversedAmount": transfer.reversed_amount,
-                "currency": transfer.currency,
-            },
-        )
     return reversal

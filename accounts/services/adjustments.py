@@ -4,13 +4,11 @@ account."""
 from django.db import transaction
 
 from core.actors import Actor
-from events.services import emit_for
+from events.services import event_for
 
-from ..locks import lock_accounts
 from ..models import Account, Adjustment, Journal, Transaction
-from ..posting import CREDIT, DEBIT, Leg, post_journal
-from ..rules import check_can_credit, check_can_debit, check_currency
-from ..statement_lines import Line, statement_lines_record
+from ..posting import credit, debit, journal_new, post
+from ..statement_lines import Line, statement_lines
 from .accounts import internal_account
 
 
@@ -36,25 +34,19 @@ def adjustment_create(
             code=Account.InternalCode.FUNDING,
             currency=account.currency,
         )
-        locked = lock_accounts([account.pk, funding.pk])
-        account, funding = locked[account.pk], locked[funding.pk]
-        check_currency(account, currency)
         if direction == Adjustment.Direction.CREDIT:
-            check_can_credit(account)
-            legs = [Leg(funding, DEBIT, amount), Leg(account, CREDIT, amount)]
+            # The customer's account first: its checks (and their refusals) come first.
+            moves = [credit(account.pk, amount), debit(funding.pk, amount, check="")]
             line_type = Transaction.Type.CASH_INC
         else:
-            check_can_debit(account, amount)
-            legs = [Leg(account, DEBIT, amount), Leg(funding, CREDIT, amount)]
+            moves = [debit(account.pk, amount), credit(funding.pk, amount, check="")]
             line_type = Transaction.Type.CASH_DEC
-        journal = post_journal(
-            institution=account.institution,
+        journal = journal_new(
+            institution_id=account.institution_id,
             kind=Journal.Kind.ADJUSTMENT,
-            currency=currency,
-            legs=legs,
             description=description,
         )
-        adjustment = Adjustment.objects.create(
+        adjustment = Adjustment(
             institution=account.institution,
             account=account,
             direction=direction,
@@ -64,20 +56,29 @@ def adjustment_create(
             journal=journal,
             **actor.stamp("created_by"),
         )
-        statement_lines_record(
-            lines=[Line(account, line_type, amount, description)],
+        post(
+            institution_id=account.institution_id,
             currency=currency,
+            moves=moves,
             journal=journal,
-            adjustment=adjustment,
-        )
-        emit_for(
-            adjustment,
-            "adjustment.posted",
-            data={
-                "accountId": account.pk,
-                "direction": direction,
-                "amount": amount,
-                "currency": currency,
-            },
+            rows=[adjustment],
+            lines=statement_lines(
+                lines=[Line(account, line_type, amount, description)],
+                currency=currency,
+                journal=journal,
+                adjustment=adjustment,
+            ),
+            events=[
+                event_for(
+                    adjustment,
+                    "adjustment.posted",
+                    data={
+                        "accountId": account.pk,
+                        "direction": direction,
+                        "amount": amount,
+                        "currency": currency,
+                    },
+                )
+            ],
         )
     return adjustment

@@ -11,13 +11,13 @@ from django.utils import timezone
 from api.context import iso_millis
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition
-from events.services import emit_for
+from events.models import Event
+from events.services import event_for
 
 from ..locks import lock_accounts, lock_hold
 from ..models import Account, Hold, Journal, Transaction
-from ..posting import CREDIT, DEBIT, Leg, change_pending, post_journal
-from ..rules import check_can_debit, check_currency
-from ..statement_lines import Line, statement_lines_record
+from ..posting import DEBIT, Move, credit, journal_new, post
+from ..statement_lines import Line, statement_lines
 from .accounts import internal_account
 
 
@@ -34,11 +34,7 @@ def hold_place(
     """Hold `amount` on an active account that has it available (422 `account_not_active`,
     `insufficient_funds`, `currency_mismatch`). Emits `hold.created`."""
     with transaction.atomic(savepoint=False):
-        account = lock_accounts([account.pk])[account.pk]
-        check_currency(account, currency)
-        check_can_debit(account, amount)
-        change_pending(account, amount)
-        hold = Hold.objects.create(
+        hold = Hold(
             institution=account.institution,
             account=account,
             amount=amount,
@@ -48,7 +44,13 @@ def hold_place(
             purpose=purpose,
             **actor.stamp("placed_by"),
         )
-        _emit(hold, "hold.created")
+        post(
+            institution_id=account.institution_id,
+            currency=currency,
+            moves=[Move(account.pk, DEBIT, pending=amount, needs=amount)],
+            rows=[hold],
+            events=[_event(hold, "hold.created")],
+        )
     return hold
 
 
@@ -109,25 +111,41 @@ def hold_capture(
         settlement = internal_account(
             institution=hold.institution, code=counterparty, currency=hold.currency
         )
-        locked = lock_accounts([hold.account_id, settlement.pk])
-        account, settlement = locked[hold.account_id], locked[settlement.pk]
-        if amount > hold.amount:  # only the part above the hold must still be available
-            check_can_debit(account, amount - hold.amount)
-        else:
-            check_can_debit(account, amount, reserved=True)
-        change_pending(account, -hold.amount)
-        journal = post_journal(
-            institution=hold.institution,
+        journal = journal_new(
+            institution_id=hold.institution_id,
             kind=Journal.Kind.HOLD_CAPTURE,
-            currency=hold.currency,
-            legs=[Leg(account, DEBIT, amount), Leg(settlement, CREDIT, amount)],
             description=hold.reason,
         )
-        now = timezone.now()
         hold.status = Hold.Status.CAPTURED
         hold.captured_amount = amount
         hold.capture_journal = journal
-        hold.updated_at = hold.closed_at = now
+        hold.updated_at = hold.closed_at = journal.created_at
+        post(
+            institution_id=hold.institution_id,
+            currency=hold.currency,
+            moves=[
+                # The held amount is given back and the captured one leaves: only what is
+                # captured above the hold must still be available.
+                Move(
+                    hold.account_id,
+                    DEBIT,
+                    posted=-amount,
+                    pending=-hold.amount,
+                    needs=max(amount - hold.amount, 0),
+                ),
+                credit(settlement.pk, amount, check=""),
+            ],
+            journal=journal,
+            lines=statement_lines(
+                lines=[Line(hold.account, Transaction.Type.CASH_DEC, amount, hold.reason)]
+                if statement_line
+                else [],
+                currency=hold.currency,
+                journal=journal,
+                hold=hold,
+            ),
+            events=[_event(hold, "hold.captured")],
+        )
         hold.save(
             update_fields=[
                 "status",
@@ -137,14 +155,6 @@ def hold_capture(
                 "closed_at",
             ]
         )
-        if statement_line:
-            statement_lines_record(
-                lines=[Line(account, Transaction.Type.CASH_DEC, amount, hold.reason)],
-                currency=hold.currency,
-                journal=journal,
-                hold=hold,
-            )
-        _emit(hold, "hold.captured")
     return hold
 
 
@@ -182,12 +192,15 @@ def _close(hold_id: str, status: str, event_type: str, *, purpose: str) -> Hold:
     with transaction.atomic(savepoint=False):
         hold = lock_hold(hold_id)
         _require_active(hold, status, purpose)
-        account = lock_accounts([hold.account_id])[hold.account_id]
-        change_pending(account, -hold.amount)
         hold.status = status
         hold.updated_at = hold.closed_at = timezone.now()
+        post(
+            institution_id=hold.institution_id,
+            currency=hold.currency,
+            moves=[Move(hold.account_id, pending=-hold.amount)],
+            events=[_event(hold, event_type)],
+        )
         hold.save(update_fields=["status", "updated_at", "closed_at"])
-        _emit(hold, event_type)
     return hold
 
 
@@ -206,8 +219,8 @@ def _require_active(hold: Hold, to_status: str, purpose: str) -> None:
         )
 
 
-def _emit(hold: Hold, event_type: str) -> None:
-    emit_for(
+def _event(hold: Hold, event_type: str) -> Event:
+    return event_for(
         hold,
         event_type,
         data={

@@ -11,16 +11,14 @@ matter (a refund reaches a closed card's account); the account must not be close
 from django.db import transaction
 from django.db.models import Sum
 
-from accounts.locks import lock_accounts
 from accounts.models import Account, Journal, Transaction
-from accounts.posting import CREDIT, DEBIT, Leg, post_journal
-from accounts.rules import check_can_credit, check_currency
+from accounts.posting import credit, debit, journal_new, post
 from accounts.services import internal_account
-from accounts.statement_lines import Line, statement_lines_record
+from accounts.statement_lines import Line, statement_lines
 from cards.models import Card
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
-from events.services import emit_for
+from events.services import event_for
 
 from ..models import Authorization, CardReturn
 
@@ -44,18 +42,13 @@ def card_return_create(
             code=Account.InternalCode.CARD_CLEARING,
             currency=currency,
         )
-        locked = lock_accounts([card.account_id, clearing.pk])
-        account, clearing = locked[card.account_id], locked[clearing.pk]
-        check_currency(account, currency)
-        check_can_credit(account)
-        journal = post_journal(
-            institution=card.institution,
+        account = card.account
+        journal = journal_new(
+            institution_id=card.institution_id,
             kind=Journal.Kind.CARD_RETURN,
-            currency=currency,
-            legs=[Leg(clearing, DEBIT, amount), Leg(account, CREDIT, amount)],
             description=f"Return from {merchant['name']}",
         )
-        card_return = CardReturn.objects.create(
+        card_return = CardReturn(
             institution=card.institution,
             card=card,
             account=account,
@@ -69,26 +62,36 @@ def card_return_create(
             channel=merchant["channel"],
             **actor.stamp("created_by"),
         )
-        [line] = statement_lines_record(
+        [line] = statement_lines(
             lines=[Line(account, Transaction.Type.RETURN, amount, merchant["name"], card=card)],
             currency=currency,
             journal=journal,
             card_return=card_return,
             merchant=card_return.merchant,
         )
-        emit_for(
-            line,
-            "transaction.settled",
-            data={
-                "returnId": card_return.pk,
-                "authorizationId": authorization.pk if authorization else None,
-                "cardId": card.pk,
-                "accountId": account.pk,
-                "type": Transaction.Type.RETURN,
-                "amount": amount,
-                "currency": currency,
-            },
-            institution=card.institution,
+        post(
+            institution_id=card.institution_id,
+            currency=currency,
+            moves=[credit(account.pk, amount), debit(clearing.pk, amount, check="")],
+            journal=journal,
+            rows=[card_return],
+            lines=[line],
+            events=[
+                event_for(
+                    line,
+                    "transaction.settled",
+                    data={
+                        "returnId": card_return.pk,
+                        "authorizationId": authorization.pk if authorization else None,
+                        "cardId": card.pk,
+                        "accountId": account.pk,
+                        "type": Transaction.Type.RETURN,
+                        "amount": amount,
+                        "currency": currency,
+                    },
+                    institution=card.institution,
+                )
+            ],
         )
     return card_return
 

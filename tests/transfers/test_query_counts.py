@@ -23,14 +23,10 @@ EXPECTED = [
     "SELECT set_config",
     "SAVEPOINT",  # a business refusal undoes the operation, not the key's record
     "SELECT accounts_account",  # both endpoints in one query
-    "SELECT accounts_account FOR UPDATE",  # both accounts locked, in id order
-    "INSERT accounts_journal",
-    "INSERT accounts_entry",  # both legs
-    "UPDATE accounts_account",
-    "UPDATE accounts_account",
-    "INSERT transfers_transfer",
-    "INSERT transactions_transaction",  # both statement lines
-    "INSERT events_event",
+    # The posting function (accounts/sql/posting.sql): both accounts locked in id order and
+    # checked; the journal, both legs, both balances, the transfer, both statement lines and
+    # the event written.
+    "SELECT tx_post",
     # The event's webhook endpoints (none here): deliveries and their jobs are written only
     # when some endpoint is subscribed (two statements more, whatever their number).
     "SELECT webhooks_webhookendpoint",
@@ -50,6 +46,8 @@ def kind(sql: str) -> str:
         return "SET LOCAL lock_timeout"
     if "set_config" in sql:
         return "SELECT set_config"
+    if sql.startswith("SELECT tx_post("):
+        return "SELECT tx_post"
     suffix = " FOR UPDATE" if sql.endswith("FOR UPDATE") else ""
     return f"{verb} {table.group(1)}{suffix}" if table else verb
 

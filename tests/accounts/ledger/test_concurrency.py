@@ -2,7 +2,8 @@
 committed transactions (`transaction=True`).
 
 Correctness comes from row locks taken in one order (`accounts.locks`: the operation's own row,
-then its accounts by id) and from the funds check made on the locked row.
+then its accounts by id, the accounts locked by the posting function, accounts/sql/posting.sql)
+and from the funds check made on the locked row.
 """
 
 import queue
@@ -15,7 +16,6 @@ from datetime import timedelta
 import pytest
 from django.db import OperationalError, connection, transaction
 from django.db.models import Sum
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Account, Adjustment, Hold
@@ -39,10 +39,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def move(fi, source_id, destination_id, amount):
+    # As the API hands them over: loaded, not locked (the posting function locks them).
+    accounts = Account.objects.in_bulk([source_id, destination_id])
     return transfer_create(
         institution=fi,
-        source=Account(pk=source_id),
-        destination=Account(pk=destination_id),
+        source=accounts[source_id],
+        destination=accounts[destination_id],
         amount=amount,
         currency="EUR",
         actor=SYSTEM,
@@ -183,31 +185,39 @@ def test_a_hot_account_lets_exactly_its_funds_go(debit, left):
 
 
 # --- Lock order ---------------------------------------------------------------------------------
+# The posting function takes the locks inside PostgreSQL, so the order is observed from outside:
+# the test holds one row, the operation (in a thread) queues behind it, and a NOWAIT probe shows
+# which rows the operation holds while it waits.
 
 
-def statements(run) -> list[str]:
-    with CaptureQueriesContext(connection) as captured:
-        run()
-    return [query["sql"] for query in captured.captured_queries]
+def locked_elsewhere(model, pk) -> bool:
+    """Whether another transaction holds the row's lock (probed NOWAIT, in a savepoint of the
+    test's own transaction)."""
+    try:
+        with transaction.atomic():
+            list(model.objects.select_for_update(nowait=True).filter(pk=pk).values_list("pk"))
+    except OperationalError:
+        return True
+    return False
 
 
-def account_locks(sqls) -> list[tuple[int, str]]:
-    return [
-        (index, sql)
-        for index, sql in enumerate(sqls)
-        if sql.startswith("SELECT") and 'FROM "accounts_account"' in sql and "FOR UPDATE" in sql
-    ]
+def held_while_blocked(run, blocker) -> dict:
+    """Run `run` in a thread while the test holds the row `blocker` (model, pk); once it waits
+    for that row, report which of the rows named in `probes` it holds."""
 
+    def probe(rows):
+        pids, errors = queue.Queue(), []
+        with transaction.atomic():
+            model, pk = blocker
+            model.objects.select_for_update().get(pk=pk)
+            thread = in_thread(run, pids, errors)
+            wait_until_blocked(pids.get(timeout=10))
+            held = {name: locked_elsewhere(model, pk) for name, (model, pk) in rows.items()}
+        thread.join(timeout=30)
+        assert not thread.is_alive() and errors == []
+        return held
 
-def first_write(sqls) -> int:
-    return next(i for i, sql in enumerate(sqls) if sql.startswith(("INSERT", "UPDATE", "DELETE")))
-
-
-def assert_locks_in_id_order(sql, account_ids):
-    """One statement locks the accounts, in ascending id order."""
-    assert sql.endswith('ORDER BY "accounts_account"."id" ASC FOR UPDATE'), sql
-    positions = [sql.index(f"'{pk}'") for pk in account_ids]
-    assert [pk for _, pk in sorted(zip(positions, account_ids, strict=True))] == sorted(account_ids)
+    return probe
 
 
 def test_a_transfer_locks_both_accounts_in_id_order_before_any_write():
@@ -216,18 +226,19 @@ def test_a_transfer_locks_both_accounts_in_id_order_before_any_write():
         (open_account(fi, balance=1000), open_account(fi, balance=1000)), key=lambda a: a.pk
     )
     for source, destination in ((low, high), (high, low)):
-        sqls = statements(lambda s=source, d=destination: move(fi, s.pk, d.pk, 10))
-        locks = account_locks(sqls)
-        assert len(locks) == 1
-        index, sql = locks[0]
-        assert index < first_write(sqls)
-        assert_locks_in_id_order(sql, [low.pk, high.pk])
-        # The balances are then written in the same order.
-        updates = [s for s in sqls if s.startswith('UPDATE "accounts_account"')]
-        assert len(updates) == 2
-        assert updates[0].endswith(f"'{low.pk}'") and updates[1].endswith(f"'{high.pk}'")
+        # Waiting for the higher account, it holds the lower one...
+        probe = held_while_blocked(
+            lambda s=source, d=destination: move(fi, s.pk, d.pk, 10), (Account, high.pk)
+        )
+        assert probe({"low": (Account, low.pk)}) == {"low": True}
+        # ...and waiting for the lower one, it holds nothing yet.
+        probe = held_while_blocked(
+            lambda s=source, d=destination: move(fi, s.pk, d.pk, 10), (Account, low.pk)
+        )
+        assert probe({"high": (Account, high.pk)}) == {"high": False}
     assert balance(low) == (1000, 0, 1000)
     assert balance(high) == (1000, 0, 1000)
+    assert ledger_breaches() == []
 
 
 def test_reversals_and_captures_lock_their_own_row_then_the_accounts_in_id_order():
@@ -236,30 +247,46 @@ def test_reversals_and_captures_lock_their_own_row_then_the_accounts_in_id_order
         (open_account(fi, balance=1000), open_account(fi, balance=1000)), key=lambda a: a.pk
     )
     moved = move(fi, high.pk, low.pk, 100)  # from the higher id to the lower
-    sqls = statements(lambda: transfer_reverse(transfer=moved, amount=40, actor=SYSTEM))
-    assert sqls[1].startswith('SELECT "transfers_transfer"') and sqls[1].endswith("FOR UPDATE")
-    (index, sql), *others = account_locks(sqls)
-    assert others == []
-    assert 1 < index < first_write(sqls)
-    assert_locks_in_id_order(sql, [low.pk, high.pk])
 
-    hold = hold_place(
-        account=high,
-        amount=50,
-        currency="EUR",
-        expires_at=timezone.now() + timedelta(days=1),
-        actor=SYSTEM,
-    )
+    def reverse():
+        transfer_reverse(transfer=moved, amount=20, actor=SYSTEM)
+
+    accounts = {"low": (Account, low.pk), "high": (Account, high.pk)}
+    # Waiting for its transfer, a reversal holds no account; then the lower before the higher.
+    assert held_while_blocked(reverse, (Transfer, moved.pk))(accounts) == {
+        "low": False,
+        "high": False,
+    }
+    assert held_while_blocked(reverse, (Account, high.pk))(
+        {"transfer": (Transfer, moved.pk), "low": (Account, low.pk)}
+    ) == {"transfer": True, "low": True}
+    assert held_while_blocked(reverse, (Account, low.pk))(
+        {"transfer": (Transfer, moved.pk), "high": (Account, high.pk)}
+    ) == {"transfer": True, "high": False}
+
     settlement = internal_account(
         institution=fi, code=Account.InternalCode.SETTLEMENT, currency="EUR"
     )  # exists already, as after the institution's first capture
-    sqls = statements(lambda: hold_capture(hold=hold, amount=30))
-    assert sqls[1].startswith('SELECT "accounts_hold"') and sqls[1].endswith("FOR UPDATE")
-    (index, sql), *others = account_locks(sqls)
-    assert others == []
-    assert 1 < index < first_write(sqls)
-    assert_locks_in_id_order(sql, [high.pk, settlement.pk])
-    assert balance(high) == (1000 - 100 + 40 - 30, 0, 910)
+    first, second = sorted([high.pk, settlement.pk])
+    for _ in range(2):
+        hold = hold_place(
+            account=high,
+            amount=50,
+            currency="EUR",
+            expires_at=timezone.now() + timedelta(days=1),
+            actor=SYSTEM,
+        )
+        capture = lambda hold=hold: hold_capture(hold=hold, amount=30)  # noqa: E731
+        blocker = (Account, second) if _ == 0 else (Hold, hold.pk)
+        held = held_while_blocked(capture, blocker)(
+            {"hold": (Hold, hold.pk), "first": (Account, first)}
+            if _ == 0
+            else {"first": (Account, first), "second": (Account, second)}
+        )
+        assert held == (
+            {"hold": True, "first": True} if _ == 0 else {"first": False, "second": False}
+        )
+    assert balance(high) == (1000 - 100 + 3 * 20 - 2 * 30, 0, 900)
     assert ledger_breaches() == []
 
 

@@ -92,7 +92,7 @@ class LedgerMachine(RuleBasedStateMachine):
         return self.posted[i] - self.pending[i]
 
     def debit_refusal(self, i, amount):
-        """What `check_can_debit` answers, or None."""
+        """What the posting function answers a debit of `amount`, or None."""
         if self.status[i] != "active":
             return AccountNotActive
         if self.available(i) < amount:

@@ -1,0 +1,135 @@
+-- The one posting path (applied by migration accounts/0010_posting_function; called only by
+-- accounts/posting.py). Every change of an account's balances goes through tx_post: it locks the
+-- accounts in id order, checks them, and writes the journal, its entries, the balances, the
+-- operation's rows, its statement lines and its events, in one round trip.
+--
+-- A refusal raises SQLSTATE TX001 with the TX error code as its message, the human message as
+-- its hint and the error's details (JSON) as its detail; accounts/posting.py turns it into the
+-- TXError of that code. Nothing has been written when it is raised (checks come before writes),
+-- and the caller's transaction rolls back anyway.
+
+CREATE OR REPLACE FUNCTION tx_refuse(code text, message text, details jsonb) RETURNS void AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'TX001', MESSAGE = code, HINT = coalesce(message, ''),
+        DETAIL = coalesce(details::text, 'null');
+END;
+$$ LANGUAGE plpgsql;
+
+-- p_account_ids: the accounts the operation touches, in the order their checks are made (and
+-- their refusals reported); each array below has one element per account:
+--   p_checks:  'debit'  money or a hold leaves it: active, and p_needs available (a customer
+--                       account; 0 = the amount is already held, only the status is checked);
+--              'credit' money comes in: not closed;
+--              ''       no check (a held amount given back, the other side of a capture);
+--   p_posted:  added to `posted` (credit +, debit -): the legs of p_journal, which must be set
+--              when any is not 0 (they sum to zero: the deferred trigger of ledger_rules.sql);
+--   p_pending: added to `pending` (a hold placed +, released or captured -).
+-- p_rows: [[table, row], ...], the operation's own rows (a transfer, a hold...), inserted in
+-- order; p_lines: statement lines (transactions_transaction rows); p_events: events_event rows.
+-- Rows are JSON objects of column values (jsonb_populate_record).
+CREATE OR REPLACE FUNCTION tx_post(
+    p_institution_id text,
+    p_currency text,
+    p_now timestamptz,
+    p_account_ids text[],
+    p_checks text[],
+    p_needs bigint[],
+    p_posted bigint[],
+    p_pending bigint[],
+    p_journal jsonb,
+    p_rows jsonb,
+    p_lines jsonb,
+    p_events jsonb
+) RETURNS void AS $$
+DECLARE
+    n int := cardinality(p_account_ids);
+    accounts accounts_account[];
+    account accounts_account;
+    i int;
+    item jsonb;
+BEGIN
+    IF n IS NULL OR n = 0
+       OR cardinality(p_checks) IS DISTINCT FROM n OR cardinality(p_needs) IS DISTINCT FROM n
+       OR cardinality(p_posted) IS DISTINCT FROM n OR cardinality(p_pending) IS DISTINCT FROM n
+       OR (SELECT count(DISTINCT id) FROM unnest(p_account_ids) AS id) <> n THEN
+        RAISE EXCEPTION 'tx_post: each account once, with one check, need, posted and pending';
+    END IF;
+    -- Locked in id order (the lock order of accounts/locks.py), then read in the caller's.
+    PERFORM 1 FROM accounts_account
+      WHERE id = ANY (p_account_ids) AND institution_id = p_institution_id
+      ORDER BY id FOR UPDATE;
+    SELECT array_agg(a ORDER BY o.i) INTO accounts
+      FROM unnest(p_account_ids) WITH ORDINALITY AS o(id, i)
+      JOIN accounts_account a ON a.id = o.id AND a.institution_id = p_institution_id;
+    IF coalesce(cardinality(accounts), 0) <> n THEN
+        PERFORM tx_refuse('not_found', 'An account of this operation does not exist.', NULL);
+    END IF;
+
+    FOREACH account IN ARRAY accounts LOOP
+        IF account.currency <> p_currency THEN
+            PERFORM tx_refuse('currency_mismatch',
+                format('The account is in %s, the request in %s.', account.currency, p_currency),
+                jsonb_build_object('account_id', account.id,
+                    'account_currency', account.currency, 'currency', p_currency));
+        END IF;
+    END LOOP;
+
+    FOR i IN 1 .. n LOOP
+        account := accounts[i];
+        -- Money or a hold leaving a customer account always passes the debit check.
+        IF (p_posted[i] < 0 OR p_pending[i] > 0) AND account.kind = 'customer'
+           AND p_checks[i] IS DISTINCT FROM 'debit' THEN
+            RAISE EXCEPTION 'tx_post: money leaves account % without the debit check', account.id;
+        END IF;
+        IF p_checks[i] = 'debit' THEN
+            IF account.status <> 'active' THEN
+                PERFORM tx_refuse('account_not_active',
+                    format('The account is %s: money cannot leave it.', account.status),
+                    jsonb_build_object('account_id', account.id, 'status', account.status));
+            END IF;
+            IF account.kind = 'customer' AND p_needs[i] > 0
+               AND account.available < p_needs[i] THEN
+                PERFORM tx_refuse('insufficient_funds', NULL,
+                    jsonb_build_object('account_id', account.id,
+                        'available', account.available, 'amount', p_needs[i]));
+            END IF;
+        ELSIF p_checks[i] = 'credit' THEN
+            IF account.status = 'closed' THEN
+                PERFORM tx_refuse('account_not_active', 'The account is closed.',
+                    jsonb_build_object('account_id', account.id, 'status', account.status));
+            END IF;
+        ELSIF p_checks[i] IS DISTINCT FROM '' THEN
+            RAISE EXCEPTION 'tx_post: unknown check %', p_checks[i];
+        END IF;
+    END LOOP;
+
+    IF p_journal IS NOT NULL THEN
+        INSERT INTO accounts_journal
+            SELECT * FROM jsonb_populate_record(NULL::accounts_journal, p_journal);
+        INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, created_at)
+            SELECT p_journal->>'id', l.id, CASE WHEN l.posted > 0 THEN 'credit' ELSE 'debit' END,
+                   abs(l.posted), p_currency, p_now
+              FROM unnest(p_account_ids, p_posted) WITH ORDINALITY AS l(id, posted, i)
+             WHERE l.posted <> 0
+             ORDER BY l.i;
+    ELSIF EXISTS (SELECT 1 FROM unnest(p_posted) AS posted WHERE posted <> 0) THEN
+        RAISE EXCEPTION 'tx_post: a change of posted balances needs a journal';
+    END IF;
+
+    UPDATE accounts_account a
+       SET posted = a.posted + d.posted, pending = a.pending + d.pending, updated_at = p_now
+      FROM unnest(p_account_ids, p_posted, p_pending) AS d(id, posted, pending)
+     WHERE a.id = d.id AND (d.posted <> 0 OR d.pending <> 0);
+
+    FOR item IN SELECT value FROM jsonb_array_elements(coalesce(p_rows, '[]')) LOOP
+        EXECUTE format('INSERT INTO %1$I SELECT * FROM jsonb_populate_record(NULL::%1$I, $1)',
+                       item->>0)
+          USING item->1;
+    END LOOP;
+    INSERT INTO transactions_transaction
+        SELECT * FROM jsonb_populate_recordset(NULL::transactions_transaction,
+                                               coalesce(p_lines, '[]'));
+    INSERT INTO events_event
+        SELECT * FROM jsonb_populate_recordset(NULL::events_event, coalesce(p_events, '[]'));
+END;
+$$ LANGUAGE plpgsql;
