@@ -6,6 +6,7 @@ reader what kind of object an id names. Clients must treat them as opaque string
 """
 
 import secrets
+import threading
 import time
 
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -19,9 +20,24 @@ def _base32(value: int, length: int) -> str:
     return "".join(reversed(chars))
 
 
+_last = (0, 0)  # (millis, random) of the last id this process made
+_lock = threading.Lock()
+
+
 def new_id(prefix: str) -> str:
+    """Monotonic within the process: an id made in the same millisecond as the one before (or
+    while the clock stepped back) takes that one's random part plus one, so ids made one after
+    the other sort in that order (a transfer batch's items list in request order)."""
+    global _last
     millis = time.time_ns() // 1_000_000
-    return f"{prefix}_{_base32(millis, 10)}{_base32(secrets.randbits(80), 16)}"
+    with _lock:
+        last_millis, last_random = _last
+        if millis <= last_millis and last_random < 2**80 - 1:
+            millis, random = last_millis, last_random + 1
+        else:
+            random = secrets.randbits(80)
+        _last = (millis, random)
+    return f"{prefix}_{_base32(millis, 10)}{_base32(random, 16)}"
 
 
 def bound(prefix: str, moment, *, upper: bool) -> str:
