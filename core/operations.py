@@ -66,6 +66,9 @@ KeptWrite = Callable[[], TXError | None]
 class Operation:
     actor: Actor
     kept: list[KeptWrite] = field(default_factory=list)
+    # Kept writes that parts (`part()`) already ran inside the operation: undone with it if the
+    # whole operation is refused, so run again then.
+    kept_by_parts: list[KeptWrite] = field(default_factory=list)
 
     @contextmanager
     def attempt(self, *, answered: Callable[[TXError], bool]) -> Iterator[None]:
@@ -87,7 +90,9 @@ class Operation:
             raise answer from None
 
     def _keep(self, error: TXError) -> TXError:
-        kept, self.kept = self.kept, []
+        by_parts, kept, self.kept_by_parts, self.kept = self.kept_by_parts, self.kept, [], []
+        for write in by_parts:
+            write()  # a part's refusal was answered already: only its write is redone
         answer = error
         for write in kept:
             replacement = write()
@@ -99,6 +104,40 @@ class Operation:
 _current: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
     "tx_operation", default=None
 )
+
+
+@contextmanager
+def part() -> Iterator[None]:
+    """A part of the running operation that may be refused on its own (an item of an
+    independent transfer batch): in a savepoint, so a refusal undoes the part's writes only and
+    runs what it keeps (`keep_if_refused`) at once; the error (or a kept write's answer) goes on
+    to the caller, which decides what the refusal means for the rest. Kept writes that ran here
+    run again if the whole operation is refused after all (its rollback undid them)."""
+    operation = _current.get()
+    if operation is None:
+        raise RuntimeError("part() runs inside an operation.")
+    outer, operation.kept = operation.kept, []
+    inner = len(operation.kept_by_parts)
+    try:
+        with transaction.atomic():
+            yield
+    except TXError as error:
+        writes, operation.kept = operation.kept, outer
+        for write in operation.kept_by_parts[inner:]:
+            write()  # a refused inner part's kept write, undone by this part's rollback
+        answer = error
+        for write in writes:
+            replacement = write()
+            if replacement is not None:
+                answer = replacement
+        operation.kept_by_parts.extend(writes)
+        if answer is error:
+            raise
+        raise answer from None
+    except BaseException:
+        operation.kept = outer + operation.kept  # not a refusal: its keeps stay the operation's
+        raise
+    operation.kept = outer + operation.kept
 
 
 def keep_if_refused(write: KeptWrite) -> None:
@@ -123,7 +162,7 @@ def operation(actor: Actor) -> Iterator[Operation]:
                 with transaction.atomic(durable=True):
                     yield op
             except TXError as error:
-                if not op.kept:
+                if not op.kept and not op.kept_by_parts:
                     raise
                 with transaction.atomic(durable=True):
                     answer = op._keep(error)

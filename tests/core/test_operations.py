@@ -4,7 +4,13 @@ keeps, the outcome — the same for every entry point.
 The money case the boundary exists for: a card transfer refused by a monitoring rule keeps its
 alert whoever called `transfer_create` (before the boundary only the API ran the code that kept
 it; an admin action, a command or a job dropped it).
+
+`part()` (an item of an independent transfer batch): a refused part undoes its own writes only,
+runs its kept writes at once (committed with the operation), and they are done again, once,
+when the whole operation is refused after all; outside an operation it raises.
 """
+
+from collections import Counter
 
 import pytest
 from django.db import connection, transaction
@@ -13,6 +19,8 @@ from core import operations
 from core.actors import SYSTEM, Actor
 from core.exceptions import DeclinedByMonitoring, IncorrectPin, NotFound, ValidationFailed
 from core.operations import Outcome, changed, keep_if_refused, unchanged
+from customers.models import Customer
+from customers.services import customer_create
 from events.models import Event
 from monitoring.models import MonitoringAlert
 from tests.cards.helpers import make_account, make_institution
@@ -196,3 +204,174 @@ def test_kept_writes_really_commit_after_the_rollback():
     assert not connection.in_atomic_block
     assert _notes(fi) == ["kept"]
     assert Event.objects.get(institution=fi).actor_id == api_key.pk
+
+
+# --- part(): a piece of an operation that may be refused on its own -----------------------------
+
+
+def _customer(institution, name: str) -> None:
+    """A real write of the domain: a customer (its row and its `customer.created` event)."""
+    customer_create(institution=institution, first_name=name, last_name="Part", country_code="276")
+
+
+def _customers(institution) -> dict[str, int]:
+    """How many customers of each name the institution has."""
+    names = Customer.objects.filter(institution=institution, last_name="Part").values_list(
+        "first_name", flat=True
+    )
+    return dict(Counter(names))
+
+
+def test_a_refused_part_undoes_only_its_own_writes():
+    fi = make_institution()
+    with operations.operation(SYSTEM):
+        _customer(fi, "before")
+        with pytest.raises(ValidationFailed):
+            with operations.part():
+                _customer(fi, "in the part")
+                raise ValidationFailed()
+        # Undone at once; the operation goes on.
+        assert _customers(fi) == {"before": 1}
+        _customer(fi, "after")
+    assert _customers(fi) == {"before": 1, "after": 1}
+    # The part's event went with its row.
+    assert Event.objects.filter(institution=fi, type="customer.created").count() == 2
+
+
+def test_a_part_that_passes_commits_with_the_operation():
+    fi = make_institution()
+    with operations.operation(SYSTEM):
+        with operations.part():
+            _customer(fi, "in the part")
+            keep_if_refused(lambda: _customer(fi, "kept"))  # nothing refused: never run
+        _customer(fi, "after")
+    assert _customers(fi) == {"in the part": 1, "after": 1}
+
+
+def test_a_refused_parts_kept_write_runs_at_once_and_commits_with_the_operation():
+    fi = make_institution()
+    with operations.operation(SYSTEM):
+        keep_if_refused(lambda: _customer(fi, "kept by the operation"))  # not the part's
+        with pytest.raises(NotFound):
+            with operations.part():
+                _customer(fi, "undone")
+                keep_if_refused(lambda: _customer(fi, "kept"))
+                raise NotFound()
+        assert _customers(fi) == {"kept": 1}  # run at once, after the part's rollback
+        _customer(fi, "after")
+    assert _customers(fi) == {"kept": 1, "after": 1}
+
+
+def test_a_refused_parts_kept_write_may_answer_instead_of_its_refusal():
+    fi = make_institution()
+    with operations.operation(SYSTEM):
+        with pytest.raises(IncorrectPin) as excinfo:
+            with operations.part():
+                keep_if_refused(lambda: IncorrectPin(details={"remainingTries": 1}))
+                raise IncorrectPin(details={"remainingTries": 2})
+        assert excinfo.value.details == {"remainingTries": 1}
+        _customer(fi, "after")
+    assert _customers(fi) == {"after": 1}
+
+
+def test_a_refused_operation_redoes_a_refused_parts_kept_write_once():
+    fi = make_institution()
+    with pytest.raises(ValidationFailed):
+        with operations.operation(SYSTEM):
+            keep_if_refused(lambda: _customer(fi, "kept by the operation"))
+            with pytest.raises(NotFound):
+                with operations.part():
+                    _customer(fi, "undone by the part")
+                    keep_if_refused(lambda: _customer(fi, "kept by the part"))
+                    raise NotFound()
+            assert _customers(fi) == {"kept by the part": 1}
+            _customer(fi, "undone by the operation")
+            raise ValidationFailed()
+    # The rollback undid the part's kept write: done again, once; the operation's own too.
+    assert _customers(fi) == {"kept by the part": 1, "kept by the operation": 1}
+
+
+def test_a_redone_parts_kept_write_does_not_answer_for_the_operation():
+    # Its answer was the part's; the operation's refusal is the operation's.
+    fi = make_institution()
+    with pytest.raises(ValidationFailed):
+        with operations.operation(SYSTEM):
+            with pytest.raises(IncorrectPin):
+                with operations.part():
+
+                    def counted():
+                        _customer(fi, "kept by the part")
+                        return IncorrectPin(details={"remainingTries": 0})
+
+                    keep_if_refused(counted)
+                    raise IncorrectPin(details={"remainingTries": 1})
+            raise ValidationFailed()
+    assert _customers(fi) == {"kept by the part": 1}
+
+
+def test_an_answered_attempt_redoes_a_refused_parts_kept_write_once():
+    """The API's shape: the refusal of the attempt is stored with the outer transaction, which
+    commits; the part's kept write, undone with the attempt's savepoint, is done again in it."""
+    fi = make_institution()
+    with operations.operation(SYSTEM) as operation:
+        with pytest.raises(ValidationFailed):
+            with operation.attempt(answered=lambda error: True):
+                with pytest.raises(NotFound):
+                    with operations.part():
+                        keep_if_refused(lambda: _customer(fi, "kept by the part"))
+                        raise NotFound()
+                _customer(fi, "undone")
+                raise ValidationFailed()
+        assert _customers(fi) == {"kept by the part": 1}
+    assert _customers(fi) == {"kept by the part": 1}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_parts_kept_write_really_commits_once_after_the_rollback():
+    fi = make_institution()
+    with pytest.raises(ValidationFailed):
+        with operations.operation(SYSTEM):
+            with pytest.raises(NotFound):
+                with operations.part():
+                    _customer(fi, "undone by the part")
+                    keep_if_refused(lambda: _customer(fi, "kept by the part"))
+                    raise NotFound()
+            _customer(fi, "undone by the operation")
+            raise ValidationFailed()
+    assert not connection.in_atomic_block
+    assert _customers(fi) == {"kept by the part": 1}
+
+
+def test_a_refused_outer_part_redoes_a_refused_inner_parts_kept_write():
+    fi = make_institution()
+    with operations.operation(SYSTEM):
+        with pytest.raises(ValidationFailed):
+            with operations.part():
+                with pytest.raises(NotFound):
+                    with operations.part():
+                        keep_if_refused(lambda: _customer(fi, "kept by the inner part"))
+                        raise NotFound()
+                raise ValidationFailed()  # its rollback undid the inner part's kept write
+        _customer(fi, "after")
+    assert _customers(fi) == {"kept by the inner part": 1, "after": 1}
+
+
+def test_a_part_left_by_another_exception_keeps_the_operations_kept_writes():
+    fi = make_institution()
+    with pytest.raises(ValidationFailed):
+        with operations.operation(SYSTEM):
+            keep_if_refused(lambda: _customer(fi, "kept by the operation"))
+            with pytest.raises(ZeroDivisionError):
+                with operations.part():
+                    _customer(fi, "undone")
+                    1 / 0  # noqa: B018
+            raise ValidationFailed()
+    assert _customers(fi) == {"kept by the operation": 1}
+
+
+def test_part_outside_an_operation_raises():
+    fi = make_institution()
+    with pytest.raises(RuntimeError, match="part"):
+        with operations.part():
+            _customer(fi, "never")
+    assert _customers(fi) == {}
