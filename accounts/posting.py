@@ -126,8 +126,69 @@ def post(
     for written in [journal, *rows, *lines, *events]:
         if written is not None:
             written._state.adding = False
-    for event in events:
-        announce(event)
+    announce(events)
+
+
+@dataclass(frozen=True)
+class Movement:
+    """One item of `post_many`: `amount` out of `source_id` (active, with the funds) into
+    `destination_id` (not closed), recorded by its journal, its own row, lines and event."""
+
+    source_id: str
+    destination_id: str
+    amount: int
+    currency: str
+    journal: Journal
+    row: object  # a new model instance; every item's of one model
+    lines: list
+    event: object  # events.models.Event
+
+
+def post_many(
+    *, institution_id: str, movements: list[Movement], atomic: bool
+) -> dict[int, exceptions.TXError]:
+    """Check and post `movements` in order in one round trip (`tx_post_many`, the batch form of
+    `tx_post`: the same locks, checks and refusals, on running balances). Returns the refused
+    items by index. `atomic`: the first refusal ends it with nothing written; otherwise the
+    refused items are skipped and the others written, their events announced."""
+    if not transaction.get_connection().in_atomic_block:
+        raise RuntimeError("post_many() must run inside the operation's transaction.")
+    if not movements or len({type(m.row) for m in movements}) != 1:
+        raise ValueError("post_many() takes one or more movements, their rows of one model")
+    now = timezone.now()
+    arguments = [
+        institution_id,
+        now,
+        atomic,
+        [m.source_id for m in movements],
+        [m.destination_id for m in movements],
+        [m.amount for m in movements],
+        [m.currency for m in movements],
+        _json([as_row(m.journal) for m in movements]),
+        movements[0].row._meta.db_table,
+        _json([as_row(m.row) for m in movements]),
+        _json([[as_row(line) for line in m.lines] for m in movements]),
+        _json([as_row(m.event) for m in movements]),
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tx_post_many(%s, %s, %s, %s::text[], %s::text[], %s::bigint[], %s::text[], "
+            "%s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb)",
+            arguments,
+        )
+        (answer,) = cursor.fetchone()
+    refused = {
+        refusal["index"]: REFUSALS[refusal["code"]](refusal["message"], details=refusal["details"])
+        for refusal in (json.loads(answer) if isinstance(answer, str) else answer)
+    }
+    if atomic and refused:
+        return refused
+    written = [m for index, m in enumerate(movements) if index not in refused]
+    for movement in written:
+        for row in [movement.journal, movement.row, *movement.lines, movement.event]:
+            row._state.adding = False
+    announce([movement.event for movement in written])
+    return refused
 
 
 def _json(value) -> str:

@@ -1,5 +1,5 @@
 """Who else hears of an event: functions registered at startup (an app's `ready()`), each
-called by `emit()` with the event just written, inside the transaction of the change.
+called with the events just written (one, or a batch's), inside the transaction of the change.
 
 Events know nothing of their consumers: the webhooks app registers its scheduling here
 (`webhooks.apps.WebhooksConfig.ready`), not the other way round. A consumer runs in the
@@ -10,7 +10,7 @@ nothing to do (the webhooks' costs one query then).
 
 from collections.abc import Callable
 
-Consumer = Callable[..., object]  # called as consumer(event=event)
+Consumer = Callable[..., object]  # called as consumer(events=[event, ...])
 
 _consumers: list[Consumer] = []
 
@@ -25,7 +25,8 @@ def registered() -> tuple[Consumer, ...]:
     return tuple(_consumers)
 
 
-def notify(event) -> None:
-    """Every registered consumer, in registration order (called by `emit()` only)."""
+def notify(events: list) -> None:
+    """Every registered consumer, in registration order, with the events just written
+    (called by `events.services.announce` only)."""
     for consumer in _consumers:
-        consumer(event=event)
+        consumer(events=events)

@@ -69,10 +69,11 @@ def event_for(
     )
 
 
-def announce(event: Event) -> None:
-    """Tell the consumers of an event just written, in its transaction (e.g. its webhook
-    deliveries and their jobs)."""
-    consumers.notify(event)
+def announce(events: list[Event]) -> None:
+    """Tell the consumers of events just written, in their transaction (e.g. their webhook
+    deliveries and their jobs): all at once, so a batch costs its consumers one query."""
+    if events:
+        consumers.notify(events)
 
 
 def emit(**fields) -> Event:
@@ -80,7 +81,7 @@ def emit(**fields) -> Event:
     records, so the two commit together or not at all, and announce it."""
     event = event_new(**fields)
     event.save(force_insert=True)
-    announce(event)
+    announce([event])
     return event
 
 
@@ -88,5 +89,5 @@ def emit_for(obj, type: str, **fields) -> Event:
     """Write and announce `event_for(obj, type, ...)`."""
     event = event_for(obj, type, **fields)
     event.save(force_insert=True)
-    announce(event)
+    announce([event])
     return event

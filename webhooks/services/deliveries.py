@@ -210,5 +210,5 @@ def delivery_retry(*, delivery: WebhookDelivery) -> WebhookDelivery:
         delivery.next_attempt_at = now
         delivery.retry_until = now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
         delivery.save(update_fields=["status", "completed_at", "next_attempt_at", "retry_until"])
-        deliveries_defer([delivery], delivery.event)
+        deliveries_defer([delivery])
     return delivery

@@ -39,39 +39,47 @@ def delivery_lock(*, endpoint_id: str, event: Event) -> str:
     return f"webhook:{endpoint_id}:{event.object_type}:{event.object_id}"
 
 
-def deliveries_schedule(*, event: Event) -> list[WebhookDelivery]:
-    """One pending delivery, and its job, per enabled endpoint of the event's institution
-    subscribed to the event's type (or to "*"). Runs in the caller's transaction (the one
-    that wrote the event). One query when no endpoint matches, three otherwise."""
-    endpoint_ids = list(
+def deliveries_schedule(*, events: list[Event]) -> list[WebhookDelivery]:
+    """One pending delivery, and its job, per event and per enabled endpoint of the event's
+    institution subscribed to the event's type (or to "*"). Runs in the caller's transaction
+    (the one that wrote the events). One query when no endpoint matches, three otherwise,
+    however many events (a transfer batch announces all its events at once)."""
+    if not events:
+        return []
+    endpoints = list(
         WebhookEndpoint.objects.filter(
-            institution_id=event.institution_id,
+            institution_id__in={event.institution_id for event in events},
             enabled=True,
-            event_types__overlap=[event.type, ALL_EVENTS],
+            event_types__overlap=[*{event.type for event in events}, ALL_EVENTS],
         )
         .order_by("pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "institution_id", "event_types")
     )
-    if not endpoint_ids:
+    if not endpoints:
         return []
     now = timezone.now()
+    retry_until = now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS)
     deliveries = [
         WebhookDelivery(
             endpoint_id=endpoint_id,
             event=event,
             next_attempt_at=now,
-            retry_until=now + timedelta(seconds=settings.WEBHOOK_RETRY_WINDOW_SECONDS),
+            retry_until=retry_until,
             created_at=now,
         )
-        for endpoint_id in endpoint_ids
+        for event in events
+        for endpoint_id, institution_id, types in endpoints
+        if institution_id == event.institution_id and (event.type in types or ALL_EVENTS in types)
     ]
+    if not deliveries:
+        return []
     with transaction.atomic(savepoint=False):
         WebhookDelivery.objects.bulk_create(deliveries)
-        deliveries_defer(deliveries, event)
+        deliveries_defer(deliveries)
     return deliveries
 
 
-def deliveries_defer(deliveries: list[WebhookDelivery], event: Event) -> None:
+def deliveries_defer(deliveries: list[WebhookDelivery]) -> None:
     """One job per delivery, each with its own lock, in one statement on Django's connection:
     in the caller's transaction, also when the caller is itself a job in a worker (whose app
     defers on a pool of its own; `jobs.services.django_job_manager`)."""
@@ -79,7 +87,7 @@ def deliveries_defer(deliveries: list[WebhookDelivery], event: Event) -> None:
         app.configure_task(
             DELIVER_TASK,
             allow_unknown=False,
-            lock=delivery_lock(endpoint_id=delivery.endpoint_id, event=event),
+            lock=delivery_lock(endpoint_id=delivery.endpoint_id, event=delivery.event),
         ).make_new_job(delivery_id=delivery.pk)
         for delivery in deliveries
     ]

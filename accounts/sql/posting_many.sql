@@ -1,0 +1,152 @@
+-- tx_post_many: many two-account movements in one call, applied in order (a transfer batch;
+-- applied by migration accounts/0011_posting_many; called only by accounts/posting.py).
+--
+-- The batch form of tx_post (posting.sql) for the movements that have exactly two legs, money
+-- out of `source` and into `destination`: the same locks (every account of the call, in id
+-- order, once), the same checks in the same order with the same refusals (institution,
+-- currency of source then destination, source active with the funds, destination not closed),
+-- checked item after item on running balances, so an item may spend what an earlier item
+-- credited. Then every passing item is written with set-based statements: journals, entries,
+-- balances (one UPDATE per account), the items' own rows (p_table), statement lines and events.
+--
+-- p_atomic: the first refused item ends the call with nothing written; otherwise refused items
+-- are skipped. Returns the refusals, [{index (0-based), code, message, details}], in order.
+-- Arrays and JSON arrays have one element per item; p_lines holds an array of lines per item.
+CREATE OR REPLACE FUNCTION tx_post_many(
+    p_institution_id text,
+    p_now timestamptz,
+    p_atomic boolean,
+    p_sources text[],
+    p_destinations text[],
+    p_amounts bigint[],
+    p_currencies text[],
+    p_journals jsonb,
+    p_table text,
+    p_rows jsonb,
+    p_lines jsonb,
+    p_events jsonb
+) RETURNS jsonb AS $$
+DECLARE
+    n int := cardinality(p_sources);
+    ids text[];
+    statuses text[];
+    kinds text[];
+    currencies text[];
+    funds bigint[];
+    delta bigint[];
+    touched boolean[];
+    passed boolean[];
+    refusal jsonb;
+    refusals jsonb := '[]';
+    s int;
+    d int;
+    i int;
+BEGIN
+    IF n IS NULL OR n = 0
+       OR cardinality(p_destinations) IS DISTINCT FROM n
+       OR cardinality(p_amounts) IS DISTINCT FROM n
+       OR cardinality(p_currencies) IS DISTINCT FROM n
+       OR jsonb_array_length(p_journals) <> n OR jsonb_array_length(p_rows) <> n
+       OR jsonb_array_length(p_lines) <> n OR jsonb_array_length(p_events) <> n
+       OR EXISTS (SELECT 1 FROM unnest(p_amounts) AS amount WHERE amount IS NULL OR amount <= 0)
+       OR EXISTS (SELECT 1 FROM unnest(p_sources, p_destinations) AS m(s, d)
+                   WHERE m.s IS NULL OR m.d IS NULL OR m.s = m.d) THEN
+        RAISE EXCEPTION 'tx_post_many: one source, destination, amount, currency, journal, row, '
+                        'lines and event per item; positive amounts between two accounts';
+    END IF;
+
+    -- Locked in id order (the lock order of accounts/locks.py), once for every item.
+    PERFORM 1 FROM accounts_account
+      WHERE id = ANY (p_sources || p_destinations) AND institution_id = p_institution_id
+      ORDER BY id FOR UPDATE;
+    SELECT array_agg(id ORDER BY id), array_agg(status ORDER BY id), array_agg(kind ORDER BY id),
+           array_agg(currency ORDER BY id), array_agg(available ORDER BY id)
+      INTO ids, statuses, kinds, currencies, funds
+      FROM accounts_account
+     WHERE id = ANY (p_sources || p_destinations) AND institution_id = p_institution_id;
+    ids := coalesce(ids, '{}');
+    delta := array_fill(0::bigint, ARRAY[greatest(cardinality(ids), 1)]);
+    touched := array_fill(false, ARRAY[greatest(cardinality(ids), 1)]);
+    passed := array_fill(false, ARRAY[n]);
+
+    FOR i IN 1 .. n LOOP
+        s := array_position(ids, p_sources[i]);
+        d := array_position(ids, p_destinations[i]);
+        refusal := CASE
+            WHEN s IS NULL OR d IS NULL THEN jsonb_build_object(
+                'code', 'not_found', 'message', 'An account of this operation does not exist.',
+                'details', NULL)
+            WHEN currencies[s] <> p_currencies[i] THEN jsonb_build_object(
+                'code', 'currency_mismatch',
+                'message', format('The account is in %s, the request in %s.',
+                                  currencies[s], p_currencies[i]),
+                'details', jsonb_build_object('account_id', ids[s],
+                    'account_currency', currencies[s], 'currency', p_currencies[i]))
+            WHEN currencies[d] <> p_currencies[i] THEN jsonb_build_object(
+                'code', 'currency_mismatch',
+                'message', format('The account is in %s, the request in %s.',
+                                  currencies[d], p_currencies[i]),
+                'details', jsonb_build_object('account_id', ids[d],
+                    'account_currency', currencies[d], 'currency', p_currencies[i]))
+            WHEN statuses[s] <> 'active' THEN jsonb_build_object(
+                'code', 'account_not_active',
+                'message', format('The account is %s: money cannot leave it.', statuses[s]),
+                'details', jsonb_build_object('account_id', ids[s], 'status', statuses[s]))
+            WHEN kinds[s] = 'customer' AND funds[s] < p_amounts[i] THEN jsonb_build_object(
+                'code', 'insufficient_funds', 'message', NULL,
+                'details', jsonb_build_object('account_id', ids[s],
+                    'available', funds[s], 'amount', p_amounts[i]))
+            WHEN statuses[d] = 'closed' THEN jsonb_build_object(
+                'code', 'account_not_active', 'message', 'The account is closed.',
+                'details', jsonb_build_object('account_id', ids[d], 'status', statuses[d]))
+        END;
+        IF refusal IS NOT NULL THEN
+            refusal := refusal || jsonb_build_object('index', i - 1);
+            IF p_atomic THEN
+                RETURN jsonb_build_array(refusal);
+            END IF;
+            refusals := refusals || jsonb_build_array(refusal);
+            CONTINUE;
+        END IF;
+        funds[s] := funds[s] - p_amounts[i];
+        funds[d] := funds[d] + p_amounts[i];
+        delta[s] := delta[s] - p_amounts[i];
+        delta[d] := delta[d] + p_amounts[i];
+        touched[s] := true;
+        touched[d] := true;
+        passed[i] := true;
+    END LOOP;
+
+    INSERT INTO accounts_journal
+        SELECT (jsonb_populate_record(NULL::accounts_journal, x.j)).*
+          FROM jsonb_array_elements(p_journals) WITH ORDINALITY AS x(j, i)
+         WHERE passed[x.i];
+    INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, created_at)
+        SELECT p_journals->(m.i - 1)->>'id',
+               CASE leg.k WHEN 1 THEN p_sources[m.i] ELSE p_destinations[m.i] END,
+               CASE leg.k WHEN 1 THEN 'debit' ELSE 'credit' END,
+               p_amounts[m.i], p_currencies[m.i], p_now
+          FROM generate_series(1, n) AS m(i), (VALUES (1), (2)) AS leg(k)
+         WHERE passed[m.i]
+         ORDER BY m.i, leg.k;
+    UPDATE accounts_account a
+       SET posted = a.posted + t.delta, updated_at = p_now
+      FROM unnest(ids, delta[1:cardinality(ids)], touched[1:cardinality(ids)])
+           AS t(id, delta, touched)
+     WHERE a.id = t.id AND t.touched;
+    EXECUTE format(
+        'INSERT INTO %1$I SELECT (jsonb_populate_record(NULL::%1$I, x.r)).* '
+        'FROM jsonb_array_elements($1) WITH ORDINALITY AS x(r, i) WHERE ($2)[x.i]', p_table)
+      USING p_rows, passed;
+    INSERT INTO transactions_transaction
+        SELECT (jsonb_populate_record(NULL::transactions_transaction, l.line)).*
+          FROM jsonb_array_elements(p_lines) WITH ORDINALITY AS x(lines, i),
+               jsonb_array_elements(x.lines) AS l(line)
+         WHERE passed[x.i];
+    INSERT INTO events_event
+        SELECT (jsonb_populate_record(NULL::events_event, x.e)).*
+          FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(e, i)
+         WHERE passed[x.i];
+    RETURN refusals;
+END;
+$$ LANGUAGE plpgsql;
