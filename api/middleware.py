@@ -75,7 +75,8 @@ class RequestContextMiddleware:
 
 
 class BodySizeLimitMiddleware:
-    """413 for a declared body over MAX_BODY_BYTES, before anything reads it."""
+    """413 for a declared body over MAX_BODY_BYTES (MAX_BATCH_BODY_BYTES for a transfer batch),
+    before anything reads it."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -85,11 +86,13 @@ class BodySizeLimitMiddleware:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             return error_response(request, tx.ValidationFailed("Content-Length is not a number."))
-        if length > settings.MAX_BODY_BYTES:
+        limit = (
+            settings.MAX_BATCH_BODY_BYTES
+            if request.path.endswith("/transfer-batches")
+            else settings.MAX_BODY_BYTES
+        )
+        if length > limit:
             return error_response(
-                request,
-                tx.PayloadTooLarge(
-                    f"The request body is larger than {settings.MAX_BODY_BYTES} bytes."
-                ),
+                request, tx.PayloadTooLarge(f"The request body is larger than {limit} bytes.")
             )
         return self.get_response(request)

@@ -60,10 +60,14 @@ def api_path(path: str, version: str) -> str:
 
 def api_details(details, version: str):
     """Error `details` raised in the domain's names, keyed by `version`'s names (the values are
-    data and stay as they are). Anything but a dict is returned unchanged."""
+    data and stay as they are, but for an inner error's own `details`, as a batch item's in
+    `batch_item_failed`: keyed the same way). Anything but a dict is returned unchanged."""
     if not isinstance(details, dict):
         return details
-    return {api_path(key, version): value for key, value in details.items()}
+    return {
+        api_path(key, version): api_details(value, version) if key == "details" else value
+        for key, value in details.items()
+    }
 
 
 def v1_twin(serializer_class, *, object_name: str):

@@ -68,6 +68,13 @@ def parse_args():
         action="store_true",
         help="every transfer debits one account (the first), to any other: a hot account",
     )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=0,
+        help="send atomic batches of N transfers to POST /transfer-batches (default: single "
+        "transfers to POST /transfers)",
+    )
     return parser.parse_args()
 
 
@@ -210,25 +217,34 @@ def open_accounts(port: int, api_key: str, count: int) -> list[str]:
 # --- The load: C threads, each with one keep-alive connection, for S seconds
 
 
-def transfer_body(rng: random.Random, account_ids: list[str], hot: bool = False) -> str:
+def transfer_item(rng: random.Random, account_ids: list[str], hot: bool = False) -> dict:
     """A transfer between two random accounts; with `hot`, always from the first account (every
     transfer waits for that account's row lock)."""
     if hot:
         source, destination = account_ids[0], rng.choice(account_ids[1:])
     else:
         source, destination = rng.sample(account_ids, 2)
-    return json.dumps(
-        {
-            "source": {"accountId": source},
-            "destination": {"accountId": destination},
-            "amount": rng.randint(1, 100),
-            "currency": CURRENCY,
-        }
-    )
+    return {
+        "source": {"accountId": source},
+        "destination": {"accountId": destination},
+        "amount": rng.randint(1, 100),
+        "currency": CURRENCY,
+    }
 
 
-def client(port, api_key, account_ids, deadline, seed, results, hot=False):
-    """Send transfers until `deadline`; append (latency in s, status or error name)."""
+def transfer_body(rng: random.Random, account_ids: list[str], hot: bool = False) -> str:
+    return json.dumps(transfer_item(rng, account_ids, hot))
+
+
+def batch_body(rng: random.Random, account_ids: list[str], size: int, hot: bool = False) -> str:
+    """An atomic batch of `size` transfers (docs/transfer-batches.md)."""
+    items = [transfer_item(rng, account_ids, hot) for _ in range(size)]
+    return json.dumps({"mode": "atomic", "transfers": items})
+
+
+def client(port, api_key, account_ids, deadline, seed, results, hot=False, batch=0):
+    """Send transfers (or batches of `batch`) until `deadline`; append (latency in s, status or
+    error name)."""
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     while time.monotonic() < deadline:
@@ -237,10 +253,15 @@ def client(port, api_key, account_ids, deadline, seed, results, hot=False):
             "Content-Type": "application/json",
             "Idempotency-Key": str(uuid.uuid4()),
         }
-        body = transfer_body(rng, account_ids, hot)
+        body = (
+            batch_body(rng, account_ids, batch, hot)
+            if batch
+            else transfer_body(rng, account_ids, hot)
+        )
+        path = "/TX/v2/transfer-batches" if batch else "/TX/v2/transfers"
         started = time.perf_counter()
         try:
-            conn.request("POST", "/TX/v2/transfers", body=body, headers=headers)
+            conn.request("POST", path, body=body, headers=headers)
             response = conn.getresponse()
             response.read()
             outcome = response.status
@@ -251,7 +272,7 @@ def client(port, api_key, account_ids, deadline, seed, results, hot=False):
     conn.close()
 
 
-def drive_transfers(port, api_key, account_ids, concurrency, seconds, hot=False):
+def drive_transfers(port, api_key, account_ids, concurrency, seconds, hot=False, batch=0):
     """Returns ([(latency, outcome)], elapsed seconds)."""
     results = []
     started = time.monotonic()
@@ -259,7 +280,7 @@ def drive_transfers(port, api_key, account_ids, concurrency, seconds, hot=False)
     threads = [
         threading.Thread(
             target=client,
-            args=(port, api_key, account_ids, deadline, seed, results, hot),
+            args=(port, api_key, account_ids, deadline, seed, results, hot, batch),
             daemon=True,
         )
         for seed in range(concurrency)
@@ -380,14 +401,16 @@ def main():
         tps, pgbench_output = run_pgbench(pgbench_url, args.concurrency, args.seconds)
         pg_pgbench = tree_cpu_seconds(postgres) - pg_before if postgres else None
         mode = f"hot: every transfer debits {account_ids[0]}" if args.hot else "uniform"
-        print(
-            f"Running POST /TX/v2/transfers ({mode}), {args.concurrency} clients, "
-            f"{args.seconds} s ..."
+        target = (
+            f"/TX/v2/transfer-batches (atomic, {args.batch} transfers each)"
+            if args.batch
+            else "/TX/v2/transfers"
         )
+        print(f"Running POST {target} ({mode}), {args.concurrency} clients, {args.seconds} s ...")
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
         results, elapsed = drive_transfers(
-            port, api_key, account_ids, args.concurrency, args.seconds, args.hot
+            port, api_key, account_ids, args.concurrency, args.seconds, args.hot, args.batch
         )
         app_http = tree_cpu_seconds(gunicorn.pid) - app_before
         pg_http = tree_cpu_seconds(postgres) - pg_before if postgres else None
@@ -403,24 +426,27 @@ def main():
 
     outcomes = Counter(outcome for _, outcome in results)
     created = sorted(latency * 1000 for latency, outcome in results if outcome == 201)
-    transfers_per_second = len(created) / elapsed
+    posted = len(created) * (args.batch or 1)
+    transfers_per_second = posted / elapsed
     errors = {outcome: count for outcome, count in outcomes.items() if outcome != 201}
 
     print("\n== pgbench (tpcb-like) ==")
     print(pgbench_output.rstrip())
     print("\n== Results ==")
-    print(f"transfers/s:      {transfers_per_second:10.1f}  ({len(created)} in {elapsed:.1f} s)")
+    print(f"transfers/s:      {transfers_per_second:10.1f}  ({posted} in {elapsed:.1f} s)")
     print(f"pgbench tps:      {tps:10.1f}")
     print(f"ratio:            {transfers_per_second / tps:10.3f}  (transfers/s / pgbench tps)")
+    if args.batch:
+        print(f"batches:          {len(created)} of {args.batch} transfers; latency per batch:")
     print(
         f"latency (201s):   p50 {percentile(created, 0.50):.1f} ms, "
         f"p90 {percentile(created, 0.90):.1f} ms, p99 {percentile(created, 0.99):.1f} ms"
     )
     print(f"errors:           {sum(errors.values())} of {len(results)} requests {errors or ''}")
-    print(f"app CPU:          {1000 * app_http / max(len(created), 1):10.2f} ms per transfer")
+    print(f"app CPU:          {1000 * app_http / max(posted, 1):10.2f} ms per transfer")
     if pg_http is not None and pg_pgbench is not None:
         pg_transaction = 1000 * pg_pgbench / (tps * args.seconds)
-        pg_transfer = 1000 * pg_http / max(len(created), 1)
+        pg_transfer = 1000 * pg_http / max(posted, 1)
         print(
             f"PostgreSQL CPU:   {pg_transfer:10.2f} ms per transfer, "
             f"{pg_transaction:.3f} ms per tpcb-like transaction "

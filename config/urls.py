@@ -7,6 +7,7 @@ from django.urls import include, path
 
 from api.urls import DocsView, SchemaView
 from cards.urls import card_urls
+from transfers.urls import transfer_urls
 
 
 def version_urls(version: str):
@@ -15,7 +16,7 @@ def version_urls(version: str):
         path("", include("customers.urls")),
         path("", include("accounts.urls")),
         path("", include(card_urls(version))),
-        path("", include("transfers.urls")),
+        path("", include(transfer_urls(version))),
         path("", include("transactions.urls")),
         path("", include("authorizations.urls")),
         path("", include("events.urls")),

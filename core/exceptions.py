@@ -124,6 +124,16 @@ class AmountExceedsRemaining(BusinessRuleViolation):
     message = "The amount is larger than what remains to be captured or reversed."
 
 
+class DuplicateReference(BusinessRuleViolation):
+    code = "duplicate_reference"
+    message = "A transfer with this reference exists already."
+
+
+class BatchItemFailed(BusinessRuleViolation):
+    code = "batch_item_failed"
+    message = "An item of the atomic batch failed: nothing was posted."
+
+
 class AccountNotEmpty(BusinessRuleViolation):
     code = "account_not_empty"
     message = "An account can only be closed with a zero balance and no active hold."

@@ -34,12 +34,14 @@ from accounts.services import account_create, adjustment_create, hold_place
 from authorizations.services import authorization_create, card_return_create
 from cards.models import CardProduct
 from cards.services import card_issue
+from core import operations
 from core.actors import SYSTEM
 from customers.services import customer_create
 from events.models import Event
 from institutions import scopes as api_scopes
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from tests.factories import InstitutionFactory, issue_key
+from transfers.batches import transfer_batch_create
 from transfers.services import transfer_create
 from webhooks.services import webhook_endpoint_create
 
@@ -95,6 +97,21 @@ def tenant(db):
             currency="EUR",
             actor=SYSTEM,
         )
+        batch = operations.run(  # its items run as parts of an operation
+            transfer_batch_create,
+            institution=institution,
+            mode="atomic",
+            items=[
+                {
+                    "source": {"account_id": source.id},
+                    "destination": {"account_id": destination.id},
+                    "amount": 500,
+                    "currency": "EUR",
+                    "reference": "pay-0001",
+                }
+            ],
+            actor=SYSTEM,
+        ).value
         hold = hold_place(
             account=source,
             amount=300,
@@ -149,6 +166,7 @@ def tenant(db):
                 "accountId": source.id,
                 "holdId": hold.id,
                 "transferId": transfer.id,
+                "batchId": batch.id,
                 "transactionId": Transaction.objects.filter(account=source).first().id,
                 "cardId": card.id,
                 "ruleId": rule.id,

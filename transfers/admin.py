@@ -21,7 +21,7 @@ from core.admin import (
 )
 from core.money import money
 
-from .models import Transfer, TransferReversal
+from .models import Transfer, TransferBatch, TransferReversal
 from .services import transfer_reverse
 
 
@@ -60,8 +60,10 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     ]
     list_filter = ["status", "institution", "currency"]
     list_select_related = ["source_account__institution", "destination_account__institution"]
-    search_fields = ["id", "source_account_id", "destination_account_id"]
-    search_help_text = "An exact transfer id or account id (source or destination)."
+    search_fields = ["id", "source_account_id", "destination_account_id", "reference", "batch_id"]
+    search_help_text = (
+        "An exact transfer id, account id (source or destination), reference or batch id."
+    )
     actions = ["reverse_transfers"]
     inlines = [TransferReversalInline]
     fields = [
@@ -74,6 +76,8 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "currency",
         "status",
         "description",
+        "reference",
+        "batch_link",
         "journal_link",
         "statement_lines_link",
         "created_by",
@@ -92,6 +96,7 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     )
 
     journal_link = link_column("journal", description="journal")
+    batch_link = link_column("batch", description="batch")
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
@@ -118,3 +123,28 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
             done="Reversed {n} transfer(s).",
             already="Not reversed, left as they were: {ids}.",
         )
+
+
+@admin.register(TransferBatch)
+class TransferBatchAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """Batches are made through the API (docs/transfer-batches.md); reviewed here."""
+
+    list_display = ["id", "institution", "mode", "total", "created_at"]
+    list_filter = ["mode", "institution"]
+    search_fields = ["id"]
+    search_help_text = "An exact batch id."
+    fields = ["id", "institution", "mode", "total", "transfers_link", "results", "created_by"]
+    fields += ["created_at"]
+    readonly_fields = fields
+
+    @admin.display(description="items")
+    def total(self, obj):
+        return len(obj.results)
+
+    @admin.display(description="transfers")
+    def transfers_link(self, obj):
+        return changelist_link(Transfer, "Posted transfers", batch=obj.pk)
+
+    @admin.display(description="created by")
+    def created_by(self, obj):
+        return actor_display(obj, "created_by")

@@ -16,14 +16,16 @@ from api.serializers import (
     StrictSerializer,
     TimestampField,
 )
+from api.versions import V1, V2
 from api.views import TXView
 from cards.apis.serializers import PanField
 from core.actors import Actor
 from institutions import scopes
 
+from .batches import FAILED, MAX_ITEMS, POSTED, transfer_batch_create
 from .endpoints import endpoints_resolve
-from .models import Transfer
-from .selectors import transfer_get, transfer_list
+from .models import Transfer, TransferBatch
+from .selectors import transfer_batch_get, transfer_get, transfer_list
 from .services import transfer_create, transfer_reverse
 
 
@@ -51,6 +53,27 @@ class TransferCreate(StrictSerializer):
     amount = AmountField(help_text="Minor units, e.g. 1050 = 10.50 EUR.")
     currency = CurrencyField()
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
+
+
+class ReferencedTransferCreate(TransferCreate):
+    """v2: a transfer with the client's own id of it."""
+
+    reference = StrictCharField(
+        max_length=100,
+        required=False,
+        help_text="Your own id of this transfer, unique in your institution for good (422 "
+        "`duplicate_reference` when seen before).",
+    )
+
+
+CREATE_INPUT = {V1: TransferCreate, V2: ReferencedTransferCreate}
+
+
+class BatchCreate(StrictSerializer):
+    mode = serializers.ChoiceField(choices=TransferBatch.Mode.choices)
+    transfers = ReferencedTransferCreate(
+        many=True, allow_empty=False, max_length=MAX_ITEMS, help_text="1 to 1,000 items."
+    )
 
 
 class ReversalCreate(StrictSerializer):
@@ -86,6 +109,16 @@ class TransferOut(serializers.Serializer):
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
+class ReferencedTransferOut(TransferOut):
+    """v2: with the client's reference and the batch it came in."""
+
+    reference = serializers.CharField(allow_null=True)
+    batchId = serializers.CharField(source="batch_id", allow_null=True)  # noqa: N815
+
+
+TRANSFER_OUTPUT = {V1: TransferOut, V2: ReferencedTransferOut}
+
+
 class ReversalOut(serializers.Serializer):
     reversalId = serializers.CharField(source="id")  # noqa: N815
     transferId = serializers.CharField(source="transfer_id")  # noqa: N815
@@ -93,6 +126,41 @@ class ReversalOut(serializers.Serializer):
     currency = serializers.CharField()
     createdAt = TimestampField(source="created_at")  # noqa: N815
     transfer = TransferOut(help_text="The transfer after this reversal.")
+
+
+class ReferencedReversalOut(ReversalOut):
+    transfer = ReferencedTransferOut(help_text="The transfer after this reversal.")
+
+
+REVERSAL_OUTPUT = {V1: ReversalOut, V2: ReferencedReversalOut}
+
+
+class BatchResultOut(serializers.Serializer):
+    index = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=[POSTED, FAILED])
+    transferId = serializers.CharField(required=False, help_text="When posted.")  # noqa: N815
+    code = serializers.CharField(required=False, help_text="When failed: the error code.")
+    message = serializers.CharField(required=False, help_text="When failed.")
+    reference = serializers.CharField(allow_null=True)
+
+
+class BatchOut(serializers.Serializer):
+    batchId = serializers.CharField(source="id")  # noqa: N815
+    mode = serializers.ChoiceField(choices=TransferBatch.Mode.choices)
+    total = serializers.SerializerMethodField()
+    posted = serializers.SerializerMethodField()
+    failed = serializers.SerializerMethodField()
+    results = BatchResultOut(many=True)
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+    def get_total(self, batch) -> int:
+        return len(batch.results)
+
+    def get_posted(self, batch) -> int:
+        return sum(1 for result in batch.results if result["status"] == POSTED)
+
+    def get_failed(self, batch) -> int:
+        return sum(1 for result in batch.results if result["status"] == FAILED)
 
 
 class TransferQuery(serializers.Serializer):
@@ -106,8 +174,8 @@ class TransferListView(TXView):
 
     @document(
         name="Transfer",
-        resources=both(TransferOut),
-        request=both(TransferCreate),
+        resources=TRANSFER_OUTPUT,
+        request=CREATE_INPUT,
         created=True,
         summary="Transfer money between two accounts, cards or PANs",
         description="Same institution and currency; posted at once (`CashDec` on the source, "
@@ -118,7 +186,7 @@ class TransferListView(TXView):
         tags=["Transfers"],
     )
     def post(self, request):
-        data = self.parse(TransferCreate)
+        data = self.parse(self.for_version(CREATE_INPUT))
         if "pan" in data["source"] or "pan" in data["destination"]:
             # Before any PAN is looked up: without the scope a PAN is neither resolved nor
             # counted, and nothing changes.
@@ -137,13 +205,14 @@ class TransferListView(TXView):
             amount=data["amount"],
             currency=data["currency"],
             description=data.get("description", ""),
+            reference=data.get("reference"),
             actor=Actor.of_request(request),
         )
-        return self.created(TransferOut(transfer).data)
+        return self.created(self.for_version(TRANSFER_OUTPUT)(transfer).data)
 
     @document(
         name="Transfer",
-        resources=both(TransferOut),
+        resources=TRANSFER_OUTPUT,
         many=True,
         parameters=[OpenApiParameter("accountId", str, description="From or to this account.")],
         summary="List transfers, newest first",
@@ -153,21 +222,20 @@ class TransferListView(TXView):
     def get(self, request):
         query = self.parse_query(TransferQuery)
         transfers = transfer_list(institution=self.institution, account_id=query.get("accountId"))
-        return self.respond_list(transfers, TransferOut)
+        return self.respond_list(transfers, self.for_version(TRANSFER_OUTPUT))
 
 
 class TransferDetailView(TXView):
     @document(
         name="Transfer",
-        resources=both(TransferOut),
+        resources=TRANSFER_OUTPUT,
         summary="Retrieve a transfer",
         operation_id="transfers_retrieve",
         tags=["Transfers"],
     )
     def get(self, request, transferId):  # noqa: N803 (path parameters are camelCase)
-        return self.respond(
-            TransferOut(transfer_get(institution=self.institution, transfer_id=transferId)).data
-        )
+        transfer = transfer_get(institution=self.institution, transfer_id=transferId)
+        return self.respond(self.for_version(TRANSFER_OUTPUT)(transfer).data)
 
 
 class TransferReversalsView(TXView):
@@ -175,7 +243,7 @@ class TransferReversalsView(TXView):
 
     @document(
         name="Reversal",
-        resources=both(ReversalOut),
+        resources=REVERSAL_OUTPUT,
         request=both(ReversalCreate),
         created=True,
         summary="Reverse a transfer (partially or whole)",
@@ -191,4 +259,52 @@ class TransferReversalsView(TXView):
         reversal = transfer_reverse(
             transfer=transfer, amount=data.get("amount"), actor=Actor.of_request(request)
         )
-        return self.created(ReversalOut(reversal).data)
+        return self.created(self.for_version(REVERSAL_OUTPUT)(reversal).data)
+
+
+class TransferBatchListView(TXView):
+    write_scope = scopes.MONEY_WRITE
+    pan_scope = scopes.CARDS_SENSITIVE
+
+    @document(
+        name="TransferBatch",
+        resources={V2: BatchOut},
+        request={V2: BatchCreate},
+        created=True,
+        summary="Post many transfers in one request, in order",
+        description="1 to 1,000 items, each the body of `POST /transfers` (with its "
+        "`reference`), applied in request order in one transaction. `atomic`: all post or "
+        "none; the first failing item makes the batch 422 `batch_item_failed` (details: "
+        "`index`, `code`, `message`, `details`). `independent`: each item posts or fails on "
+        "its own; `results` says which. Every posted item is an ordinary transfer with its "
+        "`batchId`. v2 only (docs/transfer-batches.md).",
+        operation_id="transfer_batches_create",
+        tags=["Transfers"],
+    )
+    def post(self, request):
+        data = self.parse(BatchCreate)
+        if any(
+            "pan" in item["source"] or "pan" in item["destination"] for item in data["transfers"]
+        ):
+            scopes.require_scope(request, self.pan_scope)
+        batch = transfer_batch_create(
+            institution=self.institution,
+            mode=data["mode"],
+            items=data["transfers"],
+            actor=Actor.of_request(request),
+        )
+        return self.created(BatchOut(batch).data)
+
+
+class TransferBatchDetailView(TXView):
+    @document(
+        name="TransferBatch",
+        resources={V2: BatchOut},
+        summary="Retrieve a transfer batch: the document its creation answered",
+        operation_id="transfer_batches_retrieve",
+        tags=["Transfers"],
+    )
+    def get(self, request, batchId):  # noqa: N803
+        return self.respond(
+            BatchOut(transfer_batch_get(institution=self.institution, batch_id=batchId)).data
+        )

@@ -22,6 +22,33 @@ def _reversal_id():
     return new_id("trr")
 
 
+def _batch_id():
+    return new_id("trb")
+
+
+class TransferBatch(CreatedBy):
+    """Many transfers in one request (docs/transfer-batches.md). `results` is the answer's list,
+    one entry per item in request order; only batches that posted (or, independent, ran) are
+    stored: a refused atomic batch leaves nothing."""
+
+    class Mode(models.TextChoices):
+        ATOMIC = "atomic"
+        INDEPENDENT = "independent"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_batch_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    mode = models.CharField(max_length=16, choices=Mode.choices)
+    results = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["institution", "-id"], name="batch_institution_idx")]
+
+    def __str__(self):
+        return f"{self.id} ({self.mode}, {len(self.results)} items)"
+
+
 class Transfer(CreatedBy, Timestamped):
     class Status(models.TextChoices):
         POSTED = "posted"
@@ -54,12 +81,27 @@ class Transfer(CreatedBy, Timestamped):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.POSTED)
     reversed_amount = models.BigIntegerField(default=0)
     journal = models.OneToOneField(Journal, on_delete=models.PROTECT, related_name="transfer")
+    # The client's own id of the transfer, unique per institution for good (v2).
+    reference = models.CharField(max_length=100, null=True, blank=True)
+    batch = models.ForeignKey(
+        TransferBatch,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="transfers",
+        db_index=False,
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["-id"]
         constraints = [
+            models.UniqueConstraint(
+                fields=["institution", "reference"],
+                condition=Q(reference__isnull=False),
+                name="transfer_reference_unique",
+            ),
             models.CheckConstraint(condition=Q(amount__gt=0), name="transfer_amount_positive"),
             models.CheckConstraint(
                 condition=Q(reversed_amount__gte=0) & Q(reversed_amount__lte=F("amount")),

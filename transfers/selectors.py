@@ -3,7 +3,7 @@ from django.db.models import Q
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import Transfer
+from .models import Transfer, TransferBatch
 
 
 def transfer_list(*, institution: Institution, account_id: str | None = None):
@@ -18,4 +18,13 @@ def transfer_list(*, institution: Institution, account_id: str | None = None):
 def transfer_get(*, institution: Institution, transfer_id: str) -> Transfer:
     return get_of_institution(
         Transfer, institution=institution, id=transfer_id, missing="No transfer with this id."
+    )
+
+
+def transfer_batch_get(*, institution: Institution, batch_id: str) -> TransferBatch:
+    return get_of_institution(
+        TransferBatch,
+        institution=institution,
+        id=batch_id,
+        missing="No transfer batch with this id.",
     )

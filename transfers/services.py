@@ -1,9 +1,10 @@
 """Transfers and their reversals. Each runs in one transaction with its journal, statement
 lines and event, posted in one round trip by `accounts.posting.post`."""
 
+from dataclasses import dataclass
 from functools import partial
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Journal, Transaction
@@ -17,17 +18,19 @@ from core.actors import Actor
 from core.exceptions import (
     AmountExceedsRemaining,
     DeclinedByMonitoring,
+    DuplicateReference,
     InvalidStateTransition,
     NotFound,
     TXError,
     ValidationFailed,
 )
 from core.operations import keep_if_refused
+from events.models import Event
 from events.services import event_for
 from institutions.models import Institution
 from monitoring.services import alerts_raise, screen
 
-from .models import Transfer, TransferReversal
+from .models import Transfer, TransferBatch, TransferReversal
 
 
 def transfer_create(
@@ -41,6 +44,8 @@ def transfer_create(
     actor: Actor,
     source_card: Card | None = None,
     destination_card: Card | None = None,
+    reference: str | None = None,
+    batch: TransferBatch | None = None,
 ) -> Transfer:
     """Move `amount` from `source` to `destination`, two accounts of `institution` as loaded
     (their institution, currency and kind never change; their status and balances are read
@@ -54,9 +59,11 @@ def transfer_create(
     `currency_mismatch`); the sending card's limits (422 `limit_exceeded`) and the monitoring
     rules (422 `declined_by_monitoring`); the source active with the funds (422
     `account_not_active`, `insufficient_funds`); the destination not closed (422
-    `account_not_active`). Posts at once: `CashDec` on the source, `CashInc` on the
+    `account_not_active`); the `reference` not seen before in the institution (422
+    `duplicate_reference`). Posts at once: `CashDec` on the source, `CashInc` on the
     destination, event `transfer.posted`. A card transfer counts against the card's limits and
-    raises an alert for every monitoring rule it hits, also when it is refused.
+    raises an alert for every monitoring rule it hits, also when it is refused. `batch`: the
+    batch the transfer is an item of.
     """
     if source.pk == destination.pk:
         raise ValidationFailed(
@@ -83,22 +90,23 @@ def transfer_create(
         if source_card is not None:
             usage = check_limits(source_card, amount)
             screening = screen(card=source_card, amount=amount, currency=currency, merchant=None)
-        journal = journal_new(
-            institution_id=institution.pk, kind=Journal.Kind.TRANSFER, description=description
-        )
-        transfer = Transfer(
+        new = transfer_new(
             institution=institution,
-            source_account=source,
-            destination_account=destination,
-            source_card=source_card,
-            destination_card=destination_card,
+            source=source,
+            destination=destination,
             amount=amount,
             currency=currency,
             description=description,
-            journal=journal,
-            **actor.stamp("created_by"),
+            actor=actor,
+            source_card=source_card,
+            destination_card=destination_card,
+            reference=reference,
+            batch=batch,
         )
+        transfer = new.transfer
         try:
+            if reference is not None and _reference_taken(institution, reference):
+                raise DuplicateReference(details={"reference": reference})
             if screening is not None and screening.declined:
                 raise DeclinedByMonitoring(
                     details={
@@ -111,44 +119,16 @@ def transfer_create(
                 institution_id=institution.pk,
                 currency=currency,
                 moves=[debit(source.pk, amount), credit(destination.pk, amount)],
-                journal=journal,
+                journal=new.journal,
                 rows=[transfer],
-                lines=statement_lines(
-                    lines=[
-                        Line(
-                            source, Transaction.Type.CASH_DEC, amount, description, card=source_card
-                        ),
-                        Line(
-                            destination,
-                            Transaction.Type.CASH_INC,
-                            amount,
-                            description,
-                            card=destination_card,
-                        ),
-                    ],
-                    currency=currency,
-                    journal=journal,
-                    transfer=transfer,
-                ),
-                events=[
-                    event_for(
-                        transfer,
-                        "transfer.posted",
-                        data={
-                            "amount": amount,
-                            "currency": currency,
-                            "sourceAccountId": source.pk,
-                            "destinationAccountId": destination.pk,
-                            **({"sourceCardId": source_card.pk} if source_card else {}),
-                            **(
-                                {"destinationCardId": destination_card.pk}
-                                if destination_card
-                                else {}
-                            ),
-                        },
-                    )
-                ],
+                lines=new.lines,
+                events=[new.event],
             )
+        except IntegrityError as error:
+            # Another transaction took the reference between the check and the insert.
+            if constraint_of(error) != "transfer_reference_unique":
+                raise
+            raise DuplicateReference(details={"reference": reference}) from None
         except TXError:
             if screening is not None and screening.hits:
                 # The alerts about a refused payment outlive the refusal.
@@ -161,6 +141,92 @@ def transfer_create(
         if screening is not None and screening.hits:
             _raise_alerts(screening, source_card, amount, currency, transfer.pk)
     return transfer
+
+
+@dataclass(frozen=True)
+class NewTransfer:
+    """The rows that record one transfer, not yet written: `post` (or `post_many`) writes them
+    with the money."""
+
+    journal: Journal
+    transfer: Transfer
+    lines: list[Transaction]
+    event: Event
+
+
+def transfer_new(
+    *,
+    institution: Institution,
+    source: Account,
+    destination: Account,
+    amount: int,
+    currency: str,
+    description: str,
+    actor: Actor,
+    source_card: Card | None = None,
+    destination_card: Card | None = None,
+    reference: str | None = None,
+    batch: TransferBatch | None = None,
+) -> NewTransfer:
+    """The journal, transfer, statement lines (`CashDec` on the source, `CashInc` on the
+    destination) and `transfer.posted` event of a transfer (checks are the caller's)."""
+    journal = journal_new(
+        institution_id=institution.pk, kind=Journal.Kind.TRANSFER, description=description
+    )
+    transfer = Transfer(
+        institution=institution,
+        source_account=source,
+        destination_account=destination,
+        source_card=source_card,
+        destination_card=destination_card,
+        amount=amount,
+        currency=currency,
+        description=description,
+        journal=journal,
+        reference=reference,
+        batch=batch,
+        **actor.stamp("created_by"),
+    )
+    lines = statement_lines(
+        lines=[
+            Line(source, Transaction.Type.CASH_DEC, amount, description, card=source_card),
+            Line(
+                destination, Transaction.Type.CASH_INC, amount, description, card=destination_card
+            ),
+        ],
+        currency=currency,
+        journal=journal,
+        transfer=transfer,
+    )
+    data = {
+        "amount": amount,
+        "currency": currency,
+        "sourceAccountId": source.pk,
+        "destinationAccountId": destination.pk,
+    }
+    if source_card is not None:
+        data["sourceCardId"] = source_card.pk
+    if destination_card is not None:
+        data["destinationCardId"] = destination_card.pk
+    event = event_for(transfer, "transfer.posted", data=data, institution=institution)
+    return NewTransfer(journal, transfer, lines, event)
+
+
+def references_taken(institution: Institution, references) -> set[str]:
+    """Which of `references` a transfer of `institution` already has."""
+    return set(
+        Transfer.objects.filter(institution=institution, reference__in=references).values_list(
+            "reference", flat=True
+        )
+    )
+
+
+def _reference_taken(institution: Institution, reference: str) -> bool:
+    return Transfer.objects.filter(institution=institution, reference=reference).exists()
+
+
+def constraint_of(error: IntegrityError) -> str | None:
+    return getattr(getattr(error.__cause__, "diag", None), "constraint_name", None)
 
 
 def _raise_alerts(screening, card: Card, amount: int, currency: str, transfer_id) -> None:

@@ -156,7 +156,10 @@ STORAGES = {
 
 # --- The HTTP contract (DESIGN.md sections 3-6)
 MAX_BODY_BYTES = env.int("MAX_BODY_BYTES", default=64 * 1024)
-DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_BODY_BYTES
+# A transfer batch (up to 1,000 items, docs/transfer-batches.md) may be this large.
+MAX_BATCH_BODY_BYTES = env.int("MAX_BATCH_BODY_BYTES", default=1024 * 1024)
+# Django's own cap, above both: the API's per-path limits are BodySizeLimitMiddleware's.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(MAX_BODY_BYTES, MAX_BATCH_BODY_BYTES)
 # Rate limits (api/ratelimit.py, docs/configuration.md): requests per fixed window, shared by
 # every app process, counted in one statement per request; 0 disables a limit. Counted in
 # PostgreSQL (an UNLOGGED table), or in Redis when CACHE_URL names it.

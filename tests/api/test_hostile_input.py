@@ -367,6 +367,21 @@ BODIES = {
         "amount": 100,
         "currency": "EUR",
         "description": "Rent",
+        **({"reference": "rent-2026-01"} if v == "v2" else {}),  # v1 has no reference
+    },
+    # v2 only. `atomic`: an item that fails answers 422 (`independent` would answer 201).
+    ("TransferBatchListView", "post"): lambda w, v: {
+        "mode": "atomic",
+        "transfers": [
+            {
+                "source": {"accountId": w.account},
+                "destination": {"accountId": w.account2},
+                "amount": 100,
+                "currency": "EUR",
+                "description": "Salary",
+                "reference": "pay-2026-01-0001",
+            }
+        ],
     },
     ("TransferReversalsView", "post"): lambda w, v: {"amount": 10},
     ("AuthorizationListView", "post"): lambda w, v: {
@@ -462,6 +477,31 @@ VARIANTS = {
             "currency": "EUR",
         },
     ],
+    ("TransferBatchListView", "post"): [
+        lambda w, v: {
+            "mode": "independent",
+            "transfers": [
+                {
+                    "source": {"cardId": w.card},
+                    "destination": {"accountNumber": w.account2_body["accountNumber"]},
+                    "amount": 100,
+                    "currency": "EUR",
+                    "reference": "pay-2026-01-0002",
+                }
+            ],
+        },
+        lambda w, v: {
+            "mode": "atomic",
+            "transfers": [
+                {
+                    "source": {"pan": w.pan},
+                    "destination": {"accountId": w.account2},
+                    "amount": 100,
+                    "currency": "EUR",
+                }
+            ],
+        },
+    ],
     ("AuthorizationListView", "post"): [
         lambda w, v: {
             "pan": w.pan,
@@ -491,6 +531,55 @@ EMPTY_IS_VALID = {
     ("CardRenewalsView", "post"),
     ("CardReissuesView", "post"),
     ("CustomerDetailView", "patch"),
+}
+
+
+# Bodies declared larger than this answer 413 (MAX_BODY_BYTES), a transfer batch's larger than
+# its own limit (MAX_BATCH_BODY_BYTES: up to 1,000 items).
+BODY_LIMIT = 64 * 1024
+BODY_LIMITS = {("TransferBatchListView", "post"): 1024 * 1024}
+
+
+def _reference_cases(item_path):
+    """A reference is 1 to 100 characters (docs/transfer-batches.md)."""
+
+    def cases(body):
+        item = body
+        for key in item_path:
+            item = item[key]
+        if "reference" not in item:  # v1: no reference (an unknown field, in json_cases)
+            return []
+        path = (*item_path, "reference")
+        return [
+            Case(f"{dotted(path)}: empty", dumps(replaced(body, path, ""))),
+            Case(f"{dotted(path)}: 101 characters", dumps(replaced(body, path, "r" * 101))),
+        ]
+
+    return cases
+
+
+def _batch_cases(body):
+    item = body["transfers"][0]
+    return [
+        *_reference_cases(("transfers", 0))(body),
+        Case("transfers: no item", dumps({**body, "transfers": []})),
+        Case("transfers: 1,001 items", dumps({**body, "transfers": [item] * 1001})),
+        Case("transfers: missing", dumps({"mode": body["mode"]})),
+        Case("mode: missing", dumps({"transfers": body["transfers"]})),
+        Case("mode: not a mode", dumps({**body, "mode": "all_or_nothing"})),
+        Case("mode: upper case", dumps({**body, "mode": body["mode"].upper()})),
+        Case("transfers[0]: empty object", dumps({**body, "transfers": [{}]})),
+        Case(  # the second item broken, the first valid
+            "transfers[1].amount: as string",
+            dumps({**body, "transfers": [item, {**item, "amount": str(item["amount"])}]}),
+        ),
+    ]
+
+
+# Cases of an operation's own rules that breaking its leaves one by one does not reach.
+OWN_CASES = {
+    ("TransferListView", "post"): _reference_cases(()),
+    ("TransferBatchListView", "post"): _batch_cases,
 }
 
 
@@ -621,12 +710,26 @@ def json_type(value) -> str:
 
 
 def leaves(value, path=()):
-    """(path, value) of every member of every object inside `value` (the root excluded)."""
+    """(path, value) of every member of every object inside `value` (the root excluded), and of
+    every object in a list (a batch's items: `transfers[0]`, then `transfers[0].amount`...)."""
     if isinstance(value, dict):
         for key, item in value.items():
             yield (*path, key), item
             if isinstance(item, dict):
                 yield from leaves(item, (*path, key))
+            elif isinstance(item, list):
+                for index, element in enumerate(item):
+                    if isinstance(element, dict):
+                        yield (*path, key, index), element
+                        yield from leaves(element, (*path, key, index))
+
+
+def dotted(path) -> str:
+    """A leaf's path in a case's name: `transfers[0].source.accountId`."""
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else f".{key}" if text else key
+    return text
 
 
 def replaced(body, path, new):
@@ -653,7 +756,7 @@ def leaf_cases(body) -> list[Case]:
     cases = []
 
     def add(path, name, new):
-        cases.append(Case(f"{'.'.join(path)}: {name}", dumps(replaced(body, path, new))))
+        cases.append(Case(f"{dotted(path)}: {name}", dumps(replaced(body, path, new))))
 
     for kind, members in by_type.items():
         core, more = BREAKERS[kind]
@@ -667,17 +770,17 @@ def leaf_cases(body) -> list[Case]:
             for path, _ in members:
                 for raw in RAW_CORE:
                     cases.append(
-                        Case(f"{'.'.join(path)}: raw {raw}", with_raw(body, path, raw.encode()))
+                        Case(f"{dotted(path)}: raw {raw}", with_raw(body, path, raw.encode()))
                     )
             for index, raw in enumerate(RAW_MORE):
                 path, _ = members[index % len(members)]
                 cases.append(
-                    Case(f"{'.'.join(path)}: raw {raw[:12]}", with_raw(body, path, raw.encode()))
+                    Case(f"{dotted(path)}: raw {raw[:12]}", with_raw(body, path, raw.encode()))
                 )
         if kind == "list":
             path, value = members[0]
             big = dumps(replaced(body, path, [value[0]] * 10_000))
-            cases.append(Case(f"{'.'.join(path)}: 10k items", big, 413, "payload_too_large"))
+            cases.append(Case(f"{dotted(path)}: 10k items", big, 413, "payload_too_large"))
     return cases
 
 
@@ -749,8 +852,13 @@ def json_cases(op_key, body) -> list[Case]:
         Case("json: NUL key", dumps({**body, "\x00": 1})),
         Case("json: 10k-character key", dumps({**body, TEN_K: 1})),
         Case("json: lone surrogate key", dumps({**body, "\udfff": 1})),
-        Case("json: 64 KiB + 1", b" " * (64 * 1024 + 1), 413, "payload_too_large"),
     ]
+    limit = BODY_LIMITS.get(op_key, BODY_LIMIT)
+    cases.append(
+        Case(f"json: {limit // 1024} KiB + 1", b" " * (limit + 1), 413, "payload_too_large")
+    )
+    if limit > BODY_LIMIT:  # under its own limit: read, and refused as the JSON it is not
+        cases.append(Case(f"json: {BODY_LIMIT // 1024} KiB + 1", b" " * (BODY_LIMIT + 1)))
     if body:
         first = next(iter(body))
         duplicate = f"{{{json.dumps(first)}: {json.dumps(body[first])}, {text[1:]}"
@@ -863,6 +971,7 @@ def catalogue(op: Operation, world: World, body, variants=()) -> list[Case]:
         *leaf_cases(body),
         *(case for variant in variants for case in leaf_cases(variant)),
         *id_cases(op, world, body),
+        *OWN_CASES.get(op.key, lambda body: [])(body),
     ]
 
 
@@ -1000,6 +1109,9 @@ def test_hostile_input_is_a_4xx_error_body_and_changes_nothing(op, api_all):
     for valid in [*variants, body]:
         response = send(api, op, Case("valid", dumps(valid)), path)
         assert 200 <= response.status_code < 300, (op, valid, response.content)
+        if op.key == ("TransferBatchListView", "post"):  # 201 also when an item failed
+            results = response.json()["results"]
+            assert {result["status"] for result in results} == {"posted"}, (op, valid, results)
 
 
 # --- the holes issue 10 names, one by one -----------------------------------------------------
