@@ -52,9 +52,12 @@ def account_by_number(*, institution: Institution, account_number: str) -> Accou
     )
 
 
-def accounts_of_endpoints(*, institution: Institution, endpoints: list[dict]) -> list[Account]:
+def accounts_of_endpoints(
+    *, institution: Institution, endpoints: list[dict], refuse: bool = True
+) -> list[Account | NotFound]:
     """The accounts named by `{"account_id"}` or `{"account_number"}` objects, in their order, in
-    one query (the transfer path is hot). 404 when one does not exist in the institution."""
+    one query (the transfer path is hot; a batch names up to 2,000). 404 when one does not exist
+    in the institution; with `refuse=False`, that 404 in its place instead."""
     ids = [endpoint["account_id"] for endpoint in endpoints if "account_id" in endpoint]
     numbers = [e["account_number"] for e in endpoints if "account_number" in e]
     found = list(
@@ -73,7 +76,9 @@ def accounts_of_endpoints(*, institution: Institution, endpoints: list[dict]) ->
             account = by_number.get(endpoint["account_number"])
             missing = "No account with this account number."
         if account is None:
-            raise NotFound(missing)
+            if refuse:
+                raise NotFound(missing)
+            account = NotFound(missing)
         accounts.append(account)
     return accounts
 

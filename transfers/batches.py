@@ -23,7 +23,7 @@ from core.exceptions import BatchItemFailed, DuplicateReference, TXError, Valida
 from core.operations import part
 from institutions.models import Institution
 
-from .endpoints import Resolved, endpoints_resolve
+from .endpoints import Resolved, endpoint_pairs_resolve
 from .models import TransferBatch
 from .services import constraint_of, references_taken, transfer_create, transfer_new
 
@@ -45,7 +45,11 @@ def transfer_batch_create(
         batch = TransferBatch.objects.create(
             institution=institution, mode=mode, results=[], **actor.stamp("created_by")
         )
-        ends = [_resolve(institution, item, actor) for item in items]
+        ends = endpoint_pairs_resolve(
+            institution=institution,
+            pairs=[[item["source"], item["destination"]] for item in items],
+            actor=actor,
+        )
         if _posts_more_than_once(items, ends):
             _lock_all(ends)
         run = _Run(institution, batch, items, actor)
@@ -212,20 +216,6 @@ class _Run:
             "message": error.message,
             "reference": self.items[index].get("reference"),
         }
-
-
-def _resolve(institution: Institution, item: dict, actor: Actor) -> list[Resolved] | TXError:
-    """The item's two endpoints, or the error that fails the item where it stands in the order
-    (a failed PAN lookup is still counted: `part` keeps it)."""
-    try:
-        with part():
-            return endpoints_resolve(
-                institution=institution,
-                endpoints=[item["source"], item["destination"]],
-                actor=actor,
-            )
-    except TXError as error:
-        return error
 
 
 def _posts_more_than_once(items: list[dict], ends: list) -> bool:
