@@ -26,7 +26,7 @@ from .batches import FAILED, MAX_ITEMS, POSTED, transfer_batch_create
 from .endpoints import endpoints_resolve
 from .models import Transfer, TransferBatch
 from .selectors import transfer_batch_get, transfer_get, transfer_list
-from .services import transfer_create, transfer_reverse
+from .services import transfer_create_for, transfer_reverse
 
 
 class Endpoint(StrictSerializer):
@@ -191,22 +191,13 @@ class TransferListView(TXView):
             # Before any PAN is looked up: without the scope a PAN is neither resolved nor
             # counted, and nothing changes.
             scopes.require_scope(request, self.pan_scope)
-        source, destination = endpoints_resolve(
+        ends = endpoints_resolve(
             institution=self.institution,
             endpoints=[data["source"], data["destination"]],
             actor=Actor.of_request(request),
         )
-        transfer = transfer_create(
-            institution=self.institution,
-            source=source.account,
-            destination=destination.account,
-            source_card=source.card,
-            destination_card=destination.card,
-            amount=data["amount"],
-            currency=data["currency"],
-            description=data.get("description", ""),
-            reference=data.get("reference"),
-            actor=Actor.of_request(request),
+        transfer = transfer_create_for(
+            data, ends, institution=self.institution, actor=Actor.of_request(request)
         )
         return self.created(self.for_version(TRANSFER_OUTPUT)(transfer).data)
 

@@ -25,7 +25,7 @@ from institutions.models import Institution
 
 from .endpoints import Resolved, endpoint_pairs_resolve
 from .models import TransferBatch
-from .services import constraint_of, references_taken, transfer_create, transfer_new
+from .services import constraint_of, references_taken, transfer_create_for, transfer_new
 
 MAX_ITEMS = 1000
 
@@ -183,19 +183,8 @@ class _Run:
                 self._posted(index, new.transfer)
 
     def _post_one(self, item: dict, resolved: list[Resolved]):
-        source, destination = resolved
-        return transfer_create(
-            institution=self.institution,
-            source=source.account,
-            destination=destination.account,
-            source_card=source.card,
-            destination_card=destination.card,
-            amount=item["amount"],
-            currency=item["currency"],
-            description=item.get("description", ""),
-            reference=item.get("reference"),
-            batch=self.batch,
-            actor=self.actor,
+        return transfer_create_for(
+            item, resolved, institution=self.institution, actor=self.actor, batch=self.batch
         )
 
     def _posted(self, index: int, transfer) -> None:

@@ -143,6 +143,27 @@ def transfer_create(
     return transfer
 
 
+def transfer_create_for(
+    body: dict, ends: list, *, institution: Institution, actor: Actor, batch=None
+) -> Transfer:
+    """`transfer_create` for a parsed `POST /transfers` body (a batch item is one) whose two
+    ends `transfers.endpoints.endpoints_resolve` found."""
+    source, destination = ends
+    return transfer_create(
+        institution=institution,
+        source=source.account,
+        destination=destination.account,
+        source_card=source.card,
+        destination_card=destination.card,
+        amount=body["amount"],
+        currency=body["currency"],
+        description=body.get("description", ""),
+        reference=body.get("reference"),
+        batch=batch,
+        actor=actor,
+    )
+
+
 @dataclass(frozen=True)
 class NewTransfer:
     """The rows that record one transfer, not yet written: `post` (or `post_many`) writes them

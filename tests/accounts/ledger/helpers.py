@@ -1,11 +1,12 @@
 """Shared set-up and checks for the money-core tests (plain functions, no fixtures)."""
 
 import threading
+from types import SimpleNamespace
 
 from django.db import connection
 
 from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
-from accounts.services import account_create, adjustment_create
+from accounts.services import account_create, adjustment_create, internal_account
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
 from customers.services import customer_create
@@ -119,3 +120,34 @@ def run_threads(count: int, target, *args) -> list:
     if errors:
         raise errors[0]
     return results
+
+
+def set_status(account: Account, status: str) -> None:
+    Account.objects.filter(pk=account.pk).update(status=status)
+
+
+def updated_at(account: Account):
+    return Account.objects.values_list("updated_at", flat=True).get(pk=account.pk)
+
+
+def bank():
+    """What the posting functions' raw-SQL tests post between: an institution with a loaded
+    account (1000), two empty ones, one in GHS, its funding account (-1000: it paid for the
+    load) and its settlement account."""
+    fi = institution()
+    account = open_account(fi, balance=1000)
+    empty, other = open_account(fi), open_account(fi)
+    ghs = open_account(fi, product=GHS_PREPAID)
+    settlement = internal_account(
+        institution=fi, code=Account.InternalCode.SETTLEMENT, currency="EUR"
+    )
+    assert balance(account) == (1000, 0, 1000)
+    return SimpleNamespace(
+        fi=fi,
+        account=account,
+        empty=empty,
+        other=other,
+        ghs=ghs,
+        funding=internal(fi, Account.InternalCode.FUNDING),
+        settlement=settlement,
+    )

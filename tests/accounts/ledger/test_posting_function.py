@@ -33,21 +33,21 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Entry, Hold, Journal, Transaction
-from accounts.services.accounts import internal_account
 from accounts.verification import ledger_breaches
 from core.rows import as_row
 from events.models import Event
 from transfers.models import Transfer
 
 from .helpers import (
-    GHS_PREPAID,
     assert_ledger_ok,
     balance,
     institution,
-    internal,
     ledger_state,
     open_account,
+    set_status,
+    updated_at,
 )
+from .helpers import bank as ledger_bank
 
 pytestmark = pytest.mark.django_db
 
@@ -122,32 +122,9 @@ def new_journal(fi, kind=Journal.Kind.TRANSFER, description="") -> Journal:
     return Journal(institution=fi, kind=kind, description=description, created_at=timezone.now())
 
 
-def set_status(account, status) -> None:
-    Account.objects.filter(pk=account.pk).update(status=status)
-
-
-def updated_at(account):
-    return Account.objects.values_list("updated_at", flat=True).get(pk=account.pk)
-
-
 @pytest.fixture
 def bank():
-    """An institution with a loaded account (1000), an empty one, one in GHS, its funding
-    account (-1000: it paid for the load) and its settlement account."""
-    fi = institution()
-    account = open_account(fi, balance=1000)
-    empty = open_account(fi)
-    ghs = open_account(fi, product=GHS_PREPAID)
-    settlement = internal_account(institution=fi, code=SETTLEMENT, currency="EUR")
-    assert balance(account) == (1000, 0, 1000)
-    return SimpleNamespace(
-        fi=fi,
-        account=account,
-        empty=empty,
-        ghs=ghs,
-        funding=internal(fi, FUNDING),
-        settlement=settlement,
-    )
+    return ledger_bank()
 
 
 def hold_placed(bank, amount) -> Hold:

@@ -41,7 +41,6 @@ from accounts.models import Account, Entry, Journal, Transaction
 from accounts.posting import Movement as PostingMovement
 from accounts.posting import credit, debit, post, post_many
 from accounts.services import hold_place
-from accounts.services.accounts import internal_account
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
 from core.exceptions import InsufficientFunds, NotFound, TXError
@@ -51,14 +50,15 @@ from transfers.models import Transfer
 from transfers.services import transfer_new
 
 from .helpers import (
-    GHS_PREPAID,
     assert_ledger_ok,
     balance,
     institution,
-    internal,
     ledger_state,
     open_account,
+    set_status,
+    updated_at,
 )
+from .helpers import bank as ledger_bank
 
 pytestmark = pytest.mark.django_db
 
@@ -182,38 +182,13 @@ def assert_written(one: Item, now) -> None:
     assert as_row(Event.objects.get(pk=one.event.pk)) == as_row(one.event)
 
 
-def set_status(account, status) -> None:
-    Account.objects.filter(pk=account.pk).update(status=status)
-
-
-def updated_at(account):
-    return Account.objects.values_list("updated_at", flat=True).get(pk=account.pk)
-
-
 def refusal(index, code, message, details) -> dict:
     return {"index": index, "code": code, "message": message, "details": details}
 
 
 @pytest.fixture
 def bank():
-    """An institution with a loaded account (1000), two empty ones, one in GHS, its funding
-    account (-1000: it paid for the load) and its settlement account."""
-    fi = institution()
-    account = open_account(fi, balance=1000)
-    empty = open_account(fi)
-    other = open_account(fi)
-    ghs = open_account(fi, product=GHS_PREPAID)
-    settlement = internal_account(institution=fi, code=SETTLEMENT, currency="EUR")
-    assert balance(account) == (1000, 0, 1000)
-    return SimpleNamespace(
-        fi=fi,
-        account=account,
-        empty=empty,
-        other=other,
-        ghs=ghs,
-        funding=internal(fi, FUNDING),
-        settlement=settlement,
-    )
+    return ledger_bank()
 
 
 # --- 1. not_found --------------------------------------------------------------------------------
