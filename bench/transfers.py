@@ -100,9 +100,12 @@ def run_pgbench(url: str, concurrency: int, seconds: int) -> tuple[float, str]:
 # --- The service: production settings, gunicorn, a tenant, accounts
 
 
-def run(command: list[str], check: bool = False) -> subprocess.CompletedProcess:
-    """Run one of our own programs (no shell, arguments from this script), output captured."""
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)  # noqa: S603
+def run(
+    command: list[str], check: bool = False, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """Run one of our own programs (no shell, arguments from this script), output captured;
+    in `env` when given, else in this process's environment."""
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)  # noqa: S603
     if check and result.returncode != 0:
         raise RuntimeError(f"{command[0]} failed:\n{result.stdout}\n{result.stderr}")
     return result
@@ -129,20 +132,24 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_gunicorn(port: int, workers: int, threads: int) -> subprocess.Popen:
-    LOG_FILE.parent.mkdir(parents=True, exist_ok=True)
+def start_gunicorn(
+    port: int, workers: int, threads: int, log_file: Path = LOG_FILE
+) -> subprocess.Popen:
+    log_file.parent.mkdir(parents=True, exist_ok=True)
     command = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi"]
     command += ["--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
     command += ["--threads", str(threads)]
-    with open(LOG_FILE, "w") as log:
+    with open(log_file, "w") as log:
         return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
 
 
-def wait_until_up(port: int, process: subprocess.Popen, timeout: float = 60) -> None:
+def wait_until_up(
+    port: int, process: subprocess.Popen, timeout: float = 60, log_file: Path = LOG_FILE
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}; see {LOG_FILE}")
+            raise RuntimeError(f"gunicorn exited with {process.returncode}; see {log_file}")
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             conn.request("GET", "/TX/v2/customers")
@@ -151,7 +158,7 @@ def wait_until_up(port: int, process: subprocess.Popen, timeout: float = 60) -> 
             return
         except OSError:
             time.sleep(0.2)
-    raise RuntimeError(f"gunicorn did not answer within {timeout} s; see {LOG_FILE}")
+    raise RuntimeError(f"gunicorn did not answer within {timeout} s; see {log_file}")
 
 
 def stop_gunicorn(process: subprocess.Popen) -> None:
