@@ -1,8 +1,6 @@
 """Reads of accounts, products and holds, always scoped to one institution: another
 institution's object answers the same 404 as an unknown id."""
 
-from django.db.models import Q
-
 from core.exceptions import NotFound
 from core.selectors import get_of_institution
 from institutions.models import Institution
@@ -60,9 +58,12 @@ def accounts_of_endpoints(
     in the institution; with `refuse=False`, that 404 in its place instead."""
     ids = [endpoint["account_id"] for endpoint in endpoints if "account_id" in endpoint]
     numbers = [e["account_number"] for e in endpoints if "account_number" in e]
+    # The hot path's one read: a plain statement, not an ORM query compiled on every request.
     found = list(
-        Account.objects.filter(institution=institution, kind=Account.Kind.CUSTOMER).filter(
-            Q(pk__in=ids) | Q(account_number__in=numbers)
+        Account.objects.raw(
+            'SELECT * FROM "accounts_account" WHERE institution_id = %s AND kind = %s '
+            "AND (id = ANY(%s) OR account_number = ANY(%s))",
+            [institution.pk, Account.Kind.CUSTOMER, ids, numbers],
         )
     )
     by_id = {account.pk: account for account in found}
