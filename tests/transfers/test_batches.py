@@ -55,6 +55,19 @@ ANY_MESSAGE = _AnyMessage()
 
 
 # --- helpers
+
+
+def assert_item_failed(response, index: int, code: str, details) -> None:
+    """An atomic batch refused at item `index` with the item's own `code` and `details`."""
+    assert_error(
+        response,
+        "v2",
+        422,
+        "batch_item_failed",
+        {"index": index, "code": code, "message": ANY_MESSAGE, "details": details},
+    )
+
+
 def item(source: str, destination: str, amount: int, currency: str = "EUR", **fields) -> dict:
     """One batch item (a `POST /transfers` body) between two accounts named by id."""
     return {
@@ -326,17 +339,11 @@ def test_atomic_batch_failing_on_an_item_an_earlier_one_would_have_funded(api_v2
     # c is empty: item 1 needs what item 0 credited, plus one.
     items = [item(a, c, 700), item(c, b, 701)]
 
-    assert_error(
+    assert_item_failed(
         post_batch(api_v2, "atomic", items),
-        "v2",
-        422,
-        "batch_item_failed",
-        {
-            "index": 1,
-            "code": "insufficient_funds",
-            "message": ANY_MESSAGE,
-            "details": {"accountId": c, "available": 700, "amount": 701},
-        },
+        1,
+        "insufficient_funds",
+        {"accountId": c, "available": 700, "amount": 701},
     )
     assert snapshot(api_v2, a, b, c) == before
 
@@ -351,17 +358,8 @@ def test_large_atomic_batch_failing_late_leaves_nothing(api_v2):
 
     response = post_batch(api_v2, "atomic", items)
 
-    assert_error(
-        response,
-        "v2",
-        422,
-        "batch_item_failed",
-        {
-            "index": 500,
-            "code": "insufficient_funds",
-            "message": ANY_MESSAGE,
-            "details": {"accountId": empty, "available": 0, "amount": 10},
-        },
+    assert_item_failed(
+        response, 500, "insufficient_funds", {"accountId": empty, "available": 0, "amount": 10}
     )
     assert snapshot(api_v2, rich, sink, empty) == before
 
@@ -931,18 +929,7 @@ def test_an_item_from_and_to_one_account_posts_nothing(api_v2, trio):
     if atomic.status_code == 400:
         assert_validation_error(atomic, "v2", {"transfers.1.destination": message})
     else:
-        assert_error(
-            atomic,
-            "v2",
-            422,
-            "batch_item_failed",
-            {
-                "index": 1,
-                "code": "validation_error",
-                "message": ANY_MESSAGE,
-                "details": {"destination": message},
-            },
-        )
+        assert_item_failed(atomic, 1, "validation_error", {"destination": message})
     assert snapshot(api_v2, a, b, account["accountId"]) == before
 
     independent = post_batch(api_v2, "independent", [item(a, b, 1), same])
