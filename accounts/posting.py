@@ -123,10 +123,7 @@ def post(
         if refusal is None:
             raise
         raise refusal from None
-    for written in [journal, *rows, *lines, *events]:
-        if written is not None:
-            written._state.adding = False
-    announce(events)
+    _written([journal, *rows, *lines] if journal is not None else [*rows, *lines], events)
 
 
 @dataclass(frozen=True)
@@ -184,11 +181,19 @@ def post_many(
     if atomic and refused:
         return refused
     written = [m for index, m in enumerate(movements) if index not in refused]
-    for movement in written:
-        for row in [movement.journal, movement.row, *movement.lines, movement.event]:
-            row._state.adding = False
-    announce([movement.event for movement in written])
+    _written(
+        [row for m in written for row in (m.journal, m.row, *m.lines)],
+        [m.event for m in written],
+    )
     return refused
+
+
+def _written(rows: list, events: list) -> None:
+    """The instances the posting function wrote are saved rows now; their events are told to
+    their consumers."""
+    for row in [*rows, *events]:
+        row._state.adding = False
+    announce(events)
 
 
 def _json(value) -> str:

@@ -93,12 +93,18 @@ class Operation:
         by_parts, kept, self.kept_by_parts, self.kept = self.kept_by_parts, self.kept, [], []
         for write in by_parts:
             write()  # a part's refusal was answered already: only its write is redone
-        answer = error
-        for write in kept:
-            replacement = write()
-            if replacement is not None:
-                answer = replacement
-        return answer
+        return _run_kept(kept, error)
+
+
+def _run_kept(writes: list[KeptWrite], error: TXError) -> TXError:
+    """Run the kept writes of a refusal, in order; the error to answer: the last one a write
+    returned in its place, else `error`."""
+    answer = error
+    for write in writes:
+        replacement = write()
+        if replacement is not None:
+            answer = replacement
+    return answer
 
 
 _current: contextvars.ContextVar[Operation | None] = contextvars.ContextVar(
@@ -125,11 +131,7 @@ def part() -> Iterator[None]:
         writes, operation.kept = operation.kept, outer
         for write in operation.kept_by_parts[inner:]:
             write()  # a refused inner part's kept write, undone by this part's rollback
-        answer = error
-        for write in writes:
-            replacement = write()
-            if replacement is not None:
-                answer = replacement
+        answer = _run_kept(writes, error)
         operation.kept_by_parts.extend(writes)
         if answer is error:
             raise

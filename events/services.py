@@ -79,15 +79,15 @@ def announce(events: list[Event]) -> None:
 def emit(**fields) -> Event:
     """Write an event (`event_new()`'s arguments) inside the transaction of the change it
     records, so the two commit together or not at all, and announce it."""
-    event = event_new(**fields)
-    event.save(force_insert=True)
-    announce([event])
-    return event
+    return _write(event_new(**fields))
 
 
 def emit_for(obj, type: str, **fields) -> Event:
     """Write and announce `event_for(obj, type, ...)`."""
-    event = event_for(obj, type, **fields)
+    return _write(event_for(obj, type, **fields))
+
+
+def _write(event: Event) -> Event:
     event.save(force_insert=True)
     announce([event])
     return event

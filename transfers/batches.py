@@ -19,13 +19,19 @@ from accounts.posting import Movement, post_many
 from accounts.rules import check_currency
 from cards.models import Card
 from core.actors import Actor
-from core.exceptions import BatchItemFailed, DuplicateReference, TXError, ValidationFailed
+from core.exceptions import BatchItemFailed, DuplicateReference, TXError
 from core.operations import part
 from institutions.models import Institution
 
 from .endpoints import Resolved, endpoint_pairs_resolve
 from .models import TransferBatch
-from .services import constraint_of, references_taken, transfer_create_for, transfer_new
+from .services import (
+    check_two_accounts,
+    constraint_of,
+    references_taken,
+    transfer_create_for,
+    transfer_new,
+)
 
 MAX_ITEMS = 1000
 
@@ -95,24 +101,20 @@ class _Run:
         if isinstance(resolved, TXError):
             return self._refused(index, resolved)
         source, destination = resolved
-        if source.account.pk == destination.account.pk:
-            return self._refused(
-                index,
-                ValidationFailed(
-                    details={"destination": "Must be another account than the source's."}
-                ),
-            )
-        if source.card is None and destination.card is None:
-            # A single transfer's order: the currency (it never changes: no lock needed), the
-            # reference, then status and funds on the locked accounts (`post_many`). An item
-            # through a card is checked by `transfer_create` itself, in the same order.
-            try:
+        by_account = source.card is None and destination.card is None
+        try:
+            check_two_accounts(source.account, destination.account)
+            if by_account:
+                # A single transfer's order: the currency (it never changes: no lock needed),
+                # the reference, then status and funds on the locked accounts (`post_many`). An
+                # item through a card is checked by `transfer_create` itself, in the same order.
                 check_currency(source.account, item["currency"])
                 check_currency(destination.account, item["currency"])
                 if reference is not None and reference in self.taken:
                     raise DuplicateReference(details={"reference": reference})
-            except TXError as error:
-                return self._refused(index, error)
+        except TXError as error:
+            return self._refused(index, error)
+        if by_account:
             self.waiting.append((index, resolved))
             return None
         self.flush()

@@ -65,10 +65,7 @@ def transfer_create(
     raises an alert for every monitoring rule it hits, also when it is refused. `batch`: the
     batch the transfer is an item of.
     """
-    if source.pk == destination.pk:
-        raise ValidationFailed(
-            details={"destination": "Must be another account than the source's."}
-        )
+    check_two_accounts(source, destination)
     for card, account in ((source_card, source), (destination_card, destination)):
         if card is not None and card.account_id != account.pk:
             raise ValueError("a card endpoint must be on its account")
@@ -105,7 +102,7 @@ def transfer_create(
         )
         transfer = new.transfer
         try:
-            if reference is not None and _reference_taken(institution, reference):
+            if reference is not None and references_taken(institution, [reference]):
                 raise DuplicateReference(details={"reference": reference})
             if screening is not None and screening.declined:
                 raise DeclinedByMonitoring(
@@ -233,6 +230,15 @@ def transfer_new(
     return NewTransfer(journal, transfer, lines, event)
 
 
+def check_two_accounts(source: Account, destination: Account) -> None:
+    """A transfer moves money between two accounts, not one (400 `validation_error` on
+    `destination`, whether they were named by account or by card)."""
+    if source.pk == destination.pk:
+        raise ValidationFailed(
+            details={"destination": "Must be another account than the source's."}
+        )
+
+
 def references_taken(institution: Institution, references) -> set[str]:
     """Which of `references` a transfer of `institution` already has."""
     return set(
@@ -240,10 +246,6 @@ def references_taken(institution: Institution, references) -> set[str]:
             "reference", flat=True
         )
     )
-
-
-def _reference_taken(institution: Institution, reference: str) -> bool:
-    return Transfer.objects.filter(institution=institution, reference=reference).exists()
 
 
 def constraint_of(error: IntegrityError) -> str | None:
