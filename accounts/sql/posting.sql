@@ -1,17 +1,63 @@
--- The one posting path (applied by migration accounts/0010_posting_function; called only by
--- accounts/posting.py). Every change of an account's balances goes through tx_post: it locks the
--- accounts in id order, checks them, and writes the journal, its entries, the balances, the
--- operation's rows, its statement lines and its events, in one round trip.
+-- The one posting path (applied by migrations accounts/0010_posting_function and
+-- 0012_posting_refusals; called only by accounts/posting.py). Every change of an account's
+-- balances goes through tx_post: it locks the accounts in id order, checks them, and writes the
+-- journal, its entries, the balances, the operation's rows, its statement lines and its events,
+-- in one round trip.
 --
 -- A refusal raises SQLSTATE TX001 with the TX error code as its message, the human message as
 -- its hint and the error's details (JSON) as its detail; accounts/posting.py turns it into the
 -- TXError of that code. Nothing has been written when it is raised (checks come before writes),
 -- and the caller's transaction rolls back anyway.
 
-CREATE OR REPLACE FUNCTION tx_refuse(code text, message text, details jsonb) RETURNS void AS $$
+-- The refusals, spelled once for tx_post and its batch form tx_post_many (posting_many.sql):
+-- each is NULL when the account passes, else {code, message, details} (message NULL: the
+-- error's own).
+CREATE OR REPLACE FUNCTION tx_not_found_refusal() RETURNS jsonb AS $$
+    SELECT jsonb_build_object('code', 'not_found',
+        'message', 'An account of this operation does not exist.', 'details', NULL);
+$$ LANGUAGE sql IMMUTABLE;
+
+-- The request's currency is the account's.
+CREATE OR REPLACE FUNCTION tx_currency_refusal(account_id text, account_currency text,
+                                               currency text) RETURNS jsonb AS $$
+    SELECT CASE WHEN account_currency <> currency THEN jsonb_build_object(
+        'code', 'currency_mismatch',
+        'message', format('The account is in %s, the request in %s.', account_currency, currency),
+        'details', jsonb_build_object('account_id', account_id,
+            'account_currency', account_currency, 'currency', currency)) END;
+$$ LANGUAGE sql STABLE;
+
+-- Money or a hold leaves the account: it is active and, a customer account, has `needs`
+-- available (0: only the status is checked).
+CREATE OR REPLACE FUNCTION tx_debit_refusal(account_id text, status text, kind text,
+                                            available bigint, needs bigint) RETURNS jsonb AS $$
+    SELECT CASE
+        WHEN status <> 'active' THEN jsonb_build_object(
+            'code', 'account_not_active',
+            'message', format('The account is %s: money cannot leave it.', status),
+            'details', jsonb_build_object('account_id', account_id, 'status', status))
+        WHEN kind = 'customer' AND needs > 0 AND available < needs THEN jsonb_build_object(
+            'code', 'insufficient_funds', 'message', NULL,
+            'details', jsonb_build_object('account_id', account_id,
+                'available', available, 'amount', needs))
+    END;
+$$ LANGUAGE sql STABLE;
+
+-- Money comes into the account: it is not closed.
+CREATE OR REPLACE FUNCTION tx_credit_refusal(account_id text, status text) RETURNS jsonb AS $$
+    SELECT CASE WHEN status = 'closed' THEN jsonb_build_object(
+        'code', 'account_not_active', 'message', 'The account is closed.',
+        'details', jsonb_build_object('account_id', account_id, 'status', status)) END;
+$$ LANGUAGE sql IMMUTABLE;
+
+-- Raise a refusal (when there is one).
+CREATE OR REPLACE FUNCTION tx_refuse(refusal jsonb) RETURNS void AS $$
 BEGIN
-    RAISE EXCEPTION USING ERRCODE = 'TX001', MESSAGE = code, HINT = coalesce(message, ''),
-        DETAIL = coalesce(details::text, 'null');
+    IF refusal IS NOT NULL THEN
+        RAISE EXCEPTION USING ERRCODE = 'TX001', MESSAGE = refusal->>'code',
+            HINT = coalesce(refusal->>'message', ''),
+            DETAIL = coalesce((refusal->'details')::text, 'null');
+    END IF;
 END;
 $$ LANGUAGE plpgsql;
 
@@ -62,16 +108,11 @@ BEGIN
       FROM unnest(p_account_ids) WITH ORDINALITY AS o(id, i)
       JOIN accounts_account a ON a.id = o.id AND a.institution_id = p_institution_id;
     IF coalesce(cardinality(accounts), 0) <> n THEN
-        PERFORM tx_refuse('not_found', 'An account of this operation does not exist.', NULL);
+        PERFORM tx_refuse(tx_not_found_refusal());
     END IF;
 
     FOREACH account IN ARRAY accounts LOOP
-        IF account.currency <> p_currency THEN
-            PERFORM tx_refuse('currency_mismatch',
-                format('The account is in %s, the request in %s.', account.currency, p_currency),
-                jsonb_build_object('account_id', account.id,
-                    'account_currency', account.currency, 'currency', p_currency));
-        END IF;
+        PERFORM tx_refuse(tx_currency_refusal(account.id, account.currency, p_currency));
     END LOOP;
 
     FOR i IN 1 .. n LOOP
@@ -82,22 +123,10 @@ BEGIN
             RAISE EXCEPTION 'tx_post: money leaves account % without the debit check', account.id;
         END IF;
         IF p_checks[i] = 'debit' THEN
-            IF account.status <> 'active' THEN
-                PERFORM tx_refuse('account_not_active',
-                    format('The account is %s: money cannot leave it.', account.status),
-                    jsonb_build_object('account_id', account.id, 'status', account.status));
-            END IF;
-            IF account.kind = 'customer' AND p_needs[i] > 0
-               AND account.available < p_needs[i] THEN
-                PERFORM tx_refuse('insufficient_funds', NULL,
-                    jsonb_build_object('account_id', account.id,
-                        'available', account.available, 'amount', p_needs[i]));
-            END IF;
+            PERFORM tx_refuse(tx_debit_refusal(account.id, account.status, account.kind,
+                                               account.available, p_needs[i]));
         ELSIF p_checks[i] = 'credit' THEN
-            IF account.status = 'closed' THEN
-                PERFORM tx_refuse('account_not_active', 'The account is closed.',
-                    jsonb_build_object('account_id', account.id, 'status', account.status));
-            END IF;
+            PERFORM tx_refuse(tx_credit_refusal(account.id, account.status));
         ELSIF p_checks[i] IS DISTINCT FROM '' THEN
             RAISE EXCEPTION 'tx_post: unknown check %', p_checks[i];
         END IF;

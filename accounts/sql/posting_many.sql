@@ -1,5 +1,6 @@
 -- tx_post_many: many two-account movements in one call, applied in order (a transfer batch;
--- applied by migration accounts/0011_posting_many; called only by accounts/posting.py).
+-- applied by migration accounts/0011_posting_many, its refusals shared with tx_post since
+-- accounts/0012_posting_refusals; called only by accounts/posting.py).
 --
 -- The batch form of tx_post (posting.sql) for the movements that have exactly two legs, money
 -- out of `source` and into `destination`: the same locks (every account of the call, in id
@@ -72,33 +73,14 @@ BEGIN
     FOR i IN 1 .. n LOOP
         s := array_position(ids, p_sources[i]);
         d := array_position(ids, p_destinations[i]);
+        -- tx_post's checks in its order (posting.sql): COALESCE stops at the first refusal.
         refusal := CASE
-            WHEN s IS NULL OR d IS NULL THEN jsonb_build_object(
-                'code', 'not_found', 'message', 'An account of this operation does not exist.',
-                'details', NULL)
-            WHEN currencies[s] <> p_currencies[i] THEN jsonb_build_object(
-                'code', 'currency_mismatch',
-                'message', format('The account is in %s, the request in %s.',
-                                  currencies[s], p_currencies[i]),
-                'details', jsonb_build_object('account_id', ids[s],
-                    'account_currency', currencies[s], 'currency', p_currencies[i]))
-            WHEN currencies[d] <> p_currencies[i] THEN jsonb_build_object(
-                'code', 'currency_mismatch',
-                'message', format('The account is in %s, the request in %s.',
-                                  currencies[d], p_currencies[i]),
-                'details', jsonb_build_object('account_id', ids[d],
-                    'account_currency', currencies[d], 'currency', p_currencies[i]))
-            WHEN statuses[s] <> 'active' THEN jsonb_build_object(
-                'code', 'account_not_active',
-                'message', format('The account is %s: money cannot leave it.', statuses[s]),
-                'details', jsonb_build_object('account_id', ids[s], 'status', statuses[s]))
-            WHEN kinds[s] = 'customer' AND funds[s] < p_amounts[i] THEN jsonb_build_object(
-                'code', 'insufficient_funds', 'message', NULL,
-                'details', jsonb_build_object('account_id', ids[s],
-                    'available', funds[s], 'amount', p_amounts[i]))
-            WHEN statuses[d] = 'closed' THEN jsonb_build_object(
-                'code', 'account_not_active', 'message', 'The account is closed.',
-                'details', jsonb_build_object('account_id', ids[d], 'status', statuses[d]))
+            WHEN s IS NULL OR d IS NULL THEN tx_not_found_refusal()
+            ELSE coalesce(
+                tx_currency_refusal(ids[s], currencies[s], p_currencies[i]),
+                tx_currency_refusal(ids[d], currencies[d], p_currencies[i]),
+                tx_debit_refusal(ids[s], statuses[s], kinds[s], funds[s], p_amounts[i]),
+                tx_credit_refusal(ids[d], statuses[d]))
         END;
         IF refusal IS NOT NULL THEN
             refusal := refusal || jsonb_build_object('index', i - 1);
