@@ -81,24 +81,10 @@ def fingerprint(method: str, path: str, data) -> str:
     return salted_hmac("tx.idempotency.fingerprint", message, algorithm="sha256").hexdigest()
 
 
-# Insert the record; a record of the same key older than the replay window is taken over as if
-# it were absent. A live record of another request: no row returned (and, while that request's
-# transaction is still open, PostgreSQL makes this statement wait for it to end).
-_CLAIM_SQL = """
-    INSERT INTO api_idempotencyrecord AS r
-           (institution_id, key, fingerprint, method, path, created_at)
-    VALUES (%s, %s, %s, %s, %s, now())
-    ON CONFLICT (institution_id, key) DO UPDATE
-       SET fingerprint = EXCLUDED.fingerprint, method = EXCLUDED.method, path = EXCLUDED.path,
-           status_code = NULL, response_body = NULL, created_at = EXCLUDED.created_at
-     WHERE r.created_at < now() - make_interval(hours => %s)
-    RETURNING id
-"""
-_BOUNDED_CLAIM_SQL = (
-    "SELECT set_config('lock_timeout', %s, true);"
-    + _CLAIM_SQL
-    + ";SET LOCAL lock_timeout TO DEFAULT"
-)
+# The claim (api/sql/idempotency.sql): the record's id, or NULL when a live record of another
+# request holds the key (while that request's transaction is still open, PostgreSQL makes this
+# statement wait for it to end, at most IDEMPOTENCY_WAIT_SECONDS).
+_CLAIM_SQL = "SELECT tx_idempotency_claim(%s, %s, %s, %s, %s, %s, %s)"
 
 
 def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str, path: str):
@@ -106,12 +92,9 @@ def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str,
     already taken, wait for its owner to finish and return the committed record."""
     wait_ms = max(1, int(settings.IDEMPOTENCY_WAIT_SECONDS * 1000))
     with connection.cursor() as cursor:
-        # Only the wait for the key is bounded: back to the default before the operation runs.
-        # The three statements go in one round trip (client-side binding sends them as one
-        # query string); the claim's row is the second result.
         try:
             cursor.execute(
-                _BOUNDED_CLAIM_SQL,
+                _CLAIM_SQL,
                 [
                     f"{wait_ms}ms",
                     institution_id,
@@ -122,14 +105,13 @@ def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str,
                     settings.IDEMPOTENCY_TTL_HOURS,
                 ],
             )
-            cursor.nextset()
-            row = cursor.fetchone()
+            (claimed,) = cursor.fetchone()
         except OperationalError as exc:
             if getattr(exc.__cause__, "sqlstate", None) == "55P03":  # lock_not_available
                 raise IdempotencyKeyInUse() from None
             raise
-    if row is not None:
-        return row[0]
+    if claimed is not None:
+        return claimed
     return IdempotencyRecord.objects.get(institution_id=institution_id, key=key)
 
 

@@ -92,6 +92,15 @@ else:
 # Django's PostgreSQL backend, minus the `_like` indexes nothing uses (core/postgresql/schema.py).
 DATABASES["default"]["ENGINE"] = "core.postgresql"
 DATABASES["default"].setdefault("OPTIONS", {})
+# Parameters travel apart from the SQL (server-side binding), so psycopg prepares a statement
+# the connection has run DATABASE_PREPARE_THRESHOLD times and PostgreSQL stops parsing and
+# planning it on every request ("off": never prepare, e.g. behind a transaction-mode pooler
+# older than PgBouncer 1.21). docs/configuration.md.
+DATABASES["default"]["OPTIONS"]["server_side_binding"] = True
+_prepare_threshold = env.str("DATABASE_PREPARE_THRESHOLD", default="5")
+DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
+    None if _prepare_threshold == "off" else int(_prepare_threshold)
+)
 DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
 if DATABASE_POOL:
     DATABASES["default"]["OPTIONS"]["pool"] = {

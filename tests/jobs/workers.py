@@ -59,10 +59,14 @@ def database_url(alias: str = "default") -> str:
     password = quote(str(config.get("PASSWORD") or ""), safe="")
     name = quote(config["NAME"], safe="")
     host, port = config.get("HOST") or "", str(config.get("PORT") or "")
+    # prepare_threshold is psycopg's, not a libpq parameter: the process given this URL sets
+    # its own from its settings.
     options = {
         key: value
         for key, value in (config.get("OPTIONS") or {}).items()
-        if isinstance(value, str | int) and not isinstance(value, bool)
+        if isinstance(value, str | int)
+        and not isinstance(value, bool)
+        and key != "prepare_threshold"
     }
     if host.startswith("/"):
         options["host"], host = host, ""

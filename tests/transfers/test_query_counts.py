@@ -18,9 +18,9 @@ EXPECTED = [
     # Rate limits: the key's and the institution's counters, the address's refusals read.
     "WITH api_rate_counter",
     "SAVEPOINT",  # the request's durable transaction
-    # Bound the wait for the Idempotency-Key, claim it, and unbind the wait for the operation:
-    # three statements in one round trip (`api.idempotency.claim`).
-    "SELECT set_config",
+    # Claim the Idempotency-Key, its wait bounded for this statement only: one function
+    # (`api.idempotency.claim`, api/sql/idempotency.sql).
+    "SELECT tx_idempotency_claim",
     "SAVEPOINT",  # a business refusal undoes the operation, not the key's record
     "SELECT accounts_account",  # both endpoints in one query
     # The posting function (accounts/sql/posting.sql): both accounts locked in id order and
@@ -42,12 +42,9 @@ def kind(sql: str) -> str:
     verb = sql.split(" ", 1)[0]
     if verb in ("SAVEPOINT", "RELEASE"):
         return "RELEASE SAVEPOINT" if verb == "RELEASE" else "SAVEPOINT"
-    if verb == "SET":
-        return "SET LOCAL lock_timeout"
-    if "set_config" in sql:
-        return "SELECT set_config"
-    if sql.startswith("SELECT tx_post("):
-        return "SELECT tx_post"
+    function = re.match(r"SELECT (tx_\w+)\(", sql)
+    if function:
+        return f"SELECT {function.group(1)}"
     suffix = " FOR UPDATE" if sql.endswith("FOR UPDATE") else ""
     return f"{verb} {table.group(1)}{suffix}" if table else verb
 
@@ -64,6 +61,3 @@ def test_one_transfer_costs_these_statements(api_v2):
     with CaptureQueriesContext(connection) as queries:
         created(api_v2.post("/transfers", body), "v2")
     assert [kind(query["sql"]) for query in queries.captured_queries] == EXPECTED
-    claim = next(q["sql"] for q in queries.captured_queries if "set_config" in q["sql"])
-    assert "INSERT INTO api_idempotencyrecord" in claim
-    assert claim.rstrip().endswith("SET LOCAL lock_timeout TO DEFAULT")

@@ -158,6 +158,22 @@ def test_amounts_past_32_bits_post_exactly_after_the_statement_is_reused(fi):
     assert balance(account) == (big + 7, 0, big + 7)
 
 
+def test_transfers_and_holds_past_32_bits_are_exact_after_their_statements_are_reused(fi):
+    """The same for a transfer and a hold: parameters are bound server-side and a statement is
+    prepared after a few runs (config/settings/base.py); an amount past 2**31 must not take the
+    types of the small ones before it."""
+    source = open_account(fi, balance=3 * 10**12)
+    destination = open_account(fi)
+    for _ in range(7):
+        transfer(source, destination, 1)
+        place(source, 1)
+    big = 10**12 + 1
+    transfer(source, destination, big)
+    place(source, big)
+    assert balance(destination) == (big + 7, 0, big + 7)
+    assert balance(source) == (3 * 10**12 - big - 7, big + 7, 3 * 10**12 - 2 * (big + 7))
+
+
 def test_a_credit_adjustment_loads_the_account_against_the_funding_account(fi):
     account = open_account(fi)
     assert internal(fi, FUNDING) is None
@@ -658,13 +674,13 @@ def test_the_expire_holds_command(fi):
 
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
-    assert out.getvalue() == "Expired 1 hold(s) and 0 card authorization(s).\n"
+    assert out.getvalue() == "Expired 1 hold(s), 0 card authorization(s) and 0 pending transfer(s).\n"
     assert Hold.objects.get(pk=due.pk).status == "expired"
     assert balance(account) == (1000, 200, 800)
 
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
-    assert out.getvalue() == "Expired 0 hold(s) and 0 card authorization(s).\n"
+    assert out.getvalue() == "Expired 0 hold(s), 0 card authorization(s) and 0 pending transfer(s).\n"
 
 
 # --- Account status -----------------------------------------------------------------------------
