@@ -10,9 +10,11 @@ Journals and entries are strictly read-only, as the database makes them (append-
 Each action leaves one `LogEntry` per changed object (who, when, which action). The account
 number is a sensitive identifier: never in a list, never searchable, only its last four digits
 on the account's page. Amounts are integers in minor units, shown with their currency
-(`money`). Account products are seeded per institution and read-only.
+(`money`). Account products are seeded per institution; staff add and change them through
+the products' services (docs/products.md).
 """
 
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.html import format_html
@@ -25,15 +27,23 @@ from core.admin import (
     RecentInlinesMixin,
     actor_display,
     admin_link,
+    adopt,
     apply_each,
     changelist_link,
     link_column,
+    metadata_display,
     money_column,
 )
 from core.money import money
 
 from .models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
-from .services import account_set_status, hold_release
+from .services import (
+    account_product_create,
+    account_product_update,
+    account_set_status,
+    hold_release,
+)
+from .services.products import account_product_errors
 
 # How many holds and statement lines the account's page shows inline (newest first).
 RECENT_ROWS = 20
@@ -45,11 +55,64 @@ def masked_account_number(account: Account) -> str:
 
 
 # --- Account products -----------------------------------------------------------------------
-@admin.register(AccountProduct)
-class AccountProductAdmin(ReadOnlyModelAdmin):
-    """Read-only: seeded by `account_products_seed` when an institution is created; no service
-    edits them."""
+class AccountProductForm(forms.ModelForm):
+    """The rules are the services' (`account_product_errors`), shown field by field."""
 
+    class Meta:
+        model = AccountProduct
+        fields = [
+            "institution",
+            "code",
+            "name",
+            "currency",
+            "allows_overdraft",
+            "max_overdraft_limit",
+            "status",
+        ]
+        help_texts = {
+            "currency": 'ISO 4217 alpha-3, e.g. "EUR". Fixed once made.',
+            "code": "Financial contract type; fixed once made. Several products may share it.",
+            "max_overdraft_limit": "Minor units of the currency; 0 unless overdraft is allowed.",
+        }
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance._state.adding:
+            values = {
+                field: cleaned[field]
+                for field in ACCOUNT_PRODUCT_CREATE_FIELDS
+                if cleaned.get(field) is not None
+            }
+            errors = account_product_errors(values)
+        else:
+            values = {field: cleaned[field] for field in self.changed_data if field in cleaned}
+            errors = account_product_errors(
+                values, product=AccountProduct.objects.get(pk=self.instance.pk)
+            )
+        for field, message in errors.items():
+            if field in self.fields and field not in self.errors:
+                self.add_error(field, message)
+        return cleaned
+
+
+ACCOUNT_PRODUCT_CREATE_FIELDS = [
+    "code",
+    "name",
+    "currency",
+    "allows_overdraft",
+    "max_overdraft_limit",
+]
+
+
+@admin.register(AccountProduct)
+class AccountProductAdmin(admin.ModelAdmin):
+    """Staff add and change products through `account_product_create` and
+    `account_product_update`, as the API's v2 does (`product.created`, `product.updated` name
+    the staff user; the admin's `LogEntry` says who and when). Retire by setting the status.
+    The code and the currency are fixed once made; products are never deleted (accounts and
+    cards refer to them)."""
+
+    form = AccountProductForm
     list_display = [
         "code",
         "name",
@@ -57,22 +120,44 @@ class AccountProductAdmin(ReadOnlyModelAdmin):
         "kind",
         "currency",
         "allows_overdraft",
+        "max_overdraft_limit",
+        "status",
         "created_at",
     ]
-    list_filter = ["code", "kind", "currency", "institution"]
+    list_filter = ["status", "code", "kind", "currency", "institution"]
     list_select_related = ["institution"]
     search_fields = ["=id", "name", "institution__name"]
-    fields = [
-        "id",
-        "institution",
-        "code",
-        "name",
-        "kind",
-        "currency",
-        "allows_overdraft",
-        "created_at",
-    ]
-    readonly_fields = fields
+    detail_fields = ["id", "institution", "code", "kind", "currency", "created_at", "updated_at"]
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["institution", *ACCOUNT_PRODUCT_CREATE_FIELDS]
+        return [*self.detail_fields, "name", "allows_overdraft", "max_overdraft_limit", "status"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.detail_fields
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            product = account_product_create(
+                institution=form.cleaned_data["institution"],
+                **{
+                    field: form.cleaned_data[field]
+                    for field in ACCOUNT_PRODUCT_CREATE_FIELDS
+                    if form.cleaned_data.get(field) is not None
+                },
+            )
+        else:
+            changes = {
+                field: form.cleaned_data[field]
+                for field in form.changed_data
+                if field in ("name", "allows_overdraft", "max_overdraft_limit", "status")
+            }
+            product = account_product_update(product=obj, changes=changes).value
+        adopt(obj, product)
 
 
 # --- Accounts -------------------------------------------------------------------------------
@@ -165,6 +250,7 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
                 ]
             },
         ),
+        ("Client metadata (set through the API)", {"fields": [metadata_display]}),
         (
             "Related lists",
             {
@@ -296,6 +382,7 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "currency",
         "status",
         "reason",
+        metadata_display,
         "expires_at",
         "placed_by",
         "capture_journal_link",

@@ -1,12 +1,12 @@
 """Serializer building blocks shared by every app's API: strict input, ISO codes, timestamps."""
 
-import re
-
 import pycountry
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.context import iso_millis
+from core import metadata
+from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
 
 
 class StrictSerializer(serializers.Serializer):
@@ -20,17 +20,7 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-# What no text field of the API may hold (every one is single-line: names, addresses,
-# descriptions and reasons end up in card-network messages, statements and log lines): C0
-# controls (NUL, TAB, CR and LF included), DEL and C1 controls; lone surrogates (not Unicode
-# text: PostgreSQL cannot store them); the line and paragraph separators; the bidirectional
-# embedding, override and isolate controls, which reorder what a reader sees ("Trojan source").
-FORBIDDEN_CHARACTERS = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
-CONTROL_CHARACTER_MESSAGE = (
-    "Must not contain control characters (such as NUL, tab or a line break)."
-)
+# What no text field of the API may hold: every one is single-line (`core.text`).
 
 
 def check_text(field: serializers.Field, data) -> str:
@@ -177,3 +167,54 @@ class MetaSerializer(serializers.Serializer):
         help_text="Unique id of this request; also the X-Request-Id header."
     )  # noqa: N815
     timestamp = serializers.CharField(help_text="ISO 8601 UTC time of the request, milliseconds.")
+
+
+_METADATA_SCHEMA = {
+    "type": "object",
+    "maxProperties": metadata.MAX_KEYS,
+    "description": (
+        f"Your own key-value pairs (docs/metadata.md): at most {metadata.MAX_KEYS} keys of 1 to "
+        f"{metadata.MAX_KEY_LENGTH} characters, string values of at most "
+        f"{metadata.MAX_VALUE_LENGTH} characters. Stored and returned as sent, never read by TX."
+    ),
+}
+
+
+@extend_schema_field(
+    {
+        **_METADATA_SCHEMA,
+        "additionalProperties": {"type": "string", "maxLength": metadata.MAX_VALUE_LENGTH},
+    }
+)
+class MetadataField(serializers.Field):
+    """A resource's client metadata, in and out (the rule is `core.metadata`'s). As input:
+    `patch=False` (create) the whole object to store; `patch=True` (PATCH) the changes to merge
+    into the stored object, a key set to null removing it (see MetadataPatchField)."""
+
+    patch = False
+
+    def to_internal_value(self, data):
+        errors = metadata.metadata_errors(data, patch=self.patch)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return dict(data)
+
+    def to_representation(self, value):
+        return value
+
+
+@extend_schema_field(
+    {
+        **_METADATA_SCHEMA,
+        "additionalProperties": {
+            "type": "string",
+            "maxLength": metadata.MAX_VALUE_LENGTH,
+            "nullable": True,
+        },
+        "description": "Merged into the stored metadata: a key with a string sets it, a key "
+        "with null removes it, keys not named stay. At most "
+        f"{metadata.MAX_KEYS} keys after the merge (docs/metadata.md).",
+    }
+)
+class MetadataPatchField(MetadataField):
+    patch = True

@@ -23,6 +23,7 @@ from core.admin import (
     admin_link,
     changelist_link,
     link_column,
+    metadata_display,
     money_column,
     pretty_json,
 )
@@ -122,6 +123,7 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "decline_code",
         "decline_reason",
         "decline_details_display",
+        metadata_display,
         "hold_link",
         "statement_line_link",
         "presented_amount_display",

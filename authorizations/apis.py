@@ -1,5 +1,6 @@
 """`/card-authorizations` (the card network's side, also the sandbox simulator): decide,
-read, present, reverse; `/card-returns`: merchant refunds. Identical in both versions.
+read, present, reverse; `/card-returns`: merchant refunds. Identical in both versions but for
+the client's `metadata` on authorizations, v2 only, set on create (docs/metadata.md).
 
 A decline is a result, not an error: 201 (v1: 200) with `approved: false` and a `declineCode`
 from `authorizations.declines`.
@@ -13,10 +14,12 @@ from api.serializers import (
     AmountField,
     CountryNumericField,
     CurrencyField,
+    MetadataField,
     StrictCharField,
     StrictSerializer,
     TimestampField,
 )
+from api.versions import V1, V2
 from api.views import TXView
 from cards.apis.serializers import MccField, PanField, PinField
 from cards.selectors import card_by_pan, card_get
@@ -61,6 +64,13 @@ class AuthorizationCreate(CardReference):
     type = serializers.ChoiceField(choices=Authorization.Type.choices)
     merchant = MerchantInput()
     pin = PinField(required=False, help_text="Checked when given; a wrong PIN counts as a try.")
+
+
+class AuthorizationCreateV2(AuthorizationCreate):
+    metadata = MetadataField(required=False)
+
+
+CREATE_INPUT = {V1: AuthorizationCreate, V2: AuthorizationCreateV2}
 
 
 class PresentmentCreate(StrictSerializer):
@@ -116,6 +126,13 @@ class AuthorizationOut(serializers.Serializer):
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
+class AuthorizationOutV2(AuthorizationOut):
+    metadata = MetadataField()
+
+
+AUTHORIZATION_OUTPUT = {V1: AuthorizationOut, V2: AuthorizationOutV2}
+
+
 class ReturnOut(serializers.Serializer):
     returnId = serializers.CharField(source="id")  # noqa: N815
     cardId = serializers.CharField(source="card_id")  # noqa: N815
@@ -149,8 +166,8 @@ class AuthorizationListView(TXView):
 
     @document(
         name="Authorization",
-        resources=both(AuthorizationOut),
-        request=both(AuthorizationCreate),
+        resources=AUTHORIZATION_OUTPUT,
+        request=CREATE_INPUT,
         created=True,
         summary="Authorize a card payment (the card network's request)",
         description="Checks, in this order: card status and expiry, currency, security "
@@ -162,7 +179,7 @@ class AuthorizationListView(TXView):
         tags=["Card transactions"],
     )
     def post(self, request):
-        data = self.parse(AuthorizationCreate)
+        data = self.parse(self.for_version(CREATE_INPUT))
         if "pan" in data:  # before the PAN is looked up: nothing resolved, nothing changed
             scopes.require_scope(request, self.pan_scope)
         authorization = authorization_create(
@@ -173,12 +190,13 @@ class AuthorizationListView(TXView):
             merchant=dict(data["merchant"]),
             pin=data.get("pin"),
             actor=Actor.of_request(request),
+            metadata=data.get("metadata"),
         )
-        return self.created(AuthorizationOut(_reread(self, authorization)).data)
+        return self.created(_represent(self, authorization))
 
     @document(
         name="Authorization",
-        resources=both(AuthorizationOut),
+        resources=AUTHORIZATION_OUTPUT,
         many=True,
         parameters=[
             OpenApiParameter("cardId", str, description="Only this card's authorizations."),
@@ -197,13 +215,13 @@ class AuthorizationListView(TXView):
             card_id=query.get("cardId"),
             status=query.get("status"),
         )
-        return self.respond_list(authorizations, AuthorizationOut)
+        return self.respond_list(authorizations, self.for_version(AUTHORIZATION_OUTPUT))
 
 
 class AuthorizationDetailView(TXView):
     @document(
         name="Authorization",
-        resources=both(AuthorizationOut),
+        resources=AUTHORIZATION_OUTPUT,
         summary="Retrieve a card authorization",
         operation_id="card_authorizations_retrieve",
         tags=["Card transactions"],
@@ -212,7 +230,7 @@ class AuthorizationDetailView(TXView):
         authorization = authorization_get(
             institution=self.institution, authorization_id=authorizationId
         )
-        return self.respond(AuthorizationOut(authorization).data)
+        return self.respond(self.for_version(AUTHORIZATION_OUTPUT)(authorization).data)
 
 
 class PresentmentsView(TXView):
@@ -220,7 +238,7 @@ class PresentmentsView(TXView):
 
     @document(
         name="Authorization",
-        resources=both(AuthorizationOut),
+        resources=AUTHORIZATION_OUTPUT,
         request=both(PresentmentCreate),
         created=True,
         summary="Present (clear) an authorization",
@@ -238,7 +256,7 @@ class PresentmentsView(TXView):
         authorization = authorization_present(
             authorization=authorization, amount=data.get("amount"), actor=Actor.of_request(request)
         )
-        return self.created(AuthorizationOut(_reread(self, authorization)).data)
+        return self.created(_represent(self, authorization))
 
 
 class ReversalsView(TXView):
@@ -246,7 +264,7 @@ class ReversalsView(TXView):
 
     @document(
         name="Authorization",
-        resources=both(AuthorizationOut),
+        resources=AUTHORIZATION_OUTPUT,
         request=both(ReversalCreate),
         created=True,
         summary="Reverse an authorization",
@@ -263,11 +281,15 @@ class ReversalsView(TXView):
         authorization = authorization_reverse(
             authorization=authorization, actor=Actor.of_request(request)
         )
-        return self.created(AuthorizationOut(_reread(self, authorization)).data)
+        return self.created(_represent(self, authorization))
 
 
-def _reread(view, authorization):
-    return authorization_get(institution=view.institution, authorization_id=authorization.pk)
+def _represent(view, authorization) -> dict:
+    """The authorization as it now stands, in the view's version."""
+    authorization = authorization_get(
+        institution=view.institution, authorization_id=authorization.pk
+    )
+    return view.for_version(AUTHORIZATION_OUTPUT)(authorization).data
 
 
 class ReturnListView(TXView):

@@ -14,6 +14,7 @@ from django.utils import timezone
 from accounts.models import Account, Hold, Journal
 from cards.models import Card
 from core.ids import new_id
+from core.metadata import MetadataField
 from core.models import CreatedBy, Timestamped
 from institutions.models import Institution
 
@@ -99,6 +100,8 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     presented_at = models.DateTimeField(null=True, blank=True)
     # The calendar day its amount counts on against the card's limits (given back on reversal).
     spend_day = models.DateField(null=True, blank=True)
+    # The client's own key-value pairs (core.metadata, docs/metadata.md).
+    metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 

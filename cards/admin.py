@@ -13,7 +13,8 @@ ciphertexts, the PAN fingerprint and the PIN hash are neither shown nor searchab
 admin's pages do not even read those columns (`SECRET_FIELDS` are deferred; only the services
 the actions call load whole cards). A card is shown by its masked PAN (first six and last four
 digits, which are not secret) and found by its id, the last four digits or the embossed name.
-Products and sensitive-details accesses are read-only.
+Staff add and change card products through the products' services (docs/products.md);
+sensitive-details accesses are read-only.
 
 "Unblock PIN" is the staff's way past the API's cap on PIN unblocks (two per card chain in 30
 days, `cards.services.pin`): it asks for a reason on a confirmation page and calls
@@ -34,17 +35,27 @@ from core.admin import (
     ReadOnlyModelAdmin,
     actor_display,
     admin_link,
+    adopt,
     apply_each,
     changelist_link,
     confirmation_page,
     link_column,
+    metadata_display,
     money_column,
 )
 from core.money import money
 from events.models import Event
 
 from .models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
-from .services import card_pin_unblock, card_set_status, card_usage
+from .services import (
+    card_pin_unblock,
+    card_product_create,
+    card_product_update,
+    card_set_status,
+    card_usage,
+)
+from .services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
+from .services.products import SWITCH_FIELDS, card_product_errors
 
 # Columns the admin never loads, shows, searches or offers in a form.
 SECRET_FIELDS = ["pan_encrypted", "cvv_encrypted", "pan_fingerprint", "pin_hash"]
@@ -60,11 +71,86 @@ def card_without_secrets(**filters) -> Card | None:
 
 
 # --- Card products --------------------------------------------------------------------------
+PRODUCT_SECURITY_FIELDS = [*SWITCH_FIELDS, "default_blocked_mccs", "default_blocked_countries"]
+CARD_PRODUCT_CREATE_FIELDS = [
+    "code",
+    "name",
+    "kind",
+    "forms",
+    "bin",
+    "pan_length",
+    "validity_months",
+    *PRODUCT_LIMIT_FIELDS,
+    *PRODUCT_SECURITY_FIELDS,
+]
+CARD_PRODUCT_CHANGE_FIELDS = [
+    "name",
+    "forms",
+    "validity_months",
+    *PRODUCT_LIMIT_FIELDS,
+    *PRODUCT_SECURITY_FIELDS,
+    "status",
+]
+
+
+class CardProductForm(forms.ModelForm):
+    """The rules are the services' (`card_product_errors`), shown field by field. Lists of
+    codes are comma-separated."""
+
+    code = forms.CharField(
+        required=False, max_length=64, help_text="Optional (default: the product's id)."
+    )
+    forms = forms.MultipleChoiceField(
+        choices=CardProduct.Form.choices, widget=forms.CheckboxSelectMultiple
+    )
+
+    class Meta:
+        model = CardProduct
+        fields = ["institution", *CARD_PRODUCT_CREATE_FIELDS, "status"]
+        help_texts = {
+            "bin": "6 or 8 digits, unique among the institution's card products. Fixed once made.",
+            "default_blocked_mccs": "Merchant category codes, comma-separated.",
+            "default_blocked_countries": "ISO 3166-1 numeric codes, comma-separated.",
+        }
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance._state.adding:
+            values = {
+                field: cleaned[field]
+                for field in CARD_PRODUCT_CREATE_FIELDS
+                if cleaned.get(field) not in (None, "")
+            }
+            institution = cleaned.get("institution")
+            if institution is None:
+                return cleaned
+            errors = card_product_errors(values, institution=institution)
+        else:
+            product = CardProduct.objects.select_related("institution").get(pk=self.instance.pk)
+            values = {field: cleaned[field] for field in self.changed_data if field in cleaned}
+            errors = card_product_errors(values, institution=product.institution, product=product)
+        for field, message in errors.items():
+            if field in self.fields and field not in self.errors:
+                self.add_error(field, message)
+        return cleaned
+
+    def _post_clean(self):
+        # The rules are the service's (clean); a blank code is the service's to fill in.
+        if not self.cleaned_data.get("code") and "code" in self.fields:
+            self.instance.code = self.instance.pk
+        super()._post_clean()
+
+
 @admin.register(CardProduct)
-class CardProductAdmin(ReadOnlyModelAdmin):
-    """Read-only: seeded by `card_products_seed` when an institution is created; no service
-    edits them. A product has no currency (its cards take their account's), so the default
-    limits are shown as the integers stored: minor units of each card's account currency."""
+class CardProductAdmin(admin.ModelAdmin):
+    """Staff add and change products through `card_product_create` and `card_product_update`,
+    as the API's v2 does (`product.created`, `product.updated` name the staff user; the
+    admin's `LogEntry` says who and when). Retire by setting the status. Code, kind, BIN and
+    PAN length are fixed once made; products are never deleted (cards refer to them). A
+    product has no currency (its cards take their account's), so the default limits are the
+    integers stored: minor units of each card's account currency."""
+
+    form = CardProductForm
 
     list_display = [
         "name",
@@ -73,33 +159,57 @@ class CardProductAdmin(ReadOnlyModelAdmin):
         "kind",
         "forms_display",
         "bin",
-        "validity_years",
+        "validity_months",
+        "status",
         "default_per_transaction_display",
         "default_daily_display",
         "default_monthly_display",
         "default_daily_cash_display",
     ]
-    list_filter = ["kind", "institution"]
+    list_filter = ["status", "kind", "institution"]
     list_select_related = ["institution"]
     search_fields = ["=id", "code", "name", "institution__name"]
-    fields = [
+    detail_fields = [
         "id",
         "institution",
         "code",
-        "name",
         "kind",
-        "forms_display",
         "bin",
         "pan_length",
-        "validity_years",
-        "default_per_transaction_display",
-        "default_daily_display",
-        "default_monthly_display",
-        "default_daily_cash_display",
         "cards_link",
         "created_at",
+        "updated_at",
     ]
-    readonly_fields = fields
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["institution", *CARD_PRODUCT_CREATE_FIELDS]
+        return [*self.detail_fields, *CARD_PRODUCT_CHANGE_FIELDS]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.detail_fields
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            product = card_product_create(
+                institution=form.cleaned_data["institution"],
+                **{
+                    field: form.cleaned_data[field]
+                    for field in CARD_PRODUCT_CREATE_FIELDS
+                    if form.cleaned_data.get(field) not in (None, "")
+                },
+            )
+        else:
+            changes = {
+                field: form.cleaned_data[field]
+                for field in form.changed_data
+                if field in CARD_PRODUCT_CHANGE_FIELDS
+            }
+            product = card_product_update(product=obj, changes=changes).value
+        adopt(obj, product)
 
     @admin.display(description="forms")
     def forms_display(self, obj):
@@ -272,6 +382,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
                 ]
             },
         ),
+        ("Client metadata (set through the API)", {"fields": [metadata_display]}),
         ("Related lists", {"fields": ["accesses_link", "pin_unblocks_link", "events_link"]}),
     ]
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]

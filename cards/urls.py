@@ -17,7 +17,7 @@ from .apis.controls import (
 )
 from .apis.joint import JointAccountView
 from .apis.lifecycle import CardReissuesView, CardRenewalsView, CardReplacementsView
-from .apis.products import CardProductListView
+from .apis.products import CardProductDetailView, CardProductListCreateView, CardProductListView
 
 
 def card_urls(version: str):
@@ -26,8 +26,21 @@ def card_urls(version: str):
         if version == "v1"
         else path("joint-accounts", JointAccountView.as_view(), name="joint-accounts")
     )
+    # v1, the legacy line, lists card products; v2 also makes and changes them.
+    products = (
+        [path("products/cards", CardProductListView.as_view(), name="card-products")]
+        if version == "v1"
+        else [
+            path("products/cards", CardProductListCreateView.as_view(), name="card-products"),
+            path(
+                "products/cards/<id:cardProductRid>",
+                CardProductDetailView.as_view(),
+                name="card-product",
+            ),
+        ]
+    )
     return [
-        path("products/cards", CardProductListView.as_view(), name="card-products"),
+        *products,
         joint,
         path("cards", CardListView.as_view(), name="cards"),
         path("card-lookups", CardLookupView.as_view(), name="card-lookups"),

@@ -5,6 +5,7 @@ them, docs/architecture.md)."""
 from django.contrib import admin
 from django.urls import include, path
 
+from accounts.urls import account_urls
 from api.urls import DocsView, SchemaView
 from cards.urls import card_urls
 from transfers.urls import transfer_urls
@@ -14,7 +15,7 @@ def version_urls(version: str):
     """The routes of one API version, every app's: mounted twice below (namespaces v1 and v2)."""
     return [
         path("", include("customers.urls")),
-        path("", include("accounts.urls")),
+        path("", include(account_urls(version))),
         path("", include(card_urls(version))),
         path("", include(transfer_urls(version))),
         path("", include("transactions.urls")),

@@ -96,6 +96,14 @@ def pretty_json(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
 
 
+@admin.display(description="metadata")
+def metadata_display(obj) -> str:
+    """A resource's client metadata (`core.metadata`), read-only, as pretty JSON: put this
+    function itself in an admin's `fields` or `fieldsets` and its `readonly_fields`. The
+    client's own strings, never a secret of ours; escaped like any text."""
+    return pretty_json(obj.metadata) if obj.metadata else "—"
+
+
 def apply_each(
     model_admin,
     request,

@@ -139,6 +139,16 @@ class AccountNotEmpty(BusinessRuleViolation):
     message = "An account can only be closed with a zero balance and no active hold."
 
 
+class OverdraftLimitInUse(BusinessRuleViolation):
+    code = "overdraft_limit_in_use"
+    message = "The overdraft limit cannot go below what the account uses of it."
+
+
+class ProductRetired(BusinessRuleViolation):
+    code = "product_retired"
+    message = "The product is retired: no new account or card can be opened on it."
+
+
 class CardNotActive(BusinessRuleViolation):
     code = "card_not_active"
     message = "The card is not active for this operation."

@@ -13,6 +13,11 @@ _EXPONENTS = {
 }
 
 
+# ISO 4217 codes with no minor unit at all ("N.A."): precious metals, bond-market units, the
+# SDR, test and "no currency" codes. Nothing is counted in them, so no product holds them.
+WITHOUT_MINOR_UNITS = frozenset("XAG XAU XBA XBB XBC XBD XDR XPD XPT XSU XTS XUA XXX".split())
+
+
 def currency_exponent(currency: str) -> int:
     return _EXPONENTS.get(currency, 2)
 

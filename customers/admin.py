@@ -10,6 +10,8 @@ import pycountry
 from django import forms
 from django.contrib import admin
 
+from core.admin import metadata_display
+
 from .models import Customer
 from .services import customer_field_error, customer_update
 
@@ -120,7 +122,14 @@ class CustomerAdmin(admin.ModelAdmin):
     list_filter = [CountryFilter, "institution"]
     list_select_related = ["institution"]
     search_fields = ["=id", "first_name", "last_name", "email"]
-    readonly_fields = ["id", "institution", "national_id_masked", "created_at", "updated_at"]
+    readonly_fields = [
+        "id",
+        "institution",
+        "national_id_masked",
+        metadata_display,
+        "created_at",
+        "updated_at",
+    ]
     fieldsets = [
         (None, {"fields": ["id", "institution", "created_at", "updated_at"]}),
         (
@@ -138,6 +147,7 @@ class CustomerAdmin(admin.ModelAdmin):
             },
         ),
         ("Address", {"fields": list(ADDRESS_FIELDS)}),
+        ("Client metadata (set through the API)", {"fields": [metadata_display]}),
     ]
 
     def get_queryset(self, request):

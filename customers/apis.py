@@ -8,6 +8,8 @@ from api.addresses import Address, AddressInput, V1Address, V1AddressInput
 from api.schema import document
 from api.serializers import (
     CountryNumericField,
+    MetadataField,
+    MetadataPatchField,
     StrictCharField,
     StrictDateField,
     StrictEmailField,
@@ -60,6 +62,7 @@ class CustomerCreate(StrictSerializer):
         validators=[RegexValidator(NATIONAL_ID_RE, NATIONAL_ID_INVALID)],
     )
     address = AddressInput(required=False, allow_null=True)
+    metadata = MetadataField(required=False)
 
     def validate_dateOfBirth(self, value):  # noqa: N802
         message = customer_field_error("date_of_birth", value)
@@ -70,10 +73,14 @@ class CustomerCreate(StrictSerializer):
 
 class V1CustomerCreate(CustomerCreate):
     address = V1AddressInput(required=False, allow_null=True)
+    metadata = None  # v2 only (docs/metadata.md)
 
 
 class CustomerUpdate(CustomerCreate):
-    """Every field optional; `null` clears an optional field; `address` is replaced whole."""
+    """Every field optional; `null` clears an optional field; `address` is replaced whole;
+    `metadata` is merged."""
+
+    metadata = MetadataPatchField(required=False)
 
 
 class V1CustomerUpdate(V1CustomerCreate):
@@ -95,12 +102,14 @@ class Customer(serializers.Serializer):
         help_text="Last four characters of the national id; the full value is never returned.",
     )
     address = Address(allow_null=True)
+    metadata = MetadataField()
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
 class V1Customer(Customer):
     address = V1Address(allow_null=True)
+    metadata = None  # v2 only (docs/metadata.md)
 
 
 class CustomerCreated(Customer):
@@ -171,7 +180,8 @@ class CustomerDetailView(TXView):
         summary="Update a customer",
         description=(
             "Send only the fields to change; `null` clears an optional field; `address` is "
-            "replaced as a whole. v1 also accepts POST to this path."
+            "replaced as a whole; `metadata` (v2) is merged, a key set to null is removed. v1 "
+            "also accepts POST to this path."
         ),
         operation_id="customers_update",
         tags=["Customers"],

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from core import crypto
 from core.ids import new_id
+from core.metadata import MetadataField
 from core.models import Timestamped
 from institutions.models import Institution
 
@@ -38,6 +39,8 @@ class Customer(Timestamped):
     address_city = models.CharField(max_length=100, null=True, blank=True)
     address_postal_code = models.CharField(max_length=20, null=True, blank=True)
     address_country_code = models.CharField(max_length=3, null=True, blank=True)
+    # The client's own key-value pairs (core.metadata, docs/metadata.md).
+    metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 

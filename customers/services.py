@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.exceptions import ValidationFailed
+from core.metadata import metadata_check, metadata_merge
 from events.services import emit_for
 from institutions.models import Institution
 
@@ -43,6 +44,7 @@ _API_NAMES = {
     "date_of_birth": "dateOfBirth",
     "national_id": "nationalId",
     "address": "address",
+    "metadata": "metadata",
 }
 
 
@@ -57,11 +59,13 @@ def customer_create(
     date_of_birth: date | None = None,
     national_id: str | None = None,
     address: dict | None = None,
+    metadata: dict | None = None,
 ) -> Customer:
     """Create a customer of `institution` and emit `customer.created`.
 
-    400 `validation_error` when a field breaks a customer rule (`customer_field_error`). The
-    caller has checked the ISO country codes and the address's shape (the API's serializers).
+    400 `validation_error` when a field breaks a customer rule (`customer_field_error`) or
+    `metadata` the metadata rule (`core.metadata`). The caller has checked the ISO country
+    codes and the address's shape (the API's serializers).
     """
     _check(
         {
@@ -87,6 +91,7 @@ def customer_create(
     )
     customer.set_national_id(national_id)
     customer.set_address(address)
+    customer.metadata = metadata_check(metadata or {})
     with transaction.atomic(savepoint=False):
         customer.save(force_insert=True)
         emit_for(customer, "customer.created")
@@ -95,9 +100,10 @@ def customer_create(
 
 def customer_update(*, customer: Customer, changes: dict) -> Customer:
     """Apply `changes` (domain field names; `address` replaces the whole address, None clears an
-    optional field) and emit `customer.updated` with the names of the fields that changed.
-    A change that changes nothing emits nothing. 400 `validation_error` when a field breaks a
-    customer rule (`customer_field_error`)."""
+    optional field; `metadata` is merged into the stored metadata, `core.metadata_merge`) and
+    emit `customer.updated` with the names of the fields that changed. A change that changes
+    nothing emits nothing. 400 `validation_error` when a field breaks a customer rule
+    (`customer_field_error`) or the metadata rule."""
     unknown = set(changes) - set(_API_NAMES)
     if unknown:
         raise ValueError(f"Not updatable: {sorted(unknown)}")
@@ -109,6 +115,11 @@ def customer_update(*, customer: Customer, changes: dict) -> Customer:
             if field == "address":
                 if customer.address != (_full_address(value) if value else None):
                     customer.set_address(value)
+                    changed.append(field)
+            elif field == "metadata":
+                merged = metadata_merge(customer.metadata, value)
+                if merged != customer.metadata:
+                    customer.metadata = merged
                     changed.append(field)
             elif field == "national_id":
                 if value != customer.national_id():

@@ -58,7 +58,18 @@ def event_for(
     """`event_new()` of `type` about `obj`: its object type is the type's
     (`events.types.OBJECT_TYPES`), its object id `obj.pk`, its institution `obj.institution`,
     or `institution` when the caller holds it already loaded and `obj` does not (no query
-    for it)."""
+    for it).
+
+    An object that carries client metadata (`core.metadata`: customers, accounts, holds, cards,
+    transfers, card authorizations) has it in every event about it, as it stands after the
+    change: `data.metadata`, present when the object has metadata and in every event that
+    changes it (`changedFields` names `metadata`; `{}` when its last key was removed), absent
+    when it has none (docs/metadata.md)."""
+    metadata = getattr(obj, "metadata", None)
+    if isinstance(metadata, dict) and (
+        metadata or "metadata" in (data or {}).get("changedFields", ())
+    ):
+        data = {**(data or {}), "metadata": dict(metadata)}
     return event_new(
         institution=obj.institution if institution is None else institution,
         type=type,

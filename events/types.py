@@ -7,13 +7,20 @@ OBJECT_TYPES = {
     "customer.updated": "customer",
     "account.opened": "account",
     "account.status_changed": "account",
+    "account.overdraft_limit_changed": "account",
+    "account.updated": "account",
     "adjustment.posted": "adjustment",
     "hold.created": "hold",
     "hold.captured": "hold",
     "hold.released": "hold",
     "hold.expired": "hold",
+    "hold.updated": "hold",
     "transfer.posted": "transfer",
     "transfer.reversed": "transfer",
+    "transfer.updated": "transfer",
+    "transfer.pending": "transfer",
+    "transfer.voided": "transfer",
+    "transfer.expired": "transfer",
     "card.issued": "card",
     "card.updated": "card",
     "card.status_changed": "card",
@@ -34,6 +41,9 @@ OBJECT_TYPES = {
     "monitoring.alert_raised": "monitoring_alert",
     "monitoring.alert_resolved": "monitoring_alert",
     "security.pan_guessing_suspected": "api_key",
+    # An account or a card product (`data.productType`: account | card).
+    "product.created": "product",
+    "product.updated": "product",
 }
 
 EVENT_TYPES = tuple(OBJECT_TYPES)

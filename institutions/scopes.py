@@ -18,6 +18,7 @@ CARDS_SENSITIVE = "cards:sensitive"
 CARDS_PIN = "cards:pin"
 WEBHOOKS_WRITE = "webhooks:write"
 MONITORING_WRITE = "monitoring:write"
+PRODUCTS_WRITE = "products:write"
 
 ALL = [
     READ,
@@ -31,6 +32,7 @@ ALL = [
     CARDS_PIN,
     WEBHOOKS_WRITE,
     MONITORING_WRITE,
+    PRODUCTS_WRITE,
 ]
 
 # Presets for `create_api_key --role`. `full` is what an issuing program's back end needs; the

@@ -34,6 +34,7 @@ from authorizations.services import authorizations_expire
 from cards.services import cards_expire, cards_renew_expiring
 from core.actors import SYSTEM
 from core.operations import run, run_batches
+from transfers.services import transfers_expire
 
 from .services import stalled_jobs_retry
 
@@ -51,10 +52,12 @@ KEEP_FINISHED_JOBS_HOURS = 7 * 24
 )
 def expire_holds(timestamp: int) -> dict[str, int]:
     """Every minute: holds past `expiresAt` expire (`hold.expired`), card authorizations'
-    holds too (`authorization.expired`, limit usage given back)."""
+    holds too (`authorization.expired`, limit usage given back), and pending two-phase
+    transfers' (`transfer.expired`, a card source's limit usage given back)."""
     return {
         "holds": run_batches(holds_expire, actor=SYSTEM),
         "authorizations": run_batches(authorizations_expire, actor=SYSTEM),
+        "transfers": run_batches(transfers_expire, actor=SYSTEM),
     }
 
 

@@ -174,6 +174,8 @@ def tenant(db):
                 "authorizationId": authorization.id,
                 "returnId": card_return.id,
                 "endpointId": endpoint.id,
+                "productRid": product.id,
+                "cardProductRid": card.product_id,
             },
         }
     finally:

@@ -17,6 +17,7 @@ from core.admin import (
     apply_each,
     changelist_link,
     link_column,
+    metadata_display,
     money_column,
 )
 from core.money import money
@@ -72,11 +73,15 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "source_link",
         "destination_link",
         "amount_display",
+        "posted_display",
         "reversed_display",
         "currency",
         "status",
+        "hold_link",
+        "expires_at",
         "description",
         "reference",
+        metadata_display,
         "batch_link",
         "journal_link",
         "statement_lines_link",
@@ -94,6 +99,8 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     reversed_display = money_column(
         "reversed_amount", description="reversed", ordering="reversed_amount"
     )
+    posted_display = money_column("posted_amount", description="posted", ordering="posted_amount")
+    hold_link = link_column("hold", description="hold (two-phase)")
 
     journal_link = link_column("journal", description="journal")
     batch_link = link_column("batch", description="batch")

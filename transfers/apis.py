@@ -2,17 +2,24 @@
 
 `source` and `destination` each name one account: by `accountId`, by `accountNumber`, or through
 a card by `cardId` or `pan` (account numbers and PANs are sensitive identifiers, so the body is
-where they belong). Identical in both versions.
+where they belong). With `hold` a transfer is two-phase: created `pending`, then posted or
+voided by `PATCH /transfers/{id}` (v1 also by POST to that path), or expired
+(docs/two-phase-transfers.md). Identical in both versions.
 """
 
-from drf_spectacular.utils import OpenApiParameter
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
+from accounts.apis.holds import DEFAULT_LIFETIME, MAX_LIFETIME
 from api.schema import both, document
 from api.serializers import (
     AmountField,
     CurrencyField,
+    MetadataField,
+    MetadataPatchField,
     StrictCharField,
+    StrictDateTimeField,
     StrictSerializer,
     TimestampField,
 )
@@ -26,7 +33,12 @@ from .batches import FAILED, MAX_ITEMS, POSTED, transfer_batch_create
 from .endpoints import endpoints_resolve
 from .models import Transfer, TransferBatch
 from .selectors import transfer_batch_get, transfer_get, transfer_list
-from .services import transfer_create_for, transfer_reverse
+from .services import (
+    transfer_create_for,
+    transfer_resolve,
+    transfer_reverse,
+    transfer_update_metadata,
+)
 
 
 class Endpoint(StrictSerializer):
@@ -47,12 +59,38 @@ class Endpoint(StrictSerializer):
         return attrs
 
 
+class TransferHold(StrictSerializer):
+    """A two-phase transfer's hold: until when the amount stays held on the source."""
+
+    expiresAt = StrictDateTimeField(  # noqa: N815
+        source="expires_at",
+        required=False,
+        help_text="When the transfer is voided by itself (`expired`) unless posted or voided: "
+        "within 30 days (default 7 days), as a hold's.",
+    )
+
+    def validate_expiresAt(self, value):  # noqa: N802
+        now = timezone.now()
+        if not now < value <= now + MAX_LIFETIME:
+            raise serializers.ValidationError("Must be in the future and within 30 days.")
+        return value
+
+    def validate(self, attrs):
+        return {"expires_at": attrs.get("expires_at") or timezone.now() + DEFAULT_LIFETIME}
+
+
 class TransferCreate(StrictSerializer):
     source = Endpoint()
     destination = Endpoint()
     amount = AmountField(help_text="Minor units, e.g. 1050 = 10.50 EUR.")
     currency = CurrencyField()
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
+    hold = TransferHold(
+        required=False,
+        help_text="Two-phase: the transfer is created `pending` and its amount held on the "
+        "source until `PATCH /transfers/{id}` posts or voids it, or `expiresAt` passes "
+        "(docs/two-phase-transfers.md).",
+    )
 
 
 class ReferencedTransferCreate(TransferCreate):
@@ -64,16 +102,72 @@ class ReferencedTransferCreate(TransferCreate):
         help_text="Your own id of this transfer, unique in your institution for good (422 "
         "`duplicate_reference` when seen before).",
     )
+    metadata = MetadataField(required=False)
 
 
 CREATE_INPUT = {V1: TransferCreate, V2: ReferencedTransferCreate}
 
 
+class BatchItemCreate(ReferencedTransferCreate):
+    """A batch item: a transfer posted at once, never two-phase."""
+
+    hold = None  # not a field here
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict) and "hold" in data:
+            raise serializers.ValidationError(
+                {
+                    "hold": "A batch posts its transfers at once: send a two-phase transfer on "
+                    "its own (POST /transfers)."
+                }
+            )
+        return super().to_internal_value(data)
+
+
 class BatchCreate(StrictSerializer):
     mode = serializers.ChoiceField(choices=TransferBatch.Mode.choices)
-    transfers = ReferencedTransferCreate(
+    transfers = BatchItemCreate(
         many=True, allow_empty=False, max_length=MAX_ITEMS, help_text="1 to 1,000 items."
     )
+
+
+class TransferUpdate(StrictSerializer):
+    """Resolve a pending transfer."""
+
+    status = serializers.ChoiceField(
+        choices=[Transfer.Status.POSTED, Transfer.Status.VOIDED],
+        help_text="`posted`: the money moves to the destination; `voided`: the hold is released.",
+    )
+    amount = AmountField(
+        required=False,
+        help_text="With `posted` only: at most the held amount (default: all of it); the rest "
+        "is released.",
+    )
+
+    def validate(self, attrs):
+        if "amount" in attrs and attrs.get("status") != Transfer.Status.POSTED:
+            raise serializers.ValidationError({"amount": "Only a transfer that is posted has one."})
+        return attrs
+
+
+class TransferUpdateV2(TransferUpdate):
+    """v2: resolve a pending transfer, merge metadata into any transfer, or both (one
+    operation)."""
+
+    status = serializers.ChoiceField(
+        choices=[Transfer.Status.POSTED, Transfer.Status.VOIDED],
+        required=False,
+        help_text=TransferUpdate().fields["status"].help_text,
+    )
+    metadata = MetadataPatchField(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError({"status": "Give status, metadata or both."})
+        return super().validate(attrs)
+
+
+UPDATE_INPUT = {V1: TransferUpdate, V2: TransferUpdateV2}
 
 
 class ReversalCreate(StrictSerializer):
@@ -96,17 +190,34 @@ class DestinationOut(serializers.Serializer):
     )
 
 
+class TransferHoldOut(serializers.Serializer):
+    holdId = serializers.CharField(source="hold_id")  # noqa: N815
+    expiresAt = TimestampField(source="expires_at")  # noqa: N815
+
+
 class TransferOut(serializers.Serializer):
     transferId = serializers.CharField(source="id")  # noqa: N815
     source = SourceOut(source="*")
     destination = DestinationOut(source="*")
-    amount = serializers.IntegerField()
+    amount = serializers.IntegerField(help_text="As requested (two-phase: the amount held).")
     currency = serializers.CharField()
     description = serializers.CharField()
     status = serializers.ChoiceField(choices=Transfer.Status.choices)
+    postedAmount = serializers.IntegerField(  # noqa: N815
+        source="posted_amount",
+        help_text="What moved: `amount`, or what a two-phase transfer was posted for; 0 while "
+        "it is pending and when voided or expired.",
+    )
+    hold = serializers.SerializerMethodField(
+        help_text="Two-phase transfers only (null otherwise): the hold and when it expires."
+    )
     reversedAmount = serializers.IntegerField(source="reversed_amount")  # noqa: N815
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+    @extend_schema_field(TransferHoldOut(allow_null=True))
+    def get_hold(self, transfer) -> dict | None:
+        return None if transfer.hold_id is None else TransferHoldOut(transfer).data
 
 
 class ReferencedTransferOut(TransferOut):
@@ -114,6 +225,7 @@ class ReferencedTransferOut(TransferOut):
 
     reference = serializers.CharField(allow_null=True)
     batchId = serializers.CharField(source="batch_id", allow_null=True)  # noqa: N815
+    metadata = MetadataField()
 
 
 TRANSFER_OUTPUT = {V1: TransferOut, V2: ReferencedTransferOut}
@@ -217,6 +329,8 @@ class TransferListView(TXView):
 
 
 class TransferDetailView(TXView):
+    write_scope = scopes.MONEY_WRITE
+
     @document(
         name="Transfer",
         resources=TRANSFER_OUTPUT,
@@ -226,6 +340,36 @@ class TransferDetailView(TXView):
     )
     def get(self, request, transferId):  # noqa: N803 (path parameters are camelCase)
         transfer = transfer_get(institution=self.institution, transfer_id=transferId)
+        return self.respond(self.for_version(TRANSFER_OUTPUT)(transfer).data)
+
+    @document(
+        name="Transfer",
+        resources=TRANSFER_OUTPUT,
+        request=UPDATE_INPUT,
+        summary="Post or void a pending (two-phase) transfer; merge its metadata (v2)",
+        description='`{"status": "posted"}` moves the money to the destination (`amount` '
+        "optional: at most the held amount, 422 `amount_exceeds_remaining`; the rest is "
+        'released); `{"status": "voided"}` releases the hold. 409 `invalid_state_transition` '
+        "unless the transfer is pending (posting also past its `expiresAt`); 422 "
+        "`account_not_active` when the source is no longer active or the destination is "
+        "closed (the transfer stays pending). v1 also takes this as POST to the same path "
+        "(docs/two-phase-transfers.md). v2 also takes `metadata` on any transfer, merged "
+        "(docs/metadata.md); resolution and metadata change together or not at all.",
+        operation_id="transfers_update",
+        tags=["Transfers"],
+    )
+    def patch(self, request, transferId):  # noqa: N803
+        transfer = transfer_get(institution=self.institution, transfer_id=transferId)
+        data = self.parse(self.for_version(UPDATE_INPUT))
+        if "status" in data:
+            transfer = transfer_resolve(
+                transfer=transfer,
+                status=data["status"],
+                amount=data.get("amount"),
+                actor=Actor.of_request(request),
+            )
+        if "metadata" in data:
+            transfer = transfer_update_metadata(transfer=transfer, metadata=data["metadata"]).value
         return self.respond(self.for_version(TRANSFER_OUTPUT)(transfer).data)
 
 

@@ -145,6 +145,7 @@ class _Run:
                 reference=self.items[index].get("reference"),
                 batch=self.batch,
                 actor=self.actor,
+                metadata=self.items[index].get("metadata"),
             )
             for index, (source, destination) in waiting
         ]

@@ -1,15 +1,18 @@
 """Transfers between two accounts of one institution and currency, and their reversals.
 
-A transfer is posted at once (one journal: debit source, credit destination). A reversal is a
-new journal the other way; reversals may be partial and add up to at most the original amount.
+A transfer is posted at once (one journal: debit source, credit destination), or, two-phase
+(docs/two-phase-transfers.md), created `pending` with its amount held on the source (`hold`)
+and later posted (all or part of it, one journal then), voided or expired. A reversal is a new
+journal the other way; reversals may be partial and add up to at most the posted amount.
 """
 
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from accounts.models import Account, Journal
+from accounts.models import Account, Hold, Journal
 from core.ids import new_id
+from core.metadata import MetadataField
 from core.models import CreatedBy, Timestamped
 from institutions.models import Institution
 
@@ -53,6 +56,10 @@ class Transfer(CreatedBy, Timestamped):
     class Status(models.TextChoices):
         POSTED = "posted"
         REVERSED = "reversed"
+        # Two-phase (docs/two-phase-transfers.md): pending -> posted | voided | expired.
+        PENDING = "pending"
+        VOIDED = "voided"
+        EXPIRED = "expired"
 
     id = models.CharField(primary_key=True, max_length=40, default=_transfer_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
@@ -80,7 +87,20 @@ class Transfer(CreatedBy, Timestamped):
     description = models.CharField(max_length=500, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.POSTED)
     reversed_amount = models.BigIntegerField(default=0)
-    journal = models.OneToOneField(Journal, on_delete=models.PROTECT, related_name="transfer")
+    # What moved: `amount` for a transfer posted at once, the amount a two-phase transfer was
+    # posted for (at most `amount`), 0 while pending and when voided or expired.
+    posted_amount = models.BigIntegerField(default=0)
+    # Null until the money moves (a two-phase transfer that is pending, voided or expired).
+    journal = models.OneToOneField(
+        Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="transfer"
+    )
+    # Two-phase only: the hold of the amount on the source and when it ends by itself, and the
+    # day a card source's limits counted the amount (given back there when voided or expired).
+    hold = models.OneToOneField(
+        Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="transfer"
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)
+    spend_day = models.DateField(null=True, blank=True)
     # The client's own id of the transfer, unique per institution for good (v2).
     reference = models.CharField(max_length=100, null=True, blank=True)
     batch = models.ForeignKey(
@@ -91,6 +111,8 @@ class Transfer(CreatedBy, Timestamped):
         related_name="transfers",
         db_index=False,
     )
+    # The client's own key-value pairs (core.metadata, docs/metadata.md).
+    metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -110,6 +132,31 @@ class Transfer(CreatedBy, Timestamped):
             models.CheckConstraint(
                 condition=~Q(source_account=F("destination_account")),
                 name="transfer_distinct_accounts",
+            ),
+            models.CheckConstraint(
+                condition=Q(posted_amount__gte=0) & Q(posted_amount__lte=F("amount")),
+                name="transfer_posted_within_amount",
+            ),
+            models.CheckConstraint(
+                condition=Q(reversed_amount__lte=F("posted_amount")),
+                name="transfer_reversed_within_posted",
+            ),
+            # Posted (or reversed): a journal and something posted. Two-phase and not posted
+            # (pending, voided, expired): a hold, nothing posted, no journal.
+            models.CheckConstraint(
+                condition=Q(
+                    status__in=["posted", "reversed"],
+                    journal__isnull=False,
+                    posted_amount__gt=0,
+                )
+                | Q(
+                    status__in=["pending", "voided", "expired"],
+                    journal__isnull=True,
+                    posted_amount=0,
+                    hold__isnull=False,
+                    expires_at__isnull=False,
+                ),
+                name="transfer_state_consistent",
             ),
         ]
         indexes = [

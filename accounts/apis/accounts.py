@@ -1,6 +1,7 @@
 """`/accounts`: open, read, freeze/close, balances, adjustments (loads and unloads), and
 `/account-lookups` (find an account by its number, which only ever travels in a body).
-Identical in both versions apart from the envelope."""
+Identical in both versions apart from the envelope, except that v2 shows and sets the overdraft
+limit (docs/overdraft.md)."""
 
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
@@ -9,10 +10,13 @@ from api.schema import both, document
 from api.serializers import (
     AmountField,
     CurrencyField,
+    MetadataField,
+    MetadataPatchField,
     StrictCharField,
     StrictSerializer,
     TimestampField,
 )
+from api.versions import V1, V2
 from api.views import TXView
 from core.actors import Actor
 from customers.selectors import customer_get
@@ -20,7 +24,13 @@ from institutions import scopes
 
 from ..models import Account, Adjustment
 from ..selectors import account_by_number, account_get, account_list, account_product_get
-from ..services import account_create, account_set_status, adjustment_create
+from ..services import (
+    account_create,
+    account_set_overdraft_limit,
+    account_set_status,
+    account_update_metadata,
+    adjustment_create,
+)
 
 
 # --- input
@@ -34,12 +44,47 @@ class AccountCreate(StrictSerializer):
     )
 
 
+class AccountCreateV2(AccountCreate):
+    metadata = MetadataField(required=False)
+
+
+CREATE_INPUT = {V1: AccountCreate, V2: AccountCreateV2}
+
+
 class AccountUpdate(StrictSerializer):
     status = serializers.ChoiceField(
         choices=Account.Status.choices,
         help_text="active <-> frozen; active | frozen -> closed (needs a zero balance and no "
         "active hold; closed is final).",
     )
+
+
+class AccountUpdateV2(StrictSerializer):
+    """v2: the status, the overdraft limit, or both (one operation: both change or neither)."""
+
+    status = serializers.ChoiceField(
+        choices=Account.Status.choices,
+        required=False,
+        help_text=AccountUpdate().fields["status"].help_text,
+    )
+    overdraftLimit = AmountField(  # noqa: N815
+        required=False,
+        min_value=0,
+        help_text="How far below zero the account may go, minor units: at most the product's "
+        "`maxOverdraftLimit`, on a product that allows overdraft; 422 `overdraft_limit_in_use` "
+        "below what the account uses now.",
+    )
+    metadata = MetadataPatchField(required=False)
+
+    def validate(self, data):
+        if not data:
+            raise serializers.ValidationError(
+                {"status": "Give at least one of status, overdraftLimit, metadata."}
+            )
+        return data
+
+
+UPDATE_INPUT = {V1: AccountUpdate, V2: AccountUpdateV2}
 
 
 class AccountLookup(StrictSerializer):
@@ -98,6 +143,18 @@ class AccountOut(serializers.Serializer):
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
+class AccountOutV2(AccountOut):
+    """v2: with the overdraft limit (included in `available`)."""
+
+    overdraftLimit = serializers.IntegerField(  # noqa: N815
+        source="overdraft_limit", help_text="How far below zero the account may go."
+    )
+    metadata = MetadataField()
+
+
+ACCOUNT_OUTPUT = {V1: AccountOut, V2: AccountOutV2}
+
+
 class AdjustmentOut(serializers.Serializer):
     adjustmentId = serializers.CharField(source="id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
@@ -113,15 +170,15 @@ class AccountListView(TXView):
 
     @document(
         name="Account",
-        resources=both(AccountOut),
-        request=both(AccountCreate),
+        resources=ACCOUNT_OUTPUT,
+        request=CREATE_INPUT,
         created=True,
         summary="Open an account for a customer",
         operation_id="accounts_create",
         tags=["Accounts"],
     )
     def post(self, request):
-        data = self.parse(AccountCreate)
+        data = self.parse(self.for_version(CREATE_INPUT))
         customer = customer_get(institution=self.institution, customer_id=data["customerId"])
         product = account_product_get(institution=self.institution, product_id=data["productRid"])
         account = account_create(
@@ -129,12 +186,13 @@ class AccountListView(TXView):
             customer=customer,
             product=product,
             currency=data.get("currency", product.currency),
+            metadata=data.get("metadata"),
         )
         return self.created(self._represent(account.pk))
 
     @document(
         name="Account",
-        resources=both(AccountOut),
+        resources=ACCOUNT_OUTPUT,
         many=True,
         parameters=[OpenApiParameter("customerId", str, description="Only this customer's.")],
         summary="List accounts, newest first",
@@ -145,11 +203,13 @@ class AccountListView(TXView):
         query = self.parse_query(AccountQuery)
         return self.respond_list(
             account_list(institution=self.institution, customer_id=query.get("customerId")),
-            AccountOut,
+            self.for_version(ACCOUNT_OUTPUT),
         )
 
     def _represent(self, account_id):
-        return AccountOut(account_get(institution=self.institution, account_id=account_id)).data
+        return self.for_version(ACCOUNT_OUTPUT)(
+            account_get(institution=self.institution, account_id=account_id)
+        ).data
 
 
 class AccountDetailView(TXView):
@@ -157,29 +217,36 @@ class AccountDetailView(TXView):
 
     @document(
         name="Account",
-        resources=both(AccountOut),
+        resources=ACCOUNT_OUTPUT,
         summary="Retrieve an account",
         operation_id="accounts_retrieve",
         tags=["Accounts"],
     )
     def get(self, request, accountId):  # noqa: N803 (path parameters are camelCase)
-        return self.respond(AccountOut(self._account(accountId)).data)
+        return self.respond(self.for_version(ACCOUNT_OUTPUT)(self._account(accountId)).data)
 
     @document(
         name="Account",
-        resources=both(AccountOut),
-        request=both(AccountUpdate),
-        summary="Freeze, unfreeze or close an account",
+        resources=ACCOUNT_OUTPUT,
+        request=UPDATE_INPUT,
+        summary="Freeze, unfreeze or close an account; set its overdraft limit (v2)",
         description="A frozen account accepts credits but no debit. Closing needs a zero "
-        "balance and no active hold (422 `account_not_empty`); closed is final (409).",
+        "balance and no active hold (422 `account_not_empty`); closed is final (409). v2 also "
+        "takes `overdraftLimit` (docs/overdraft.md) and `metadata` (merged: a key set to null "
+        "is removed; docs/metadata.md); what is given changes together or not at all.",
         operation_id="accounts_update",
         tags=["Accounts"],
     )
     def patch(self, request, accountId):  # noqa: N803
         account = self._account(accountId)
-        data = self.parse(AccountUpdate)
-        account_set_status(account=account, status=data["status"])
-        return self.respond(AccountOut(self._account(accountId)).data)
+        data = self.parse(self.for_version(UPDATE_INPUT))
+        if "status" in data:
+            account_set_status(account=account, status=data["status"])
+        if "overdraftLimit" in data:
+            account_set_overdraft_limit(account=account, limit=data["overdraftLimit"])
+        if "metadata" in data:
+            account_update_metadata(account=account, metadata=data["metadata"])
+        return self.respond(self.for_version(ACCOUNT_OUTPUT)(self._account(accountId)).data)
 
     def _account(self, account_id):
         return account_get(institution=self.institution, account_id=account_id)
@@ -233,7 +300,7 @@ class AccountLookupView(TXView):
 
     @document(
         name="Account",
-        resources=both(AccountOut),
+        resources=ACCOUNT_OUTPUT,
         request=both(AccountLookup),
         summary="Find an account by its account number",
         description="The account number is sensitive, so it travels in the body, never in a "
@@ -246,4 +313,4 @@ class AccountLookupView(TXView):
         account = account_by_number(
             institution=self.institution, account_number=data["accountNumber"]
         )
-        return self.respond(AccountOut(account).data)
+        return self.respond(self.for_version(ACCOUNT_OUTPUT)(account).data)

@@ -1,4 +1,5 @@
-"""`/holds`: place, read, release (PATCH status), capture. Identical in both versions."""
+"""`/holds`: place, read, release (PATCH status), capture. Identical in both versions but for
+the client's `metadata`, v2 only (docs/metadata.md)."""
 
 from datetime import timedelta
 
@@ -10,18 +11,21 @@ from api.schema import both, document
 from api.serializers import (
     AmountField,
     CurrencyField,
+    MetadataField,
+    MetadataPatchField,
     StrictCharField,
     StrictDateTimeField,
     StrictSerializer,
     TimestampField,
 )
+from api.versions import V1, V2
 from api.views import TXView
 from core.actors import Actor
 from institutions import scopes
 
 from ..models import Hold
 from ..selectors import account_get, hold_get, hold_list
-from ..services import hold_capture, hold_place, hold_release
+from ..services import hold_capture, hold_place, hold_release, hold_update_metadata
 
 DEFAULT_LIFETIME = timedelta(days=7)
 MAX_LIFETIME = timedelta(days=30)
@@ -44,10 +48,36 @@ class HoldCreate(StrictSerializer):
         return value
 
 
+class HoldCreateV2(HoldCreate):
+    metadata = MetadataField(required=False)
+
+
+CREATE_INPUT = {V1: HoldCreate, V2: HoldCreateV2}
+
+
 class HoldUpdate(StrictSerializer):
     status = serializers.ChoiceField(
         choices=[Hold.Status.RELEASED], help_text="Only `released`: give the amount back."
     )
+
+
+class HoldUpdateV2(StrictSerializer):
+    """v2: release, merge metadata, or both (one operation)."""
+
+    status = serializers.ChoiceField(
+        choices=[Hold.Status.RELEASED],
+        required=False,
+        help_text="Only `released`: give the amount back.",
+    )
+    metadata = MetadataPatchField(required=False)
+
+    def validate(self, data):
+        if not data:
+            raise serializers.ValidationError({"status": "Give status, metadata or both."})
+        return data
+
+
+UPDATE_INPUT = {V1: HoldUpdate, V2: HoldUpdateV2}
 
 
 class HoldCapture(StrictSerializer):
@@ -70,6 +100,13 @@ class HoldOut(serializers.Serializer):
     closedAt = TimestampField(source="closed_at", allow_null=True)  # noqa: N815
 
 
+class HoldOutV2(HoldOut):
+    metadata = MetadataField()
+
+
+HOLD_OUTPUT = {V1: HoldOut, V2: HoldOutV2}
+
+
 class HoldQuery(serializers.Serializer):
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
     status = serializers.ChoiceField(choices=Hold.Status.choices, required=False)
@@ -80,8 +117,8 @@ class HoldListView(TXView):
 
     @document(
         name="Hold",
-        resources=both(HoldOut),
-        request=both(HoldCreate),
+        resources=HOLD_OUTPUT,
+        request=CREATE_INPUT,
         created=True,
         summary="Place a hold on an account",
         description="The amount stops being available at once. 422 `insufficient_funds`, "
@@ -90,7 +127,7 @@ class HoldListView(TXView):
         tags=["Holds"],
     )
     def post(self, request):
-        data = self.parse(HoldCreate)
+        data = self.parse(self.for_version(CREATE_INPUT))
         account = account_get(institution=self.institution, account_id=data["accountId"])
         hold = hold_place(
             account=account,
@@ -99,12 +136,13 @@ class HoldListView(TXView):
             expires_at=data.get("expiresAt") or timezone.now() + DEFAULT_LIFETIME,
             reason=data.get("reason", ""),
             actor=Actor.of_request(request),
+            metadata=data.get("metadata"),
         )
-        return self.created(HoldOut(hold).data)
+        return self.created(self.for_version(HOLD_OUTPUT)(hold).data)
 
     @document(
         name="Hold",
-        resources=both(HoldOut),
+        resources=HOLD_OUTPUT,
         many=True,
         parameters=[
             OpenApiParameter("accountId", str, description="Only this account's holds."),
@@ -121,7 +159,7 @@ class HoldListView(TXView):
             account_id=query.get("accountId"),
             status=query.get("status"),
         )
-        return self.respond_list(holds, HoldOut)
+        return self.respond_list(holds, self.for_version(HOLD_OUTPUT))
 
 
 class HoldDetailView(TXView):
@@ -129,27 +167,34 @@ class HoldDetailView(TXView):
 
     @document(
         name="Hold",
-        resources=both(HoldOut),
+        resources=HOLD_OUTPUT,
         summary="Retrieve a hold",
         operation_id="holds_retrieve",
         tags=["Holds"],
     )
     def get(self, request, holdId):  # noqa: N803 (path parameters are camelCase)
-        return self.respond(HoldOut(hold_get(institution=self.institution, hold_id=holdId)).data)
+        hold = hold_get(institution=self.institution, hold_id=holdId)
+        return self.respond(self.for_version(HOLD_OUTPUT)(hold).data)
 
     @document(
         name="Hold",
-        resources=both(HoldOut),
-        request=both(HoldUpdate),
-        summary="Release a hold",
-        description='`{"status": "released"}`; 409 `invalid_state_transition` unless active.',
+        resources=HOLD_OUTPUT,
+        request=UPDATE_INPUT,
+        summary="Release a hold; merge its metadata (v2)",
+        description='`{"status": "released"}`; 409 `invalid_state_transition` unless active. '
+        "v2 also takes `metadata` (merged: a key set to null is removed; docs/metadata.md), "
+        "on a hold of any status.",
         operation_id="holds_update",
         tags=["Holds"],
     )
     def patch(self, request, holdId):  # noqa: N803
         hold = hold_get(institution=self.institution, hold_id=holdId)
-        self.parse(HoldUpdate)
-        return self.respond(HoldOut(hold_release(hold=hold)).data)
+        data = self.parse(self.for_version(UPDATE_INPUT))
+        if "metadata" in data:  # first: the release's event carries the merged metadata
+            hold = hold_update_metadata(hold=hold, metadata=data["metadata"]).value
+        if "status" in data:
+            hold = hold_release(hold=hold)
+        return self.respond(self.for_version(HOLD_OUTPUT)(hold).data)
 
 
 class HoldCapturesView(TXView):
@@ -157,7 +202,7 @@ class HoldCapturesView(TXView):
 
     @document(
         name="Hold",
-        resources=both(HoldOut),
+        resources=HOLD_OUTPUT,
         request=both(HoldCapture),
         created=True,
         summary="Capture a hold (partially or whole)",
@@ -170,4 +215,4 @@ class HoldCapturesView(TXView):
         hold = hold_get(institution=self.institution, hold_id=holdId)
         data = self.parse(HoldCapture)
         hold = hold_capture(hold=hold, amount=data.get("amount"))
-        return self.created(HoldOut(hold).data)
+        return self.created(self.for_version(HOLD_OUTPUT)(hold).data)

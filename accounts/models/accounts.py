@@ -12,6 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
+from core.metadata import MetadataField
 from core.models import Timestamped
 from institutions.models import Institution
 
@@ -74,6 +75,8 @@ class Account(Timestamped):
         output_field=models.BigIntegerField(),
         db_persist=True,
     )
+    # The client's own key-value pairs (core.metadata, docs/metadata.md).
+    metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 

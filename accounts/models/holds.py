@@ -6,6 +6,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
+from core.metadata import MetadataField
 from core.models import Timestamped, actor_stamped
 from institutions.models import Institution
 
@@ -27,6 +28,7 @@ class Hold(actor_stamped("placed_by"), Timestamped):
     class Purpose(models.TextChoices):
         HOLD = "hold", "Placed through /holds"
         CARD_AUTHORIZATION = "card_authorization", "A card authorization's hold"
+        TRANSFER = "transfer", "A two-phase transfer's hold"
 
     id = models.CharField(primary_key=True, max_length=40, default=_hold_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="holds")
@@ -46,6 +48,8 @@ class Hold(actor_stamped("placed_by"), Timestamped):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
     closed_at = models.DateTimeField(null=True, blank=True)
+    # The client's own key-value pairs (core.metadata, docs/metadata.md).
+    metadata = MetadataField()
 
     class Meta:
         ordering = ["-id"]

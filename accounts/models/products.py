@@ -1,9 +1,20 @@
-"""Account products: the account types (financial contract types) an institution offers."""
+"""Account products: the account types (financial contract types) an institution offers.
+
+A product's identity is its `id` (the API's `rid`), not its `code`: the code is one of the
+three financial contract types of the spec (2.4), and a bank may offer several products of one
+type (a EUR and a USD current account, or two EUR current accounts with different overdraft
+caps). Every institution starts with the three seeded ones (`account_products_seed`); the bank
+adds and changes its own through `account_product_create` / `account_product_update`
+(docs/products.md). The code and the currency never change after creation; a `retired` product
+opens no new account, and the accounts already on it go on as before.
+"""
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from core.ids import new_id
+from core.models import Timestamped
 from institutions.models import Institution
 
 
@@ -11,7 +22,7 @@ def _product_id():
     return new_id("aprd")
 
 
-class AccountProduct(models.Model):
+class AccountProduct(Timestamped):
     class Code(models.TextChoices):
         PREPAID = "AccountPrepaidAPI", "Prepaid account"
         CURRENT = "CBSFinancialContractTypeAPI", "Current account (core banking contract)"
@@ -20,6 +31,17 @@ class AccountProduct(models.Model):
     class Kind(models.TextChoices):
         PREPAID = "prepaid"
         CURRENT = "current"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        RETIRED = "retired"
+
+    # The kind of account each financial contract type is.
+    KIND_OF_CODE = {
+        Code.PREPAID: Kind.PREPAID,
+        Code.CURRENT: Kind.CURRENT,
+        Code.GHS_PREPAID: Kind.PREPAID,
+    }
 
     id = models.CharField(primary_key=True, max_length=40, default=_product_id, editable=False)
     institution = models.ForeignKey(
@@ -30,15 +52,32 @@ class AccountProduct(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     currency = models.CharField(max_length=3)
     allows_overdraft = models.BooleanField(default=False)
+    # The most an account of the product may be given as its own overdraft limit (minor units
+    # of `currency`); 0 unless the product allows overdraft.
+    max_overdraft_limit = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["institution", "code"], name="account_product_code_unique"
-            )
+            models.CheckConstraint(
+                condition=Q(max_overdraft_limit__gte=0),
+                name="account_product_max_overdraft_nonneg",
+            ),
+            models.CheckConstraint(
+                condition=Q(allows_overdraft=True) | Q(max_overdraft_limit=0),
+                name="account_product_overdraft_cap_needs_overdraft",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["active", "retired"]), name="account_product_status_valid"
+            ),
         ]
-        ordering = ["code"]
+        ordering = ["code", "id"]
 
     def __str__(self):
-        return f"{self.code} ({self.currency})"
+        return f"{self.name} ({self.code}, {self.currency})"
+
+    @property
+    def is_retired(self) -> bool:
+        return self.status == self.Status.RETIRED

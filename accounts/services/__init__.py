@@ -1,19 +1,37 @@
 """Every write of the accounts app: one function per use case (see each module)."""
 
-from .accounts import account_create, account_set_status, internal_account
+from .accounts import (
+    account_create,
+    account_set_overdraft_limit,
+    account_set_status,
+    account_update_metadata,
+    internal_account,
+)
 from .adjustments import adjustment_create
-from .holds import hold_capture, hold_expire, hold_place, hold_release, holds_expire
-from .products import account_products_seed
+from .holds import (
+    hold_capture,
+    hold_expire,
+    hold_place,
+    hold_release,
+    hold_update_metadata,
+    holds_expire,
+)
+from .products import account_product_create, account_product_update, account_products_seed
 
 __all__ = [
     "account_create",
+    "account_product_create",
+    "account_product_update",
     "account_products_seed",
+    "account_set_overdraft_limit",
     "account_set_status",
+    "account_update_metadata",
     "adjustment_create",
     "hold_capture",
     "hold_expire",
     "hold_place",
     "hold_release",
+    "hold_update_metadata",
     "holds_expire",
     "internal_account",
 ]

@@ -6,8 +6,17 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from stdnum import luhn
 
-from core.exceptions import AccountNotEmpty, InvalidStateTransition, ValidationFailed
+from core.exceptions import (
+    AccountNotActive,
+    AccountNotEmpty,
+    InvalidStateTransition,
+    OverdraftLimitInUse,
+    ProductRetired,
+    ValidationFailed,
+)
+from core.metadata import metadata_check, metadata_merge
 from core.operations import Outcome, changed, unchanged
+from core.rows import row_update
 from customers.models import Customer
 from events.services import emit_for
 from institutions.models import Institution
@@ -37,13 +46,16 @@ def account_create(
     product: AccountProduct,
     currency: str,
     secondary_customer: Customer | None = None,
+    metadata: dict | None = None,
 ) -> Account:
     """Open an account of `product` for `customer` (and `secondary_customer`, the second holder
     of a joint account), all of `institution`.
 
-    The currency must be the product's (400 `validation_error` otherwise). Emits
-    `account.opened`.
+    The currency must be the product's (400 `validation_error` otherwise). A retired product
+    opens no new account (422 `product_retired`). `metadata`: the client's (`core.metadata`;
+    400 `validation_error` when invalid). Emits `account.opened`.
     """
+    metadata = metadata_check(metadata or {})
     holders = [customer] + ([secondary_customer] if secondary_customer else [])
     if product.institution_id != institution.pk or any(
         holder.institution_id != institution.pk for holder in holders
@@ -52,6 +64,11 @@ def account_create(
     if currency != product.currency:
         raise ValidationFailed(
             details={"currency": f"Product {product.code} holds {product.currency} only."}
+        )
+    if product.status == AccountProduct.Status.RETIRED:
+        raise ProductRetired(
+            f"Product {product.pk} is retired: it opens no new account.",
+            details={"productRid": product.pk, "status": product.status},
         )
     for _ in range(5):
         try:
@@ -63,6 +80,7 @@ def account_create(
                     product=product,
                     currency=currency,
                     account_number=new_account_number(),
+                    metadata=metadata,
                 )
                 emit_for(account, "account.opened", data=_opened_data(account))
             return account
@@ -111,6 +129,70 @@ def account_set_status(*, account: Account, status: str) -> Outcome[Account]:
         account.save(update_fields=["status", "updated_at"])
         emit_for(account, "account.status_changed", data={"from": previous, "to": status})
     return changed(account, previous)
+
+
+def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Account]:
+    """Set how far below zero the account may go (`available = posted - pending + limit`).
+
+    A higher limit needs a product that allows overdraft and is at most its
+    `max_overdraft_limit` (400 `validation_error` otherwise; a lower one is always allowed); a
+    limit below what the account uses now (its posted minus pending is below `-limit`) is 422
+    `overdraft_limit_in_use`; a closed account's is 422 `account_not_active`. The account row
+    is locked, so a debit running at the same time either sees the old limit and finishes
+    first, or the new one. Emits `account.overdraft_limit_changed`; the same limit again
+    changes nothing.
+    """
+    with transaction.atomic(savepoint=False):
+        account = (
+            Account.objects.select_related("product")
+            .select_for_update(of=("self",))
+            .get(pk=account.pk)
+        )
+        previous = account.overdraft_limit
+        if limit == previous:
+            return unchanged(account)
+        if account.status == Account.Status.CLOSED:
+            raise AccountNotActive(f"Account {account.pk} is closed.")
+        product = account.product
+        # The product caps what is given, not what is taken back: after its cap was lowered
+        # (or its overdraft turned off) an account's limit may still go down.
+        if limit > previous and not product.allows_overdraft:
+            raise ValidationFailed(
+                details={"overdraftLimit": f"Product {product.pk} does not allow overdraft."}
+            )
+        if limit > previous and limit > product.max_overdraft_limit:
+            raise ValidationFailed(
+                details={
+                    "overdraftLimit": f"At most {product.max_overdraft_limit} on product "
+                    f"{product.pk}."
+                }
+            )
+        if account.posted - account.pending + limit < 0:
+            raise OverdraftLimitInUse(
+                details={
+                    "posted": account.posted,
+                    "pending": account.pending,
+                    "overdraftLimit": limit,
+                }
+            )
+        account.overdraft_limit = limit
+        account.updated_at = timezone.now()
+        account.save(update_fields=["overdraft_limit", "updated_at"])
+        emit_for(account, "account.overdraft_limit_changed", data={"from": previous, "to": limit})
+    return changed(account, previous)
+
+
+def account_update_metadata(*, account: Account, metadata: dict) -> Outcome[Account]:
+    """Merge `metadata` into the account's (`core.metadata.metadata_merge`: null removes a key;
+    400 `validation_error` when invalid or over the limits). Emits `account.updated`
+    (`changedFields: ["metadata"]`); a merge that changes nothing emits nothing."""
+    with transaction.atomic(savepoint=False):
+        account = Account.objects.select_for_update(of=("self",)).get(pk=account.pk)
+        previous = row_update(account, {"metadata": metadata_merge(account.metadata, metadata)})
+        if not previous:
+            return unchanged(account)
+        emit_for(account, "account.updated", data={"changedFields": ["metadata"]})
+    return changed(account, previous["metadata"])
 
 
 def internal_account(*, institution: Institution, code: str, currency: str) -> Account:

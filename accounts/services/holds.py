@@ -11,8 +11,11 @@ from django.utils import timezone
 from api.context import iso_millis
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition
+from core.metadata import metadata_check, metadata_merge
+from core.operations import Outcome, changed, unchanged
+from core.rows import row_update
 from events.models import Event
-from events.services import event_for
+from events.services import emit_for, event_for
 
 from ..locks import lock_accounts, lock_hold
 from ..models import Account, Hold, Journal, Transaction
@@ -30,9 +33,18 @@ def hold_place(
     reason: str = "",
     actor: Actor,
     purpose: str = Hold.Purpose.HOLD,
+    destination: Account | None = None,
+    metadata: dict | None = None,
 ) -> Hold:
     """Hold `amount` on an active account that has it available (422 `account_not_active`,
-    `insufficient_funds`, `currency_mismatch`). Emits `hold.created`."""
+    `insufficient_funds`, `currency_mismatch`). `destination`: the account the held money is
+    meant for (a two-phase transfer's), checked in the same posting, after the account: not
+    closed (422 `account_not_active`), in `currency`. `metadata`: the client's
+    (`core.metadata`; 400 `validation_error` when invalid). Emits `hold.created`."""
+    metadata = metadata_check(metadata or {})
+    moves = [Move(account.pk, DEBIT, pending=amount, needs=amount)]
+    if destination is not None:
+        moves.append(credit(destination.pk, 0))
     with transaction.atomic(savepoint=False):
         hold = Hold(
             institution=account.institution,
@@ -42,12 +54,13 @@ def hold_place(
             reason=reason,
             expires_at=expires_at,
             purpose=purpose,
+            metadata=metadata,
             **actor.stamp("placed_by"),
         )
         post(
             institution_id=account.institution_id,
             currency=currency,
-            moves=[Move(account.pk, DEBIT, pending=amount, needs=amount)],
+            moves=moves,
             rows=[hold],
             events=[_event(hold, "hold.created")],
         )
@@ -76,6 +89,9 @@ def hold_capture(
     counterparty: str = Account.InternalCode.SETTLEMENT,
     max_amount: int | None = None,
     statement_line: bool = True,
+    destination: Account | None = None,
+    journal: Journal | None = None,
+    lines: list[Transaction] = (),
 ) -> Hold:
     """Capture `amount` (default: all) of an active hold; the rest is released.
 
@@ -87,11 +103,15 @@ def hold_capture(
     `amount_exceeds_remaining` above `max_amount` (default: the held amount), 422
     `account_not_active` when the account is no longer active, 422 `insufficient_funds` when
     what is captured above the held amount is not available. Emits `hold.captured`.
+
+    A two-phase transfer's hold (purpose `transfer`) is captured into its `destination`, a
+    customer account that must not be closed (422 `account_not_active`), recorded by the
+    caller's `journal` and statement `lines` (written in the same posting).
     """
     with transaction.atomic(savepoint=False):
         hold = lock_hold(hold.pk)
         _require_active(hold, Hold.Status.CAPTURED, purpose)
-        if hold.purpose == Hold.Purpose.HOLD and hold.expires_at <= timezone.now():
+        if hold.purpose != Hold.Purpose.CARD_AUTHORIZATION and hold.expires_at <= timezone.now():
             # Past `expiresAt` the hold is over, whether or not the expiry job has run yet: the
             # answer must not depend on the job's timing. A card authorization's hold is not
             # refused here: a network may present after the authorization's expiry (force post),
@@ -108,10 +128,14 @@ def hold_capture(
             if max_amount != hold.amount:
                 details["maximum"] = max_amount
             raise AmountExceedsRemaining(details=details)
-        settlement = internal_account(
-            institution=hold.institution, code=counterparty, currency=hold.currency
-        )
-        journal = journal_new(
+        if destination is None:
+            settlement = internal_account(
+                institution=hold.institution, code=counterparty, currency=hold.currency
+            )
+            counterparty_move = credit(settlement.pk, amount, check="")
+        else:
+            counterparty_move = credit(destination.pk, amount)
+        journal = journal or journal_new(
             institution_id=hold.institution_id,
             kind=Journal.Kind.HOLD_CAPTURE,
             description=hold.reason,
@@ -133,17 +157,20 @@ def hold_capture(
                     pending=-hold.amount,
                     needs=max(amount - hold.amount, 0),
                 ),
-                credit(settlement.pk, amount, check=""),
+                counterparty_move,
             ],
             journal=journal,
-            lines=statement_lines(
-                lines=[Line(hold.account, Transaction.Type.CASH_DEC, amount, hold.reason)]
-                if statement_line
-                else [],
-                currency=hold.currency,
-                journal=journal,
-                hold=hold,
-            ),
+            lines=[
+                *statement_lines(
+                    lines=[Line(hold.account, Transaction.Type.CASH_DEC, amount, hold.reason)]
+                    if statement_line
+                    else [],
+                    currency=hold.currency,
+                    journal=journal,
+                    hold=hold,
+                ),
+                *lines,
+            ],
             events=[_event(hold, "hold.captured")],
         )
         hold.save(
@@ -188,6 +215,20 @@ def holds_expire(
             return expired
 
 
+def hold_update_metadata(*, hold: Hold, metadata: dict) -> Outcome[Hold]:
+    """Merge `metadata` into the hold's (`core.metadata.metadata_merge`: null removes a key;
+    400 `validation_error` when invalid or over the limits), whatever its status. Emits
+    `hold.updated` (`changedFields: ["metadata"]`); a merge that changes nothing emits
+    nothing."""
+    with transaction.atomic(savepoint=False):
+        hold = lock_hold(hold.pk)
+        previous = row_update(hold, {"metadata": metadata_merge(hold.metadata, metadata)})
+        if not previous:
+            return unchanged(hold)
+        emit_for(hold, "hold.updated", data={"changedFields": ["metadata"]})
+    return changed(hold, previous["metadata"])
+
+
 def _close(hold_id: str, status: str, event_type: str, *, purpose: str) -> Hold:
     with transaction.atomic(savepoint=False):
         hold = lock_hold(hold_id)
@@ -204,10 +245,19 @@ def _close(hold_id: str, status: str, event_type: str, *, purpose: str) -> Hold:
     return hold
 
 
+# Whose hold it is, when it is not a standalone hold: what to do instead.
+_OWNED_BY = {
+    Hold.Purpose.CARD_AUTHORIZATION: (
+        "This hold belongs to a card authorization: reverse or present the authorization."
+    ),
+    Hold.Purpose.TRANSFER: "This hold belongs to a pending transfer: post or void the transfer.",
+}
+
+
 def _require_active(hold: Hold, to_status: str, purpose: str) -> None:
     if hold.purpose != purpose:
         raise InvalidStateTransition(
-            "This hold belongs to a card authorization: reverse or present the authorization.",
+            _OWNED_BY.get(hold.purpose, "This hold cannot be changed this way."),
             from_state=hold.status,
             to_state=to_status,
         )

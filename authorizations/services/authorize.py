@@ -38,6 +38,7 @@ from cards.models import Card
 from cards.services import card_pin_try, check_limits, count_payment, lock_card
 from core.actors import Actor
 from core.exceptions import LimitExceeded
+from core.metadata import metadata_check
 from events.services import emit_for
 from monitoring.services import alerts_raise, screen
 
@@ -68,9 +69,13 @@ def authorization_create(
     merchant: dict,
     pin: str | None = None,
     actor: Actor,
+    metadata: dict | None = None,
 ) -> Authorization:
     """Decide an authorization of `amount` on `card` at `merchant` ({name, mcc, country_code,
-    channel}); return it approved or declined (see the module docstring)."""
+    channel}); return it approved or declined (see the module docstring). `metadata`: the
+    client's, approved or declined (`core.metadata`; 400 `validation_error` when invalid,
+    before anything is decided)."""
+    metadata = metadata_check(metadata or {})
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
         account = lock_accounts([card.account_id])[card.account_id]
@@ -86,6 +91,7 @@ def authorization_create(
             merchant_country=merchant["country_code"],
             channel=merchant["channel"],
             pin_given=pin is not None,
+            metadata=metadata,
             **actor.stamp("created_by"),
         )
         screening = None

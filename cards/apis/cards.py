@@ -19,9 +19,9 @@ from ..selectors import card_by_pan, card_get, card_list, card_product_get
 from ..services import card_issue, card_sensitive_details, card_set_status, card_update
 from .serializers import (
     OUTPUT,
+    UPDATE_INPUT,
     CardCreate,
     CardLookup,
-    CardUpdate,
     SensitiveDetailsOut,
     V1CardCreate,
 )
@@ -71,6 +71,7 @@ class CardListView(TXView):
             delivery_address=data.get("deliveryAddress"),
             primary_card=primary_card,
             status=data.get("status", Card.Status.INACTIVE),
+            metadata=data.get("metadata"),
         )
         return self.created(self.for_version(OUTPUT)(card).data)
 
@@ -117,21 +118,23 @@ class CardDetailView(TXView):
     @document(
         name="Card",
         resources=OUTPUT,
-        request=both(CardUpdate),
+        request=UPDATE_INPUT,
         summary="Change a card's status or risk level",
         description="Status: `inactive -> active <-> suspended`, `active | suspended -> lost | "
         "stolen | closed`; lost, stolen, closed and expired are final; anything else is 409 "
-        "`invalid_state_transition` with `from` and `to`. `riskLevel`: low, medium, high.",
+        "`invalid_state_transition` with `from` and `to`. `riskLevel`: low, medium, high. "
+        "v2 also takes `metadata` (merged: a key set to null is removed; docs/metadata.md), on "
+        "a card of any status; what is given changes together or not at all.",
         operation_id="cards_update",
         tags=["Cards"],
     )
     def patch(self, request, cardId):  # noqa: N803
         card = card_get(institution=self.institution, card_id=cardId)
-        data = self.parse(CardUpdate)
+        data = self.parse(self.for_version(UPDATE_INPUT))
         if "status" in data:
             card_set_status(card=card, status=data["status"], reason=data.get("reason", ""))
-        if "riskLevel" in data:
-            card = card_update(card=card, risk_level=data["riskLevel"])
+        if "riskLevel" in data or "metadata" in data:
+            card_update(card=card, risk_level=data.get("riskLevel"), metadata=data.get("metadata"))
         card = card_get(institution=self.institution, card_id=cardId)
         return self.respond(self.for_version(OUTPUT)(card).data)
 

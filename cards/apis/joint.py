@@ -5,7 +5,7 @@ holders, one card each, in one transaction; the answer has the account and both 
 
 from rest_framework import serializers
 
-from accounts.apis.accounts import AccountOut
+from accounts.apis.accounts import AccountOut, AccountOutV2
 from accounts.selectors import account_product_get
 from api.addresses import AddressInput, V1AddressInput
 from api.schema import document
@@ -54,12 +54,13 @@ class V1JointAccountCreate(JointAccountCreate):
 
 
 class JointAccountOut(serializers.Serializer):
-    account = AccountOut()
+    account = AccountOutV2()
     primaryCard = CardOut()  # noqa: N815
     secondaryCard = CardOut()  # noqa: N815
 
 
 class V1JointAccountOut(JointAccountOut):
+    account = AccountOut()
     primaryCard = V1CardOut()  # noqa: N815
     secondaryCard = V1CardOut()  # noqa: N815
 

@@ -1,10 +1,15 @@
-"""`/products/cards`: the card products of the institution. Identical in both versions."""
+"""`/products/cards`: the card products of the institution. Listed the same in both versions;
+made (`POST`), read one by one and changed (`PATCH`, also to retire) in v2 only: v1, the legacy
+line, lists (docs/products.md)."""
 
 from api.schema import both, document
+from api.versions import V2
 from api.views import TXView
+from institutions import scopes
 
-from ..selectors import card_product_list
-from .serializers import CardProductOut
+from ..selectors import card_product_get, card_product_list
+from ..services import card_product_create, card_product_update
+from .serializers import CardProductCreate, CardProductOut, CardProductUpdate
 
 
 class CardProductListView(TXView):
@@ -20,3 +25,60 @@ class CardProductListView(TXView):
     )
     def get(self, request):
         return self.respond_list(card_product_list(institution=self.institution), CardProductOut)
+
+
+class CardProductListCreateView(CardProductListView):
+    """v2: the list, and `POST` to make a product."""
+
+    write_scope = scopes.PRODUCTS_WRITE
+
+    @document(
+        name="CardProduct",
+        resources={V2: CardProductOut},
+        request={V2: CardProductCreate},
+        created=True,
+        summary="Create a card product",
+        description="Its defaults (limits, security settings, validity) are copied onto each "
+        "card issued on it. Emits `product.created`.",
+        operation_id="card_products_create",
+        tags=["Products"],
+    )
+    def post(self, request):
+        data = self.parse(CardProductCreate)
+        product = card_product_create(institution=self.institution, **data)
+        return self.created(CardProductOut(product).data)
+
+
+class CardProductDetailView(TXView):
+    """v2: one product, and `PATCH` to change or retire it."""
+
+    write_scope = scopes.PRODUCTS_WRITE
+
+    @document(
+        name="CardProduct",
+        resources={V2: CardProductOut},
+        summary="Retrieve a card product",
+        operation_id="card_products_retrieve",
+        tags=["Products"],
+    )
+    def get(self, request, cardProductRid):  # noqa: N803 (path parameters are camelCase)
+        product = card_product_get(institution=self.institution, product_id=cardProductRid)
+        return self.respond(CardProductOut(product).data)
+
+    @document(
+        name="CardProduct",
+        resources={V2: CardProductOut},
+        request={V2: CardProductUpdate},
+        summary="Change or retire a card product",
+        description="Send only what changes (inside `defaultLimits` and "
+        "`defaultSecuritySettings` too). New values apply to cards issued afterwards; a card "
+        "keeps what it was issued with. `code`, `kind`, `bin` and `panLength` never change "
+        "(400). Emits `product.updated` (nothing when nothing changes).",
+        operation_id="card_products_update",
+        tags=["Products"],
+    )
+    def patch(self, request, cardProductRid):  # noqa: N803
+        product = card_product_get(institution=self.institution, product_id=cardProductRid)
+        changes = self.parse(CardProductUpdate, partial=True)
+        product = card_product_update(product=product, changes=dict(changes)).value
+        return self.respond(CardProductOut(product).data)

@@ -10,6 +10,8 @@ from api.addresses import Address, AddressInput, V1Address, V1AddressInput
 from api.serializers import (
     AmountField,
     CountryNumericField,
+    MetadataField,
+    MetadataPatchField,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
@@ -19,6 +21,7 @@ from api.serializers import (
 from ..models import Card, CardProduct
 from ..services.issuance import INITIAL_STATUSES, embossed_name_clean
 from ..services.lifecycle import REPLACEMENT_REASON_CHOICES
+from ..services.products import BIN_RE
 
 # \A...\Z, never ^...$: "$" also matches before a trailing newline ("4821\n").
 PIN_RE = re.compile(r"\A[0-9]{4,12}\Z")
@@ -120,6 +123,7 @@ class CardCreate(StrictSerializer):
         required=False,
         help_text="`inactive` (default: activate later with PATCH) or `active`.",
     )
+    metadata = MetadataField(required=False)
 
     def validate(self, attrs):
         if "accountId" not in attrs and "primaryCardId" not in attrs:
@@ -131,6 +135,7 @@ class V1CardCreate(CardCreate):
     deliveryAddress = V1AddressInput(  # noqa: N815
         required=False, help_text="Physical cards only, and required for them."
     )
+    metadata = None  # v2 only (docs/metadata.md)
 
 
 class CardUpdate(StrictSerializer):
@@ -148,6 +153,24 @@ class CardUpdate(StrictSerializer):
         if "reason" in attrs and "status" not in attrs:
             raise serializers.ValidationError({"reason": "Only with `status`."})
         return attrs
+
+
+class CardUpdateV2(CardUpdate):
+    """v2: also the client's `metadata`, merged (a key set to null is removed)."""
+
+    metadata = MetadataPatchField(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError(
+                "Give `status` (with an optional `reason`), `riskLevel` or `metadata`."
+            )
+        if set(attrs) == {"metadata"}:
+            return attrs
+        return super().validate(attrs)
+
+
+UPDATE_INPUT = {"v1": CardUpdate, "v2": CardUpdateV2}
 
 
 class CardLookup(StrictSerializer):
@@ -253,6 +276,117 @@ class PinVerificationCreate(StrictSerializer):
     pin = PinField()
 
 
+# Card products (v2 only: docs/products.md). Nested objects flatten onto the domain's fields
+# (`source="*"`); on PATCH (partial) every field, nested ones too, is optional.
+class DefaultLimitsInput(StrictSerializer):
+    perTransaction = AmountField(source="default_per_transaction", min_value=0)  # noqa: N815
+    daily = AmountField(source="default_daily", min_value=0)
+    monthly = AmountField(source="default_monthly", min_value=0)
+    dailyCash = AmountField(source="default_daily_cash", min_value=0)  # noqa: N815
+
+
+class DefaultSecuritySettingsInput(StrictSerializer):
+    ecommerce = StrictBooleanField(source="default_ecommerce", required=False)
+    contactless = StrictBooleanField(source="default_contactless", required=False)
+    atm = StrictBooleanField(source="default_atm", required=False)
+    international = StrictBooleanField(source="default_international", required=False)
+    magstripe = StrictBooleanField(source="default_magstripe", required=False)
+    blockedMccs = serializers.ListField(  # noqa: N815
+        source="default_blocked_mccs", child=MccField(), required=False, max_length=200
+    )
+    blockedCountries = serializers.ListField(  # noqa: N815
+        source="default_blocked_countries",
+        child=CountryNumericField(),
+        required=False,
+        max_length=250,
+    )
+
+
+class WholeNumberField(serializers.IntegerField):
+    """A JSON integer only: never a string, a float or a boolean (as monitoring's)."""
+
+    default_error_messages = {"invalid": "Must be an integer."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class BinField(StrictCharField):
+    default_error_messages = {"invalid": "Must be 6 or 8 digits."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        kwargs.setdefault(
+            "help_text",
+            "Bank identification number: the first 6 or 8 digits of every PAN of the product; "
+            "unique among the institution's card products. Fixed once made.",
+        )
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if not BIN_RE.match(value):
+            self.fail("invalid")
+        return value
+
+
+class CardProductCreate(StrictSerializer):
+    code = StrictCharField(
+        max_length=64,
+        required=False,
+        help_text="Your reference for the product, unique among your card products (default: "
+        "its rid). Fixed once made.",
+    )
+    name = StrictCharField(max_length=200)
+    kind = serializers.ChoiceField(
+        choices=CardProduct.Kind.choices,
+        help_text="debit cards sit on current accounts, prepaid on prepaid. Fixed once made.",
+    )
+    forms = serializers.ListField(
+        child=serializers.ChoiceField(choices=CardProduct.Form.choices),
+        min_length=1,
+        max_length=2,
+        help_text="physical, virtual or both.",
+    )
+    bin = BinField()
+    panLength = WholeNumberField(  # noqa: N815
+        source="pan_length", min_value=13, max_value=19, required=False, help_text="Default 16."
+    )
+    validityMonths = WholeNumberField(  # noqa: N815
+        source="validity_months",
+        min_value=1,
+        max_value=120,
+        help_text="A new card expires at the end of the month this many months after its issue.",
+    )
+    defaultLimits = DefaultLimitsInput(  # noqa: N815
+        source="*", help_text="New cards' limits, minor units of each card's account currency."
+    )
+    defaultSecuritySettings = DefaultSecuritySettingsInput(  # noqa: N815
+        source="*",
+        required=False,
+        help_text="New cards' security settings; what is left out is the cards' own default "
+        "(every channel on but magstripe, nothing blocked).",
+    )
+
+
+class CardProductUpdate(CardProductCreate):
+    """Everything optional (parsed as partial); `code`, `kind`, `bin` and `panLength` only with
+    the product's own value."""
+
+    status = serializers.ChoiceField(
+        choices=CardProduct.Status.choices,
+        help_text="`retired`: no new card is issued on it (422 `product_retired`); its cards "
+        "go on. `active` again reopens it.",
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give at least one field to change.")
+        return attrs
+
+
 # --- output
 class SecuritySettings(serializers.Serializer):
     ecommerce = serializers.BooleanField()
@@ -308,12 +442,14 @@ class CardOut(serializers.Serializer):
     securitySettings = SecuritySettings(source="*")  # noqa: N815
     limits = Limits(source="*")
     pin = PinState(source="*")
+    metadata = MetadataField()
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
 class V1CardOut(CardOut):
     deliveryAddress = V1Address(source="delivery_address", allow_null=True)  # noqa: N815
+    metadata = None  # v2 only (docs/metadata.md)
 
 
 class SensitiveDetailsOut(serializers.Serializer):
@@ -362,6 +498,20 @@ class DefaultLimits(serializers.Serializer):
     dailyCash = serializers.IntegerField(source="default_daily_cash")  # noqa: N815
 
 
+class DefaultSecuritySettings(serializers.Serializer):
+    ecommerce = serializers.BooleanField(source="default_ecommerce")
+    contactless = serializers.BooleanField(source="default_contactless")
+    atm = serializers.BooleanField(source="default_atm")
+    international = serializers.BooleanField(source="default_international")
+    magstripe = serializers.BooleanField(source="default_magstripe")
+    blockedMccs = serializers.ListField(  # noqa: N815
+        source="default_blocked_mccs", child=serializers.CharField()
+    )
+    blockedCountries = serializers.ListField(  # noqa: N815
+        source="default_blocked_countries", child=serializers.CharField()
+    )
+
+
 class CardProductOut(serializers.Serializer):
     rid = serializers.CharField(source="id")
     code = serializers.CharField()
@@ -373,10 +523,25 @@ class CardProductOut(serializers.Serializer):
     forms = serializers.ListField(child=serializers.ChoiceField(choices=CardProduct.Form.choices))
     bin = serializers.CharField()
     panLength = serializers.IntegerField(source="pan_length")  # noqa: N815
-    validityYears = serializers.IntegerField(source="validity_years")  # noqa: N815
+    validityMonths = serializers.IntegerField(  # noqa: N815
+        source="validity_months", help_text="How long a new card is valid, in months."
+    )
+    validityYears = serializers.IntegerField(  # noqa: N815
+        source="validity_years",
+        help_text="Whole years of `validityMonths` (rounded down); read `validityMonths`.",
+    )
+    status = serializers.ChoiceField(
+        choices=CardProduct.Status.choices,
+        help_text="`retired`: issues no new card; its cards go on.",
+    )
     defaultLimits = DefaultLimits(  # noqa: N815
         source="*", help_text="In minor units of the card's account currency."
     )
+    defaultSecuritySettings = DefaultSecuritySettings(  # noqa: N815
+        source="*", help_text="What a new card's security settings start as."
+    )
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
 OUTPUT = {"v1": V1CardOut, "v2": CardOut}

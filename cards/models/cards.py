@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core import crypto
 from core.ids import new_id
+from core.metadata import MetadataField
 from core.models import Timestamped
 from institutions.models import Institution
 
@@ -113,6 +114,8 @@ class Card(Timestamped):
     pin_failed_attempts = models.PositiveSmallIntegerField(default=0)
     pin_blocked = models.BooleanField(default=False)
     pin_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # The client's own key-value pairs (core.metadata, docs/metadata.md).
+    metadata = MetadataField()
 
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)

@@ -14,7 +14,7 @@ from .limits import (
     unspend,
 )
 from .pin import card_pin_set, card_pin_try, card_pin_unblock, card_pin_verify
-from .products import card_products_seed
+from .products import card_product_create, card_product_update, card_products_seed
 from .status import card_set_status, card_update, lock_card
 
 __all__ = [
@@ -26,6 +26,8 @@ __all__ = [
     "card_pin_try",
     "card_pin_unblock",
     "card_pin_verify",
+    "card_product_create",
+    "card_product_update",
     "card_products_seed",
     "card_reissue",
     "card_renew",

@@ -11,7 +11,8 @@ import unicodedata
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account
-from core.exceptions import AccountNotActive, CardNotActive, ValidationFailed
+from core.exceptions import AccountNotActive, CardNotActive, ProductRetired, ValidationFailed
+from core.metadata import metadata_check
 from customers.models import Customer
 from events.services import emit_for
 
@@ -46,17 +47,22 @@ def card_issue(
     delivery_address: dict | None = None,
     primary_card: Card | None = None,
     status: str = Card.Status.INACTIVE,
+    metadata: dict | None = None,
 ) -> Card:
-    """Issue a card of `product` on `account` to `customer` and emit `card.issued`.
+    """Issue a card of `product` on `account` to `customer`, with the client's `metadata`
+    (`core.metadata`: 400 `validation_error` when invalid), and emit `card.issued`.
 
     400 `validation_error` when the product does not fit the account (debit cards on current
     accounts, prepaid cards on prepaid accounts), the form is not one of the product's, a
     physical card has no delivery address (or a virtual one has one), or the customer is not a
     holder of the account. With `primary_card` the card is supplementary: on the primary card's
-    account, for another customer. 422 `account_not_active` unless the account is active.
+    account, for another customer. 422 `account_not_active` unless the account is active, 422
+    `product_retired` when the product is retired. The card starts with the product's default
+    limits and security settings as they are now (docs/products.md).
     """
     if status not in INITIAL_STATUSES:
         raise ValueError(f"a new card is inactive or active, not {status}")
+    metadata = metadata_check(metadata or {})
     errors = {}
     if primary_card is not None:
         if primary_card.primary_card_id is not None:
@@ -70,6 +76,11 @@ def card_issue(
     errors.update(product_fit_errors(product, account, form, delivery_address))
     if errors:
         raise ValidationFailed(details=errors)
+    if product.status == CardProduct.Status.RETIRED:
+        raise ProductRetired(
+            f"Card product {product.pk} is retired: it issues no new card.",
+            details={"cardProductRid": product.pk, "status": product.status},
+        )
     with transaction.atomic(savepoint=False):
         account = Account.objects.select_for_update().get(pk=account.pk)
         if account.status != Account.Status.ACTIVE:
@@ -93,14 +104,22 @@ def card_issue(
             primary_card=primary_card,
             form=form,
             status=status,
+            metadata=metadata,
             embossed_name=embossed_name or embossed_name_of(customer),
             limit_per_transaction=product.default_per_transaction,
             limit_daily=product.default_daily,
             limit_monthly=product.default_monthly,
             limit_daily_cash=product.default_daily_cash,
+            ecommerce=product.default_ecommerce,
+            contactless=product.default_contactless,
+            atm=product.default_atm,
+            international=product.default_international,
+            magstripe=product.default_magstripe,
+            blocked_mccs=list(product.default_blocked_mccs),
+            blocked_countries=list(product.default_blocked_countries),
         )
         card.set_delivery_address(delivery_address)
-        card.set_expiry(*add_months(today.year, today.month, 12 * product.validity_years))
+        card.set_expiry(*add_months(today.year, today.month, product.validity_months))
         new_card(card)
         emit_issued(card, "card.issued")
     return card

@@ -47,9 +47,19 @@ def joint_account_open(
     Emits `account.opened` and two `card.issued`.
     """
     if account_product is None:
-        account_product = AccountProduct.objects.get(
-            institution=institution, code=DEFAULT_ACCOUNT_CODE[primary.product.kind]
+        # The first product of the code (the seeded one): a bank may have added more of it
+        # since (docs/products.md); name `accountTypeRid` to choose another.
+        account_product = (
+            AccountProduct.objects.filter(
+                institution=institution, code=DEFAULT_ACCOUNT_CODE[primary.product.kind]
+            )
+            .order_by("created_at", "id")
+            .first()
         )
+        if account_product is None:
+            raise ValidationFailed(
+                details={"account_type_rid": "The institution has no product of this type."}
+            )
     errors = {}
     if primary.customer.pk == secondary.customer.pk:
         errors["secondary_card.customer_id"] = "The two holders must be different customers."

@@ -78,7 +78,7 @@ def card_renew(*, card: Card, delivery_address: dict | None = None) -> Card:
         base = max((old.expiry_year, old.expiry_month), (today.year, today.month))
         successor = _successor(old, Card.Succession.RENEWAL, delivery_address)
         successor.status = old.status if old.is_live else S.INACTIVE
-        successor.set_expiry(*add_months(*base, 12 * old.product.validity_years))
+        successor.set_expiry(*add_months(*base, old.product.validity_months))
         pan, cvv = old.pan(), old.cvv()
         # The old card gives up the PAN first: one live card per PAN (card_live_pan_unique).
         _retire(old, S.CLOSED, "renewed")
@@ -126,7 +126,7 @@ def card_replace(*, card: Card, reason: str, delivery_address: dict | None = Non
         today = today_of(old.institution)
         successor = _successor(old, Card.Succession.REPLACEMENT, delivery_address)
         successor.status = S.INACTIVE
-        successor.set_expiry(*add_months(today.year, today.month, 12 * old.product.validity_years))
+        successor.set_expiry(*add_months(today.year, today.month, old.product.validity_months))
         new_card(successor)
         _retire(old, REPLACEMENT_REASONS[reason], f"replaced: {reason}")
         emit_issued(successor, "card.replaced", predecessorCardId=old.pk, reason=reason)
@@ -168,6 +168,7 @@ def _successor(old: Card, succession: str, delivery_address: dict | None) -> Car
         setattr(card, field, getattr(old, field))
     card.blocked_mccs = list(old.blocked_mccs)
     card.blocked_countries = list(old.blocked_countries)
+    card.metadata = dict(old.metadata)  # the client's metadata follows the card (docs/metadata.md)
     if delivery_address:
         card.set_delivery_address(delivery_address)
     return card

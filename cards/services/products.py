@@ -1,13 +1,25 @@
-"""The card products every institution starts with."""
+"""Card products: the standard ones every institution starts with, and the bank's own (made
+and changed through the API's v2 and the admin, docs/products.md)."""
 
-from django.db import transaction
+import re
 
+import pycountry
+from django.db import IntegrityError, transaction
+
+from api.context import iso_millis
+from api.serializers import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS, MAX_AMOUNT
+from core.exceptions import ValidationFailed
+from core.operations import Outcome, changed, unchanged
+from core.rows import row_update
+from events.services import emit_for
 from institutions.models import Institution
 
 from ..models import CardProduct
 
-# Test BINs of the sandbox (no network routes them). A bank's own products are not editable
-# through the API or the admin yet (docs/cards.md).
+# Test BINs of the sandbox (no network routes them). A bank adds its own products and changes
+# these through the API (v2) and the admin (docs/products.md). `validity_years` stays in years
+# here: migration cards/0002 seeds from this list with the model of its time (which had
+# `validity_years`); `card_products_seed` turns it into `validity_months`.
 STANDARD_PRODUCTS = [
     {
         "code": "DEBIT_STANDARD",
@@ -55,7 +67,342 @@ def card_products_seed(*, institution: Institution) -> list[CardProduct]:
             CardProduct.objects.get_or_create(
                 institution=institution,
                 code=fields["code"],
-                defaults={key: value for key, value in fields.items() if key != "code"},
+                defaults=_seed_fields(fields),
             )[0]
             for fields in STANDARD_PRODUCTS
         ]
+
+
+def _seed_fields(fields: dict) -> dict:
+    values = {key: value for key, value in fields.items() if key not in ("code", "validity_years")}
+    return {**values, "validity_months": 12 * fields["validity_years"]}
+
+
+# --- the bank's own products (docs/products.md) ---------------------------------------------
+# Domain name -> API name (events' `changedFields`; `defaultLimits.*` and
+# `defaultSecuritySettings.*` are fields of the API's nested objects).
+API_NAMES = {
+    "code": "code",
+    "name": "name",
+    "kind": "kind",
+    "forms": "forms",
+    "bin": "bin",
+    "pan_length": "panLength",
+    "validity_months": "validityMonths",
+    "status": "status",
+    "default_per_transaction": "defaultLimits.perTransaction",
+    "default_daily": "defaultLimits.daily",
+    "default_monthly": "defaultLimits.monthly",
+    "default_daily_cash": "defaultLimits.dailyCash",
+    "default_ecommerce": "defaultSecuritySettings.ecommerce",
+    "default_contactless": "defaultSecuritySettings.contactless",
+    "default_atm": "defaultSecuritySettings.atm",
+    "default_international": "defaultSecuritySettings.international",
+    "default_magstripe": "defaultSecuritySettings.magstripe",
+    "default_blocked_mccs": "defaultSecuritySettings.blockedMccs",
+    "default_blocked_countries": "defaultSecuritySettings.blockedCountries",
+}
+LIMIT_FIELDS = ("default_per_transaction", "default_daily", "default_monthly", "default_daily_cash")
+SWITCH_FIELDS = (
+    "default_ecommerce",
+    "default_contactless",
+    "default_atm",
+    "default_international",
+    "default_magstripe",
+)
+# Fixed when the product is made: what its cards are and where their PANs come from.
+IMMUTABLE = ("code", "kind", "bin", "pan_length")
+REQUIRED = ("name", "kind", "forms", "bin", "validity_months", *LIMIT_FIELDS)
+# The cards' own defaults, for what a new product does not say.
+DEFAULTS = {
+    "pan_length": 16,
+    "default_ecommerce": True,
+    "default_contactless": True,
+    "default_atm": True,
+    "default_international": True,
+    "default_magstripe": False,
+    "default_blocked_mccs": [],
+    "default_blocked_countries": [],
+}
+MAX_NAME_LENGTH = 200
+MAX_VALIDITY_MONTHS = 120
+MAX_MCCS = 200
+MAX_COUNTRIES = 250
+BIN_RE = re.compile(r"\A[0-9]{6}([0-9]{2})?\Z")
+CODE_RE = re.compile(r"\A[A-Za-z0-9_.\-]{1,64}\Z")
+MCC_RE = re.compile(r"\A[0-9]{4}\Z")
+DUPLICATE_BIN = "Another card product of the institution has this BIN."
+DUPLICATE_CODE = "Another card product of the institution has this code."
+
+
+def card_product_data(product: CardProduct) -> dict:
+    """The product as the API shows it (v2 `GET /products/cards`): the data of its events."""
+    return {
+        "rid": product.pk,
+        "code": product.code,
+        "name": product.name,
+        "kind": product.kind,
+        "accountKind": product.account_kind,
+        "forms": list(product.forms),
+        "bin": product.bin,
+        "panLength": product.pan_length,
+        "validityMonths": product.validity_months,
+        "validityYears": product.validity_years,
+        "status": product.status,
+        "defaultLimits": {
+            "perTransaction": product.default_per_transaction,
+            "daily": product.default_daily,
+            "monthly": product.default_monthly,
+            "dailyCash": product.default_daily_cash,
+        },
+        "defaultSecuritySettings": {
+            "ecommerce": product.default_ecommerce,
+            "contactless": product.default_contactless,
+            "atm": product.default_atm,
+            "international": product.default_international,
+            "magstripe": product.default_magstripe,
+            "blockedMccs": list(product.default_blocked_mccs),
+            "blockedCountries": list(product.default_blocked_countries),
+        },
+        "createdAt": iso_millis(product.created_at),
+        "updatedAt": iso_millis(product.updated_at),
+    }
+
+
+def card_product_errors(
+    values: dict, *, institution: Institution, product: CardProduct | None = None
+) -> dict:
+    """What is wrong with `values` (domain names) for a new product of `institution`, or as
+    changes of `product`: {field: message}, empty when nothing is. Formats, ranges, and a BIN
+    or code another product of the institution has. The API's serializers and the admin's form
+    check the formats first; this is every rule, whoever calls."""
+    errors: dict[str, str] = {}
+    if product is None:
+        for field in REQUIRED:
+            if field not in values:
+                errors[field] = "This field is required."
+    else:
+        for field in IMMUTABLE:
+            if field in values and values[field] != getattr(product, field):
+                errors[field] = (
+                    f"Cannot change after the product is made (it is {getattr(product, field)}): "
+                    "create a new product and retire this one."
+                )
+    for field, value in values.items():
+        if field in errors:
+            continue
+        message = _CHECKS[field](value) if field in _CHECKS else None
+        if message:
+            errors[field] = message
+    if product is None:
+        others = CardProduct.objects.filter(institution=institution)
+        if "bin" not in errors and "bin" in values and others.filter(bin=values["bin"]).exists():
+            errors["bin"] = DUPLICATE_BIN
+        if values.get("code") and "code" not in errors:
+            if others.filter(code=values["code"]).exists():
+                errors["code"] = DUPLICATE_CODE
+    return errors
+
+
+def _name(value) -> str | None:
+    if not isinstance(value, str) or not value.strip():
+        return "Must be a non-empty string."
+    if FORBIDDEN_CHARACTERS.search(value):
+        return CONTROL_CHARACTER_MESSAGE
+    if len(value.strip()) > MAX_NAME_LENGTH:
+        return f"At most {MAX_NAME_LENGTH} characters."
+    return None
+
+
+def _integer(low: int, high: int, what: str):
+    def check(value) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            return f"Must be {what}: an integer from {low} to {high}."
+        return None
+
+    return check
+
+
+def _boolean(value) -> str | None:
+    return None if isinstance(value, bool) else "Must be true or false."
+
+
+def _forms(value) -> str | None:
+    choices = CardProduct.Form.values
+    if not isinstance(value, list | tuple) or not value:
+        return f"Must be a non-empty list of {' and '.join(choices)}."
+    if any(form not in choices for form in value):
+        return f"Each form must be one of {', '.join(choices)}."
+    if len(set(value)) != len(value):
+        return "Each form at most once."
+    return None
+
+
+def _codes(value, *, valid, most: int, what: str) -> str | None:
+    if not isinstance(value, list | tuple):
+        return f"Must be a list of {what}."
+    if len(value) > most:
+        return f"At most {most} {what}."
+    bad = [code for code in value if not isinstance(code, str) or not valid(code)]
+    if bad:
+        return f"Not {what}: {', '.join(map(str, bad))}."
+    return None
+
+
+def _is_country(code: str) -> bool:
+    return len(code) == 3 and code.isdigit() and pycountry.countries.get(numeric=code) is not None
+
+
+_CHECKS = {
+    "code": lambda value: (
+        None
+        if isinstance(value, str) and CODE_RE.match(value)
+        else "1 to 64 of A-Z, a-z, 0-9, _ . -"
+    ),
+    "name": _name,
+    "kind": lambda value: (
+        None
+        if value in CardProduct.Kind.values
+        else f"Must be one of {', '.join(CardProduct.Kind.values)}."
+    ),
+    "forms": _forms,
+    "bin": lambda value: (
+        None if isinstance(value, str) and BIN_RE.match(value) else "Must be 6 or 8 digits."
+    ),
+    "pan_length": _integer(13, 19, "the number of digits of the cards' PANs"),
+    "validity_months": _integer(1, MAX_VALIDITY_MONTHS, "months"),
+    "status": lambda value: (
+        None
+        if value in CardProduct.Status.values
+        else f"Must be one of {', '.join(CardProduct.Status.values)}."
+    ),
+    **dict.fromkeys(LIMIT_FIELDS, _integer(0, MAX_AMOUNT, "an amount in minor units")),
+    **dict.fromkeys(SWITCH_FIELDS, _boolean),
+    "default_blocked_mccs": lambda value: _codes(
+        value,
+        valid=lambda code: bool(MCC_RE.match(code)),
+        most=MAX_MCCS,
+        what="merchant category codes (4 digits)",
+    ),
+    "default_blocked_countries": lambda value: _codes(
+        value,
+        valid=_is_country,
+        most=MAX_COUNTRIES,
+        what="ISO 3166-1 numeric country codes (3 digits)",
+    ),
+}
+
+
+def _cleaned(values: dict) -> dict:
+    """Names trimmed, code lists sorted without repeats (as a card's own settings are)."""
+    cleaned = dict(values)
+    if "name" in cleaned:
+        cleaned["name"] = cleaned["name"].strip()
+    if "forms" in cleaned:
+        cleaned["forms"] = list(cleaned["forms"])
+    for field in ("default_blocked_mccs", "default_blocked_countries"):
+        if field in cleaned:
+            cleaned[field] = sorted(set(cleaned[field]))
+    return cleaned
+
+
+def _error_paths(errors: dict) -> dict:
+    """Errors keyed by the fields of the model keyed by where the API has them (in the
+    domain's names, `api.names` renders them): `default_daily` is
+    `default_limits.daily` (API `defaultLimits.daily`)."""
+    paths = {}
+    for field, message in errors.items():
+        if field in LIMIT_FIELDS:
+            field = "default_limits." + field.removeprefix("default_")
+        elif field.startswith("default_"):
+            field = "default_security_settings." + field.removeprefix("default_")
+        paths[field] = message
+    return paths
+
+
+def _save_unique(product: CardProduct, **save) -> None:
+    """Save, turning a BIN or code taken meanwhile by another product (the constraints)
+    into the 400 the check gives."""
+    try:
+        with transaction.atomic():
+            product.save(**save)
+    except IntegrityError as error:
+        if "card_product_bin_unique" in str(error):
+            raise ValidationFailed(details={"bin": DUPLICATE_BIN}) from None
+        if "card_product_code_unique" in str(error):
+            raise ValidationFailed(details={"code": DUPLICATE_CODE}) from None
+        raise
+
+
+def card_product_create(*, institution: Institution, **values) -> CardProduct:
+    """Make a card product of `institution`, `active`. `values` in domain names: `name`,
+    `kind` (debit | prepaid), `forms` (physical and/or virtual), `bin` (6 or 8 digits, unique
+    among the institution's card products), `validity_months` (1 to 120), the four default
+    limits (`default_per_transaction`, `default_daily`, `default_monthly`,
+    `default_daily_cash`: minor units of each card's account currency, 0 to MAX_AMOUNT);
+    optional: `code` (unique in the institution; default: the product's rid), `pan_length`
+    (13 to 19, default 16) and the default security settings (`default_ecommerce` ...
+    `default_blocked_countries`; default: the cards' own defaults).
+
+    400 `validation_error` with every field that is wrong. Emits `product.created`.
+    """
+    unknown = set(values) - set(API_NAMES)
+    if unknown:
+        raise ValueError(f"Not card product fields: {sorted(unknown)}")
+    errors = card_product_errors(values, institution=institution)
+    if errors:
+        raise ValidationFailed(details=_error_paths(errors))
+    values = _cleaned({**DEFAULTS, **values})
+    values.pop("status", None)
+    product = CardProduct(institution=institution, **values)
+    if not product.code:
+        product.code = product.pk
+    with transaction.atomic(savepoint=False):
+        _save_unique(product, force_insert=True)
+        emit_for(
+            product,
+            "product.created",
+            data={"productType": "card", "product": card_product_data(product)},
+        )
+    return product
+
+
+def card_product_update(*, product: CardProduct, changes: dict) -> Outcome[CardProduct]:
+    """Change a card product: `name`, `forms`, `validity_months`, the default limits and
+    security settings, `status` (`active` | `retired`, both ways). `code`, `kind`, `bin` and
+    `pan_length` may be named only with their current value (400 otherwise: the cards on the
+    product are what they are).
+
+    New values apply to the cards issued afterwards (and to renewals and replacements after
+    that, which take the product's validity); a card keeps the limits and settings it was
+    issued with. A retired product issues no new card (422 `product_retired` from
+    `card_issue`); its cards go on. Emits `product.updated` with the product and the API names
+    of what changed; no change emits nothing (`Outcome.changed` false). `Outcome.previous` has
+    the old values of what changed.
+    """
+    unknown = set(changes) - set(API_NAMES)
+    if unknown:
+        raise ValueError(f"Not card product fields: {sorted(unknown)}")
+    with transaction.atomic(savepoint=False):
+        product = (
+            CardProduct.objects.select_for_update(of=("self",))
+            .select_related("institution")
+            .get(pk=product.pk)
+        )
+        errors = card_product_errors(changes, institution=product.institution, product=product)
+        if errors:
+            raise ValidationFailed(details=_error_paths(errors))
+        values = _cleaned(changes)
+        previous = row_update(product, values)
+        if not previous:
+            return unchanged(product)
+        emit_for(
+            product,
+            "product.updated",
+            data={
+                "productType": "card",
+                "product": card_product_data(product),
+                "changedFields": sorted(API_NAMES[field] for field in previous),
+            },
+        )
+    return changed(product, previous)

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.exceptions import CardNotActive, InvalidStateTransition
+from core.metadata import metadata_merge
 from core.operations import Outcome, changed, unchanged
 from events.services import emit_for
 
@@ -56,18 +57,31 @@ def card_set_status(*, card: Card, status: str, reason: str = "") -> Outcome[Car
     return changed(card, previous)
 
 
-def card_update(*, card: Card, risk_level: str) -> Card:
-    """Set the card's risk level (monitoring rules read it). Emits `card.updated`."""
+def card_update(*, card: Card, risk_level: str | None = None, metadata: dict | None = None) -> Card:
+    """Set the card's risk level (monitoring rules read it; a live card only, 422
+    `card_not_active` otherwise) and merge `metadata` into its client metadata
+    (`core.metadata.metadata_merge`, on a card of any status; 400 `validation_error`). Emits
+    one `card.updated` naming the fields that changed (`changedFields`, with the new
+    `riskLevel` when it changed); nothing changed, no event."""
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
-        require_not_final(card)
-        if card.risk_level != risk_level:
-            card.risk_level = risk_level
+        changed_fields = []
+        data = {}
+        if risk_level is not None:
+            require_not_final(card)
+            if card.risk_level != risk_level:
+                card.risk_level = risk_level
+                changed_fields.append("riskLevel")
+                data["riskLevel"] = risk_level
+        if metadata is not None:
+            merged = metadata_merge(card.metadata, metadata)
+            if merged != card.metadata:
+                card.metadata = merged  # the event carries it (emit_for)
+                changed_fields.append("metadata")
+        if changed_fields:
             card.updated_at = timezone.now()
-            card.save(update_fields=["risk_level", "updated_at"])
-            emit_for(
-                card, "card.updated", data={"changedFields": ["riskLevel"], "riskLevel": risk_level}
-            )
+            card.save(update_fields=["risk_level", "metadata", "updated_at"])
+            emit_for(card, "card.updated", data={"changedFields": sorted(changed_fields), **data})
     return card
 
 

@@ -286,6 +286,8 @@ SPECTACULAR_SETTINGS = {
         "EventActorType": "events.models.ActorType",
         "AccountProductCode": "accounts.models.AccountProduct.Code",
         "AccountProductKind": "accounts.models.AccountProduct.Kind",
+        # active | retired, of account and card products alike (docs/products.md)
+        "ProductStatus": "accounts.models.AccountProduct.Status",
         "Direction": "accounts.models.Adjustment.Direction",
         "CardStatus": "cards.models.Card.Status",
         "NewCardStatus": "cards.services.issuance.INITIAL_STATUSES",

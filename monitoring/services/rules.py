@@ -12,12 +12,12 @@ import re
 
 import pycountry
 from django.db import transaction
-from django.utils import timezone
 
 from api.serializers import MAX_AMOUNT
 from cards.models import Card
 from core.exceptions import ValidationFailed
 from core.operations import Outcome, changed, unchanged
+from core.rows import row_update
 from events.services import emit_for
 from institutions.models import Institution
 
@@ -122,17 +122,9 @@ def monitoring_rule_update(*, rule: MonitoringRule, changes: dict) -> Outcome[Mo
         values |= _clean_parameters(rule.kind, parameters, errors, creating=False)
         if errors:
             raise ValidationFailed(details=errors)
-        previous = {
-            field: getattr(rule, field)
-            for field, value in values.items()
-            if getattr(rule, field) != value
-        }
+        previous = row_update(rule, values)
         if not previous:
             return unchanged(rule)
-        for field in previous:
-            setattr(rule, field, values[field])
-        rule.updated_at = timezone.now()
-        rule.save(update_fields=[*previous, "updated_at"])
         emit_for(
             rule,
             "monitoring.rule_updated",

@@ -131,7 +131,7 @@ def test_method_not_allowed(api, method, path, allow):
 
 def test_post_to_read_only_path_is_405_before_idempotency_checks(api):
     # No Idempotency-Key (required in v2): the method is wrong before the key matters.
-    response = api.post("/products/accounts", {}, idempotency_key=None)
+    response = api.post("/events", {}, idempotency_key=None)
     assert_error(response, api.version, 405, METHOD_NOT_ALLOWED)
 
 

@@ -204,6 +204,18 @@ class World:
         return self._created("/transfers", body)["transferId"]
 
     @cached_property
+    def pending_transfer(self) -> str:
+        """Two-phase, pending: what `PATCH /transfers/{transferId}` resolves."""
+        body = {
+            "source": {"accountId": self.account},
+            "destination": {"accountId": self.account2},
+            "amount": 500,
+            "currency": "EUR",
+            "hold": {"expiresAt": _in_a_day()},
+        }
+        return self._created("/transfers", body)["transferId"]
+
+    @cached_property
     def authorization(self) -> str:
         body = {
             "cardId": self.card,
@@ -244,8 +256,14 @@ class World:
                 "authorizationId": "authorization",
                 "ruleId": "rule",
                 "endpointId": "endpoint",
+                "productRid": "prepaid_account_product",
+                "cardProductRid": "prepaid_card_product",
             }[name],
         )
+
+    @property
+    def prepaid_account_product(self) -> str:
+        return self.account_products["AccountPrepaidAPI"]
 
 
 def address(version: str) -> dict:
@@ -384,6 +402,7 @@ BODIES = {
         ],
     },
     ("TransferReversalsView", "post"): lambda w, v: {"amount": 10},
+    ("TransferDetailView", "patch"): lambda w, v: {"status": "posted", "amount": 400},
     ("AuthorizationListView", "post"): lambda w, v: {
         "cardId": w.card,
         "amount": 100,
@@ -410,6 +429,47 @@ BODIES = {
         "currency": "EUR",
     },
     ("MonitoringRuleDetailView", "patch"): lambda w, v: {"name": "Renamed", "enabled": False},
+    # Products the bank defines (v2 only, docs/products.md).
+    ("AccountProductListCreateView", "post"): lambda w, v: {
+        "code": "CBSFinancialContractTypeAPI",
+        "name": "Current account (JPY)",
+        "currency": "JPY",
+        "allowsOverdraft": True,
+        "maxOverdraftLimit": 100000,
+    },
+    ("AccountProductDetailView", "patch"): lambda w, v: {
+        "name": "Renamed",
+        "allowsOverdraft": True,
+        "maxOverdraftLimit": 1000,
+        "status": "retired",
+    },
+    ("CardProductListCreateView", "post"): lambda w, v: {
+        "code": "TRAVEL",
+        "name": "Travel",
+        "kind": "prepaid",
+        "forms": ["virtual", "physical"],
+        "bin": "45678901",
+        "panLength": 16,
+        "validityMonths": 18,
+        "defaultLimits": {"perTransaction": 100, "daily": 200, "monthly": 300, "dailyCash": 0},
+        "defaultSecuritySettings": {
+            "ecommerce": True,
+            "contactless": False,
+            "atm": True,
+            "international": True,
+            "magstripe": False,
+            "blockedMccs": ["7995"],
+            "blockedCountries": ["840"],
+        },
+    },
+    ("CardProductDetailView", "patch"): lambda w, v: {
+        "name": "Renamed",
+        "forms": ["virtual"],
+        "validityMonths": 12,
+        "defaultLimits": {"daily": 5},
+        "defaultSecuritySettings": {"ecommerce": False, "blockedMccs": ["6011"]},
+        "status": "retired",
+    },
     ("WebhookEndpointListView", "post"): lambda w, v: {
         "url": LOCAL_URL,
         "eventTypes": ["transfer.posted", "card.issued"],
@@ -476,6 +536,14 @@ VARIANTS = {
             "amount": 100,
             "currency": "EUR",
         },
+        # Two-phase (docs/two-phase-transfers.md).
+        lambda w, v: {
+            "source": {"accountId": w.account},
+            "destination": {"accountId": w.account2},
+            "amount": 100,
+            "currency": "EUR",
+            "hold": {"expiresAt": _in_a_day()},
+        },
     ],
     ("TransferBatchListView", "post"): [
         lambda w, v: {
@@ -521,6 +589,10 @@ VARIANTS = {
         },
     ],
 }
+
+# Operations whose path names another object than `World.path_id` does: a two-phase transfer
+# is resolved while pending.
+PATH_OVERRIDES = {("TransferDetailView", "patch"): lambda w: {"transferId": w.pending_transfer}}
 
 # Operations for which no body at all (or `{}`) is a valid request: every field is optional.
 EMPTY_IS_VALID = {
@@ -1085,7 +1157,7 @@ def test_hostile_input_is_a_4xx_error_body_and_changes_nothing(op, api_all):
     api = Api(op.version, api_all.key)
     body = BODIES[op.key](world, op.version)
     variants = [variant(world, op.version) for variant in VARIANTS.get(op.key, ())]
-    path = fill(op.route, world)
+    path = fill(op.route, world, PATH_OVERRIDES.get(op.key, lambda w: None)(world))
     cases = catalogue(op, world, body, variants)
     assert len(cases) >= 50
 

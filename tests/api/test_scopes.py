@@ -195,6 +195,11 @@ class World:
     def _make_transfer(self):
         return self._post("/transfers", transfer_body(self))["transferId"]
 
+    def _make_pending_transfer(self):
+        """Two-phase, pending: what `PATCH /transfers/{transferId}` resolves."""
+        body = {**transfer_body(self), "hold": {}}
+        return self._post("/transfers", body)["transferId"]
+
     def _make_batch(self):
         return self._post("/transfer-batches", batch_body(self))["batchId"]
 
@@ -285,6 +290,8 @@ PATH_IDS = {
     "eventId": "event",
     "ruleId": "rule",
     "endpointId": "endpoint",
+    "productRid": "accountProduct",
+    "cardProductRid": "cardProduct",
 }
 # Objects no request can make without staff or a rule firing: a made-up id answers 404 after
 # the scope check, which is all these tests need of them.
@@ -297,6 +304,8 @@ def path_of(operation: Operation, ids: dict) -> str:
         operation.route == "/card-authorizations/{authorizationId}/reversals"
     ):
         path = path.replace("{authorizationId}", ids["pending_authorization"])
+    if operation.route == "/transfers/{transferId}" and operation.method != "GET":
+        path = path.replace("{transferId}", ids["pending_transfer"])
     if operation.route == "/cards/{cardId}/reissues":  # a new plastic: a physical card
         path = path.replace("{cardId}", ids["physical_card"])
     for name, value in FAKE_IDS.items():
@@ -358,6 +367,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("POST", "/cards/{cardId}/pin-verifications"): lambda ids: {"pin": "4821"},
         ("POST", "/transfers"): transfer_body,
         ("POST", "/transfers/{transferId}/reversals"): lambda ids: {},
+        ("PATCH", "/transfers/{transferId}"): lambda ids: {"status": "posted"},
         ("POST", "/transfer-batches"): batch_body,
         ("POST", "/card-authorizations"): authorization_body,
         ("POST", "/card-authorizations/{authorizationId}/presentments"): lambda ids: {},
@@ -375,6 +385,21 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "eventTypes": ["*"],
         },
         ("PATCH", "/webhook-endpoints/{endpointId}"): lambda ids: {"enabled": False},
+        ("POST", "/products/accounts"): lambda ids: {
+            "code": "CBSFinancialContractTypeAPI",
+            "name": "Current account (USD)",
+            "currency": "USD",
+        },
+        ("PATCH", "/products/accounts/{productRid}"): lambda ids: {"name": "Renamed"},
+        ("POST", "/products/cards"): lambda ids: {
+            "name": "Travel",
+            "kind": "prepaid",
+            "forms": ["virtual"],
+            "bin": "45678901",
+            "validityMonths": 24,
+            "defaultLimits": {"perTransaction": 1, "daily": 2, "monthly": 3, "dailyCash": 0},
+        },
+        ("PATCH", "/products/cards/{cardProductRid}"): lambda ids: {"name": "Renamed"},
     }
     return bodies[(method, route)](ids)
 

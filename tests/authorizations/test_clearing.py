@@ -91,6 +91,7 @@ def test_approval_then_presentments_lower_equal_and_higher(api):
             "transactionId": authorization["transactionId"],
             "presentedAmount": None,
             "presentedAt": None,
+            **({"metadata": {}} if api.version == "v2" else {}),
             "createdAt": authorization["createdAt"],
             "updatedAt": authorization["updatedAt"],
         }

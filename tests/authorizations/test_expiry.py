@@ -48,10 +48,10 @@ def test_an_unpresented_authorization_expires(api):
     assert balances(api, f.account_id) == money(START, 1_500)
     assert usage(api, f.card_id) == (1_500, 500, 1_500)
     # Nothing is due yet.
-    assert expire_holds() == "Expired 0 hold(s) and 0 card authorization(s)."
+    assert expire_holds() == "Expired 0 hold(s), 0 card authorization(s) and 0 pending transfer(s)."
 
     Hold.objects.filter(pk=stale["holdId"]).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert expire_holds() == "Expired 0 hold(s) and 1 card authorization(s)."
+    assert expire_holds() == "Expired 0 hold(s), 1 card authorization(s) and 0 pending transfer(s)."
 
     body = authorization_of(api, stale["authorizationId"])
     assert body == {**stale, "status": "expired", "updatedAt": body["updatedAt"]}
@@ -82,7 +82,7 @@ def test_an_unpresented_authorization_expires(api):
         assert_error(
             response, api.version, 409, "invalid_state_transition", {"from": "expired", "to": to}
         )
-    assert expire_holds() == "Expired 0 hold(s) and 0 card authorization(s)."
+    assert expire_holds() == "Expired 0 hold(s), 0 card authorization(s) and 0 pending transfer(s)."
     assert balances(api, f.account_id) == money(START, 500)
     assert usage(api, f.card_id) == (500, 500, 500)
 
@@ -96,7 +96,7 @@ def test_presented_and_reversed_authorizations_do_not_expire(api):
     Hold.objects.filter(pk__in=[done["holdId"], undone["holdId"]]).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert expire_holds() == "Expired 0 hold(s) and 0 card authorization(s)."
+    assert expire_holds() == "Expired 0 hold(s), 0 card authorization(s) and 0 pending transfer(s)."
     assert authorization_of(api, done["authorizationId"])["status"] == "presented"
     assert authorization_of(api, undone["authorizationId"])["status"] == "reversed"
     assert balances(api, f.account_id) == money(START - 1_000)

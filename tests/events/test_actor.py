@@ -300,7 +300,11 @@ def test_periodic_jobs_name_the_system(api):
     due = expiring_in(new_card(fi, status="active"), 0)
     before = event_ids()
 
-    assert tasks.expire_holds(timestamp=0) == {"holds": len(holds), "authorizations": 1}
+    assert tasks.expire_holds(timestamp=0) == {
+        "holds": len(holds),
+        "authorizations": 1,
+        "transfers": 0,
+    }
     assert tasks.renew_expiring_cards(timestamp=0)["renewed"] == 1
     tasks.purge_idempotency_keys(timestamp=0)
 

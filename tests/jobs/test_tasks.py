@@ -82,7 +82,7 @@ def test_expire_holds_releases_expired_holds_and_card_authorizations():
     stale, fresh = authorizations(1_000, 500)
     Hold.objects.filter(pk=stale.hold_id).update(expires_at=timezone.now() - timedelta(seconds=1))
 
-    assert tasks.expire_holds(timestamp=0) == {"holds": 2, "authorizations": 1}
+    assert tasks.expire_holds(timestamp=0) == {"holds": 2, "authorizations": 1, "transfers": 0}
 
     assert [Hold.objects.get(pk=hold.pk).status for hold in holds] == ["expired", "expired"]
     assert pending_of(holds[0]) == 0
@@ -93,7 +93,7 @@ def test_expire_holds_releases_expired_holds_and_card_authorizations():
     assert Event.objects.filter(type="hold.expired").count() == 3
     assert Event.objects.filter(type="authorization.expired").count() == 1
     # Nothing left to do.
-    assert tasks.expire_holds(timestamp=0) == {"holds": 0, "authorizations": 0}
+    assert tasks.expire_holds(timestamp=0) == {"holds": 0, "authorizations": 0, "transfers": 0}
 
 
 def test_purge_idempotency_keys_deletes_records_older_than_a_day():

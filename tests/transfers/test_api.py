@@ -77,7 +77,7 @@ def test_transfer_by_account_id_moves_the_money(api, pair):
     assert TIMESTAMP.match(body["createdAt"])
     # v2 also answers the client's reference and the batch (docs/transfer-batches.md); v1, the
     # legacy line, has neither.
-    v2_only = {"reference": None, "batchId": None} if api.version == "v2" else {}
+    v2_only = {"reference": None, "batchId": None, "metadata": {}} if api.version == "v2" else {}
     assert body == {
         "transferId": body["transferId"],
         "source": {"accountId": source, "cardId": None},
@@ -86,6 +86,8 @@ def test_transfer_by_account_id_moves_the_money(api, pair):
         "currency": "EUR",
         "description": "Rent",
         "status": "posted",
+        "postedAmount": 2_550,
+        "hold": None,
         "reversedAmount": 0,
         "createdAt": body["createdAt"],
         "updatedAt": body["createdAt"],

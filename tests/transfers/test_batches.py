@@ -193,9 +193,12 @@ def test_atomic_batch_posts_every_item_as_an_ordinary_transfer(api_v2, trio):
             "currency": "EUR",
             "description": description,
             "status": "posted",
+            "postedAmount": body["amount"],
+            "hold": None,
             "reversedAmount": 0,
             "reference": body.get("reference"),
             "batchId": document["batchId"],
+            "metadata": {},
             "createdAt": shown["createdAt"],
             "updatedAt": shown["createdAt"],
         }

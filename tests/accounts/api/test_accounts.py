@@ -73,13 +73,16 @@ def test_open_an_account_shows_every_field(api, institution, code, currency):
 
     assert response.status_code == CREATED[api.version]
     payload = response.json()
-    assert set(payload) == ({"data", "meta"} if api.version == "v1" else ACCOUNT_FIELDS | {"meta"})
+    # v2 only: metadata (docs/metadata.md) and the overdraft limit (docs/overdraft.md).
+    v2_fields = ACCOUNT_FIELDS | {"metadata", "overdraftLimit", "meta"}
+    assert set(payload) == ({"data", "meta"} if api.version == "v1" else v2_fields)
     body = resource(response, api.version, CREATED[api.version])
     assert ACCOUNT_ID.match(body["accountId"])
     assert ACCOUNT_NUMBER.match(body["accountNumber"])
     assert is_luhn_valid(body["accountNumber"])
     assert TIMESTAMP.match(body["createdAt"])
     account = Account.objects.get(pk=body["accountId"])
+    v2_only = {"metadata": {}, "overdraftLimit": 0} if api.version == "v2" else {}
     assert body == {
         "accountId": account.pk,
         "customerId": customer_id,
@@ -92,6 +95,7 @@ def test_open_an_account_shows_every_field(api, institution, code, currency):
         "balances": {"posted": 0, "pending": 0, "available": 0, "currency": currency},
         "createdAt": iso_millis(account.created_at),
         "updatedAt": iso_millis(account.updated_at),
+        **v2_only,
     }
     assert account.institution_id == institution.id
     assert account.kind == Account.Kind.CUSTOMER
@@ -539,6 +543,8 @@ def test_closed_account_takes_no_credit(api):
 )
 def test_status_rejects_invalid_bodies(api, body, details):
     account_id = open_account(api)["accountId"]
+    if body == {} and api.version == "v2":  # v2 also takes overdraftLimit and metadata alone
+        details = {"status": "Give at least one of status, overdraftLimit, metadata."}
 
     assert_validation_error(api.patch(f"/accounts/{account_id}", body), api.version, details)
 

@@ -425,6 +425,20 @@ def transfer(books):
         ),
         (update(Transfer, transfer, reversed_amount=-1), "transfer_reversed_within_amount"),
         (
+            update(Transfer, transfer, posted_amount=F("amount") + 1),
+            "transfer_posted_within_amount",
+        ),
+        (
+            update(Transfer, transfer, posted_amount=F("amount") - 1, reversed_amount=F("amount")),
+            "transfer_reversed_within_posted",
+        ),
+        (
+            update(Transfer, transfer, posted_amount=0, reversed_amount=0),
+            "transfer_state_consistent",
+        ),
+        (update(Transfer, transfer, journal=None), "transfer_state_consistent"),
+        (update(Transfer, transfer, status="pending"), "transfer_state_consistent"),
+        (
             update(Transfer, transfer, destination_account=F("source_account")),
             "transfer_distinct_accounts",
         ),

@@ -381,6 +381,7 @@ def transfer_operation(bank, amount):
         source_account=bank.account,
         destination_account=bank.empty,
         amount=amount,
+        posted_amount=amount,
         currency="EUR",
         description="rent",
         journal=journal,

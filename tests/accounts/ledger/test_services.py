@@ -674,13 +674,17 @@ def test_the_expire_holds_command(fi):
 
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
-    assert out.getvalue() == "Expired 1 hold(s), 0 card authorization(s) and 0 pending transfer(s).\n"
+    assert (
+        out.getvalue() == "Expired 1 hold(s), 0 card authorization(s) and 0 pending transfer(s).\n"
+    )
     assert Hold.objects.get(pk=due.pk).status == "expired"
     assert balance(account) == (1000, 200, 800)
 
     out = io.StringIO()
     call_command("expire_holds", stdout=out)
-    assert out.getvalue() == "Expired 0 hold(s), 0 card authorization(s) and 0 pending transfer(s).\n"
+    assert (
+        out.getvalue() == "Expired 0 hold(s), 0 card authorization(s) and 0 pending transfer(s).\n"
+    )
 
 
 # --- Account status -----------------------------------------------------------------------------

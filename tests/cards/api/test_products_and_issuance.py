@@ -74,7 +74,9 @@ PRODUCTS = {
         "forms": ["physical", "virtual"],
         "bin": "400001",
         "panLength": 16,
+        "validityMonths": 48,
         "validityYears": 4,
+        "status": "active",
         "defaultLimits": {
             "perTransaction": 500_000,
             "daily": 1_000_000,
@@ -90,7 +92,9 @@ PRODUCTS = {
         "forms": ["physical", "virtual"],
         "bin": "400002",
         "panLength": 16,
+        "validityMonths": 36,
         "validityYears": 3,
+        "status": "active",
         "defaultLimits": {
             "perTransaction": 100_000,
             "daily": 200_000,
@@ -106,7 +110,9 @@ PRODUCTS = {
         "forms": ["virtual"],
         "bin": "40000300",
         "panLength": 16,
+        "validityMonths": 24,
         "validityYears": 2,
+        "status": "active",
         "defaultLimits": {
             "perTransaction": 50_000,
             "daily": 100_000,
@@ -115,6 +121,17 @@ PRODUCTS = {
         },
     },
 }
+# What a new card's security settings start as, on every standard product.
+for _product in PRODUCTS.values():
+    _product["defaultSecuritySettings"] = {
+        "ecommerce": True,
+        "contactless": True,
+        "atm": True,
+        "international": True,
+        "magstripe": False,
+        "blockedMccs": [],
+        "blockedCountries": [],
+    }
 
 SENSITIVE_SCOPE = {"requiredScope": "cards:sensitive"}
 
@@ -129,7 +146,10 @@ def test_card_products_list_every_field(api):
     for code, product in listed.items():
         assert prefixed_id("cprd").match(product["rid"])
         assert product["rid"] == product_rid(api, code)
-        assert {k: v for k, v in product.items() if k != "rid"} == PRODUCTS[code]
+        assert TIMESTAMP.match(product["createdAt"])
+        assert product["updatedAt"] == product["createdAt"]
+        rest = {k: v for k, v in product.items() if k not in ("rid", "createdAt", "updatedAt")}
+        assert rest == PRODUCTS[code]
 
 
 def test_card_products_are_per_institution(api, other_api):
@@ -161,7 +181,7 @@ def check_issued(api, sensitive, ada, card_code, account_code, currency, bin):
     response = issue_response(api, acc, ada, card_code)
     assert response.status_code == CREATED[api.version], response.content
     card = created(response, api.version)
-    assert set(card) == CARD_FIELDS
+    assert set(card) == CARD_FIELDS | ({"metadata"} if api.version == "v2" else set())
     year, month = expiry_after(12 * VALIDITY[card_code])
     defaults = PRODUCTS[card_code]["defaultLimits"]
     assert prefixed_id("card").match(card["cardId"])
@@ -223,7 +243,7 @@ def test_v2_answers_201_and_v1_200_in_an_envelope(api):
         assert "meta" not in payload["data"]
     else:
         assert response.status_code == 201
-        assert set(payload) == CARD_FIELDS | {"meta"}
+        assert set(payload) == CARD_FIELDS | {"metadata", "meta"}  # metadata: v2 only
     meta = payload["meta"]
     assert set(meta) == {"tranId", "timestamp"}
     assert meta["tranId"] == response["X-Request-Id"]

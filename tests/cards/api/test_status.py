@@ -191,7 +191,11 @@ def test_invalid_bodies(api, holder):
     assert_validation_error(
         api.patch(path, {}),
         api.version,
-        {"body": "Give `status` (with an optional `reason`) or `riskLevel`."},
+        {
+            "body": "Give `status` (with an optional `reason`) or `riskLevel`."
+            if api.version == "v1"
+            else "Give `status` (with an optional `reason`), `riskLevel` or `metadata`."
+        },
     )
     assert_validation_error(
         api.patch(path, {"reason": "why", "riskLevel": "high"}),
