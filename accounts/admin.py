@@ -2,7 +2,8 @@
 
 Staff look at everything and change state only through the changelist actions, which call the
 same services as the API (DESIGN.md section 10), so every rule, lock, journal and event holds:
-freeze, unfreeze and close accounts (`account_set_status`), release holds (`hold_release`).
+freeze, unfreeze and close accounts (`account_set_status`), release holds (`hold_release`),
+waive fees (`fee_waive`, with a reason).
 Nothing is added or deleted here, and no change form ever saves a row: balances are written
 only by the services, under their locks (a form saving a whole row could overwrite them).
 Journals and entries are strictly read-only, as the database makes them (append-only).
@@ -30,17 +31,19 @@ from core.admin import (
     adopt,
     apply_each,
     changelist_link,
+    confirmation_page,
     link_column,
     metadata_display,
     money_column,
 )
 from core.money import money
 
-from .models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
+from .models import Account, AccountProduct, Adjustment, Entry, Fee, Hold, Journal, Transaction
 from .services import (
     account_product_create,
     account_product_update,
     account_set_status,
+    fee_waive,
     hold_release,
 )
 from .services.products import account_product_errors
@@ -67,6 +70,7 @@ class AccountProductForm(forms.ModelForm):
             "currency",
             "allows_overdraft",
             "max_overdraft_limit",
+            "monthly_fee",
             "status",
         ]
         help_texts = {
@@ -75,8 +79,16 @@ class AccountProductForm(forms.ModelForm):
             "max_overdraft_limit": "Minor units of the currency; 0 unless overdraft is allowed.",
         }
 
+    monthly_fee = forms.IntegerField(
+        required=False,
+        help_text="Charged to each active account every month, minor units of the currency; "
+        "blank or 0 charges nothing (docs/fees.md).",
+    )
+
     def clean(self):
         cleaned = super().clean()
+        if cleaned.get("monthly_fee") is None and not self.instance._state.adding:
+            cleaned["monthly_fee"] = self.instance.monthly_fee  # blank: left as it is
         if self.instance._state.adding:
             values = {
                 field: cleaned[field]
@@ -101,6 +113,15 @@ ACCOUNT_PRODUCT_CREATE_FIELDS = [
     "currency",
     "allows_overdraft",
     "max_overdraft_limit",
+    "monthly_fee",
+]
+# What staff change on an existing product.
+ACCOUNT_PRODUCT_CHANGE_FIELDS = [
+    "name",
+    "allows_overdraft",
+    "max_overdraft_limit",
+    "monthly_fee",
+    "status",
 ]
 
 
@@ -121,6 +142,7 @@ class AccountProductAdmin(admin.ModelAdmin):
         "currency",
         "allows_overdraft",
         "max_overdraft_limit",
+        "monthly_fee",
         "status",
         "created_at",
     ]
@@ -132,7 +154,7 @@ class AccountProductAdmin(admin.ModelAdmin):
     def get_fields(self, request, obj=None):
         if obj is None:
             return ["institution", *ACCOUNT_PRODUCT_CREATE_FIELDS]
-        return [*self.detail_fields, "name", "allows_overdraft", "max_overdraft_limit", "status"]
+        return [*self.detail_fields, *ACCOUNT_PRODUCT_CHANGE_FIELDS]
 
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else self.detail_fields
@@ -154,7 +176,7 @@ class AccountProductAdmin(admin.ModelAdmin):
             changes = {
                 field: form.cleaned_data[field]
                 for field in form.changed_data
-                if field in ("name", "allows_overdraft", "max_overdraft_limit", "status")
+                if field in ACCOUNT_PRODUCT_CHANGE_FIELDS
             }
             product = account_product_update(product=obj, changes=changes).value
         adopt(obj, product)
@@ -546,3 +568,106 @@ class AdjustmentAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     @admin.display(description="created by")
     def created_by(self, obj):
         return actor_display(obj, "created_by")
+
+
+# --- Fees (docs/fees.md) --------------------------------------------------------------------
+class FeeWaiverForm(forms.Form):
+    reason = forms.CharField(
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Why the fee is waived. Kept on each fee with your user, shown to the "
+        "institution through the API and written in the admin history.",
+    )
+
+
+@admin.register(Fee)
+class FeeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """Charged by the services (presentments, replacements, the monthly job); waived here with
+    the action "Waive", which asks for a reason and calls `fee_waive` (a reversal journal,
+    `fee.waived`, the staff user and the reason on the fee, one `LogEntry` per fee)."""
+
+    list_display = [
+        "id",
+        "account_link",
+        "kind",
+        "amount_display",
+        "status",
+        "period",
+        "card_id",
+        "authorization_id",
+        "created_at",
+    ]
+    list_filter = ["status", "kind", "institution", "currency"]
+    list_select_related = ["account__institution"]
+    search_fields = ["id", "account_id", "card_id", "authorization_id"]
+    search_help_text = "An exact fee, account, card or authorization id."
+    actions = ["waive_fees"]
+    fields = [
+        "id",
+        "institution",
+        "account_link",
+        "kind",
+        "amount_display",
+        "status",
+        "period",
+        "card_id",
+        "authorization_id",
+        "decline_reason",
+        "journal_link",
+        "waiver_journal_link",
+        "waived_by",
+        "waived_at",
+        "waiver_reason",
+        "statement_lines_link",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    account_link = link_column("account", description="account", ordering="account_id")
+    amount_display = money_column("amount", description="amount", ordering="amount")
+    journal_link = link_column("journal", description="journal")
+    waiver_journal_link = link_column("waiver_journal", description="waiver journal")
+
+    @admin.display(description="statement lines")
+    def statement_lines_link(self, obj):
+        return changelist_link(Transaction, "Statement lines", fee=obj.pk)
+
+    @admin.action(description="Waive selected fees (asks for a reason)", permissions=["change"])
+    def waive_fees(self, request, queryset):
+        """First call: the confirmation page with the reason form. Its submission (`CONFIRM`
+        set, a reason given): the fees are waived, then back to the changelist (None)."""
+        form = FeeWaiverForm(request.POST if FEE_CONFIRM in request.POST else None)
+        if form.is_bound and form.is_valid():
+            reason = form.cleaned_data["reason"]
+            apply_each(  # a fee waived (or declined) already is refused by the service
+                self,
+                request,
+                queryset.order_by("pk"),
+                fee_waive,
+                arguments=lambda fee: {"fee": fee, "user": request.user, "reason": reason},
+                describe=lambda outcome: (
+                    f"Waived {money(outcome.value.amount, outcome.value.currency)} "
+                    f"(waiver journal {outcome.value.waiver_journal_id}; admin action “Waive”; "
+                    f"reason: “{reason}”)."
+                ),
+                done="Waived {n} fee(s).",
+                already="Not waived, left as they were: {ids}.",
+            )
+            return None
+        fees = list(queryset.order_by("pk"))
+        return confirmation_page(
+            self,
+            request,
+            template="admin/accounts/fee/waive_confirmation.html",
+            title="Waive fees",
+            form=form,
+            action_name="waive_fees",
+            confirm_name=FEE_CONFIRM,
+            objects=fees,
+            submit_label=f"Waive {len(fees)} fee(s)",
+        )
+
+
+# The waiver page's submit marker: without it, the action only shows that page.
+FEE_CONFIRM = "confirm"

@@ -1,11 +1,15 @@
-"""Reads of accounts, products and holds, always scoped to one institution: another
+"""Reads of accounts, products, holds and fees, always scoped to one institution: another
 institution's object answers the same 404 as an unknown id."""
+
+from datetime import datetime
+
+from django.db.models import Q, Sum
 
 from core.exceptions import NotFound
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import Account, AccountProduct, Hold
+from .models import Account, AccountProduct, Entry, Fee, Hold
 
 
 def account_product_list(*, institution: Institution):
@@ -98,4 +102,42 @@ def hold_list(
 def hold_get(*, institution: Institution, hold_id: str) -> Hold:
     return get_of_institution(
         Hold, institution=institution, id=hold_id, missing="No hold with this id."
+    )
+
+
+def balance_at(*, account: Account, at: datetime) -> tuple[int, int]:
+    """The account's `(posted, pending)` at the instant `at` (docs/balances-at-an-instant.md).
+
+    `posted`: the `balance_after` of the account's last entry created at or before `at` (0 when
+    there is none), one lookup on the index (account, created_at, id); an account's entries'
+    `created_at` never go back in id order (a database rule), so that entry is the last one
+    posted by then. `pending`: the sum of the holds placed at or before `at` and not yet closed
+    then (captured, released or expired after `at`, or still active)."""
+    last = (
+        Entry.objects.filter(account_id=account.pk, created_at__lte=at)
+        .order_by("-created_at", "-id")
+        .values_list("balance_after", flat=True)
+        .first()
+    )
+    pending = (
+        Hold.objects.filter(account_id=account.pk, created_at__lte=at)
+        .filter(Q(closed_at__isnull=True) | Q(closed_at__gt=at))
+        .aggregate(total=Sum("amount"))["total"]
+    )
+    return (last or 0, pending or 0)
+
+
+def fee_list(*, account: Account, kind: str | None = None, status: str | None = None):
+    """An account's fees (docs/fees.md), newest first; `kind` and `status` narrow them."""
+    fees = Fee.objects.filter(account=account)
+    if kind:
+        fees = fees.filter(kind=kind)
+    if status:
+        fees = fees.filter(status=status)
+    return fees
+
+
+def fee_get(*, institution: Institution, fee_id: str) -> Fee:
+    return get_of_institution(
+        Fee, institution=institution, id=fee_id, missing="No fee with this id."
     )

@@ -9,6 +9,7 @@ from .apis.accounts import (
     AccountListView,
     AccountLookupView,
 )
+from .apis.fees import FeeDetailView, FeeListView
 from .apis.holds import HoldCapturesView, HoldDetailView, HoldListView
 from .apis.products import (
     AccountProductDetailView,
@@ -46,6 +47,8 @@ def account_urls(version: str):
             name="adjustments",
         ),
         path("account-lookups", AccountLookupView.as_view(), name="account-lookups"),
+        path("fees", FeeListView.as_view(), name="fees"),
+        path("fees/<id:feeId>", FeeDetailView.as_view(), name="fee"),
         path("holds", HoldListView.as_view(), name="holds"),
         path("holds/<id:holdId>", HoldDetailView.as_view(), name="hold"),
         path("holds/<id:holdId>/captures", HoldCapturesView.as_view(), name="hold-captures"),

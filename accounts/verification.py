@@ -24,6 +24,29 @@ CHECKS = {
                        FROM accounts_entry GROUP BY account_id) s ON s.account_id = a.id
          WHERE a.posted <> COALESCE(s.total, 0)
     """,
+    "entries whose balance_after is not the running sum of their account's entries": """
+        SELECT id, account_id, balance_after, running::bigint
+          FROM (SELECT id, account_id, balance_after,
+                       SUM(CASE direction WHEN 'credit' THEN amount ELSE -amount END)
+                           OVER (PARTITION BY account_id ORDER BY id ROWS UNBOUNDED PRECEDING)
+                           AS running
+                  FROM accounts_entry) e
+         WHERE balance_after <> running
+    """,
+    "accounts whose posted balance is not their last entry's balance_after": """
+        SELECT a.id, a.posted, COALESCE(last.balance_after, 0) AS balance_after
+          FROM accounts_account a
+          LEFT JOIN LATERAL (SELECT balance_after FROM accounts_entry
+                              WHERE account_id = a.id ORDER BY id DESC LIMIT 1) last ON true
+         WHERE a.posted <> COALESCE(last.balance_after, 0)
+    """,
+    "entries created before their account's previous entry": """
+        SELECT id, account_id, created_at, previous
+          FROM (SELECT id, account_id, created_at,
+                       LAG(created_at) OVER (PARTITION BY account_id ORDER BY id) AS previous
+                  FROM accounts_entry) e
+         WHERE created_at < previous
+    """,
     "accounts whose pending balance is not the sum of their active holds": """
         SELECT a.id, a.pending, COALESCE(h.total, 0)::bigint AS holds
           FROM accounts_account a

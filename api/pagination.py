@@ -13,7 +13,7 @@ DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
 
 
-def _encode(last_id: str) -> str:
+def encode_cursor(last_id: str) -> str:
     return base64.urlsafe_b64encode(last_id.encode()).decode().rstrip("=")
 
 
@@ -53,5 +53,5 @@ def paginate(request, queryset, order_key: str = "pk") -> tuple[list, str | None
     rows = list(queryset.order_by(f"-{order_key}")[: limit + 1])
     if len(rows) > limit:
         rows = rows[:limit]
-        return rows, _encode(rows[-1].pk)
+        return rows, encode_cursor(rows[-1].pk)
     return rows, None

@@ -235,6 +235,177 @@ def lines_of(account_id: str) -> int:
     return Transaction.objects.filter(account_id=account_id).count()
 
 
+# --- Ledger entries, for the balance at an instant (docs/balances-at-an-instant.md)
+
+# `count` more entries (two per journal: a credit to a customer account drawn as the lines' are,
+# the debit on the institution's funding account), after every entry already there: entry k at
+# `oldest + (k - have) * step`, in id order, so an account's entries keep their time order. Each
+# carries its balance_after (the account's last one plus the running sum of the new ones), as
+# the posting functions write it; the rows are inserted with the triggers off
+# (session_replication_role = replica) and checked after (verify_ledger's checks).
+INSERT_JOURNALS = """
+INSERT INTO accounts_journal (id, institution_id, kind, description, created_at)
+SELECT 'jnl_bench_' || lpad(k::text, 9, '0'), %(institution)s, 'adjustment', '',
+       %(oldest)s::timestamptz + (k - %(have)s) * %(step)s::interval
+  FROM generate_series(%(have)s + 1, %(have)s + %(journals)s) AS k
+"""
+INSERT_ENTRIES = """
+WITH moves AS (
+    SELECT k, numbered.id AS account_id, amount,
+           %(oldest)s::timestamptz + (k - %(have)s) * %(step)s::interval AS at
+      FROM (SELECT k, 1 + floor(random() * 100000)::bigint AS amount,
+                   CASE WHEN r < %(busy_share)s THEN 1
+                        WHEN r < %(busy_share)s + %(new_share)s THEN 2
+                        ELSE 3 + floor(random() * (%(accounts)s - 2))::int END AS n
+              FROM (SELECT k, random() AS r
+                      FROM generate_series(%(have)s + 1, %(have)s + %(journals)s) AS k) AS raw
+           ) AS drawn
+      JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n
+              FROM accounts_account
+             WHERE institution_id = %(institution)s AND kind = 'customer') AS numbered USING (n)
+), legs AS (
+    SELECT k, 1 AS leg, %(funding)s AS account_id, 'debit' AS direction, amount,
+           -amount AS signed, at FROM moves
+    UNION ALL
+    SELECT k, 2, account_id, 'credit', amount, amount, at FROM moves
+)
+INSERT INTO accounts_entry
+    (journal_id, account_id, direction, amount, currency, created_at, balance_after)
+SELECT 'jnl_bench_' || lpad(k::text, 9, '0'), account_id, direction, amount, %(currency)s, at,
+       coalesce((SELECT e.balance_after FROM accounts_entry e
+                  WHERE e.account_id = legs.account_id ORDER BY e.id DESC LIMIT 1), 0)
+       + sum(signed) OVER (PARTITION BY account_id ORDER BY k, leg ROWS UNBOUNDED PRECEDING)
+  FROM legs
+ ORDER BY k, leg
+"""
+SET_POSTED = """
+UPDATE accounts_account a SET posted = last.balance_after
+  FROM (SELECT DISTINCT ON (account_id) account_id, balance_after
+          FROM accounts_entry ORDER BY account_id, id DESC) AS last
+ WHERE a.id = last.account_id AND a.posted <> last.balance_after
+"""
+
+
+def insert_entries(institution, count: int, args, oldest: datetime, span: timedelta) -> float:
+    """`count` more ledger entries (see INSERT_ENTRIES) spread over `span` from `oldest`, the
+    accounts' posted balances set to match; then VACUUM ANALYZE. Returns the seconds taken."""
+    from django.db import connection
+
+    from accounts.models import Account
+    from accounts.services import internal_account
+    from accounts.verification import CHECKS
+
+    funding = internal_account(
+        institution=institution, code=Account.InternalCode.FUNDING, currency=CURRENCY
+    )
+    journals = count // 2
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM accounts_journal")
+        have = cursor.fetchone()[0]
+        params = {
+            "institution": institution.pk,
+            "funding": funding.pk,
+            "currency": CURRENCY,
+            "have": have,
+            "journals": journals,
+            "oldest": oldest,
+            "step": span / max(journals, 1),
+            "busy_share": args.busy_share,
+            "new_share": args.new_share,
+            "accounts": args.accounts,
+        }
+        cursor.execute("SET session_replication_role = replica")
+        try:
+            cursor.execute(INSERT_JOURNALS, params)
+            cursor.execute(INSERT_ENTRIES, params)
+            cursor.execute(SET_POSTED)
+        finally:
+            cursor.execute("SET session_replication_role = origin")
+        cursor.execute("VACUUM (ANALYZE) accounts_entry")
+        cursor.execute("VACUUM (ANALYZE) accounts_journal")
+        for name, sql in CHECKS.items():
+            if "entr" in name:  # the checks of entries and balance_after
+                cursor.execute(sql)
+                if cursor.fetchone() is not None:
+                    raise RuntimeError(f"Generated entries break a ledger rule: {name}")
+    return time.perf_counter() - started
+
+
+def entry_count() -> int:
+    from accounts.models import Entry
+
+    return Entry.objects.count()
+
+
+def measure_balances(api_key: str, accounts: dict[str, str], args) -> dict:
+    """Per (account label, instant): GET /TX/v2/accounts/{id}/balances?at= latencies (ms), its
+    entry lookup SQL and that SQL's own timings (ms). The answer is checked against a replay
+    (the sum of the account's entries up to the instant) before timing."""
+    from django.db import connection
+    from django.db.models import Max, Min
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from accounts.models import Entry
+    from api.context import iso_millis
+
+    client = Client(SERVER_NAME="127.0.0.1", REMOTE_ADDR="127.0.0.1")
+    headers = {"x-api-key": api_key}
+    cases = {}
+    for label, account_id in accounts.items():
+        span = Entry.objects.filter(account_id=account_id).aggregate(
+            first=Min("created_at"), last=Max("created_at")
+        )
+        if span["first"] is None:
+            continue
+        instants = {
+            "at middle": span["first"] + (span["last"] - span["first"]) / 2,
+            "at now": datetime.now(UTC),
+        }
+        for name, instant in instants.items():
+            path = f"/TX/v2/accounts/{account_id}/balances?{urlencode({'at': iso_millis(instant)})}"
+            with CaptureQueriesContext(connection) as captured:
+                response = client.get(path, headers=headers)
+            if response.status_code != 200:
+                raise RuntimeError(f"{path}: {response.status_code} {response.content!r}")
+            at = datetime.fromisoformat(response.json()["at"])
+            replay = sum(
+                entry.signed_amount
+                for entry in Entry.objects.filter(account_id=account_id, created_at__lte=at)
+            )
+            if response.json()["posted"] != replay:
+                raise RuntimeError(f"{path}: posted {response.json()['posted']}, replay {replay}")
+            lookup = [
+                q["sql"] for q in captured.captured_queries if 'FROM "accounts_entry"' in q["sql"]
+            ]
+            if len(lookup) != 1:
+                raise RuntimeError(f"{path}: expected one entry lookup, got {lookup}")
+            cases[label, name] = {"path": path, "sql": lookup[0], "times": [], "sql_times": []}
+    for _ in range(5):
+        for case in cases.values():
+            client.get(case["path"], headers=headers)
+    for _ in range(args.repeat):
+        for case in cases.values():
+            started = time.perf_counter()
+            response = client.get(case["path"], headers=headers)
+            case["times"].append((time.perf_counter() - started) * 1000)
+            if response.status_code != 200:
+                raise RuntimeError(f"{case['path']}: {response.status_code}")
+    with connection.cursor() as cursor:
+        for _ in range(sql_repeat(args)):
+            for case in cases.values():
+                started = time.perf_counter()
+                cursor.execute(case["sql"])
+                cursor.fetchall()
+                case["sql_times"].append((time.perf_counter() - started) * 1000)
+    for case in cases.values():
+        case["times"].sort()
+        case["sql_times"].sort()
+        case["plan"], case["tree"] = explain(case["sql"])
+    return cases
+
+
 # --- The query shapes
 
 
@@ -242,7 +413,7 @@ def shapes(account_id: str, limit: int, today) -> dict[str, dict]:
     """name -> query parameters. The cursors are the `nextCursor`s paging would give: half-way
     down the account's lines, and at its tenth-oldest line (the last page: nine lines, no more)."""
     from accounts.models import Transaction
-    from api.pagination import _encode
+    from api.pagination import encode_cursor
 
     ids = list(
         Transaction.objects.filter(account_id=account_id)
@@ -252,8 +423,8 @@ def shapes(account_id: str, limit: int, today) -> dict[str, dict]:
     week_from = today - timedelta(days=30)
     return {
         "first page": {"limit": limit},
-        "deep cursor": {"limit": limit, "cursor": _encode(ids[len(ids) // 2])},
-        "last page": {"limit": limit, "cursor": _encode(ids[-min(10, len(ids))])},
+        "deep cursor": {"limit": limit, "cursor": encode_cursor(ids[len(ids) // 2])},
+        "last page": {"limit": limit, "cursor": encode_cursor(ids[-min(10, len(ids))])},
         "type=CashDec": {"limit": limit, "type": "CashDec"},
         "Unsettled": {"limit": limit, "settlementStatus": "Unsettled"},
         "one week": {
@@ -373,13 +544,13 @@ def plan_summary(node: dict) -> str:
     )
 
 
-def plan_problems(node: dict) -> list[str]:
+def plan_problems(node: dict, table: str = TABLE) -> list[str]:
     """What makes a page's cost grow with the table: a sequential scan of it, a sort of many
     rows, many rows read and thrown away."""
     problems = []
     for n in plan_nodes(node):
-        if n["Node Type"] == "Seq Scan" and n.get("Relation Name") == TABLE:
-            problems.append(f"Seq Scan on {TABLE} ({n['Actual Rows']:.0f} rows)")
+        if n["Node Type"] == "Seq Scan" and n.get("Relation Name") == table:
+            problems.append(f"Seq Scan on {table} ({n['Actual Rows']:.0f} rows)")
         if n["Node Type"] in ("Sort", "Incremental Sort"):
             rows = max((c["Actual Rows"] for c in n.get("Plans", [])), default=0)
             if rows >= MANY_ROWS:
@@ -437,7 +608,7 @@ def main():
 
     now = datetime.now(UTC)
     newest_ms = int(now.timestamp() * 1000)
-    results, facts = {}, {}
+    results, facts, balances = {}, {}, {}
     for size in (args.small, args.large):
         have = table_facts()["lines"]
         seconds = insert_lines(institution, size - have, args, newest_ms)
@@ -454,6 +625,17 @@ def main():
             f"alone {sql_repeat(args)} times ..."
         )
         results[size] = measure(api_key, accounts, args, now.date())
+        # Ledger entries: the first size over the period before the lines' (10 k older ones),
+        # the second after them, up to now (entries only append, in time order per account).
+        period = timedelta(days=args.days)
+        oldest = now - 2 * period if size == args.small else now - period
+        added = size - entry_count()
+        seconds = insert_entries(institution, added, args, oldest, period)
+        print(
+            f"{entry_count():,} ledger entries: inserted {added:,} with their balance_after and "
+            f"VACUUM ANALYZE in {seconds:.1f} s; timing GET .../balances?at= ..."
+        )
+        balances[size] = measure_balances(api_key, accounts, args)
 
     small, large = results[args.small], results[args.large]
     tag = {args.small: human(args.small), args.large: human(args.large)}
@@ -493,6 +675,34 @@ def main():
             failures.append(f"{key[0]} {key[1]}: plan at {tag[args.large]}: {problem}")
     statements = sorted({case["statements"] for case in large.values()})
     print(f"SQL statements per request: {', '.join(map(str, statements))} (listing included)")
+
+    print(
+        f"\n== GET /TX/v2/accounts/{{accountId}}/balances?at=, entries {tag[args.small]}/"
+        f"{tag[args.large]} =="
+    )
+    print(header.replace("shape        ", "instant      ").replace("   rows", "       "))
+    print("-" * len(header))
+    for key, case in balances[args.large].items():
+        before = balances[args.small].get(key)
+        if before is None:
+            continue
+        ratio = percentile(case["times"], 0.5) / percentile(before["times"], 0.5)
+        sql_ratio = percentile(case["sql_times"], 0.5) / percentile(before["sql_times"], 0.5)
+        print(
+            f"{key[0]:7} {key[1]:13} {'':7}  "
+            f"{percentile(before['times'], 0.5):6.2f} / {percentile(before['times'], 0.95):6.2f}  "
+            f"{percentile(case['times'], 0.5):6.2f} / {percentile(case['times'], 0.95):6.2f}  "
+            f"{ratio:5.2f}  {percentile(before['sql_times'], 0.5):8.3f}  "
+            f"{percentile(case['sql_times'], 0.5):8.3f}  {sql_ratio:5.2f}"
+        )
+        print(f"{'':21} plan: {plan_summary(case['tree'])}")
+        if ratio > args.max_ratio and sql_ratio > args.max_ratio:
+            failures.append(
+                f"{key[0]} {key[1]}: balances?at= p50 ratios {ratio:.2f} (request) and "
+                f"{sql_ratio:.2f} (SQL) > {args.max_ratio:g}"
+            )
+        for problem in plan_problems(case["tree"], "accounts_entry"):
+            failures.append(f"{key[0]} {key[1]}: balances?at= plan: {problem}")
 
     print("\n== Plans (nodes top down) ==")
     for key, case in large.items():

@@ -72,6 +72,8 @@ def card_without_secrets(**filters) -> Card | None:
 
 # --- Card products --------------------------------------------------------------------------
 PRODUCT_SECURITY_FIELDS = [*SWITCH_FIELDS, "default_blocked_mccs", "default_blocked_countries"]
+# The fee schedule (docs/fees.md).
+PRODUCT_FEE_FIELDS = ["atm_fee", "replacement_fee", "foreign_transaction_fee_bps"]
 CARD_PRODUCT_CREATE_FIELDS = [
     "code",
     "name",
@@ -82,6 +84,7 @@ CARD_PRODUCT_CREATE_FIELDS = [
     "validity_months",
     *PRODUCT_LIMIT_FIELDS,
     *PRODUCT_SECURITY_FIELDS,
+    *PRODUCT_FEE_FIELDS,
 ]
 CARD_PRODUCT_CHANGE_FIELDS = [
     "name",
@@ -89,6 +92,7 @@ CARD_PRODUCT_CHANGE_FIELDS = [
     "validity_months",
     *PRODUCT_LIMIT_FIELDS,
     *PRODUCT_SECURITY_FIELDS,
+    *PRODUCT_FEE_FIELDS,
     "status",
 ]
 
@@ -99,6 +103,20 @@ class CardProductForm(forms.ModelForm):
 
     code = forms.CharField(
         required=False, max_length=64, help_text="Optional (default: the product's id)."
+    )
+    # The fee schedule (docs/fees.md), before `forms` (the field) hides the module.
+    atm_fee = forms.IntegerField(
+        required=False,
+        help_text="Per ATM withdrawal, minor units of the card's account currency; blank or 0: "
+        "none (docs/fees.md).",
+    )
+    replacement_fee = forms.IntegerField(
+        required=False, help_text="Per card replaced, minor units; blank or 0: none."
+    )
+    foreign_transaction_fee_bps = forms.IntegerField(
+        required=False,
+        help_text="Basis points (0 to 10000) of a payment abroad, rounded half up; blank or 0: "
+        "none.",
     )
     forms = forms.MultipleChoiceField(
         choices=CardProduct.Form.choices, widget=forms.CheckboxSelectMultiple
@@ -115,6 +133,9 @@ class CardProductForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
+        for field in PRODUCT_FEE_FIELDS:
+            if cleaned.get(field) is None and not self.instance._state.adding:
+                cleaned[field] = getattr(self.instance, field)  # blank: left as it is
         if self.instance._state.adding:
             values = {
                 field: cleaned[field]
@@ -165,6 +186,7 @@ class CardProductAdmin(admin.ModelAdmin):
         "default_daily_display",
         "default_monthly_display",
         "default_daily_cash_display",
+        *PRODUCT_FEE_FIELDS,
     ]
     list_filter = ["status", "kind", "institution"]
     list_select_related = ["institution"]

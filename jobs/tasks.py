@@ -27,7 +27,7 @@ from django.conf import settings
 from procrastinate import builtin_tasks
 from procrastinate.contrib.django import app
 
-from accounts.services import holds_expire
+from accounts.services import holds_expire, monthly_fees_charge
 from api.idempotency import idempotency_keys_purge
 from api.ratelimit import rate_counters_purge
 from authorizations.services import authorizations_expire
@@ -92,6 +92,21 @@ def renew_expiring_cards(timestamp: int) -> dict:
         cards_renew_expiring, actor=SYSTEM, within_days=settings.CARD_RENEWAL_WITHIN_DAYS
     )
     return {"expired": expired, "renewed": report.renewed, "skipped": dict(report.skipped)}
+
+
+@app.periodic(cron="45 1 * * *", periodic_id="charge_monthly_fees")
+@app.task(
+    name="jobs.charge_monthly_fees",
+    queue=QUEUE,
+    queueing_lock="jobs.charge_monthly_fees",
+    lock="jobs.charge_monthly_fees",
+)
+def charge_monthly_fees(timestamp: int) -> dict[str, int]:
+    """Daily at 01:45 UTC: each active account on a product with a monthly fee is charged the
+    previous month's (its institution's calendar), once per account and month however many
+    runs (docs/fees.md); an account its fee missed (locked by another run, a worker down on the
+    1st) is charged by the next day's run."""
+    return run_batches(monthly_fees_charge, actor=SYSTEM)
 
 
 @app.periodic(cron="* * * * *", periodic_id="retry_stalled_jobs")

@@ -30,7 +30,7 @@ from schemathesis import checks
 from schemathesis.specs.openapi import checks as openapi_checks
 
 from accounts.models import AccountProduct, Transaction
-from accounts.services import account_create, adjustment_create, hold_place
+from accounts.services import account_create, adjustment_create, fee_charge, hold_place
 from authorizations.services import authorization_create, card_return_create
 from cards.models import CardProduct
 from cards.services import card_issue
@@ -154,6 +154,7 @@ def tenant(db):
         card_return = card_return_create(
             card=card, amount=200, currency="EUR", merchant=MERCHANT, actor=SYSTEM
         )
+        fee = fee_charge(account=source, kind="monthly", amount=100, period="2026-01")
         endpoint = webhook_endpoint_create(
             institution=institution, url="https://hooks.example.com/tx", event_types=["*"]
         ).endpoint
@@ -176,6 +177,8 @@ def tenant(db):
                 "endpointId": endpoint.id,
                 "productRid": product.id,
                 "cardProductRid": card.product_id,
+                "feeId": fee.id,
+                "month": "2026-01",
             },
         }
     finally:

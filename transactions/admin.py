@@ -29,7 +29,7 @@ class TransactionAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "description",
         "created_at",
     ]
-    list_filter = ["type", "settlement_status", "institution"]
+    list_filter = ["type", "settlement_status", "category", "institution"]
     list_select_related = ["account__institution"]
     search_fields = ["account_id", "id"]
     search_help_text = "An exact account id (or statement line id)."
@@ -48,6 +48,8 @@ class TransactionAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "hold_link",
         "transfer_link",
         "adjustment_link",
+        "category",
+        "fee_link",
         "created_at",
     ]
     readonly_fields = fields
@@ -67,3 +69,4 @@ class TransactionAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     hold_link = link_column("hold", description="hold")
     transfer_link = link_column("transfer", description="transfer")
     adjustment_link = link_column("adjustment", description="adjustment")
+    fee_link = link_column("fee", description="fee")

@@ -2,7 +2,8 @@
 
 Filters: `fromDate` and `toDate` (inclusive; a date `2026-11-01` or an ISO date-time; dates are
 whole UTC days), `type` (Goods, Cash, CashDec, CashInc, Return) and `settlementStatus`
-(Presentment, Unsettled). Newest first, cursor pagination. Identical in both versions.
+(Presentment, Unsettled). Newest first, cursor pagination. Identical in both versions but for
+`category` and `feeId` (fee lines, docs/fees.md), v2 only (docs/metadata.md, "Versions").
 """
 
 from datetime import UTC, date, datetime, time, timedelta
@@ -12,8 +13,9 @@ from rest_framework import serializers
 
 from accounts.models.statement import TRANSACTION_STATUSES, Transaction
 from accounts.selectors import account_get
-from api.schema import both, document
+from api.schema import document
 from api.serializers import TimestampField
+from api.versions import V1, V2
 from api.views import TXView
 from cards.selectors import card_get
 
@@ -100,6 +102,23 @@ class TransactionOut(serializers.Serializer):
         return "credit" if line.is_credit else "debit"
 
 
+class TransactionOutV2(TransactionOut):
+    """v2 adds what v1, the legacy line, does not show (docs/metadata.md, "Versions")."""
+
+    category = serializers.ChoiceField(
+        choices=Transaction.Category.choices,
+        allow_null=True,
+        help_text='"fee": a fee charged (CashDec) or waived (CashInc), docs/fees.md; null for '
+        "every other line.",
+    )
+    feeId = serializers.CharField(  # noqa: N815
+        source="fee_id", allow_null=True, help_text="The fee of a fee line."
+    )
+
+
+TRANSACTION_OUTPUT = {V1: TransactionOut, V2: TransactionOutV2}
+
+
 LISTING_PARAMETERS = [
     OpenApiParameter("fromDate", str, description="Inclusive: a date or a date-time."),
     OpenApiParameter("toDate", str, description="Inclusive: a date or a date-time."),
@@ -108,14 +127,14 @@ LISTING_PARAMETERS = [
 ]
 
 
-def represent(line):
-    return TransactionOut(line).data
+def represent(line, version: str = V1):
+    return TRANSACTION_OUTPUT[version](line).data
 
 
 class AccountTransactionsView(TXView):
     @document(
         name="Transaction",
-        resources=both(TransactionOut),
+        resources=TRANSACTION_OUTPUT,
         many=True,
         parameters=LISTING_PARAMETERS,
         summary="List an account's transactions (statement lines), newest first",
@@ -132,13 +151,13 @@ class AccountTransactionsView(TXView):
             type=query.get("type"),
             settlement_status=query.get("settlementStatus"),
         )
-        return self.respond_list(lines, TransactionOut, order_key="position")
+        return self.respond_list(lines, self.for_version(TRANSACTION_OUTPUT), order_key="position")
 
 
 class CardTransactionsView(TXView):
     @document(
         name="Transaction",
-        resources=both(TransactionOut),
+        resources=TRANSACTION_OUTPUT,
         many=True,
         parameters=LISTING_PARAMETERS,
         summary="List a card's transactions (statement lines), newest first",
@@ -157,18 +176,21 @@ class CardTransactionsView(TXView):
             type=query.get("type"),
             settlement_status=query.get("settlementStatus"),
         )
-        return self.respond_list(lines, TransactionOut, order_key="position")
+        return self.respond_list(lines, self.for_version(TRANSACTION_OUTPUT), order_key="position")
 
 
 class TransactionDetailView(TXView):
     @document(
         name="Transaction",
-        resources=both(TransactionOut),
+        resources=TRANSACTION_OUTPUT,
         summary="Retrieve a transaction (statement line)",
         operation_id="transactions_retrieve",
         tags=["Transactions"],
     )
     def get(self, request, transactionId):  # noqa: N803
         return self.respond(
-            represent(transaction_get(institution=self.institution, transaction_id=transactionId))
+            represent(
+                transaction_get(institution=self.institution, transaction_id=transactionId),
+                self.request.version,
+            )
         )

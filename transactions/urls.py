@@ -1,6 +1,7 @@
 from django.urls import path
 
 from .apis import AccountTransactionsView, CardTransactionsView, TransactionDetailView
+from .statements import AccountMonthlyStatementView, AccountStatementView
 
 urlpatterns = [
     path(
@@ -14,4 +15,14 @@ urlpatterns = [
         name="card-transactions",
     ),
     path("transactions/<id:transactionId>", TransactionDetailView.as_view(), name="transaction"),
+    path(
+        "accounts/<id:accountId>/statements",
+        AccountStatementView.as_view(),
+        name="account-statements",
+    ),
+    path(
+        "accounts/<id:accountId>/statements/<str:month>",
+        AccountMonthlyStatementView.as_view(),
+        name="account-statement-month",
+    ),
 ]

@@ -3,8 +3,13 @@
 Identical in both versions apart from the envelope, except that v2 shows and sets the overdraft
 limit (docs/overdraft.md)."""
 
+from datetime import UTC, datetime
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from api.schema import both, document
 from api.serializers import (
@@ -13,6 +18,7 @@ from api.serializers import (
     MetadataField,
     MetadataPatchField,
     StrictCharField,
+    StrictDateTimeField,
     StrictSerializer,
     TimestampField,
 )
@@ -23,7 +29,13 @@ from customers.selectors import customer_get
 from institutions import scopes
 
 from ..models import Account, Adjustment
-from ..selectors import account_by_number, account_get, account_list, account_product_get
+from ..selectors import (
+    account_by_number,
+    account_get,
+    account_list,
+    account_product_get,
+    balance_at,
+)
 from ..services import (
     account_create,
     account_set_overdraft_limit,
@@ -111,8 +123,50 @@ class Balances(serializers.Serializer):
     accountId = serializers.CharField(source="id")  # noqa: N815
     posted = serializers.IntegerField(help_text="Sum of posted entries, minor units.")
     pending = serializers.IntegerField(help_text="Sum of active holds, minor units.")
-    available = serializers.IntegerField(help_text="posted - pending (+ overdraft limit).")
+    available = serializers.IntegerField(
+        required=False,
+        help_text="posted - pending (+ overdraft limit). Not shown for a past instant (`at`): "
+        "the overdraft limit of that time is not recorded.",
+    )
     currency = serializers.CharField()
+    at = TimestampField(
+        required=False, help_text="The instant asked for (`at`); absent: balances now."
+    )
+
+
+class InstantField(StrictDateTimeField):
+    """An ISO 8601 date-time with its offset or `Z`: an instant, never a local time."""
+
+    default_error_messages = {
+        "offset": "Must have an offset or Z, e.g. 2026-01-31T23:59:59Z "
+        "(in a query string, + is %2B).",
+    }
+
+    def get_value(self, dictionary):
+        # As given: DRF would take an empty query value (`?at=`) for an absent one.
+        return dictionary.get(self.field_name, empty)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not data.isascii():  # "２０２６-..." parses too
+            self.fail("invalid", format="YYYY-MM-DDThh:mm:ss[.uuu]Z")
+        value = super().to_internal_value(data)  # a valid ISO 8601 date-time string
+        if parse_datetime(data).tzinfo is None:
+            self.fail("offset")
+        return value
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class BalancesQuery(serializers.Serializer):
+    at = InstantField(required=False)
+
+    def validate_at(self, value):
+        if value > timezone.now():
+            raise serializers.ValidationError("Must not be in the future.")
+        if value < EPOCH:  # before any ledger; and years below 1000 print badly
+            raise serializers.ValidationError("Must not be before 1970-01-01T00:00:00Z.")
+        return value
 
 
 class AccountBalances(serializers.Serializer):
@@ -257,13 +311,35 @@ class AccountBalancesView(TXView):
         name="Balances",
         resources=both(Balances),
         summary="Balances of an account",
-        description="One stored row: `available = posted - pending`.",
+        description="One stored row: `available = posted - pending`. With `at`, the balances "
+        "at that instant, from the ledger (docs/balances-at-an-instant.md): `posted` after the "
+        "entries made by then, `pending` the holds active then; no `available`.",
+        parameters=[
+            OpenApiParameter(
+                "at",
+                str,
+                description="An ISO 8601 date-time with its offset or Z, not in the future.",
+            )
+        ],
         operation_id="accounts_balances",
         tags=["Accounts"],
     )
     def get(self, request, accountId):  # noqa: N803
+        account = account_get(institution=self.institution, account_id=accountId)
+        at = self.parse_query(BalancesQuery).get("at")
+        if at is None:
+            return self.respond(Balances(account).data)
+        posted, pending = balance_at(account=account, at=at)
         return self.respond(
-            Balances(account_get(institution=self.institution, account_id=accountId)).data
+            Balances(
+                {
+                    "id": account.pk,
+                    "posted": posted,
+                    "pending": pending,
+                    "currency": account.currency,
+                    "at": at,
+                }
+            ).data
         )
 
 

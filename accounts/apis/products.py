@@ -40,6 +40,13 @@ class AccountProductCreate(StrictSerializer):
         help_text="The most an account of the product may be given as its overdraft limit, "
         "minor units of `currency`; 0 (the default) unless `allowsOverdraft`.",
     )
+    monthlyFee = AmountField(  # noqa: N815
+        source="monthly_fee",
+        min_value=0,
+        required=False,
+        help_text="Charged to each active account of the product every month, minor units of "
+        "`currency`; 0 (the default) charges nothing (docs/fees.md).",
+    )
 
 
 class AccountProductUpdate(StrictSerializer):
@@ -55,6 +62,9 @@ class AccountProductUpdate(StrictSerializer):
     allowsOverdraft = StrictBooleanField(source="allows_overdraft", required=False)  # noqa: N815
     maxOverdraftLimit = AmountField(  # noqa: N815
         source="max_overdraft_limit", min_value=0, required=False
+    )
+    monthlyFee = AmountField(  # noqa: N815
+        source="monthly_fee", min_value=0, required=False
     )
     status = serializers.ChoiceField(
         choices=AccountProduct.Status.choices,
@@ -82,6 +92,11 @@ class AccountProductSerializer(serializers.Serializer):
     maxOverdraftLimit = serializers.IntegerField(  # noqa: N815
         source="max_overdraft_limit",
         help_text="The most an account's overdraft limit may be, minor units of `currency`.",
+    )
+    monthlyFee = serializers.IntegerField(  # noqa: N815
+        source="monthly_fee",
+        help_text="Charged to each active account every month, minor units of `currency`; 0: "
+        "none (docs/fees.md).",
     )
     status = serializers.ChoiceField(
         choices=AccountProduct.Status.choices,
@@ -118,8 +133,8 @@ class AccountProductListCreateView(AccountProductListView):
         request={V2: AccountProductCreate},
         created=True,
         summary="Create an account product",
-        description="Emits `product.created`. Every field but `allowsOverdraft` and "
-        "`maxOverdraftLimit` is required.",
+        description="Emits `product.created`. Every field but `allowsOverdraft`, "
+        "`maxOverdraftLimit` and `monthlyFee` is required.",
         operation_id="account_products_create",
         tags=["Products"],
     )

@@ -6,13 +6,24 @@
 - `holds`: pending debits that reduce the available balance until captured or released.
 - `adjustments`: loads and unloads of an account against the institution's funding account.
 - `statement`: statement lines ("transactions" in the spec), one per account per posting.
+- `fees`: fees charged under the products' fee schedules (docs/fees.md).
 """
 
 from .accounts import Account
 from .adjustments import Adjustment
+from .fees import Fee
 from .holds import Hold
 from .ledger import Entry, Journal
 from .products import AccountProduct
 from .statement import Transaction
 
-__all__ = ["Account", "AccountProduct", "Adjustment", "Entry", "Hold", "Journal", "Transaction"]
+__all__ = [
+    "Account",
+    "AccountProduct",
+    "Adjustment",
+    "Entry",
+    "Fee",
+    "Hold",
+    "Journal",
+    "Transaction",
+]

@@ -64,6 +64,8 @@ class Hold(actor_stamped("placed_by"), Timestamped):
         indexes = [
             models.Index(fields=["institution", "-id"], name="hold_institution_idx"),
             models.Index(fields=["account", "-id"], name="hold_account_idx"),
+            # The pending balance at an instant: the account's holds placed by then.
+            models.Index(fields=["account", "created_at"], name="hold_account_created_idx"),
             models.Index(
                 fields=["expires_at"], condition=Q(status="active"), name="hold_active_expiry_idx"
             ),

@@ -28,6 +28,8 @@ class Journal(models.Model):
         TRANSFER_REVERSAL = "transfer_reversal"
         HOLD_CAPTURE = "hold_capture"
         CARD_RETURN = "card_return"
+        FEE = "fee"
+        FEE_WAIVER = "fee_waiver"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")
@@ -53,6 +55,9 @@ class Entry(models.Model):
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    # The account's posted balance right after this entry, written by the posting functions;
+    # a database rule refuses any other value (accounts/sql/balance_after.sql).
+    balance_after = models.BigIntegerField()
 
     class Meta:
         verbose_name_plural = "entries"
@@ -62,7 +67,11 @@ class Entry(models.Model):
                 condition=Q(direction__in=["debit", "credit"]), name="entry_direction_valid"
             ),
         ]
-        indexes = [models.Index(fields=["account", "id"], name="entry_account_idx")]
+        indexes = [
+            models.Index(fields=["account", "id"], name="entry_account_idx"),
+            # The balance at an instant: the account's last entry at or before it.
+            models.Index(fields=["account", "created_at", "id"], name="entry_account_at_idx"),
+        ]
 
     def __str__(self):
         return f"{self.direction} {self.amount} {self.currency} {self.account_id}"

@@ -55,6 +55,9 @@ class AccountProduct(Timestamped):
     # The most an account of the product may be given as its own overdraft limit (minor units
     # of `currency`); 0 unless the product allows overdraft.
     max_overdraft_limit = models.BigIntegerField(default=0)
+    # Fee schedule (docs/fees.md): charged to each active account of the product for every
+    # month, minor units of `currency`; 0 charges nothing.
+    monthly_fee = models.BigIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -71,6 +74,9 @@ class AccountProduct(Timestamped):
             ),
             models.CheckConstraint(
                 condition=Q(status__in=["active", "retired"]), name="account_product_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(monthly_fee__gte=0), name="account_product_monthly_fee_nonneg"
             ),
         ]
         ordering = ["code", "id"]

@@ -16,6 +16,7 @@ from institutions.models import Institution
 
 from .accounts import Account
 from .adjustments import Adjustment
+from .fees import Fee
 from .holds import Hold
 from .ledger import Journal
 
@@ -41,6 +42,9 @@ class Transaction(models.Model):
     class SettlementStatus(models.TextChoices):
         PRESENTMENT = "Presentment"
         UNSETTLED = "Unsettled"
+
+    class Category(models.TextChoices):
+        FEE = "fee"
 
     CREDIT_TYPES = frozenset({Type.CASH_INC, Type.RETURN})
 
@@ -115,6 +119,17 @@ class Transaction(models.Model):
         related_name="statement_lines",
         db_index=False,  # txn_adjustment_idx below
     )
+    fee = models.ForeignKey(
+        Fee,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+        db_index=False,  # txn_fee_idx below
+    )
+    # What the line is, beyond its type: "fee" for a fee charged or waived (docs/fees.md); null
+    # for every other line.
+    category = models.CharField(max_length=16, choices=Category.choices, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
@@ -159,7 +174,7 @@ class Transaction(models.Model):
                 models.Index(
                     fields=[name], condition=Q(**{f"{name}__isnull": False}), name=f"txn_{name}_idx"
                 )
-                for name in ("hold", "transfer", "card_return", "adjustment")
+                for name in ("hold", "transfer", "card_return", "adjustment", "fee")
             ),
         ]
 

@@ -8,6 +8,7 @@ from .accounts import (
     internal_account,
 )
 from .adjustments import adjustment_create
+from .fees import fee_charge, fee_waive, monthly_fees_charge
 from .holds import (
     hold_capture,
     hold_expire,
@@ -27,6 +28,8 @@ __all__ = [
     "account_set_status",
     "account_update_metadata",
     "adjustment_create",
+    "fee_charge",
+    "fee_waive",
     "hold_capture",
     "hold_expire",
     "hold_place",
@@ -34,4 +37,5 @@ __all__ = [
     "hold_update_metadata",
     "holds_expire",
     "internal_account",
+    "monthly_fees_charge",
 ]

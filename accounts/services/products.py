@@ -52,6 +52,7 @@ API_NAMES = {
     "currency": "currency",
     "allows_overdraft": "allowsOverdraft",
     "max_overdraft_limit": "maxOverdraftLimit",
+    "monthly_fee": "monthlyFee",
     "status": "status",
 }
 # Fixed when the product is made: the kind of its accounts and the currency of their money.
@@ -69,6 +70,7 @@ def account_product_data(product: AccountProduct) -> dict:
         "currency": product.currency,
         "allowsOverdraft": product.allows_overdraft,
         "maxOverdraftLimit": product.max_overdraft_limit,
+        "monthlyFee": product.monthly_fee,
         "status": product.status,
         "createdAt": iso_millis(product.created_at),
         "updatedAt": iso_millis(product.updated_at),
@@ -107,6 +109,12 @@ def account_product_errors(values: dict, *, product: AccountProduct | None = Non
         limit = values["max_overdraft_limit"]
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_AMOUNT:
             errors["max_overdraft_limit"] = (
+                f"Must be an integer number of minor units from 0 to {MAX_AMOUNT}."
+            )
+    if "monthly_fee" in values:
+        fee = values["monthly_fee"]
+        if isinstance(fee, bool) or not isinstance(fee, int) or not 0 <= fee <= MAX_AMOUNT:
+            errors["monthly_fee"] = (
                 f"Must be an integer number of minor units from 0 to {MAX_AMOUNT}."
             )
     if "status" in values and values["status"] not in AccountProduct.Status.values:
@@ -149,14 +157,16 @@ def account_product_create(
     currency: str,
     allows_overdraft: bool = False,
     max_overdraft_limit: int = 0,
+    monthly_fee: int = 0,
 ) -> AccountProduct:
     """Make an account product of the financial contract type `code` in `currency` (any ISO
     4217 code; its minor units are `core.money.currency_exponent`'s), `active`.
 
     `max_overdraft_limit` (minor units, 0 to MAX_AMOUNT) is the most an account of the product
     may be given as its overdraft limit, and must be 0 unless `allows_overdraft`. 400
-    `validation_error` otherwise. Its kind follows the code (prepaid or current). Emits
-    `product.created` with the product.
+    `validation_error` otherwise. `monthly_fee` (minor units, 0 to MAX_AMOUNT, 0: none) is
+    charged to each active account of the product every month (docs/fees.md). Its kind follows
+    the code (prepaid or current). Emits `product.created` with the product.
     """
     values = {
         "code": code,
@@ -164,6 +174,7 @@ def account_product_create(
         "currency": currency,
         "allows_overdraft": allows_overdraft,
         "max_overdraft_limit": max_overdraft_limit,
+        "monthly_fee": monthly_fee,
     }
     errors = account_product_errors(values)
     if errors:
@@ -176,6 +187,7 @@ def account_product_create(
         currency=currency,
         allows_overdraft=allows_overdraft,
         max_overdraft_limit=max_overdraft_limit,
+        monthly_fee=monthly_fee,
     )
     with transaction.atomic(savepoint=False):
         product.save(force_insert=True)
@@ -188,7 +200,8 @@ def account_product_create(
 
 
 def account_product_update(*, product: AccountProduct, changes: dict) -> Outcome[AccountProduct]:
-    """Change an account product: `name`, `allows_overdraft`, `max_overdraft_limit`, `status`
+    """Change an account product: `name`, `allows_overdraft`, `max_overdraft_limit`,
+    `monthly_fee` (from the next month charged), `status`
     (`active` | `retired`, both ways). `code` and `currency` may be named only with their
     current value (400 otherwise: the accounts on the product hold its money in its currency).
 

@@ -135,9 +135,12 @@ BEGIN
     IF p_journal IS NOT NULL THEN
         INSERT INTO accounts_journal
             SELECT * FROM jsonb_populate_record(NULL::accounts_journal, p_journal);
-        INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, created_at)
+        -- balance_after: the locked account's posted plus this leg (ledger rule,
+        -- balance_after.sql); the accounts are updated below.
+        INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, created_at,
+                                    balance_after)
             SELECT p_journal->>'id', l.id, CASE WHEN l.posted > 0 THEN 'credit' ELSE 'debit' END,
-                   abs(l.posted), p_currency, p_now
+                   abs(l.posted), p_currency, p_now, accounts[l.i].posted + l.posted
               FROM unnest(p_account_ids, p_posted) WITH ORDINALITY AS l(id, posted, i)
              WHERE l.posted <> 0
              ORDER BY l.i;

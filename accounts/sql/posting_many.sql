@@ -34,6 +34,7 @@ DECLARE
     kinds text[];
     currencies text[];
     funds bigint[];
+    posteds bigint[];
     delta bigint[];
     touched boolean[];
     passed boolean[];
@@ -61,8 +62,9 @@ BEGIN
       WHERE id = ANY (p_sources || p_destinations) AND institution_id = p_institution_id
       ORDER BY id FOR UPDATE;
     SELECT array_agg(id ORDER BY id), array_agg(status ORDER BY id), array_agg(kind ORDER BY id),
-           array_agg(currency ORDER BY id), array_agg(available ORDER BY id)
-      INTO ids, statuses, kinds, currencies, funds
+           array_agg(currency ORDER BY id), array_agg(available ORDER BY id),
+           array_agg(posted ORDER BY id)
+      INTO ids, statuses, kinds, currencies, funds, posteds
       FROM accounts_account
      WHERE id = ANY (p_sources || p_destinations) AND institution_id = p_institution_id;
     ids := coalesce(ids, '{}');
@@ -103,14 +105,25 @@ BEGIN
         SELECT (jsonb_populate_record(NULL::accounts_journal, x.j)).*
           FROM jsonb_array_elements(p_journals) WITH ORDINALITY AS x(j, i)
          WHERE passed[x.i];
-    INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, created_at)
-        SELECT p_journals->(m.i - 1)->>'id',
-               CASE leg.k WHEN 1 THEN p_sources[m.i] ELSE p_destinations[m.i] END,
-               CASE leg.k WHEN 1 THEN 'debit' ELSE 'credit' END,
-               p_amounts[m.i], p_currencies[m.i], p_now
-          FROM generate_series(1, n) AS m(i), (VALUES (1), (2)) AS leg(k)
-         WHERE passed[m.i]
-         ORDER BY m.i, leg.k;
+    -- balance_after: the account's posted when locked plus its legs so far, in item order
+    -- (an account may appear in several items; ledger rule, balance_after.sql).
+    INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, created_at,
+                                balance_after)
+        SELECT legs.journal_id, legs.account_id, legs.direction, legs.amount, legs.currency,
+               p_now,
+               posteds[array_position(ids, legs.account_id)]
+                 + sum(legs.signed) OVER (PARTITION BY legs.account_id ORDER BY legs.i, legs.k
+                                          ROWS UNBOUNDED PRECEDING)
+          FROM (SELECT p_journals->(m.i - 1)->>'id' AS journal_id,
+                       CASE leg.k WHEN 1 THEN p_sources[m.i] ELSE p_destinations[m.i] END
+                         AS account_id,
+                       CASE leg.k WHEN 1 THEN 'debit' ELSE 'credit' END AS direction,
+                       p_amounts[m.i] AS amount, p_currencies[m.i] AS currency,
+                       CASE leg.k WHEN 1 THEN -p_amounts[m.i] ELSE p_amounts[m.i] END AS signed,
+                       m.i, leg.k
+                  FROM generate_series(1, n) AS m(i), (VALUES (1), (2)) AS leg(k)
+                 WHERE passed[m.i]) legs
+         ORDER BY legs.i, legs.k;
     UPDATE accounts_account a
        SET posted = a.posted + t.delta, updated_at = p_now
       FROM unnest(ids, delta[1:cardinality(ids)], touched[1:cardinality(ids)])

@@ -5,7 +5,8 @@
   the authorized one; it may be lower (the rest is released) or higher by at most
   OVER_PRESENTMENT_PERCENT percent (tips, fuel), and then only with the difference available
   on the account (422 `insufficient_funds`); above that, 422 `amount_exceeds_remaining`. One
-  presentment per authorization. The card's usage follows the presented amount.
+  presentment per authorization. The card's usage follows the presented amount. The card
+  product's ATM and foreign-transaction fees follow it (docs/fees.md).
 - **Reversal** releases the whole hold and gives the amount back to the card's limits.
 - **Expiry**: an authorization not presented within AUTHORIZATION_HOLD_DAYS is released by the
   expiry job (`expire_holds`) and its usage given back; its line stays `Unsettled`, `expired`.
@@ -16,8 +17,9 @@ Anything but a pending authorization is 409 `invalid_state_transition`.
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Account, Hold, Transaction
-from accounts.services import hold_capture, hold_release, holds_expire
+from accounts.models import Account, Fee, Hold, Transaction
+from accounts.services import fee_charge, hold_capture, hold_release, holds_expire
+from accounts.services.fees import basis_points_of
 from cards.services import spend_more, unspend
 from core.actors import Actor
 from core.exceptions import InvalidStateTransition
@@ -82,7 +84,34 @@ def authorization_present(
             },
             institution=authorization.card.institution,
         )
+        _charge_fees(authorization, amount)
     return authorization
+
+
+def _charge_fees(authorization: Authorization, amount: int) -> None:
+    """The card product's fees that follow a presentment (docs/fees.md), each its own journal
+    after the payment's: `atm_fee` for a `Cash` authorization, `foreign_transaction_fee_bps` of
+    the presented amount (half up) when the merchant's country is not the cardholder's. A fee
+    the account cannot pay is declined; the presentment stands."""
+    card = authorization.card
+    product = card.product
+    account = Account.objects.select_related("institution").get(pk=authorization.account_id)
+    if authorization.type == Authorization.Type.CASH:
+        fee_charge(
+            account=account,
+            kind=Fee.Kind.ATM,
+            amount=product.atm_fee,
+            card=card,
+            authorization=authorization,
+        )
+    if authorization.merchant_country != card.customer.country_code:
+        fee_charge(
+            account=account,
+            kind=Fee.Kind.FOREIGN_TRANSACTION,
+            amount=basis_points_of(amount, product.foreign_transaction_fee_bps),
+            card=card,
+            authorization=authorization,
+        )
 
 
 def authorization_reverse(*, authorization: Authorization, actor: Actor) -> Authorization:

@@ -369,6 +369,27 @@ class CardProductCreate(StrictSerializer):
         help_text="New cards' security settings; what is left out is the cards' own default "
         "(every channel on but magstripe, nothing blocked).",
     )
+    atmFee = AmountField(  # noqa: N815
+        source="atm_fee",
+        min_value=0,
+        required=False,
+        help_text="Fee per ATM (Cash) withdrawal presented, minor units of the card's account "
+        "currency; default 0, none (docs/fees.md).",
+    )
+    replacementFee = AmountField(  # noqa: N815
+        source="replacement_fee",
+        min_value=0,
+        required=False,
+        help_text="Fee per card replaced, minor units; default 0, none.",
+    )
+    foreignTransactionFeeBps = WholeNumberField(  # noqa: N815
+        source="foreign_transaction_fee_bps",
+        min_value=0,
+        max_value=10000,
+        required=False,
+        help_text="Basis points of a presented payment whose merchant country is not the "
+        "cardholder's, rounded half up to the minor unit; default 0, none.",
+    )
 
 
 class CardProductUpdate(CardProductCreate):
@@ -539,6 +560,16 @@ class CardProductOut(serializers.Serializer):
     )
     defaultSecuritySettings = DefaultSecuritySettings(  # noqa: N815
         source="*", help_text="What a new card's security settings start as."
+    )
+    atmFee = serializers.IntegerField(  # noqa: N815
+        source="atm_fee", help_text="Fee per ATM withdrawal, minor units (docs/fees.md)."
+    )
+    replacementFee = serializers.IntegerField(  # noqa: N815
+        source="replacement_fee", help_text="Fee per card replaced, minor units."
+    )
+    foreignTransactionFeeBps = serializers.IntegerField(  # noqa: N815
+        source="foreign_transaction_fee_bps",
+        help_text="Basis points of a payment abroad (merchant country not the cardholder's).",
     )
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815

@@ -68,6 +68,12 @@ class CardProduct(Timestamped):
     default_magstripe = models.BooleanField(default=False)
     default_blocked_mccs = ArrayField(models.CharField(max_length=4), default=list, blank=True)
     default_blocked_countries = ArrayField(models.CharField(max_length=3), default=list, blank=True)
+    # Fee schedule (docs/fees.md), minor units of the card's account currency: per ATM (`Cash`)
+    # authorization presented, per replacement; and basis points of a payment whose merchant
+    # country is not the cardholder's. 0 charges nothing.
+    atm_fee = models.BigIntegerField(default=0)
+    replacement_fee = models.BigIntegerField(default=0)
+    foreign_transaction_fee_bps = models.IntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -102,6 +108,15 @@ class CardProduct(Timestamped):
                 name="card_product_default_limits_nonneg",
             ),
             models.CheckConstraint(condition=Q(forms__len__gte=1), name="card_product_has_a_form"),
+            models.CheckConstraint(
+                condition=Q(
+                    atm_fee__gte=0,
+                    replacement_fee__gte=0,
+                    foreign_transaction_fee_bps__gte=0,
+                    foreign_transaction_fee_bps__lte=10000,
+                ),
+                name="card_product_fees_valid",
+            ),
         ]
 
     def __str__(self):

@@ -14,7 +14,8 @@ transaction. An old card already lost, stolen or expired keeps its status.
 
 from django.db import transaction
 
-from accounts.models import Account
+from accounts.models import Account, Fee
+from accounts.services import fee_charge
 from core.exceptions import AccountNotActive, InvalidStateTransition, ValidationFailed
 
 from ..dates import add_months, today_of
@@ -117,7 +118,8 @@ def card_reissue(
 
 def card_replace(*, card: Card, reason: str, delivery_address: dict | None = None) -> Card:
     """A new PAN, expiry and CVV, issued inactive; the old card becomes lost, stolen or closed
-    per `reason` (unless it already is lost or stolen). Emits `card.replaced`."""
+    per `reason` (unless it already is lost or stolen). Emits `card.replaced`; charges the
+    product's `replacement_fee` (`fee.charged`, or `fee.declined` when the account cannot pay)."""
     if reason not in REPLACEMENT_REASONS:
         raise ValueError(f"unknown replacement reason {reason!r}")
     with transaction.atomic(savepoint=False):
@@ -130,6 +132,14 @@ def card_replace(*, card: Card, reason: str, delivery_address: dict | None = Non
         new_card(successor)
         _retire(old, REPLACEMENT_REASONS[reason], f"replaced: {reason}")
         emit_issued(successor, "card.replaced", predecessorCardId=old.pk, reason=reason)
+        # The product's replacement fee, on the card replaced (docs/fees.md): declined, not
+        # deferred, when the account cannot pay it; the replacement goes on.
+        fee_charge(
+            account=old.account,
+            kind=Fee.Kind.REPLACEMENT,
+            amount=old.product.replacement_fee,
+            card=old,
+        )
     return successor
 
 

@@ -6,6 +6,7 @@ import re
 import pycountry
 from django.db import IntegrityError, transaction
 
+from accounts.services.fees import BPS_SCALE
 from api.context import iso_millis
 from api.serializers import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS, MAX_AMOUNT
 from core.exceptions import ValidationFailed
@@ -101,6 +102,9 @@ API_NAMES = {
     "default_magstripe": "defaultSecuritySettings.magstripe",
     "default_blocked_mccs": "defaultSecuritySettings.blockedMccs",
     "default_blocked_countries": "defaultSecuritySettings.blockedCountries",
+    "atm_fee": "atmFee",
+    "replacement_fee": "replacementFee",
+    "foreign_transaction_fee_bps": "foreignTransactionFeeBps",
 }
 LIMIT_FIELDS = ("default_per_transaction", "default_daily", "default_monthly", "default_daily_cash")
 SWITCH_FIELDS = (
@@ -123,6 +127,9 @@ DEFAULTS = {
     "default_magstripe": False,
     "default_blocked_mccs": [],
     "default_blocked_countries": [],
+    "atm_fee": 0,
+    "replacement_fee": 0,
+    "foreign_transaction_fee_bps": 0,
 }
 MAX_NAME_LENGTH = 200
 MAX_VALIDITY_MONTHS = 120
@@ -164,6 +171,9 @@ def card_product_data(product: CardProduct) -> dict:
             "blockedMccs": list(product.default_blocked_mccs),
             "blockedCountries": list(product.default_blocked_countries),
         },
+        "atmFee": product.atm_fee,
+        "replacementFee": product.replacement_fee,
+        "foreignTransactionFeeBps": product.foreign_transaction_fee_bps,
         "createdAt": iso_millis(product.created_at),
         "updatedAt": iso_millis(product.updated_at),
     }
@@ -290,6 +300,10 @@ _CHECKS = {
         most=MAX_COUNTRIES,
         what="ISO 3166-1 numeric country codes (3 digits)",
     ),
+    # The fee schedule (docs/fees.md).
+    "atm_fee": _integer(0, MAX_AMOUNT, "an amount in minor units"),
+    "replacement_fee": _integer(0, MAX_AMOUNT, "an amount in minor units"),
+    "foreign_transaction_fee_bps": _integer(0, BPS_SCALE, "basis points"),
 }
 
 
@@ -342,7 +356,9 @@ def card_product_create(*, institution: Institution, **values) -> CardProduct:
     `default_daily_cash`: minor units of each card's account currency, 0 to MAX_AMOUNT);
     optional: `code` (unique in the institution; default: the product's rid), `pan_length`
     (13 to 19, default 16) and the default security settings (`default_ecommerce` ...
-    `default_blocked_countries`; default: the cards' own defaults).
+    `default_blocked_countries`; default: the cards' own defaults) and the fee schedule
+    (`atm_fee`, `replacement_fee`: minor units, 0 to MAX_AMOUNT; `foreign_transaction_fee_bps`:
+    0 to 10000; default 0, no fee; docs/fees.md).
 
     400 `validation_error` with every field that is wrong. Emits `product.created`.
     """
@@ -369,9 +385,9 @@ def card_product_create(*, institution: Institution, **values) -> CardProduct:
 
 def card_product_update(*, product: CardProduct, changes: dict) -> Outcome[CardProduct]:
     """Change a card product: `name`, `forms`, `validity_months`, the default limits and
-    security settings, `status` (`active` | `retired`, both ways). `code`, `kind`, `bin` and
-    `pan_length` may be named only with their current value (400 otherwise: the cards on the
-    product are what they are).
+    security settings, the fee schedule (charged from then on), `status` (`active` |
+    `retired`, both ways). `code`, `kind`, `bin` and `pan_length` may be named only with their
+    current value (400 otherwise: the cards on the product are what they are).
 
     New values apply to the cards issued afterwards (and to renewals and replacements after
     that, which take the product's validity); a card keeps the limits and settings it was

@@ -289,6 +289,9 @@ SPECTACULAR_SETTINGS = {
         # active | retired, of account and card products alike (docs/products.md)
         "ProductStatus": "accounts.models.AccountProduct.Status",
         "Direction": "accounts.models.Adjustment.Direction",
+        "FeeKind": "accounts.models.Fee.Kind",
+        "FeeStatus": "accounts.models.Fee.Status",
+        "TransactionCategory": "accounts.models.Transaction.Category",
         "CardStatus": "cards.models.Card.Status",
         "NewCardStatus": "cards.services.issuance.INITIAL_STATUSES",
         "CardRiskLevel": "cards.models.Card.RiskLevel",

@@ -71,7 +71,13 @@ def test_staff_change_and_retire_a_product(admin_client, admin_user, institution
     page = admin_client.get(url("change", product.pk))
     assert page.status_code == 200
     form = page.context["adminform"].form
-    assert set(form.fields) == {"name", "allows_overdraft", "max_overdraft_limit", "status"}
+    assert set(form.fields) == {
+        "name",
+        "allows_overdraft",
+        "max_overdraft_limit",
+        "monthly_fee",
+        "status",
+    }
 
     response = admin_client.post(
         url("change", product.pk),

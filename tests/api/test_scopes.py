@@ -293,9 +293,13 @@ PATH_IDS = {
     "productRid": "accountProduct",
     "cardProductRid": "cardProduct",
 }
-# Objects no request can make without staff or a rule firing: a made-up id answers 404 after
-# the scope check, which is all these tests need of them.
-FAKE_IDS = {"alertId": "alert_0000000000000000000000000"}
+# Objects no request can make without staff, a rule firing or a fee schedule: a made-up id
+# answers 404 after the scope check, which is all these tests need of them.
+FAKE_IDS = {
+    "alertId": "alert_0000000000000000000000000",
+    "feeId": "fee_0000000000000000000000000",
+    "month": "2026-01",
+}
 
 
 def path_of(operation: Operation, ids: dict) -> str:
@@ -308,6 +312,10 @@ def path_of(operation: Operation, ids: dict) -> str:
         path = path.replace("{transferId}", ids["pending_transfer"])
     if operation.route == "/cards/{cardId}/reissues":  # a new plastic: a physical card
         path = path.replace("{cardId}", ids["physical_card"])
+    if operation.route == "/accounts/{accountId}/statements":  # `from` and `to` required
+        path += "?from=2026-01-01&to=2026-01-31"
+    if operation.route == "/fees":  # `accountId` required
+        path += f"?accountId={ids['account']}"
     for name, value in FAKE_IDS.items():
         path = path.replace("{" + name + "}", value)
     return re.sub(r"\{(\w+)\}", lambda m: ids[PATH_IDS[m.group(1)]], path)
@@ -472,6 +480,7 @@ def assert_refused(response, version, scope):
 # Operations that answer 4xx with only their scope, on the world as it is (never 403).
 NOT_2XX_WITH_ONLY_ITS_SCOPE = {
     ("GET", "/monitoring-alerts/{alertId}"): 404,  # a made-up id: no rule fired
+    ("GET", "/fees/{feeId}"): 404,  # a made-up id: no product of the world charges a fee
 }
 
 

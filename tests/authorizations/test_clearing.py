@@ -57,6 +57,8 @@ def assert_pending(api, f, authorization: dict, amount: int, *, type="Goods", me
         "holdId": authorization["holdId"],
         "transferId": None,
         "adjustmentId": None,
+        # v2 only: what a fee line has (docs/fees.md)
+        **({"category": None, "feeId": None} if api.version == "v2" else {}),
         "createdAt": line["createdAt"],
     }
 

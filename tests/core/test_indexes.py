@@ -56,6 +56,7 @@ def test_the_statement_line_table_keeps_only_the_indexes_its_reads_use():
         "txn_authorization_idx",
         "txn_card_idx",
         "txn_card_return_idx",
+        "txn_fee_idx",  # partial: only fee lines (the admin's lines of a fee, docs/fees.md)
         "txn_hold_idx",
         "txn_journal_idx",
         "txn_transfer_idx",
@@ -72,6 +73,7 @@ def test_the_statement_line_table_keeps_only_the_indexes_its_reads_use():
         ({"card_return_id": "ret_x"}, "txn_card_return_idx"),
         ({"adjustment_id": "adj_x"}, "txn_adjustment_idx"),
         ({"authorization_id": "aut_x"}, "txn_authorization_idx"),
+        ({"fee_id": "fee_x"}, "txn_fee_idx"),
     ],
 )
 def test_every_lookup_of_statement_lines_has_its_index(lookup, index):

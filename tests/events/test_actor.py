@@ -19,8 +19,10 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import Hold
+from accounts.models import Account, Hold
+from accounts.services import fee_charge
 from core.actors import SYSTEM, Actor, acting_as, current_actor
+from core.operations import run
 from events.models import Event
 from institutions import scopes
 from jobs import tasks
@@ -175,6 +177,16 @@ def _failed_delivery(world: World) -> str:
     return delivery.pk
 
 
+def _fee(world: World) -> str:
+    """A charged fee (the monthly job's, as the system) on the world's funded account."""
+    account = Account.objects.get(pk=world["account"])
+    fee = run(
+        fee_charge, actor=SYSTEM, account=account, kind="monthly", amount=100, period="2026-01"
+    ).value
+    assert fee.status == "charged"
+    return fee.pk
+
+
 def _api_key(world: AdminWorld) -> str:
     return issue_key(world.institution)[0].pk
 
@@ -188,6 +200,7 @@ ACTIONS = {
     ),
     ("accounts.account", "close_accounts"): (lambda w: _account(w), "account.status_changed"),
     ("accounts.hold", "release_holds"): (lambda w: w["hold"], "hold.released"),
+    ("accounts.fee", "waive_fees"): (_fee, "fee.waived"),
     ("transfers.transfer", "reverse_transfers"): (lambda w: w["transfer"], "transfer.reversed"),
     ("cards.card", "activate_cards"): (lambda w: _card(w, "suspended"), "card.status_changed"),
     ("cards.card", "suspend_cards"): (lambda w: _card(w), "card.status_changed"),

@@ -59,6 +59,13 @@ def test_the_schedule():
             "jobs.renew_expiring_cards",
             "jobs.renew_expiring_cards",
         ),
+        "charge_monthly_fees": (
+            "jobs.charge_monthly_fees",
+            "45 1 * * *",
+            "periodic",
+            "jobs.charge_monthly_fees",
+            "jobs.charge_monthly_fees",
+        ),
         # No lock: a recovery job stranded on a dead worker must not block the next one.
         "retry_stalled_jobs": (
             "jobs.retry_stalled_jobs",

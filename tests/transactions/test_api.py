@@ -43,6 +43,8 @@ LINE_FIELDS = {
     "adjustmentId",
     "createdAt",
 }
+# v2 only (docs/metadata.md, "Versions"): what a fee line has (docs/fees.md), null on the others.
+V2_LINE_FIELDS = {"category": None, "feeId": None}
 
 
 def line(account_id, type, amount, *, hold=None, transfer=None, adjustment=None, description=""):
@@ -70,7 +72,9 @@ def strip(lines: list) -> list:
     """Lines without `transactionId` and `createdAt`, after checking their form."""
     stripped = []
     for item in lines:
-        assert set(item) == LINE_FIELDS
+        if set(item) != LINE_FIELDS:  # v2
+            assert set(item) == LINE_FIELDS | set(V2_LINE_FIELDS)
+            assert {name: item.pop(name) for name in V2_LINE_FIELDS} == V2_LINE_FIELDS
         assert TRANSACTION_ID.match(item["transactionId"])
         assert TIMESTAMP.match(item["createdAt"])
         stripped.append({k: v for k, v in item.items() if k not in ("transactionId", "createdAt")})

@@ -18,6 +18,7 @@ PRODUCT_FIELDS = {
     "currency",
     "allowsOverdraft",
     "maxOverdraftLimit",
+    "monthlyFee",
     "status",
     "createdAt",
     "updatedAt",
@@ -51,6 +52,7 @@ def expected_products(institution, currency):
             "currency": currency,
             "allowsOverdraft": False,
             "maxOverdraftLimit": 0,
+            "monthlyFee": 0,
             "status": "active",
         },
         "CBSFinancialContractTypeAPI": {
@@ -61,6 +63,7 @@ def expected_products(institution, currency):
             "currency": currency,
             "allowsOverdraft": False,
             "maxOverdraftLimit": 0,
+            "monthlyFee": 0,
             "status": "active",
         },
         "GHSAccountPrepaidAPI": {
@@ -71,6 +74,7 @@ def expected_products(institution, currency):
             "currency": "GHS",
             "allowsOverdraft": False,
             "maxOverdraftLimit": 0,
+            "monthlyFee": 0,
             "status": "active",
         },
     }

@@ -63,6 +63,7 @@ def test_create_answers_201_with_the_product_and_emits_product_created(api_v2, i
         "currency": "USD",
         "allowsOverdraft": True,
         "maxOverdraftLimit": 50_000,
+        "monthlyFee": 0,
         "status": "active",
     }
     (event,) = product_events(institution, product["rid"])

@@ -84,11 +84,20 @@ def insert_journal(fi, journal_id):
     )
 
 
+def after(account, direction, amount) -> int:
+    """The balance_after the ledger rule expects of the account's next entry
+    (accounts/sql/balance_after.sql): its last entry's plus the signed amount."""
+    last = (
+        Entry.objects.filter(account=account).order_by("-id").values_list("balance_after").first()
+    )
+    return (last[0] if last else 0) + (amount if direction == "credit" else -amount)
+
+
 def insert_entry(journal_id, account, direction, amount, currency="EUR"):
     execute(
         "INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, "
-        "created_at) VALUES (%s, %s, %s, %s, %s, now())",
-        [journal_id, account.pk, direction, amount, currency],
+        "created_at, balance_after) VALUES (%s, %s, %s, %s, %s, now(), %s)",
+        [journal_id, account.pk, direction, amount, currency, after(account, direction, amount)],
     )
 
 
@@ -142,6 +151,7 @@ def test_an_unbalanced_journal_from_bulk_create_is_refused_at_commit(books):
                         direction="debit",
                         amount=90,
                         currency="EUR",
+                        balance_after=after(books.funding, "debit", 90),
                     ),
                     Entry(
                         journal=journal,
@@ -149,6 +159,7 @@ def test_an_unbalanced_journal_from_bulk_create_is_refused_at_commit(books):
                         direction="credit",
                         amount=100,
                         currency="EUR",
+                        balance_after=after(books.account, "credit", 100),
                     ),
                 ],
             )
@@ -205,6 +216,7 @@ def test_a_balanced_journal_from_bulk_create_commits(books):
                     direction="debit",
                     amount=5,
                     currency="EUR",
+                    balance_after=after(books.account, "debit", 5),
                 ),
                 Entry(
                     journal=journal,
@@ -212,6 +224,7 @@ def test_a_balanced_journal_from_bulk_create_commits(books):
                     direction="credit",
                     amount=5,
                     currency="EUR",
+                    balance_after=after(books.other, "credit", 5),
                 ),
             ]
         )
@@ -243,6 +256,7 @@ def test_an_entry_in_another_currency_than_its_account_is_refused(books, how):
                             direction="debit",
                             amount=100,
                             currency="GHS",
+                            balance_after=after(books.funding, "debit", 100),
                         ),
                         Entry(
                             journal=journal,
@@ -250,6 +264,7 @@ def test_an_entry_in_another_currency_than_its_account_is_refused(books, how):
                             direction="credit",
                             amount=100,
                             currency="GHS",
+                            balance_after=after(books.account, "credit", 100),
                         ),
                     ]
                 )
@@ -362,6 +377,7 @@ def insert_entry_row(amount):
                     direction="debit",
                     amount=amount,
                     currency="EUR",
+                    balance_after=after(books.funding, "debit", amount),
                 ),
                 Entry(
                     journal=journal,
@@ -369,6 +385,7 @@ def insert_entry_row(amount):
                     direction="credit",
                     amount=amount,
                     currency="EUR",
+                    balance_after=after(books.account, "credit", amount),
                 ),
             ]
         )

@@ -823,7 +823,7 @@ def busy(fi):
 
 
 def test_verify_ledger_passes_a_clean_ledger(busy):
-    assert verify_ledger() == (0, "Ledger OK: 5 checks passed.\n")
+    assert verify_ledger() == (0, "Ledger OK: 8 checks passed.\n")
 
 
 def test_verify_ledger_reports_a_stored_posted_balance_that_drifted(fi, busy, ledger_check):
@@ -836,11 +836,13 @@ def test_verify_ledger_reports_a_stored_posted_balance_that_drifted(fi, busy, le
         1,
         "BREACH: accounts whose posted balance is not the sum of their entries (1):\n"
         f"  ('{funding.pk}', -993, -1000)\n"
+        "BREACH: accounts whose posted balance is not their last entry's balance_after (1):\n"
+        f"  ('{funding.pk}', -993, -1000)\n"
         "BREACH: institutions whose balances do not sum to zero per currency (1):\n"
         f"  ('{fi.pk}', 'EUR', 7)\n",
     )
     Account.objects.filter(pk=funding.pk).update(posted=F("posted") - 7)
-    assert verify_ledger() == (0, "Ledger OK: 5 checks passed.\n")
+    assert verify_ledger() == (0, "Ledger OK: 8 checks passed.\n")
 
 
 def test_verify_ledger_reports_a_stored_pending_balance_that_drifted(busy, ledger_check):
@@ -858,14 +860,21 @@ def test_verify_ledger_reports_an_unbalanced_journal(busy):
     with transaction.atomic():
         journal = adjust(busy.c, "credit", 1).journal
         Entry.objects.create(
-            journal=journal, account=busy.c, direction="debit", amount=1, currency="EUR"
+            journal=journal,
+            account=busy.c,
+            direction="debit",
+            amount=1,
+            currency="EUR",
+            balance_after=250,  # the ledger rule's running balance (balance_after.sql)
         )
         assert verify_ledger() == (
             1,
             "BREACH: journals that do not sum to zero per currency (1):\n"
             f"  ('{journal.pk}', 'EUR', -1)\n"
             "BREACH: accounts whose posted balance is not the sum of their entries (1):\n"
+            f"  ('{busy.c.pk}', 251, 250)\n"
+            "BREACH: accounts whose posted balance is not their last entry's balance_after (1):\n"
             f"  ('{busy.c.pk}', 251, 250)\n",
         )
         transaction.set_rollback(True)
-    assert verify_ledger() == (0, "Ledger OK: 5 checks passed.\n")
+    assert verify_ledger() == (0, "Ledger OK: 8 checks passed.\n")

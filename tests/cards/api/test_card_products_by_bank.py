@@ -92,6 +92,9 @@ def test_create_answers_201_with_the_product_and_emits_product_created(api_v2, i
         "status": "active",
         "defaultLimits": LIMITS,
         "defaultSecuritySettings": {**CARD_DEFAULTS, "magstripe": True, "blockedMccs": ["7995"]},
+        "atmFee": 0,
+        "replacementFee": 0,
+        "foreignTransactionFeeBps": 0,
     }
     (event,) = Event.objects.filter(object_id=rid)
     assert (event.type, event.object_type, event.actor_id) == (

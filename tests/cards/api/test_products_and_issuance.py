@@ -132,6 +132,8 @@ for _product in PRODUCTS.values():
         "blockedMccs": [],
         "blockedCountries": [],
     }
+    # The standard products charge no fee (docs/fees.md).
+    _product.update({"atmFee": 0, "replacementFee": 0, "foreignTransactionFeeBps": 0})
 
 SENSITIVE_SCOPE = {"requiredScope": "cards:sensitive"}
 

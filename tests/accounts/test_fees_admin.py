@@ -1,0 +1,149 @@
+"""Waiving fees in the admin (docs/fees.md): the action asks for a reason, then `fee_waive`
+reverses the fee's journal (the amount back from the fees account), records who and why on the
+fee, emits `fee.waived` with the staff user as actor and leaves one LogEntry; a fee that is not
+charged is refused and left as it is. The ledger is checked after each."""
+
+import re
+
+import pytest
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.urls import reverse
+
+from accounts.models import Fee, Transaction
+from accounts.services import fee_charge
+from accounts.verification import ledger_breaches
+from core.actors import SYSTEM
+from core.operations import run
+from events.models import Event
+from tests.accounts.ledger.helpers import balance, fresh, institution, internal, open_account
+
+pytestmark = pytest.mark.django_db
+
+TEMPLATE = "admin/accounts/fee/waive_confirmation.html"
+HIDDEN_INPUT = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
+CHANGELIST = "admin:accounts_fee_changelist"
+
+
+def charged(account, amount: int = 300, period: str = "2026-10") -> Fee:
+    return run(
+        fee_charge, actor=SYSTEM, account=account, kind="monthly", amount=amount, period=period
+    ).value
+
+
+def start_waive(client, *fees):
+    return client.post(
+        reverse(CHANGELIST),
+        {"action": "waive_fees", "index": "0", "_selected_action": [fee.pk for fee in fees]},
+        follow=True,
+    )
+
+
+def confirm(client, page, reason):
+    data = {}
+    for name, value in HIDDEN_INPUT.findall(page.content.decode()):
+        data.setdefault(name, []).append(value)
+    data["reason"] = reason
+    return client.post(reverse(CHANGELIST), data, follow=True)
+
+
+def messages_of(response) -> list[tuple[str, str]]:
+    return [(message.level_tag, str(message)) for message in response.context["messages"]]
+
+
+def test_staff_waive_a_fee_with_a_reason_through_the_service(admin_client, admin_user):
+    fi = institution()
+    account = open_account(fi, balance=1_000)
+    fee = charged(account)
+    assert balance(account) == (700, 0, 700)
+    assert internal(fi, "fees").posted == 300
+
+    page = start_waive(admin_client, fee)
+    assert page.status_code == 200
+    assert page.templates[0].name == TEMPLATE
+    assert 'name="reason"' in page.content.decode()
+    assert Fee.objects.get(pk=fee.pk).status == "charged"  # only the confirmation changes it
+
+    response = confirm(admin_client, page, "  Goodwill: first month. ")
+    assert messages_of(response) == [("success", "Waived 1 fee(s).")]
+    stored = Fee.objects.get(pk=fee.pk)
+    assert (stored.status, stored.waived_by, stored.waiver_reason) == (
+        "waived",
+        admin_user,
+        "Goodwill: first month.",
+    )
+    assert stored.waived_at is not None and stored.waiver_journal.kind == "fee_waiver"
+    assert balance(account) == (1_000, 0, 1_000)
+    assert internal(fi, "fees").posted == 0
+    lines = Transaction.objects.filter(fee=fee).order_by("pk")
+    assert [(line.type, line.amount, line.category) for line in lines] == [
+        ("CashDec", 300, "fee"),
+        ("CashInc", 300, "fee"),
+    ]
+    event = Event.objects.get(type="fee.waived", object_id=fee.pk)
+    assert (event.actor_type, event.actor_id, event.data["waivedBy"]) == (
+        "staff",
+        str(admin_user.pk),
+        str(admin_user.pk),
+    )
+    (entry,) = LogEntry.objects.filter(object_id=fee.pk)
+    assert (entry.action_flag, entry.user) == (CHANGE, admin_user)
+    assert "Goodwill: first month." in entry.get_change_message()
+    assert ledger_breaches() == []
+
+
+def test_waiving_needs_a_reason(admin_client):
+    fee = charged(open_account(institution(), balance=1_000))
+
+    response = confirm(admin_client, start_waive(admin_client, fee), "   ")
+
+    assert response.templates[0].name == TEMPLATE
+    assert response.context["form"].errors == {"reason": ["This field is required."]}
+    assert Fee.objects.get(pk=fee.pk).status == "charged"
+    assert not LogEntry.objects.exists()
+    assert not Event.objects.filter(type="fee.waived").exists()
+
+
+def test_waiving_twice_is_refused_and_changes_nothing(admin_client, admin_user):
+    account = open_account(institution(), balance=1_000)
+    fee = charged(account)
+    confirm(admin_client, start_waive(admin_client, fee), "Goodwill.")
+    other = charged(account, period="2026-09")
+
+    response = confirm(admin_client, start_waive(admin_client, fee, other), "Again.")
+
+    assert messages_of(response) == [
+        ("error", f"{fee.pk}: The fee is waived: only a charged fee can be waived."),
+        ("success", "Waived 1 fee(s)."),
+    ]
+    assert Fee.objects.get(pk=fee.pk).waiver_reason == "Goodwill."
+    assert Event.objects.filter(type="fee.waived", object_id=fee.pk).count() == 1
+    assert LogEntry.objects.filter(object_id=fee.pk).count() == 1
+    assert balance(account) == (1_000, 0, 1_000)
+    assert ledger_breaches() == []
+
+
+def test_a_declined_fee_cannot_be_waived(admin_client):
+    account = open_account(institution(), balance=100)
+    fee = charged(account)
+    assert fee.status == "declined"
+
+    response = confirm(admin_client, start_waive(admin_client, fee), "Goodwill.")
+
+    assert messages_of(response) == [
+        ("error", f"{fee.pk}: The fee is declined: only a charged fee can be waived.")
+    ]
+    assert Fee.objects.get(pk=fee.pk).status == "declined"
+    assert fresh(account).posted == 100
+    assert ledger_breaches() == []
+
+
+def test_the_fee_pages_show_it(admin_client):
+    fee = charged(open_account(institution(), balance=1_000))
+    assert admin_client.get(reverse(CHANGELIST)).status_code == 200
+    page = admin_client.get(reverse("admin:accounts_fee_change", args=[fee.pk]))
+    assert page.status_code == 200
+    assert fee.pk in page.content.decode()
+    (line,) = Transaction.objects.filter(fee=fee)
+    line_page = admin_client.get(reverse("admin:accounts_transaction_change", args=[line.pk]))
+    assert line_page.status_code == 200
+    assert fee.pk in line_page.content.decode()

@@ -1,0 +1,331 @@
+"""Account statements (docs/statements.md), identical in both versions apart from the envelope.
+
+- `GET /accounts/{accountId}/statements?from=YYYY-MM-DD&to=YYYY-MM-DD`: the statement of a
+  period of the institution's calendar (at most 366 days): JSON with the first page of its
+  lines (`cursor` pages on, oldest first), or with `Accept: text/csv` every line as RFC 4180
+  CSV, streamed.
+- `GET /accounts/{accountId}/statements/{month}` (`YYYY-MM`): the month's statement, the same
+  JSON, or with `Accept: application/pdf` a PDF document.
+
+Errors are JSON whatever `Accept` asks for (`api.negotiation`).
+"""
+
+import calendar
+import csv
+import re
+from datetime import date
+
+from django.http import HttpResponse, StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from accounts import statements
+from accounts.selectors import account_get
+from accounts.statements import MAX_DAYS, Period, Statement
+from api.pagination import encode_cursor, page_params
+from api.schema import document
+from api.versions import V1, V2
+from api.views import TXView
+from core.exceptions import ValidationFailed
+from core.money import currency_exponent
+
+from .apis import TRANSACTION_OUTPUT
+from .statement_pdf import statement_pdf
+
+CSV = "text/csv"
+PDF = "application/pdf"
+JSON = "application/json"
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+MONTH = re.compile(r"\d{4}-\d{2}")
+
+
+# --- the JSON document
+class TypeTotals(serializers.Serializer):
+    credits = serializers.IntegerField(help_text="Minor units.")
+    debits = serializers.IntegerField(help_text="Minor units.")
+    count = serializers.IntegerField(help_text="Posted lines counted in these totals.")
+
+
+class StatementTotals(serializers.Serializer):
+    credits = serializers.IntegerField(help_text="Posted money in, minor units.")
+    debits = serializers.IntegerField(help_text="Posted money out, minor units.")
+    byType = serializers.DictField(  # noqa: N815
+        child=TypeTotals(), help_text="Per statement line type (every type, zeros included)."
+    )
+
+
+def _statement_out(name: str, line_out: type) -> type:
+    """The statement document, its lines in the shape of the version's transactions."""
+    return type(
+        name,
+        (serializers.Serializer,),
+        {
+            "accountId": serializers.CharField(),
+            "currency": serializers.CharField(),
+            "from": serializers.DateField(help_text="First day, in the institution's calendar."),
+            "to": serializers.DateField(help_text="Last day (inclusive)."),
+            "timeZone": serializers.CharField(help_text="The institution's time zone (IANA)."),
+            "openingBalance": serializers.IntegerField(
+                help_text="Posted balance at the first instant of `from` (minor units)."
+            ),
+            "closingBalance": serializers.IntegerField(
+                help_text="Posted balance at the end of `to`: openingBalance + credits - debits."
+            ),
+            "totals": StatementTotals(),
+            "lineCount": serializers.IntegerField(
+                help_text="Lines made in the period (every page)."
+            ),
+            "lines": line_out(many=True, help_text="A page of the lines, oldest first."),
+            "nextCursor": serializers.CharField(
+                allow_null=True, help_text="Pass as `cursor` for the next lines; null at the end."
+            ),
+            "hasMore": serializers.BooleanField(),
+            "__module__": __name__,
+        },
+    )
+
+
+STATEMENT_OUTPUT = {
+    V1: _statement_out("StatementOut", TRANSACTION_OUTPUT[V1]),
+    V2: _statement_out("StatementOutV2", TRANSACTION_OUTPUT[V2]),
+}
+
+
+def document_of(statement: Statement, lines: list, next_cursor: str | None, line_out: type) -> dict:
+    period = statement.period
+    return {
+        "accountId": statement.account.pk,
+        "currency": statement.account.currency,
+        "from": period.first.isoformat(),
+        "to": period.last.isoformat(),
+        "timeZone": period.time_zone,
+        "openingBalance": statement.opening_balance,
+        "closingBalance": statement.closing_balance,
+        "totals": {
+            "credits": statement.credits,
+            "debits": statement.debits,
+            "byType": statement.by_type,
+        },
+        "lineCount": statement.line_count,
+        "lines": line_out(lines, many=True).data,
+        "nextCursor": next_cursor,
+        "hasMore": next_cursor is not None,
+    }
+
+
+# --- what the client accepts
+def wanted(request, offered: tuple[str, ...]) -> str:
+    """The media type of `offered` (JSON first) the `Accept` header prefers: the highest `q`,
+    then the order given; JSON for `*/*`, no header or nothing offered."""
+    best, best_q = JSON, -1.0
+    for part in request.META.get("HTTP_ACCEPT", "").split(","):
+        media, *params = (piece.strip() for piece in part.split(";"))
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        media = media.lower()
+        if media in offered and q > 0 and q > best_q:
+            best, best_q = media, q
+        elif media in ("*/*", "application/*") and q > 0 and q > best_q:
+            best, best_q = JSON, q
+    return best
+
+
+# --- input
+def _day(request, name: str) -> date:
+    value = request.query_params.get(name)
+    if value is None:
+        raise ValidationFailed(details={name: "Required: a date, YYYY-MM-DD."})
+    try:
+        if not DAY.fullmatch(value):
+            raise ValueError
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValidationFailed(details={name: "Must be a date, YYYY-MM-DD."}) from None
+
+
+def _range(request) -> tuple[date, date]:
+    first, last = _day(request, "from"), _day(request, "to")
+    if last < first:
+        raise ValidationFailed(details={"to": "Must not be before from."})
+    if (last - first).days + 1 > MAX_DAYS:
+        raise ValidationFailed(details={"to": f"A statement covers at most {MAX_DAYS} days."})
+    return first, last
+
+
+def _month(value: str) -> tuple[date, date]:
+    try:
+        if not MONTH.fullmatch(value):
+            raise ValueError
+        first = date(int(value[:4]), int(value[5:]), 1)
+    except ValueError:
+        raise ValidationFailed(details={"month": "Must be a month, YYYY-MM."}) from None
+    return first, first.replace(day=calendar.monthrange(first.year, first.month)[1])
+
+
+# --- CSV
+CSV_HEADER = [
+    "date",
+    "createdAt",
+    "transactionId",
+    "type",
+    "settlementStatus",
+    "status",
+    "direction",
+    "amount",
+    "currency",
+    "description",
+    "merchantName",
+    "cardId",
+    "authorizationId",
+    "transferId",
+]
+
+
+class _Echo:
+    """A file-like object whose `write` returns what it is given (csv.writer writes one row)."""
+
+    def write(self, value):
+        return value
+
+
+def decimal_amount(amount: int, currency: str) -> str:
+    exponent = currency_exponent(currency)
+    if exponent == 0:
+        return str(amount)
+    whole, fraction = divmod(amount, 10**exponent)
+    return f"{whole}.{fraction:0{exponent}d}"
+
+
+def _cell(text: str) -> str:
+    """A text a spreadsheet would take for a formula (`=`, `+`, `-`, `@`) starts with `'`."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def csv_rows(account, period: Period):
+    """The header, then one row per line of the period: a generator, read as it is sent."""
+    writer = csv.writer(_Echo(), lineterminator="\r\n")
+    yield writer.writerow(CSV_HEADER)
+    zone = period.start.tzinfo
+    for line in statements.statement_lines_stream(account=account, period=period):
+        yield writer.writerow(
+            [
+                line.created_at.astimezone(zone).date().isoformat(),
+                line.created_at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                line.pk,
+                line.type,
+                line.settlement_status,
+                line.status,
+                "credit" if line.is_credit else "debit",
+                decimal_amount(line.amount, line.currency),
+                line.currency,
+                _cell(line.description),
+                _cell((line.merchant or {}).get("name") or ""),
+                line.card_id or "",
+                line.authorization_id or "",
+                line.transfer_id or "",
+            ]
+        )
+
+
+def _filename(account_id: str, period: Period, extension: str) -> str:
+    return (
+        f"statement-{account_id}-{period.first.isoformat()}-{period.last.isoformat()}.{extension}"
+    )
+
+
+# --- views
+STATEMENT_PARAMETERS = [
+    OpenApiParameter("from", str, required=True, description="First day, YYYY-MM-DD."),
+    OpenApiParameter(
+        "to", str, required=True, description="Last day, YYYY-MM-DD (inclusive; 366 days max)."
+    ),
+    OpenApiParameter(
+        "limit",
+        {"type": "integer", "minimum": 1, "maximum": 100},
+        description="Lines per page, 1 to 100 (default 20).",
+    ),
+    OpenApiParameter("cursor", str, description="`nextCursor` of the previous page."),
+]
+
+
+class _StatementView(TXView):
+    def _statement(self, account_id: str, first: date, last: date) -> Statement:
+        account = account_get(institution=self.institution, account_id=account_id)
+        period = statements.period_of(account=account, first=first, last=last)
+        return statements.statement_build(account=account, period=period)
+
+    def _json(self, statement: Statement):
+        limit, after = page_params(self.request)
+        lines, last = statements.statement_lines_page(
+            account=statement.account, period=statement.period, limit=limit, after=after
+        )
+        cursor = encode_cursor(last) if last is not None else None
+        return self.respond(
+            document_of(statement, lines, cursor, self.for_version(TRANSACTION_OUTPUT))
+        )
+
+
+class AccountStatementView(_StatementView):
+    @document(
+        name="Statement",
+        resources=STATEMENT_OUTPUT,
+        parameters=STATEMENT_PARAMETERS,
+        summary="An account's statement for a period",
+        description="Opening and closing posted balance, the posted credits and debits of the "
+        "period (per line type) and its lines, in the institution's calendar and time zone "
+        "(docs/statements.md). `Accept: text/csv` streams every line of the period as RFC 4180 "
+        "CSV instead (a file to download). 400 `validation_error` unless `from` <= `to` within "
+        "366 days.",
+        operation_id="accounts_statements_retrieve",
+        tags=["Accounts"],
+    )
+    def get(self, request, accountId):  # noqa: N803
+        first, last = _range(request)
+        if wanted(request, (JSON, CSV)) != CSV:
+            page_params(request)  # a bad `limit` or `cursor` is refused before any work
+            return self._json(self._statement(accountId, first, last))
+        account = account_get(institution=self.institution, account_id=accountId)
+        period = statements.period_of(account=account, first=first, last=last)
+        response = StreamingHttpResponse(
+            csv_rows(account, period), content_type=f"{CSV}; charset=utf-8"
+        )
+        response["Content-Disposition"] = (
+            f'attachment; filename="{_filename(account.pk, period, "csv")}"'
+        )
+        return response
+
+
+class AccountMonthlyStatementView(_StatementView):
+    @document(
+        name="Statement",
+        resources=STATEMENT_OUTPUT,
+        parameters=STATEMENT_PARAMETERS[2:],
+        summary="An account's statement for a month",
+        description="The statement of `from` = the month's first day to `to` = its last (as "
+        "`GET /accounts/{accountId}/statements`). `Accept: application/pdf`: a PDF document "
+        "with the institution, the account (its number masked), the balances, the totals and "
+        "every line. 400 `validation_error` unless `month` is YYYY-MM.",
+        operation_id="accounts_statements_month_retrieve",
+        tags=["Accounts"],
+    )
+    def get(self, request, accountId, month):  # noqa: N803
+        first, last = _month(month)
+        if wanted(request, (JSON, PDF)) != PDF:
+            page_params(request)
+            return self._json(self._statement(accountId, first, last))
+        statement = self._statement(accountId, first, last)
+        lines = statements.statement_lines_stream(
+            account=statement.account, period=statement.period
+        )
+        content = statement_pdf(statement, lines)
+        response = HttpResponse(content, content_type=PDF)
+        response["Content-Disposition"] = (
+            f'attachment; filename="{_filename(statement.account.pk, statement.period, "pdf")}"'
+        )
+        return response
