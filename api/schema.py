@@ -7,7 +7,9 @@ every operation the scope it requires, read from the view the way `api.auth` enf
 """
 
 import copy
+import re
 
+from drf_spectacular import renderers
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -66,7 +68,7 @@ RELEASES = {V1: "1.1.3", V2: "2.0.0"}
 
 def finalize(result, generator, request, public):
     """drf-spectacular post-processing hook: `info.version` is the version line's release, and
-    request bodies say what the API enforces: a field they do not list is rejected."""
+    request bodies say what the API enforces (a field they do not list is rejected)."""
     result["info"]["version"] = RELEASES.get(generator.api_version, result["info"]["version"])
     for name, component in result.get("components", {}).get("schemas", {}).items():
         if name.endswith("Request") and component.get("type") == "object":
@@ -74,6 +76,18 @@ def finalize(result, generator, request, public):
     if generator.api_version == V1:
         _document_v1_post_aliases(result)
     return result
+
+
+# A string a YAML 1.1 reader may take for a number when it is written plain: the country code
+# "008" becomes the integer 8 for some readers (openapi-python-client then drops every schema
+# holding it). PyYAML's own reader keeps it a string, so its writer leaves it plain. Telling
+# the writer that such scalars read as integers makes it quote them: drf-spectacular's YAML
+# renderer builds its dumper from this class on every render (also for `manage.py
+# spectacular`). Only writing is affected; readers and the JSON document are unchanged.
+NUMBER_LIKE = re.compile(r"^[-+]?\.?[0-9][0-9_:.]*([eE][-+]?[0-9]+)?$")
+renderers.SafeDumper.add_implicit_resolver(
+    "tag:yaml.org,2002:int", NUMBER_LIKE, list("-+.0123456789")
+)
 
 
 def _document_v1_post_aliases(result) -> None:
