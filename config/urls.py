@@ -6,6 +6,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from accounts.urls import account_urls
+from api import health
 from api.urls import DocsView, SchemaView
 from cards.urls import card_urls
 from transfers.urls import transfer_urls
@@ -32,6 +33,9 @@ urlpatterns = [
     path("TX/v1/", include((version_urls("v1"), "v1"), namespace="v1")),
     path("TX/v2/", include((version_urls("v2"), "v2"), namespace="v2")),
     path("admin/", admin.site.urls),
+    # Probes (docs/operations.md): no key, outside the API's versions.
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
 ]
 
 # JSON for every error outside DRF views too (unknown URLs, Django's own 500).
