@@ -26,9 +26,9 @@ from core.admin import (
     ReadOnlyInline,
     ReadOnlyModelAdmin,
     RecentInlinesMixin,
+    ServiceFormModelAdmin,
     actor_display,
     admin_link,
-    adopt,
     apply_each,
     changelist_link,
     confirmation_page,
@@ -126,7 +126,7 @@ ACCOUNT_PRODUCT_CHANGE_FIELDS = [
 
 
 @admin.register(AccountProduct)
-class AccountProductAdmin(admin.ModelAdmin):
+class AccountProductAdmin(ServiceFormModelAdmin):
     """Staff add and change products through `account_product_create` and
     `account_product_update`, as the API's v2 does (`product.created`, `product.updated` name
     the staff user; the admin's `LogEntry` says who and when). Retire by setting the status.
@@ -149,37 +149,15 @@ class AccountProductAdmin(admin.ModelAdmin):
     list_filter = ["status", "code", "kind", "currency", "institution"]
     list_select_related = ["institution"]
     search_fields = ["=id", "name", "institution__name"]
+    create_fields = ACCOUNT_PRODUCT_CREATE_FIELDS
+    change_fields = ACCOUNT_PRODUCT_CHANGE_FIELDS
     detail_fields = ["id", "institution", "code", "kind", "currency", "created_at", "updated_at"]
 
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ["institution", *ACCOUNT_PRODUCT_CREATE_FIELDS]
-        return [*self.detail_fields, *ACCOUNT_PRODUCT_CHANGE_FIELDS]
+    def create(self, *, institution, **values):
+        return account_product_create(institution=institution, **values)
 
-    def get_readonly_fields(self, request, obj=None):
-        return [] if obj is None else self.detail_fields
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def save_model(self, request, obj, form, change):
-        if not change:
-            product = account_product_create(
-                institution=form.cleaned_data["institution"],
-                **{
-                    field: form.cleaned_data[field]
-                    for field in ACCOUNT_PRODUCT_CREATE_FIELDS
-                    if form.cleaned_data.get(field) is not None
-                },
-            )
-        else:
-            changes = {
-                field: form.cleaned_data[field]
-                for field in form.changed_data
-                if field in ACCOUNT_PRODUCT_CHANGE_FIELDS
-            }
-            product = account_product_update(product=obj, changes=changes).value
-        adopt(obj, product)
+    def update(self, obj, changes):
+        return account_product_update(product=obj, changes=changes).value
 
 
 # --- Accounts -------------------------------------------------------------------------------

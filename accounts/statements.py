@@ -25,10 +25,10 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.db.models import Count, Sum
 
-from accounts.apis.holds import MAX_LIFETIME
 from core.ids import bound
 
 from .models import Account, Transaction
+from .models.holds import MAX_LIFETIME
 from .models.statement import POSITION
 from .selectors import balance_at
 

@@ -33,9 +33,9 @@ from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyModelAdmin,
+    ServiceFormModelAdmin,
     actor_display,
     admin_link,
-    adopt,
     apply_each,
     changelist_link,
     confirmation_page,
@@ -163,7 +163,7 @@ class CardProductForm(forms.ModelForm):
 
 
 @admin.register(CardProduct)
-class CardProductAdmin(admin.ModelAdmin):
+class CardProductAdmin(ServiceFormModelAdmin):
     """Staff add and change products through `card_product_create` and `card_product_update`,
     as the API's v2 does (`product.created`, `product.updated` name the staff user; the
     admin's `LogEntry` says who and when). Retire by setting the status. Code, kind, BIN and
@@ -191,6 +191,8 @@ class CardProductAdmin(admin.ModelAdmin):
     list_filter = ["status", "kind", "institution"]
     list_select_related = ["institution"]
     search_fields = ["=id", "code", "name", "institution__name"]
+    create_fields = CARD_PRODUCT_CREATE_FIELDS
+    change_fields = CARD_PRODUCT_CHANGE_FIELDS
     detail_fields = [
         "id",
         "institution",
@@ -203,35 +205,11 @@ class CardProductAdmin(admin.ModelAdmin):
         "updated_at",
     ]
 
-    def get_fields(self, request, obj=None):
-        if obj is None:
-            return ["institution", *CARD_PRODUCT_CREATE_FIELDS]
-        return [*self.detail_fields, *CARD_PRODUCT_CHANGE_FIELDS]
+    def create(self, *, institution, **values):
+        return card_product_create(institution=institution, **values)
 
-    def get_readonly_fields(self, request, obj=None):
-        return [] if obj is None else self.detail_fields
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def save_model(self, request, obj, form, change):
-        if not change:
-            product = card_product_create(
-                institution=form.cleaned_data["institution"],
-                **{
-                    field: form.cleaned_data[field]
-                    for field in CARD_PRODUCT_CREATE_FIELDS
-                    if form.cleaned_data.get(field) not in (None, "")
-                },
-            )
-        else:
-            changes = {
-                field: form.cleaned_data[field]
-                for field in form.changed_data
-                if field in CARD_PRODUCT_CHANGE_FIELDS
-            }
-            product = card_product_update(product=obj, changes=changes).value
-        adopt(obj, product)
+    def update(self, obj, changes):
+        return card_product_update(product=obj, changes=changes).value
 
     @admin.display(description="forms")
     def forms_display(self, obj):

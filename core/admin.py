@@ -217,6 +217,52 @@ def failure(admin_, request, obj_id: str, exc: TXError) -> None:
     admin_.message_user(request, f"{obj_id}: {exc.message}", messages.ERROR)
 
 
+class ServiceFormModelAdmin(admin.ModelAdmin):
+    """Add and change forms that write through a domain's services, never `obj.save()`: the
+    add form calls `create(institution=..., **values)` with `create_fields` (blank ones left
+    out: the service's defaults apply), the change form `update(obj, changes)` with the
+    `change_fields` the staff user changed; `detail_fields` are shown read-only once made. The
+    service validates, emits its events and runs in the admin's transaction; nothing is ever
+    deleted."""
+
+    create_fields: list[str] = []
+    change_fields: list[str] = []
+    detail_fields: list[str] = []
+
+    def create(self, *, institution, **values):
+        raise NotImplementedError
+
+    def update(self, obj, changes: dict):
+        raise NotImplementedError
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["institution", *self.create_fields]
+        return [*self.detail_fields, *self.change_fields]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.detail_fields
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        if not change:
+            values = {
+                field: data[field]
+                for field in self.create_fields
+                if data.get(field) not in (None, "")
+            }
+            saved = self.create(institution=data["institution"], **values)
+        else:
+            changes = {
+                field: data[field] for field in form.changed_data if field in self.change_fields
+            }
+            saved = self.update(obj, changes)
+        adopt(obj, saved)
+
+
 class ActionsOnlyModelAdmin(admin.ModelAdmin):
     """Rows written only by services: staff view them and change them only through actions.
 

@@ -11,7 +11,8 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema_field
 from rest_framework import serializers
 
-from accounts.apis.holds import DEFAULT_LIFETIME, MAX_LIFETIME
+from accounts.apis.holds import HoldExpiryField
+from accounts.models.holds import DEFAULT_LIFETIME
 from api.schema import both, document
 from api.serializers import (
     AmountField,
@@ -19,7 +20,6 @@ from api.serializers import (
     MetadataField,
     MetadataPatchField,
     StrictCharField,
-    StrictDateTimeField,
     StrictSerializer,
     TimestampField,
 )
@@ -62,18 +62,12 @@ class Endpoint(StrictSerializer):
 class TransferHold(StrictSerializer):
     """A two-phase transfer's hold: until when the amount stays held on the source."""
 
-    expiresAt = StrictDateTimeField(  # noqa: N815
+    expiresAt = HoldExpiryField(  # noqa: N815
         source="expires_at",
         required=False,
         help_text="When the transfer is voided by itself (`expired`) unless posted or voided: "
         "within 30 days (default 7 days), as a hold's.",
     )
-
-    def validate_expiresAt(self, value):  # noqa: N802
-        now = timezone.now()
-        if not now < value <= now + MAX_LIFETIME:
-            raise serializers.ValidationError("Must be in the future and within 30 days.")
-        return value
 
     def validate(self, attrs):
         return {"expires_at": attrs.get("expires_at") or timezone.now() + DEFAULT_LIFETIME}

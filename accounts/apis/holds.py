@@ -1,8 +1,6 @@
 """`/holds`: place, read, release (PATCH status), capture. Identical in both versions but for
 the client's `metadata`, v2 only (docs/metadata.md)."""
 
-from datetime import timedelta
-
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
@@ -24,28 +22,32 @@ from core.actors import Actor
 from institutions import scopes
 
 from ..models import Hold
+from ..models.holds import DEFAULT_LIFETIME, MAX_LIFETIME
 from ..selectors import account_get, hold_get, hold_list
 from ..services import hold_capture, hold_place, hold_release, hold_update_metadata
 
-DEFAULT_LIFETIME = timedelta(days=7)
-MAX_LIFETIME = timedelta(days=30)
+
+class HoldExpiryField(StrictDateTimeField):
+    """When a hold ends by itself: in the future and within MAX_LIFETIME (a hold's
+    `expiresAt`, a two-phase transfer's `hold.expiresAt`)."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        now = timezone.now()
+        if not now < value <= now + MAX_LIFETIME:
+            raise serializers.ValidationError("Must be in the future and within 30 days.")
+        return value
 
 
 class HoldCreate(StrictSerializer):
     accountId = StrictCharField(max_length=40)  # noqa: N815
     amount = AmountField()
     currency = CurrencyField()
-    expiresAt = StrictDateTimeField(  # noqa: N815
+    expiresAt = HoldExpiryField(  # noqa: N815
         required=False,
         help_text="When the hold is released by itself: within 30 days (default 7 days).",
     )
     reason = StrictCharField(max_length=500, required=False, allow_blank=True)
-
-    def validate_expiresAt(self, value):  # noqa: N802
-        now = timezone.now()
-        if not now < value <= now + MAX_LIFETIME:
-            raise serializers.ValidationError("Must be in the future and within 30 days.")
-        return value
 
 
 class HoldCreateV2(HoldCreate):

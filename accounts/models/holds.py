@@ -1,6 +1,8 @@
 """Holds: a pending debit that reduces an account's available balance until it is captured
 (money moves), released, or expires. `active -> captured | released | expired`."""
 
+from datetime import timedelta
+
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -16,6 +18,12 @@ from .ledger import Journal
 
 def _hold_id():
     return new_id("hold")
+
+
+# How long a hold placed through the API may last, and lasts when not told (holds and
+# two-phase transfers).
+DEFAULT_LIFETIME = timedelta(days=7)
+MAX_LIFETIME = timedelta(days=30)
 
 
 class Hold(actor_stamped("placed_by"), Timestamped):
