@@ -5,7 +5,7 @@ three digits."""
 from rest_framework import serializers
 
 from api.names import v1_twin
-from api.serializers import CountryNumericField, StrictCharField, StrictSerializer
+from api.serializers import CountryNumericField, Serializer, StrictCharField, StrictSerializer
 
 
 class AddressInput(StrictSerializer):
@@ -27,7 +27,7 @@ class AddressInput(StrictSerializer):
         return attrs
 
 
-class Address(serializers.Serializer):
+class Address(Serializer):
     line1 = serializers.CharField()
     line2 = serializers.CharField(allow_null=True)
     city = serializers.CharField()

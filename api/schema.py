@@ -15,7 +15,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 
-from api.serializers import MetaSerializer
+from api.serializers import MetaSerializer, Serializer
 from api.versions import V1, V2
 
 
@@ -100,7 +100,7 @@ def _document_v1_post_aliases(result) -> None:
             operations["post"] = alias
 
 
-class ErrorSerializer(serializers.Serializer):
+class ErrorSerializer(Serializer):
     code = serializers.CharField(help_text="Stable machine-readable error code.")
     message = serializers.CharField(help_text="Human-readable explanation.")
     details = serializers.JSONField(
@@ -108,7 +108,7 @@ class ErrorSerializer(serializers.Serializer):
     )
 
 
-class V1ErrorSerializer(serializers.Serializer):
+class V1ErrorSerializer(Serializer):
     error = ErrorSerializer()
     meta = MetaSerializer()
 
@@ -145,7 +145,7 @@ def body(resource: type, version: str, *, name: str) -> type:
     if version == V1:
         return _component(
             f"V1{name}Response",
-            (serializers.Serializer,),
+            (Serializer,),
             {"data": resource(), "meta": MetaSerializer()},
         )
     return _component(f"{name}Response", (resource,), {"meta": MetaSerializer()})
@@ -155,7 +155,7 @@ def list_body(resource: type, version: str, *, name: str) -> type:
     prefix = "V1" if version == V1 else ""
     return _component(
         f"{prefix}{name}List",
-        (serializers.Serializer,),
+        (Serializer,),
         {
             "data": resource(many=True),
             "nextCursor": serializers.CharField(

@@ -1,5 +1,7 @@
 """Serializer building blocks shared by every app's API: strict input, ISO codes, timestamps."""
 
+import copy
+
 import pycountry
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -8,8 +10,28 @@ from api.context import iso_millis
 from core import metadata
 from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
 
+# Fields that hold other fields: copied whole, so each copy binds children of its own.
+_COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
 
-class StrictSerializer(serializers.Serializer):
+
+# The base of every serializer of the API (tests/api/test_serializers.py holds to it). No
+# docstring: drf-spectacular would show it as the description of every schema without one.
+#
+# DRF deep-copies a serializer's declared fields for each instance, so that an instance may change
+# its own fields; no serializer of ours does, and the deep copy (each field built again from its
+# arguments) was the largest cost of parsing a transfer (bench/README.md). A field is copied one
+# level deep instead: `bind()` then sets its name, parent and source on the copy, and the declared
+# field, shared by every request, is never changed. A field that holds fields (a nested
+# serializer, a list or dict of fields) is still deep-copied.
+class Serializer(serializers.Serializer):
+    def get_fields(self):
+        return {
+            name: copy.deepcopy(field) if isinstance(field, _COMPOSITE_FIELDS) else copy.copy(field)
+            for name, field in self._declared_fields.items()
+        }
+
+
+class StrictSerializer(Serializer):
     """Rejects fields it does not know (a misspelt field is an error, not silently ignored)."""
 
     def to_internal_value(self, data):
@@ -162,7 +184,7 @@ class TimestampField(serializers.DateTimeField):
         return iso_millis(value) if value is not None else None
 
 
-class MetaSerializer(serializers.Serializer):
+class MetaSerializer(Serializer):
     tranId = serializers.CharField(
         help_text="Unique id of this request; also the X-Request-Id header."
     )  # noqa: N815

@@ -15,6 +15,7 @@ from api.serializers import (
     CountryNumericField,
     CurrencyField,
     MetadataField,
+    Serializer,
     StrictCharField,
     StrictSerializer,
     TimestampField,
@@ -94,14 +95,14 @@ class ReturnCreate(CardReference):
     )
 
 
-class MerchantOut(serializers.Serializer):
+class MerchantOut(Serializer):
     name = serializers.CharField()
     mcc = serializers.CharField()
     countryCode = serializers.CharField()  # noqa: N815
     channel = serializers.ChoiceField(choices=Channel.choices)
 
 
-class AuthorizationOut(serializers.Serializer):
+class AuthorizationOut(Serializer):
     authorizationId = serializers.CharField(source="id")  # noqa: N815
     cardId = serializers.CharField(source="card_id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
@@ -133,7 +134,7 @@ class AuthorizationOutV2(AuthorizationOut):
 AUTHORIZATION_OUTPUT = {V1: AuthorizationOut, V2: AuthorizationOutV2}
 
 
-class ReturnOut(serializers.Serializer):
+class ReturnOut(Serializer):
     returnId = serializers.CharField(source="id")  # noqa: N815
     cardId = serializers.CharField(source="card_id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
@@ -145,7 +146,7 @@ class ReturnOut(serializers.Serializer):
     createdAt = TimestampField(source="created_at")  # noqa: N815
 
 
-class AuthorizationQuery(serializers.Serializer):
+class AuthorizationQuery(Serializer):
     cardId = StrictCharField(required=False, max_length=40)  # noqa: N815
     status = serializers.ChoiceField(choices=Authorization.Status.choices, required=False)
 

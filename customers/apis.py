@@ -10,6 +10,7 @@ from api.serializers import (
     CountryNumericField,
     MetadataField,
     MetadataPatchField,
+    Serializer,
     StrictCharField,
     StrictDateField,
     StrictEmailField,
@@ -88,7 +89,7 @@ class V1CustomerUpdate(V1CustomerCreate):
 
 
 # --- output
-class Customer(serializers.Serializer):
+class Customer(Serializer):
     customerId = serializers.CharField(source="id")  # noqa: N815
     firstName = serializers.CharField(source="first_name")  # noqa: N815
     lastName = serializers.CharField(source="last_name")  # noqa: N815

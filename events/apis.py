@@ -4,7 +4,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from api.schema import document
-from api.serializers import StrictCharField
+from api.serializers import Serializer, StrictCharField
 from api.views import TXView
 
 from .payloads import EventSerializer, event_payload
@@ -12,7 +12,7 @@ from .selectors import event_get, event_list
 from .types import EVENT_TYPES
 
 
-class EventQuerySerializer(serializers.Serializer):
+class EventQuerySerializer(Serializer):
     type = serializers.ChoiceField(choices=EVENT_TYPES, required=False)
     objectId = StrictCharField(required=False, max_length=40)  # noqa: N815
     actorId = StrictCharField(required=False, max_length=40)  # noqa: N815

@@ -3,13 +3,13 @@ its webhook deliveries. One representation, so a receiver can compare the two.""
 
 from rest_framework import serializers
 
-from api.serializers import TimestampField
+from api.serializers import Serializer, TimestampField
 
 from .models import ActorType, Event
 from .types import EVENT_TYPES
 
 
-class EventActorSerializer(serializers.Serializer):
+class EventActorSerializer(Serializer):
     type = serializers.ChoiceField(
         choices=ActorType.choices,
         help_text="`apiKey` (a request made with an API key), `staff` (the back office) or "
@@ -21,7 +21,7 @@ class EventActorSerializer(serializers.Serializer):
     )
 
 
-class EventSerializer(serializers.Serializer):
+class EventSerializer(Serializer):
     id = serializers.CharField()
     type = serializers.ChoiceField(choices=EVENT_TYPES)
     objectType = serializers.CharField(source="object_type")  # noqa: N815

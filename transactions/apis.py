@@ -14,7 +14,7 @@ from rest_framework import serializers
 from accounts.models.statement import TRANSACTION_STATUSES, Transaction
 from accounts.selectors import account_get
 from api.schema import document
-from api.serializers import TimestampField
+from api.serializers import Serializer, TimestampField
 from api.versions import V1, V2
 from api.views import TXView
 from cards.selectors import card_get
@@ -53,7 +53,7 @@ class DateOrDateTimeField(serializers.Field):
         return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-class TransactionQuery(serializers.Serializer):
+class TransactionQuery(Serializer):
     fromDate = DateOrDateTimeField(end_of_day=False, required=False)  # noqa: N815
     toDate = DateOrDateTimeField(end_of_day=True, required=False)  # noqa: N815
     type = serializers.ChoiceField(choices=Transaction.Type.choices, required=False)
@@ -67,7 +67,7 @@ class TransactionQuery(serializers.Serializer):
         return attrs
 
 
-class TransactionOut(serializers.Serializer):
+class TransactionOut(Serializer):
     transactionId = serializers.CharField(source="id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
     cardId = serializers.CharField(  # noqa: N815

@@ -24,6 +24,7 @@ from accounts.selectors import account_get
 from accounts.statements import MAX_DAYS, Period, Statement
 from api.pagination import encode_cursor, page_params
 from api.schema import document
+from api.serializers import Serializer
 from api.versions import V1, V2
 from api.views import TXView
 from core.exceptions import ValidationFailed
@@ -40,13 +41,13 @@ MONTH = re.compile(r"\d{4}-\d{2}")
 
 
 # --- the JSON document
-class TypeTotals(serializers.Serializer):
+class TypeTotals(Serializer):
     credits = serializers.IntegerField(help_text="Minor units.")
     debits = serializers.IntegerField(help_text="Minor units.")
     count = serializers.IntegerField(help_text="Posted lines counted in these totals.")
 
 
-class StatementTotals(serializers.Serializer):
+class StatementTotals(Serializer):
     credits = serializers.IntegerField(help_text="Posted money in, minor units.")
     debits = serializers.IntegerField(help_text="Posted money out, minor units.")
     byType = serializers.DictField(  # noqa: N815
@@ -58,7 +59,7 @@ def _statement_out(name: str, line_out: type) -> type:
     """The statement document, its lines in the shape of the version's transactions."""
     return type(
         name,
-        (serializers.Serializer,),
+        (Serializer,),
         {
             "accountId": serializers.CharField(),
             "currency": serializers.CharField(),

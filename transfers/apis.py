@@ -19,6 +19,7 @@ from api.serializers import (
     CurrencyField,
     MetadataField,
     MetadataPatchField,
+    Serializer,
     StrictCharField,
     StrictSerializer,
     TimestampField,
@@ -170,26 +171,26 @@ class ReversalCreate(StrictSerializer):
     )
 
 
-class SourceOut(serializers.Serializer):
+class SourceOut(Serializer):
     accountId = serializers.CharField(source="source_account_id")  # noqa: N815
     cardId = serializers.CharField(  # noqa: N815
         source="source_card_id", allow_null=True, help_text="Set when sent by card or PAN."
     )
 
 
-class DestinationOut(serializers.Serializer):
+class DestinationOut(Serializer):
     accountId = serializers.CharField(source="destination_account_id")  # noqa: N815
     cardId = serializers.CharField(  # noqa: N815
         source="destination_card_id", allow_null=True, help_text="Set when sent to a card or PAN."
     )
 
 
-class TransferHoldOut(serializers.Serializer):
+class TransferHoldOut(Serializer):
     holdId = serializers.CharField(source="hold_id")  # noqa: N815
     expiresAt = TimestampField(source="expires_at")  # noqa: N815
 
 
-class TransferOut(serializers.Serializer):
+class TransferOut(Serializer):
     transferId = serializers.CharField(source="id")  # noqa: N815
     source = SourceOut(source="*")
     destination = DestinationOut(source="*")
@@ -225,7 +226,7 @@ class ReferencedTransferOut(TransferOut):
 TRANSFER_OUTPUT = {V1: TransferOut, V2: ReferencedTransferOut}
 
 
-class ReversalOut(serializers.Serializer):
+class ReversalOut(Serializer):
     reversalId = serializers.CharField(source="id")  # noqa: N815
     transferId = serializers.CharField(source="transfer_id")  # noqa: N815
     amount = serializers.IntegerField()
@@ -241,7 +242,7 @@ class ReferencedReversalOut(ReversalOut):
 REVERSAL_OUTPUT = {V1: ReversalOut, V2: ReferencedReversalOut}
 
 
-class BatchResultOut(serializers.Serializer):
+class BatchResultOut(Serializer):
     index = serializers.IntegerField()
     status = serializers.ChoiceField(choices=[POSTED, FAILED])
     transferId = serializers.CharField(required=False, help_text="When posted.")  # noqa: N815
@@ -250,7 +251,7 @@ class BatchResultOut(serializers.Serializer):
     reference = serializers.CharField(allow_null=True)
 
 
-class BatchOut(serializers.Serializer):
+class BatchOut(Serializer):
     batchId = serializers.CharField(source="id")  # noqa: N815
     mode = serializers.ChoiceField(choices=TransferBatch.Mode.choices)
     total = serializers.SerializerMethodField()
@@ -269,7 +270,7 @@ class BatchOut(serializers.Serializer):
         return sum(1 for result in batch.results if result["status"] == FAILED)
 
 
-class TransferQuery(serializers.Serializer):
+class TransferQuery(Serializer):
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
 
 

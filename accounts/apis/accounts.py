@@ -17,6 +17,7 @@ from api.serializers import (
     CurrencyField,
     MetadataField,
     MetadataPatchField,
+    Serializer,
     StrictCharField,
     StrictDateTimeField,
     StrictSerializer,
@@ -114,12 +115,12 @@ class AdjustmentCreate(StrictSerializer):
     description = StrictCharField(max_length=500, required=False, allow_blank=True)
 
 
-class AccountQuery(serializers.Serializer):
+class AccountQuery(Serializer):
     customerId = StrictCharField(required=False, max_length=40)  # noqa: N815
 
 
 # --- output
-class Balances(serializers.Serializer):
+class Balances(Serializer):
     accountId = serializers.CharField(source="id")  # noqa: N815
     posted = serializers.IntegerField(help_text="Sum of posted entries, minor units.")
     pending = serializers.IntegerField(help_text="Sum of active holds, minor units.")
@@ -158,7 +159,7 @@ class InstantField(StrictDateTimeField):
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class BalancesQuery(serializers.Serializer):
+class BalancesQuery(Serializer):
     at = InstantField(required=False)
 
     def validate_at(self, value):
@@ -169,14 +170,14 @@ class BalancesQuery(serializers.Serializer):
         return value
 
 
-class AccountBalances(serializers.Serializer):
+class AccountBalances(Serializer):
     posted = serializers.IntegerField()
     pending = serializers.IntegerField()
     available = serializers.IntegerField()
     currency = serializers.CharField()
 
 
-class AccountOut(serializers.Serializer):
+class AccountOut(Serializer):
     accountId = serializers.CharField(source="id")  # noqa: N815
     customerId = serializers.CharField(source="customer_id")  # noqa: N815
     secondaryCustomerId = serializers.CharField(  # noqa: N815
@@ -209,7 +210,7 @@ class AccountOutV2(AccountOut):
 ACCOUNT_OUTPUT = {V1: AccountOut, V2: AccountOutV2}
 
 
-class AdjustmentOut(serializers.Serializer):
+class AdjustmentOut(Serializer):
     adjustmentId = serializers.CharField(source="id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
     direction = serializers.ChoiceField(choices=Adjustment.Direction.choices)

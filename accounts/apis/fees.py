@@ -8,20 +8,20 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from api.schema import both, document
-from api.serializers import StrictCharField, TimestampField
+from api.serializers import Serializer, StrictCharField, TimestampField
 from api.views import TXView
 
 from ..models import Fee
 from ..selectors import account_get, fee_get, fee_list
 
 
-class FeeQuery(serializers.Serializer):
+class FeeQuery(Serializer):
     accountId = StrictCharField(max_length=40)  # noqa: N815
     kind = serializers.ChoiceField(choices=Fee.Kind.choices, required=False)
     status = serializers.ChoiceField(choices=Fee.Status.choices, required=False)
 
 
-class FeeOut(serializers.Serializer):
+class FeeOut(Serializer):
     feeId = serializers.CharField(source="id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
     cardId = serializers.CharField(  # noqa: N815

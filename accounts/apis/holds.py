@@ -11,6 +11,7 @@ from api.serializers import (
     CurrencyField,
     MetadataField,
     MetadataPatchField,
+    Serializer,
     StrictCharField,
     StrictDateTimeField,
     StrictSerializer,
@@ -88,7 +89,7 @@ class HoldCapture(StrictSerializer):
     )
 
 
-class HoldOut(serializers.Serializer):
+class HoldOut(Serializer):
     holdId = serializers.CharField(source="id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
     amount = serializers.IntegerField()
@@ -109,7 +110,7 @@ class HoldOutV2(HoldOut):
 HOLD_OUTPUT = {V1: HoldOut, V2: HoldOutV2}
 
 
-class HoldQuery(serializers.Serializer):
+class HoldQuery(Serializer):
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
     status = serializers.ChoiceField(choices=Hold.Status.choices, required=False)
 

@@ -8,6 +8,7 @@ from api.schema import document
 from api.serializers import (
     AmountField,
     CurrencyField,
+    Serializer,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
@@ -80,7 +81,7 @@ class AccountProductUpdate(StrictSerializer):
 
 
 # --- output
-class AccountProductSerializer(serializers.Serializer):
+class AccountProductSerializer(Serializer):
     rid = serializers.CharField(source="id", help_text="Identifier of the product (productRid).")
     code = serializers.ChoiceField(
         choices=AccountProduct.Code.choices, help_text="Financial contract type."

@@ -8,7 +8,7 @@ from accounts.selectors import account_get
 from api.client_ip import client_address
 from api.context import context_of
 from api.schema import both, document
-from api.serializers import StrictCharField
+from api.serializers import Serializer, StrictCharField
 from api.views import TXView
 from core.actors import Actor
 from customers.selectors import customer_get
@@ -29,7 +29,7 @@ from .serializers import (
 CREATE_INPUT = {"v1": V1CardCreate, "v2": CardCreate}
 
 
-class CardQuery(serializers.Serializer):
+class CardQuery(Serializer):
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
     customerId = StrictCharField(required=False, max_length=40)  # noqa: N815
     status = serializers.ChoiceField(choices=Card.Status.choices, required=False)

@@ -9,7 +9,7 @@ from accounts.apis.accounts import AccountOut, AccountOutV2
 from accounts.selectors import account_product_get
 from api.addresses import AddressInput, V1AddressInput
 from api.schema import document
-from api.serializers import StrictCharField, StrictSerializer
+from api.serializers import Serializer, StrictCharField, StrictSerializer
 from api.views import TXView
 from core.actors import Actor
 from customers.selectors import customer_get
@@ -53,7 +53,7 @@ class V1JointAccountCreate(JointAccountCreate):
     secondaryCard = V1JointCard(help_text="The secondary holder's card.")  # noqa: N815
 
 
-class JointAccountOut(serializers.Serializer):
+class JointAccountOut(Serializer):
     account = AccountOutV2()
     primaryCard = CardOut()  # noqa: N815
     secondaryCard = CardOut()  # noqa: N815

@@ -12,6 +12,7 @@ from api.serializers import (
     CountryNumericField,
     MetadataField,
     MetadataPatchField,
+    Serializer,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
@@ -409,7 +410,7 @@ class CardProductUpdate(CardProductCreate):
 
 
 # --- output
-class SecuritySettings(serializers.Serializer):
+class SecuritySettings(Serializer):
     ecommerce = serializers.BooleanField()
     contactless = serializers.BooleanField()
     atm = serializers.BooleanField()
@@ -421,20 +422,20 @@ class SecuritySettings(serializers.Serializer):
     )
 
 
-class Limits(serializers.Serializer):
+class Limits(Serializer):
     perTransaction = serializers.IntegerField(source="limit_per_transaction")  # noqa: N815
     daily = serializers.IntegerField(source="limit_daily")
     monthly = serializers.IntegerField(source="limit_monthly")
     dailyCash = serializers.IntegerField(source="limit_daily_cash")  # noqa: N815
 
 
-class PinState(serializers.Serializer):
+class PinState(Serializer):
     set = serializers.BooleanField(source="pin_is_set")
     blocked = serializers.BooleanField(source="pin_blocked")
     remainingTries = serializers.IntegerField(source="pin_remaining_tries")  # noqa: N815
 
 
-class CardOut(serializers.Serializer):
+class CardOut(Serializer):
     cardId = serializers.CharField(source="id")  # noqa: N815
     accountId = serializers.CharField(source="account_id")  # noqa: N815
     customerId = serializers.CharField(source="customer_id")  # noqa: N815
@@ -473,7 +474,7 @@ class V1CardOut(CardOut):
     metadata = None  # v2 only (docs/metadata.md)
 
 
-class SensitiveDetailsOut(serializers.Serializer):
+class SensitiveDetailsOut(Serializer):
     cardId = serializers.CharField()  # noqa: N815
     pan = serializers.CharField()
     cvv = serializers.CharField()
@@ -481,7 +482,7 @@ class SensitiveDetailsOut(serializers.Serializer):
     expiryYear = serializers.IntegerField()  # noqa: N815
 
 
-class Usage(serializers.Serializer):
+class Usage(Serializer):
     day = serializers.DateField(help_text="Today in the institution's time zone.")
     month = serializers.CharField(help_text="YYYY-MM")
     daily = serializers.IntegerField()
@@ -505,21 +506,21 @@ class PinOut(PinState):
     cardId = serializers.CharField(source="id")  # noqa: N815
 
 
-class PinVerificationOut(serializers.Serializer):
+class PinVerificationOut(Serializer):
     cardId = serializers.CharField()  # noqa: N815
     verified = serializers.BooleanField()
     pinBlocked = serializers.BooleanField()  # noqa: N815
     remainingTries = serializers.IntegerField()  # noqa: N815
 
 
-class DefaultLimits(serializers.Serializer):
+class DefaultLimits(Serializer):
     perTransaction = serializers.IntegerField(source="default_per_transaction")  # noqa: N815
     daily = serializers.IntegerField(source="default_daily")
     monthly = serializers.IntegerField(source="default_monthly")
     dailyCash = serializers.IntegerField(source="default_daily_cash")  # noqa: N815
 
 
-class DefaultSecuritySettings(serializers.Serializer):
+class DefaultSecuritySettings(Serializer):
     ecommerce = serializers.BooleanField(source="default_ecommerce")
     contactless = serializers.BooleanField(source="default_contactless")
     atm = serializers.BooleanField(source="default_atm")
@@ -533,7 +534,7 @@ class DefaultSecuritySettings(serializers.Serializer):
     )
 
 
-class CardProductOut(serializers.Serializer):
+class CardProductOut(Serializer):
     rid = serializers.CharField(source="id")
     code = serializers.CharField()
     name = serializers.CharField()

@@ -10,6 +10,7 @@ from api.serializers import (
     AmountField,
     CountryNumericField,
     CurrencyField,
+    Serializer,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
@@ -119,14 +120,14 @@ class MonitoringRuleUpdate(MonitoringRuleParameters):
         return attrs
 
 
-class MonitoringAlertQuery(serializers.Serializer):
+class MonitoringAlertQuery(Serializer):
     status = serializers.ChoiceField(choices=MonitoringAlert.Status.choices, required=False)
     cardId = StrictCharField(required=False, max_length=40)  # noqa: N815
     ruleId = StrictCharField(required=False, max_length=40)  # noqa: N815
 
 
 # --- output
-class MonitoringRuleOut(serializers.Serializer):
+class MonitoringRuleOut(Serializer):
     ruleId = serializers.CharField(source="id")  # noqa: N815
     name = serializers.CharField()
     kind = serializers.ChoiceField(choices=MonitoringRule.Kind.choices)
@@ -146,14 +147,14 @@ class MonitoringRuleOut(serializers.Serializer):
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
-class MonitoringAlertMerchant(serializers.Serializer):
+class MonitoringAlertMerchant(Serializer):
     name = serializers.CharField(allow_null=True)
     mcc = serializers.CharField(allow_null=True)
     countryCode = serializers.CharField(allow_null=True)  # noqa: N815
     channel = serializers.CharField(allow_null=True)
 
 
-class MonitoringAlertOut(serializers.Serializer):
+class MonitoringAlertOut(Serializer):
     alertId = serializers.CharField(source="id")  # noqa: N815
     ruleId = serializers.CharField(source="rule_id")  # noqa: N815
     kind = serializers.ChoiceField(

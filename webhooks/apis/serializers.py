@@ -7,7 +7,13 @@ answer alike.
 
 from rest_framework import serializers
 
-from api.serializers import StrictBooleanField, StrictCharField, StrictSerializer, TimestampField
+from api.serializers import (
+    Serializer,
+    StrictBooleanField,
+    StrictCharField,
+    StrictSerializer,
+    TimestampField,
+)
 from events.types import EVENT_TYPES
 
 from ..models import ALL_EVENTS, MAX_URL_LENGTH
@@ -59,7 +65,7 @@ class WebhookEndpointUpdate(StrictSerializer):
 
 
 # --- output
-class WebhookEndpointOut(serializers.Serializer):
+class WebhookEndpointOut(Serializer):
     endpointId = serializers.CharField(source="id")  # noqa: N815
     url = serializers.CharField()
     eventTypes = serializers.ListField(  # noqa: N815
