@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from accounts.urls import account_urls
-from api import health
+from api import health, metrics
 from api.urls import DocsView, SchemaView
 from cards.urls import card_urls
 from transfers.urls import transfer_urls
@@ -36,6 +36,8 @@ urlpatterns = [
     # Probes (docs/operations.md): no key, outside the API's versions.
     path("health/live", health.live, name="health-live"),
     path("health/ready", health.ready, name="health-ready"),
+    # Prometheus (docs/operations.md): its own token or allowlist, not an API key.
+    path("metrics", metrics.scrape, name="metrics"),
 ]
 
 # JSON for every error outside DRF views too (unknown URLs, Django's own 500).

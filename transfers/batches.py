@@ -20,6 +20,7 @@ from accounts.rules import check_currency
 from cards.models import Card
 from core.actors import Actor
 from core.exceptions import BatchItemFailed, DuplicateReference, TXError
+from core.metrics import TRANSFER_BATCH, count_on_commit
 from core.operations import part
 from institutions.models import Institution
 
@@ -179,6 +180,7 @@ class _Run:
                 self.add(index, resolved)
             self.flush()
             return
+        count_on_commit(TRANSFER_BATCH, len(news) - len(refused))
         for position, ((index, _), new) in enumerate(zip(waiting, news, strict=True)):
             if position in refused:
                 self._refused(index, refused[position])

@@ -33,6 +33,7 @@ from core.exceptions import (
     ValidationFailed,
 )
 from core.metadata import metadata_check, metadata_merge
+from core.metrics import TRANSFER_BATCH, TRANSFER_SINGLE, TRANSFER_TWO_PHASE, count_on_commit
 from core.operations import Outcome, changed, keep_if_refused, unchanged
 from core.rows import row_update
 from events.models import Event
@@ -148,6 +149,7 @@ def transfer_create(
                     lines=new.lines,
                     events=[new.event],
                 )
+                count_on_commit(TRANSFER_BATCH if batch is not None else TRANSFER_SINGLE)
             else:
                 _pending_create(transfer, actor)
         except IntegrityError as error:
@@ -520,6 +522,7 @@ def transfer_post_pending(
         transfer.updated_at = journal.created_at
         transfer.save(update_fields=["status", "posted_amount", "journal", "updated_at"])
         _emit(transfer, "transfer.posted", amount=amount, heldAmount=transfer.amount)
+        count_on_commit(TRANSFER_TWO_PHASE)
     return transfer
 
 

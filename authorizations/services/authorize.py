@@ -39,6 +39,7 @@ from cards.services import card_pin_try, check_limits, count_payment, lock_card
 from core.actors import Actor
 from core.exceptions import LimitExceeded
 from core.metadata import metadata_check
+from core.metrics import AUTHORIZATION_APPROVED, authorization_declined, count_on_commit
 from events.services import emit_for
 from monitoring.services import alerts_raise, screen
 
@@ -121,6 +122,7 @@ def authorization_create(
             authorization.save(force_insert=True)
             _raise_alerts(screening, authorization, merchant)
             _emit(authorization, "authorization.declined")
+            count_on_commit(authorization_declined(decline.code))
             return authorization
         hold = hold_place(
             account=account,
@@ -154,6 +156,7 @@ def authorization_create(
         )
         _raise_alerts(screening, authorization, merchant)
         _emit(authorization, "authorization.approved")
+        count_on_commit(AUTHORIZATION_APPROVED)
     return authorization
 
 

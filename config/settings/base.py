@@ -4,6 +4,7 @@
 `production.py` refuses to start with a development secret.
 """
 
+import ipaddress
 from datetime import timedelta
 from pathlib import Path
 
@@ -48,6 +49,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: counts and times every request, whatever a later middleware answers (api.metrics).
+    "api.metrics.MetricsMiddleware",
     "api.middleware.RequestContextMiddleware",
     "api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -206,6 +209,20 @@ API_KEY_ROTATION_GRACE_HOURS = env.int("API_KEY_ROTATION_GRACE_HOURS", default=2
 # scope or allowlist change takes effect everywhere within this many seconds
 # (institutions.key_cache).
 API_KEY_CACHE_SECONDS = env.int("API_KEY_CACHE_SECONDS", default=5)
+
+# GET /metrics (api.metrics, docs/operations.md): a bearer token and/or the client addresses
+# (CIDRs) allowed to read it; both must pass when both are set. Neither: the endpoint is off.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
+if METRICS_TOKEN and len(METRICS_TOKEN) < 32:
+    raise ImproperlyConfigured("METRICS_TOKEN must be at least 32 characters.")
+for _cidr in METRICS_ALLOWED_IPS:
+    try:
+        ipaddress.ip_network(_cidr, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"METRICS_ALLOWED_IPS: {_cidr!r} is not an address or CIDR."
+        ) from None
 
 # AES-GCM keys for fields encrypted at rest: "kid:base64key,kid:base64key", newest first.
 FIELD_ENCRYPTION_KEYS = env.str("FIELD_ENCRYPTION_KEYS", default="")

@@ -54,8 +54,9 @@ SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
 # sessions in clear. Behind a TLS-terminating proxy, set SECURE_PROXY_SSL_HEADER (or turn this
 # off when the proxy redirects itself).
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-# Load balancers probe over plain HTTP inside the network (docs/operations.md).
-SECURE_REDIRECT_EXEMPT = [r"^health/"]
+# Load balancers probe, and Prometheus scrapes, over plain HTTP inside the network
+# (docs/operations.md; a redirect would not keep the metrics token from crossing in clear).
+SECURE_REDIRECT_EXEMPT = [r"^health/", r"^metrics$"]
 # "HTTP_X_FORWARDED_PROTO,https": the request is https when that header says so. Only for a
 # proxy that sets the header itself (overwriting the client's); unset, the header is ignored.
 _proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])

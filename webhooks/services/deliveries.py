@@ -27,6 +27,7 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 
 from core.exceptions import InvalidStateTransition, ValidationFailed
+from core.metrics import WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERIES, count_on_commit
 from events.models import Event
 from events.payloads import event_payload
 
@@ -148,6 +149,9 @@ def _record(
             response_excerpt=outcome.response_excerpt,
             succeeded=outcome.succeeded,
         )
+        count_on_commit(
+            WEBHOOK_ATTEMPTS.labels(outcome="succeeded" if outcome.succeeded else "failed")
+        )
         delivery.attempts = number
         delivery.last_status_code = outcome.status_code
         delivery.last_error = outcome.error
@@ -167,6 +171,7 @@ def _record(
 
 
 def _complete(delivery: WebhookDelivery, status: str, now: datetime) -> None:
+    count_on_commit(WEBHOOK_DELIVERIES.labels(outcome=status))
     delivery.status = status
     delivery.completed_at = now
     delivery.next_attempt_at = None
