@@ -11,7 +11,7 @@ from django.db import transaction
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api import idempotency
+from api import idempotency, replicas
 from api.context import context_of
 from api.models import IdempotencyRecord
 from api.pagination import paginate
@@ -24,6 +24,8 @@ from core.exceptions import TXError
 class TXView(APIView):
     # No OPTIONS: DRF's metadata answer would describe views, not the documented contract.
     http_method_names = ["get", "post", "patch", "head"]
+    # False: a GET whose reads decide a write reads the primary even with replicas (api.replicas).
+    replica_reads = True
 
     @property
     def allowed_methods(self):
@@ -105,7 +107,13 @@ class TXView(APIView):
                 request.method in idempotency.WRITE_METHODS
                 and handler != self.http_method_not_allowed
             ):
-                response = self._run_write(request, handler, *args, **kwargs)
+                try:
+                    response = self._run_write(request, handler, *args, **kwargs)
+                finally:
+                    replicas.wrote(request)  # its key reads the primary for a while
+            elif request.method in replicas.READ_METHODS:
+                # Maybe on a replica (api.replicas); renders the handler's errors itself.
+                response = replicas.read(self, request, handler, *args, **kwargs)
             else:
                 response = handler(request, *args, **kwargs)
         except Exception as exc:

@@ -141,6 +141,8 @@ class CardDetailView(TXView):
 
 class CardSensitiveDetailsView(TXView):
     read_scope = scopes.CARDS_SENSITIVE
+    # Each read writes its access record (a freshly issued card must not be missing): primary.
+    replica_reads = False
 
     @document(
         name="CardSensitiveDetails",

@@ -4,6 +4,7 @@
 `production.py` refuses to start with a development secret.
 """
 
+import copy
 import ipaddress
 from datetime import timedelta
 from pathlib import Path
@@ -114,6 +115,45 @@ if DATABASE_POOL:
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+
+# --- Read replicas (docs/read-replicas.md): DATABASE_REPLICA_URLS, comma-separated, one alias
+# each (replica_1, ...) with the primary's binding, preparing and pool options; the rest (sslmode,
+# ...) comes from its own URL. The reads of the API's GET requests may go there (api.replicas);
+# everything else stays on "default". None: no router is installed and every query goes to
+# "default".
+DATABASE_REPLICA_CONNECT_TIMEOUT = env.int("DATABASE_REPLICA_CONNECT_TIMEOUT", default=2)
+# A key's reads go to the primary for at least this long after its last POST or PATCH.
+DATABASE_REPLICA_STICKY_SECONDS = env.float("DATABASE_REPLICA_STICKY_SECONDS", default=5.0)
+# A replica that failed is left alone by the process that saw it fail for this long.
+DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=10.0)
+# A replica further behind than this (or cut off from its primary) is not read.
+DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=10.0)
+DATABASE_REPLICAS = []
+for _url in filter(None, (u.strip() for u in env.str("DATABASE_REPLICA_URLS", "").split(","))):
+    _replica = env.db_url_config(_url)
+    _replica["ENGINE"] = DATABASES["default"]["ENGINE"]
+    _replica["OPTIONS"] = {
+        **{
+            _name: copy.deepcopy(_value)
+            for _name, _value in DATABASES["default"]["OPTIONS"].items()
+            if _name in ("server_side_binding", "prepare_threshold", "pool")
+        },
+        # A replica out of reach costs one request this long, then it is skipped for a while.
+        "connect_timeout": DATABASE_REPLICA_CONNECT_TIMEOUT,
+        **_replica.get("OPTIONS", {}),
+    }
+    if "pool" in _replica["OPTIONS"]:
+        _replica["OPTIONS"]["pool"]["timeout"] = min(
+            _replica["OPTIONS"]["pool"]["timeout"], DATABASE_REPLICA_CONNECT_TIMEOUT
+        )
+    for _name in ("CONN_MAX_AGE", "CONN_HEALTH_CHECKS"):
+        if _name in DATABASES["default"]:
+            _replica[_name] = DATABASES["default"][_name]
+    # Test runs read the test database through the replica alias.
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASE_REPLICAS.append(f"replica_{len(DATABASE_REPLICAS) + 1}")
+    DATABASES[DATABASE_REPLICAS[-1]] = _replica
+DATABASE_ROUTERS = ["api.replicas.ReplicaRouter"] if DATABASE_REPLICAS else []
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -3,7 +3,7 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import DATABASES, env
+from .base import DATABASE_REPLICA_CONNECT_TIMEOUT, DATABASES, env
 
 DEBUG = False
 SECRET_KEY = env.str("SECRET_KEY")
@@ -28,13 +28,19 @@ for _name, _value in (
 
 # Django's psycopg connection pool, on unless DATABASE_POOL=0.
 if env.bool("DATABASE_POOL", default=True):
-    DATABASES["default"].pop("CONN_MAX_AGE", None)
-    DATABASES["default"].pop("CONN_HEALTH_CHECKS", None)
-    DATABASES["default"]["OPTIONS"]["pool"] = {
-        "min_size": env.int("DATABASE_POOL_MIN", default=2),
-        "max_size": env.int("DATABASE_POOL_MAX", default=20),
-        "timeout": env.int("DATABASE_POOL_TIMEOUT", default=10),
-    }
+    # One pool each for the primary and every read replica; a replica's callers wait for a
+    # connection no longer than it may take to connect (docs/read-replicas.md).
+    for _alias, _database in DATABASES.items():
+        _database.pop("CONN_MAX_AGE", None)
+        _database.pop("CONN_HEALTH_CHECKS", None)
+        _timeout = env.int("DATABASE_POOL_TIMEOUT", default=10)
+        _database["OPTIONS"]["pool"] = {
+            "min_size": env.int("DATABASE_POOL_MIN", default=2),
+            "max_size": env.int("DATABASE_POOL_MAX", default=20),
+            "timeout": _timeout
+            if _alias == "default"
+            else min(_timeout, DATABASE_REPLICA_CONNECT_TIMEOUT),
+        }
 
 # Webhooks: https to public addresses only, whatever the environment says.
 WEBHOOK_REQUIRE_HTTPS = True

