@@ -39,6 +39,7 @@ from core.admin import (
 from core.money import money
 
 from .models import Account, AccountProduct, Adjustment, Entry, Fee, Hold, Journal, Transaction
+from .selectors import holds_expiring_today
 from .services import (
     account_product_create,
     account_product_update,
@@ -353,6 +354,22 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
 
 
 # --- Holds ----------------------------------------------------------------------------------
+class ExpiresFilter(admin.SimpleListFilter):
+    """ "Today": active holds expiring on today's date in their institution's time zone (the
+    back office's work queue, `holds_expiring_today`)."""
+
+    title = "expires"
+    parameter_name = "expires"
+
+    def lookups(self, request, model_admin):
+        return [("today", "today (the institution's time zone)")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "today":
+            return holds_expiring_today(queryset)
+        return queryset
+
+
 @admin.register(Hold)
 class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     """Holds are placed through the API or card authorizations; staff release them here
@@ -368,7 +385,7 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "expires_at",
         "placed_by",
     ]
-    list_filter = ["status", "institution", "currency"]
+    list_filter = ["status", ExpiresFilter, "institution", "currency"]
     list_select_related = ["account__institution", "placed_by_user", "placed_by_api_key"]
     search_fields = ["id", "account_id"]
     search_help_text = "An exact hold id or account id."
@@ -484,6 +501,7 @@ class JournalAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 
 @admin.register(Entry)
 class EntryAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    institution_path = "account__institution"
     list_display = [
         "id",
         "journal_link",

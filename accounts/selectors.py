@@ -1,9 +1,11 @@
 """Reads of accounts, products, holds and fees, always scoped to one institution: another
 institution's object answers the same 404 as an unknown id."""
 
-from datetime import datetime
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from django.db.models import Q, Sum
+from django.utils import timezone
 
 from core.exceptions import NotFound
 from core.selectors import get_of_institution
@@ -140,4 +142,31 @@ def fee_list(*, account: Account, kind: str | None = None, status: str | None = 
 def fee_get(*, institution: Institution, fee_id: str) -> Fee:
     return get_of_institution(
         Fee, institution=institution, id=fee_id, missing="No fee with this id."
+    )
+
+
+def holds_expiring_today(holds, *, now: datetime | None = None):
+    """The active ones of `holds` whose `expires_at` falls on today's date in their
+    institution's time zone (`Institution.time_zone`, as card limits and statements count
+    days): still to expire today, or past their time and not yet swept by `expire_holds`.
+
+    One range on the partial index of active holds' expiry (from the earliest zone's midnight
+    to the latest zone's next midnight), narrowed per zone; a zone is one of the few the
+    institutions use."""
+    now = now or timezone.now()
+    days = {}
+    for zone in Institution.objects.order_by().values_list("time_zone", flat=True).distinct():
+        today = timezone.localdate(now, ZoneInfo(zone))
+        start = datetime.combine(today, time.min, tzinfo=ZoneInfo(zone))
+        days[zone] = (start, datetime.combine(today + timedelta(days=1), time.min, ZoneInfo(zone)))
+    if not days:
+        return holds.none()
+    each_zone = Q()
+    for zone, (start, end) in days.items():
+        each_zone |= Q(institution__time_zone=zone, expires_at__gte=start, expires_at__lt=end)
+    return holds.filter(
+        each_zone,
+        status=Hold.Status.ACTIVE,
+        expires_at__gte=min(start for start, _ in days.values()),
+        expires_at__lt=max(end for _, end in days.values()),
     )

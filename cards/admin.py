@@ -650,6 +650,8 @@ class SensitiveDetailsAccessAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 class PinUnblockAdmin(ReadOnlyModelAdmin):
     """Written only by `card_pin_unblock`: who unblocked which card's PIN, when and why."""
 
+    institution_path = "card__institution"
+
     list_display = ["card_link", "unblocked_by", "reason", "created_at"]
     list_filter = ["card__institution"]
     search_fields = ["=card__id", "=lineage__id"]

@@ -3,6 +3,12 @@ per-object action loop (`apply_each`), read-only bases, exact-id search, and who
 
 Rows that services write are changed in the admin only through actions that call those services
 (DESIGN.md section 10); these bases make every other path read-only.
+
+Every base here limits a staff user to the institutions they may work on (`InstitutionLimit`,
+docs/back-office.md): lists, change pages, history, actions and the institution choices of
+add forms all start from `get_queryset`, which keeps only those institutions' rows. Which
+institutions a user may work on is the `institutions` app's to say (a layer above): it
+registers its answer with `register_staff_institutions` when Django starts.
 """
 
 import json
@@ -11,7 +17,8 @@ from operator import attrgetter
 from typing import Any
 
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
+from django.contrib.admin import RelatedOnlyFieldListFilter, helpers
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db.models import Q
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -189,7 +196,100 @@ def confirmation_page(
     )
 
 
-class ReadOnlyModelAdmin(admin.ModelAdmin):
+# --- The institution limit -----------------------------------------------------------------
+INSTITUTION_MODEL = "institutions.Institution"
+# `InstitutionLimit.institution_path` until an admin names one: found from the model.
+FROM_MODEL = object()
+
+_staff_institutions: Callable | None = None
+
+
+def register_staff_institutions(function: Callable) -> None:
+    """`function(user)` answers which institutions a (non-superuser) staff user may work on:
+    None for every one, else a queryset of institution ids (used as a subquery)."""
+    global _staff_institutions
+    _staff_institutions = function
+
+
+def staff_institutions(request):
+    """None when `request.user` works on every institution, else the ids' queryset. Asked
+    once per request."""
+    user = request.user
+    if user.is_superuser:
+        return None
+    if _staff_institutions is None:
+        raise ImproperlyConfigured("No staff institutions registered (institutions app).")
+    if not hasattr(request, "_tx_staff_institutions"):
+        request._tx_staff_institutions = _staff_institutions(user)
+    return request._tx_staff_institutions
+
+
+def institution_path_of(model) -> str | None:
+    """How `model`'s rows reach their institution, when the model says it alone: the
+    institution itself, or a foreign key named `institution`."""
+    if model._meta.label == INSTITUTION_MODEL:
+        return "pk"
+    try:
+        field = model._meta.get_field("institution")
+    except FieldDoesNotExist:  # the admin names the path
+        return None
+    if field.is_relation and field.related_model._meta.label == INSTITUTION_MODEL:
+        return "institution"
+    return None
+
+
+class InstitutionLimit:
+    """Keeps a staff user to the rows of the institutions they may work on. `institution_path`
+    is the lookup from a row to its institution ("account__institution"); by default the
+    model's own `institution` key; None for a model that belongs to no institution."""
+
+    institution_path: Any = FROM_MODEL  # a lookup, None, or FROM_MODEL
+
+    def get_institution_path(self) -> str | None:
+        if self.institution_path is FROM_MODEL:
+            return institution_path_of(self.model)
+        return self.institution_path
+
+    def get_queryset(self, request):
+        queryset = super().get_queryset(request)
+        path = self.get_institution_path()
+        allowed = staff_institutions(request) if path is not None else None
+        if allowed is None:
+            return queryset
+        return queryset.filter(**{f"{path}__in": allowed})
+
+    def has_add_permission(self, request, *args, **kwargs):
+        # A new institution would be outside a limited user's institutions.
+        if self.model._meta.label == INSTITUTION_MODEL and staff_institutions(request) is not None:
+            return False
+        return super().has_add_permission(request, *args, **kwargs)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        # An add form's institution: only those the user may work on.
+        if db_field.related_model._meta.label == INSTITUTION_MODEL:
+            allowed = staff_institutions(request)
+            if allowed is not None:
+                kwargs["queryset"] = db_field.related_model._default_manager.filter(pk__in=allowed)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_list_filter(self, request):
+        # The institution filter offers only the institutions of the rows the user sees.
+        filters = super().get_list_filter(request)
+        if staff_institutions(request) is None:
+            return filters
+        return [
+            (name, RelatedOnlyFieldListFilter)
+            if isinstance(name, str) and name.split("__")[-1] == "institution"
+            else name
+            for name in filters
+        ]
+
+
+class ModelAdmin(InstitutionLimit, admin.ModelAdmin):
+    """The base of an admin that is none of the kinds below: the institution limit holds."""
+
+
+class ReadOnlyModelAdmin(ModelAdmin):
     """Staff may look, nobody may add, change or delete (rows written only by services)."""
 
     def has_add_permission(self, request, obj=None):
@@ -217,7 +317,7 @@ def failure(admin_, request, obj_id: str, exc: TXError) -> None:
     admin_.message_user(request, f"{obj_id}: {exc.message}", messages.ERROR)
 
 
-class ServiceFormModelAdmin(admin.ModelAdmin):
+class ServiceFormModelAdmin(ModelAdmin):
     """Add and change forms that write through a domain's services, never `obj.save()`: the
     add form calls `create(institution=..., **values)` with `create_fields` (blank ones left
     out: the service's defaults apply), the change form `update(obj, changes)` with the
@@ -263,7 +363,7 @@ class ServiceFormModelAdmin(admin.ModelAdmin):
         adopt(obj, saved)
 
 
-class ActionsOnlyModelAdmin(admin.ModelAdmin):
+class ActionsOnlyModelAdmin(ModelAdmin):
     """Rows written only by services: staff view them and change them only through actions.
 
     No add, no delete; the change page is view-only (no form can save the row, so a stale copy

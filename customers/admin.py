@@ -10,7 +10,7 @@ import pycountry
 from django import forms
 from django.contrib import admin
 
-from core.admin import metadata_display
+from core.admin import ModelAdmin, metadata_display
 
 from .models import Customer
 from .services import customer_field_error, customer_update
@@ -116,7 +116,7 @@ class CountryFilter(admin.SimpleListFilter):
 
 
 @admin.register(Customer)
-class CustomerAdmin(admin.ModelAdmin):
+class CustomerAdmin(ModelAdmin):
     form = CustomerForm
     list_display = ["id", "first_name", "last_name", "institution", "country", "created_at"]
     list_filter = [CountryFilter, "institution"]

@@ -21,10 +21,10 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.debug import sensitive_variables
 
-from core.admin import admin_link, adopt, apply_each, changelist_link, link_column
+from core.admin import ModelAdmin, admin_link, adopt, apply_each, changelist_link, link_column
 from core.exceptions import NotFound, ValidationFailed
 from institutions import scopes as api_scopes
-from institutions.models import AllowedNetwork, ApiKey, Institution
+from institutions.models import AllowedNetwork, ApiKey, Institution, InstitutionAccess
 from institutions.services import (
     IssuedKey,
     allowlist_add,
@@ -78,7 +78,7 @@ class InstitutionCreateForm(forms.ModelForm):
 
 
 @admin.register(Institution)
-class InstitutionAdmin(admin.ModelAdmin):
+class InstitutionAdmin(ModelAdmin):
     """Created through `institution_create` (so it gets its account products); then read-only:
     there is no service that renames an institution or changes its currency."""
 
@@ -283,7 +283,7 @@ class ApiKeyStatusFilter(admin.SimpleListFilter):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(ModelAdmin):
     """Keys are created by `api_key_create` and never shown again; `secret_hash` is never shown.
 
     An existing key's scopes are edited through `api_key_set_scopes` (a revoked key's are
@@ -561,3 +561,35 @@ class ApiKeyAdmin(admin.ModelAdmin):
         if rotated:
             return self._secrets_page(request, rotated, title="Rotated API keys: copy them now")
         return None
+
+
+@admin.register(InstitutionAccess)
+class InstitutionAccessAdmin(ModelAdmin):
+    """Which institutions a staff user may work on in the back office (docs/back-office.md).
+
+    A grant is added or removed here, never changed (remove it and add another); the admin's
+    history says who granted or removed what, and when. A staff user with no grant sees no
+    institution's rows unless given the permission "work on all institutions".
+    """
+
+    list_display = ["user", "institution", "created_at"]
+    list_filter = ["institution"]
+    list_select_related = ["user", "institution"]
+    search_fields = ["user__username", "institution__name"]
+    fields = ["user", "institution"]
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request)
+
+    def get_actions(self, request):
+        # One grant at a time, from its own page: no bulk removal.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user":
+            kwargs["queryset"] = db_field.related_model._default_manager.filter(
+                is_staff=True, is_superuser=False
+            ).order_by("username")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)

@@ -11,6 +11,7 @@ moved the models without touching a row).
 
 import ipaddress
 
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
@@ -107,3 +108,39 @@ class AllowedNetwork(models.Model):
 
     def network(self):
         return ipaddress.ip_network(self.cidr, strict=False)
+
+
+class InstitutionAccess(models.Model):
+    """An institution a staff user may work on in the back office (docs/back-office.md).
+
+    A staff user's rows are the whole of what they see and act on there. A staff user with no
+    row sees no institution's rows, unless granted the permission `work_on_all_institutions`
+    (or a superuser): working on every institution is granted explicitly, never by omission.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="institution_access"
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.CASCADE, related_name="staff_access"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "institution access"
+        verbose_name_plural = "institution access"
+        ordering = ["user", "institution"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "institution"], name="institution_access_unique"
+            )
+        ]
+        permissions = [
+            (
+                "work_on_all_institutions",
+                "Can work on every institution's rows in the back office",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.user} → {self.institution}"

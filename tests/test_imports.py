@@ -36,6 +36,7 @@ LAYERS = [
     "jobs",
     "webhooks",
     "sandbox",
+    "backoffice",
 ]
 
 

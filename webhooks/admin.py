@@ -136,6 +136,7 @@ class RetryForm(forms.Form):
 
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    institution_path = "endpoint__institution"
     list_display = [
         "id",
         "status",

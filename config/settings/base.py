@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "jobs",
     "webhooks",
     "sandbox",
+    "backoffice",
 ]
 
 MIDDLEWARE = [

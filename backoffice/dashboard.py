@@ -1,0 +1,113 @@
+"""The back office's work queues: what staff should look at now, counted, each count a link to
+the changelist that lists exactly those rows (docs/back-office.md).
+
+Each count is taken through the model's registered admin (`get_queryset`), so it holds the
+same rows the linked list shows: the staff user's institutions only (`core.admin`'s
+institution limit), and no queue at all for a model they may not view. Each is one COUNT on
+an indexed column or a small table.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.contrib import admin
+from django.db.models import Count
+from django.urls import reverse
+from django.utils import timezone
+
+from accounts.models import Hold
+from accounts.selectors import holds_expiring_today
+from cards.models import PanResolutionFailure
+from monitoring.models import MonitoringAlert
+from webhooks.models import WebhookDelivery
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str
+    count: int
+    url: str
+    explanation: str
+
+
+def _rows(request, model):
+    """`model`'s rows as its admin shows them to this user; None when they may not view it."""
+    model_admin = admin.site._registry.get(model)
+    if model_admin is None or not model_admin.has_view_or_change_permission(request):
+        return None
+    return model_admin.get_queryset(request).order_by()
+
+
+def _changelist(model, **filters) -> str:
+    opts = model._meta
+    url = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+    return f"{url}?{urlencode(filters)}" if filters else url
+
+
+def _open_alerts(request) -> Queue | None:
+    alerts = _rows(request, MonitoringAlert)
+    if alerts is None:
+        return None
+    status = MonitoringAlert.Status.OPEN
+    return Queue(
+        "Open monitoring alerts",
+        alerts.filter(status=status).count(),
+        _changelist(MonitoringAlert, status__exact=status),
+        "Raised by the monitoring rules; resolve each with a note once checked.",
+    )
+
+
+def _failed_deliveries(request) -> Queue | None:
+    deliveries = _rows(request, WebhookDelivery)
+    if deliveries is None:
+        return None
+    status = WebhookDelivery.Status.FAILED
+    return Queue(
+        "Failed webhook deliveries",
+        deliveries.filter(status=status).count(),
+        _changelist(WebhookDelivery, status__exact=status),
+        "Retries exhausted: the institution's endpoint did not accept them. Retry once fixed.",
+    )
+
+
+def _holds_expiring_today(request) -> Queue | None:
+    holds = _rows(request, Hold)
+    if holds is None:
+        return None
+    return Queue(
+        "Holds expiring today",
+        holds_expiring_today(holds).count(),
+        _changelist(Hold, expires="today"),
+        "Active holds whose expiry falls on today's date in their institution's time zone.",
+    )
+
+
+def _pan_guessing(request) -> Queue | None:
+    failures = _rows(request, PanResolutionFailure)
+    if failures is None:
+        return None
+    since = timezone.now() - timedelta(seconds=settings.PAN_GUESSING_WINDOW_SECONDS)
+    keys = (
+        failures.filter(created_at__gt=since)
+        .values("api_key_id")
+        .annotate(failures=Count("id"))
+        .filter(failures__gte=settings.PAN_GUESSING_MAX_FAILURES)
+    )
+    return Queue(
+        "API keys suspected of PAN guessing",
+        keys.count(),
+        _changelist(PanResolutionFailure, created_at__gt=since.isoformat()),
+        f"Keys with at least {settings.PAN_GUESSING_MAX_FAILURES} card numbers matching no "
+        "card in the guessing window: refused on every PAN operation until it passes. The "
+        "link lists the window's failures.",
+    )
+
+
+QUEUES = [_open_alerts, _failed_deliveries, _holds_expiring_today, _pan_guessing]
+
+
+def work_queues(request) -> list[Queue]:
+    """The queues this staff user may see, in the order staff should work them."""
+    return [queue for make in QUEUES if (queue := make(request)) is not None]

@@ -1,0 +1,61 @@
+"""Worlds for the back office's tests: an institution with a row of every model the admin
+shows, and staff users in each role, limited or not."""
+
+import importlib
+
+from django.contrib.auth.models import Group, Permission, User
+from django.test import RequestFactory
+
+from institutions.models import InstitutionAccess
+from tests.events.test_actor import (
+    AdminWorld,
+    _alert,
+    _failed_delivery,
+    _fee,
+    _pin_blocked_card,
+)
+
+UNKNOWN_PAN = "4000000000000002"
+
+
+def populated(institution) -> AdminWorld:
+    """Made through the API (and the monthly fee as the system): a row of every model the
+    back office lists, for `institution`."""
+    world = AdminWorld(institution)
+    _alert(world)  # first: its rule must see the world's card payment
+    world.make("customer", "account", "card", "pan", "hold", "transfer", "batch", "return")
+    world.make("rule", "endpoint", "event")
+    world.delivery = _failed_delivery(world)
+    world.fee = _fee(world)
+    blocked = _pin_blocked_card(world)
+    assert world.api.patch(f"/cards/{blocked}/pin", {"blocked": False}).status_code == 200
+    world.api.post("/card-lookups", {"pan": UNKNOWN_PAN})  # a PAN no card holds
+    return world
+
+
+def staff(username: str, *, roles=(), institutions=(), everywhere=False) -> User:
+    user = User.objects.create_user(username, password="pw", is_staff=True)
+    user.groups.set(Group.objects.filter(name__in=roles))
+    for institution in institutions:
+        InstitutionAccess.objects.create(user=user, institution=institution)
+    if everywhere:
+        user.user_permissions.add(Permission.objects.get(codename="work_on_all_institutions"))
+    return User.objects.get(pk=user.pk)  # no permission cache
+
+
+def request_of(user):
+    request = RequestFactory().get("/admin/")
+    request.user = user
+    return request
+
+
+def restore_roles() -> None:
+    """The groups as institutions/migrations/0003_staff_roles.py makes them, after a
+    transactional test emptied the tables (Django makes the permissions again itself)."""
+    roles = importlib.import_module("institutions.migrations.0003_staff_roles").ROLES
+    for name, permissions in roles.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.set(
+            Permission.objects.get(content_type__app_label=app_label, codename=codename)
+            for app_label, codename in permissions
+        )

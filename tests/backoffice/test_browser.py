@@ -1,0 +1,151 @@
+"""The back office in a real browser: Playwright drives Chromium against the live server.
+
+They need the `playwright` package (a dev dependency) and a Chromium: Debian's
+(`apt-get install chromium`, at /usr/bin/chromium) or the one `TX_CHROMIUM` names. Without
+either they are skipped, saying which is missing. Playwright's own browser download is not
+used (`playwright install` is never needed).
+"""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from django.db import connections
+from django.utils import timezone
+
+from accounts.models import Hold
+from cards.models import Card
+from monitoring.models import MonitoringAlert
+from tests.backoffice.helpers import restore_roles, staff
+from tests.cards.helpers import make_institution
+from tests.events.test_actor import AdminWorld, _alert, _failed_delivery
+
+CHROMIUM = Path(os.environ.get("TX_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api",
+    reason="browser tests need the playwright package (a dev dependency, in requirements.lock)",
+)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason=f"browser tests need Chromium at {CHROMIUM}: apt-get install chromium "
+        "(or set TX_CHROMIUM to its path)",
+    ),
+]
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
+    # synchronous and do not share it.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+            # Inside Playwright's loop the ORM has connections of its own (asgiref's locals
+            # follow the loop's context): left open, they keep the test database from being
+            # dropped at the end of the run.
+            connections.close_all()
+
+
+@pytest.fixture
+def world(transactional_db):
+    # A live-server test empties every table after it, the migration's groups too.
+    restore_roles()
+    return AdminWorld(make_institution())
+
+
+def signed_in(browser, live_server, user):
+    page = browser.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", user.get_username())
+    page.fill("#id_password", "pw")
+    page.click("input[type=submit]")
+    sync_api.expect(page.locator("#site-name")).to_have_text("TX back office")
+    return page
+
+
+def queue_row(page, name: str):
+    return page.locator("tr.work-queue", has=page.locator("th", has_text=name))
+
+
+def test_the_dashboard_shows_the_queues_and_their_rows(browser, live_server, world):
+    _alert(world)
+    _failed_delivery(world)
+    Hold.objects.filter(pk=world["hold"]).update(expires_at=timezone.now())
+    user = staff("support", roles=["support"], institutions=[world.institution])
+    page = signed_in(browser, live_server, user)
+
+    queues = page.locator("#work-queues")
+    sync_api.expect(queues).to_contain_text("Work queues")
+    expected = {
+        "Open monitoring alerts": "1",
+        "Failed webhook deliveries": "1",
+        "Holds expiring today": "1",
+        "API keys suspected of PAN guessing": "0",
+    }
+    for name, count in expected.items():
+        sync_api.expect(queue_row(page, name).locator("a.work-queue-count")).to_have_text(count)
+
+    queue_row(page, "Open monitoring alerts").locator("a.work-queue-count").click()
+    sync_api.expect(page).to_have_url(re.compile(r"/admin/monitoring/monitoringalert/\?"))
+    sync_api.expect(page.locator("#result_list tbody tr")).to_have_count(1)
+    sync_api.expect(page.locator("#result_list")).to_contain_text(MonitoringAlert.objects.get().pk)
+
+
+def test_operations_suspend_a_card_through_the_action(browser, live_server, world):
+    card_id = world["card"]
+    user = staff("operations", roles=["operations"], institutions=[world.institution])
+    page = signed_in(browser, live_server, user)
+
+    page.goto(f"{live_server.url}/admin/cards/card/")
+    page.locator(f'#result_list input[name="_selected_action"][value="{card_id}"]').check()
+    page.select_option("select[name=action]", "suspend_cards")
+    page.click("button[name=index]")
+    sync_api.expect(page.locator("h1")).to_have_text("Suspend cards")
+    page.fill("textarea[name=reason]", "Reported lost by the cardholder on the phone.")
+    page.click("input[type=submit]")
+
+    sync_api.expect(page.locator("ul.messagelist")).to_contain_text("Suspended 1 card(s).")
+    card = Card.objects.get(pk=card_id)
+    assert (card.status, card.status_reason) == (
+        "suspended",
+        "Reported lost by the cardholder on the phone.",
+    )
+
+
+def test_compliance_resolve_an_alert(browser, live_server, world):
+    alert_id = _alert(world)
+    user = staff("compliance", roles=["compliance"], institutions=[world.institution])
+    page = signed_in(browser, live_server, user)
+
+    page.goto(f"{live_server.url}/admin/monitoring/monitoringalert/?status__exact=open")
+    page.locator(f'#result_list input[name="_selected_action"][value="{alert_id}"]').check()
+    page.select_option("select[name=action]", "resolve_alerts")
+    page.click("button[name=index]")
+    page.fill("textarea[name=note]", "Known grocery store; the cardholder confirmed.")
+    page.click("input[type=submit]")
+
+    sync_api.expect(page.locator("ul.messagelist")).to_contain_text("Resolved 1 alert(s).")
+    alert = MonitoringAlert.objects.get(pk=alert_id)
+    assert (alert.status, alert.resolved_by_id, alert.resolution_note) == (
+        "resolved",
+        user.pk,
+        "Known grocery store; the cardholder confirmed.",
+    )

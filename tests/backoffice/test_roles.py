@@ -1,0 +1,81 @@
+"""The staff roles the migration makes (institutions/migrations/0003_staff_roles.py): exact
+permissions, and exactly the admin actions each role is offered (docs/back-office.md)."""
+
+import pytest
+from django.contrib.auth.models import Group
+
+from tests.backoffice.helpers import staff
+from tests.events.test_actor import admin_actions
+
+pytestmark = pytest.mark.django_db
+
+VIEWED = {
+    "institutions.view_institution",
+    "events.view_event",
+    "customers.view_customer",
+    "accounts.view_accountproduct",
+    "accounts.view_account",
+    "accounts.view_hold",
+    "accounts.view_journal",
+    "accounts.view_entry",
+    "accounts.view_adjustment",
+    "accounts.view_fee",
+    "accounts.view_transaction",
+    "cards.view_cardproduct",
+    "cards.view_card",
+    "cards.view_sensitivedetailsaccess",
+    "cards.view_pinunblock",
+    "cards.view_panresolutionfailure",
+    "monitoring.view_monitoringrule",
+    "monitoring.view_monitoringalert",
+    "transfers.view_transfer",
+    "transfers.view_transferbatch",
+    "authorizations.view_authorization",
+    "authorizations.view_cardreturn",
+    "webhooks.view_webhookendpoint",
+    "webhooks.view_webhookdelivery",
+}
+
+
+def permissions_of(name: str) -> set[str]:
+    return {
+        f"{p.content_type.app_label}.{p.codename}"
+        for p in Group.objects.get(name=name).permissions.select_related("content_type")
+    }
+
+
+def test_the_roles_have_exact_permissions():
+    assert permissions_of("support") == VIEWED
+    assert permissions_of("operations") == VIEWED | {
+        "cards.change_card",
+        "accounts.change_account",
+        "accounts.change_hold",
+    }
+    assert permissions_of("compliance") == VIEWED | {
+        "monitoring.change_monitoringalert",
+        "accounts.change_fee",
+    }
+
+
+def test_each_role_is_offered_exactly_its_actions():
+    assert admin_actions(staff("support", roles=["support"])) == set()
+    assert admin_actions(staff("operations", roles=["operations"])) == {
+        ("cards.card", "activate_cards"),
+        ("cards.card", "suspend_cards"),
+        ("cards.card", "close_cards"),
+        ("cards.card", "unblock_pins"),
+        ("accounts.account", "freeze_accounts"),
+        ("accounts.account", "activate_accounts"),
+        ("accounts.account", "close_accounts"),
+        ("accounts.hold", "release_holds"),
+    }
+    assert admin_actions(staff("compliance", roles=["compliance"])) == {
+        ("monitoring.monitoringalert", "resolve_alerts"),
+        ("accounts.fee", "waive_fees"),
+    }
+
+
+def test_no_role_adds_deletes_or_edits_a_row_through_a_form():
+    for role in ("support", "operations", "compliance"):
+        codenames = {name.split(".")[1] for name in permissions_of(role)}
+        assert not {c for c in codenames if c.startswith(("add_", "delete_"))}, role
