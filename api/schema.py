@@ -173,9 +173,12 @@ def _errors(version: str, statuses) -> dict:
 
 
 def _idempotency_header(version: str) -> OpenApiParameter:
+    # The pattern says UUID v4; no `format: uuid`: openapi-python-client then types the header
+    # as a UUID object and hands it to httpx unconverted, and every write of such a client
+    # fails with a TypeError before it is sent (tests/test_generated_client.py).
     return OpenApiParameter(
         "Idempotency-Key",
-        {"type": "string", "format": "uuid", "pattern": UUID4_PATTERN},
+        {"type": "string", "pattern": UUID4_PATTERN},
         OpenApiParameter.HEADER,
         required=version == V2,
         description=(
