@@ -4,8 +4,10 @@ a command-line flag still wins over this file (bench/transfers.py passes its own
 
 Metrics (docs/operations.md, "Metrics"): the workers are processes of their own, so
 prometheus_client runs in multiprocess mode, each worker writing its values to files of
-PROMETHEUS_MULTIPROC_DIR that `/metrics` sums. `on_starting` makes that directory when the
-environment names none, before any worker starts (they inherit this master's environment).
+PROMETHEUS_MULTIPROC_DIR that `/metrics` sums. When the environment names none, this file
+makes one as gunicorn reads it: before anything imports prometheus_client, which picks its mode
+when it is first imported (a worker that inherited the single-process mode would count only its
+own requests), and before the application is loaded, also with --preload.
 """
 
 import glob
@@ -14,7 +16,10 @@ import os
 import shutil
 import tempfile
 
-from prometheus_client import multiprocess
+_made_metrics_dir = None
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    _made_metrics_dir = tempfile.mkdtemp(prefix="tx-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = _made_metrics_dir
 
 
 def _env_int(name: str, default: int) -> int:
@@ -46,19 +51,13 @@ keepalive = _env_int("GUNICORN_KEEPALIVE", 75)
 accesslog = None
 errorlog = "-"
 
-_made_metrics_dir = None
-
 
 def on_starting(server):
-    """Before the first worker, which inherits this environment: the metrics directory, made
-    when the environment names none; the files of a previous run's processes go (their counts
-    are history; Prometheus takes the drop for a restart of the counters). A job worker that
-    shares the directory (docs/operations.md) restarts with gunicorn."""
-    global _made_metrics_dir
-    path = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if not path:
-        path = _made_metrics_dir = tempfile.mkdtemp(prefix="tx-metrics-")
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    """Before the first worker: the metrics directory exists, and the files of a previous run's
+    processes go (their counts are history; Prometheus takes the drop for a restart of the
+    counters). A job worker that shares the directory (docs/operations.md) restarts with
+    gunicorn."""
+    path = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     os.makedirs(path, exist_ok=True)
     for stale in glob.glob(os.path.join(path, "*.db")):
         os.remove(stale)
@@ -67,6 +66,8 @@ def on_starting(server):
 def child_exit(server, worker):
     """A worker has exited: its live gauges (its database pool) stop counting; its counters and
     histograms stay in the sums."""
+    from prometheus_client import multiprocess  # here: after the directory is in the environment
+
     multiprocess.mark_process_dead(worker.pid)
 
 

@@ -515,13 +515,17 @@ def http_get(port: int, path: str, headers=None) -> tuple[int, bytes]:
 
 
 @pytest.mark.django_db
-def test_under_gunicorn_every_scrape_sums_every_worker(tmp_path):
+@pytest.mark.parametrize("directory_given", [True, False], ids=["directory-given", "no-directory"])
+def test_under_gunicorn_every_scrape_sums_every_worker(tmp_path, directory_given):
     """gunicorn with ./gunicorn.conf.py and three workers: requests answered by whichever
-    worker, each scrape (by whichever worker) counts all of them."""
+    worker, each scrape (by whichever worker) counts all of them; also when the environment
+    names no metrics directory and gunicorn.conf.py makes one."""
     port = free_port()
+    env = {key: value for key, value in os.environ.items() if key != "PROMETHEUS_MULTIPROC_DIR"}
+    if directory_given:
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(tmp_path / "metrics")  # made by on_starting
     env = {
-        **os.environ,
-        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),  # made by on_starting
+        **env,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "DATABASE_URL": database_url(),
         "METRICS_TOKEN": TOKEN,
@@ -558,7 +562,8 @@ def test_under_gunicorn_every_scrape_sums_every_worker(tmp_path):
             scrapes = {**live, "route": "/metrics"}
             # The scrapes before this one (a request is counted when it has been answered).
             assert value(samples, "tx_http_requests_total", **scrapes) == scrape_number
-        assert len(list((tmp_path / "metrics").glob("counter_*.db"))) == 3  # one per worker
+        if directory_given:
+            assert len(list((tmp_path / "metrics").glob("counter_*.db"))) == 3  # one per worker
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
