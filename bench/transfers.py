@@ -299,6 +299,31 @@ def drive_transfers(port, api_key, account_ids, concurrency, seconds, hot=False,
     return results, time.monotonic() - started
 
 
+# --- /metrics, read before and after the load (outside the CPU measurement)
+METRICS_TOKEN = uuid.uuid4().hex + uuid.uuid4().hex
+
+
+def scrape_metrics(port: int) -> dict[tuple[str, str], float]:
+    """The transfers posted by kind and the requests answered by status, from /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"})
+    response = conn.getresponse()
+    text = response.read().decode()
+    conn.close()
+    if response.status != 200:
+        raise RuntimeError(f"/metrics answered {response.status}: {text[:200]}")
+    values: dict[tuple[str, str], float] = Counter()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "tx_transfers_posted_total":
+                values[(sample.name, sample.labels["kind"])] += sample.value
+            elif sample.name == "tx_http_requests_total" and sample.labels["method"] == "POST":
+                values[(sample.name, sample.labels["status"])] += sample.value
+    return values
+
+
 # --- The SQL of one transfer, through Django's test client in this process
 
 
@@ -378,6 +403,7 @@ def main():
     run([pgbench_binary(), "-i", "-q", "-s", str(args.scale), pgbench_url], check=True)
 
     os.environ.update(service_environment(tx_url, rate_limit=RATE_LIMIT))
+    os.environ["METRICS_TOKEN"] = METRICS_TOKEN  # to compare /metrics with what the run did
     run([sys.executable, "manage.py", "migrate", "--noinput"], check=True)
     import django
 
@@ -414,6 +440,7 @@ def main():
             else "/TX/v2/transfers"
         )
         print(f"Running POST {target} ({mode}), {args.concurrency} clients, {args.seconds} s ...")
+        metrics_before = scrape_metrics(port)
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
         results, elapsed = drive_transfers(
@@ -421,6 +448,7 @@ def main():
         )
         app_http = tree_cpu_seconds(gunicorn.pid) - app_before
         pg_http = tree_cpu_seconds(postgres) - pg_before if postgres else None
+        metrics_after = scrape_metrics(port)
     finally:
         stop_gunicorn(gunicorn)
 
@@ -470,6 +498,17 @@ def main():
     extra = Counter(map(statement_kind, queries)) - Counter(map(statement_kind, unlimited_queries))
     for kind, count in extra.items():
         print(f"  +{count:2d}  {kind}")
+    counted = {name: metrics_after[name] - metrics_before.get(name, 0) for name in metrics_after}
+    transfers_counted = counted.get(
+        ("tx_transfers_posted_total", "batch" if args.batch else "single"), 0
+    )
+    answered = counted.get(("tx_http_requests_total", "201"), 0)
+    agrees = transfers_counted == posted and answered == len(created)
+    print(
+        f"\n/metrics over the run: tx_transfers_posted_total +{transfers_counted:.0f} (the run: "
+        f"{posted}), tx_http_requests_total 201 +{answered:.0f} (the run: {len(created)}): "
+        + ("they agree" if agrees else "THEY DISAGREE")
+    )
     print(f"\nverify_ledger on {TX_DATABASE}: exit {ledger.returncode}")
     print("  " + (ledger.stdout + ledger.stderr).strip().replace("\n", "\n  "))
 
@@ -482,7 +521,7 @@ def main():
             f"\nLeft {TX_DATABASE} and {PGBENCH_DATABASE} in place (the next run makes them anew);"
             " run again with --drop, or DROP DATABASE them, to remove them."
         )
-    sys.exit(1 if errors or ledger.returncode else 0)
+    sys.exit(1 if errors or ledger.returncode or not agrees else 0)
 
 
 if __name__ == "__main__":
