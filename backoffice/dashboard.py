@@ -46,28 +46,35 @@ def _changelist(model, **filters) -> str:
     return f"{url}?{urlencode(filters)}" if filters else url
 
 
-def _open_alerts(request) -> Queue | None:
-    alerts = _rows(request, MonitoringAlert)
-    if alerts is None:
+def _status_queue(request, model, status, name: str, explanation: str) -> Queue | None:
+    """The rows of `model` in `status`: a queue that is one status of one model."""
+    rows = _rows(request, model)
+    if rows is None:
         return None
-    status = MonitoringAlert.Status.OPEN
     return Queue(
+        name,
+        rows.filter(status=status).count(),
+        _changelist(model, status__exact=status),
+        explanation,
+    )
+
+
+def _open_alerts(request) -> Queue | None:
+    return _status_queue(
+        request,
+        MonitoringAlert,
+        MonitoringAlert.Status.OPEN,
         "Open monitoring alerts",
-        alerts.filter(status=status).count(),
-        _changelist(MonitoringAlert, status__exact=status),
         "Raised by the monitoring rules; resolve each with a note once checked.",
     )
 
 
 def _failed_deliveries(request) -> Queue | None:
-    deliveries = _rows(request, WebhookDelivery)
-    if deliveries is None:
-        return None
-    status = WebhookDelivery.Status.FAILED
-    return Queue(
+    return _status_queue(
+        request,
+        WebhookDelivery,
+        WebhookDelivery.Status.FAILED,
         "Failed webhook deliveries",
-        deliveries.filter(status=status).count(),
-        _changelist(WebhookDelivery, status__exact=status),
         "Retries exhausted: the institution's endpoint did not accept them. Retry once fixed.",
     )
 
