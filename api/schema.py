@@ -189,6 +189,26 @@ def _idempotency_header(version: str) -> OpenApiParameter:
     )
 
 
+# Reads may be served by a read replica (api.replicas, docs/read-replicas.md).
+READ_CONSISTENCY_PARAMETERS = [
+    OpenApiParameter(
+        "X-TX-Consistency",
+        {"type": "string", "enum": ["strong"]},
+        OpenApiParameter.HEADER,
+        description="`strong`: read the primary database, never a read replica (which may lag "
+        "by some seconds). Without it a key reads the primary for a few seconds after its own "
+        "last write, else maybe a replica. Only matters where the service runs with replicas.",
+    ),
+    OpenApiParameter(
+        "X-TX-Read-From",
+        {"type": "string", "enum": ["primary", "replica"]},
+        OpenApiParameter.HEADER,
+        response=[200],
+        description="Which database answered: sent only where the service runs with read replicas.",
+    ),
+]
+
+
 def both(serializer) -> dict:
     """The same serializer in both versions (a resource whose shape did not change)."""
     return {V1: serializer, V2: serializer}
@@ -235,6 +255,8 @@ def document(
                 params += PAGE_PARAMETERS
             if write:
                 params.append(_idempotency_header(version))
+            else:
+                params += READ_CONSISTENCY_PARAMETERS
             func = extend_schema(
                 versions=[version],
                 operation_id=f"{operation_id}_{version}",

@@ -80,6 +80,11 @@ def test_every_operation_documents_auth_errors_and_idempotency(schema):
                 }, where
             else:
                 assert "Idempotency-Key" not in headers, where
+                # Reads may come from a replica (docs/read-replicas.md): the way to ask for the
+                # primary, and the answer's header saying which one read.
+                assert headers["X-TX-Consistency"]["schema"]["enum"] == ["strong"], where
+                answer_headers = operation["responses"]["200"].get("headers", {})
+                assert "X-TX-Read-From" in answer_headers, where
 
 
 def test_request_bodies_reject_unlisted_fields(schema):
