@@ -194,6 +194,13 @@ class MonitoringAlert(models.Model):
         indexes = [
             models.Index(fields=["institution", "-id"], name="monitoring_alert_inst_idx"),
             models.Index(fields=["card", "-id"], name="monitoring_alert_card_idx"),
+            # The back office's queue of open alerts (backoffice.dashboard): the few open ones,
+            # counted without reading the resolved history.
+            models.Index(
+                fields=["institution"],
+                condition=Q(status="open"),
+                name="monitoring_alert_open_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="monitoring_alert_amount_pos"),
