@@ -18,6 +18,7 @@ guards, so it commits with the operation or not at all:
   holds no secret in clear, and the replay still answers the same bytes.
 """
 
+import hmac
 import json
 import uuid
 from datetime import timedelta
@@ -73,13 +74,27 @@ def parse_key(request, *, required: bool) -> uuid.UUID | None:
     return key
 
 
-def fingerprint(method: str, path: str, data) -> str:
-    """A keyed hash (HMAC-SHA256 under SECRET_KEY): bodies carry national ids and, later, PANs,
-    and a plain hash of a body whose other fields are known would let a reader of the table
-    guess a short secret field by brute force."""
+def fingerprint(method: str, path: str, data, *, secret: str | None = None) -> str:
+    """A keyed hash (HMAC-SHA256 under SECRET_KEY, or `secret`): bodies carry national ids and,
+    later, PANs, and a plain hash of a body whose other fields are known would let a reader of
+    the table guess a short secret field by brute force."""
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     message = f"{method}\n{path}\n{canonical}"
-    return salted_hmac("tx.idempotency.fingerprint", message, algorithm="sha256").hexdigest()
+    return salted_hmac(
+        "tx.idempotency.fingerprint", message, secret=secret, algorithm="sha256"
+    ).hexdigest()
+
+
+def same_request(stored: str, request_fingerprint: str, method: str, path: str, data) -> bool:
+    """Whether a stored fingerprint is this request's: under SECRET_KEY, or under one of
+    SECRET_KEY_FALLBACKS (a record stored before the key was rotated, within its 24 hours;
+    docs/deployment.md). The fallbacks are tried only when the current key does not match."""
+    if hmac.compare_digest(stored, request_fingerprint):
+        return True
+    return any(
+        hmac.compare_digest(stored, fingerprint(method, path, data, secret=old))
+        for old in settings.SECRET_KEY_FALLBACKS
+    )
 
 
 # The claim (api/sql/idempotency.sql): the record's id, or NULL when a live record of another
@@ -116,8 +131,12 @@ def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str,
     return IdempotencyRecord.objects.get(institution_id=institution_id, key=key)
 
 
-def replay(record: IdempotencyRecord, request_fingerprint: str) -> HttpResponse:
-    if record.fingerprint != request_fingerprint:
+def replay(record: IdempotencyRecord, request_fingerprint: str, request) -> HttpResponse:
+    """The stored answer of `record`, when `request` (its fingerprint given) is the same request
+    as the one stored; else 422 `idempotency_key_reused`."""
+    if not same_request(
+        record.fingerprint, request_fingerprint, request.method, request.path, request.data
+    ):
         raise IdempotencyKeyReused()
     body = bytes(record.response_body)
     if body.startswith(SEALED):

@@ -154,7 +154,7 @@ class TXView(APIView):
                     path=request.path,
                 )
                 if isinstance(claimed, IdempotencyRecord):
-                    return idempotency.replay(claimed, request_fingerprint)
+                    return idempotency.replay(claimed, request_fingerprint, request)
             try:
                 with operation.attempt(answered=idempotency.is_stored_error):
                     response = self._rendered(

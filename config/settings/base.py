@@ -18,6 +18,9 @@ env = environ.Env()
 
 DEBUG = env.bool("DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
+# Previous SECRET_KEYs, comma-separated, while a rotation settles (docs/deployment.md): staff
+# sessions and idempotent replays made under them still verify. Drop them after 24 hours.
+SECRET_KEY_FALLBACKS = env.list("SECRET_KEY_FALLBACKS", default=[])
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 
 INSTALLED_APPS = [

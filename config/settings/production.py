@@ -3,7 +3,7 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import DATABASE_REPLICA_CONNECT_TIMEOUT, DATABASES, env
+from .base import DATABASE_REPLICA_CONNECT_TIMEOUT, DATABASES, SECRET_KEY_FALLBACKS, env
 
 DEBUG = False
 SECRET_KEY = env.str("SECRET_KEY")
@@ -19,6 +19,7 @@ _DEVELOPMENT_VALUES = {
 }
 for _name, _value in (
     ("SECRET_KEY", SECRET_KEY),
+    *(("SECRET_KEY_FALLBACKS", _old) for _old in SECRET_KEY_FALLBACKS),
     ("FIELD_ENCRYPTION_KEYS", FIELD_ENCRYPTION_KEYS),
     ("PIN_KEY", PIN_KEY),
     ("PAN_FINGERPRINT_KEY", PAN_FINGERPRINT_KEY),

@@ -531,3 +531,28 @@ def test_fingerprint_is_keyed_not_a_plain_hash_of_the_body(api_v2, institution):
     plain = hashlib.sha256(f"POST\n/TX/v2/customers\n{canonical}".encode()).hexdigest()
     assert len(record.fingerprint) == 64
     assert record.fingerprint != plain
+
+
+# --- SECRET_KEY rotation (docs/deployment.md) ------------------------------------------------
+
+
+def test_a_record_stored_before_a_secret_key_rotation_replays_under_its_fallback(api, settings):
+    key = uuid.uuid4()
+    settings.SECRET_KEY = "the-key-before-the-rotation-0123456789"
+    first = api.post("/customers", CUSTOMER, idempotency_key=key)
+    assert_fresh(first, api.version)
+
+    settings.SECRET_KEY = "the-key-after-the-rotation-0123456789"
+    # Without the old key among the fallbacks the stored fingerprint is another request's.
+    settings.SECRET_KEY_FALLBACKS = []
+    refused = api.post("/customers", CUSTOMER, idempotency_key=key)
+    assert refused.status_code == 422
+    assert error_of(refused, api.version) == REUSED
+
+    settings.SECRET_KEY_FALLBACKS = ["the-key-before-the-rotation-0123456789"]
+    assert_replay_of(api.post("/customers", CUSTOMER, idempotency_key=key), first)
+    # Another body under the same key is still another request, whichever key made the record.
+    other = api.post("/customers", OTHER_CUSTOMER, idempotency_key=key)
+    assert other.status_code == 422
+    assert error_of(other, api.version) == REUSED
+    assert Customer.objects.count() == 1
