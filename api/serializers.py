@@ -149,9 +149,20 @@ class CurrencyField(StrictCharField):
         return value
 
 
-class AmountField(serializers.IntegerField):
-    """A positive integer of minor units (1050 EUR cents = 10.50 EUR): a JSON integer only,
-    never a string, a float or a boolean."""
+class WholeNumberField(serializers.IntegerField):
+    """A JSON integer only: never a string, a float or a boolean (DRF's IntegerField would take
+    "12", 12.0 and true)."""
+
+    default_error_messages = {"invalid": "Must be an integer."}
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class AmountField(WholeNumberField):
+    """A positive integer of minor units (1050 EUR cents = 10.50 EUR)."""
 
     default_error_messages = {"invalid": "Must be an integer number of minor units, e.g. 1050."}
 
@@ -159,11 +170,6 @@ class AmountField(serializers.IntegerField):
         kwargs.setdefault("min_value", 1)
         kwargs.setdefault("max_value", MAX_AMOUNT)
         super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class StrictBooleanField(serializers.BooleanField):

@@ -17,6 +17,7 @@ from api.serializers import (
     StrictCharField,
     StrictSerializer,
     TimestampField,
+    WholeNumberField,
 )
 
 from ..models import Card, CardProduct
@@ -301,17 +302,6 @@ class DefaultSecuritySettingsInput(StrictSerializer):
         required=False,
         max_length=250,
     )
-
-
-class WholeNumberField(serializers.IntegerField):
-    """A JSON integer only: never a string, a float or a boolean (as monitoring's)."""
-
-    default_error_messages = {"invalid": "Must be an integer."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 class BinField(StrictCharField):

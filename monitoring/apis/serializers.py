@@ -15,23 +15,13 @@ from api.serializers import (
     StrictCharField,
     StrictSerializer,
     TimestampField,
+    WholeNumberField,
 )
 from cards.apis.serializers import MccField
 from cards.models import Card
 
 from ..models import MAX_WINDOW_SECONDS, MonitoringAlert, MonitoringRule
 from ..services.rules import MAX_COUNT, MAX_COUNTRIES, MAX_MCCS, MAX_NAME_LENGTH
-
-
-class WholeNumberField(serializers.IntegerField):
-    """A JSON integer only: never a string, a float or a boolean."""
-
-    default_error_messages = {"invalid": "Must be an integer."}
-
-    def to_internal_value(self, data):
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 # --- input
