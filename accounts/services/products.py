@@ -215,27 +215,43 @@ def account_product_update(*, product: AccountProduct, changes: dict) -> Outcome
     if unknown:
         raise ValueError(f"Not account product fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
-        product = (
-            AccountProduct.objects.select_for_update(of=("self",))
-            .select_related("institution")
-            .get(pk=product.pk)
-        )
+        product = product_locked(product)
         errors = account_product_errors(changes, product=product)
         if errors:
             raise ValidationFailed(details=errors)
         values = {**changes}
         if "name" in values:
             values["name"] = values["name"].strip()
-        previous = row_update(product, values)
-        if not previous:
-            return unchanged(product)
-        emit_for(
-            product,
-            "product.updated",
-            data={
-                "productType": "account",
-                "product": account_product_data(product),
-                "changedFields": sorted(API_NAMES[field] for field in previous),
-            },
+        return product_change(
+            product, values, product_type="account", data=account_product_data, api_names=API_NAMES
         )
+
+
+# --- What an account product's and a card product's changes share (cards.services.products).
+def product_locked(product):
+    """`product` (an account or card product) again, its row locked until the transaction
+    ends, with its institution."""
+    return (
+        type(product)
+        .objects.select_for_update(of=("self",))
+        .select_related("institution")
+        .get(pk=product.pk)
+    )
+
+
+def product_change(product, values: dict, *, product_type: str, data, api_names: dict) -> Outcome:
+    """Write `values` (valid, cleaned) on the locked `product` and emit `product.updated` with
+    `data(product)` and the API names of what changed; no change writes and emits nothing."""
+    previous = row_update(product, values)
+    if not previous:
+        return unchanged(product)
+    emit_for(
+        product,
+        "product.updated",
+        data={
+            "productType": product_type,
+            "product": data(product),
+            "changedFields": sorted(api_names[field] for field in previous),
+        },
+    )
     return changed(product, previous)

@@ -7,11 +7,11 @@ import pycountry
 from django.db import IntegrityError, transaction
 
 from accounts.services.fees import BPS_SCALE
+from accounts.services.products import product_change, product_locked
 from api.context import iso_millis
 from api.serializers import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS, MAX_AMOUNT
 from core.exceptions import ValidationFailed
-from core.operations import Outcome, changed, unchanged
-from core.rows import row_update
+from core.operations import Outcome
 from events.services import emit_for
 from institutions.models import Institution
 
@@ -400,25 +400,14 @@ def card_product_update(*, product: CardProduct, changes: dict) -> Outcome[CardP
     if unknown:
         raise ValueError(f"Not card product fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
-        product = (
-            CardProduct.objects.select_for_update(of=("self",))
-            .select_related("institution")
-            .get(pk=product.pk)
-        )
+        product = product_locked(product)
         errors = card_product_errors(changes, institution=product.institution, product=product)
         if errors:
             raise ValidationFailed(details=_error_paths(errors))
-        values = _cleaned(changes)
-        previous = row_update(product, values)
-        if not previous:
-            return unchanged(product)
-        emit_for(
+        return product_change(
             product,
-            "product.updated",
-            data={
-                "productType": "card",
-                "product": card_product_data(product),
-                "changedFields": sorted(API_NAMES[field] for field in previous),
-            },
+            _cleaned(changes),
+            product_type="card",
+            data=card_product_data,
+            api_names=API_NAMES,
         )
-    return changed(product, previous)
