@@ -8,9 +8,7 @@ past a limit the answer is 429 `rate_limited` instead. The key itself comes from
 cache with bounded staleness (`institutions.key_cache`).
 """
 
-import ipaddress
 from dataclasses import dataclass
-from functools import lru_cache
 
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.db.models import Q, Value
@@ -19,7 +17,7 @@ from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import BasePermission
 
 from api import ratelimit
-from api.client_ip import client_address
+from api.client_ip import address_in, client_address
 from api.context import context_of
 from core.exceptions import AuthenticationFailed, IpNotAllowed, PermissionDenied
 from institutions import key_cache, keys, scopes
@@ -40,11 +38,6 @@ class ApiClient:
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.api_key.scopes
-
-
-@lru_cache(maxsize=4096)
-def _network(cidr: str):
-    return ipaddress.ip_network(cidr, strict=False)
 
 
 class ApiKeyAuthentication(BaseAuthentication):
@@ -91,13 +84,7 @@ class ApiKeyAuthentication(BaseAuthentication):
             raise AuthenticationFailed()
         if not api_key.is_usable(timezone.now()):
             raise AuthenticationFailed()
-
-        allowed = address is not None and any(
-            address in network
-            for network in map(_network, api_key.cidrs)
-            if network.version == address.version
-        )
-        if not allowed:
+        if not address_in(address, api_key.cidrs):
             raise IpNotAllowed()
         return api_key
 

@@ -13,14 +13,18 @@ from django.conf import settings
 from ipware import get_client_ip
 
 
-@lru_cache(maxsize=8)
-def _trusted_networks(proxies: tuple[str, ...]):
-    return tuple(ipaddress.ip_network(proxy, strict=False) for proxy in proxies)
+@lru_cache(maxsize=4096)
+def _network(cidr: str):
+    return ipaddress.ip_network(cidr, strict=False)
 
 
-def _is_trusted_proxy(address) -> bool:
-    networks = _trusted_networks(tuple(settings.TRUSTED_PROXIES))
-    return any(address in network for network in networks if address.version == network.version)
+def address_in(address, cidrs) -> bool:
+    """Whether `address` (an `ipaddress` object, or None: never) lies in one of `cidrs`
+    (addresses or CIDRs as strings, each parsed once per process): the check of every
+    allowlist (API keys, /metrics) and of TRUSTED_PROXIES."""
+    return address is not None and any(
+        address in network for network in map(_network, cidrs) if network.version == address.version
+    )
 
 
 class _Hops:
@@ -38,7 +42,7 @@ def client_address(request):
         return None
     if getattr(peer, "ipv4_mapped", None):
         peer = peer.ipv4_mapped
-    if not _is_trusted_proxy(peer):
+    if not address_in(peer, settings.TRUSTED_PROXIES):
         return peer
     header = request.META.get("HTTP_X_FORWARDED_FOR", "").strip()
     if not header:

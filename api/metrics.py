@@ -16,9 +16,7 @@ middleware and what is read at scrape time. The metrics themselves are defined i
 
 import hashlib
 import hmac
-import ipaddress
 import time
-from functools import lru_cache
 
 from django.conf import settings
 from django.core.signals import request_finished
@@ -31,7 +29,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.values import ValueClass
 
-from api.client_ip import client_address
+from api.client_ip import address_in, client_address
 from api.errors import error_response
 from core import exceptions as tx
 from core import metrics
@@ -51,14 +49,11 @@ def scrape(request):
 
 
 def _refusal(request):
-    token, networks = settings.METRICS_TOKEN, _networks(tuple(settings.METRICS_ALLOWED_IPS))
-    if not token and not networks:
+    token, allowed = settings.METRICS_TOKEN, settings.METRICS_ALLOWED_IPS
+    if not token and not allowed:
         return error_response(request, tx.NotFound())
-    if networks:
-        address = client_address(request)
-        if address is None or not any(
-            address in network for network in networks if address.version == network.version
-        ):
+    if allowed:
+        if not address_in(client_address(request), allowed):
             return error_response(
                 request, tx.IpNotAllowed("Requests from this address may not read the metrics.")
             )
@@ -75,11 +70,6 @@ def _refusal(request):
             response["WWW-Authenticate"] = 'Bearer realm="metrics"'
             return response
     return None
-
-
-@lru_cache(maxsize=8)
-def _networks(cidrs: tuple[str, ...]):
-    return tuple(ipaddress.ip_network(cidr, strict=False) for cidr in cidrs)
 
 
 class _Scrape:
