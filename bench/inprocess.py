@@ -1,12 +1,15 @@
 """CPU per POST /TX/v2/transfers inside one process: Django's test client, production settings,
 no HTTP server, no other client on the machine's cores (bench/README.md).
 
-    .venv/bin/python bench/inprocess.py [--transfers 1000] [--rounds 4] [--profile] [--drop]
+    .venv/bin/python bench/inprocess.py [--transfers 1000] [--rounds 4] [--batch N] [--profile]
+                                        [--drop]
 
 Recreates its database (tx_bench_inprocess), makes a tenant and 20 loaded accounts through the
 API, warms up with 200 transfers, then either times `--rounds` rounds of `--transfers` transfers
-by `time.process_time` (prints each round and the median), or with `--profile` runs them once
-under cProfile and prints the costliest functions and the time per file.
+by `time.process_time` (prints each round and the median, and the CPU the PostgreSQL server
+spent, from /proc, when it is the embedded one), or with `--profile` runs them once under
+cProfile and prints the costliest functions and the time per file. `--batch N` sends the
+transfers as atomic `POST /TX/v2/transfer-batches` of N each.
 """
 
 import argparse
@@ -36,6 +39,9 @@ from common import (  # noqa: E402  (bench/common.py)
     service_environment,
     with_database,
 )
+from cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402  (bench/cpu.py)
+
+from core.embedded_db import PGDATA  # noqa: E402
 
 DATABASE = "tx_bench_inprocess"
 ACCOUNTS = 20
@@ -45,6 +51,7 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transfers", type=int, default=1000, help="per round (default 1000)")
     parser.add_argument("--rounds", type=int, default=4, help="timed rounds (default 4)")
+    parser.add_argument("--batch", type=int, default=0, help="atomic batches of N transfers")
     parser.add_argument("--profile", action="store_true", help="one round under cProfile")
     parser.add_argument("--drop", action="store_true", help="drop the database at the end")
     return parser.parse_args()
@@ -53,6 +60,8 @@ def parse_args():
 def main():
     args = parse_args()
     admin_url = server_url()
+    # The server's CPU only when it is the embedded one of this checkout (bench/cpu.py).
+    postgres = None if os.environ.get("DATABASE_URL") else postmaster_pid(PGDATA)
     recreate_database(admin_url, DATABASE)
     os.environ.update(service_environment(with_database(admin_url, DATABASE), rate_limit=10**7))
     subprocess.run(  # noqa: S603
@@ -109,43 +118,53 @@ def main():
 
     rng = random.Random(0)
 
-    def transfer():
+    def item():
         source, destination = rng.sample(accounts, 2)
-        amount = rng.randint(1, 100)
-        call(
-            "/TX/v2/transfers",
-            {
-                "source": {"accountId": source},
-                "destination": {"accountId": destination},
-                "amount": amount,
-                "currency": "EUR",
-            },
-        )
+        return {
+            "source": {"accountId": source},
+            "destination": {"accountId": destination},
+            "amount": rng.randint(1, 100),
+            "currency": "EUR",
+        }
 
-    for _ in range(200):
-        transfer()
+    def transfers(count: int) -> None:
+        if not args.batch:
+            for _ in range(count):
+                call("/TX/v2/transfers", item())
+            return
+        for _ in range(max(1, count // args.batch)):
+            body = {"mode": "atomic", "transfers": [item() for _ in range(args.batch)]}
+            call("/TX/v2/transfer-batches", body)
+
+    transfers(200)
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-        for _ in range(args.transfers):
-            transfer()
+        transfers(args.transfers)
         profiler.disable()
         stats = pstats.Stats(profiler)
         stats.sort_stats("cumulative").print_stats(40)
         print_by_file(stats, args.transfers)
     else:
-        rounds = []
+        rounds, database = [], []
         for _ in range(args.rounds):
-            started = time.process_time()
-            for _ in range(args.transfers):
-                transfer()
+            started, server_started = time.process_time(), server_cpu(postgres)
+            transfers(args.transfers)
             rounds.append(1000 * (time.process_time() - started) / args.transfers)
-        each = " ".join(f"{value:.2f}" for value in rounds)
-        median = statistics.median(rounds)
-        print(f"CPU per transfer, in this process: {each} ms; median {median:.2f} ms")
+            if postgres is not None:
+                database.append(1000 * (server_cpu(postgres) - server_started) / args.transfers)
+        for name, values in (("in this process", rounds), ("in PostgreSQL", database)):
+            if values:
+                each = " ".join(f"{value:.2f}" for value in values)
+                median = statistics.median(values)
+                print(f"CPU per transfer, {name}: {each} ms; median {median:.2f} ms")
     connections.close_all()
     if args.drop:
         drop_database(admin_url, DATABASE)
+
+
+def server_cpu(postmaster: int | None) -> float:
+    return tree_cpu_seconds(postmaster) if postmaster else 0.0
 
 
 def print_by_file(stats: pstats.Stats, transfers: int) -> None:

@@ -101,9 +101,12 @@ BEGIN
         passed[i] := true;
     END LOOP;
 
+    -- Each row is read once, in FROM: `(jsonb_populate_record(...)).*` in the select list would
+    -- call the function again for every column of the table.
     INSERT INTO accounts_journal
-        SELECT (jsonb_populate_record(NULL::accounts_journal, x.j)).*
-          FROM jsonb_array_elements(p_journals) WITH ORDINALITY AS x(j, i)
+        SELECT r.*
+          FROM jsonb_array_elements(p_journals) WITH ORDINALITY AS x(j, i),
+               jsonb_populate_record(NULL::accounts_journal, x.j) AS r
          WHERE passed[x.i];
     -- balance_after: the account's posted when locked plus its legs so far, in item order
     -- (an account may appear in several items; ledger rule, balance_after.sql).
@@ -130,17 +133,19 @@ BEGIN
            AS t(id, delta, touched)
      WHERE a.id = t.id AND t.touched;
     EXECUTE format(
-        'INSERT INTO %1$I SELECT (jsonb_populate_record(NULL::%1$I, x.r)).* '
-        'FROM jsonb_array_elements($1) WITH ORDINALITY AS x(r, i) WHERE ($2)[x.i]', p_table)
+        'INSERT INTO %1$I SELECT r.* FROM jsonb_array_elements($1) WITH ORDINALITY AS x(j, i), '
+        'jsonb_populate_record(NULL::%1$I, x.j) AS r WHERE ($2)[x.i]', p_table)
       USING p_rows, passed;
     INSERT INTO transactions_transaction
-        SELECT (jsonb_populate_record(NULL::transactions_transaction, l.line)).*
+        SELECT r.*
           FROM jsonb_array_elements(p_lines) WITH ORDINALITY AS x(lines, i),
-               jsonb_array_elements(x.lines) AS l(line)
+               jsonb_array_elements(x.lines) AS l(line),
+               jsonb_populate_record(NULL::transactions_transaction, l.line) AS r
          WHERE passed[x.i];
     INSERT INTO events_event
-        SELECT (jsonb_populate_record(NULL::events_event, x.e)).*
-          FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(e, i)
+        SELECT r.*
+          FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(e, i),
+               jsonb_populate_record(NULL::events_event, x.e) AS r
          WHERE passed[x.i];
     RETURN refusals;
 END;
