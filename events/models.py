@@ -36,7 +36,10 @@ class ActorRef:
 
 class Event(models.Model):
     id = models.CharField(primary_key=True, max_length=40, default=_event_id, editable=False)
-    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="events")
+    # No index of its own: event_institution_idx starts with it.
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="events", db_index=False
+    )
     type = models.CharField(max_length=64)
     object_type = models.CharField(max_length=32)
     object_id = models.CharField(max_length=40)

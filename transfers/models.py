@@ -62,9 +62,17 @@ class Transfer(CreatedBy, Timestamped):
         EXPIRED = "expired"
 
     id = models.CharField(primary_key=True, max_length=40, default=_transfer_id, editable=False)
-    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
-    source_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
-    destination_account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+")
+    # No index of their own: the first column of transfer_institution_idx, transfer_source_idx
+    # and transfer_destination_idx serves every lookup by them (fewer index entries to write).
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    source_account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    destination_account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     # Set when the endpoint was named by `cardId` or `pan`: the card the money moved through.
     source_card = models.ForeignKey(
         "cards.Card",

@@ -50,7 +50,10 @@ class Entry(models.Model):
         CREDIT = "credit"
 
     journal = models.ForeignKey(Journal, on_delete=models.PROTECT, related_name="entries")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="entries")
+    # No index of its own: entry_account_idx starts with it.
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="entries", db_index=False
+    )
     direction = models.CharField(max_length=6, choices=Direction.choices)
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
