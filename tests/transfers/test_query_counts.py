@@ -42,7 +42,7 @@ def kind(sql: str) -> str:
     verb = sql.split(" ", 1)[0]
     if verb in ("SAVEPOINT", "RELEASE"):
         return "RELEASE SAVEPOINT" if verb == "RELEASE" else "SAVEPOINT"
-    function = re.match(r"SELECT (tx_\w+)\(", sql)
+    function = re.match(r"SELECT ((?:tx|pg)_\w+)\(", sql)
     if function:
         return f"SELECT {function.group(1)}"
     suffix = " FOR UPDATE" if sql.endswith("FOR UPDATE") else ""
@@ -61,3 +61,64 @@ def test_one_transfer_costs_these_statements(api_v2):
     with CaptureQueriesContext(connection) as queries:
         created(api_v2.post("/transfers", body), "v2")
     assert [kind(query["sql"]) for query in queries.captured_queries] == EXPECTED
+
+
+# One atomic POST /TX/v2/transfer-batches of account-to-account items, in order: the same
+# request around `transfer_batch_create` (transfers/batches.py).
+BATCH_EXPECTED = [
+    "SELECT api_apikey",
+    "WITH api_rate_counter",
+    "SAVEPOINT",
+    "SELECT tx_idempotency_claim",
+    "SAVEPOINT",
+    "SELECT accounts_account",  # the accounts of every item in one query
+    # The batch's row with the results it has if every item posts, before the queue.
+    "INSERT transfers_transferbatch",
+    # The queue of the institution's batches, then what its holder does before its commit:
+    # everything of every item in one call, the webhook endpoints of the events, the answer.
+    "SELECT pg_advisory_xact_lock",
+    "SAVEPOINT",  # a reference taken meanwhile undoes this call only
+    "SELECT tx_post_many",
+    "SELECT webhooks_webhookendpoint",
+    "RELEASE SAVEPOINT",
+    "RELEASE SAVEPOINT",
+    "UPDATE api_idempotencyrecord",
+    "RELEASE SAVEPOINT",
+]
+
+
+def batch_of(accounts: list[str], count: int) -> dict:
+    return {
+        "mode": "atomic",
+        "transfers": [
+            {
+                "source": {"accountId": accounts[i % 2]},
+                "destination": {"accountId": accounts[(i + 1) % 2]},
+                "amount": 1 + i,
+                "currency": "EUR",
+            }
+            for i in range(count)
+        ],
+    }
+
+
+def test_a_batch_costs_these_statements_whatever_its_size(api_v2):
+    accounts = [funded_account(api_v2, 10_000)["accountId"] for _ in range(2)]
+    for count in (2, 50):
+        with CaptureQueriesContext(connection) as queries:
+            created(api_v2.post("/transfer-batches", batch_of(accounts, count)), "v2")
+        assert [kind(query["sql"]) for query in queries.captured_queries] == BATCH_EXPECTED
+
+
+def test_an_independent_batch_with_a_refusal_writes_its_actual_results(api_v2):
+    accounts = [funded_account(api_v2, 10)["accountId"] for _ in range(2)]
+    body = batch_of(accounts, 3) | {"mode": "independent"}
+    body["transfers"][1]["amount"] = 1_000  # more than the source holds
+    with CaptureQueriesContext(connection) as queries:
+        answer = created(api_v2.post("/transfer-batches", body), "v2")
+    kinds = [kind(query["sql"]) for query in queries.captured_queries]
+    # The row written ahead said every item posted: corrected once the refusal is known.
+    assert kinds.count("UPDATE transfers_transferbatch") == 1
+    assert [result["status"] for result in answer["results"]] == ["posted", "failed", "posted"]
+    stored = api_v2.get(f"/transfer-batches/{answer['batchId']}").json()
+    assert stored["results"] == answer["results"]
