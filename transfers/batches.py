@@ -114,7 +114,6 @@ class _Run:
         elif self.written != self.results:
             self.batch.results = self.results
             self.batch.save(update_fields=["results"])
-            self.written = list(self.results)
 
     def _write(self, results: list[dict]) -> None:
         self.batch.results = list(results)
