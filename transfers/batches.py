@@ -91,34 +91,32 @@ class _Run:
         self.taken = references_taken(institution, references) if references else set()
         self.waiting: list[tuple[int, list[Resolved]]] = []  # the run not yet posted
         self.queued = False
-        self.written: list[dict] | None = None  # the results the batch's row holds
 
     def write_ahead(self, waiting: list, news: list) -> None:
         """Write the batch's row before the queue, when every item is decided or in the run
         about to post (`waiting`, its rows `news`): with the results it has if all of the run
         posts."""
-        if self.queued or self.written is not None:
+        if self.queued or not self.batch._state.adding:  # queued, or the row written already
             return
         results = list(self.results)
         for (index, _), new in zip(waiting, news, strict=True):
             results[index] = _posted_result(index, new.transfer)
         if None in results:
             return
-        self._write(results)
+        self._insert(results)
 
     def finish(self) -> None:
         """The batch's row with its actual results: written now, or corrected when a refusal
         made them differ from what `write_ahead` wrote."""
-        if self.written is None:
-            self._write(self.results)
-        elif self.written != self.results:
-            self.batch.results = self.results
+        if self.batch._state.adding:
+            self._insert(self.results)
+        elif self.batch.results != self.results:  # what `write_ahead` wrote
+            self.batch.results = list(self.results)
             self.batch.save(update_fields=["results"])
 
-    def _write(self, results: list[dict]) -> None:
+    def _insert(self, results: list[dict]) -> None:
         self.batch.results = list(results)
         self.batch.save(force_insert=True)
-        self.written = list(results)
 
     def queue(self) -> None:
         """Wait for the institution's earlier batches, once, right before the first lock
