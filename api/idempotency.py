@@ -157,9 +157,12 @@ def store(record_id: int, response) -> None:
     body = response.content
     if getattr(response, "tx_seal_for_replay", False):
         body = SEALED + crypto.encrypt(body.decode(), context=_context(record_id)).encode()
-    IdempotencyRecord.objects.filter(id=record_id).update(
-        status_code=response.status_code, response_body=body
-    )
+    # A plain statement: the ORM would compile this UPDATE again on every write request.
+    with connection.cursor() as cursor:
+        cursor.execute(_STORE_SQL, [response.status_code, body, record_id])
+
+
+_STORE_SQL = "UPDATE api_idempotencyrecord SET status_code = %s, response_body = %s WHERE id = %s"
 
 
 def _context(record_id: int) -> str:
