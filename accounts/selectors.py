@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Q, Sum
 from django.utils import timezone
 
+from core import rows
 from core.exceptions import NotFound
 from core.selectors import get_of_institution
 from institutions.models import Institution
@@ -65,12 +66,10 @@ def accounts_of_endpoints(
     ids = [endpoint["account_id"] for endpoint in endpoints if "account_id" in endpoint]
     numbers = [e["account_number"] for e in endpoints if "account_number" in e]
     # The hot path's one read: a plain statement, not an ORM query compiled on every request.
-    found = list(
-        Account.objects.raw(
-            'SELECT * FROM "accounts_account" WHERE institution_id = %s AND kind = %s '
-            "AND (id = ANY(%s) OR account_number = ANY(%s))",
-            [institution.pk, Account.Kind.CUSTOMER, ids, numbers],
-        )
+    found = rows.select(
+        Account,
+        "institution_id = %s AND kind = %s AND (id = ANY(%s) OR account_number = ANY(%s))",
+        [institution.pk, Account.Kind.CUSTOMER, ids, numbers],
     )
     by_id = {account.pk: account for account in found}
     by_number = {account.account_number: account for account in found}

@@ -80,3 +80,36 @@ def test_a_computed_field_is_computed_and_a_plain_one_read():
         "due": NOW.replace(year=2030).isoformat(),
     }
     assert obj.touched == NOW  # set on the instance, as save() would
+
+
+def fields_of(obj: models.Model) -> dict:
+    return {field.attname: getattr(obj, field.attname) for field in obj._meta.concrete_fields}
+
+
+@pytest.mark.django_db
+def test_select_reads_what_the_orm_reads():
+    """Every column, a JSON field through its converter and the generated one included, as the
+    ORM gives it; the instances are saved rows of the read database."""
+    from accounts.models import Account
+    from tests.accounts.ledger.helpers import institution, open_account
+
+    fi = institution()
+    first = open_account(fi, balance=500)
+    second = open_account(fi)
+    Account.objects.filter(pk=first.pk).update(metadata={"team": "payroll", "n": [1, 2]})
+
+    found = rows.select(Account, "id = ANY(%s) ORDER BY id", [[first.pk, second.pk]])
+
+    expected = sorted(Account.objects.filter(pk__in=[first.pk, second.pk]), key=lambda a: a.pk)
+    assert [fields_of(account) for account in found] == [fields_of(a) for a in expected]
+    by_id = {account.pk: account for account in found}
+    assert by_id[first.pk].metadata == {"team": "payroll", "n": [1, 2]}
+    assert by_id[first.pk].available == 500
+    assert all(not a._state.adding and a._state.db == "default" for a in found)
+
+
+@pytest.mark.django_db
+def test_select_of_no_row_is_empty():
+    from accounts.models import Account
+
+    assert rows.select(Account, "id = %s", ["acct_none"]) == []
