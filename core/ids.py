@@ -12,12 +12,15 @@ import time
 _ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
+# Every pair of characters, by the 10 bits they stand for: an id's 26 characters in 13 lookups.
+# Five ids a transfer; one character at a time took 3.2 us an id, this 1.5 (bench/README.md).
+_PAIRS = [high + low for high in _ALPHABET for low in _ALPHABET]
+
+
 def _base32(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+    """The low `5 * length` bits of `value` in `length` characters (an even number), the most
+    significant first."""
+    return "".join([_PAIRS[(value >> shift) & 1023] for shift in range(5 * length - 10, -1, -10)])
 
 
 _last = (0, 0)  # (millis, random) of the last id this process made
@@ -37,7 +40,7 @@ def new_id(prefix: str) -> str:
         else:
             random = secrets.randbits(80)
         _last = (millis, random)
-    return f"{prefix}_{_base32(millis, 10)}{_base32(random, 16)}"
+    return f"{prefix}_{_base32(millis << 80 | random, 26)}"
 
 
 def bound(prefix: str, moment, *, upper: bool) -> str:

@@ -108,3 +108,24 @@ def test_an_id_made_after_the_clock_stepped_back_sorts_after_the_one_before(
     later = new_id("tst")
     assert parts(later)[0] == clock[0] // 1_000_000
     assert body(after[2]) < body(later)
+
+
+@pytest.mark.parametrize(
+    "millis, random",
+    [
+        (0, 0),
+        (1, 1),
+        (1_764_000_000_123, 2**80 - 2),
+        (32**10 - 1, 0),
+        (32**10 - 1, 2**80 - 2),
+        (0x2AAAAAAAAAAA, 0x15555555555555555555),
+    ],
+)
+def test_the_characters_are_exactly_the_milliseconds_and_the_random_part(
+    monkeypatch, millis, random
+):
+    """Every bit lands in its place, at the edges of both parts (and alternating bits)."""
+    monkeypatch.setattr(ids, "_last", (-1, 0))  # every millisecond is after the last id's
+    monkeypatch.setattr(ids.time, "time_ns", lambda: millis * 1_000_000 + 999_999)
+    monkeypatch.setattr(ids.secrets, "randbits", lambda bits: random)
+    assert parts(new_id("tst")) == (millis, random)
