@@ -4,8 +4,8 @@
 
 Recreates two databases of its own (tx_bench, tx_bench_pgbench), starts the service under
 gunicorn with production settings, posts some history (--history) and analyzes, runs pgbench,
-then drives POST /TX/v2/transfers, then counts
-the SQL of one transfer and runs verify_ledger. bench/README.md explains every step.
+then drives POST /TX/v2/transfers, then counts the SQL of one transfer and runs verify_ledger.
+bench/README.md explains every step.
 """
 
 import argparse

@@ -88,7 +88,8 @@ def select(model: type[models.Model], where: str, params: list) -> list[models.M
 
 # Per model: the statement's head (every concrete column, in the order `from_db` takes them)
 # and, for the columns whose values the database adapter does not give as Python wants them
-# (a JSON field), their index, column expression and converters.
+# (a JSON field), their index, column expression and converters. Made with the first connection
+# that reads the model: every database alias of the project is PostgreSQL.
 _reads: dict[type, tuple[str, list]] = {}
 
 

@@ -1,6 +1,7 @@
 """`core.rows.as_row` reads each model's columns from a plan made once per model: it gives what
 the definition gives (every concrete column, through its field's `pre_save`, as JSON), for every
-model of the project, a new instance and one with every value set."""
+model of the project, a new instance and one with every value set. `core.rows.select` reads
+what the ORM reads."""
 
 import datetime
 import uuid
