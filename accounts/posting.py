@@ -20,7 +20,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from core import exceptions
-from core.rows import as_row
+from core.rows import as_row, new_row
 from events.services import announce
 
 from .models import Entry, Journal
@@ -64,7 +64,8 @@ def credit(account_id: str, amount: int, *, check: str = CREDIT) -> Move:
 
 def journal_new(*, institution_id: str, kind: str, description: str = "") -> Journal:
     """A journal not yet written: `post()` writes it with its entries."""
-    return Journal(
+    return new_row(
+        Journal,
         institution_id=institution_id,
         kind=kind,
         description=description[:500],

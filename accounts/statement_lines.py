@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+from core.rows import new_row
+
 from .models import Account, Adjustment, Hold, Journal, Transaction
 
 
@@ -31,7 +33,8 @@ def statement_lines(
     written: `accounts.posting.post` writes them with the posting (or `statement_lines_record`
     on its own)."""
     return [
-        Transaction(
+        new_row(
+            Transaction,
             institution_id=line.account.institution_id,
             account=line.account,
             type=line.type,

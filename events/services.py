@@ -9,6 +9,7 @@ A change of balances writes its events in the posting function's round trip inst
 from django.db import transaction
 
 from core.actors import Actor, current_actor
+from core.rows import new_row
 from institutions.models import Institution
 
 from . import consumers
@@ -37,7 +38,8 @@ def event_new(
         raise ValueError(f"Unknown event type {type!r}; add it to events/types.py.")
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("emit() must be called inside the transaction of the change.")
-    return Event(
+    return new_row(
+        Event,
         institution=institution,
         type=type,
         object_type=object_type,

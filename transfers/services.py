@@ -35,7 +35,7 @@ from core.exceptions import (
 from core.metadata import metadata_check, metadata_merge
 from core.metrics import TRANSFER_BATCH, TRANSFER_SINGLE, TRANSFER_TWO_PHASE, count_on_commit
 from core.operations import Outcome, changed, keep_if_refused, unchanged
-from core.rows import row_update
+from core.rows import new_row, row_update
 from events.models import Event
 from events.services import emit_for, event_for
 from institutions.models import Institution
@@ -227,7 +227,8 @@ def transfer_new(
     journal = journal_new(
         institution_id=institution.pk, kind=Journal.Kind.TRANSFER, description=description
     )
-    transfer = Transfer(
+    transfer = new_row(
+        Transfer,
         institution=institution,
         source_account=source,
         destination_account=destination,

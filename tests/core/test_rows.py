@@ -5,6 +5,7 @@ what the ORM reads."""
 
 import datetime
 import uuid
+from functools import partial
 
 import pytest
 from django.apps import apps
@@ -114,3 +115,181 @@ def test_select_of_no_row_is_empty():
     from accounts.models import Account
 
     assert rows.select(Account, "id = %s", ["acct_none"]) == []
+
+
+# `new_row` builds what the constructor builds.
+
+MISSING = object()
+
+
+def built(obj: models.Model) -> tuple:
+    """All a new instance holds: each column's value, the related instances cached (by
+    identity), whether it is new and its database."""
+    return (
+        {field.attname: obj.__dict__.get(field.attname, MISSING) for field in obj._meta.fields},
+        sorted(obj.__dict__),
+        {name: id(value) for name, value in obj._state.fields_cache.items()},
+        obj._state.adding,
+        obj._state.db,
+    )
+
+
+@pytest.fixture
+def fixed_defaults(monkeypatch):
+    """Every callable default of `model` gives one value, drawn once (ids and instants would
+    differ between two builds); `new_row`'s plans made again."""
+    monkeypatch.setattr(rows, "_news", {})
+
+    def fix(model):
+        for field in model._meta.concrete_fields:
+            if field.has_default() and callable(field.default):
+                # What the field's `get_default` calls (a property cached on first use).
+                monkeypatch.setitem(field.__dict__, "_get_default", partial(_same, field.default()))
+
+    return fix
+
+
+def _same(value):
+    return value
+
+
+@pytest.mark.parametrize("model", apps.get_models(), ids=lambda model: model._meta.label)
+def test_new_row_of_no_values_is_the_constructors(model, fixed_defaults):
+    fixed_defaults(model)
+    assert built(rows.new_row(model)) == built(model())
+
+
+def transfer_values(**more) -> dict:
+    """A transfer as `transfer_new` gives it: related instances, one of them not yet saved."""
+    from accounts.models import Account, Journal
+    from institutions.models import Institution
+
+    fi = Institution.from_db("default", None, [None] * len(Institution._meta.concrete_fields))
+    fi.pk = "fi_1"
+    ends = [Account(pk=f"acct_{n}", institution_id="fi_1", currency="EUR") for n in (1, 2)]
+    journal = Journal(pk="jrnl_1", institution_id="fi_1", kind="transfer")
+    return {
+        "institution": fi,
+        "source_account": ends[0],
+        "destination_account": ends[1],
+        "source_card": None,
+        "journal": journal,
+        "amount": 5,
+        "posted_amount": 5,
+        "currency": "EUR",
+        "metadata": {"a": 1},
+        **more,
+    }
+
+
+def test_new_row_relates_as_the_descriptors_do(fixed_defaults):
+    """Keys from the related instances, each cached, the instances routed to the default
+    database, a one-to-one cached both ways; `None` cached as `None`."""
+    from transfers.models import Transfer
+
+    fixed_defaults(Transfer)
+    values, expected_values = transfer_values(), transfer_values()
+    new, expected = rows.new_row(Transfer, **values), Transfer(**expected_values)
+    described = built(new)
+    assert described[0] == built(expected)[0]
+    assert described[1:] == (
+        built(expected)[1],
+        {name: id(values[name]) for name in expected._state.fields_cache},
+        True,
+        "default",
+    )
+    assert set(new._state.fields_cache) == {
+        "institution",
+        "source_account",
+        "destination_account",
+        "source_card",
+        "journal",
+    }
+    assert new.source_account_id == "acct_1" and new.journal_id == "jrnl_1"
+    assert new.source_card is None
+    assert values["journal"]._state.db == expected_values["journal"]._state.db == "default"
+    assert values["journal"]._state.fields_cache == {"transfer": new}
+    assert expected_values["journal"]._state.fields_cache == {"transfer": expected}
+
+
+def test_new_row_takes_a_relation_by_its_key(fixed_defaults):
+    from transfers.models import Transfer
+
+    fixed_defaults(Transfer)
+    values = {"institution_id": "fi_1", "source_account_id": "acct_1", "amount": 5}
+    assert built(rows.new_row(Transfer, **values)) == built(Transfer(**values))
+
+
+def test_new_row_refuses_what_the_constructor_refuses():
+    from accounts.models import Journal
+    from transfers.models import Transfer
+
+    wrong = {"institution": Journal(pk="jrnl_1")}
+    for build in (Transfer, partial(rows.new_row, Transfer)):
+        with pytest.raises(ValueError, match='"Transfer.institution" must be a "Institution"'):
+            build(**wrong)
+        with pytest.raises(TypeError, match="unexpected keyword arguments: 'colour'"):
+            build(amount=5, colour="blue")
+
+
+def test_new_row_of_a_relation_given_twice_is_the_constructors(fixed_defaults):
+    """By instance and by key: what the constructor makes of it (the key wins)."""
+    from transfers.models import Transfer
+
+    fixed_defaults(Transfer)
+    values = transfer_values(source_account_id="acct_9")
+    expected = Transfer(**transfer_values(source_account_id="acct_9"))
+    new = rows.new_row(Transfer, **values)
+    assert new.source_account_id == expected.source_account_id == "acct_9"
+    assert built(new)[0] == built(expected)[0]
+
+
+def test_new_row_of_a_timestamped_model_is_made_at_one_instant(monkeypatch):
+    """Neither time given: both the same instant, though each default is called apart; one
+    given: the other from its default."""
+    from customers.models import Customer
+
+    monkeypatch.setattr(rows, "_news", {})
+    ticks = iter(range(1000))
+    for name in ("created_at", "updated_at"):
+        field = Customer._meta.get_field(name)
+        tick = lambda: NOW + datetime.timedelta(seconds=next(ticks))  # noqa: E731
+        monkeypatch.setitem(field.__dict__, "_get_default", tick)
+    new = rows.new_row(Customer, first_name="Ada")
+    assert new.created_at == new.updated_at
+    given = rows.new_row(Customer, created_at=NOW.replace(year=2020))
+    assert given.created_at == NOW.replace(year=2020) != given.updated_at
+
+
+def test_new_row_sends_the_signals_when_a_receiver_listens(fixed_defaults):
+    from django.db.models.signals import post_init
+
+    from transfers.models import Transfer
+
+    fixed_defaults(Transfer)
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Transfer)
+    try:
+        new = rows.new_row(Transfer, amount=5)
+    finally:
+        post_init.disconnect(receiver, sender=Transfer)
+    assert seen == [new]
+
+
+@isolate_apps("core")
+def test_new_row_of_a_model_with_its_own_constructor_calls_it():
+    class Named(models.Model):  # noqa: DJ008
+        name = models.CharField(max_length=10)
+
+        class Meta:
+            app_label = "core"
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.name = self.name.upper()
+
+    assert rows.new_row(Named, name="ada").name == "ADA"
