@@ -343,7 +343,8 @@ def transfer_reverse(
             kind=Journal.Kind.TRANSFER_REVERSAL,
             description=description,
         )
-        reversal = TransferReversal(
+        reversal = new_row(
+            TransferReversal,
             transfer=transfer,
             amount=amount,
             currency=transfer.currency,

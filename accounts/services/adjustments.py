@@ -4,6 +4,7 @@ account."""
 from django.db import transaction
 
 from core.actors import Actor
+from core.rows import new_row
 from events.services import event_for
 
 from ..models import Account, Adjustment, Journal, Transaction
@@ -46,7 +47,8 @@ def adjustment_create(
             kind=Journal.Kind.ADJUSTMENT,
             description=description,
         )
-        adjustment = Adjustment(
+        adjustment = new_row(
+            Adjustment,
             institution=account.institution,
             account=account,
             direction=direction,

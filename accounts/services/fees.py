@@ -24,6 +24,7 @@ from core.exceptions import (
     ValidationFailed,
 )
 from core.operations import Outcome, changed
+from core.rows import new_row
 from events.services import emit_for, event_for
 from institutions.models import Institution
 
@@ -81,7 +82,8 @@ def fee_charge(
     caller's own change goes on), or None when `amount` is 0 (no fee in the schedule)."""
     if amount <= 0:
         return None
-    fee = Fee(
+    fee = new_row(
+        Fee,
         institution_id=account.institution_id,
         account=account,
         card=card,

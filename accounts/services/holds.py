@@ -13,7 +13,7 @@ from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition
 from core.metadata import metadata_check, metadata_merge
 from core.operations import Outcome, changed, unchanged
-from core.rows import row_update
+from core.rows import new_row, row_update
 from events.models import Event
 from events.services import emit_for, event_for
 
@@ -46,7 +46,8 @@ def hold_place(
     if destination is not None:
         moves.append(credit(destination.pk, 0))
     with transaction.atomic(savepoint=False):
-        hold = Hold(
+        hold = new_row(
+            Hold,
             institution=account.institution,
             account=account,
             amount=amount,

@@ -40,6 +40,7 @@ from core.actors import Actor
 from core.exceptions import LimitExceeded
 from core.metadata import metadata_check
 from core.metrics import AUTHORIZATION_APPROVED, authorization_declined, count_on_commit
+from core.rows import new_row
 from events.services import emit_for
 from monitoring.services import alerts_raise, screen
 
@@ -80,7 +81,8 @@ def authorization_create(
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
         account = lock_accounts([card.account_id])[card.account_id]
-        authorization = Authorization(
+        authorization = new_row(
+            Authorization,
             institution_id=card.institution_id,
             card=card,
             account=account,

@@ -18,6 +18,7 @@ from accounts.statement_lines import Line, statement_lines
 from cards.models import Card
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
+from core.rows import new_row
 from events.services import event_for
 
 from ..models import Authorization, CardReturn
@@ -48,7 +49,8 @@ def card_return_create(
             kind=Journal.Kind.CARD_RETURN,
             description=f"Return from {merchant['name']}",
         )
-        card_return = CardReturn(
+        card_return = new_row(
+            CardReturn,
             institution=card.institution,
             card=card,
             account=account,
