@@ -5,6 +5,7 @@ import copy
 import pycountry
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from api.context import iso_millis
 from core import metadata
@@ -45,6 +46,13 @@ class StrictSerializer(Serializer):
 # What no text field of the API may hold: every one is single-line (`core.text`).
 
 
+def without_surrogate_check(validators: list) -> list:
+    """DRF's text fields check for lone surrogates after parsing, walking the string in Python
+    (a tenth of validating a transfer-batch item); `check_text` has refused them already, as
+    FORBIDDEN_CHARACTERS, and the JSON parser before it (tests/api/test_hostile_input.py)."""
+    return [v for v in validators if not isinstance(v, ProhibitSurrogateCharactersValidator)]
+
+
 def check_text(field: serializers.Field, data) -> str:
     """`data` if it is a string without forbidden characters; the field's error otherwise."""
     if not isinstance(data, str):
@@ -60,6 +68,10 @@ class StrictCharField(serializers.CharField):
 
     default_error_messages = {"control_character": CONTROL_CHARACTER_MESSAGE}
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators = without_surrogate_check(self.validators)
+
     def to_internal_value(self, data):
         return super().to_internal_value(check_text(self, data))
 
@@ -68,6 +80,10 @@ class StrictEmailField(serializers.EmailField):
     """An e-mail address under the rules of every text field (StrictCharField)."""
 
     default_error_messages = {"control_character": CONTROL_CHARACTER_MESSAGE}
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators = without_surrogate_check(self.validators)
 
     def to_internal_value(self, data):
         return super().to_internal_value(check_text(self, data))

@@ -97,3 +97,24 @@ def test_concurrent_instances_in_threads_do_not_share_validation_state():
     for body, fields in errors:
         by_body.setdefault(body, set()).add(tuple(fields))
     assert all(len(outcomes) == 1 for outcomes in by_body.values()), by_body
+
+
+def test_a_lone_surrogate_is_refused_by_the_text_rule_not_drfs_second_walk():
+    """DRF's surrogate validator is dropped from every text field: `check_text` refuses a lone
+    surrogate first (it is in FORBIDDEN_CHARACTERS), whether the value came through the JSON
+    parser or not."""
+    from rest_framework.validators import ProhibitSurrogateCharactersValidator
+
+    from api.serializers import StrictEmailField
+
+    for field in (StrictCharField(), StrictEmailField()):
+        assert not any(
+            isinstance(v, ProhibitSurrogateCharactersValidator) for v in field.validators
+        )
+        for value in ("ada\ud800", "\udc00ada@example.com"):
+            try:
+                field.run_validation(value)
+            except serializers.ValidationError as error:
+                assert error.detail[0].code == "control_character"
+            else:
+                raise AssertionError(f"{value!r} was accepted")
