@@ -52,6 +52,21 @@ def test_not_ready_while_a_migration_is_not_applied(client, db):
     }
 
 
+def test_not_ready_while_a_migration_before_the_newest_is_not_applied(client, db):
+    """A migration that is not the newest of its app, missing while the ones after it are
+    recorded (a history edited by hand, a `--fake` gone wrong): `migrate` would refuse such a
+    database, and so does the probe."""
+    with connection.cursor() as cursor:  # rolled back with the test
+        cursor.execute(
+            "DELETE FROM django_migrations WHERE app = 'accounts' AND name = %s",
+            ["0002_accounts_ledger_holds"],
+        )
+        assert cursor.rowcount == 1
+    response = client.get("/health/ready")
+    assert response.status_code == 503
+    assert response.json()["checks"] == {"database": "ok", "migrations": "pending"}
+
+
 def test_not_ready_while_the_database_does_not_answer(client, db):
     def refuse(execute, sql, params, many, context):
         raise OperationalError("connection refused")
