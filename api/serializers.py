@@ -46,13 +46,6 @@ class StrictSerializer(Serializer):
 # What no text field of the API may hold: every one is single-line (`core.text`).
 
 
-def without_surrogate_check(validators: list) -> list:
-    """DRF's text fields check for lone surrogates after parsing, walking the string in Python
-    (a tenth of validating a transfer-batch item); `check_text` has refused them already, as
-    FORBIDDEN_CHARACTERS, and the JSON parser before it (tests/api/test_hostile_input.py)."""
-    return [v for v in validators if not isinstance(v, ProhibitSurrogateCharactersValidator)]
-
-
 def check_text(field: serializers.Field, data) -> str:
     """`data` if it is a string without forbidden characters; the field's error otherwise."""
     if not isinstance(data, str):
@@ -62,31 +55,32 @@ def check_text(field: serializers.Field, data) -> str:
     return data
 
 
-class StrictCharField(serializers.CharField):
-    """A string, and only a string: DRF's CharField would accept 276 or true and stringify them.
-    It refuses FORBIDDEN_CHARACTERS before trimming, so "840\n" is an error, not "840"."""
+class _SingleLineText:
+    """The rule of every text field of the API: a string, and only a string (DRF's CharField
+    would accept 276 or true and stringify them), without FORBIDDEN_CHARACTERS, checked before
+    trimming ("840\n" is an error, not "840"). DRF's own check for lone surrogates is dropped:
+    it walked the string again in Python (a tenth of validating a transfer-batch item), after
+    this rule, and the JSON parser before it, had refused them (tests/api/test_hostile_input.py).
+    """
 
     default_error_messages = {"control_character": CONTROL_CHARACTER_MESSAGE}
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.validators = without_surrogate_check(self.validators)
+        self.validators = [
+            v for v in self.validators if not isinstance(v, ProhibitSurrogateCharactersValidator)
+        ]
 
     def to_internal_value(self, data):
         return super().to_internal_value(check_text(self, data))
 
 
-class StrictEmailField(serializers.EmailField):
-    """An e-mail address under the rules of every text field (StrictCharField)."""
+class StrictCharField(_SingleLineText, serializers.CharField):
+    """A single-line string (`_SingleLineText`)."""
 
-    default_error_messages = {"control_character": CONTROL_CHARACTER_MESSAGE}
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        self.validators = without_surrogate_check(self.validators)
-
-    def to_internal_value(self, data):
-        return super().to_internal_value(check_text(self, data))
+class StrictEmailField(_SingleLineText, serializers.EmailField):
+    """An e-mail address under the rules of every text field (`_SingleLineText`)."""
 
 
 class StrictDateField(serializers.DateField):

@@ -53,5 +53,10 @@ class Timestamped(models.Model):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if not args and "created_at" not in kwargs and "updated_at" not in kwargs:
+        if not args:
+            self.made_at_one_instant(kwargs)
+
+    def made_at_one_instant(self, given) -> None:
+        """A new row built from the keywords `given` (`core.rows.new_row` builds one too)."""
+        if "created_at" not in given and "updated_at" not in given:
             self.updated_at = self.created_at

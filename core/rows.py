@@ -131,7 +131,7 @@ def new_row(model: type[models.Model], /, **values) -> models.Model:
         plan = _news[model] = _new_plan(model)
     if plan is _CONSTRUCTOR or pre_init.has_listeners(model) or post_init.has_listeners(model):
         return model(**values)
-    fields, same_instant = plan
+    fields, timestamped = plan
     obj = model.__new__(model)
     state = obj._state = ModelState()
     stored = obj.__dict__
@@ -151,8 +151,8 @@ def new_row(model: type[models.Model], /, **values) -> models.Model:
         stored[attname] = value
     if used != len(values):
         return model(**values)
-    if same_instant and "created_at" not in values and "updated_at" not in values:
-        stored["updated_at"] = stored["created_at"]
+    if timestamped:
+        obj.made_at_one_instant(values)
     return obj
 
 
