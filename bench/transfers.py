@@ -82,12 +82,21 @@ def parse_args():
         "transfers to POST /transfers)",
     )
     parser.add_argument(
+        "--read",
+        action="store_true",
+        help="instead of transfers, GET /TX/v2/accounts/{id} of a random account: the cheapest "
+        "authenticated request, what the framework alone costs per request on this machine",
+    )
+    parser.add_argument(
         "--history",
         type=int,
         default=HISTORY,
         help=f"transfers posted before the runs, then ANALYZE (default {HISTORY})",
     )
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.read and (args.batch or args.hot):
+        parser.error("--read sends no transfer: not with --batch or --hot")
+    return args
 
 
 # --- PostgreSQL: the service's server, two databases of the benchmark's own
@@ -281,26 +290,31 @@ def batch_body(rng: random.Random, account_ids: list[str], size: int, hot: bool 
     return json.dumps({"mode": "atomic", "transfers": items})
 
 
-def client(port, api_key, account_ids, deadline, seed, results, hot=False, batch=0):
-    """Send transfers (or batches of `batch`) until `deadline`; append (latency in s, status or
-    error name)."""
+def client(port, api_key, account_ids, deadline, seed, results, hot=False, batch=0, read=False):
+    """Send transfers (or batches of `batch`, or with `read` account reads) until `deadline`;
+    append (latency in s, status or error name)."""
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     while time.monotonic() < deadline:
-        headers = {
-            "x-api-key": api_key,
-            "Content-Type": "application/json",
-            "Idempotency-Key": str(uuid.uuid4()),
-        }
-        body = (
-            batch_body(rng, account_ids, batch, hot)
-            if batch
-            else transfer_body(rng, account_ids, hot)
-        )
-        path = "/TX/v2/transfer-batches" if batch else "/TX/v2/transfers"
+        if read:
+            method, path, body = "GET", f"/TX/v2/accounts/{rng.choice(account_ids)}", None
+            headers = {"x-api-key": api_key}
+        else:
+            method = "POST"
+            path = "/TX/v2/transfer-batches" if batch else "/TX/v2/transfers"
+            body = (
+                batch_body(rng, account_ids, batch, hot)
+                if batch
+                else transfer_body(rng, account_ids, hot)
+            )
+            headers = {
+                "x-api-key": api_key,
+                "Content-Type": "application/json",
+                "Idempotency-Key": str(uuid.uuid4()),
+            }
         started = time.perf_counter()
         try:
-            conn.request("POST", path, body=body, headers=headers)
+            conn.request(method, path, body=body, headers=headers)
             response = conn.getresponse()
             response.read()
             outcome = response.status
@@ -311,7 +325,9 @@ def client(port, api_key, account_ids, deadline, seed, results, hot=False, batch
     conn.close()
 
 
-def drive_transfers(port, api_key, account_ids, concurrency, seconds, hot=False, batch=0):
+def drive_transfers(
+    port, api_key, account_ids, concurrency, seconds, hot=False, batch=0, read=False
+):
     """Returns ([(latency, outcome)], elapsed seconds)."""
     results = []
     started = time.monotonic()
@@ -319,7 +335,7 @@ def drive_transfers(port, api_key, account_ids, concurrency, seconds, hot=False,
     threads = [
         threading.Thread(
             target=client,
-            args=(port, api_key, account_ids, deadline, seed, results, hot, batch),
+            args=(port, api_key, account_ids, deadline, seed, results, hot, batch, read),
             daemon=True,
         )
         for seed in range(concurrency)
@@ -336,7 +352,8 @@ METRICS_TOKEN = uuid.uuid4().hex + uuid.uuid4().hex
 
 
 def scrape_metrics(port: int) -> dict[tuple[str, str], float]:
-    """The transfers posted by kind and the requests answered by status, from /metrics."""
+    """The transfers posted by kind and the API's requests answered by method and status, from
+    /metrics."""
     from prometheus_client.parser import text_string_to_metric_families
 
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -351,8 +368,11 @@ def scrape_metrics(port: int) -> dict[tuple[str, str], float]:
         for sample in family.samples:
             if sample.name == "tx_transfers_posted_total":
                 values[(sample.name, sample.labels["kind"])] += sample.value
-            elif sample.name == "tx_http_requests_total" and sample.labels["method"] == "POST":
-                values[(sample.name, sample.labels["status"])] += sample.value
+            elif sample.name == "tx_http_requests_total" and sample.labels["route"].startswith(
+                "/TX/"
+            ):
+                status = f"{sample.labels['method']} {sample.labels['status']}"
+                values[(sample.name, status)] += sample.value
     return values
 
 
@@ -474,13 +494,26 @@ def main():
             if args.batch
             else "/TX/v2/transfers"
         )
-        print(f"Running POST {target} ({mode}), {args.concurrency} clients, {args.seconds} s ...")
+        if args.read:
+            target, mode = "/TX/v2/accounts/{id}", "reads: no transfer"
+        method = "GET" if args.read else "POST"
+        print(f"Running {method} {target} ({mode}), {args.concurrency} clients, ", end="")
+        print(f"{args.seconds} s ...")
         metrics_before = scrape_metrics(port)
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
+        client_before = time.process_time()  # this script's threads: the HTTP clients
         results, elapsed = drive_transfers(
-            port, api_key, account_ids, args.concurrency, args.seconds, args.hot, args.batch
+            port,
+            api_key,
+            account_ids,
+            args.concurrency,
+            args.seconds,
+            args.hot,
+            args.batch,
+            args.read,
         )
+        client_http = time.process_time() - client_before
         app_http = tree_cpu_seconds(gunicorn.pid) - app_before
         pg_http = tree_cpu_seconds(postgres) - pg_before if postgres else None
         metrics_after = scrape_metrics(port)
@@ -494,31 +527,34 @@ def main():
     connections.close_all()
     ledger = run([sys.executable, "manage.py", "verify_ledger"])
 
+    success = 200 if args.read else 201
+    unit = "request" if args.read else "transfer"
     outcomes = Counter(outcome for _, outcome in results)
-    created = sorted(latency * 1000 for latency, outcome in results if outcome == 201)
+    created = sorted(latency * 1000 for latency, outcome in results if outcome == success)
     posted = len(created) * (args.batch or 1)
     transfers_per_second = posted / elapsed
-    errors = {outcome: count for outcome, count in outcomes.items() if outcome != 201}
+    errors = {outcome: count for outcome, count in outcomes.items() if outcome != success}
 
     print("\n== pgbench (tpcb-like) ==")
     print(pgbench_output.rstrip())
     print("\n== Results ==")
-    print(f"transfers/s:      {transfers_per_second:10.1f}  ({posted} in {elapsed:.1f} s)")
+    print(f"{unit + 's/s:':17s} {transfers_per_second:10.1f}  ({posted} in {elapsed:.1f} s)")
     print(f"pgbench tps:      {tps:10.1f}")
-    print(f"ratio:            {transfers_per_second / tps:10.3f}  (transfers/s / pgbench tps)")
+    print(f"ratio:            {transfers_per_second / tps:10.3f}  ({unit}s/s / pgbench tps)")
     if args.batch:
         print(f"batches:          {len(created)} of {args.batch} transfers; latency per batch:")
     print(
-        f"latency (201s):   p50 {percentile(created, 0.50):.1f} ms, "
+        f"latency ({success}s):   p50 {percentile(created, 0.50):.1f} ms, "
         f"p90 {percentile(created, 0.90):.1f} ms, p99 {percentile(created, 0.99):.1f} ms"
     )
     print(f"errors:           {sum(errors.values())} of {len(results)} requests {errors or ''}")
-    print(f"app CPU:          {1000 * app_http / max(posted, 1):10.2f} ms per transfer")
+    print(f"app CPU:          {1000 * app_http / max(posted, 1):10.2f} ms per {unit}")
+    print(f"client CPU:       {1000 * client_http / max(posted, 1):10.2f} ms per {unit}")
     if pg_http is not None and pg_pgbench is not None:
         pg_transaction = 1000 * pg_pgbench / (tps * args.seconds)
         pg_transfer = 1000 * pg_http / max(posted, 1)
         print(
-            f"PostgreSQL CPU:   {pg_transfer:10.2f} ms per transfer, "
+            f"PostgreSQL CPU:   {pg_transfer:10.2f} ms per {unit}, "
             f"{pg_transaction:.3f} ms per tpcb-like transaction "
             f"(x{pg_transfer / pg_transaction:.1f})"
         )
@@ -537,12 +573,13 @@ def main():
     transfers_counted = counted.get(
         ("tx_transfers_posted_total", "batch" if args.batch else "single"), 0
     )
-    answered = counted.get(("tx_http_requests_total", "201"), 0)
-    agrees = transfers_counted == posted and answered == len(created)
+    answered = counted.get(("tx_http_requests_total", f"{method} {success}"), 0)
+    transfers_run = 0 if args.read else posted
+    agrees = transfers_counted == transfers_run and answered == len(created)
     print(
         f"\n/metrics over the run: tx_transfers_posted_total +{transfers_counted:.0f} (the run: "
-        f"{posted}), tx_http_requests_total 201 +{answered:.0f} (the run: {len(created)}): "
-        + ("they agree" if agrees else "THEY DISAGREE")
+        f"{transfers_run}), tx_http_requests_total {success} +{answered:.0f} (the run: "
+        f"{len(created)}): " + ("they agree" if agrees else "THEY DISAGREE")
     )
     print(f"\nverify_ledger on {TX_DATABASE}: exit {ledger.returncode}")
     print("  " + (ledger.stdout + ledger.stderr).strip().replace("\n", "\n  "))
