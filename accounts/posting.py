@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from core import exceptions
+from core import exceptions, pg_array
 from core.rows import as_row, new_row
 from events.services import announce
 
@@ -102,11 +102,11 @@ def post(
         institution_id,
         currency,
         now,
-        account_ids,
-        [move.check for move in moves],
-        [move.needs for move in moves],
-        [move.posted for move in moves],
-        [move.pending for move in moves],
+        pg_array.literal(account_ids),
+        pg_array.literal([move.check for move in moves]),
+        pg_array.literal([move.needs for move in moves]),
+        pg_array.literal([move.posted for move in moves]),
+        pg_array.literal([move.pending for move in moves]),
         _json(as_row(journal)) if journal is not None else None,
         _json([[row._meta.db_table, as_row(row)] for row in rows]),
         _json([as_row(line) for line in lines]),
@@ -158,10 +158,10 @@ def post_many(
         institution_id,
         now,
         atomic,
-        [m.source_id for m in movements],
-        [m.destination_id for m in movements],
-        [m.amount for m in movements],
-        [m.currency for m in movements],
+        pg_array.literal([m.source_id for m in movements]),
+        pg_array.literal([m.destination_id for m in movements]),
+        pg_array.literal([m.amount for m in movements]),
+        pg_array.literal([m.currency for m in movements]),
         _json([as_row(m.journal) for m in movements]),
         movements[0].row._meta.db_table,
         _json([as_row(m.row) for m in movements]),

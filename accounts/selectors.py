@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import Q, Sum
 from django.utils import timezone
 
-from core import rows
+from core import pg_array, rows
 from core.exceptions import NotFound
 from core.selectors import get_of_institution
 from institutions.models import Institution
@@ -68,8 +68,9 @@ def accounts_of_endpoints(
     # The hot path's one read: a plain statement, not an ORM query compiled on every request.
     found = rows.select(
         Account,
-        "institution_id = %s AND kind = %s AND (id = ANY(%s) OR account_number = ANY(%s))",
-        [institution.pk, Account.Kind.CUSTOMER, ids, numbers],
+        "institution_id = %s AND kind = %s "
+        "AND (id = ANY(%s::varchar[]) OR account_number = ANY(%s::varchar[]))",
+        [institution.pk, Account.Kind.CUSTOMER, pg_array.literal(ids), pg_array.literal(numbers)],
     )
     by_id = {account.pk: account for account in found}
     by_number = {account.account_number: account for account in found}

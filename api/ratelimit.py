@@ -46,6 +46,7 @@ from rest_framework.throttling import BaseThrottle
 
 from api.client_ip import client_address
 from api.models import RateCounter
+from core import pg_array
 from core.exceptions import RateLimited
 
 KEY_LIMITED = "Too many requests for this API key. Retry after the time in Retry-After."
@@ -91,7 +92,11 @@ class PostgresBackend:
         with connection.cursor() as cursor:
             cursor.execute(
                 _COUNT_SQL,
-                {"window_start": window_start, "hits": sorted(hits), "reads": list(reads)},
+                {
+                    "window_start": window_start,
+                    "hits": pg_array.literal(sorted(hits)),
+                    "reads": pg_array.literal(reads),
+                },
             )
             counts = dict(cursor.fetchall())
         return {bucket: counts.get(bucket, 0) for bucket in [*hits, *reads]}

@@ -26,6 +26,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from procrastinate.contrib.django import app
 
+from core import pg_array
 from events.models import Event
 from jobs.services import django_job_manager
 
@@ -51,11 +52,11 @@ def deliveries_schedule(*, events: list[Event]) -> list[WebhookDelivery]:
     with connection.cursor() as cursor:
         cursor.execute(
             'SELECT id, institution_id, event_types FROM "webhooks_webhookendpoint" '
-            "WHERE institution_id = ANY(%s) AND enabled AND event_types && %s::varchar[] "
-            "ORDER BY id",
+            "WHERE institution_id = ANY(%s::varchar[]) AND enabled "
+            "AND event_types && %s::varchar[] ORDER BY id",
             [
-                sorted({event.institution_id for event in events}),
-                [*sorted({event.type for event in events}), ALL_EVENTS],
+                pg_array.literal(sorted({event.institution_id for event in events})),
+                pg_array.literal([*sorted({event.type for event in events}), ALL_EVENTS]),
             ],
         )
         endpoints = cursor.fetchall()
