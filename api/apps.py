@@ -6,7 +6,12 @@ class ApiConfig(AppConfig):
     verbose_name = "API: idempotency records"
 
     def ready(self):
+        from django.urls import register_converter
+
         from api import schema  # noqa: F401  (registers the ApiKeyAuth OpenAPI extension)
         from api.jsonlog import install_tran_id_on_records
+        from core.ids import IdConverter
 
         install_tran_id_on_records()
+        # `<id:...>`: every path id of every app, known before any urls.py is imported.
+        register_converter(IdConverter, "id")

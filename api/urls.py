@@ -1,10 +1,10 @@
-"""The API's own views (its schema and docs) and the `<id:...>` path converter. The routes of
-one version, every app's, are assembled in `config/urls.py` (`api` knows no domain app)."""
+"""The API's own views (its schema and docs). The routes of one version, every app's, are
+assembled in `config/urls.py` (`api` knows no domain app); their `<id:...>` path converter is
+registered when the app is ready (`api.apps`)."""
 
 import threading
 from typing import ClassVar
 
-from django.urls import register_converter
 from drf_spectacular.settings import patched_settings
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -12,11 +12,6 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
 from api.ratelimit import SchemaRateThrottle
-from core.ids import IdConverter
-
-# `<id:...>`: every path id of every app (registered when `config/urls.py` imports this module,
-# before it includes the apps' urls.py).
-register_converter(IdConverter, "id")
 
 
 class SchemaView(SpectacularAPIView):

