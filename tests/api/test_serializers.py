@@ -118,3 +118,29 @@ def test_a_lone_surrogate_is_refused_by_the_text_rule_not_drfs_second_walk():
                 assert error.detail[0].code == "control_character"
             else:
                 raise AssertionError(f"{value!r} was accepted")
+
+
+def test_the_fast_copy_of_a_field_is_copy_copy_for_every_field_of_the_project():
+    """`api.serializers._copy` relies on what `copy.copy` does for a DRF field: a new instance
+    of its class with the same `__dict__`. Every plain field any serializer of the project
+    declares is held to it, so a field class with a `__copy__`, slots or a reduce of its own
+    would fail here rather than be copied wrong."""
+    import copy
+
+    from api.serializers import _COMPOSITE_FIELDS, _copy
+
+    checked = 0
+    for cls in _first_party_serializers():
+        for name, field in cls._declared_fields.items():
+            if isinstance(field, _COMPOSITE_FIELDS):
+                continue
+            kind = type(field)
+            assert getattr(kind, "__copy__", None) is None, (cls, name)
+            assert not any("__slots__" in vars(base) for base in kind.__mro__[:-1]), (cls, name)
+            assert kind.__reduce_ex__ is object.__reduce_ex__, (cls, name)
+            fast, generic = _copy(field), copy.copy(field)
+            assert type(fast) is type(generic) is kind
+            assert fast is not field
+            assert vars(fast) == vars(generic) == vars(field)
+            checked += 1
+    assert checked > 100  # the walk saw the project's fields
