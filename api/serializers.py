@@ -11,8 +11,10 @@ from api.context import iso_millis
 from core import metadata
 from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
 
-# Fields that hold other fields: copied whole, so each copy binds children of its own.
-_COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializers.DictField)
+# Fields bound to a child field of theirs when they are made (a list or dict of fields, a
+# serializer with many=True): copied whole, so each copy has a child of its own. A nested
+# serializer is not one of them: it builds its fields for each instance, from its class.
+_COMPOSITE_FIELDS = (serializers.ListSerializer, serializers.ListField, serializers.DictField)
 
 
 # The base of every serializer of the API (tests/api/test_serializers.py holds to it). No
@@ -22,12 +24,17 @@ _COMPOSITE_FIELDS = (serializers.BaseSerializer, serializers.ListField, serializ
 # its own fields; no serializer of ours does, and the deep copy (each field built again from its
 # arguments) was the largest cost of parsing a transfer (bench/README.md). A field is copied one
 # level deep instead: `bind()` then sets its name, parent and source on the copy, and the declared
-# field, shared by every request, is never changed. A field that holds fields (a nested
-# serializer, a list or dict of fields) is still deep-copied.
+# field, shared by every request, is never changed. A field that holds a child field (a list or
+# dict of fields, a serializer with many=True) is still deep-copied, and so is a nested
+# serializer whose fields were built already (they would be shared).
 class Serializer(serializers.Serializer):
     def get_fields(self):
         return {
-            name: copy.deepcopy(field) if isinstance(field, _COMPOSITE_FIELDS) else _copy(field)
+            name: (
+                copy.deepcopy(field)
+                if isinstance(field, _COMPOSITE_FIELDS) or "fields" in field.__dict__
+                else _copy(field)
+            )
             for name, field in self._declared_fields.items()
         }
 

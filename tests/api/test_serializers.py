@@ -52,6 +52,12 @@ def test_each_instance_binds_fields_of_its_own_and_the_declared_ones_stay_unboun
         assert first.fields[name] is not second.fields[name]
         assert first.fields[name].parent is first
         assert second.fields[name].parent is second
+    # A nested serializer builds fields of its own, bound to it; a list of them, its own child.
+    assert first.fields["item"].fields["name"] is not second.fields["item"].fields["name"]
+    assert first.fields["item"].fields["name"].parent is first.fields["item"]
+    assert first.fields["items"].child is not second.fields["items"].child
+    assert first.fields["items"].child.parent is first.fields["items"]
+    assert "fields" not in _Outer._declared_fields["item"].__dict__  # never built
     # Composite fields are deep copies: their children are bound to their own parent.
     assert first.fields["item"].fields["tags"] is not second.fields["item"].fields["tags"]
     assert first.fields["item"].fields["tags"].child.parent is first.fields["item"].fields["tags"]
@@ -144,3 +150,18 @@ def test_the_fast_copy_of_a_field_is_copy_copy_for_every_field_of_the_project():
             assert vars(fast) == vars(generic) == vars(field)
             checked += 1
     assert checked > 100  # the walk saw the project's fields
+
+
+def test_a_nested_serializer_whose_fields_were_built_is_copied_whole():
+    class Inner(StrictSerializer):
+        name = StrictCharField(max_length=5)
+
+    class Outer(StrictSerializer):
+        inner = Inner()
+
+    declared = Outer._declared_fields["inner"]
+    declared.fields  # noqa: B018  (someone built the declared serializer's fields)
+    first, second = Outer(data={}), Outer(data={})
+    assert first.fields["inner"].fields is not declared.fields
+    assert first.fields["inner"].fields["name"] is not second.fields["inner"].fields["name"]
+    assert first.fields["inner"].fields["name"].parent is first.fields["inner"]
