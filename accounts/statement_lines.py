@@ -1,6 +1,7 @@
 """Statement lines, written by the services that move money, in their transaction."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from core.rows import new_row
 
@@ -28,10 +29,12 @@ def statement_lines(
     authorization=None,
     card_return=None,
     merchant: dict | None = None,
+    created_at: datetime | None = None,
 ) -> list[Transaction]:
     """One statement line per customer account (internal accounts have no statement), not yet
     written: `accounts.posting.post` writes them with the posting (or `statement_lines_record`
-    on its own)."""
+    on its own). `created_at`: the posting's instant (default: now, for each line)."""
+    stamp = {} if created_at is None else {"created_at": created_at}
     return [
         new_row(
             Transaction,
@@ -50,6 +53,7 @@ def statement_lines(
             card_return=card_return,
             merchant=merchant,
             card=line.card,
+            **stamp,
         )
         for line in lines
         if not line.account.is_internal

@@ -6,6 +6,8 @@ A change of balances writes its events in the posting function's round trip inst
 (`accounts.posting.post`): it makes them with `event_for()` and announces them with
 `announce()` once written."""
 
+from datetime import datetime
+
 from django.db import transaction
 
 from core.actors import Actor, current_actor
@@ -27,6 +29,7 @@ def event_new(
     object_id: str,
     data: dict | None = None,
     actor: Actor | None = None,
+    created_at: datetime | None = None,
 ) -> Event:
     """An event not yet written: `emit()` writes it, or the posting function writes it with the
     change it records (`accounts.posting.post`), which then calls `announce()`.
@@ -46,6 +49,7 @@ def event_new(
         object_id=object_id,
         data=data or {},
         **Event.actor_fields(actor if actor is not None else current_actor()),
+        **({} if created_at is None else {"created_at": created_at}),
     )
 
 
@@ -56,6 +60,7 @@ def event_for(
     data: dict | None = None,
     institution: Institution | None = None,
     actor: Actor | None = None,
+    created_at: datetime | None = None,
 ) -> Event:
     """`event_new()` of `type` about `obj`: its object type is the type's
     (`events.types.OBJECT_TYPES`), its object id `obj.pk`, its institution `obj.institution`,
@@ -79,6 +84,7 @@ def event_for(
         object_id=obj.pk,
         data=data,
         actor=actor,
+        created_at=created_at,
     )
 
 

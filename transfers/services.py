@@ -222,11 +222,13 @@ def transfer_new(
 ) -> NewTransfer:
     """The journal, transfer, statement lines (`CashDec` on the source, `CashInc` on the
     destination) and `transfer.posted` event of a transfer (checks are the caller's, but for
-    the client's `metadata`: 400 `validation_error` when invalid, `core.metadata`)."""
+    the client's `metadata`: 400 `validation_error` when invalid, `core.metadata`). Every row
+    has the journal's instant, which its ledger entries get too."""
     metadata = metadata_check(metadata or {})
     journal = journal_new(
         institution_id=institution.pk, kind=Journal.Kind.TRANSFER, description=description
     )
+    now = journal.created_at
     transfer = new_row(
         Transfer,
         institution=institution,
@@ -242,6 +244,8 @@ def transfer_new(
         reference=reference,
         batch=batch,
         metadata=metadata,
+        created_at=now,
+        updated_at=now,
         **actor.stamp("created_by"),
     )
     lines = statement_lines(
@@ -254,6 +258,7 @@ def transfer_new(
         currency=currency,
         journal=journal,
         transfer=transfer,
+        created_at=now,
     )
     data = {
         "amount": amount,
@@ -265,7 +270,9 @@ def transfer_new(
         data["sourceCardId"] = source_card.pk
     if destination_card is not None:
         data["destinationCardId"] = destination_card.pk
-    event = event_for(transfer, "transfer.posted", data=data, institution=institution)
+    event = event_for(
+        transfer, "transfer.posted", data=data, institution=institution, created_at=now
+    )
     return NewTransfer(journal, transfer, lines, event)
 
 

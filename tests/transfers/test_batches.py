@@ -241,6 +241,44 @@ def test_atomic_batch_posts_every_item_as_an_ordinary_transfer(api_v2, trio):
     assert statements == expected
 
 
+def test_every_row_of_a_transfer_has_its_journals_instant(api_v2, trio):
+    """A transfer's journal, transfer row, statement lines and event are one change: one
+    instant (`transfer_new`), posted alone or in a batch. Its ledger entries have it too when
+    it posts alone (`tx_post` stamps them with the journal's); in a batch they have the
+    instant of the posting call (`tx_post_many`), a moment later."""
+    from accounts.models import Entry
+
+    def stamps(transfer_id: str) -> tuple:
+        row = Transfer.objects.select_related("journal").get(pk=transfer_id)
+        entries = Entry.objects.filter(journal=row.journal).values_list("created_at", flat=True)
+        lines = Transaction.objects.filter(transfer=row).values_list("created_at", flat=True)
+        event = Event.objects.filter(object_id=transfer_id).values_list("created_at", flat=True)
+        return (
+            row.journal.created_at,
+            {
+                "transfer": {row.created_at, row.updated_at},
+                "lines": set(lines),
+                "event": set(event),
+            },
+            set(entries),
+        )
+
+    a, b, _ = trio
+    single = created(transfer(api_v2, a, b, 100), "v2")["transferId"]
+    instant, rows, entries = stamps(single)
+    assert rows == dict.fromkeys(rows, {instant})
+    assert entries == {instant}
+
+    batch = batch_of(post_batch(api_v2, "atomic", [item(b, a, 50), item(a, b, 25)]))
+    posted = set()
+    for result in batch["results"]:
+        instant, rows, entries = stamps(result["transferId"])
+        assert rows == dict.fromkeys(rows, {instant})
+        assert len(entries) == 1 and min(entries) >= instant
+        posted |= entries
+    assert len(posted) == 1  # the batch's one posting call
+
+
 def test_get_batch_answers_the_created_document(api_v2, trio):
     a, b, _ = trio
     response = post_batch(
