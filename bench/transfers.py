@@ -497,8 +497,9 @@ def main():
         if args.read:
             target, mode = "/TX/v2/accounts/{id}", "reads: no transfer"
         method = "GET" if args.read else "POST"
-        print(f"Running {method} {target} ({mode}), {args.concurrency} clients, ", end="")
-        print(f"{args.seconds} s ...")
+        print(
+            f"Running {method} {target} ({mode}), {args.concurrency} clients, {args.seconds} s ..."
+        )
         metrics_before = scrape_metrics(port)
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
