@@ -70,8 +70,9 @@ $$ LANGUAGE plpgsql;
 --   p_posted:  added to `posted` (credit +, debit -): the legs of p_journal, which must be set
 --              when any is not 0 (they sum to zero: the deferred trigger of ledger_rules.sql);
 --   p_pending: added to `pending` (a hold placed +, released or captured -).
--- p_rows: [[table, row], ...], the operation's own rows (a transfer, a hold...), inserted in
--- order; p_lines: statement lines (transactions_transaction rows); p_events: events_event rows.
+-- p_rows: [[table, row], ...], the operation's own rows (a transfer, a hold...: the tables
+-- listed at their INSERT below), inserted in order; p_lines: statement lines
+-- (transactions_transaction rows); p_events: events_event rows.
 -- Rows are JSON objects of column values (jsonb_populate_record).
 CREATE OR REPLACE FUNCTION tx_post(
     p_institution_id text,
@@ -93,6 +94,7 @@ DECLARE
     account accounts_account;
     i int;
     item jsonb;
+    refusal jsonb;
 BEGIN
     IF n IS NULL OR n = 0
        OR cardinality(p_checks) IS DISTINCT FROM n OR cardinality(p_needs) IS DISTINCT FROM n
@@ -100,35 +102,43 @@ BEGIN
        OR (SELECT count(DISTINCT id) FROM unnest(p_account_ids) AS id) <> n THEN
         RAISE EXCEPTION 'tx_post: each account once, with one check, need, posted and pending';
     END IF;
-    -- Locked in id order (the lock order of accounts/locks.py), then read in the caller's.
-    PERFORM 1 FROM accounts_account
-      WHERE id = ANY (p_account_ids) AND institution_id = p_institution_id
-      ORDER BY id FOR UPDATE;
-    SELECT array_agg(a ORDER BY o.i) INTO accounts
-      FROM unnest(p_account_ids) WITH ORDINALITY AS o(id, i)
-      JOIN accounts_account a ON a.id = o.id AND a.institution_id = p_institution_id;
+    -- Locked in id order (the lock order of accounts/locks.py: the sort is below the locking),
+    -- and read as locked, in one statement; then put in the caller's order.
+    SELECT array_agg(l.a ORDER BY array_position(p_account_ids, (l.a).id)) INTO accounts
+      FROM (SELECT a FROM accounts_account a
+             WHERE a.id = ANY (p_account_ids) AND a.institution_id = p_institution_id
+             ORDER BY a.id FOR UPDATE) AS l;
     IF coalesce(cardinality(accounts), 0) <> n THEN
         PERFORM tx_refuse(tx_not_found_refusal());
     END IF;
 
+    -- tx_refuse is called only with a refusal: a PL/pgSQL call per check is the most of what a
+    -- check costs.
     FOREACH account IN ARRAY accounts LOOP
-        PERFORM tx_refuse(tx_currency_refusal(account.id, account.currency, p_currency));
+        refusal := tx_currency_refusal(account.id, account.currency, p_currency);
+        IF refusal IS NOT NULL THEN
+            PERFORM tx_refuse(refusal);
+        END IF;
     END LOOP;
 
     FOR i IN 1 .. n LOOP
         account := accounts[i];
+        refusal := NULL;
         -- Money or a hold leaving a customer account always passes the debit check.
         IF (p_posted[i] < 0 OR p_pending[i] > 0) AND account.kind = 'customer'
            AND p_checks[i] IS DISTINCT FROM 'debit' THEN
             RAISE EXCEPTION 'tx_post: money leaves account % without the debit check', account.id;
         END IF;
         IF p_checks[i] = 'debit' THEN
-            PERFORM tx_refuse(tx_debit_refusal(account.id, account.status, account.kind,
-                                               account.available, p_needs[i]));
+            refusal := tx_debit_refusal(account.id, account.status, account.kind,
+                                        account.available, p_needs[i]);
         ELSIF p_checks[i] = 'credit' THEN
-            PERFORM tx_refuse(tx_credit_refusal(account.id, account.status));
+            refusal := tx_credit_refusal(account.id, account.status);
         ELSIF p_checks[i] IS DISTINCT FROM '' THEN
             RAISE EXCEPTION 'tx_post: unknown check %', p_checks[i];
+        END IF;
+        IF refusal IS NOT NULL THEN
+            PERFORM tx_refuse(refusal);
         END IF;
     END LOOP;
 
@@ -153,10 +163,32 @@ BEGIN
       FROM unnest(p_account_ids, p_posted, p_pending) AS d(id, posted, pending)
      WHERE a.id = d.id AND (d.posted <> 0 OR d.pending <> 0);
 
+    -- One static INSERT per table an operation records itself in: PL/pgSQL keeps its plan,
+    -- where a dynamic EXECUTE is parsed and planned at every call (the costliest statement of a
+    -- transfer in pg_stat_statements, bench/README.md). A table not listed is refused.
     FOR item IN SELECT value FROM jsonb_array_elements(coalesce(p_rows, '[]')) LOOP
-        EXECUTE format('INSERT INTO %1$I SELECT * FROM jsonb_populate_record(NULL::%1$I, $1)',
-                       item->>0)
-          USING item->1;
+        CASE item->>0
+        WHEN 'transfers_transfer' THEN
+            INSERT INTO transfers_transfer
+                SELECT * FROM jsonb_populate_record(NULL::transfers_transfer, item->1);
+        WHEN 'transfers_transferreversal' THEN
+            INSERT INTO transfers_transferreversal
+                SELECT * FROM jsonb_populate_record(NULL::transfers_transferreversal, item->1);
+        WHEN 'accounts_hold' THEN
+            INSERT INTO accounts_hold
+                SELECT * FROM jsonb_populate_record(NULL::accounts_hold, item->1);
+        WHEN 'accounts_adjustment' THEN
+            INSERT INTO accounts_adjustment
+                SELECT * FROM jsonb_populate_record(NULL::accounts_adjustment, item->1);
+        WHEN 'accounts_fee' THEN
+            INSERT INTO accounts_fee
+                SELECT * FROM jsonb_populate_record(NULL::accounts_fee, item->1);
+        WHEN 'authorizations_cardreturn' THEN
+            INSERT INTO authorizations_cardreturn
+                SELECT * FROM jsonb_populate_record(NULL::authorizations_cardreturn, item->1);
+        ELSE
+            RAISE EXCEPTION 'tx_post: no operation row of table %', item->>0;
+        END CASE;
     END LOOP;
     INSERT INTO transactions_transaction
         SELECT * FROM jsonb_populate_recordset(NULL::transactions_transaction,

@@ -558,6 +558,26 @@ def test_an_unknown_check_raises(bank):
     assert ledger_state() == before
 
 
+def test_a_row_of_a_table_that_is_no_operation_s_raises(bank):
+    # Each operation's table has its own static INSERT; any other table is refused, not
+    # written (an event given as the operation's row, say).
+    before = ledger_state()
+    event = Event(
+        institution=bank.fi,
+        type="transfer.posted",
+        object_type="transfer",
+        object_id="trf_x",
+        data={},
+        actor_type="system",
+    )
+    journal = new_journal(bank.fi)
+    error = failure(bank.fi.pk, "EUR", transfer_legs(bank, 100), journal=journal, rows=[event])
+    assert isinstance(error, psycopg.errors.RaiseException)
+    assert error.sqlstate != "TX001"
+    assert error.diag.message_primary == "tx_post: no operation row of table events_event"
+    assert ledger_state() == before
+    assert not Event.objects.filter(pk=event.pk).exists()
+
 def misuse(bank, legs, message):
     before = ledger_state()
     error = failure(bank.fi.pk, "EUR", legs, journal=new_journal(bank.fi))
