@@ -578,6 +578,7 @@ def test_a_row_of_a_table_that_is_no_operation_s_raises(bank):
     assert ledger_state() == before
     assert not Event.objects.filter(pk=event.pk).exists()
 
+
 def misuse(bank, legs, message):
     before = ledger_state()
     error = failure(bank.fi.pk, "EUR", legs, journal=new_journal(bank.fi))
