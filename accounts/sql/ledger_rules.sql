@@ -4,6 +4,7 @@
 
 -- 1. The entries of a journal sum to zero per currency, checked when the transaction commits
 --    (a deferred constraint trigger: the legs are inserted one by one).
+--    Migration accounts/0021 makes the function keep one plan (plan_cache_mode).
 CREATE OR REPLACE FUNCTION tx_check_journal_balanced() RETURNS trigger AS $$
 DECLARE
     unbalanced record;
