@@ -109,15 +109,18 @@ BEGIN
                jsonb_populate_record(NULL::accounts_journal, x.j) AS r
          WHERE passed[x.i];
     -- balance_after: the account's posted when locked plus its legs so far, in item order
-    -- (an account may appear in several items; ledger rule, balance_after.sql).
+    -- (an account may appear in several items; ledger rule, balance_after.sql). created_at: the
+    -- item's journal's instant, as tx_post stamps a transfer posted alone (the ledger rule moves
+    -- it to a later entry's instant, should one exist).
     INSERT INTO accounts_entry (journal_id, account_id, direction, amount, currency, created_at,
                                 balance_after)
         SELECT legs.journal_id, legs.account_id, legs.direction, legs.amount, legs.currency,
-               p_now,
+               legs.created_at,
                posteds[array_position(ids, legs.account_id)]
                  + sum(legs.signed) OVER (PARTITION BY legs.account_id ORDER BY legs.i, legs.k
                                           ROWS UNBOUNDED PRECEDING)
           FROM (SELECT p_journals->(m.i - 1)->>'id' AS journal_id,
+                       (p_journals->(m.i - 1)->>'created_at')::timestamptz AS created_at,
                        CASE leg.k WHEN 1 THEN p_sources[m.i] ELSE p_destinations[m.i] END
                          AS account_id,
                        CASE leg.k WHEN 1 THEN 'debit' ELSE 'credit' END AS direction,

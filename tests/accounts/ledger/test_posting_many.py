@@ -166,15 +166,15 @@ def assert_nothing_of(items) -> None:
         assert not Event.objects.filter(pk=one.event.pk).exists()
 
 
-def assert_written(one: Item, now) -> None:
-    """`one`'s rows as given, its two entries (debit then credit) at `now`."""
+def assert_written(one: Item) -> None:
+    """`one`'s rows as given, its two entries (debit then credit) at its journal's instant."""
     assert as_row(Journal.objects.get(pk=one.journal.pk)) == as_row(one.journal)
     entries = Entry.objects.filter(journal_id=one.journal.pk).order_by("pk")
     assert list(entries.values_list("account_id", "direction", "amount", "currency")) == [
         (one.source_id, "debit", one.amount, one.currency),
         (one.destination_id, "credit", one.amount, one.currency),
     ]
-    assert {entry.created_at for entry in entries} == {now}
+    assert {entry.created_at for entry in entries} == {one.journal.created_at}
     assert as_row(Transfer.objects.get(pk=one.transfer.pk)) == as_row(one.transfer)
     assert Transaction.objects.filter(journal_id=one.journal.pk).count() == len(one.lines)
     for line in one.lines:
@@ -291,11 +291,10 @@ def test_money_cannot_come_into_a_closed_account(bank):
 def test_money_comes_into_a_frozen_account(bank):
     set_status(bank.empty, FROZEN)
     one = item(bank, bank.account, bank.empty, 100)
-    now = timezone.now()
-    assert tx_post_many(bank.fi.pk, [one], atomic=True, now=now) == []
+    assert tx_post_many(bank.fi.pk, [one], atomic=True) == []
     assert balance(bank.account) == (900, 0, 900)
     assert balance(bank.empty) == (100, 0, 100)
-    assert_written(one, now)
+    assert_written(one)
     assert_ledger_ok()
 
 
@@ -474,10 +473,11 @@ def test_a_call_skips_refused_items_and_writes_the_others_exactly(bank):
             {"account_id": bystander.pk, "available": 50, "amount": 51},
         ),
     ]
-    # The passing items, as given, with their entries at p_now; nothing of the refused ones.
+    # The passing items, as given, their entries at their journals' instants (not p_now);
+    # nothing of the refused ones.
     written, refused = [items[0], items[2], items[4]], [items[1], items[3]]
     for one in written:
-        assert_written(one, now)
+        assert_written(one)
     assert_nothing_of(refused)
     assert (Journal.objects.count(), Entry.objects.count(), Event.objects.count()) == (
         counts[0] + 3,
