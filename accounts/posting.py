@@ -85,8 +85,9 @@ def post(
 ) -> None:
     """Check and post `moves` in one round trip, writing `journal` (required when a `posted`
     amount moves; they must sum to zero), the new model instances `rows` (in order: the
-    operation's own rows), the statement lines `lines` and the events `events` (then announced
-    to their consumers). Raises the TX error of the first refused check."""
+    operation's own rows, of a table tx_post has an INSERT for: a new kind of operation adds
+    its table there, posting.sql), the statement lines `lines` and the events `events` (then
+    announced to their consumers). Raises the TX error of the first refused check."""
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("post() must run inside the operation's transaction.")
     account_ids = [move.account_id for move in moves]
