@@ -53,6 +53,14 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+# The ACCESS EXCLUSIVE locks that replay (the startup process) holds on this database's tables.
+REPLAY_LOCKS = """
+SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+ WHERE a.backend_type = 'startup' AND l.mode = 'AccessExclusiveLock'
+   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+"""
+
+
 class StreamingReplica:
     """A hot standby of the test database's server, in a temporary directory."""
 
@@ -127,11 +135,28 @@ class StreamingReplica:
             assert time.monotonic() < deadline, (self.directory / "log").read_text()[-2000:]
             time.sleep(0.1)
 
-    def pause_replay(self):
-        with self.connect() as conn:
-            conn.execute("SELECT pg_wal_replay_pause()")
-            while conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused":
-                time.sleep(0.05)
+    def pause_replay(self, timeout: float = 20.0):
+        """Stop replaying, at a point where replay holds no lock. Paused inside a replayed
+        transaction that took an ACCESS EXCLUSIVE lock (the TRUNCATE that empties every table
+        after a `transaction=True` test, or a vacuum truncating a table), the replica would keep
+        that lock, and every read of the table there would wait for it for good: so replay
+        first catches up with the primary, and a pause that still lands on such a lock (on a
+        table of this database: the server's other test databases replay here too) is resumed
+        and tried again."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.wait_replayed()
+            with self.connect() as conn:
+                conn.execute("SELECT pg_wal_replay_pause()")
+                while (
+                    conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused"
+                ):
+                    time.sleep(0.05)
+                held = conn.execute(REPLAY_LOCKS).fetchone()[0]
+                if not held:
+                    return
+                conn.execute("SELECT pg_wal_replay_resume()")
+            assert time.monotonic() < deadline, "replay kept pausing on a lock"
 
     def resume_replay(self):
         with self.connect() as conn:
