@@ -63,6 +63,14 @@ def on_starting(server):
         os.remove(stale)
 
 
+def post_worker_init(worker):
+    """The worker has loaded the application: what it loaded lives as long as the process, out
+    of the garbage collector's way (`config.wsgi.freeze_loaded`)."""
+    from config.wsgi import freeze_loaded
+
+    freeze_loaded()
+
+
 def child_exit(server, worker):
     """A worker has exited: its live gauges (its database pool) stop counting; its counters and
     histograms stay in the sums."""

@@ -2,18 +2,21 @@
 no HTTP server, no other client on the machine's cores (bench/README.md).
 
     .venv/bin/python bench/inprocess.py [--transfers 1000] [--rounds 4] [--batch N] [--profile]
-                                        [--drop]
+                                        [--freeze] [--drop]
 
 Recreates its database (tx_bench_inprocess), makes a tenant and 20 loaded accounts through the
 API, warms up with 200 transfers, then either times `--rounds` rounds of `--transfers` transfers
 by `time.process_time` (prints each round and the median, and the CPU the PostgreSQL server
 spent, from /proc, when it is the embedded one), or with `--profile` runs them once under
 cProfile and prints the costliest functions and the time per file. `--batch N` sends the
-transfers as atomic `POST /TX/v2/transfer-batches` of N each.
+transfers as atomic `POST /TX/v2/transfer-batches` of N each. The timed rounds also print how
+often the garbage collector ran and for how long; `--freeze` first does what a gunicorn worker
+does once it has loaded the application (`config.wsgi.freeze_loaded`).
 """
 
 import argparse
 import cProfile
+import gc
 import json
 import logging
 import os
@@ -53,6 +56,11 @@ def parse_args():
     parser.add_argument("--rounds", type=int, default=4, help="timed rounds (default 4)")
     parser.add_argument("--batch", type=int, default=0, help="atomic batches of N transfers")
     parser.add_argument("--profile", action="store_true", help="one round under cProfile")
+    parser.add_argument(
+        "--freeze",
+        action="store_true",
+        help="after the warm-up, config.wsgi.freeze_loaded(), as each gunicorn worker does",
+    )
     parser.add_argument("--drop", action="store_true", help="drop the database at the end")
     return parser.parse_args()
 
@@ -137,6 +145,12 @@ def main():
             call("/TX/v2/transfer-batches", body)
 
     transfers(200)
+    if args.freeze:
+        from config.wsgi import freeze_loaded
+
+        freeze_loaded()
+    collections = CollectorTimes()
+    gc.callbacks.append(collections.callback)
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
@@ -158,9 +172,34 @@ def main():
                 each = " ".join(f"{value:.2f}" for value in values)
                 median = statistics.median(values)
                 print(f"CPU per transfer, {name}: {each} ms; median {median:.2f} ms")
+        collections.report()
     connections.close_all()
     if args.drop:
         drop_database(admin_url, DATABASE)
+
+
+class CollectorTimes:
+    """How often the cyclic garbage collector ran, per generation, and for how long (wall time,
+    the process does nothing else meanwhile): a full collection walks every object alive."""
+
+    def __init__(self):
+        self.started = 0.0
+        self.times: dict[int, list[float]] = {0: [], 1: [], 2: []}
+
+    def callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.times[info["generation"]].append(time.perf_counter() - self.started)
+
+    def report(self) -> None:
+        print("Garbage collections (all rounds):")
+        for generation, times in self.times.items():
+            longest = 1000 * max(times, default=0.0)
+            print(
+                f"  generation {generation}: {len(times)}, {1000 * sum(times):.1f} ms in all, "
+                f"longest {longest:.1f} ms"
+            )
 
 
 def server_cpu(postmaster: int | None) -> float:
