@@ -9,9 +9,12 @@ other than UTF-8), before any view sees the body:
 * a `Content-Type` other than `application/json` (DRF would take `*/*` and `application/*`), or
   with a `charset` other than UTF-8 (RFC 8259 section 8.1: JSON exchanged between systems is
   UTF-8);
-* nesting deeper than MAX_DEPTH: checked on the raw text, by counting brackets outside strings
-  in a loop, before `json.loads` (whose recursion a few thousand `[` exhaust: RecursionError,
-  a 500);
+* nesting deeper than MAX_DEPTH: checked on the raw text, by counting brackets outside strings,
+  before `json.loads` (whose recursion a few thousand `[` exhaust: RecursionError, a 500). The
+  check is linear in the body's length whatever the body: every step is one pass of a regex
+  that never starts a match inside a text it has already consumed (see `_STRING`), then a
+  running sum in C (`accumulate`), so no body a key can send holds a worker (issue 29: the
+  previous pre-scan was quadratic on `"\\"\\"\\"...`, 25 s of a worker for 64 KiB);
 * the same key twice in one object (`json` keeps the last one silently: which amount did the
   client mean?);
 * `NaN`, `Infinity` and `-Infinity` (not JSON), and numbers too large for a double (`1e400`,
@@ -22,6 +25,7 @@ other than UTF-8), before any view sees the body:
 import json
 import math
 import re
+from itertools import accumulate
 
 from django.utils.http import parse_header_parameters
 from rest_framework.exceptions import UnsupportedMediaType
@@ -32,9 +36,13 @@ from core.exceptions import ValidationFailed
 MAX_DEPTH = 32
 UTF8_NAMES = frozenset({"utf-8", "utf8"})
 
-# A JSON string (with its escapes), unrolled so that matching is linear in the text's length.
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
+# A JSON string (with its escapes), unrolled, its closing quote optional: an unterminated string
+# runs to the end of the text and is consumed whole. With the quote required, a body of escaped
+# quotes and no closing one (`"\"\"\"...`) made every `"` start a match that scanned to the end
+# and failed: quadratic. Such a body is not JSON anyway; json.loads refuses it after this check.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
@@ -43,14 +51,11 @@ def _invalid(reason: str) -> ValidationFailed:
 
 
 def _check_depth(text: str) -> None:
-    depth = 0
-    for bracket in _BRACKET.finditer(_STRING.sub("", text)):
-        if bracket.group() in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise _invalid(f"Nested deeper than {MAX_DEPTH} levels.")
-        else:
-            depth -= 1
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    if len(brackets) <= MAX_DEPTH:
+        return
+    if max(accumulate(map(_STEP.__getitem__, map(ord, brackets)))) > MAX_DEPTH:
+        raise _invalid(f"Nested deeper than {MAX_DEPTH} levels.")
 
 
 def _object(pairs: list) -> dict:

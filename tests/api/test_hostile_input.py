@@ -13,7 +13,9 @@ catalogue breaks bodies that would otherwise have passed.
 
 import json
 import logging
+import signal
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
@@ -904,6 +906,21 @@ def encoding_cases(body) -> list[Case]:
     return cases
 
 
+def _fill(head: bytes, unit: bytes, size: int) -> bytes:
+    return head + unit * ((size - len(head)) // len(unit))
+
+
+# Bodies of `size` bytes a regex scan for JSON strings can go quadratic on: escaped quotes and no
+# closing quote (each `"` starts a match that runs to the end), the same inside an object, and
+# runs of backslashes and quotes.
+SLOW = [
+    ("escaped quotes, no closing quote", lambda size: _fill(b'"', b'\\"', size)),
+    ("an object's string of escaped quotes", lambda size: _fill(b'{"a": "', b'\\"', size)),
+    ("quote, backslash pairs", lambda size: _fill(b"", b'"\\', size)),
+    ("open brackets and quotes", lambda size: _fill(b"", b'["', size)),
+]
+
+
 def json_cases(op_key, body) -> list[Case]:
     """JSON that Python's parser takes and RFC 8259 does not, and bodies of the wrong shape."""
     text = json.dumps(body)
@@ -929,6 +946,8 @@ def json_cases(op_key, body) -> list[Case]:
     cases.append(
         Case(f"json: {limit // 1024} KiB + 1", b" " * (limit + 1), 413, "payload_too_large")
     )
+    # Bodies that made the depth pre-scan quadratic (issue 29), at the operation's limit.
+    cases += [Case(f"json: {name}, {limit // 1024} KiB", hostile(limit)) for name, hostile in SLOW]
     if limit > BODY_LIMIT:  # under its own limit: read, and refused as the JSON it is not
         cases.append(Case(f"json: {BODY_LIMIT // 1024} KiB + 1", b" " * (BODY_LIMIT + 1)))
     if body:
@@ -1301,6 +1320,40 @@ def test_embossed_names_a_card_cannot_carry_are_refused(api_all, world, given):
 def test_json_python_would_take_is_refused(api_all, raw, reason):
     response = api_all.post("/transfers", raw)
     assert validation_details(response, "v2") == {"body": reason}
+
+
+@contextmanager
+def deadline(seconds: float):
+    """Fails the test when the block runs longer than `seconds`: a liveness bound, not a timing
+    (the regex engine checks for signals as it runs, so even a scan holding the GIL stops)."""
+
+    def expired(signum, frame):
+        raise AssertionError(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(("name", "hostile"), SLOW, ids=[name for name, _ in SLOW])
+def test_bodies_that_made_the_scan_quadratic_are_refused_at_once(name, hostile, institution):
+    """A `readonly` key reached the parser with 64 KiB (POST /account-lookups: 25 s of a worker
+    before issue 29), a batch with 1 MiB (hours). Each is refused well within the bound; the
+    previous scan fails it at 64 KiB already."""
+    readonly = Api("v2", issue_key(institution, scopes=["read"])[1])
+    batches = Api("v2", issue_key(institution, scopes=["money:write"])[1])
+    for api, path, size in [
+        (readonly, "/account-lookups", BODY_LIMIT),
+        (batches, "/transfer-batches", BODY_LIMITS[("TransferBatchListView", "post")]),
+    ]:
+        with deadline(10):
+            response = api.post(path, hostile(size))
+        assert response.status_code == 400, (path, response.content)
+        assert response.json()["code"] == "validation_error"
 
 
 def test_nesting_up_to_32_levels_is_parsed(api_all):
