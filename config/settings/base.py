@@ -289,7 +289,10 @@ AUTHORIZATION_HOLD_DAYS = env.int("AUTHORIZATION_HOLD_DAYS", default=7)
 # forgery into the bank's network) unless these say otherwise; production forces both.
 WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=True)
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=False)
-# Per attempt, one wall-clock deadline: connecting, TLS, sending and the whole response.
+# Resolving a webhook URL's host when an endpoint is created or changed (in the API request):
+# a name that has not resolved by then is refused. At delivery the attempt's deadline bounds it.
+WEBHOOK_RESOLVE_TIMEOUT_SECONDS = env.float("WEBHOOK_RESOLVE_TIMEOUT_SECONDS", default=2.0)
+# Per attempt, one wall-clock deadline: resolving, connecting, TLS, sending and the response.
 WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
 # Per attempt, the most bytes read from the receiver (status line, headers and body together;
 # of the body only the 500-character excerpt's bytes are asked for).
