@@ -1,6 +1,7 @@
 """Back office for customers: review and correct, through `customer_update`.
 
-The national id is never shown nor editable here: only its last four characters, masked. Edits
+The national id is never shown nor editable here: only its last four characters, masked, and
+none of it when the id is too short for that (`customers.models.national_id_last4`). Edits
 go through `customer_update`, so `customer.updated` is emitted as for the API. Customers are not
 added here (institutions onboard them through the API, with their idempotency and their
 national id) and never deleted (their accounts, cards and events refer to them).
@@ -9,6 +10,7 @@ national id) and never deleted (their accounts, cards and events refer to them).
 import pycountry
 from django import forms
 from django.contrib import admin
+from django.db.models import Q
 
 from core.admin import ModelAdmin, metadata_display
 
@@ -151,8 +153,13 @@ class CustomerAdmin(ModelAdmin):
     ]
 
     def get_queryset(self, request):
-        # The ciphertext never leaves the database for the admin.
-        return super().get_queryset(request).defer("national_id_encrypted")
+        # The ciphertext never leaves the database for the admin: only whether there is one.
+        return (
+            super()
+            .get_queryset(request)
+            .defer("national_id_encrypted")
+            .annotate(has_national_id=Q(national_id_encrypted__isnull=False))
+        )
 
     def has_add_permission(self, request):
         return False
@@ -166,7 +173,10 @@ class CustomerAdmin(ModelAdmin):
 
     @admin.display(description="national id")
     def national_id_masked(self, obj):
-        return f"•••• {obj.national_id_last4}" if obj.national_id_last4 else "—"
+        if obj.national_id_last4:
+            return f"•••• {obj.national_id_last4}"
+        # A short id keeps no last four (customers.models.national_id_last4).
+        return "•••• (too short to show any of it)" if obj.has_national_id else "—"
 
     def save_model(self, request, obj, form, change):
         changed = set(form.changed_data)

@@ -100,7 +100,9 @@ class Customer(Serializer):
     nationalIdLast4 = serializers.CharField(  # noqa: N815
         source="national_id_last4",
         allow_null=True,
-        help_text="Last four characters of the national id; the full value is never returned.",
+        help_text="Last four characters of the national id; the full value is never returned. "
+        "null when there is no national id, or when it has fewer than 8 letters and digits "
+        "(its last four would be most of it).",
     )
     address = Address(allow_null=True)
     metadata = MetadataField()

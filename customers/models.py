@@ -1,7 +1,10 @@
 """Customers: the people an institution issues accounts and cards to.
 
 `national_id` is encrypted at rest (`core.crypto`, AES-GCM) and only its last four characters
-are kept in clear, for display; the full value is never returned by the API or shown in the admin.
+are kept in clear, for display, and only when the id has at least
+`NATIONAL_ID_LAST4_MIN_LENGTH` letters and digits: the last four of a shorter id would be all or
+most of it (`national_id_last4` is then NULL everywhere it is shown: the API of both versions
+and the admin). The full value is never returned by the API or shown in the admin.
 The associated data names the column and the customer, so a ciphertext copied into another
 customer's row does not decrypt.
 """
@@ -16,6 +19,17 @@ from core.models import Timestamped
 from institutions.models import Institution
 
 NATIONAL_ID_CONTEXT = "customers.Customer.national_id"
+# Separators ('-', '/', spaces) tell nothing: "12-34-56" has 6 characters that count.
+NATIONAL_ID_LAST4_MIN_LENGTH = 8
+
+
+def national_id_last4(national_id: str) -> str | None:
+    """The last four characters of `national_id` to show, or None when it is too short for its
+    last four to leave most of it hidden (fewer than NATIONAL_ID_LAST4_MIN_LENGTH letters and
+    digits)."""
+    if sum(character.isalnum() for character in national_id) < NATIONAL_ID_LAST4_MIN_LENGTH:
+        return None
+    return national_id[-4:]
 
 
 def _customer_id():
@@ -77,7 +91,7 @@ class Customer(Timestamped):
             self.national_id_last4 = None
         else:
             self.national_id_encrypted = crypto.encrypt(national_id, context=self._id_context())
-            self.national_id_last4 = national_id[-4:]
+            self.national_id_last4 = national_id_last4(national_id)
 
     def national_id(self) -> str | None:
         """The full national id, for the few internal uses that need it (never for display)."""
