@@ -92,6 +92,16 @@ def statement_lines(*, account: Account, period: Period):
     )
 
 
+def statement_line_count(*, account: Account, period: Period, at_most: int | None = None) -> int:
+    """How many lines the period has, counting no further than `at_most`: one COUNT over a
+    range scan of `txn_account_idx` that stops there (the PDF's bound is checked this way
+    before anything is laid out)."""
+    lines = statement_lines(account=account, period=period).order_by()
+    if at_most is not None:
+        lines = lines[:at_most]
+    return lines.count()
+
+
 def statement_lines_page(*, account: Account, period: Period, limit: int, after: str | None):
     """(lines, the position of the last one when more follow): keyset paging, oldest first."""
     lines = statement_lines(account=account, period=period)
@@ -144,7 +154,10 @@ def _posted_at(account: Account, moment: datetime) -> int:
     return posted
 
 
-def statement_build(*, account: Account, period: Period) -> Statement:
+def statement_build(
+    *, account: Account, period: Period, line_count: int | None = None
+) -> Statement:
+    """The period's balances, totals and line count (`line_count`: already counted)."""
     by_type = {kind: {"credits": 0, "debits": 0, "count": 0} for kind in Transaction.Type.values}
     rows = (
         _posted_lines(account=account, period=period)
@@ -165,5 +178,9 @@ def statement_build(*, account: Account, period: Period) -> Statement:
         credits=sum(totals["credits"] for totals in by_type.values()),
         debits=sum(totals["debits"] for totals in by_type.values()),
         by_type=by_type,
-        line_count=statement_lines(account=account, period=period).count(),
+        line_count=(
+            statement_line_count(account=account, period=period)
+            if line_count is None
+            else line_count
+        ),
     )

@@ -29,7 +29,18 @@ def _decode(cursor: str) -> str:
     return value
 
 
+def decode_cursor(cursor: str) -> str:
+    """The position in a plain cursor (400 `validation_error` when it is not one)."""
+    return _decode(cursor)
+
+
 def page_params(request) -> tuple[int, str | None]:
+    cursor = request.query_params.get("cursor")
+    return page_limit(request), (_decode(cursor) if cursor else None)
+
+
+def page_limit(request) -> int:
+    """`limit` alone (a listing whose cursor is not a plain position reads its own)."""
     raw_limit = request.query_params.get("limit")
     limit = DEFAULT_LIMIT
     if raw_limit is not None:
@@ -40,8 +51,7 @@ def page_params(request) -> tuple[int, str | None]:
         ):
             raise ValidationFailed(details={"limit": f"Must be an integer from 1 to {MAX_LIMIT}."})
         limit = int(raw_limit)
-    cursor = request.query_params.get("cursor")
-    return limit, (_decode(cursor) if cursor else None)
+    return limit
 
 
 def paginate(request, queryset, order_key: str = "pk") -> tuple[list, str | None]:

@@ -182,6 +182,14 @@ class DeclinedByMonitoring(BusinessRuleViolation):
     message = "A transaction monitoring rule declined this payment."
 
 
+class StatementTooLarge(BusinessRuleViolation):
+    code = "statement_too_large"
+    message = (
+        "This statement has more lines than a PDF is made of: ask for the same period as CSV "
+        "(details.csvPath, Accept: text/csv)."
+    )
+
+
 class IdempotencyKeyReused(TXError):
     status = 422
     code = "idempotency_key_reused"

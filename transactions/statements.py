@@ -14,20 +14,24 @@ import calendar
 import csv
 import re
 from datetime import date
+from urllib.parse import urlencode
 
+from django.conf import settings
+from django.core import signing
 from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from accounts import statements
+from accounts.models import Account, Transaction
 from accounts.selectors import account_get
 from accounts.statements import MAX_DAYS, Period, Statement
-from api.pagination import encode_cursor, page_params
-from api.schema import document
+from api.pagination import decode_cursor, page_limit
+from api.schema import READ_ERRORS, document
 from api.serializers import Serializer
 from api.versions import V1, V2
 from api.views import TXView
-from core.exceptions import ValidationFailed
+from core.exceptions import StatementTooLarge, ValidationFailed
 from core.money import currency_exponent
 
 from .apis import TRANSACTION_OUTPUT
@@ -112,6 +116,76 @@ def document_of(statement: Statement, lines: list, next_cursor: str | None, line
         "nextCursor": next_cursor,
         "hasMore": next_cursor is not None,
     }
+
+
+# --- the cursor of a statement's next page
+# A statement's balances, totals and line count are computed for its first page only: the
+# cursor of the next page carries them with the last line's position, signed with SECRET_KEY
+# (django.core.signing, this salt) so that a client can neither alter them nor carry them to
+# another account or period. docs/statements.md, "Paging".
+CURSOR_SALT = "tx.statements.cursor"
+
+
+def statement_cursor(statement: Statement, after: str) -> str:
+    period = statement.period
+    return signing.dumps(
+        {
+            "account": statement.account.pk,
+            "from": period.first.isoformat(),
+            "to": period.last.isoformat(),
+            "after": after,
+            "opening": statement.opening_balance,
+            "closing": statement.closing_balance,
+            # Only the types with lines: every other one is zeros.
+            "types": {
+                kind: [totals["credits"], totals["debits"], totals["count"]]
+                for kind, totals in statement.by_type.items()
+                if totals["count"] or totals["credits"] or totals["debits"]
+            },
+            "lines": statement.line_count,
+        },
+        salt=CURSOR_SALT,
+        compress=True,
+    )
+
+
+def _statement_of_cursor(value: dict, account: Account, period: Period) -> Statement:
+    by_type = {kind: {"credits": 0, "debits": 0, "count": 0} for kind in Transaction.Type.values}
+    for kind, (credits, debits, count) in value["types"].items():
+        by_type[kind] = {"credits": credits, "debits": debits, "count": count}
+    return Statement(
+        account=account,
+        period=period,
+        opening_balance=value["opening"],
+        closing_balance=value["closing"],
+        credits=sum(totals["credits"] for totals in by_type.values()),
+        debits=sum(totals["debits"] for totals in by_type.values()),
+        by_type=by_type,
+        line_count=value["lines"],
+    )
+
+
+def _page(request, account_id: str, first: date, last: date) -> tuple[int, str | None, dict | None]:
+    """(limit, the position to page after, the signed figures of the statement or None): a bad
+    `limit` or `cursor` is refused before any work. A cursor without a signature (a plain
+    position, as before figures travelled in it) is still read: its page computes them."""
+    limit = page_limit(request)
+    cursor = request.query_params.get("cursor")
+    if not cursor:
+        return limit, None, None
+    if ":" not in cursor:  # base64url has no ":", a signed value always has one
+        return limit, decode_cursor(cursor), None
+    try:
+        value = signing.loads(cursor, salt=CURSOR_SALT)
+    except signing.BadSignature:
+        raise ValidationFailed(details={"cursor": "Not a valid cursor."}) from None
+    if (value.get("account"), value.get("from"), value.get("to")) != (
+        account_id,
+        first.isoformat(),
+        last.isoformat(),
+    ):
+        raise ValidationFailed(details={"cursor": "Not a cursor of this statement."})
+    return limit, value["after"], value
 
 
 # --- what the client accepts
@@ -256,17 +330,18 @@ STATEMENT_PARAMETERS = [
 
 
 class _StatementView(TXView):
-    def _statement(self, account_id: str, first: date, last: date) -> Statement:
+    def _json(self, account_id: str, first: date, last: date):
+        limit, after, figures = _page(self.request, account_id, first, last)
         account = account_get(institution=self.institution, account_id=account_id)
         period = statements.period_of(account=account, first=first, last=last)
-        return statements.statement_build(account=account, period=period)
-
-    def _json(self, statement: Statement):
-        limit, after = page_params(self.request)
-        lines, last = statements.statement_lines_page(
-            account=statement.account, period=statement.period, limit=limit, after=after
+        if figures is None:
+            statement = statements.statement_build(account=account, period=period)
+        else:
+            statement = _statement_of_cursor(figures, account, period)
+        lines, last_position = statements.statement_lines_page(
+            account=account, period=period, limit=limit, after=after
         )
-        cursor = encode_cursor(last) if last is not None else None
+        cursor = statement_cursor(statement, last_position) if last_position is not None else None
         return self.respond(
             document_of(statement, lines, cursor, self.for_version(TRANSACTION_OUTPUT))
         )
@@ -289,8 +364,7 @@ class AccountStatementView(_StatementView):
     def get(self, request, accountId):  # noqa: N803
         first, last = _range(request)
         if wanted(request, (JSON, CSV)) != CSV:
-            page_params(request)  # a bad `limit` or `cursor` is refused before any work
-            return self._json(self._statement(accountId, first, last))
+            return self._json(accountId, first, last)
         account = account_get(institution=self.institution, account_id=accountId)
         period = statements.period_of(account=account, first=first, last=last)
         response = StreamingHttpResponse(
@@ -311,16 +385,29 @@ class AccountMonthlyStatementView(_StatementView):
         description="The statement of `from` = the month's first day to `to` = its last (as "
         "`GET /accounts/{accountId}/statements`). `Accept: application/pdf`: a PDF document "
         "with the institution, the account (its number masked), the balances, the totals and "
-        "every line. 400 `validation_error` unless `month` is YYYY-MM.",
+        "every line, up to `STATEMENT_PDF_MAX_LINES` lines (default 1,000): a longer month is "
+        "422 `statement_too_large`, whose `details.csvPath` is the same statement as CSV "
+        "(`Accept: text/csv`). 400 `validation_error` unless `month` is YYYY-MM.",
+        errors=(*READ_ERRORS, 422),
         operation_id="accounts_statements_month_retrieve",
         tags=["Accounts"],
     )
     def get(self, request, accountId, month):  # noqa: N803
         first, last = _month(month)
         if wanted(request, (JSON, PDF)) != PDF:
-            page_params(request)
-            return self._json(self._statement(accountId, first, last))
-        statement = self._statement(accountId, first, last)
+            return self._json(accountId, first, last)
+        account = account_get(institution=self.institution, account_id=accountId)
+        period = statements.period_of(account=account, first=first, last=last)
+        # Counted before anything is laid out, and no further than one line past the bound.
+        most = settings.STATEMENT_PDF_MAX_LINES
+        count = statements.statement_line_count(account=account, period=period, at_most=most + 1)
+        if count > most:
+            csv_path = request.path.rsplit("/", 1)[0]
+            query = urlencode({"from": first.isoformat(), "to": last.isoformat()})
+            raise StatementTooLarge(
+                details={"max_lines": most, "csv_path": f"{csv_path}?{query}", "accept": CSV}
+            )
+        statement = statements.statement_build(account=account, period=period, line_count=count)
         lines = statements.statement_lines_stream(
             account=statement.account, period=statement.period
         )

@@ -281,6 +281,12 @@ PROCRASTINATE_WORKER_DEFAULTS = {
     "update_heartbeat_interval": env.float("PROCRASTINATE_HEARTBEAT_SECONDS", default=10.0),
     "stalled_worker_timeout": env.float("PROCRASTINATE_STALLED_SECONDS", default=30.0),
 }
+# A statement PDF is laid out in memory, in the request, a few milliseconds per line: a month
+# with more lines is refused (422 statement_too_large, pointing to its CSV, which streams).
+# docs/statements.md has the measurement behind the default.
+STATEMENT_PDF_MAX_LINES = env.int("STATEMENT_PDF_MAX_LINES", default=1000)
+if STATEMENT_PDF_MAX_LINES < 1:
+    raise ImproperlyConfigured("STATEMENT_PDF_MAX_LINES must be at least 1.")
 
 # How long an approved card authorization holds its amount before the expiry job releases it.
 AUTHORIZATION_HOLD_DAYS = env.int("AUTHORIZATION_HOLD_DAYS", default=7)

@@ -21,6 +21,7 @@ from pypdf import PdfReader
 
 from accounts import statements as statements_module
 from accounts.models import Account, Transaction
+from api.pagination import encode_cursor
 from core.ids import _base32
 from core.money import money
 from institutions import scopes
@@ -459,9 +460,11 @@ def test_accept_picks_the_format(api, version):
         assert response.streaming is csv_expected, accept
 
 
-def _bulk_lines(account: Account, count: int) -> None:
-    """`count` lines one millisecond apart from 2026-05-01 08:00 UTC, written directly."""
-    start = datetime(2026, 5, 1, 8, tzinfo=UTC)
+def _bulk_lines(
+    account: Account, count: int, start: datetime = datetime(2026, 5, 1, 8, tzinfo=UTC)
+) -> None:
+    """`count` lines one millisecond apart from `start` (default 2026-05-01 08:00 UTC), written
+    directly."""
     Transaction.objects.bulk_create(
         Transaction(
             id=f"txn_{_base32(int((start + i * MS).timestamp() * 1000), 10)}{_base32(i, 16)}",
@@ -560,3 +563,117 @@ def test_a_line_with_a_formula_description_is_quoted_in_csv(api, version):
         (today + timedelta(days=1)).isoformat(),
     )
     assert [row["description"] for row in rows] == ["'=HYPERLINK(1)"]
+
+
+def _figures(page: dict) -> dict:
+    return {k: v for k, v in page.items() if k not in ("lines", "nextCursor", "hasMore")}
+
+
+def test_pages_after_the_first_do_not_compute_the_totals_again(api, version):
+    account_id = funded_account(api, 0)["accountId"]
+    account = Account.objects.get(pk=account_id)
+    _bulk_lines(account, 5)
+    path = f"/accounts/{account_id}/statements"
+    period = {"from": "2026-05-01", "to": "2026-05-31"}
+    with CaptureQueriesContext(connection) as first_queries:
+        first = resource(api.get(path, {**period, "limit": 2}), version)
+    # The first page computes them: the balances (entries) and the line count.
+    assert any("accounts_entry" in q["sql"] for q in first_queries.captured_queries)
+    assert first["lineCount"] == 5 and first["totals"]["credits"] == 0
+    pages, page = [first], first
+    while page["hasMore"]:
+        with CaptureQueriesContext(connection) as queries:
+            response = api.get(path, {**period, "limit": 2, "cursor": page["nextCursor"]})
+            page = resource(response, version)
+        # The next pages read their lines and nothing else of the period: no balance, no totals
+        # (they join the entries), no COUNT.
+        sqls = [q["sql"] for q in queries.captured_queries]
+        assert not [sql for sql in sqls if "accounts_entry" in sql or "COUNT(" in sql], sqls
+        assert _figures(page) == _figures(first)
+        pages.append(page)
+    assert [len(p["lines"]) for p in pages] == [2, 2, 1]
+    assert [line["description"] for p in pages for line in p["lines"]] == [
+        f"Line {i}" for i in range(5)
+    ]
+
+
+def test_a_statement_cursor_is_signed_and_bound_to_its_statement(api, version):
+    account_id = funded_account(api, 0)["accountId"]
+    other_id = funded_account(api, 0)["accountId"]
+    _bulk_lines(Account.objects.get(pk=account_id), 3)
+    _bulk_lines(Account.objects.get(pk=other_id), 3, start=datetime(2026, 5, 2, 8, tzinfo=UTC))
+    path = f"/accounts/{account_id}/statements"
+    period = {"from": "2026-05-01", "to": "2026-05-31"}
+    first = resource(api.get(path, {**period, "limit": 1}), version)
+    cursor = first["nextCursor"]
+    # Another figure in the cursor (its payload changed, its signature kept) is refused.
+    payload, _, signature = cursor.rpartition(":")
+    other_signature = signature[:-1] + ("B" if signature.endswith("A") else "A")
+    for forged in (f"{payload}x:{signature}", f"{payload}:{other_signature}", "AA:BB"):
+        assert_validation_error(
+            api.get(path, {**period, "limit": 1, "cursor": forged}),
+            version,
+            {"cursor": "Not a valid cursor."},
+        )
+    # Another period's, another account's statement: refused, its figures would be wrong there.
+    for other_path, other_period in (
+        (path, {"from": "2026-05-01", "to": "2026-05-30"}),
+        (f"/accounts/{other_id}/statements", period),
+        (f"{path}/2026-05", {}),  # the month's document is the same statement: accepted below
+    ):
+        response = api.get(other_path, {**other_period, "limit": 1, "cursor": cursor})
+        if other_period:
+            assert_validation_error(
+                response, version, {"cursor": "Not a cursor of this statement."}
+            )
+        else:
+            assert resource(response, version)["lines"][0]["description"] == "Line 1"
+    # A plain cursor (a line's position, as before the figures travelled) still pages.
+    legacy = encode_cursor(first["lines"][0]["transactionId"])
+    page = resource(api.get(path, {**period, "limit": 5, "cursor": legacy}), version)
+    assert [line["description"] for line in page["lines"]] == ["Line 1", "Line 2"]
+    assert _figures(page) == _figures(first)
+
+
+def test_a_pdf_of_more_lines_than_the_bound_is_refused_and_points_to_the_csv(
+    api, version, settings
+):
+    settings.STATEMENT_PDF_MAX_LINES = 3
+    account_id = funded_account(api, 0)["accountId"]
+    account = Account.objects.get(pk=account_id)
+    _bulk_lines(account, 3)
+    path = f"/accounts/{account_id}/statements/2026-05"
+    pdf = {"Accept": "application/pdf"}
+    response = api.get(path, headers=pdf)
+    assert response.status_code == 200 and response.content.startswith(b"%PDF")
+
+    _bulk_lines(account, 1, start=datetime(2026, 5, 31, 8, tzinfo=UTC))  # the 4th line
+    with CaptureQueriesContext(connection) as queries:
+        response = api.get(path, headers=pdf)
+    error = assert_error(
+        response,
+        version,
+        422,
+        "statement_too_large",
+        details={
+            "maxLines": 3,
+            "csvPath": f"/TX/{version}/accounts/{account_id}/statements"
+            "?from=2026-05-01&to=2026-05-31",
+            "accept": "text/csv",
+        },
+    )
+    assert "CSV" in error["message"]
+    # Refused after one bounded COUNT of the lines: no balance, no totals, nothing laid out.
+    sqls = [q["sql"] for q in queries.captured_queries]
+    counts = [sql for sql in sqls if "COUNT(" in sql]
+    assert len(counts) == 1 and "LIMIT 4" in counts[0], sqls
+    assert not [sql for sql in sqls if "accounts_entry" in sql], sqls
+    # The CSV it points to has the month's four lines.
+    csv_response = api.client.get(
+        error["details"]["csvPath"], headers=api.headers({"Accept": "text/csv"})
+    )
+    assert csv_response.status_code == 200
+    rows = list(csv.DictReader(io.StringIO(b"".join(csv_response.streaming_content).decode())))
+    assert [row["description"] for row in rows] == ["Line 0", "Line 1", "Line 2", "Line 0"]
+    # JSON of the same month is not bounded (it pages).
+    assert resource(api.get(path), version)["lineCount"] == 4
