@@ -1,4 +1,5 @@
-"""What the HTTP layer stores: idempotency records and rate-limit counters."""
+"""What the HTTP layer stores: idempotency records, rate-limit counters and read-your-writes
+marks."""
 
 from django.db import models
 from django.utils import timezone
@@ -42,3 +43,21 @@ class RateCounter(models.Model):
 
     def __str__(self):
         return f"{self.bucket} @ {self.window_start}: {self.count}"
+
+
+class ReplicaMark(models.Model):
+    """Read-your-writes with read replicas (`api.replicas`): an API key's last write, as the
+    primary's WAL position read right after it committed (`lsn`, bytes since 0/0). Until
+    `expires_at` the key's GETs read only a replica that has replayed past it. One row per key,
+    upserted by every write of the key; UNLOGGED (its migration): read on the primary only,
+    never copied to a replica. Expired rows are purged by a periodic job."""
+
+    key_id = models.CharField(primary_key=True, max_length=40)
+    lsn = models.BigIntegerField()
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "api_replica_mark"
+
+    def __str__(self):
+        return f"{self.key_id} @ {self.lsn} until {self.expires_at}"

@@ -15,11 +15,19 @@ What goes where:
 - Inside the handler, a read inside a transaction of the primary (an operation, an `atomic`
   block) or a `select_for_update` (Django routes it as a write) reads the primary; every write
   goes to the primary; a view with `replica_reads = False` reads the primary throughout.
-- Read-your-writes: after a key's POST or PATCH its GETs read the primary for at least
-  DATABASE_REPLICA_STICKY_SECONDS. The instant is kept in Django's shared cache (PostgreSQL on
-  the primary, or Redis), which every app process reads, and not in the key row: that would be a
-  write to a hot row (and a migration) for every write request. `X-TX-Consistency: strong` asks
-  for the primary on any GET.
+- Read-your-writes: each POST or PATCH of a key records the primary's WAL position right after
+  it committed (one upsert into `api_replica_mark`, an UNLOGGED table of one row per key). The
+  key's GETs then read a replica only once that replica has replayed past it (as of this
+  process's last look at the replica, at most LAG_CHECK_SECONDS old), for as long as a replica
+  within the lag bound may still miss the write. Its own table, not Django's cache: the database
+  cache culls entries past MAX_ENTRIES, and a culled mark is a key reading a replica that has not
+  seen its own write. `X-TX-Consistency: strong` asks for the primary on any GET.
+- Lag is measured against the primary's position: a replica has no lag when it has replayed
+  what the primary had written just before it was asked; otherwise its lag is the age of the
+  last transaction it replayed. A replica whose WAL receiver is connected but behind (receiving
+  nothing, or slowly) therefore ages like any other; one without a receiver is never read.
+- A GET that answers as of an instant (`?at=`) within the lag a replica may have is answered by
+  the primary (`reads_as_of`).
 - A replica that fails (refused connection, dropped connection, a query cancelled by recovery)
   is left alone by this process for DATABASE_REPLICA_RETRY_SECONDS and the handler runs again
   on the primary, unless it already wrote something (then it answers as the primary would have
@@ -31,14 +39,24 @@ The answer says where it read: `X-TX-Read-From: primary|replica`.
 import contextlib
 import itertools
 import logging
-import math
-import threading
 import time
 from contextvars import ContextVar
+from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.conf import settings
-from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connections,
+    transaction,
+)
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from api.models import ReplicaMark
 
 logger = logging.getLogger("tx.replicas")
 
@@ -100,92 +118,140 @@ def _mark_down(alias: str) -> None:
         connections[alias].close()  # the next request after the pause connects anew
 
 
-# --- Lag: asked of each replica at most once per LAG_CHECK_SECONDS per process. Zero when the
-# replica has replayed everything it received; otherwise the age of the last transaction it
-# replayed (an over-estimate after the primary was idle: it errs towards the primary); unknown
-# (NULL, read as too far behind) when no WAL receiver runs: a replica cut off from its primary
-# would otherwise look perfectly fresh while it falls further behind.
+# --- Lag, measured against the primary's position. Each process asks at most once per
+# LAG_CHECK_SECONDS per replica: first the primary's WAL position (P), then the replica's replayed
+# position (R) and the age of the last transaction it replayed. R >= P: the replica has all the
+# primary had when asked, no lag. R < P: its lag is that age (it holds every transaction
+# committed up to then; an over-estimate after an idle primary, which errs towards the
+# primary). No WAL receiver (cut off from its primary): unknown, read as too far behind. What
+# the receiver has received says nothing: a receiver connected but behind has replayed all it
+# received while the primary is far ahead.
 LAG_CHECK_SECONDS = 1.0
-_LAG_SQL = """
-SELECT CASE
-    WHEN NOT EXISTS (SELECT 1 FROM pg_stat_wal_receiver) THEN NULL
-    WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
-    ELSE EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp())
-END
+_PRIMARY_LSN_SQL = "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"
+_REPLICA_LSN_SQL = """
+SELECT EXISTS (SELECT 1 FROM pg_stat_wal_receiver),
+       pg_last_wal_replay_lsn() - '0/0'::pg_lsn,
+       EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp())
 """
-_lag_checked: dict[str, tuple[float, bool]] = {}  # alias -> (checked at, monotonic; fresh enough)
 
 
-def _fresh_enough(alias: str) -> bool:
-    """Whether `alias` lags at most DATABASE_REPLICA_MAX_LAG_SECONDS; a replica that fails to
-    answer is marked down."""
+class _Position(NamedTuple):
+    """What this process last learnt of a replica."""
+
+    checked: float  # monotonic
+    fresh: bool  # lag at most DATABASE_REPLICA_MAX_LAG_SECONDS
+    replayed: int  # its replayed WAL position then (bytes since 0/0); it only grows
+
+
+_lag_checked: dict[str, _Position] = {}
+
+
+def _position(alias: str) -> _Position | None:
+    """Where `alias` stands, asked at most once per LAG_CHECK_SECONDS; None when it fails to
+    answer (it is then marked down)."""
     checked = _lag_checked.get(alias)
     now = time.monotonic()
-    if checked is not None and now - checked[0] < LAG_CHECK_SECONDS:
-        return checked[1]
+    if checked is not None and now - checked.checked < LAG_CHECK_SECONDS:
+        return checked
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:  # the primary first: see above
+        cursor.execute(_PRIMARY_LSN_SQL)
+        (primary,) = cursor.fetchone()
     try:
         with connections[alias].cursor() as cursor:
-            cursor.execute(_LAG_SQL)
-            (lag,) = cursor.fetchone()
+            cursor.execute(_REPLICA_LSN_SQL)
+            receiving, replayed, replay_age = cursor.fetchone()
     except DatabaseError:  # down, refused, or not a server this query works on
         logger.warning("replica unreachable; reading the primary", extra={"alias": alias})
         _mark_down(alias)
-        return False
+        return None
+    replayed = 0 if replayed is None else int(replayed)  # None: not a standby
+    if not receiving:
+        lag = None
+    elif replayed >= primary:
+        lag = 0.0
+    else:
+        lag = None if replay_age is None else float(replay_age)
     fresh = lag is not None and lag <= settings.DATABASE_REPLICA_MAX_LAG_SECONDS
     if not fresh:
         logger.warning(
             "replica too far behind; reading the primary",
-            extra={"alias": alias, "lagSeconds": None if lag is None else float(lag)},
+            extra={"alias": alias, "lagSeconds": lag, "behindBytes": int(primary) - replayed},
         )
-    _lag_checked[alias] = (now, fresh)
-    return fresh
+    position = _Position(now, fresh, replayed)
+    _lag_checked[alias] = position
+    return position
 
 
-# --- Read-your-writes marks, in the shared cache: key id -> time (epoch seconds) until which
-# the key's reads go to the primary. A mark is written for at least 1.5 x the sticky window and
-# rewritten only once less than one window of it remains, so a key writing many times a second
-# costs one cache write per half-window per process, and its reads still stay on the primary
-# for at least the window after its last write.
-_MARK_PREFIX = "tx:replicas:sticky:"
-_MAX_MARKS = 10_000
-_marks_lock = threading.Lock()
-_marked_until: dict[str, float] = {}  # what this process last wrote, per key id
+# --- Read-your-writes marks: `api_replica_mark` (api.models.ReplicaMark), one row per key: the
+# primary's insert position read right after the key's last write committed (past the end of
+# its commit record), and until when it matters. A replica that has replayed past it has the
+# write. The mark matters for as long as a replica counted fresh may still miss the write: the
+# lag bound plus the age of a lag check; DATABASE_REPLICA_STICKY_SECONDS only makes it longer.
+# GREATEST: two writes of one key marking at once keep the later position whatever the order
+# their upserts take the row in. The expiry is the database's clock, read and written there.
+_MARK_SQL = """
+INSERT INTO api_replica_mark AS mark (key_id, lsn, expires_at)
+VALUES (
+    %s,
+    pg_current_wal_insert_lsn() - '0/0'::pg_lsn,
+    statement_timestamp() + %s * interval '1 second'
+)
+ON CONFLICT (key_id) DO UPDATE SET
+    lsn = GREATEST(mark.lsn, EXCLUDED.lsn),
+    expires_at = GREATEST(mark.expires_at, EXCLUDED.expires_at)
+"""
+_MARKED_SQL = """
+SELECT lsn FROM api_replica_mark WHERE key_id = %s AND expires_at > statement_timestamp()
+"""
 
 
-def _mark_key(key_id: str) -> str:
-    return _MARK_PREFIX + key_id
+def _mark_seconds() -> float:
+    return max(
+        settings.DATABASE_REPLICA_STICKY_SECONDS,
+        settings.DATABASE_REPLICA_MAX_LAG_SECONDS + LAG_CHECK_SECONDS,
+    )
 
 
-def wrote(request) -> None:
-    """After a POST or PATCH of a key: its reads go to the primary for the sticky window."""
-    if not settings.DATABASE_REPLICAS:
-        return
-    window = settings.DATABASE_REPLICA_STICKY_SECONDS
-    api_key = getattr(request, "auth", None)
-    if window <= 0 or api_key is None:
-        return
-    now = time.time()
-    if _marked_until.get(api_key.pk, 0.0) >= now + window:
-        return
-    until = now + 1.5 * window
+def _mark(key_id: str) -> None:
     try:
-        cache.set(_mark_key(api_key.pk), until, timeout=math.ceil(1.5 * window) + 1)
-    except Exception:
+        with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+            cursor.execute(_MARK_SQL, [key_id, _mark_seconds()])
+    except DatabaseError:
         # The write itself has committed: answering it is right. Its key may then read a
         # replica that has not replayed it yet, as any other key may (docs/read-replicas.md).
         logger.warning("read-your-writes mark not recorded", exc_info=True)
+
+
+def wrote(request) -> None:
+    """After a POST or PATCH of a key (committed or not): its GETs read only a replica that has
+    replayed past the primary's position now. One statement."""
+    if not settings.DATABASE_REPLICAS or settings.DATABASE_REPLICA_STICKY_SECONDS <= 0:
         return
-    with _marks_lock:
-        if len(_marked_until) >= _MAX_MARKS:
-            _marked_until.clear()
-        _marked_until[api_key.pk] = until
+    api_key = getattr(request, "auth", None)
+    if api_key is None:
+        return
+    if connections[DEFAULT_DB_ALIAS].in_atomic_block:
+        # Inside a transaction not ours (a test's): the position counts only once it commits.
+        transaction.on_commit(lambda: _mark(api_key.pk))
+        return
+    _mark(api_key.pk)
 
 
-def _sticky(api_key) -> bool:
+def _marked_lsn(api_key) -> int | None:
+    """The position a replica must have replayed for this key's reads; None: any fresh one."""
     if settings.DATABASE_REPLICA_STICKY_SECONDS <= 0 or api_key is None:
-        return False
-    until = cache.get(_mark_key(api_key.pk))
-    return until is not None and until > time.time()
+        return None
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(_MARKED_SQL, [api_key.pk])
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+def replica_marks_purge() -> int:
+    """Delete the expired read-your-writes marks; returns how many (hourly job). Safe to run
+    with requests: a key writing again upserts its row anew."""
+    deleted, _ = ReplicaMark.objects.filter(expires_at__lte=Now()).delete()
+    return deleted
 
 
 def _replica_for(request, view) -> str | None:
@@ -195,10 +261,29 @@ def _replica_for(request, view) -> str | None:
     if request.META.get(CONSISTENCY_HEADER, "").strip().lower() == "strong":
         return None
     available = _available()
-    if not available or _sticky(request.auth):
+    if not available:
         return None
+    marked = _marked_lsn(request.auth)
     alias = available[next(_turn) % len(available)]
-    return alias if _fresh_enough(alias) else None
+    position = _position(alias)
+    if position is None or not position.fresh:
+        return None
+    if marked is not None and position.replayed < marked:
+        return None  # it has not replayed this key's last write (yet)
+    return alias
+
+
+def reads_as_of(instant: datetime) -> None:
+    """Called by a GET handler that answers as of `instant` (balances at an instant), before its
+    first read: an instant a replica read now may not have reached (later than now minus the
+    lag bound and the age of a lag check) is answered by the primary. The rest of the request
+    reads there and says so."""
+    reads = _current.get()
+    if reads is None:
+        return
+    window = settings.DATABASE_REPLICA_MAX_LAG_SECONDS + LAG_CHECK_SECONDS
+    if instant > timezone.now() - timedelta(seconds=window):
+        reads.alias = DEFAULT_DB_ALIAS
 
 
 def read(view, request, handler, *args, **kwargs):
@@ -217,6 +302,8 @@ def read(view, request, handler, *args, **kwargs):
             token = _current.set(reads)
             try:
                 response = handler(request, *args, **kwargs)
+                if reads.alias == DEFAULT_DB_ALIAS:  # the handler asked for it (reads_as_of)
+                    source = "primary"
             except (OperationalError, InterfaceError):
                 if reads.wrote:
                     raise

@@ -30,6 +30,7 @@ from procrastinate.contrib.django import app
 from accounts.services import holds_expire, monthly_fees_charge
 from api.idempotency import idempotency_keys_purge
 from api.ratelimit import rate_counters_purge
+from api.replicas import replica_marks_purge
 from authorizations.services import authorizations_expire
 from cards.services import cards_expire, cards_renew_expiring
 from core.actors import SYSTEM
@@ -69,11 +70,13 @@ def expire_holds(timestamp: int) -> dict[str, int]:
     lock="jobs.purge_idempotency_keys",
 )
 def purge_idempotency_keys(timestamp: int) -> dict[str, int]:
-    """Hourly: idempotency records older than the 24-hour replay window are deleted, and the
-    rate limiter's counters of ended windows (api.ratelimit)."""
+    """Hourly: idempotency records older than the 24-hour replay window are deleted, the rate
+    limiter's counters of ended windows (api.ratelimit) and the expired read-your-writes marks
+    (api.replicas)."""
     return {
         "purged": run(idempotency_keys_purge, actor=SYSTEM).value,
         "rateCounters": run(rate_counters_purge, actor=SYSTEM).value,
+        "replicaMarks": run(replica_marks_purge, actor=SYSTEM).value,
     }
 
 

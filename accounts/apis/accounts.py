@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 from rest_framework.fields import empty
 
+from api import replicas
 from api.schema import both, document
 from api.serializers import (
     AmountField,
@@ -326,8 +327,12 @@ class AccountBalancesView(TXView):
         tags=["Accounts"],
     )
     def get(self, request, accountId):  # noqa: N803
-        account = account_get(institution=self.institution, account_id=accountId)
         at = self.parse_query(BalancesQuery).get("at")
+        if at is not None:
+            # An instant a read replica may not have reached yet is the primary's to answer
+            # (docs/read-replicas.md): decided before the first read, the account's included.
+            replicas.reads_as_of(at)
+        account = account_get(institution=self.institution, account_id=accountId)
         if at is None:
             return self.respond(Balances(account).data)
         posted, pending = balance_at(account=account, at=at)

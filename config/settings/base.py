@@ -126,7 +126,8 @@ else:
 # everything else stays on "default". None: no router is installed and every query goes to
 # "default".
 DATABASE_REPLICA_CONNECT_TIMEOUT = env.int("DATABASE_REPLICA_CONNECT_TIMEOUT", default=2)
-# A key's reads go to the primary for at least this long after its last POST or PATCH.
+# After a key's POST or PATCH, its reads go only to a replica that has replayed the write, for
+# this long but at least DATABASE_REPLICA_MAX_LAG_SECONDS + 1 (api.replicas); 0: off.
 DATABASE_REPLICA_STICKY_SECONDS = env.float("DATABASE_REPLICA_STICKY_SECONDS", default=5.0)
 # A replica that failed is left alone by the process that saw it fail for this long.
 DATABASE_REPLICA_RETRY_SECONDS = env.float("DATABASE_REPLICA_RETRY_SECONDS", default=10.0)

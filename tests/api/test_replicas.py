@@ -11,22 +11,29 @@ import copy
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import warnings
+from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import psycopg
 import pytest
 from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from api import replicas
+from api.models import ReplicaMark
 from core import embedded_db
 from customers.models import Customer
 from institutions import scopes
+from tests.accounts.api.helpers import funded_account, load, resource
 from tests.cards.helpers import new_card
 from tests.conftest import Api
 from tests.customers.helpers import SPEC_FIELDS
@@ -198,6 +205,65 @@ class StreamingReplica:
         with self.connect() as conn:
             conn.execute("SELECT pg_wal_replay_resume()")
 
+    @contextlib.contextmanager
+    def receipt_held(self, timeout: float = 30.0):
+        """The WAL receiver stays connected (its process alive, its row in
+        pg_stat_wal_receiver) but receives nothing more: it is stopped (SIGSTOP) and resumed
+        (SIGCONT) on leaving. Replay then finishes what had been received, so the replica has
+        replayed all it received while its primary moves on: a receiver starved of bandwidth.
+        Stopped inside one of its short spinlock sections, it would stall whoever asks the
+        replica about WAL (until resumed): so a probe asks, from a thread, and a probe that does
+        not answer, or a stop that left a partly received record unreplayed, resumes the
+        receiver and stops it again."""
+        self.wait_replayed()
+        with self.connect() as conn:
+            pid = conn.execute("SELECT pid FROM pg_stat_wal_receiver").fetchone()[0]
+        deadline = time.monotonic() + timeout
+        while True:
+            os.kill(pid, signal.SIGSTOP)
+            if self._caught_up_with_receipt(pid):
+                break
+            os.kill(pid, signal.SIGCONT)
+            assert time.monotonic() < deadline, "could not hold the WAL receiver still"
+            time.sleep(0.2)
+        try:
+            yield
+        finally:
+            os.kill(pid, signal.SIGCONT)
+
+    def _caught_up_with_receipt(self, pid: int, within: float = 3.0) -> bool:
+        """Whether, with the receiver `pid` stopped, the replica answers and replays all that
+        was received, within `within` seconds."""
+        answered = []
+
+        def probe():
+            with contextlib.suppress(psycopg.Error), self.connect() as conn:
+                until = time.monotonic() + within
+                while time.monotonic() < until:
+                    if self.held_at_receipt(conn, pid):
+                        answered.append(True)
+                        return
+                    time.sleep(0.05)
+
+        thread = threading.Thread(target=probe, daemon=True)
+        thread.start()
+        thread.join(within + 2.0)
+        if thread.is_alive():  # spinning on a lock the stopped receiver holds
+            os.kill(pid, signal.SIGCONT)
+            thread.join()
+            os.kill(pid, signal.SIGSTOP)
+        return bool(answered)
+
+    @staticmethod
+    def held_at_receipt(conn, pid: int) -> bool:
+        """What the lag check before issue 29 looked at: a receiver, and nothing received left
+        to replay (it then said "no lag")."""
+        return conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE pid = %s)"
+            " AND pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn()",
+            [pid],
+        ).fetchone()[0]
+
 
 def _primary_parameters() -> dict:
     params = connections[DEFAULT_DB_ALIAS].get_connection_params()
@@ -266,7 +332,6 @@ def replica(django_db_setup, django_db_blocker):
 
 def _forget_replica_state():
     replicas._down_until.clear()
-    replicas._marked_until.clear()
     replicas._lag_checked.clear()
 
 
@@ -362,10 +427,11 @@ def test_lag_read_your_writes_and_strong_reads(routed, clients, settings):
         strong = reader.get(f"/customers/{customer_id}", headers={"X-TX-Consistency": "strong"})
         assert (strong.status_code, strong["X-TX-Read-From"]) == (200, "primary")
 
-        # Past the sticky window the writer reads the replica too, and sees its lag.
+        # Past the sticky window too: the replica has not replayed the write, so the writer
+        # still reads the primary (its mark is the primary's position after the write).
         time.sleep(1.6)
         later = writer.get(f"/customers/{customer_id}")
-        assert (later.status_code, later["X-TX-Read-From"]) == (404, "replica")
+        assert (later.status_code, later["X-TX-Read-From"]) == (200, "primary")
 
         # A replica further behind than DATABASE_REPLICA_MAX_LAG_SECONDS is not read at all.
         settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 1.0
@@ -378,6 +444,88 @@ def test_lag_read_your_writes_and_strong_reads(routed, clients, settings):
     routed.wait_replayed()
     caught_up = reader.get(f"/customers/{customer_id}")
     assert (caught_up.status_code, caught_up["X-TX-Read-From"]) == (200, "replica")
+    # The writer's mark still holds, and the replica has replayed past it: the writer reads it.
+    assert ReplicaMark.objects.filter(expires_at__gt=timezone.now()).count() == 1
+    mine = writer.get(f"/customers/{customer_id}")
+    assert (mine.status_code, mine["X-TX-Read-From"]) == (200, "replica")
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_a_replica_connected_but_behind_is_not_read(routed, clients, settings, caplog):
+    """Its WAL receiver is connected and everything it received is replayed (the lag check
+    before issue 29 said "no lag" and read it), but the primary is ahead: its lag is the age of
+    the last transaction it replayed, past the bound here."""
+    writer, reader = clients
+    settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 1.0
+    with routed.receipt_held():
+        customer_id = _create_customer(writer)  # the replica will not receive it
+        time.sleep(1.5)  # nothing replayed since the hold: older than the bound
+        with routed.connect() as conn:
+            pid = conn.execute("SELECT pid FROM pg_stat_wal_receiver").fetchone()[0]
+            assert routed.held_at_receipt(conn, pid)
+        response = reader.get(f"/customers/{customer_id}")
+        assert (response.status_code, response["X-TX-Read-From"]) == (200, "primary")
+        assert "replica too far behind; reading the primary" in caplog.text
+        # Within a bound it meets, it is read, lag and all (it is connected, not cut off).
+        settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 60.0
+        lagging = reader.get(f"/customers/{customer_id}")
+        assert (lagging.status_code, lagging["X-TX-Read-From"]) == (404, "replica")
+    routed.wait_replayed()
+    settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 1.0
+    back = reader.get(f"/customers/{customer_id}")
+    assert (back.status_code, back["X-TX-Read-From"]) == (200, "replica")
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_every_mark_survives_however_many_keys_write(routed, clients):
+    """Marks were kept in Django's database cache, which culls a third of its entries past 300:
+    the keys whose marks were culled read a replica that had not replayed their writes."""
+    writer, reader = clients
+    routed.pause_replay()
+    try:
+        customer_id = _create_customer(writer)  # the first mark
+        others = [
+            SimpleNamespace(auth=SimpleNamespace(pk=f"key_{n:04d}"), META={}) for n in range(400)
+        ]
+        for request in others:  # as TXView records each of their writes
+            replicas.wrote(request)
+        assert ReplicaMark.objects.count() == 401
+
+        mine = writer.get(f"/customers/{customer_id}")
+        assert (mine.status_code, mine["X-TX-Read-From"]) == (200, "primary")
+        view = SimpleNamespace()
+        assert [replicas._replica_for(request, view) for request in others] == [None] * 400
+        # ...while a key that has not written reads the (lagging) replica.
+        theirs = reader.get(f"/customers/{customer_id}")
+        assert (theirs.status_code, theirs["X-TX-Read-From"]) == (404, "replica")
+    finally:
+        routed.resume_replay()
+
+
+@pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
+def test_balances_at_an_instant_within_the_lag_are_the_primarys(routed, clients):
+    writer, reader = clients
+    account_id = funded_account(writer, 700)["accountId"]
+    routed.pause_replay()
+    try:
+        load(writer, account_id, 300)  # not replayed by the replica
+        now = timezone.now()
+
+        def balances(at=None):
+            response = reader.get(
+                f"/accounts/{account_id}/balances", {"at": at.isoformat()} if at else None
+            )
+            return resource(response, "v2")["posted"], response["X-TX-Read-From"]
+
+        # The reader has not written: without `at` it reads the lagging replica...
+        assert balances() == (700, "replica")
+        # ...but an instant within the lag bound (10 s here) is the primary's.
+        assert balances(now) == (1000, "primary")
+        assert balances(now - timedelta(seconds=9))[1] == "primary"
+        # Older than the bound: a replica read now has everything up to it.
+        assert balances(now - timedelta(seconds=11)) == (0, "replica")
+    finally:
+        routed.resume_replay()
 
 
 @pytest.mark.django_db(transaction=True, databases=REPLICA_DATABASES)
@@ -447,6 +595,32 @@ def test_a_replica_that_is_down_before_the_request_is_skipped(routed, clients, c
 
 
 # --- Without a real replica: the router's decisions, and nothing changed without replicas.
+
+
+@pytest.mark.django_db(transaction=True)  # the mark is written once the write has committed
+def test_a_mark_keeps_the_latest_position_and_the_purge_deletes_expired_marks(settings):
+    settings.DATABASE_REPLICAS = ["replica_x"]
+    settings.DATABASE_REPLICA_STICKY_SECONDS = 5.0
+    settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 10.0
+    request = SimpleNamespace(auth=SimpleNamespace(pk="key_writer"))
+    replicas.wrote(request)
+    first = ReplicaMark.objects.get()
+    replicas.wrote(request)
+    second = ReplicaMark.objects.get()
+    assert second.lsn > first.lsn
+    # As long as a replica within the lag bound may miss the write: 10 + 1 s, not 5.
+    lifetime = (second.expires_at - timezone.now()).total_seconds()
+    assert 10.0 < lifetime <= 11.0
+    # A position read earlier and stored later (two writes of one key at once) is not kept.
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            replicas._MARK_SQL.replace("pg_current_wal_insert_lsn()", "'0/1'"), ["key_writer", 1.0]
+        )
+    assert ReplicaMark.objects.get().lsn == second.lsn
+
+    ReplicaMark.objects.create(key_id="key_gone", lsn=1, expires_at=timezone.now())
+    assert replicas.replica_marks_purge() == 1
+    assert list(ReplicaMark.objects.values_list("key_id", flat=True)) == ["key_writer"]
 
 
 def test_without_replicas_no_router_and_no_header(api_v2, settings):

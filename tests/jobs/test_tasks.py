@@ -118,7 +118,11 @@ def test_purge_idempotency_keys_deletes_records_older_than_a_day():
 
     old, recent = record(25), record(23)
 
-    assert tasks.purge_idempotency_keys(timestamp=0) == {"purged": 1, "rateCounters": 0}
+    assert tasks.purge_idempotency_keys(timestamp=0) == {
+        "purged": 1,
+        "rateCounters": 0,
+        "replicaMarks": 0,
+    }
     assert list(IdempotencyRecord.objects.values_list("pk", flat=True)) == [recent.pk]
     assert not IdempotencyRecord.objects.filter(pk=old.pk).exists()
 
