@@ -13,9 +13,12 @@ guards, so it commits with the operation or not at all:
   5xx) rolls the record back with the operation, and the key stays usable;
 * a record older than IDEMPOTENCY_TTL_HOURS counts as absent, and `purge_idempotency_keys`
   deletes it;
-* a response that carries a secret shown once (a webhook endpoint's signing secret) is marked
-  by `seal_for_replay` and stored encrypted (`core.crypto`, bound to its record): the table
-  holds no secret in clear, and the replay still answers the same bytes.
+* every stored response is encrypted (`core.crypto`, the field keys, bound to its record):
+  bodies hold account numbers, national ids' last four, webhook signing secrets shown once and
+  card data, and the table keeps none of them in clear; the replay decrypts and answers the
+  same bytes. The records join key rotation (`api.reencryption`). A body stored in clear before
+  encryption began (it starts with `{`, never with `SEALED`) is replayed as it is until its 24
+  hours are over; `reencrypt_sensitive_data` encrypts such bodies at once (docs/api-contract.md).
 """
 
 import hmac
@@ -138,28 +141,32 @@ def replay(record: IdempotencyRecord, request_fingerprint: str, request) -> Http
         record.fingerprint, request_fingerprint, request.method, request.path, request.data
     ):
         raise IdempotencyKeyReused()
-    body = bytes(record.response_body)
-    if body.startswith(SEALED):
-        body = crypto.decrypt(body[len(SEALED) :].decode(), context=_context(record.pk)).encode()
+    body = opened(record.pk, bytes(record.response_body))
     response = HttpResponse(body, status=record.status_code, content_type="application/json")
     response[REPLAYED_HEADER] = "true"
     IDEMPOTENT_REPLAYS.inc()  # at once: a replay writes nothing that a rollback could undo
     return response
 
 
-def seal_for_replay(response):
-    """Mark a response whose body holds a secret shown once: `store` encrypts it."""
-    response.tx_seal_for_replay = True
-    return response
-
-
 def store(record_id: int, response) -> None:
-    body = response.content
-    if getattr(response, "tx_seal_for_replay", False):
-        body = SEALED + crypto.encrypt(body.decode(), context=_context(record_id)).encode()
+    body = sealed(record_id, response.content)
     # A plain statement: the ORM would compile this UPDATE again on every write request.
     with connection.cursor() as cursor:
         cursor.execute(_STORE_SQL, [response.status_code, body, record_id])
+
+
+def sealed(record_id: int, body: bytes) -> bytes:
+    """`body` (a JSON response, UTF-8) as record `record_id` stores it: encrypted under the
+    newest field key, bound to the record."""
+    return SEALED + crypto.encrypt(body.decode(), context=_context(record_id)).encode()
+
+
+def opened(record_id: int, stored: bytes) -> bytes:
+    """The response body record `record_id` stores as `stored`, as it was answered: decrypted,
+    or as it is when it was stored in clear (before encryption began: JSON, never `SEALED`)."""
+    if not stored.startswith(SEALED):
+        return stored
+    return crypto.decrypt(stored[len(SEALED) :].decode(), context=_context(record_id)).encode()
 
 
 _STORE_SQL = "UPDATE api_idempotencyrecord SET status_code = %s, response_body = %s WHERE id = %s"

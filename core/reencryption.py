@@ -1,7 +1,6 @@
 """Key rotation for the fields encrypted at rest (`core.crypto`, DESIGN.md 8): card PANs and
-CVVs, customers' national ids, webhook endpoints' signing secrets. (Idempotency records that
-hold a secret shown once are encrypted too; they are purged after 24 hours, so an old key must
-stay in the setting for a day after the rotation.)
+CVVs, customers' national ids, webhook endpoints' signing secrets, idempotency records' stored
+responses.
 
 To rotate, put a new key first in FIELD_ENCRYPTION_KEYS (the old ones stay after it, so stored
 values still decrypt), deploy, then run `reencrypt_sensitive_data`: every value whose key id is
@@ -103,13 +102,12 @@ def _in_batches(stale: QuerySet, reseal: Callable, batch_size: int, step: Callab
     """Reseal the rows of `stale`, `batch_size` at a time, each batch a transaction; walk them
     by primary key so that a row skipped (locked) does not come back in this run."""
     changed = 0
-    after = ""
+    after = None  # primary keys are strings or integers: no value is below every one of both
     while True:
         with transaction.atomic(durable=True):
+            rows = stale if after is None else stale.filter(pk__gt=after)
             batch = list(
-                stale.select_for_update(skip_locked=True, of=("self",))
-                .filter(pk__gt=after)
-                .order_by("pk")[:batch_size]
+                rows.select_for_update(skip_locked=True, of=("self",)).order_by("pk")[:batch_size]
             )
             for row in batch:
                 reseal(row)

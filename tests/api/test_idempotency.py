@@ -5,6 +5,7 @@ original response byte for byte with `Idempotent-Replayed: true`; nothing runs t
 when two requests with one key race.
 """
 
+import base64
 import hashlib
 import io
 import json
@@ -16,13 +17,16 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 from django.utils import timezone
 
+from api import idempotency
 from api.models import IdempotencyRecord
 from core.exceptions import BusinessRuleViolation
+from core.reencryption import sensitive_data_reencrypt
 from customers.models import Customer
 from events.models import Event
+from tests.accounts.api.helpers import product_rid
 from tests.conftest import Api, body_of, error_of
 from tests.factories import issue_key
 
@@ -307,7 +311,7 @@ def test_business_refusal_is_stored_and_replayed(api, monkeypatch):
     assert events("customer.created") == 0
     record = IdempotencyRecord.objects.get()
     assert record.status_code == 422
-    assert bytes(record.response_body) == first.content
+    assert idempotency.opened(record.pk, bytes(record.response_body)) == first.content
 
     second = api.post("/customers", CUSTOMER, idempotency_key=key)
     assert second.status_code == 422
@@ -338,6 +342,85 @@ def test_keys_of_two_api_keys_of_one_institution_share_a_scope(version, institut
     first = Api(version, key[1]).post("/customers", CUSTOMER, idempotency_key=shared)
     second_api = Api(version, issue_key(institution)[1])
     assert_replay_of(second_api.post("/customers", CUSTOMER, idempotency_key=shared), first)
+
+
+# --- stored responses are encrypted (docs/api-contract.md) ---------------------------------------
+
+OLD_KEYS = "old:" + base64.b64encode(b"o" * 32).decode()
+NEW_KEYS = "new:" + base64.b64encode(b"n" * 32).decode()
+
+
+def stored_body(key) -> bytes:
+    """The response body of `key`'s record as the database holds it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT response_body FROM api_idempotencyrecord WHERE key = %s", [key])
+        (body,) = cursor.fetchone()
+    return bytes(body)
+
+
+def open_account_once(api, key):
+    customer_id = create_customer(api, dict(CUSTOMER, nationalId="QX-5518-7734"))
+    body = {"customerId": customer_id, "productRid": product_rid(api)}
+    response = api.post("/accounts", body, idempotency_key=key)
+    assert response.status_code == created_status(api.version), response.content
+    return body, response
+
+
+def test_the_stored_response_holds_no_account_number_and_no_cleartext(api):
+    key = uuid.uuid4()
+    body, first = open_account_once(api, key)
+    account = body_of(first, api.version)
+
+    stored = stored_body(key)
+    assert stored.startswith(b"sealed:dev1:")
+    for clear in (account["accountNumber"], account["accountId"], "accountNumber", "meta"):
+        assert clear.encode() not in stored
+    # No record of the table keeps a body in clear (the customer's holds its id's last four).
+    for record in IdempotencyRecord.objects.all():
+        assert bytes(record.response_body).startswith(b"sealed:dev1:")
+        assert b"7734" not in bytes(record.response_body)
+    assert_replay_of(api.post("/accounts", body, idempotency_key=key), first)
+
+
+def test_a_stored_response_copied_to_another_record_does_not_decrypt(api):
+    first = api.post("/customers", CUSTOMER, idempotency_key=(one := uuid.uuid4()))
+    api.post("/customers", OTHER_CUSTOMER, idempotency_key=(other := uuid.uuid4()))
+    IdempotencyRecord.objects.filter(key=other).update(response_body=stored_body(one))
+
+    assert_replay_of(api.post("/customers", CUSTOMER, idempotency_key=one), first)
+    # Bound to its record: never another request's answer (the record is unusable: a 500).
+    copied = api.post("/customers", OTHER_CUSTOMER, idempotency_key=other)
+    assert copied.status_code == 500
+    assert error_of(copied, api.version)["code"] == "internal_error"
+
+
+def test_key_rotation_reencrypts_stored_responses_and_replays_stay_identical(api):
+    with override_settings(FIELD_ENCRYPTION_KEYS=OLD_KEYS):
+        sealed_key, clear_key = uuid.uuid4(), uuid.uuid4()
+        sealed_body, sealed_first = open_account_once(api, sealed_key)
+        clear_body, clear_first = open_account_once(api, clear_key)
+    # As it was stored before responses were encrypted: replayed as it is until its 24 hours
+    # are over, or until a rotation encrypts it.
+    IdempotencyRecord.objects.filter(key=clear_key).update(response_body=clear_first.content)
+    with override_settings(FIELD_ENCRYPTION_KEYS=OLD_KEYS):
+        assert_replay_of(api.post("/accounts", clear_body, idempotency_key=clear_key), clear_first)
+    records = IdempotencyRecord.objects.count()  # the customers' and the accounts'
+
+    with override_settings(FIELD_ENCRYPTION_KEYS=f"{NEW_KEYS},{OLD_KEYS}"):
+        report = sensitive_data_reencrypt()
+        assert report.counts["idempotency_records"] == records
+        assert report.remaining == 0
+        assert sensitive_data_reencrypt().counts["idempotency_records"] == 0
+
+    assert stored_body(clear_key).startswith(b"sealed:new:")
+    for record in IdempotencyRecord.objects.all():
+        assert bytes(record.response_body).startswith(b"sealed:new:")
+    # The old key can go.
+    with override_settings(FIELD_ENCRYPTION_KEYS=NEW_KEYS):
+        assert_replay_of(
+            api.post("/accounts", sealed_body, idempotency_key=sealed_key), sealed_first
+        )
+        assert_replay_of(api.post("/accounts", clear_body, idempotency_key=clear_key), clear_first)
 
 
 # --- the 24-hour window ------------------------------------------------------------------------

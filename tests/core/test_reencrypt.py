@@ -95,8 +95,8 @@ def test_every_value_moves_to_the_newest_key_and_nothing_else_changes():
         assert plaintexts() == clear
 
     assert out == (
-        "Re-encrypted under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s) "
-        "and 0 webhook signing secret(s).\n"
+        "Re-encrypted under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
+        "0 stored idempotent response(s) and 0 webhook signing secret(s).\n"
     )
     assert err == f"[{'#' * 30}] 5/5\n"
     assert key_ids(after) == {"new"}
@@ -126,8 +126,8 @@ def test_a_second_run_changes_nothing():
         out, err = run()
 
         assert out == (
-            "Re-encrypted under key 'new': 0 card(s) (PAN and CVV), 0 customer national id(s) "
-            "and 0 webhook signing secret(s).\n"
+            "Re-encrypted under key 'new': 0 card(s) (PAN and CVV), 0 customer national id(s), "
+            "0 stored idempotent response(s) and 0 webhook signing secret(s).\n"
         )
         assert err == f"[{'#' * 30}] 0/0\n"
         assert stored() == once
@@ -161,8 +161,8 @@ def test_a_dry_run_only_counts():
         out, err = run("--dry-run")
 
     assert out == (
-        "Would re-encrypt under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s) "
-        "and 0 webhook signing secret(s).\n"
+        "Would re-encrypt under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
+        "0 stored idempotent response(s) and 0 webhook signing secret(s).\n"
     )
     assert err == ""
     assert stored() == before
