@@ -1,4 +1,6 @@
-"""The customer page: a customer's accounts, cards and newest statement lines together, on the
+"""The customer page, and the staff lockouts' page (docs/back-office.md).
+
+The customer page: a customer's accounts, cards and newest statement lines together, on the
 customer's change page (docs/back-office.md).
 
 `customers` sits below `accounts` and `cards` (docs/architecture.md), so its admin cannot show
@@ -14,13 +16,16 @@ from heapq import merge
 from django.contrib import admin
 from django.db.models import Q
 from django.utils.html import format_html, format_html_join
+from django_otp.plugins.otp_static.models import StaticDevice
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.admin import masked_account_number
 from accounts.models import Account, Transaction
 from accounts.models.statement import POSITION
+from backoffice.models import SignInLockout
 from cards.admin import SECRET_FIELDS
 from cards.models import Card
-from core.admin import admin_link, changelist_link
+from core.admin import ReadOnlyModelAdmin, admin_link, changelist_link
 from core.money import money
 from customers.admin import CustomerAdmin
 from customers.models import Customer
@@ -148,3 +153,24 @@ class CustomerPageAdmin(CustomerAdmin):
 
 admin.site.unregister(Customer)
 admin.site.register(Customer, CustomerPageAdmin)
+
+
+@admin.register(SignInLockout)
+class SignInLockoutAdmin(ReadOnlyModelAdmin):
+    """The lockouts of staff usernames (backoffice.lockouts), for whoever investigates them:
+    superusers, or a group an administrator gives the view permission. Lifting a lockout is
+    `manage.py axes_reset_username` or deleting the username's rows under "Access attempts"
+    (docs/back-office.md)."""
+
+    institution_path = None  # a staff username belongs to no institution
+    list_display = ("username", "started_at", "ip_address", "refused_attempts", "last_refused_at")
+    search_fields = ("=username",)
+    date_hierarchy = "started_at"
+    ordering = ("-started_at",)
+
+
+# django-otp's own admins show each device's secret key and its QR code: whoever could open
+# them could copy a colleague's authenticator. Devices are made by enrolment and removed by
+# `manage.py reset_second_factor` (backoffice.second_factor), never edited here.
+admin.site.unregister(TOTPDevice)
+admin.site.unregister(StaticDevice)

@@ -5,6 +5,7 @@ import pytest
 from django.test import Client
 
 from tests.factories import InstitutionFactory, issue_key
+from tests.staff import sign_in
 
 
 class Api:
@@ -127,3 +128,12 @@ def error_of(response, version):
     """The {code, message, details?} of an error body, whatever the version."""
     payload = response.json()
     return payload["error"] if version == "v1" else payload
+
+
+@pytest.fixture
+def admin_client(db, admin_user):
+    """pytest-django's `admin_client`, signed in with the second factor the back office
+    requires (tests/staff.py)."""
+    client = Client()
+    sign_in(client, admin_user)
+    return client

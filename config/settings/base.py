@@ -24,7 +24,9 @@ SECRET_KEY_FALLBACKS = env.list("SECRET_KEY_FALLBACKS", default=[])
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin with the back office's site: every staff page needs a second factor
+    # (backoffice.sites, docs/back-office.md).
+    "backoffice.apps.StaffAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -36,6 +38,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "procrastinate.contrib.django",
     "axes",
+    "django_otp",
+    "django_otp.plugins.otp_totp",  # the authenticator app's codes
+    "django_otp.plugins.otp_static",  # recovery codes
     "core",
     "institutions",
     "api",
@@ -64,6 +69,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user.is_verified(): the session passed a second factor (django-otp).
+    "django_otp.middleware.OTPMiddleware",
     # Every admin request of a staff user acts as them (events name them: core.actors).
     "core.middleware.StaffActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -175,26 +182,46 @@ else:
         }
     }
 
-# --- Staff logins (the admin): django-axes refuses a (username, client address) pair after
-# AXES_FAILURE_LIMIT failures for AXES_COOLOFF_MINUTES; `manage.py axes_reset` lifts it sooner.
-# The pair, not the address alone or the username alone: nobody can lock a colleague out from
-# elsewhere. The address is the API's (TRUSTED_PROXIES decides whether X-Forwarded-For counts).
-# axes only watches Django's own logins; API keys never go through it.
+# --- Staff logins (the admin, docs/back-office.md; PCI DSS 8.3.4): django-axes refuses a
+# username, from every address, after AXES_FAILURE_LIMIT failures (a wrong password or a wrong
+# second-factor code) for AXES_COOLOFF_MINUTES; `manage.py axes_reset_username` lifts it sooner.
+# Per username, not per (username, address) pair: an attacker with many addresses gets
+# AXES_FAILURE_LIMIT guesses, not that many per address. The price: anyone can lock a colleague
+# out by typing their username. Each lockout is recorded (backoffice.lockouts). The address is
+# the API's (TRUSTED_PROXIES decides whether X-Forwarded-For counts); it is recorded, not
+# counted. axes only watches Django's own logins; API keys never go through it.
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",  # first: a locked-out pair is refused before checking
+    "axes.backends.AxesStandaloneBackend",  # first: a locked-out user is refused before checking
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=60))
 if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME <= timedelta(0):
     raise ImproperlyConfigured("AXES_FAILURE_LIMIT and AXES_COOLOFF_MINUTES must be at least 1.")
-AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_LOCKOUT_PARAMETERS = ["username"]
+# axes.W006 asks for the address among the parameters, lest rotating User-Agents or cookies
+# dodge a lockout that counts them: ours counts the username alone, which no rotation changes.
+SILENCED_SYSTEM_CHECKS = ["axes.W006"]
 AXES_CLIENT_IP_CALLABLE = "api.login_throttle.axes_client_ip"
 AXES_RESET_ON_SUCCESS = True
+# Masked in the failed attempts axes keeps (a recovery code is a secret; the password always is).
+AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "otp_token"]
+# The enrolment QR code names the issuer in the staff user's authenticator app.
+OTP_TOTP_ISSUER = "TX back office"
+
+# Staff sessions end after 15 minutes without a request (PCI DSS 8.2.8): every request saves
+# the session and so pushes its end back; the cookie itself ends with the browser.
+SESSION_COOKIE_AGE = 15 * 60
+SESSION_SAVE_EVERY_REQUEST = True
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    # PCI DSS 8.3.6: at least 12 characters.
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]

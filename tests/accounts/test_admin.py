@@ -28,6 +28,7 @@ from core.money import money
 from customers.services import customer_create
 from events.models import Event
 from tests.factories import InstitutionFactory
+from tests.staff import sign_in
 from transfers.models import Transfer, TransferReversal
 from transfers.services import transfer_create, transfer_reverse
 
@@ -526,7 +527,7 @@ def test_staff_without_change_permission_has_no_actions(client, money_world):
     staff.user_permissions.set(
         Permission.objects.filter(codename__in=["view_account", "view_hold", "view_transfer"])
     )
-    client.force_login(staff)
+    sign_in(client, staff)
     for model in ACTIONS_ONLY:
         response = client.get(url(model))
         assert response.status_code == 200

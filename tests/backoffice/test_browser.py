@@ -8,11 +8,14 @@ used (`playwright install` is never needed).
 
 import os
 import re
+from base64 import b32decode
 from pathlib import Path
 
 import pytest
 from django.db import connections
 from django.utils import timezone
+from django_otp.oath import TOTP
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import Hold
 from cards.models import Card
@@ -20,6 +23,7 @@ from monitoring.models import MonitoringAlert
 from tests.backoffice.helpers import restore_roles, staff
 from tests.cards.helpers import make_institution
 from tests.events.test_actor import AdminWorld, _alert, _failed_delivery
+from tests.staff import app_code, app_device
 
 CHROMIUM = Path(os.environ.get("TX_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -71,14 +75,58 @@ def world(transactional_db):
 
 
 def signed_in(browser, live_server, user):
+    """Signed in as staff do: password, then the code their authenticator app shows, computed
+    here from the device's key as the phone would."""
+    device = app_device(user)
     page = browser.new_page()
     page.set_default_timeout(15_000)
     page.goto(f"{live_server.url}/admin/login/?next=/admin/")
     page.fill("#id_username", user.get_username())
     page.fill("#id_password", "pw")
+    page.fill("#id_otp_token", app_code(device))
     page.click("input[type=submit]")
     sync_api.expect(page.locator("#site-name")).to_have_text("TX back office")
+    sync_api.expect(page.locator("#work-queues")).to_be_visible()
     return page
+
+
+def test_a_first_sign_in_enrols_the_app_then_signs_in_with_its_codes(browser, live_server, world):
+    user = staff("newcomer", roles=["support"], institutions=[world.institution])
+    page = browser.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(f"{live_server.url}/admin/")
+    page.fill("#id_username", "newcomer")
+    page.fill("#id_password", "pw")
+    page.click("input[type=submit]")
+
+    # No device yet: led to enrolment, which shows a QR code and the key to type.
+    sync_api.expect(page.locator("h1")).to_have_text("Set up your second factor")
+    sync_api.expect(page.locator("#second-factor-qr svg")).to_be_visible()
+    secret = page.locator("#second-factor-secret").inner_text().replace(" ", "")
+    phone = TOTP(b32decode(secret))  # what the app computes from the scanned key
+    page.fill("#id_code", f"{phone.token():06d}")
+    page.click("input[type=submit][value=Confirm]")
+
+    sync_api.expect(page.locator("h1")).to_have_text("Your recovery codes")
+    sync_api.expect(page.locator("#recovery-codes li")).to_have_count(10)
+    code = page.locator("#recovery-codes li").first.inner_text()
+    page.click("#recovery-codes-done")
+    sync_api.expect(page.locator("#work-queues")).to_be_visible()
+
+    # Signed out, a password alone is not enough any more; a recovery code is.
+    page.context.clear_cookies()
+    page.goto(f"{live_server.url}/admin/")
+    page.fill("#id_username", "newcomer")
+    page.fill("#id_password", "pw")
+    page.click("input[type=submit]")
+    sync_api.expect(page.locator(".errornote")).to_contain_text(
+        "Enter the code of your authenticator app"
+    )
+    page.fill("#id_password", "pw")
+    page.fill("#id_otp_token", code)
+    page.click("input[type=submit]")
+    sync_api.expect(page.locator("#work-queues")).to_be_visible()
+    assert TOTPDevice.objects.get(user=user).confirmed
 
 
 def queue_row(page, name: str):

@@ -10,6 +10,7 @@ from customers.models import Customer
 from tests.api.test_scopes import World
 from tests.backoffice.helpers import staff
 from tests.cards.helpers import make_institution
+from tests.staff import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -65,6 +66,6 @@ def test_a_new_customer_shows_none(admin_client, world):
 
 
 def test_a_limited_user_cannot_open_another_institutions_customer(client, world):
-    client.force_login(staff("support", roles=["support"], institutions=[make_institution()]))
+    sign_in(client, staff("support", roles=["support"], institutions=[make_institution()]))
     url = reverse("admin:customers_customer_change", args=[world["customer"]])
     assert client.get(url).status_code == 302

@@ -15,6 +15,7 @@ from monitoring.services import alert_resolve
 from tests.api.test_scopes import World
 from tests.backoffice.helpers import UNKNOWN_PAN, populated, staff
 from tests.cards.helpers import make_institution
+from tests.staff import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -79,7 +80,7 @@ def test_a_limited_user_counts_only_their_institutions(client, worlds):
     reviewer = staff("earlier")
     for alert in MonitoringAlert.objects.filter(institution=theirs):
         alert_resolve(alert=alert, user=reviewer, note="Checked.")
-    client.force_login(staff("ops", roles=["operations"], institutions=[theirs]))
+    sign_in(client, staff("ops", roles=["operations"], institutions=[theirs]))
 
     shown = queues(client)
 
@@ -96,7 +97,7 @@ def test_a_limited_user_counts_only_their_institutions(client, worlds):
 
 def test_a_queue_is_shown_only_to_who_may_view_its_rows(client, worlds):
     user = staff("nobody-special")
-    client.force_login(user)
+    sign_in(client, user)
     page = client.get(reverse("admin:index"))
     assert page.status_code == 200
     assert 'id="work-queues"' not in page.content.decode()

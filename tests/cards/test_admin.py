@@ -36,6 +36,7 @@ from tests.cards.helpers import (
     make_institution,
 )
 from tests.factories import issue_key
+from tests.staff import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -605,7 +606,7 @@ def test_card_actions_are_the_three_status_actions_and_the_pin_unblock(admin_cli
 def test_staff_without_change_permission_has_no_actions(client, world):
     staff = User.objects.create_user("viewer", password="pw", is_staff=True)
     staff.user_permissions.set(Permission.objects.filter(codename="view_card"))
-    client.force_login(staff)
+    sign_in(client, staff)
     response = client.get(url(Card))
     assert response.status_code == 200
     assert action_names(response) == []

@@ -16,6 +16,7 @@ from monitoring.models import MonitoringAlert, MonitoringRule
 from monitoring.services import alert_resolve
 from tests.cards.helpers import make_institution
 from tests.monitoring.helpers import active_card, make_rule, raise_alerts, threshold
+from tests.staff import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -236,7 +237,7 @@ def test_staff_without_change_permission_cannot_resolve(client, world):
         Permission.objects.get(codename="view_monitoringalert"),
         Permission.objects.get(codename="view_monitoringrule"),
     )
-    client.force_login(viewer)
+    sign_in(client, viewer)
     response = client.get(url(MonitoringAlert))
     assert response.status_code == 200
     assert response.context["action_form"] is None or "resolve_alerts" not in [

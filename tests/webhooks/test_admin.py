@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from events.services import emit
 from tests.factories import InstitutionFactory
+from tests.staff import sign_in
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import webhook_endpoint_create
 
@@ -272,7 +273,7 @@ def test_staff_without_change_permission_cannot_retry(client, world):
         Permission.objects.get(codename="view_webhookdelivery"),
         Permission.objects.get(codename="view_webhookendpoint"),
     )
-    client.force_login(viewer)
+    sign_in(client, viewer)
     response = client.get(url(WebhookDelivery))
     assert response.status_code == 200
     assert response.context["action_form"] is None or "retry_deliveries" not in [

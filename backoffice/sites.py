@@ -1,0 +1,160 @@
+"""The back office's admin site: Django's, where every page needs a session verified by a
+second factor (PCI DSS 8.4.2; `backoffice.second_factor`, docs/back-office.md).
+
+`StaffAdminConfig` (backoffice.apps) makes this class `django.contrib.admin.site`, so every
+`admin.site.register` of the apps registers here and every admin page, action and history goes
+through `has_permission`. Two pages of its own, under /admin/second-factor/:
+
+- enrolment: for a signed-in staff user with no device yet (first sign-in, or after a reset),
+  the only page their password-only session reaches;
+- recovery codes: a verified user renews theirs.
+
+Both answer with `Cache-Control: no-store` (never_cache): the secret and the codes are shown
+once and kept by no cache.
+"""
+
+from base64 import b32encode
+
+import django_otp
+import qrcode
+import qrcode.image.svg
+from django.contrib import admin
+from django.contrib.auth import REDIRECT_FIELD_NAME, logout
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.http import url_has_allowed_host_and_scheme, urlencode
+from django.utils.safestring import mark_safe
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_protect
+from django_otp.plugins.otp_static.models import StaticToken
+
+from backoffice import second_factor
+from backoffice.forms import CodeForm, StaffLoginForm
+from core.exceptions import ValidationFailed
+
+
+class StaffAdminSite(admin.AdminSite):
+    login_form = StaffLoginForm
+    login_template = "backoffice/login.html"
+
+    def has_permission(self, request):
+        return super().has_permission(request) and request.user.is_verified()
+
+    def login(self, request, extra_context=None):
+        if _needs_enrolment(request.user):
+            target = reverse("admin:second_factor_enrol", current_app=self.name)
+            redirect_to = request.GET.get(REDIRECT_FIELD_NAME, "")
+            if redirect_to:
+                target = f"{target}?{urlencode({REDIRECT_FIELD_NAME: redirect_to})}"
+            return HttpResponseRedirect(target)
+        return super().login(request, extra_context)
+
+    def get_urls(self):
+        return [
+            path(
+                "second-factor/enrol/",
+                never_cache(csrf_protect(self.second_factor_enrol)),
+                name="second_factor_enrol",
+            ),
+            path(
+                "second-factor/recovery-codes/",
+                self.admin_view(self.recovery_codes),
+                name="second_factor_recovery_codes",
+            ),
+            *super().get_urls(),
+        ]
+
+    def second_factor_enrol(self, request):
+        """Scan the QR code (or type the secret), enter the app's first code: the device is
+        confirmed, the session verified, and the recovery codes shown once."""
+        user = request.user
+        if not _needs_enrolment(user):
+            # Not signed in, not staff, or enrolled already (a new device is a reset's).
+            return redirect_to_login(
+                request.get_full_path(), reverse("admin:login", current_app=self.name)
+            )
+        if request.method == "POST" and "cancel" in request.POST:
+            logout(request)
+            return HttpResponseRedirect(reverse("admin:login", current_app=self.name))
+        device = second_factor.enrolment_device(user)
+        form = CodeForm(request.POST if request.method == "POST" else None)
+        if form.is_valid():
+            try:
+                codes = second_factor.enrolment_confirm(
+                    user=user, device=device, code=form.cleaned_data["code"]
+                )
+            except ValidationFailed as error:
+                form.add_error(None, error.message)
+            else:
+                if codes is None:
+                    form.add_error("code", "That code is wrong. Enter the app's current code.")
+                else:
+                    django_otp.login(request, device)
+                    return self._codes_page(request, codes, next_url=_next_url(request))
+        context = {
+            **self.each_context(request),
+            "title": "Set up your second factor",
+            "form": form,
+            "qr_svg": _qr_svg(device.config_url),
+            "secret": _grouped(b32encode(device.bin_key).decode()),
+            REDIRECT_FIELD_NAME: _next_url(request),
+        }
+        request.current_app = self.name
+        return TemplateResponse(request, "backoffice/second_factor_enrol.html", context)
+
+    def recovery_codes(self, request):
+        """A verified user's new recovery codes (the old ones stop working), shown once."""
+        if request.method == "POST":
+            codes = second_factor.recovery_codes_renew(user=request.user)
+            return self._codes_page(request, codes, next_url=reverse("admin:index"))
+        context = {
+            **self.each_context(request),
+            "title": "Recovery codes",
+            "remaining": _remaining_codes(request.user),
+        }
+        request.current_app = self.name
+        return TemplateResponse(request, "backoffice/second_factor_renew.html", context)
+
+    def _codes_page(self, request, codes, *, next_url):
+        context = {
+            **self.each_context(request),
+            "title": "Your recovery codes",
+            "codes": codes,
+            "next_url": next_url,
+        }
+        request.current_app = self.name
+        return TemplateResponse(request, "backoffice/second_factor_codes.html", context)
+
+
+def _needs_enrolment(user) -> bool:
+    return (
+        user.is_authenticated
+        and user.is_active
+        and user.is_staff
+        and not user.is_verified()
+        and not second_factor.has_second_factor(user)
+    )
+
+
+def _next_url(request) -> str:
+    redirect_to = request.POST.get(REDIRECT_FIELD_NAME) or request.GET.get(REDIRECT_FIELD_NAME)
+    if redirect_to and url_has_allowed_host_and_scheme(
+        redirect_to, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect_to
+    return reverse("admin:index")
+
+
+def _qr_svg(url: str) -> str:
+    image = qrcode.make(url, image_factory=qrcode.image.svg.SvgPathImage, box_size=8)
+    return mark_safe(image.to_string(encoding="unicode"))  # noqa: S308 (our own SVG)
+
+
+def _grouped(secret: str) -> str:
+    return " ".join(secret[i : i + 4] for i in range(0, len(secret), 4))
+
+
+def _remaining_codes(user) -> int:
+    return StaticToken.objects.filter(device__user=user, device__confirmed=True).count()
