@@ -4,7 +4,7 @@ institution's object answers the same 404 as an unknown id."""
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import Q, Sum
+from django.db.models import Q
 from django.utils import timezone
 
 from core import pg_array, rows
@@ -12,7 +12,7 @@ from core.exceptions import NotFound
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import Account, AccountProduct, Entry, Fee, Hold
+from .models import Account, AccountProduct, Entry, Fee, Hold, HoldChange
 
 
 def account_product_list(*, institution: Institution):
@@ -113,8 +113,9 @@ def balance_at(*, account: Account, at: datetime) -> tuple[int, int]:
     `posted`: the `balance_after` of the account's last entry created at or before `at` (0 when
     there is none), one lookup on the index (account, created_at, id); an account's entries'
     `created_at` never go back in id order (a database rule), so that entry is the last one
-    posted by then. `pending`: the sum of the holds placed at or before `at` and not yet closed
-    then (captured, released or expired after `at`, or still active)."""
+    posted by then. `pending`: likewise the `pending_after` of the account's last hold change
+    (a hold placed or closed) at or before `at`, one lookup on (account, at, id): the holds
+    placed by then and not yet captured, released or expired then."""
     last = (
         Entry.objects.filter(account_id=account.pk, created_at__lte=at)
         .order_by("-created_at", "-id")
@@ -122,9 +123,10 @@ def balance_at(*, account: Account, at: datetime) -> tuple[int, int]:
         .first()
     )
     pending = (
-        Hold.objects.filter(account_id=account.pk, created_at__lte=at)
-        .filter(Q(closed_at__isnull=True) | Q(closed_at__gt=at))
-        .aggregate(total=Sum("amount"))["total"]
+        HoldChange.objects.filter(account_id=account.pk, at__lte=at)
+        .order_by("-at", "-id")
+        .values_list("pending_after", flat=True)
+        .first()
     )
     return (last or 0, pending or 0)
 

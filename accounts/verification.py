@@ -47,6 +47,15 @@ CHECKS = {
                   FROM accounts_entry) e
          WHERE created_at < previous
     """,
+    "hold steps whose pending_after is not the running sum of their account's steps": """
+        SELECT id, account_id, pending_after, running::bigint
+          FROM (SELECT id, account_id, pending_after,
+                       SUM(amount) OVER (PARTITION BY account_id ORDER BY id
+                                         ROWS UNBOUNDED PRECEDING) AS running,
+                       at < LAG(at) OVER (PARTITION BY account_id ORDER BY id) AS goes_back
+                  FROM accounts_holdchange) c
+         WHERE pending_after <> running OR goes_back
+    """,
     "accounts whose pending balance is not the sum of their active holds": """
         SELECT a.id, a.pending, COALESCE(h.total, 0)::bigint AS holds
           FROM accounts_account a

@@ -72,8 +72,6 @@ class Hold(actor_stamped("placed_by"), Timestamped):
         indexes = [
             models.Index(fields=["institution", "-id"], name="hold_institution_idx"),
             models.Index(fields=["account", "-id"], name="hold_account_idx"),
-            # The pending balance at an instant: the account's holds placed by then.
-            models.Index(fields=["account", "created_at"], name="hold_account_created_idx"),
             models.Index(
                 fields=["expires_at"], condition=Q(status="active"), name="hold_active_expiry_idx"
             ),
@@ -81,3 +79,30 @@ class Hold(actor_stamped("placed_by"), Timestamped):
 
     def __str__(self):
         return f"{self.id} {self.amount} {self.currency} ({self.status})"
+
+
+class HoldChange(models.Model):
+    """A step of an account's pending balance: a hold placed (`amount` > 0, at its `created_at`)
+    or closed (captured, released or expired: `-amount`, at its `closed_at`), and the account's
+    pending balance after it. Written only by the database (accounts/sql/hold_changes.sql, a
+    trigger on holds), in the account's lock order; `at` never goes back in id order per account,
+    so the pending balance at an instant is the `pending_after` of the account's last change at
+    or before it: one index lookup (`accounts.selectors.balance_at`,
+    docs/balances-at-an-instant.md)."""
+
+    id = models.BigAutoField(primary_key=True)
+    # The index below leads with the account; nothing deletes accounts or holds, so neither
+    # foreign key needs an index of its own.
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="+", db_index=False)
+    hold = models.ForeignKey(Hold, on_delete=models.PROTECT, related_name="+", db_index=False)
+    at = models.DateTimeField()
+    amount = models.BigIntegerField()
+    pending_after = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["account", "at", "id"], name="holdchange_account_at_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.hold_id} {self.amount:+d} at {self.at.isoformat()}"
