@@ -30,8 +30,8 @@ class ApiKeyAuthScheme(OpenApiAuthenticationExtension):
 class TXAutoSchema(AutoSchema):
     """Every operation says which scope it requires: `x-required-scope` and a sentence of its
     description, from `api.auth.required_scope` (the check HasApiKey makes), so the documents
-    cannot disagree with the code. A view whose body may carry a full PAN (`pan_scope`) says so
-    too, with `x-pan-required-scope`."""
+    cannot disagree with the code. What a body adds (a view's `body_scopes`: a full PAN, credit)
+    is said too: a sentence each, and `x-body-required-scopes` ([{scope, when}])."""
 
     def get_operation(self, path, path_regex, path_prefix, method, registry):
         from api.auth import required_scope
@@ -45,10 +45,15 @@ class TXAutoSchema(AutoSchema):
             raise ValueError(f"{self.method} {path} names no scope (write_scope)")
         operation["x-required-scope"] = scope
         sentences = [f"Requires scope `{scope}`."]
-        pan_scope = getattr(self.view, "pan_scope", None)
-        if pan_scope and self.method not in ("GET", "HEAD"):
-            operation["x-pan-required-scope"] = pan_scope
-            sentences.append(f"A `pan` in the body also requires `{pan_scope}`.")
+        body_scopes = getattr(self.view, "body_scopes", ())
+        if body_scopes and self.method not in ("GET", "HEAD"):
+            operation["x-body-required-scopes"] = [
+                {"scope": body_scope.scope, "when": body_scope.when} for body_scope in body_scopes
+            ]
+            sentences += [
+                f"Also requires `{body_scope.scope}` with {body_scope.when}."
+                for body_scope in body_scopes
+            ]
         description = operation.pop("description", "").strip()
         description = "\n\n".join([*([description] if description else []), " ".join(sentences)])
         # The description right after the operationId, where drf-spectacular puts it.

@@ -91,7 +91,10 @@ class ReturnCreate(CardReference):
     currency = CurrencyField()
     merchant = MerchantInput()
     authorizationId = StrictCharField(  # noqa: N815
-        required=False, max_length=40, help_text="The presented authorization it refunds."
+        required=False,
+        max_length=40,
+        help_text="The presented authorization it refunds. Without it (a standalone refund) the "
+        "key also needs `money:adjust`.",
     )
 
 
@@ -160,10 +163,13 @@ def _card(view, data):
     )
 
 
+# A full card number in the body is card data: `pan` instead of `cardId` also needs it.
+PAN_IN_BODY = scopes.BodyScope(scopes.CARDS_SENSITIVE, "a `pan` in the body", lambda d: "pan" in d)
+
+
 class AuthorizationListView(TXView):
     write_scope = scopes.NETWORK
-    # A full card number in the body is card data: `pan` instead of `cardId` also needs it.
-    pan_scope = scopes.CARDS_SENSITIVE
+    body_scopes = (PAN_IN_BODY,)
 
     @document(
         name="Authorization",
@@ -181,8 +187,8 @@ class AuthorizationListView(TXView):
     )
     def post(self, request):
         data = self.parse(self.for_version(CREATE_INPUT))
-        if "pan" in data:  # before the PAN is looked up: nothing resolved, nothing changed
-            scopes.require_scope(request, self.pan_scope)
+        # Before the PAN is looked up: nothing resolved, nothing changed.
+        scopes.require_body_scopes(request, self.body_scopes, data)
         authorization = authorization_create(
             card=_card(self, data),
             amount=data["amount"],
@@ -295,8 +301,16 @@ def _represent(view, authorization) -> dict:
 
 class ReturnListView(TXView):
     write_scope = scopes.NETWORK
-    # Like authorizations: a `pan` names the card by its full number.
-    pan_scope = scopes.CARDS_SENSITIVE
+    body_scopes = (
+        PAN_IN_BODY,  # like authorizations: a `pan` names the card by its full number
+        # A return that refunds no authorization is limited by nothing the network did: it is
+        # money the institution gives, like a load (docs/card-transactions.md).
+        scopes.BodyScope(
+            scopes.MONEY_ADJUST,
+            "no `authorizationId` in the body",
+            lambda data: "authorizationId" not in data,
+        ),
+    )
 
     @document(
         name="CardReturn",
@@ -312,8 +326,8 @@ class ReturnListView(TXView):
     )
     def post(self, request):
         data = self.parse(ReturnCreate)
-        if "pan" in data:  # before the PAN is looked up: nothing resolved, nothing changed
-            scopes.require_scope(request, self.pan_scope)
+        # Before the PAN or the authorization is looked up: nothing resolved, nothing changed.
+        scopes.require_body_scopes(request, self.body_scopes, data)
         authorization = None
         if "authorizationId" in data:
             authorization = authorization_get(

@@ -2,10 +2,19 @@
 
 Every operation requires exactly one scope. A view names it: `read_scope` for GET (default
 `read`), `write_scope` for POST and PATCH (no default: a write without a declared scope is refused
-to every key, so a new view cannot be open by accident). Operations that take a full PAN in their
-body also need `cards:sensitive` for that body: such a view names `pan_scope` (read by the OpenAPI
-documents, `api.schema`) and calls `require_scope` after parsing, before the PAN is looked up.
+to every key, so a new view cannot be open by accident).
+
+Some bodies need a second scope on top of the operation's (`BodyScope`): a full PAN needs
+`cards:sensitive`; credit (an overdraft limit, a product's overdraft cap or fee above 0) and a
+card return that refunds no authorization need `money:adjust`, the scope that moves the
+institution's money into and out of customers' accounts. Such a view lists them in
+`body_scopes` (read by the OpenAPI documents, `api.schema`, and by the scope table's test) and
+calls `require_body_scopes` right after parsing, before anything the body names is looked up or
+changed: a refusal leaves nothing behind, no idempotency record either.
 """
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 READ = "read"
 CUSTOMERS_WRITE = "customers:write"
@@ -57,3 +66,28 @@ def require_scope(request, scope: str) -> None:
 
     if not request.user.has_scope(scope):
         raise PermissionDenied(details={"requiredScope": scope})
+
+
+@dataclass(frozen=True)
+class BodyScope:
+    """A scope that a request body adds to its operation's own: `scope` is needed when
+    `needed(data)` is true of the parsed body. `when` says so in the documents: "Also requires
+    `<scope>` with <when>." (`api.schema`; docs/tenancy-and-keys.md)."""
+
+    scope: str
+    when: str
+    needed: Callable[[dict], bool]
+
+
+def require_body_scopes(request, body_scopes, data: dict) -> None:
+    """Refuse (403 permission_denied, `details.requiredScope`) a parsed body that needs a scope
+    of `body_scopes` (a view's `BodyScope`s, checked in their order) the key lacks."""
+    for body_scope in body_scopes:
+        if body_scope.needed(data):
+            require_scope(request, body_scope.scope)
+
+
+def above_zero(*fields: str) -> Callable[[dict], bool]:
+    """`BodyScope.needed` for credit: any of `fields` (keys of the parsed body) above 0. Zero
+    lends and charges nothing, so withdrawing an overdraft or a fee needs no `money:adjust`."""
+    return lambda data: any(data.get(field, 0) > 0 for field in fields)

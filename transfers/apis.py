@@ -274,10 +274,14 @@ class TransferQuery(Serializer):
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
 
 
+def _names_a_pan(transfer: dict) -> bool:
+    return "pan" in transfer["source"] or "pan" in transfer["destination"]
+
+
 class TransferListView(TXView):
     write_scope = scopes.MONEY_WRITE
     # A full card number in the body is card data: a `pan` source or destination also needs it.
-    pan_scope = scopes.CARDS_SENSITIVE
+    body_scopes = (scopes.BodyScope(scopes.CARDS_SENSITIVE, "a `pan` in the body", _names_a_pan),)
 
     @document(
         name="Transfer",
@@ -294,10 +298,9 @@ class TransferListView(TXView):
     )
     def post(self, request):
         data = self.parse(self.for_version(CREATE_INPUT))
-        if "pan" in data["source"] or "pan" in data["destination"]:
-            # Before any PAN is looked up: without the scope a PAN is neither resolved nor
-            # counted, and nothing changes.
-            scopes.require_scope(request, self.pan_scope)
+        # Before any PAN is looked up: without the scope a PAN is neither resolved nor counted,
+        # and nothing changes.
+        scopes.require_body_scopes(request, self.body_scopes, data)
         ends = endpoints_resolve(
             institution=self.institution,
             endpoints=[data["source"], data["destination"]],
@@ -394,7 +397,14 @@ class TransferReversalsView(TXView):
 
 class TransferBatchListView(TXView):
     write_scope = scopes.MONEY_WRITE
-    pan_scope = scopes.CARDS_SENSITIVE
+    # One item naming a `pan` makes the whole batch need it.
+    body_scopes = (
+        scopes.BodyScope(
+            scopes.CARDS_SENSITIVE,
+            "a `pan` in the body",
+            lambda data: any(_names_a_pan(item) for item in data["transfers"]),
+        ),
+    )
 
     @document(
         name="TransferBatch",
@@ -413,10 +423,7 @@ class TransferBatchListView(TXView):
     )
     def post(self, request):
         data = self.parse(BatchCreate)
-        if any(
-            "pan" in item["source"] or "pan" in item["destination"] for item in data["transfers"]
-        ):
-            scopes.require_scope(request, self.pan_scope)
+        scopes.require_body_scopes(request, self.body_scopes, data)
         batch = transfer_batch_create(
             institution=self.institution,
             mode=data["mode"],

@@ -86,7 +86,8 @@ class AccountUpdateV2(StrictSerializer):
         min_value=0,
         help_text="How far below zero the account may go, minor units: at most the product's "
         "`maxOverdraftLimit`, on a product that allows overdraft; 422 `overdraft_limit_in_use` "
-        "below what the account uses now.",
+        "below what the account uses now. Above 0 it is credit: the key also needs "
+        "`money:adjust`.",
     )
     metadata = MetadataPatchField(required=False)
 
@@ -270,6 +271,14 @@ class AccountListView(TXView):
 
 class AccountDetailView(TXView):
     write_scope = scopes.ACCOUNTS_WRITE
+    # An overdraft is money lent, like a load: `accounts:write` alone may only take it away (0).
+    body_scopes = (
+        scopes.BodyScope(
+            scopes.MONEY_ADJUST,
+            "a v2 `overdraftLimit` above 0",
+            scopes.above_zero("overdraftLimit"),
+        ),
+    )
 
     @document(
         name="Account",
@@ -296,6 +305,7 @@ class AccountDetailView(TXView):
     def patch(self, request, accountId):  # noqa: N803
         account = self._account(accountId)
         data = self.parse(self.for_version(UPDATE_INPUT))
+        scopes.require_body_scopes(request, self.body_scopes, data)  # before anything changes
         if "status" in data:
             account_set_status(account=account, status=data["status"])
         if "overdraftLimit" in data:

@@ -22,6 +22,15 @@ from ..models import AccountProduct
 from ..selectors import account_product_get, account_product_list
 from ..services import account_product_create, account_product_update
 
+# A product's overdraft cap is credit its accounts may be given, and its fee is money taken
+# from them: like loads and unloads, they need `money:adjust` (docs/products.md). Zero lends
+# and takes nothing; `allowsOverdraft` alone gives no credit (the cap stays 0 until set).
+CREDIT_FIELDS = scopes.BodyScope(
+    scopes.MONEY_ADJUST,
+    "a `maxOverdraftLimit` or `monthlyFee` above 0",
+    scopes.above_zero("max_overdraft_limit", "monthly_fee"),
+)
+
 
 # --- input
 class AccountProductCreate(StrictSerializer):
@@ -127,6 +136,7 @@ class AccountProductListCreateView(AccountProductListView):
     """v2: the list, and `POST` to make a product."""
 
     write_scope = scopes.PRODUCTS_WRITE
+    body_scopes = (CREDIT_FIELDS,)
 
     @document(
         name="AccountProduct",
@@ -141,6 +151,7 @@ class AccountProductListCreateView(AccountProductListView):
     )
     def post(self, request):
         data = self.parse(AccountProductCreate)
+        scopes.require_body_scopes(request, self.body_scopes, data)
         product = account_product_create(institution=self.institution, **data)
         return self.created(AccountProductSerializer(product).data)
 
@@ -149,6 +160,7 @@ class AccountProductDetailView(TXView):
     """v2: one product, and `PATCH` to change or retire it."""
 
     write_scope = scopes.PRODUCTS_WRITE
+    body_scopes = (CREDIT_FIELDS,)
 
     @document(
         name="AccountProduct",
@@ -175,5 +187,6 @@ class AccountProductDetailView(TXView):
     def patch(self, request, productRid):  # noqa: N803
         product = account_product_get(institution=self.institution, product_id=productRid)
         changes = self.parse(AccountProductUpdate, partial=True)
+        scopes.require_body_scopes(request, self.body_scopes, changes)
         product = account_product_update(product=product, changes=dict(changes)).value
         return self.respond(AccountProductSerializer(product).data)

@@ -11,6 +11,14 @@ from ..selectors import card_product_get, card_product_list
 from ..services import card_product_create, card_product_update
 from .serializers import CardProductCreate, CardProductOut, CardProductUpdate
 
+# Fees are money taken from cardholders' accounts, like an unload: they need `money:adjust`
+# (docs/products.md); 0, no fee, does not.
+FEE_FIELDS = scopes.BodyScope(
+    scopes.MONEY_ADJUST,
+    "an `atmFee`, `replacementFee` or `foreignTransactionFeeBps` above 0",
+    scopes.above_zero("atm_fee", "replacement_fee", "foreign_transaction_fee_bps"),
+)
+
 
 class CardProductListView(TXView):
     @document(
@@ -31,6 +39,7 @@ class CardProductListCreateView(CardProductListView):
     """v2: the list, and `POST` to make a product."""
 
     write_scope = scopes.PRODUCTS_WRITE
+    body_scopes = (FEE_FIELDS,)
 
     @document(
         name="CardProduct",
@@ -45,6 +54,7 @@ class CardProductListCreateView(CardProductListView):
     )
     def post(self, request):
         data = self.parse(CardProductCreate)
+        scopes.require_body_scopes(request, self.body_scopes, data)
         product = card_product_create(institution=self.institution, **data)
         return self.created(CardProductOut(product).data)
 
@@ -53,6 +63,7 @@ class CardProductDetailView(TXView):
     """v2: one product, and `PATCH` to change or retire it."""
 
     write_scope = scopes.PRODUCTS_WRITE
+    body_scopes = (FEE_FIELDS,)
 
     @document(
         name="CardProduct",
@@ -80,5 +91,6 @@ class CardProductDetailView(TXView):
     def patch(self, request, cardProductRid):  # noqa: N803
         product = card_product_get(institution=self.institution, product_id=cardProductRid)
         changes = self.parse(CardProductUpdate, partial=True)
+        scopes.require_body_scopes(request, self.body_scopes, changes)
         product = card_product_update(product=product, changes=dict(changes)).value
         return self.respond(CardProductOut(product).data)

@@ -7,7 +7,9 @@ later is covered without touching this file. For each one, over HTTP:
   (`details.requiredScope`) and nothing in the database changes, although the request would
   have worked;
 - a key with only that scope gets in (the request does what it asks).
-Then the roles, the PAN-in-the-body rule, the migration of old keys, and the docs table.
+Then the roles, what a body adds (a full PAN needs `cards:sensitive`; credit, fees and a return
+that refunds no authorization need `money:adjust`), the migration of old keys, and the docs
+table.
 """
 
 import importlib
@@ -83,11 +85,15 @@ def test_every_operation_names_one_known_scope():
     assert len(OPERATIONS) > 100  # both versions were found
     for operation in OPERATIONS:
         assert operation.scope in scopes.ALL, operation.id
-    # The scope a body adds is a known one too.
-    assert {getattr(op.view, "pan_scope", None) for op in OPERATIONS} == {
-        None,
-        scopes.CARDS_SENSITIVE,
-    }
+    # The scopes a body adds are known ones too, and only writes have them.
+    added = {(op.method, body.scope) for op in OPERATIONS for body in body_scopes_of(op)}
+    assert {scope for _, scope in added} == {scopes.CARDS_SENSITIVE, scopes.MONEY_ADJUST}
+    assert "GET" not in {method for method, _ in added}
+
+
+def body_scopes_of(op: Operation) -> tuple:
+    """What a body adds to the operation's scope (`institutions.scopes.BodyScope`)."""
+    return getattr(op.view, "body_scopes", ()) if op.method != "GET" else ()
 
 
 # --- a world to operate on: real ids everywhere ----------------------------------------------
@@ -238,6 +244,30 @@ class World:
         self["customer"]
         return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
 
+    def _make_overdraftProduct(self):  # noqa: N802 (v2 only)
+        return self._post("/products/accounts", OVERDRAFT_PRODUCT)["rid"]
+
+    def _make_overdraftAccount(self):  # noqa: N802 (v2 only)
+        body = {"customerId": self["customer"], "productRid": self["overdraftProduct"]}
+        return self._post("/accounts", body)["accountId"]
+
+
+OVERDRAFT_PRODUCT = {
+    "code": "CBSFinancialContractTypeAPI",
+    "name": "Current account with overdraft",
+    "currency": "EUR",
+    "allowsOverdraft": True,
+    "maxOverdraftLimit": 50_000,
+}
+CARD_PRODUCT = {
+    "name": "Travel",
+    "kind": "prepaid",
+    "forms": ["virtual"],
+    "bin": "45678901",
+    "validityMonths": 24,
+    "defaultLimits": {"perTransaction": 1, "daily": 2, "monthly": 3, "dailyCash": 0},
+}
+
 
 def world(version: str, institution) -> World:
     return World(version, institution)
@@ -380,7 +410,11 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("POST", "/card-authorizations"): authorization_body,
         ("POST", "/card-authorizations/{authorizationId}/presentments"): lambda ids: {},
         ("POST", "/card-authorizations/{authorizationId}/reversals"): lambda ids: {},
-        ("POST", "/card-returns"): return_body,
+        # Refunding a presented authorization: a standalone return also needs money:adjust.
+        ("POST", "/card-returns"): lambda ids: {
+            **return_body(ids),
+            "authorizationId": ids["authorization"],
+        },
         ("POST", "/monitoring-rules"): lambda ids: {
             "name": "n",
             "kind": "blocked_mcc",
@@ -399,14 +433,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "currency": "USD",
         },
         ("PATCH", "/products/accounts/{productRid}"): lambda ids: {"name": "Renamed"},
-        ("POST", "/products/cards"): lambda ids: {
-            "name": "Travel",
-            "kind": "prepaid",
-            "forms": ["virtual"],
-            "bin": "45678901",
-            "validityMonths": 24,
-            "defaultLimits": {"perTransaction": 1, "daily": 2, "monthly": 3, "dailyCash": 0},
-        },
+        ("POST", "/products/cards"): lambda ids: CARD_PRODUCT,
         ("PATCH", "/products/cards/{cardProductRid}"): lambda ids: {"name": "Renamed"},
     }
     return bodies[(method, route)](ids)
@@ -538,9 +565,12 @@ def test_network_authorizes_but_cannot_move_money(version, institution):
         network.post(f"/card-authorizations/{authorization['authorizationId']}/presentments", {}),
         version,
     )
-    made(network.post("/card-returns", return_body(ids)), version)
+    refund = {**return_body(ids), "authorizationId": authorization["authorizationId"]}
+    made(network.post("/card-returns", refund), version)
     ids.make("account2")
     before = snapshot()
+    # A return that refunds no authorization is money given, not the network's to give.
+    assert_refused(network.post("/card-returns", return_body(ids)), version, scopes.MONEY_ADJUST)
     assert_refused(network.post("/transfers", transfer_body(ids)), version, scopes.MONEY_WRITE)
     assert_refused(
         network.post(
@@ -603,14 +633,15 @@ def test_pan_in_the_body_needs_cards_sensitive(version, institution, case, scope
             )
         if case == "authorization":
             return api.post("/card-authorizations", authorization_body(ids, pan=pan))
-        return api.post("/card-returns", return_body(ids, pan=pan))
+        refund = {**return_body(ids, pan=pan), "authorizationId": ids["authorization"]}
+        return api.post("/card-returns", refund)
 
     # Every scope but cards:sensitive: refused, the same for a real and an unknown PAN (no
     # oracle), before anything is looked up or changed.
     without = Api(
         version, issue_key(institution, scopes=scopes.ROLES["full"] + [scopes.NETWORK])[1]
     )
-    ids.make("pan", "account", "account2", "card")
+    ids.make("pan", "account", "account2", "card", *(["authorization"] if case == "return" else []))
     before = snapshot()
     for pan in (ids["pan"], UNKNOWN_PAN):
         response = request(without, pan)
@@ -659,6 +690,135 @@ def test_pan_in_a_batch_item_needs_cards_sensitive(institution, mode, end):
     assert snapshot() != before
     alone = Api("v2", issue_key(institution, scopes=[scopes.CARDS_SENSITIVE])[1])
     assert_refused(request(alone, ids["pan"]), "v2", scopes.MONEY_WRITE)
+
+
+# --- credit is money:adjust's (docs/tenancy-and-keys.md) ------------------------------------
+# An overdraft limit, a product's overdraft cap or fee above 0, and a return that refunds no
+# authorization need money:adjust on top of the operation's scope; 0 (no credit, no fee) does
+# not. Each case: (versions, the operation's own scope, a request on the world's objects, and
+# the same operation with 0 instead, or None).
+FEE_FREE_PRODUCT = {**OVERDRAFT_PRODUCT, "name": "Fee-free", "maxOverdraftLimit": 0}
+FEE_FREE_CARD_PRODUCT = {**CARD_PRODUCT, "bin": "45678902"}
+
+
+def _patch(path_of_ids, fields):
+    def build(ids):
+        path = path_of_ids(ids)
+        return ("PATCH", path, fields), ("PATCH", path, dict.fromkeys(fields, 0))
+
+    return build
+
+
+def _create(path, body, fields, zero_body):
+    def build(ids):
+        return ("POST", path, {**body, **fields}), (
+            "POST",
+            path,
+            {**zero_body, **dict.fromkeys(fields, 0)},
+        )
+
+    return build
+
+
+CARD_FEES = ("atmFee", "replacementFee", "foreignTransactionFeeBps")
+CREDIT = {
+    "account overdraftLimit": (
+        ["v2"],
+        scopes.ACCOUNTS_WRITE,
+        _patch(lambda ids: f"/accounts/{ids['overdraftAccount']}", {"overdraftLimit": 20_000}),
+    ),
+    "new account product maxOverdraftLimit": (
+        ["v2"],
+        scopes.PRODUCTS_WRITE,
+        _create(
+            "/products/accounts",
+            {**FEE_FREE_PRODUCT, "name": "Overdraft"},
+            {"maxOverdraftLimit": 1},
+            FEE_FREE_PRODUCT,
+        ),
+    ),
+    "new account product monthlyFee": (
+        ["v2"],
+        scopes.PRODUCTS_WRITE,
+        _create(
+            "/products/accounts",
+            {**FEE_FREE_PRODUCT, "name": "Monthly fee"},
+            {"monthlyFee": 1},
+            FEE_FREE_PRODUCT,
+        ),
+    ),
+    "account product maxOverdraftLimit": (
+        ["v2"],
+        scopes.PRODUCTS_WRITE,
+        _patch(
+            lambda ids: f"/products/accounts/{ids['overdraftProduct']}",
+            {"maxOverdraftLimit": 60_000},
+        ),
+    ),
+    "account product monthlyFee": (
+        ["v2"],
+        scopes.PRODUCTS_WRITE,
+        _patch(lambda ids: f"/products/accounts/{ids['overdraftProduct']}", {"monthlyFee": 500}),
+    ),
+    **{
+        f"new card product {fee}": (
+            ["v2"],
+            scopes.PRODUCTS_WRITE,
+            _create("/products/cards", CARD_PRODUCT, {fee: 1}, FEE_FREE_CARD_PRODUCT),
+        )
+        for fee in CARD_FEES
+    },
+    **{
+        f"card product {fee}": (
+            ["v2"],
+            scopes.PRODUCTS_WRITE,
+            _patch(lambda ids: f"/products/cards/{ids['cardProduct']}", {fee: 1}),
+        )
+        for fee in CARD_FEES
+    },
+    # A return of a presented authorization needs only `network` (the sweep above sends one).
+    "standalone card return": (
+        ["v1", "v2"],
+        scopes.NETWORK,
+        lambda ids: (("POST", "/card-returns", return_body(ids)), None),
+    ),
+}
+CREDIT_CASES = [
+    (case, version) for case, (versions, _, _) in CREDIT.items() for version in versions
+]
+
+
+@pytest.mark.parametrize(("case", "version"), CREDIT_CASES, ids=[" ".join(c) for c in CREDIT_CASES])
+def test_credit_needs_money_adjust(institution, case, version):
+    _, scope, build = CREDIT[case]
+    ids = world(version, institution)
+    request, zero = build(ids)  # what it names is made now, before the snapshot
+    only = Api(version, issue_key(institution, scopes=[scope])[1])
+    alone = Api(version, issue_key(institution, scopes=[scopes.MONEY_ADJUST])[1])
+    both_scopes = Api(version, issue_key(institution, scopes=[scope, scopes.MONEY_ADJUST])[1])
+    before = snapshot()
+
+    # The operation's own scope only: refused before anything runs (no idempotency record).
+    assert_refused(send(only, request), version, scopes.MONEY_ADJUST)
+    # money:adjust alone is not the operation's scope.
+    assert_refused(send(alone, request), version, scope)
+    assert snapshot() == before
+
+    # Both: it does what it asks.
+    result = made(send(both_scopes, request), version)
+    _, _, body = request
+    assert {name: result[name] for name in body if name in result} == {
+        name: value for name, value in body.items() if name in result
+    }
+    assert snapshot() != before
+
+    # 0 lends and charges nothing: the operation's own scope takes the credit or the fee away
+    # (or makes a product without).
+    if zero is not None:
+        _, _, zero_body = zero
+        result = made(send(only, zero), version)
+        credit = {name: value for name, value in zero_body.items() if value == 0}
+        assert {name: result[name] for name in credit} == credit
 
 
 # --- the migration of keys issued before scopes covered every operation ----------------------
@@ -715,17 +875,17 @@ def expected_table() -> list[str]:
             versions = "both"
         else:
             versions = " ".join(sorted(row["versions"])) + " only"
-        pan = getattr_pan(route, method)
-        scope = f"`{row['scope']}`" + (f" (+ `{pan}` with a `pan` in the body)" if pan else "")
+        added = [f"+ `{body.scope}` with {body.when}" for body in body_scopes_on(route, method)]
+        scope = f"`{row['scope']}`" + (f" ({'; '.join(added)})" if added else "")
         lines.append(f"| {method} | `{route}` | {scope} | {versions} |")
     return lines
 
 
-def getattr_pan(route: str, method: str) -> str | None:
+def body_scopes_on(route: str, method: str) -> tuple:
     for op in OPERATIONS:
-        if op.route == route and op.method == method and method != "GET":
-            return getattr(op.view, "pan_scope", None)
-    return None
+        if op.route == route and op.method == method:
+            return body_scopes_of(op)
+    return ()
 
 
 def documented_table() -> list[str]:
@@ -764,11 +924,13 @@ def test_openapi_operations_carry_their_scope(version):
         op = expected[key]
         assert operation["x-required-scope"] == op.scope
         sentence = f"Requires scope `{op.scope}`."
-        pan = getattr(op.view, "pan_scope", None) if op.method != "GET" else None
-        if pan:
-            sentence += f" A `pan` in the body also requires `{pan}`."
+        added = body_scopes_of(op)
+        for body in added:
+            sentence += f" Also requires `{body.scope}` with {body.when}."
         assert operation["description"].endswith(sentence), key
-        assert operation.get("x-pan-required-scope") == pan
+        assert operation.get("x-body-required-scopes") == (
+            [{"scope": body.scope, "when": body.when} for body in added] or None
+        )
     # Nothing else is documented as an operation but the schema and docs pages (no scope).
     others = {
         path
