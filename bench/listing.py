@@ -7,6 +7,8 @@ generates statement lines in SQL (10 k, then grown to 1 M), and at each size tim
 GET /TX/v2/accounts/{accountId}/transactions in this process (Django's test client, production
 settings) for three accounts (busy, new and busy, quiet) and six query shapes; then prints
 p50/p95, the 1M/10k ratios and the EXPLAIN (ANALYZE, BUFFERS) of each shape's SQL at 1 M.
+At each size it also grows ledger entries (to the same count) and holds (a quarter of it) and
+times GET /TX/v2/accounts/{accountId}/balances?at= and its posted and pending balance SQL.
 bench/README.md explains every step.
 """
 
@@ -332,6 +334,80 @@ def insert_entries(institution, count: int, args, oldest: datetime, span: timede
     return time.perf_counter() - started
 
 
+# Holds, for the pending balance at an instant: `count` more card authorization holds, after
+# every hold already there, drawn over the accounts as the entries are; hold k placed at
+# `oldest + (k - have) * step`, living 1 minute to 7 days: closed (released) then, or still
+# active when that is after now. Inserted with the triggers off, then accounts_holdchange (the
+# pending balance's steps, accounts 0023) is made anew from every hold by the migration's own
+# backfill, when the table exists (a checkout before it sums the holds instead).
+INSERT_HOLDS = """
+INSERT INTO accounts_hold
+    (id, institution_id, account_id, amount, captured_amount, currency, status, purpose, reason,
+     expires_at, created_at, updated_at, closed_at, metadata)
+SELECT 'hold_bench_' || lpad(k::text, 9, '0'), %(institution)s, numbered.id, amount, 0,
+       %(currency)s, CASE WHEN closed_at IS NULL THEN 'active' ELSE 'released' END,
+       'card_authorization', '', at + interval '7 days', at, coalesce(closed_at, at), closed_at,
+       '{}'::jsonb
+  FROM (SELECT k, n, at, amount, CASE WHEN at + life <= now() THEN at + life END AS closed_at
+          FROM (SELECT k, 1 + floor(random() * 5000)::bigint AS amount,
+                       %(oldest)s::timestamptz + (k - %(have)s) * %(step)s::interval AS at,
+                       interval '1 minute' + random() * interval '7 days' AS life,
+                       CASE WHEN r < %(busy_share)s THEN 1
+                            WHEN r < %(busy_share)s + %(new_share)s THEN 2
+                            ELSE 3 + floor(random() * (%(accounts)s - 2))::int END AS n
+                  FROM (SELECT k, random() AS r
+                          FROM generate_series(%(have)s + 1, %(have)s + %(count)s) AS k) AS raw
+               ) AS drawn) AS timed
+  JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n
+          FROM accounts_account
+         WHERE institution_id = %(institution)s AND kind = 'customer') AS numbered USING (n)
+ ORDER BY k
+"""
+
+
+def insert_holds(institution, count: int, args, oldest: datetime, span: timedelta) -> float:
+    """`count` more holds (see INSERT_HOLDS) over `span` from `oldest`, their pending steps made
+    anew; then VACUUM ANALYZE. Returns the seconds taken."""
+    import importlib
+
+    from django.db import connection
+
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM accounts_hold")
+        have = cursor.fetchone()[0]
+        params = {
+            "institution": institution.pk,
+            "currency": CURRENCY,
+            "have": have,
+            "count": count,
+            "oldest": oldest,
+            "step": span / max(count, 1),
+            "busy_share": args.busy_share,
+            "new_share": args.new_share,
+            "accounts": args.accounts,
+        }
+        cursor.execute("SET session_replication_role = replica")
+        try:
+            cursor.execute(INSERT_HOLDS, params)
+        finally:
+            cursor.execute("SET session_replication_role = origin")
+        cursor.execute("VACUUM (ANALYZE) accounts_hold")
+        cursor.execute("SELECT to_regclass('accounts_holdchange') IS NOT NULL")
+        if cursor.fetchone()[0]:
+            migration = importlib.import_module("accounts.migrations.0023_hold_changes")
+            cursor.execute("TRUNCATE accounts_holdchange")
+            cursor.execute(migration.BACKFILL)
+            cursor.execute("VACUUM (ANALYZE) accounts_holdchange")
+    return time.perf_counter() - started
+
+
+def hold_count() -> int:
+    from accounts.models import Hold
+
+    return Hold.objects.count()
+
+
 def entry_count() -> int:
     from accounts.models import Entry
 
@@ -340,14 +416,15 @@ def entry_count() -> int:
 
 def measure_balances(api_key: str, accounts: dict[str, str], args) -> dict:
     """Per (account label, instant): GET /TX/v2/accounts/{id}/balances?at= latencies (ms), its
-    entry lookup SQL and that SQL's own timings (ms). The answer is checked against a replay
-    (the sum of the account's entries up to the instant) before timing."""
+    entry lookup SQL and its pending balance SQL (of the holds, or of their steps) and their
+    own timings (ms). The answer is checked against a replay (the sum of the account's entries
+    up to the instant; of its holds placed by then and not closed then) before timing."""
     from django.db import connection
-    from django.db.models import Max, Min
+    from django.db.models import Max, Min, Q, Sum
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from accounts.models import Entry
+    from accounts.models import Entry, Hold
     from api.context import iso_millis
 
     client = Client(SERVER_NAME="127.0.0.1", REMOTE_ADDR="127.0.0.1")
@@ -376,12 +453,33 @@ def measure_balances(api_key: str, accounts: dict[str, str], args) -> dict:
             )
             if response.json()["posted"] != replay:
                 raise RuntimeError(f"{path}: posted {response.json()['posted']}, replay {replay}")
+            held = (
+                Hold.objects.filter(account_id=account_id, created_at__lte=at)
+                .filter(Q(closed_at__isnull=True) | Q(closed_at__gt=at))
+                .aggregate(total=Sum("amount"))["total"]
+                or 0
+            )
+            if response.json()["pending"] != held:
+                raise RuntimeError(f"{path}: pending {response.json()['pending']}, replay {held}")
             lookup = [
                 q["sql"] for q in captured.captured_queries if 'FROM "accounts_entry"' in q["sql"]
             ]
             if len(lookup) != 1:
                 raise RuntimeError(f"{path}: expected one entry lookup, got {lookup}")
-            cases[label, name] = {"path": path, "sql": lookup[0], "times": [], "sql_times": []}
+            pending = [
+                q["sql"] for q in captured.captured_queries if 'FROM "accounts_hold' in q["sql"]
+            ]
+            if len(pending) != 1:
+                raise RuntimeError(f"{path}: expected one pending balance query, got {pending}")
+            cases[label, name] = {
+                "path": path,
+                "sql": lookup[0],
+                "pending_sql": pending[0],
+                "pending": response.json()["pending"],
+                "times": [],
+                "sql_times": [],
+                "pending_sql_times": [],
+            }
     for _ in range(5):
         for case in cases.values():
             client.get(case["path"], headers=headers)
@@ -395,14 +493,20 @@ def measure_balances(api_key: str, accounts: dict[str, str], args) -> dict:
     with connection.cursor() as cursor:
         for _ in range(sql_repeat(args)):
             for case in cases.values():
-                started = time.perf_counter()
-                cursor.execute(case["sql"])
-                cursor.fetchall()
-                case["sql_times"].append((time.perf_counter() - started) * 1000)
+                for sql, times in (
+                    (case["sql"], case["sql_times"]),
+                    (case["pending_sql"], case["pending_sql_times"]),
+                ):
+                    started = time.perf_counter()
+                    cursor.execute(sql)
+                    cursor.fetchall()
+                    times.append((time.perf_counter() - started) * 1000)
     for case in cases.values():
         case["times"].sort()
         case["sql_times"].sort()
+        case["pending_sql_times"].sort()
         case["plan"], case["tree"] = explain(case["sql"])
+        case["pending_plan"], case["pending_tree"] = explain(case["pending_sql"])
     return cases
 
 
@@ -586,6 +690,8 @@ def main():
     warnings.filterwarnings("ignore", message="No directory at")  # whitenoise: no collectstatic
     from django.db import connection, connections
 
+    from accounts.models import Hold
+
     with connection.cursor() as cursor:
         cursor.execute("SELECT version()")
         print(f"Server: {cursor.fetchone()[0].split(' on ')[0]}")
@@ -633,7 +739,17 @@ def main():
         seconds = insert_entries(institution, added, args, oldest, period)
         print(
             f"{entry_count():,} ledger entries: inserted {added:,} with their balance_after and "
-            f"VACUUM ANALYZE in {seconds:.1f} s; timing GET .../balances?at= ..."
+            f"VACUUM ANALYZE in {seconds:.1f} s"
+        )
+        # Holds, a quarter as many as entries (a card account's authorizations), over the same
+        # period: the busy account's share of them is its pending balance's history.
+        added = size // 4 - hold_count()
+        seconds = insert_holds(institution, added, args, oldest, period)
+        busy_holds = Hold.objects.filter(account_id=accounts["busy"]).count()
+        print(
+            f"{hold_count():,} holds: inserted {added:,} (closed 1 minute to 7 days after "
+            f"placed) and VACUUM ANALYZE in {seconds:.1f} s; the busy account's {busy_holds:,}; "
+            "timing GET .../balances?at= ..."
         )
         balances[size] = measure_balances(api_key, accounts, args)
 
@@ -703,6 +819,36 @@ def main():
             )
         for problem in plan_problems(case["tree"], "accounts_entry"):
             failures.append(f"{key[0]} {key[1]}: balances?at= plan: {problem}")
+
+    print(
+        f"\n== The pending balance's SQL alone (of GET .../balances?at=), {tag[args.small]}/"
+        f"{tag[args.large]} =="
+    )
+    print(f"{'account':7} {'instant':13} {'pending':>18}  {'SQL p50 ms':>17}  {'ratio':>5}  plan")
+    for key, case in balances[args.large].items():
+        before = balances[args.small].get(key)
+        if before is None:
+            continue
+        small_ms = percentile(before["pending_sql_times"], 0.5)
+        large_ms = percentile(case["pending_sql_times"], 0.5)
+        print(
+            f"{key[0]:7} {key[1]:13} {before['pending']:>8}/{case['pending']:<9}  "
+            f"{small_ms:7.3f}/{large_ms:<9.3f}  {large_ms / small_ms:5.2f}  "
+            f"{plan_summary(case['pending_tree'])}"
+        )
+        if large_ms / small_ms > args.max_ratio:
+            failures.append(
+                f"{key[0]} {key[1]}: the pending balance's SQL p50 ratio {large_ms / small_ms:.2f}"
+                f" > {args.max_ratio:g}"
+            )
+        for table in ("accounts_hold", "accounts_holdchange"):
+            for problem in plan_problems(case["pending_tree"], table):
+                failures.append(f"{key[0]} {key[1]}: pending balance plan: {problem}")
+    busy_now = balances[args.large].get(("busy", "at now"))
+    if busy_now is not None:
+        print(f"\n-- busy account, at now, at {tag[args.large]}: the pending balance's SQL")
+        print("FROM " + re.sub(r"\s+", " ", busy_now["pending_sql"].split(" FROM ", 1)[1]))
+        print(busy_now["pending_plan"])
 
     print("\n== Plans (nodes top down) ==")
     for key, case in large.items():
