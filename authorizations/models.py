@@ -118,6 +118,13 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         indexes = [
             models.Index(fields=["institution", "-id"], name="authorization_institution_idx"),
             models.Index(fields=["card", "-id"], name="authorization_card_idx"),
+            # GET /card-authorizations?status=declined, newest first (the other statuses are
+            # their hold's: accounts' hold_card_auth_status_idx).
+            models.Index(
+                fields=["institution", "-id"],
+                condition=Q(decision="declined"),
+                name="authorization_declined_idx",
+            ),
         ]
 
     def __str__(self):

@@ -1,22 +1,16 @@
 """Reads of authorizations and returns, scoped to one institution (another institution's id is
 the same 404 as an unknown one). Each comes with the id of its statement line."""
 
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Subquery
 
-from accounts.models import Transaction
+from accounts.models import Hold, Transaction
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
 from .models import Authorization, CardReturn
 
-# An authorization's status is its hold's (`Authorization.status`).
-_STATUS_FILTER = {
-    Authorization.Status.DECLINED: Q(decision=Authorization.Decision.DECLINED),
-    Authorization.Status.PENDING: Q(hold__status="active"),
-    Authorization.Status.PRESENTED: Q(hold__status="captured"),
-    Authorization.Status.REVERSED: Q(hold__status="released"),
-    Authorization.Status.EXPIRED: Q(hold__status="expired"),
-}
+# An approved authorization's status is its hold's (`Authorization.status`).
+_HOLD_STATUS = {status: hold for hold, status in Authorization._STATUS_OF_HOLD.items()}
 
 
 def _authorizations():
@@ -30,8 +24,16 @@ def authorization_list(
     authorizations = _authorizations().filter(institution=institution)
     if card_id:
         authorizations = authorizations.filter(card_id=card_id)
-    if status:
-        authorizations = authorizations.filter(_STATUS_FILTER[status])
+    if status == Authorization.Status.DECLINED:
+        authorizations = authorizations.filter(decision=Authorization.Decision.DECLINED)
+    elif status:
+        # Spelled out as the holds' partial index is (hold_card_auth_status_idx), so that a rare
+        # status is found there rather than among the institution's every authorization.
+        authorizations = authorizations.filter(
+            hold__institution=institution,
+            hold__purpose=Hold.Purpose.CARD_AUTHORIZATION,
+            hold__status=_HOLD_STATUS[status],
+        )
     return authorizations
 
 

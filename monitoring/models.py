@@ -162,7 +162,10 @@ class MonitoringAlert(models.Model):
     institution = models.ForeignKey(
         Institution, on_delete=models.PROTECT, related_name="monitoring_alerts"
     )
-    rule = models.ForeignKey(MonitoringRule, on_delete=models.PROTECT, related_name="alerts")
+    # Indexed by monitoring_alert_rule_idx (rule, -id), which its lookups use.
+    rule = models.ForeignKey(
+        MonitoringRule, on_delete=models.PROTECT, related_name="alerts", db_index=False
+    )
     card = models.ForeignKey(
         "cards.Card", on_delete=models.PROTECT, related_name="monitoring_alerts"
     )
@@ -194,6 +197,8 @@ class MonitoringAlert(models.Model):
         indexes = [
             models.Index(fields=["institution", "-id"], name="monitoring_alert_inst_idx"),
             models.Index(fields=["card", "-id"], name="monitoring_alert_card_idx"),
+            # GET /monitoring-alerts?ruleId=, newest first: one rule's alerts among all of them.
+            models.Index(fields=["rule", "-id"], name="monitoring_alert_rule_idx"),
             # The back office's queue of open alerts (backoffice.dashboard): the few open ones,
             # counted without reading the resolved history.
             models.Index(

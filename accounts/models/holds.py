@@ -75,6 +75,14 @@ class Hold(actor_stamped("placed_by"), Timestamped):
             models.Index(
                 fields=["expires_at"], condition=Q(status="active"), name="hold_active_expiry_idx"
             ),
+            # GET /card-authorizations?status=: an authorization's status is its hold's, and a
+            # rare one (pending or expired among years of presented ones) is found here, not by
+            # walking the institution's whole history (authorizations.selectors).
+            models.Index(
+                fields=["institution", "status"],
+                condition=Q(purpose="card_authorization"),
+                name="hold_card_auth_status_idx",
+            ),
         ]
 
     def __str__(self):

@@ -9,8 +9,10 @@ core/migrations/0001_no_like_indexes.py dropped the old ones; the tables every t
 import pytest
 from django.db import connection
 
-from accounts.models import Entry, Transaction
+from accounts.models import Entry, Hold, Transaction
+from authorizations.models import Authorization
 from events.models import Event
+from monitoring.models import MonitoringAlert
 from transfers.models import Transfer
 
 pytestmark = pytest.mark.django_db
@@ -145,3 +147,92 @@ def test_a_foreign_key_without_its_own_index_is_still_looked_up_by_one(model, lo
         cursor.execute("SET LOCAL enable_seqscan = off")
         plan = query.explain()
     assert index in plan, plan
+
+
+def _plan(query) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        return query.explain()
+
+
+@pytest.mark.parametrize(
+    ("query", "index"),
+    [
+        # GET /monitoring-alerts?ruleId=: one rule's alerts, newest first, without a sort.
+        (
+            lambda: MonitoringAlert.objects.filter(rule_id="rul_x").order_by("-id").values("pk"),
+            "monitoring_alert_rule_idx",
+        ),
+        # GET /card-authorizations?status=declined, newest first, without a sort.
+        (
+            lambda: (
+                Authorization.objects.filter(institution_id="fi_x", decision="declined")
+                .order_by("-id")
+                .values("pk")
+            ),
+            "authorization_declined_idx",
+        ),
+        # ?status=pending | presented | reversed | expired: the status is the hold's.
+        (
+            lambda: (
+                Hold.objects.filter(
+                    institution_id="fi_x", purpose="card_authorization", status="expired"
+                )
+                .order_by()
+                .values("pk")
+            ),
+            "hold_card_auth_status_idx",
+        ),
+    ],
+    ids=["alerts by rule", "declined authorizations", "authorizations by hold status"],
+)
+def test_the_sparse_list_filters_have_their_index(query, index):
+    plan = _plan(query())
+    assert index in plan, plan
+    assert "Sort" not in plan, plan
+
+
+def _clone(table: str, source_id: str, count: int, changes: str) -> None:
+    """`count` copies of one row of `table`, each with the fields `changes` (a jsonb expression of
+    `g`, the copy's number) replaced."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} SELECT (jsonb_populate_record(NULL::{table},"  # noqa: S608
+            f" to_jsonb(t) || {changes})).* FROM {table} t, generate_series(1, %s) g"
+            " WHERE t.id = %s",
+            [count, source_id],
+        )
+
+
+def test_the_status_filter_of_authorizations_reads_the_holds_index(api_v2):
+    """The list's own query, as the selector builds it, finds a rare status (one expired among
+    3,000 presented) through the holds' index; before issue 29 it walked the institution's every
+    authorization, newest first, looking for one."""
+    from authorizations.selectors import authorization_list
+    from tests.authorizations.helpers import approved, funded
+
+    f = funded(api_v2)
+    authorization = Authorization.objects.get(
+        pk=approved(api_v2, f.card_id, 100)["authorizationId"]
+    )
+    hold = "'hold_' || lpad(g::text, 26, '0')"
+    _clone(
+        "accounts_hold",
+        authorization.hold_id,
+        3000,
+        f"jsonb_build_object('id', {hold}, 'status', 'captured', 'amount', 1)",
+    )
+    _clone(
+        "authorizations_authorization",
+        authorization.pk,
+        3000,
+        f"jsonb_build_object('id', 'auz_' || lpad(g::text, 26, '0'), 'hold_id', {hold})",
+    )
+    Hold.objects.filter(pk=authorization.hold_id).update(status="expired")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE accounts_hold")
+        cursor.execute("ANALYZE authorizations_authorization")
+    listed = authorization_list(institution=authorization.institution, status="expired")
+    plan = listed.values("pk")[:21].explain()
+    assert "hold_card_auth_status_idx" in plan, plan
+    assert [a.pk for a in listed[:21]] == [authorization.pk]
