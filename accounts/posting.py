@@ -1,7 +1,8 @@
 """Posting: the only code that changes balances, through one PostgreSQL function.
 
 `post()` sends an operation to `tx_post` (accounts/sql/posting.sql) in one round trip: the
-accounts it touches, what each must pass (`debit`: active with the funds; `credit`: not closed),
+accounts it touches, what each must pass (`debit`: active with the funds; `credit`: not closed;
+every account: its balances stay within their bigint columns, else 422 `balance_out_of_range`),
 what is added to their `posted` and `pending` balances, the journal when money moves, and the
 rows that record the operation (its own row, statement lines, events). The function locks the
 accounts in id order, checks them and writes everything, or refuses with the TX error of the
@@ -36,6 +37,7 @@ REFUSALS = {
         exceptions.CurrencyMismatch,
         exceptions.AccountNotActive,
         exceptions.InsufficientFunds,
+        exceptions.BalanceOutOfRange,
     )
 }
 

@@ -119,6 +119,14 @@ class CurrencyMismatch(BusinessRuleViolation):
     message = "The currencies of the request and the accounts do not match."
 
 
+class BalanceOutOfRange(BusinessRuleViolation):
+    code = "balance_out_of_range"
+    message = (
+        "This would take a balance of the account past what it can hold "
+        "(-9223372036854775808 to 9223372036854775807 minor units): nothing was posted."
+    )
+
+
 class AmountExceedsRemaining(BusinessRuleViolation):
     code = "amount_exceeds_remaining"
     message = "The amount is larger than what remains to be captured or reversed."

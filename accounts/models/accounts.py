@@ -5,6 +5,10 @@ its active holds, and `available = posted - pending + overdraft_limit` (a genera
 balance is read from one row, never summed from history. Customer accounts may not go below
 zero available (CHECK constraint); the institution's internal accounts (funding, settlement,
 card clearing, fees) carry the other side of every journal and may.
+
+The balances are bigint columns: a posting that would take one past their range is refused
+(422 `balance_out_of_range`, by the posting functions, accounts/sql/posting.sql), and so is an
+overdraft limit that would take `available` past it (`account_set_overdraft_limit`).
 """
 
 from django.db import models
@@ -17,6 +21,9 @@ from core.models import Timestamped
 from institutions.models import Institution
 
 from .products import AccountProduct
+
+# The most a balance column holds (bigint); the least is -BALANCE_MAX - 1.
+BALANCE_MAX = 2**63 - 1
 
 
 def _account_id():

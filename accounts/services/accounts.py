@@ -9,6 +9,7 @@ from stdnum import luhn
 from core.exceptions import (
     AccountNotActive,
     AccountNotEmpty,
+    BalanceOutOfRange,
     InvalidStateTransition,
     OverdraftLimitInUse,
     ProductRetired,
@@ -22,6 +23,7 @@ from events.services import emit_for
 from institutions.models import Institution
 
 from ..models import Account, AccountProduct, Hold
+from ..models.accounts import BALANCE_MAX
 
 ACCOUNT_NUMBER_DIGITS = 12
 
@@ -137,7 +139,8 @@ def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Acco
     A higher limit needs a product that allows overdraft and is at most its
     `max_overdraft_limit` (400 `validation_error` otherwise; a lower one is always allowed); a
     limit below what the account uses now (its posted minus pending is below `-limit`) is 422
-    `overdraft_limit_in_use`; a closed account's is 422 `account_not_active`. The account row
+    `overdraft_limit_in_use`; one that would take `available` past its bigint column is 422
+    `balance_out_of_range`; a closed account's is 422 `account_not_active`. The account row
     is locked, so a debit running at the same time either sees the old limit and finishes
     first, or the new one. Emits `account.overdraft_limit_changed`; the same limit again
     changes nothing.
@@ -167,6 +170,9 @@ def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Acco
                     f"{product.pk}."
                 }
             )
+        if account.posted - account.pending + limit > BALANCE_MAX:
+            # The generated `available` could not be written (bigint).
+            raise BalanceOutOfRange(details={"account_id": account.pk})
         if account.posted - account.pending + limit < 0:
             raise OverdraftLimitInUse(
                 details={

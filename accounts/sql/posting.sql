@@ -50,6 +50,33 @@ CREATE OR REPLACE FUNCTION tx_credit_refusal(account_id text, status text) RETUR
         'details', jsonb_build_object('account_id', account_id, 'status', status)) END;
 $$ LANGUAGE sql IMMUTABLE;
 
+-- The account's balances stay in the range of their bigint columns once `add_posted` and
+-- `add_pending` are added: `posted`, `pending` and the generated `available` (posted - pending
+-- + overdraft_limit). Past it, writing them would fail with numeric_value_out_of_range (22003)
+-- and every later posting to the account would too; refused here, before any write, like the
+-- other checks. Every value within +-2^61 cannot overflow (the sums stay within 3 * 2^61): that
+-- is all a posting costs (bigint comparisons); beyond, the sums are made in numeric, exactly.
+-- STABLE, like the other refusals: PL/pgSQL inlines it into the caller's expression (an
+-- IMMUTABLE function calling the STABLE jsonb_build_object would be called, several times
+-- slower).
+CREATE OR REPLACE FUNCTION tx_range_refusal(account_id text, posted bigint, pending bigint,
+                                            available bigint, add_posted bigint,
+                                            add_pending bigint) RETURNS jsonb AS $$
+    SELECT CASE
+        WHEN posted BETWEEN -2305843009213693952 AND 2305843009213693952
+         AND pending BETWEEN -2305843009213693952 AND 2305843009213693952
+         AND available BETWEEN -2305843009213693952 AND 2305843009213693952
+         AND add_posted BETWEEN -2305843009213693952 AND 2305843009213693952
+         AND add_pending BETWEEN -2305843009213693952 AND 2305843009213693952 THEN NULL
+        WHEN posted::numeric + add_posted NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+          OR pending::numeric + add_pending NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+          OR available::numeric + add_posted - add_pending
+             NOT BETWEEN -9223372036854775808 AND 9223372036854775807
+        THEN jsonb_build_object('code', 'balance_out_of_range', 'message', NULL,
+            'details', jsonb_build_object('account_id', account_id))
+    END;
+$$ LANGUAGE sql STABLE;
+
 -- Raise a refusal (when there is one).
 CREATE OR REPLACE FUNCTION tx_refuse(refusal jsonb) RETURNS void AS $$
 BEGIN
@@ -136,6 +163,10 @@ BEGIN
             refusal := tx_credit_refusal(account.id, account.status);
         ELSIF p_checks[i] IS DISTINCT FROM '' THEN
             RAISE EXCEPTION 'tx_post: unknown check %', p_checks[i];
+        END IF;
+        IF refusal IS NULL THEN
+            refusal := tx_range_refusal(account.id, account.posted, account.pending,
+                                        account.available, p_posted[i], p_pending[i]);
         END IF;
         IF refusal IS NOT NULL THEN
             PERFORM tx_refuse(refusal);

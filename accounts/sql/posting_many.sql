@@ -5,7 +5,8 @@
 -- The batch form of tx_post (posting.sql) for the movements that have exactly two legs, money
 -- out of `source` and into `destination`: the same locks (every account of the call, in id
 -- order, once), the same checks in the same order with the same refusals (institution,
--- currency of source then destination, source active with the funds, destination not closed),
+-- currency of source then destination, source active with the funds and its balances in range,
+-- destination not closed and its balances in range),
 -- checked item after item on running balances, so an item may spend what an earlier item
 -- credited. Then every passing item is written with set-based statements: journals, entries,
 -- balances (one UPDATE per account), the items' own rows (p_table), statement lines and events.
@@ -82,7 +83,9 @@ BEGIN
                 tx_currency_refusal(ids[s], currencies[s], p_currencies[i]),
                 tx_currency_refusal(ids[d], currencies[d], p_currencies[i]),
                 tx_debit_refusal(ids[s], statuses[s], kinds[s], funds[s], p_amounts[i]),
-                tx_credit_refusal(ids[d], statuses[d]))
+                tx_range_refusal(ids[s], posteds[s] + delta[s], 0, funds[s], -p_amounts[i], 0),
+                tx_credit_refusal(ids[d], statuses[d]),
+                tx_range_refusal(ids[d], posteds[d] + delta[d], 0, funds[d], p_amounts[i], 0))
         END;
         IF refusal IS NOT NULL THEN
             refusal := refusal || jsonb_build_object('index', i - 1);

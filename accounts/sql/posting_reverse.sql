@@ -7,3 +7,4 @@ DROP FUNCTION IF EXISTS tx_not_found_refusal();
 DROP FUNCTION IF EXISTS tx_currency_refusal(text, text, text);
 DROP FUNCTION IF EXISTS tx_debit_refusal(text, text, text, bigint, bigint);
 DROP FUNCTION IF EXISTS tx_credit_refusal(text, text);
+DROP FUNCTION IF EXISTS tx_range_refusal(text, bigint, bigint, bigint, bigint, bigint);
