@@ -201,8 +201,9 @@ READ_CONSISTENCY_PARAMETERS = [
         {"type": "string", "enum": ["strong"]},
         OpenApiParameter.HEADER,
         description="`strong`: read the primary database, never a read replica (which may lag "
-        "by some seconds). Without it a key reads the primary for a few seconds after its own "
-        "last write, else maybe a replica. Only matters where the service runs with replicas.",
+        "by some seconds). Without it a key reads only a replica that has replayed its own last "
+        "write (else the primary), so it always sees what it wrote. Only matters where the "
+        "service runs with replicas.",
     ),
     OpenApiParameter(
         "X-TX-Read-From",

@@ -110,7 +110,7 @@ class TXView(APIView):
                 try:
                     response = self._run_write(request, handler, *args, **kwargs)
                 finally:
-                    replicas.wrote(request)  # its key reads the primary for a while
+                    replicas.wrote(request)  # its key reads no replica that lacks this write
             elif request.method in replicas.READ_METHODS:
                 # Maybe on a replica (api.replicas); renders the handler's errors itself.
                 response = replicas.read(self, request, handler, *args, **kwargs)
