@@ -8,13 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from core.ids import new_id
-
-
-def iso_millis(moment: datetime) -> str:
-    """ISO 8601 UTC with milliseconds and `Z`: the one time format of the API."""
-    return (
-        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    )
+from core.timestamps import iso_millis
 
 
 @dataclass

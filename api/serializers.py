@@ -7,9 +7,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from api.context import iso_millis
 from core import metadata
+from core.money import MAX_AMOUNT
 from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
+from core.timestamps import iso_millis
 
 # Fields bound to a child field of theirs when they are made (a list or dict of fields, a
 # serializer with many=True): copied whole, so each copy has a child of its own. A nested
@@ -153,8 +154,6 @@ class CountryNumericField(StrictCharField):
 
 
 CURRENCY_CODES = sorted(currency.alpha_3 for currency in pycountry.currencies)
-# Far below 2**63 (bigint) even after summing many; above any real single movement.
-MAX_AMOUNT = 10**15
 
 
 @extend_schema_field(

@@ -17,6 +17,12 @@ _EXPONENTS = {
 # SDR, test and "no currency" codes. Nothing is counted in them, so no product holds them.
 WITHOUT_MINOR_UNITS = frozenset("XAG XAU XBA XBB XBC XBD XDR XPD XPT XSU XTS XUA XXX".split())
 
+# The most one operation moves or one limit or fee holds, in minor units: far below 2**63
+# (bigint) even after summing many; above any real single movement. The API's amount fields
+# refuse more (`api.serializers.AmountField`), and so do the services that check amounts the
+# admin gives them.
+MAX_AMOUNT = 10**15
+
 
 def currency_exponent(currency: str) -> int:
     return _EXPONENTS.get(currency, 2)

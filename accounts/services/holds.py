@@ -8,12 +8,12 @@ other destination) and releases the rest; a release or an expiry gives the amoun
 from django.db import transaction
 from django.utils import timezone
 
-from api.context import iso_millis
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition
 from core.metadata import metadata_check, metadata_merge
 from core.operations import Outcome, changed, unchanged
 from core.rows import new_row, row_update
+from core.timestamps import iso_millis
 from events.models import Event
 from events.services import emit_for, event_for
 

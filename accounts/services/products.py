@@ -4,12 +4,12 @@
 import pycountry
 from django.db import transaction
 
-from api.context import iso_millis
-from api.serializers import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS, MAX_AMOUNT
 from core.exceptions import ValidationFailed
-from core.money import WITHOUT_MINOR_UNITS
+from core.money import MAX_AMOUNT, WITHOUT_MINOR_UNITS
 from core.operations import Outcome, changed, unchanged
 from core.rows import row_update
+from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
+from core.timestamps import iso_millis
 from events.services import emit_for
 from institutions.models import Institution
 

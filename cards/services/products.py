@@ -8,10 +8,11 @@ from django.db import IntegrityError, transaction
 
 from accounts.services.fees import BPS_SCALE
 from accounts.services.products import product_change, product_locked
-from api.context import iso_millis
-from api.serializers import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS, MAX_AMOUNT
 from core.exceptions import ValidationFailed
+from core.money import MAX_AMOUNT
 from core.operations import Outcome
+from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
+from core.timestamps import iso_millis
 from events.services import emit_for
 from institutions.models import Institution
 

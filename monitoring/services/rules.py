@@ -13,9 +13,9 @@ import re
 import pycountry
 from django.db import transaction
 
-from api.serializers import MAX_AMOUNT
 from cards.models import Card
 from core.exceptions import ValidationFailed
+from core.money import MAX_AMOUNT
 from core.operations import Outcome, changed, unchanged
 from core.rows import row_update
 from events.services import emit_for
