@@ -24,8 +24,9 @@ API_NAMES = {
     "limit_daily": "daily",
     "limit_monthly": "monthly",
     "limit_daily_cash": "dailyCash",
-    # The API names products by their "rid" (resource id).
+    # The API names products by their "rid" (resource id): a card's product, an account's.
     "card_product_id": "cardProductRid",
+    "product_id": "productRid",
 }
 
 # v1's renames (v2 name -> v1 name), by the v2 object (OpenAPI component) that has the field.

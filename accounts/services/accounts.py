@@ -70,7 +70,7 @@ def account_create(
     if product.status == AccountProduct.Status.RETIRED:
         raise ProductRetired(
             f"Product {product.pk} is retired: it opens no new account.",
-            details={"productRid": product.pk, "status": product.status},
+            details={"product_id": product.pk, "status": product.status},
         )
     for _ in range(5):
         try:
@@ -161,12 +161,12 @@ def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Acco
         # (or its overdraft turned off) an account's limit may still go down.
         if limit > previous and not product.allows_overdraft:
             raise ValidationFailed(
-                details={"overdraftLimit": f"Product {product.pk} does not allow overdraft."}
+                details={"overdraft_limit": f"Product {product.pk} does not allow overdraft."}
             )
         if limit > previous and limit > product.max_overdraft_limit:
             raise ValidationFailed(
                 details={
-                    "overdraftLimit": f"At most {product.max_overdraft_limit} on product "
+                    "overdraft_limit": f"At most {product.max_overdraft_limit} on product "
                     f"{product.pk}."
                 }
             )
@@ -178,7 +178,7 @@ def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Acco
                 details={
                     "posted": account.posted,
                     "pending": account.pending,
-                    "overdraftLimit": limit,
+                    "overdraft_limit": limit,
                 }
             )
         account.overdraft_limit = limit

@@ -79,7 +79,7 @@ def card_issue(
     if product.status == CardProduct.Status.RETIRED:
         raise ProductRetired(
             f"Card product {product.pk} is retired: it issues no new card.",
-            details={"cardProductRid": product.pk, "status": product.status},
+            details={"card_product_id": product.pk, "status": product.status},
         )
     with transaction.atomic(savepoint=False):
         account = Account.objects.select_for_update().get(pk=account.pk)

@@ -119,6 +119,8 @@ def test_v1_address_serializers_are_v2s_with_the_tables_names_in_the_same_places
             "primaryCard.cardProductRid",
             "primaryCard.cardProductRid",
         ),
+        # An account's product (`ProductRetired` on account opening).
+        ("product_id", "productRid", "productRid"),
         ("limit_per_transaction", "perTransaction", "perTransaction"),
         ("limit_daily_cash", "dailyCash", "dailyCash"),
         ("limit_daily", "daily", "daily"),
