@@ -12,12 +12,11 @@ batch the whole operation is refused (422 `batch_item_failed`, naming the item);
 operation, `core.operations.part`) and the others post.
 """
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from accounts.locks import lock_accounts
 from accounts.posting import Movement, post_many
 from accounts.rules import check_currency
-from cards.models import Card
 from core.actors import Actor
 from core.exceptions import BatchItemFailed, DuplicateReference, TXError
 from core.metrics import TRANSFER_BATCH, count_on_commit
@@ -25,6 +24,7 @@ from core.operations import part
 from institutions.models import Institution
 
 from .endpoints import Resolved, endpoint_pairs_resolve
+from .locks import lock_batch_queue, lock_cards
 from .models import TransferBatch
 from .services import (
     check_two_accounts,
@@ -120,9 +120,10 @@ class _Run:
 
     def queue(self) -> None:
         """Wait for the institution's earlier batches, once, right before the first lock
-        (`_queue`): the rows are built and the items checked outside the queue."""
+        (`transfers.locks.lock_batch_queue`): the rows are built and the items checked outside
+        the queue."""
         if not self.queued:
-            _queue(self.institution)
+            lock_batch_queue(self.institution)
             self.queued = True
 
     def add(self, index: int, resolved) -> None:
@@ -261,19 +262,6 @@ def _posted_result(index: int, transfer) -> dict:
     }
 
 
-def _queue(institution: Institution) -> None:
-    """The institution's batches post one at a time (a transaction-level advisory lock, taken
-    before any row lock and held to the end). Two batches share most of their accounts more
-    often than not, and queueing them on one lock costs PostgreSQL one wake-up instead of one
-    per row the later batch waits for (measured in bench/README.md). Single transfers do not
-    take it: they are never behind a whole batch but for their own two accounts."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            [f"transfers.batch:{institution.pk}"],
-        )
-
-
 def _posts_more_than_once(items: list[dict], ends: list) -> bool:
     """Whether the batch posts in more than one call: an item through a card posts alone, and
     a reference named twice splits the run. A batch posted in one `post_many` call takes its
@@ -287,14 +275,7 @@ def _posts_more_than_once(items: list[dict], ends: list) -> bool:
 
 def _lock_all(ends: list) -> None:
     """Every card of the batch, then every account, each by id: a single transfer's order
-    (`accounts.locks`), taken once for the whole batch."""
+    (transfers.locks), taken once for the whole batch."""
     resolved = [end for pair in ends if not isinstance(pair, TXError) for end in pair]
-    card_ids = sorted({end.card.pk for end in resolved if end.card is not None})
-    if card_ids:
-        list(
-            Card.objects.select_for_update(of=("self",))
-            .filter(pk__in=card_ids)
-            .order_by("pk")
-            .values_list("pk")
-        )
+    lock_cards(end.card.pk for end in resolved if end.card is not None)
     lock_accounts(end.account.pk for end in resolved)

@@ -12,7 +12,6 @@ from functools import partial
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.locks import lock_hold
 from accounts.models import Account, Hold, Journal, Transaction
 from accounts.posting import credit, debit, journal_new, post
 from accounts.rules import check_currency
@@ -41,6 +40,12 @@ from events.services import emit_for, event_for
 from institutions.models import Institution
 from monitoring.services import alerts_raise, screen
 
+from .locks import (
+    lock_pending_transfer,
+    lock_transfer,
+    lock_transfer_of_hold,
+    lock_transfer_to_reverse,
+)
 from .models import Transfer, TransferBatch, TransferReversal
 
 
@@ -322,11 +327,7 @@ def transfer_reverse(
     source, event `transfer.reversed`; the transfer is `reversed` once nothing remains.
     """
     with transaction.atomic(savepoint=False):
-        transfer = (
-            Transfer.objects.select_for_update(of=("self",))
-            .select_related("institution", "source_account", "destination_account")
-            .get(pk=transfer.pk)
-        )
+        transfer = lock_transfer_to_reverse(transfer)
         if transfer.status not in (Transfer.Status.POSTED, Transfer.Status.REVERSED):
             raise InvalidStateTransition(
                 f"A {transfer.status} transfer moved no money: it cannot be reversed.",
@@ -459,7 +460,7 @@ def transfer_update_metadata(*, transfer: Transfer, metadata: dict) -> Outcome[T
     `transfer.updated` (`changedFields: ["metadata"]`); a merge that changes nothing emits
     nothing."""
     with transaction.atomic(savepoint=False):
-        transfer = Transfer.objects.select_for_update().get(pk=transfer.pk)
+        transfer = lock_transfer(transfer)
         previous = row_update(transfer, {"metadata": metadata_merge(transfer.metadata, metadata)})
         if not previous:
             return unchanged(transfer)
@@ -561,11 +562,7 @@ def transfers_expire(*, now=None, batch_size: int = 500) -> int:
 def _expired(hold: Hold) -> None:
     # The job holds the hold's lock, and the hold was active: the transfer is pending and no
     # resolution can reach it (each locks the hold first).
-    transfer = (
-        Transfer.objects.select_for_update(of=("self",))
-        .select_related("institution", "source_card")
-        .get(hold=hold)
-    )
+    transfer = lock_transfer_of_hold(hold)
     transfer.hold = hold
     _end(transfer, Transfer.Status.EXPIRED)
 
@@ -581,23 +578,9 @@ def _end(transfer: Transfer, status: str) -> None:
 
 
 def _lock_pending(transfer: Transfer, to_state: str) -> Transfer:
-    """The transfer, locked and pending (409 `invalid_state_transition` otherwise). A
-    two-phase transfer's hold is locked first, then the transfer: the order of the expiry job
-    (which takes the hold, then the transfer), so the two never wait for each other."""
-    if transfer.hold_id is not None:
-        lock_hold(transfer.hold_id)
-    locked = (
-        Transfer.objects.select_for_update(of=("self",))
-        .select_related(
-            "institution",
-            "source_account",
-            "destination_account",
-            "source_card",
-            "destination_card",
-            "hold",
-        )
-        .get(pk=transfer.pk)
-    )
+    """The transfer, locked and pending (409 `invalid_state_transition` otherwise), its hold
+    locked first (`transfers.locks.lock_pending_transfer`)."""
+    locked = lock_pending_transfer(transfer)
     if locked.status != Transfer.Status.PENDING:
         raise InvalidStateTransition(
             f"A {locked.status} transfer cannot be {to_state}.",
