@@ -25,6 +25,7 @@ from .helpers import assert_ledger_ok, fresh, institution, open_account
 
 BEFORE = ("accounts", "0022_posting_many_journal_instant")
 US = timedelta(microseconds=1)
+MS = timedelta(milliseconds=1)
 
 
 def place(account, amount: int) -> Hold:
@@ -181,7 +182,7 @@ def test_the_migration_gives_every_existing_hold_its_steps():
         # Written before the migration: a hold placed at the instant another closed, and one
         # whose close is recorded before its placing (it never counted).
         for hold_id, created, closed in (
-            ("hold_same_instant", released.closed_at, released.closed_at + timedelta(seconds=5)),
+            ("hold_same_instant", released.closed_at, released.closed_at + MS),
             ("hold_closed_first", released.closed_at + US, released.closed_at - US),
         ):
             execute(
