@@ -35,7 +35,9 @@ from .endpoints import endpoints_resolve
 from .models import Transfer, TransferBatch
 from .selectors import transfer_batch_get, transfer_get, transfer_list
 from .services import (
-    transfer_create_for,
+    order_fields,
+    transfer_create,
+    transfer_pending_create,
     transfer_resolve,
     transfer_reverse,
     transfer_update_metadata,
@@ -306,9 +308,18 @@ class TransferListView(TXView):
             endpoints=[data["source"], data["destination"]],
             actor=Actor.of_request(request),
         )
-        transfer = transfer_create_for(
-            data, ends, institution=self.institution, actor=Actor.of_request(request)
-        )
+        fields = order_fields(data, ends)
+        if "hold" in data:  # two-phase: created pending (docs/two-phase-transfers.md)
+            transfer = transfer_pending_create(
+                **fields,
+                expires_at=data["hold"]["expires_at"],
+                institution=self.institution,
+                actor=Actor.of_request(request),
+            )
+        else:
+            transfer = transfer_create(
+                **fields, institution=self.institution, actor=Actor.of_request(request)
+            )
         return self.created(self.for_version(TRANSFER_OUTPUT)(transfer).data)
 
     @document(

@@ -1,22 +1,27 @@
 """Transfer batches: many transfers in one operation, applied in request order
 (docs/transfer-batches.md).
 
-Every item is an ordinary transfer (`transfer_new` builds its rows), so it passes the same
-checks and writes the same rows. Runs of account-to-account items post in one round trip each
-(`accounts.posting.post_many`: the batch form of the posting function); an item through a card
-posts alone through `transfer_create` (limits, monitoring). What the batch adds is the order of
-the locks (every card, then every account of the whole batch, each by id, once: two batches over
-the same accounts queue instead of deadlocking) and what a failed item means: in an `atomic`
-batch the whole operation is refused (422 `batch_item_failed`, naming the item); in an
-`independent` batch the failed item changes nothing (a card item runs as a part of the
-operation, `core.operations.part`) and the others post.
+Every item is an ordinary transfer posted at once (`services.posted_rows` builds its rows), so
+it passes the same checks and writes the same rows. Runs of account-to-account items post in one
+round trip each (`accounts.posting.post_many`: the batch form of the posting function); an item
+through a card posts alone through `services.posted_create` (limits, monitoring). What the batch
+adds is the order of the locks (every card, then every account of the whole batch, each by id,
+once: two batches over the same accounts queue instead of deadlocking; transfers.locks) and
+what a failed item means: in an `atomic` batch the whole operation is refused (422
+`batch_item_failed`, naming the item); in an `independent` batch the failed item changes
+nothing (a card item runs as a part of the operation, `core.operations.part`) and the others
+post.
+
+The steps: `transfer_batch_create` resolves every item's ends, takes the locks up front when
+the batch posts in more than one call, then applies the items in order (`_Run.add`): each is
+refused where it stands, joins the waiting run of account items, or posts alone; the run posts
+when an item needs what it decides (`_Run.flush`). `_BatchRow` writes the batch's row.
 """
 
 from django.db import IntegrityError, transaction
 
 from accounts.locks import lock_accounts
 from accounts.posting import Movement, post_many
-from accounts.rules import check_currency
 from core.actors import Actor
 from core.exceptions import BatchItemFailed, DuplicateReference, TXError
 from core.metrics import TRANSFER_BATCH, count_on_commit
@@ -25,13 +30,17 @@ from institutions.models import Institution
 
 from .endpoints import Resolved, endpoint_pairs_resolve
 from .locks import lock_batch_queue, lock_cards
-from .models import TransferBatch
+from .models import Transfer, TransferBatch
 from .services import (
+    NewTransfer,
+    Order,
+    check_currencies,
     check_two_accounts,
     constraint_of,
+    order_fields,
+    posted_create,
+    posted_rows,
     references_taken,
-    transfer_create_for,
-    transfer_new,
 )
 
 MAX_ITEMS = 1000
@@ -49,8 +58,8 @@ def transfer_batch_create(
     if not 1 <= len(items) <= MAX_ITEMS:
         raise ValueError(f"a batch has 1 to {MAX_ITEMS} items")
     with transaction.atomic(savepoint=False):
-        # Written by `_Run` (`write_ahead` or `finish`): its items' foreign keys to it are
-        # checked when the transaction commits.
+        # Written by `_BatchRow` (ahead of the queue, or at the end): its items' foreign keys to
+        # it are checked when the transaction commits.
         batch = TransferBatch(
             institution=institution, mode=mode, results=[], **actor.stamp("created_by")
         )
@@ -66,57 +75,57 @@ def transfer_batch_create(
         for index, resolved in enumerate(ends):
             run.add(index, resolved)
         run.flush()
-        run.finish()
+        run.row.finish(run.results)
     return batch
 
 
-class _Run:
-    """The items applied in order. Account-to-account items are gathered into runs posted by
-    one `post_many` call each (the items of a run apply in order on running balances); an item
-    through a card first flushes the run before it, then posts alone through `transfer_create`
-    (limits, monitoring). An item refused before posting (an endpoint that does not resolve, one
-    account twice, a reference taken) fails where it stands, after what came before it.
+class _BatchRow:
+    """The batch's row, written once where it can be: before the institution's queue, with the
+    results it will have if every waiting item posts (`write_ahead`). The queue's holder then
+    makes one round trip fewer while the institution's other batches wait for it
+    (bench/README.md); a refusal in an atomic batch rolls the row back with everything else,
+    and an independent batch with a refusal corrects its results at the end (`finish`, one
+    UPDATE). A batch that queued before its first run (`_posts_more_than_once`) writes it at
+    the end."""
 
-    The batch's row is written once where it can be: before the queue, with the results it
-    will have if every waiting item posts (`write_ahead`). The queue's holder then makes one
-    round trip fewer while the institution's other batches wait for it (bench/README.md); a
-    refusal in an atomic batch rolls the row back with everything else, and an independent
-    batch with a refusal writes its actual results at the end (`finish`)."""
+    def __init__(self, batch: TransferBatch):
+        self.batch = batch
 
-    def __init__(self, institution, batch, items, actor):
-        self.institution, self.batch, self.items, self.actor = institution, batch, items, actor
-        self.atomic = batch.mode == TransferBatch.Mode.ATOMIC
-        self.results: list[dict | None] = [None] * len(items)
-        references = [item["reference"] for item in items if item.get("reference")]
-        self.taken = references_taken(institution, references) if references else set()
-        self.waiting: list[tuple[int, list[Resolved]]] = []  # the run not yet posted
-        self.queued = False
+    def write_ahead(self, results: list[dict | None]) -> None:
+        """Written now with `results`, if every item is decided in them and it is not yet."""
+        if self.batch._state.adding and None not in results:
+            self._insert(results)
 
-    def write_ahead(self, waiting: list, news: list) -> None:
-        """Write the batch's row before the queue, when every item is decided or in the run
-        about to post (`waiting`, its rows `news`): with the results it has if all of the run
-        posts."""
-        if self.queued or not self.batch._state.adding:  # queued, or the row written already
-            return
-        results = list(self.results)
-        for (index, _), new in zip(waiting, news, strict=True):
-            results[index] = _posted_result(index, new.transfer)
-        if None in results:
-            return
-        self._insert(results)
-
-    def finish(self) -> None:
-        """The batch's row with its actual results: written now, or corrected when a refusal
-        made them differ from what `write_ahead` wrote."""
+    def finish(self, results: list[dict]) -> None:
+        """Written with the actual `results`, or corrected when a refusal made them differ from
+        what `write_ahead` wrote."""
         if self.batch._state.adding:
-            self._insert(self.results)
-        elif self.batch.results != self.results:  # what `write_ahead` wrote
-            self.batch.results = list(self.results)
+            self._insert(results)
+        elif self.batch.results != results:
+            self.batch.results = list(results)
             self.batch.save(update_fields=["results"])
 
     def _insert(self, results: list[dict]) -> None:
         self.batch.results = list(results)
         self.batch.save(force_insert=True)
+
+
+class _Run:
+    """The items applied in order. Account-to-account items gather in the waiting run, posted
+    by one `post_many` call (its items apply in order on running balances); an item through a
+    card first flushes the run before it, then posts alone. An item refused before posting (an
+    endpoint that does not resolve, one account twice, a reference taken) fails where it stands,
+    after what came before it."""
+
+    def __init__(self, institution: Institution, batch: TransferBatch, items, actor: Actor):
+        self.institution, self.batch, self.items, self.actor = institution, batch, items, actor
+        self.atomic = batch.mode == TransferBatch.Mode.ATOMIC
+        self.row = _BatchRow(batch)
+        self.results: list[dict | None] = [None] * len(items)
+        references = [item["reference"] for item in items if item.get("reference")]
+        self.taken = references_taken(institution, references) if references else set()
+        self.waiting: list[tuple[int, list[Resolved]]] = []  # the run not yet posted
+        self.queued = False
 
     def queue(self) -> None:
         """Wait for the institution's earlier batches, once, right before the first lock
@@ -127,8 +136,9 @@ class _Run:
             self.queued = True
 
     def add(self, index: int, resolved) -> None:
-        item = self.items[index]
-        reference = item.get("reference")
+        """Apply item `index`: refused where it stands, added to the waiting run (an account
+        item) or posted alone (a card item)."""
+        reference = self.items[index].get("reference")
         if reference is not None and any(
             self.items[i].get("reference") == reference for i, _ in self.waiting
         ):
@@ -140,80 +150,70 @@ class _Run:
         try:
             check_two_accounts(source.account, destination.account)
             if by_account:
-                # A single transfer's order: the currency (it never changes: no lock needed),
-                # the reference, then status and funds on the locked accounts (`post_many`). An
-                # item through a card is checked by `transfer_create` itself, in the same order.
-                check_currency(source.account, item["currency"])
-                check_currency(destination.account, item["currency"])
-                if reference is not None and reference in self.taken:
-                    raise DuplicateReference(details={"reference": reference})
+                self._check_account_item(index, resolved)
         except TXError as error:
             return self._refused(index, error)
         if by_account:
             self.waiting.append((index, resolved))
-            return None
+        else:
+            self._post_alone(index, resolved)
+        return None
+
+    def _check_account_item(self, index: int, resolved: list[Resolved]) -> None:
+        """A single transfer's order: the currency (it never changes: no lock needed), the
+        reference, then status and funds on the locked accounts (`post_many`). An item through
+        a card is checked by `posted_create` itself, in the same order."""
+        item = self.items[index]
+        source, destination = resolved
+        check_currencies(source.account, destination.account, item["currency"])
+        reference = item.get("reference")
+        if reference is not None and reference in self.taken:
+            raise DuplicateReference(details={"reference": reference})
+
+    def _post_alone(self, index: int, resolved: list[Resolved]) -> None:
+        """A card item: the run before it posted first, then it alone (limits, monitoring), as
+        a part of the operation that may be refused on its own in an independent batch."""
         self.flush()
         self.queue()
+        order = self._order(index, resolved)
         try:
             if self.atomic:
-                transfer = self._post_one(item, resolved)
+                transfer = posted_create(order, batch=self.batch)
             else:
                 with part():
-                    transfer = self._post_one(item, resolved)
+                    transfer = posted_create(order, batch=self.batch)
         except TXError as error:
             return self._refused(index, error)
+        count_on_commit(TRANSFER_BATCH)
         self._posted(index, transfer)
         return None
 
     def flush(self) -> None:
+        """Post the waiting run in one `post_many` call: its rows built and the batch's row
+        written ahead (when it can be) before the queue, then each item posted or refused."""
         waiting, self.waiting = self.waiting, []
         if not waiting:
             return
         news = [
-            transfer_new(
-                institution=self.institution,
-                source=source.account,
-                destination=destination.account,
-                amount=self.items[index]["amount"],
-                currency=self.items[index]["currency"],
-                description=self.items[index].get("description", ""),
-                reference=self.items[index].get("reference"),
-                batch=self.batch,
-                actor=self.actor,
-                metadata=self.items[index].get("metadata"),
-            )
-            for index, (source, destination) in waiting
+            posted_rows(self._order(index, resolved), batch=self.batch)
+            for index, resolved in waiting
         ]
-        movements = [
-            Movement(
-                source_id=new.transfer.source_account_id,
-                destination_id=new.transfer.destination_account_id,
-                amount=new.transfer.amount,
-                currency=new.transfer.currency,
-                journal=new.journal,
-                row=new.transfer,
-                lines=new.lines,
-                event=new.event,
-            )
-            for new in news
-        ]
-        self.write_ahead(waiting, news)
+        if not self.queued:
+            self.row.write_ahead(self._results_if_posted(waiting, news))
         self.queue()
         try:
             # A savepoint: a reference that a concurrent request took after it was checked
             # undoes this call only; the run is checked again and posted without that item.
             with transaction.atomic():
                 refused = post_many(
-                    institution_id=self.institution.pk, atomic=self.atomic, movements=movements
+                    institution_id=self.institution.pk,
+                    atomic=self.atomic,
+                    movements=[_movement(new) for new in news],
                 )
         except IntegrityError as error:
             if constraint_of(error) != "transfer_reference_unique":
                 raise
-            references = [self.items[index].get("reference") for index, _ in waiting]
-            self.taken |= references_taken(self.institution, [r for r in references if r])
-            for index, resolved in waiting:
-                self.add(index, resolved)
-            self.flush()
+            self._run_again(waiting)
             return
         count_on_commit(TRANSFER_BATCH, len(news) - len(refused))
         for position, ((index, _), new) in enumerate(zip(waiting, news, strict=True)):
@@ -222,12 +222,31 @@ class _Run:
             else:
                 self._posted(index, new.transfer)
 
-    def _post_one(self, item: dict, resolved: list[Resolved]):
-        return transfer_create_for(
-            item, resolved, institution=self.institution, actor=self.actor, batch=self.batch
+    def _run_again(self, waiting: list[tuple[int, list[Resolved]]]) -> None:
+        """A run whose reference another request took meanwhile: the taken references read
+        again, its items applied again (the one whose reference was taken now fails on it), the
+        rest posted."""
+        references = [self.items[index].get("reference") for index, _ in waiting]
+        self.taken |= references_taken(self.institution, [r for r in references if r])
+        for index, resolved in waiting:
+            self.add(index, resolved)
+        self.flush()
+
+    def _order(self, index: int, resolved: list[Resolved]) -> Order:
+        return Order(
+            **order_fields(self.items[index], resolved),
+            institution=self.institution,
+            actor=self.actor,
         )
 
-    def _posted(self, index: int, transfer) -> None:
+    def _results_if_posted(self, waiting, news: list[NewTransfer]) -> list[dict | None]:
+        """The results if every item of the waiting run posts."""
+        results = list(self.results)
+        for (index, _), new in zip(waiting, news, strict=True):
+            results[index] = _posted_result(index, new.transfer)
+        return results
+
+    def _posted(self, index: int, transfer: Transfer) -> None:
         if transfer.reference is not None:
             self.taken.add(transfer.reference)
         self.results[index] = _posted_result(index, transfer)
@@ -253,7 +272,20 @@ class _Run:
         }
 
 
-def _posted_result(index: int, transfer) -> dict:
+def _movement(new: NewTransfer) -> Movement:
+    return Movement(
+        source_id=new.transfer.source_account_id,
+        destination_id=new.transfer.destination_account_id,
+        amount=new.transfer.amount,
+        currency=new.transfer.currency,
+        journal=new.journal,
+        row=new.transfer,
+        lines=new.lines,
+        event=new.event,
+    )
+
+
+def _posted_result(index: int, transfer: Transfer) -> dict:
     return {
         "index": index,
         "status": POSTED,
