@@ -6,7 +6,7 @@ The order, outermost first, so two operations never wait for each other in a cyc
 1. a batch: the institution's batch queue (`lock_batch_queue`, an advisory lock), then every
    card of the batch (`lock_cards`, by id), then every account (`accounts.locks.lock_accounts`,
    by id), or, posted in one call, the accounts alone, locked by `tx_post_many`;
-2. a transfer created (single or two-phase): its sending card (`cards.services.lock_card`),
+2. a transfer created (single or two-phase): its sending card (cards' `lock_card`),
    then its accounts, by id, in `tx_post`;
 3. a two-phase transfer resolved: its hold (`accounts.locks.lock_hold`), then the transfer
    (`lock_pending_transfer`), then the accounts in `tx_post`; the expiry job takes the hold
