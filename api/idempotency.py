@@ -43,6 +43,7 @@ from core.exceptions import (
     TXError,
 )
 from core.metrics import IDEMPOTENT_REPLAYS
+from institutions.scopes import require_scope
 
 HEADER = "HTTP_IDEMPOTENCY_KEY"
 REPLAYED_HEADER = "Idempotent-Replayed"
@@ -141,6 +142,12 @@ def replay(record: IdempotencyRecord, request_fingerprint: str, request) -> Http
         record.fingerprint, request_fingerprint, request.method, request.path, request.data
     ):
         raise IdempotencyKeyReused()
+    # Records are the institution's, not one key's: another key of it replaying the request
+    # passed the operation's scope already (same method and path), and needs what the body
+    # added (a PAN, credit) as the first key did, or the replay would hand it an answer it
+    # could not have asked for (a sealed secret, a full PAN's transfer).
+    for scope in record.body_scopes.split():
+        require_scope(request, scope)
     body = opened(record.pk, bytes(record.response_body))
     response = HttpResponse(body, status=record.status_code, content_type="application/json")
     response[REPLAYED_HEADER] = "true"
@@ -148,11 +155,12 @@ def replay(record: IdempotencyRecord, request_fingerprint: str, request) -> Http
     return response
 
 
-def store(record_id: int, response) -> None:
+def store(record_id: int, response, request) -> None:
     body = sealed(record_id, response.content)
+    body_scopes = " ".join(sorted(getattr(request, "tx_body_scopes", ())))
     # A plain statement: the ORM would compile this UPDATE again on every write request.
     with connection.cursor() as cursor:
-        cursor.execute(_STORE_SQL, [response.status_code, body, record_id])
+        cursor.execute(_STORE_SQL, [response.status_code, body, body_scopes, record_id])
 
 
 def sealed(record_id: int, body: bytes) -> bytes:
@@ -169,7 +177,10 @@ def opened(record_id: int, stored: bytes) -> bytes:
     return crypto.decrypt(stored[len(SEALED) :].decode(), context=_context(record_id)).encode()
 
 
-_STORE_SQL = "UPDATE api_idempotencyrecord SET status_code = %s, response_body = %s WHERE id = %s"
+_STORE_SQL = (
+    "UPDATE api_idempotencyrecord SET status_code = %s, response_body = %s, body_scopes = %s"
+    " WHERE id = %s"
+)
 
 
 def _context(record_id: int) -> str:

@@ -15,6 +15,11 @@ class IdempotencyRecord(models.Model):
     path = models.CharField(max_length=500)
     status_code = models.PositiveSmallIntegerField(null=True)
     response_body = models.BinaryField(null=True)
+    # The scopes the body added to the operation's (institutions.scopes.BodyScope), space
+    # separated: a replay is the same request, so another key of the institution replaying it
+    # must hold them too (api.idempotency.replay). A database default: the claim function
+    # inserts records without naming it.
+    body_scopes = models.CharField(max_length=200, blank=True, db_default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -167,7 +167,7 @@ class TXView(APIView):
             if claimed is None:  # v1 without a key: still one atomic write, nothing stored
                 return response
             if idempotency.is_stored_status(response.status_code):
-                idempotency.store(claimed, response)
+                idempotency.store(claimed, response, request)
             else:
                 transaction.set_rollback(True)
             return response

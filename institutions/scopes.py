@@ -85,6 +85,8 @@ def require_body_scopes(request, body_scopes, data: dict) -> None:
     for body_scope in body_scopes:
         if body_scope.needed(data):
             require_scope(request, body_scope.scope)
+            # Kept with the request's idempotency record: its replays need the scope too.
+            request.tx_body_scopes = {*getattr(request, "tx_body_scopes", ()), body_scope.scope}
 
 
 def above_zero(*fields: str) -> Callable[[dict], bool]:

@@ -14,6 +14,7 @@ table.
 
 import importlib
 import re
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -819,6 +820,45 @@ def test_credit_needs_money_adjust(institution, case, version):
         result = made(send(only, zero), version)
         credit = {name: value for name, value in zero_body.items() if value == 0}
         assert {name: result[name] for name in credit} == credit
+
+
+# --- a replay by another key of the institution needs what the body added --------------------
+@pytest.mark.parametrize(
+    ("case", "version"),
+    [(("transfer", "pan"), "v2"), (("transfer", "pan"), "v1"), *CREDIT_CASES[:2]],
+    ids=lambda value: " ".join(value) if isinstance(value, tuple) else value,
+)
+def test_a_replay_by_another_key_needs_the_body_scopes_too(institution, case, version):
+    """Idempotency records are the institution's: a second key that knows the first one's
+    Idempotency-Key and body was answered the stored response without the scope the body needs
+    (a full PAN, credit), skipping the check the first request passed."""
+    ids = world(version, institution)
+    if case == ("transfer", "pan"):
+        ids.make("pan", "account", "account2", "card")
+        request = ("POST", "/transfers", transfer_body(ids, source={"pan": ids["pan"]}))
+        scope, added = scopes.MONEY_WRITE, scopes.CARDS_SENSITIVE
+    else:
+        _, scope, build = CREDIT[case]
+        request, _ = build(ids)
+        added = scopes.MONEY_ADJUST
+    method, path, body = request
+    key = uuid.uuid4()
+
+    def send_with(api):
+        write = api.patch if method == "PATCH" else api.post
+        return write(path, body, idempotency_key=key)
+
+    first = Api(version, issue_key(institution, scopes=[scope, added])[1])
+    answer = send_with(first)
+    made(answer, version)
+    narrow = Api(version, issue_key(institution, scopes=[scope])[1])
+    before = snapshot()
+    assert_refused(send_with(narrow), version, added)
+    assert snapshot() == before
+    # A key that may send the body gets the replay, byte for byte.
+    again = send_with(Api(version, issue_key(institution, scopes=[scope, added])[1]))
+    assert (again.status_code, again.content) == (answer.status_code, answer.content)
+    assert again["Idempotent-Replayed"] == "true"
 
 
 # --- the migration of keys issued before scopes covered every operation ----------------------
