@@ -23,7 +23,8 @@ from api.serializers import (
 from api.versions import V1, V2
 from api.views import TXView
 from cards.apis.serializers import MccField, PanField, PinField
-from cards.selectors import card_by_pan, card_get
+from cards.selectors import card_get
+from cards.services import card_by_pan
 from core.actors import Actor
 from institutions import scopes
 

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from accounts.models import Account
 from accounts.selectors import accounts_of_endpoints
 from cards.models import Card
-from cards.selectors import card_by_pan, card_get
+from cards.selectors import card_get
+from cards.services import card_by_pan
 from core.actors import Actor
 from core.exceptions import TXError
 from core.operations import part

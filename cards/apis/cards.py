@@ -15,8 +15,14 @@ from customers.selectors import customer_get
 from institutions import scopes
 
 from ..models import Card
-from ..selectors import card_by_pan, card_get, card_list, card_product_get
-from ..services import card_issue, card_sensitive_details, card_set_status, card_update
+from ..selectors import card_get, card_list, card_product_get
+from ..services import (
+    card_by_pan,
+    card_issue,
+    card_sensitive_details,
+    card_set_status,
+    card_update,
+)
 from .serializers import (
     OUTPUT,
     UPDATE_INPUT,

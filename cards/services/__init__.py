@@ -13,6 +13,7 @@ from .limits import (
     spend_more,
     unspend,
 )
+from .pan_guard import card_by_pan
 from .pin import card_pin_set, card_pin_try, card_pin_unblock, card_pin_verify
 from .products import card_product_create, card_product_update, card_products_seed
 from .status import card_set_status, card_update, lock_card
@@ -20,6 +21,7 @@ from .status import card_set_status, card_update, lock_card
 __all__ = [
     "CardRequest",
     "RenewalReport",
+    "card_by_pan",
     "card_issue",
     "card_limits_set",
     "card_pin_set",

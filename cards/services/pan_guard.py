@@ -2,10 +2,12 @@
 at `PAN_GUESSING_MAX_FAILURES` within `PAN_GUESSING_WINDOW_SECONDS` the key gets 429
 `rate_limited` on every operation that resolves a PAN until enough failures leave the window.
 
+- `card_by_pan` resolves a PAN to its card for every operation that takes one, guarded by the
+  two below. It is a service, not a selector: a failed resolution writes (the failure it keeps).
 - `pan_guard_check` runs before a PAN is resolved (one index-backed query: the key's N-th newest
   failure in the window; when it exists the key is refused until it leaves the window, which is
   the `Retry-After`).
-- `pan_failure_record` is the write a failed resolution keeps: the selector asks its operation to
+- `pan_failure_record` is the write a failed resolution keeps: `card_by_pan` asks its operation to
   keep it (`core.operations.keep_if_refused`), which runs it after the operation's own
   transaction has been rolled back, in a short transaction of its own. A failure only counts for
   an API key: staff and the system resolve PANs uncounted.
@@ -18,16 +20,20 @@ at `PAN_GUESSING_MAX_FAILURES` within `PAN_GUESSING_WINDOW_SECONDS` the key gets
 
 import math
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from core.exceptions import RateLimited
+from core.actors import Actor
+from core.exceptions import NotFound, RateLimited
+from core.operations import keep_if_refused
 from events.services import emit_for
-from institutions.models import ApiKey
+from institutions.models import ApiKey, Institution
 
-from ..models import PanResolutionFailure
+from ..models import Card, PanResolutionFailure
+from ..secrets import pan_fingerprint
 
 EVENT_TYPE = "security.pan_guessing_suspected"
 
@@ -85,3 +91,28 @@ def pan_failure_record(*, api_key_id: str) -> None:
                     "windowSeconds": settings.PAN_GUESSING_WINDOW_SECONDS,
                 },
             )
+
+
+def card_by_pan(*, institution: Institution, pan: str, actor: Actor) -> Card:
+    """The card holding `pan`: the live one, else the newest that held it (a renewed, reissued
+    or closed card keeps its PAN fingerprint). Every operation that takes a PAN resolves it here.
+
+    For an API key (`actor.api_key`), card-number guessing is stopped: a key with too many
+    failed resolutions in the window is refused first (429 `rate_limited`, nothing resolved),
+    and a failure is counted (`pan_failure_record`, kept when the 404 rolls the operation back:
+    a write, which is why this is a service and not a selector). 404 `not_found` when none of
+    the institution's cards has the PAN: another institution's PAN answers and counts exactly as
+    an unknown one."""
+    api_key = actor.api_key
+    if api_key is not None:
+        pan_guard_check(api_key=api_key)
+    cards = Card.objects.select_related("institution", "product", "account", "successor").filter(
+        institution=institution, pan_fingerprint=pan_fingerprint(pan)
+    )
+    card = cards.filter(status__in=Card.LIVE).first() or cards.order_by("-id").first()
+    if card is None:
+        if api_key is not None:
+            # The 404 rolls the operation back; the failure must outlive it.
+            keep_if_refused(partial(pan_failure_record, api_key_id=api_key.pk))
+        raise NotFound("No card with this PAN.")
+    return card

@@ -9,8 +9,7 @@ from stdnum import luhn
 
 from cards.models import Card, SensitiveDetailsAccess
 from cards.secrets import new_cvv, new_pan, pan_fingerprint, pin_hash, pin_matches
-from cards.selectors import card_by_pan
-from cards.services import card_sensitive_details
+from cards.services import card_by_pan, card_sensitive_details
 from core.actors import SYSTEM, Actor
 from core.exceptions import CardNotActive, NotFound
 from institutions import scopes as api_scopes

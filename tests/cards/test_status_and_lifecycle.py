@@ -14,8 +14,8 @@ from accounts.models import Account
 from accounts.services import account_set_status
 from cards.dates import add_months, today_of
 from cards.models import Card, CardProduct
-from cards.selectors import card_by_pan
 from cards.services import (
+    card_by_pan,
     card_limits_set,
     card_pin_set,
     card_pin_verify,
