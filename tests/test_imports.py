@@ -6,7 +6,9 @@ dependency), so the rules hold however an import is written. `module_imports()` 
 modules, `app_edges()` the graph of apps (top-level packages) drawn from it. The rules: every
 app has its place in `LAYERS`; every import points down the layers (an app imports only apps
 below it); no cycle among apps and none among modules (no two modules import each other,
-directly or through others).
+directly or through others). Inside an app, the domain's modules import nothing from the wire
+(`api`, views and serializers, urls, admin) and a selector imports no service ("The line inside
+an app").
 """
 
 import ast
@@ -236,3 +238,132 @@ def test_the_cycle_finder_finds_cycles():
     graph = {"a": {"b"}, "b": {"c", "x"}, "c": {"a"}, "d": {"d2"}, "d2": {"d"}, "e": {"a"}}
     assert strongly_connected(graph) == [["a", "b", "c"], ["d", "d2"]]
     assert strongly_connected({"a": {"b"}, "b": set()}) == []
+
+
+# The line inside an app (docs/architecture.md, "The line inside an app"): the domain on one
+# side, the wire (the API's names, formats and representations) and the entry points on the
+# other. The domain apps; every app above `api` is one of them or says why it is not.
+DOMAIN_APPS = {
+    "events",
+    "customers",
+    "accounts",
+    "cards",
+    "monitoring",
+    "transactions",
+    "transfers",
+    "authorizations",
+    "jobs",
+    "webhooks",
+}
+NOT_DOMAIN_APPS = {
+    "sandbox": "demo data for a development machine, made through the domain's services",
+    "backoffice": "the staff's admin (pages, forms, work queues): a wire of its own",
+}
+# Modules named for their role: in every app, its views and serializers (`apis.py` or `apis/`),
+# its `urls.py` and `admin.py` are the wire, and so is all of `api`.
+WIRE_ROLES = {"apis", "urls", "admin"}
+# Entry points: they call the domain as views do, and may use the wire. `apps.py` wires the apps
+# together when Django starts; `tasks.py` holds the worker's jobs (thin calls of services: the
+# `jobs` ones also purge the API layer's own tables); management commands parse, call, print.
+ENTRY_ROLES = {"apps", "tasks", "management"}
+# Wire modules whose name does not say it.
+WIRE_MODULES = {
+    # The event's representation (a DRF serializer): the body of GET /events/{id} and of every
+    # webhook delivery (docs/events.md).
+    "events.payloads",
+    # The statement endpoints: views, serializers, query parsing, CSV; and their PDF.
+    "transactions.statements",
+    "transactions.statement_pdf",
+}
+# The domain's imports of the wire, each with its reason. Keep it short.
+WIRE_IMPORTS_ALLOWED = {
+    # A delivery POSTs the event as GET /events/{id} shows it: one representation, rendered
+    # where it is sent (docs/events.md).
+    ("webhooks.services.deliveries", "events.payloads"),
+}
+
+
+def is_wire(name: str) -> bool:
+    """Whether a module (or a name imported from one) is on the wire."""
+    parts = name.split(".")
+    return (
+        parts[0] == "api"
+        or bool(set(parts[1:]) & WIRE_ROLES)
+        or any(name == module or name.startswith(f"{module}.") for module in WIRE_MODULES)
+    )
+
+
+def is_domain(module: str) -> bool:
+    parts = module.split(".")
+    return parts[0] in DOMAIN_APPS and not is_wire(module) and not set(parts[1:]) & ENTRY_ROLES
+
+
+def wire_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of the wire by a module of the domain, but the allowed ones."""
+    return sorted(
+        f"{module} imports {name}"
+        for module, imported in graph.items()
+        if is_domain(module)
+        for name in imported
+        if is_wire(name)
+        and not any(
+            module == allowed and (name == wire or name.startswith(f"{wire}."))
+            for allowed, wire in WIRE_IMPORTS_ALLOWED
+        )
+    )
+
+
+def services_in_selectors(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a service module by a selector module: a selector only reads."""
+    return sorted(
+        f"{module} imports {name}"
+        for module, imported in graph.items()
+        if "selectors" in module.split(".")
+        for name in imported
+        if "services" in name.split(".")
+    )
+
+
+def test_every_app_above_the_api_is_domain_or_says_why_not():
+    above = set(LAYERS[LAYERS.index("api") + 1 :])
+    assert DOMAIN_APPS.isdisjoint(NOT_DOMAIN_APPS)
+    assert above == DOMAIN_APPS | set(NOT_DOMAIN_APPS)
+
+
+def test_the_named_wire_modules_exist():
+    # A module renamed or moved must leave these lists, not linger in them.
+    graph = module_imports()
+    assert sorted(WIRE_MODULES - set(graph)) == []
+    assert sorted({module for module, _ in WIRE_IMPORTS_ALLOWED} - set(graph)) == []
+
+
+def test_the_domain_speaks_no_wire():
+    assert wire_imports(module_imports()) == []
+
+
+def test_a_selector_imports_no_service():
+    assert services_in_selectors(module_imports()) == []
+
+
+def test_the_line_is_found():
+    graph = {
+        "accounts.services.holds": {"api.context", "api.context.iso_millis", "core.timestamps"},
+        "accounts.services.products": {"cards.apis.serializers.PanField"},
+        "cards.selectors": {"cards.services.pan_guard", "cards.models"},
+        "cards.apis.cards": {"api.views.TXView", "cards.services"},
+        "cards.admin": {"api.names"},
+        "jobs.tasks": {"api.idempotency"},
+        "cards.management.commands.renew": {"api.serializers"},
+        "events.services": {"events.payloads.event_payload"},
+        "webhooks.services.deliveries": {"events.payloads.event_payload"},
+        "webhooks.services.endpoints": {"events.payloads"},
+        "sandbox.seed": {"api.serializers"},
+    }
+    assert wire_imports(graph) == [
+        "accounts.services.holds imports api.context",
+        "accounts.services.holds imports api.context.iso_millis",
+        "accounts.services.products imports cards.apis.serializers.PanField",
+        "events.services imports events.payloads.event_payload",
+        "webhooks.services.endpoints imports events.payloads",
+    ]
+    assert services_in_selectors(graph) == ["cards.selectors imports cards.services.pan_guard"]
