@@ -45,12 +45,15 @@ from monitoring.services import Screening, alerts_raise, screen
 from ..models import Transfer
 
 
-@dataclass(frozen=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, 4x the cost of
+# building one (1.1 against 4.9 us for these 11 fields), paid by every item of a batch.
+@dataclass(slots=True)
 class Order:
     """A transfer as asked: `amount` from `source` to `destination`, two accounts of
     `institution` as loaded (their institution, currency and kind never change; their status and
     balances are read under lock by the posting function), through `source_card` /
-    `destination_card` when the request named cards (on those accounts)."""
+    `destination_card` when the request named cards (on those accounts). Never changed once
+    built (`dataclasses.replace` makes the checked one)."""
 
     institution: Institution
     source: Account
