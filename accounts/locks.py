@@ -1,13 +1,35 @@
-"""The one place that builds the row-locking querysets of the money core.
+"""The row locks of the money core, and the one order every lock of the domain is taken in.
 
-Every code path that changes balances locks in the same order, so two transactions can never
-wait for each other in a cycle: first the operation's own row (a hold or a transfer), then the
-accounts it touches, always ordered by primary key.
+Each app that locks rows has a `locks.py` (STYLE.md, Concurrency) whose functions build the
+locking querysets; no other module calls `select_for_update` (tests/core/test_locks.py). Two
+transactions can wait for each other in a cycle (a deadlock) only if they take their locks in
+different orders, so every code path takes them in this one (docs/money.md, "Locking"):
+
+1. A queue's advisory lock, before any row: a transfer batch waits for the institution's
+   batches before it (`transfers.batches`).
+2. The operation's own row:
+   - cards (`cards.locks.lock_card`; a batch: every card of it, by id): a card payment, a
+     transfer from a card, a change of the card;
+   - an authorization, then its hold (`authorizations.locks`): a presentment, a reversal;
+   - a hold, then the two-phase transfer it belongs to: a resolution takes the hold first, as
+     the expiry job does (`lock_due_holds`);
+   - a transfer (a reversal), a fee (a waiver), a product, a customer, an API key.
+3. The accounts, all of them at once, by id, in one statement: `lock_accounts`, or the
+   posting functions `tx_post` and `tx_post_many` (accounts/sql/), which lock in the same order.
+   A change of one account by itself (its status, overdraft limit, metadata, a card issued on
+   it) locks that account alone (`lock_account`).
+4. Rows written only under the locks above, with no lock of their own taken first: a card's
+   spend counters (one upsert), statement lines, events.
+
+A batch job takes its rows with SKIP LOCKED (`lock_due_holds`, `core.locks.lock_free_batch`):
+it never waits for them, so they cannot close a cycle; what it locks next (the accounts of
+its holds) follows the order. A row is locked alone by its own changes everywhere else (a
+webhook delivery or endpoint, a monitoring rule or alert, a back-office device or lockout).
 """
 
 from core.exceptions import NotFound
 
-from .models import Account, Hold
+from .models import Account, Fee, Hold
 
 
 def lock_accounts(account_ids) -> dict[str, Account]:
@@ -22,6 +44,20 @@ def lock_accounts(account_ids) -> dict[str, Account]:
     return accounts
 
 
+def lock_account(account_id: str) -> Account:
+    """The account, its row locked until the transaction ends: a change of the account itself
+    (status, metadata) or of what is written on it (a card issued on it)."""
+    return Account.objects.select_for_update().get(pk=account_id)
+
+
+def lock_account_with_product(account_id: str) -> Account:
+    """The account with its product, the account's row only locked until the transaction ends
+    (a debit running at the same time sees the overdraft limit before or after the change)."""
+    return (
+        Account.objects.select_related("product").select_for_update(of=("self",)).get(pk=account_id)
+    )
+
+
 def lock_hold(hold_id: str) -> Hold:
     # With its account (not locked here: `accounts.posting.post` locks it), for statement lines.
     hold = (
@@ -33,3 +69,36 @@ def lock_hold(hold_id: str) -> Hold:
     if hold is None:
         raise NotFound("No hold with this id.")
     return hold
+
+
+def lock_due_holds(*, now, purpose: str, size: int) -> list[tuple[str, str]]:
+    """(id, account id) of at most `size` active holds of `purpose` due at `now`, in expiry
+    order, locked: those another transaction holds are skipped (SKIP LOCKED), so expiry jobs
+    running at once never wait for each other, nor for a resolution holding a hold."""
+    return list(
+        Hold.objects.select_for_update(skip_locked=True)
+        .filter(status=Hold.Status.ACTIVE, expires_at__lte=now, purpose=purpose)
+        .order_by("expires_at")
+        .values_list("pk", "account_id")[:size]
+    )
+
+
+def lock_fee(fee_id: str) -> Fee:
+    """The fee with its account's institution, its card and its authorization, the fee's row
+    only locked until the transaction ends."""
+    return (
+        Fee.objects.select_for_update(of=("self",))
+        .select_related("account__institution", "card", "authorization")
+        .get(pk=fee_id)
+    )
+
+
+def lock_product(product):
+    """`product` (an account or a card product: `cards` changes its products the same way)
+    again, its row locked until the transaction ends, with its institution."""
+    return (
+        type(product)
+        .objects.select_for_update(of=("self",))
+        .select_related("institution")
+        .get(pk=product.pk)
+    )

@@ -17,6 +17,7 @@ from django.db import transaction as db_transaction
 from django.db.models import F
 from django.utils import timezone
 
+from backoffice.locks import lock_latest_lockout
 from backoffice.models import SignInLockout
 
 logger = logging.getLogger("tx.staff")
@@ -31,12 +32,7 @@ def lockout_record(*, username: str, ip_address: str | None, starts: bool) -> Si
     with db_transaction.atomic():
         current = None
         if not starts:
-            current = (
-                SignInLockout.objects.select_for_update()
-                .filter(username=username, last_refused_at__gte=now - settings.AXES_COOLOFF_TIME)
-                .order_by("-last_refused_at")
-                .first()
-            )
+            current = lock_latest_lockout(username, now - settings.AXES_COOLOFF_TIME)
         if current is not None:
             current.refused_attempts = F("refused_attempts") + 1
             current.last_refused_at = now

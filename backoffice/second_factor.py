@@ -21,6 +21,7 @@ from django_otp import user_has_device
 from django_otp.plugins.otp_static.models import StaticDevice, StaticToken
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from backoffice.locks import lock_first_device, lock_totp_device
 from core.exceptions import ValidationFailed
 
 RECOVERY_CODES = 10
@@ -41,12 +42,7 @@ def device_for_code(user, code: str):
     code = "".join(code.split()).lower()
     model = TOTPDevice if _APP_CODE.match(code) else StaticDevice
     with db_transaction.atomic():
-        device = (
-            model.objects.devices_for_user(user, confirmed=True)
-            .select_for_update()
-            .order_by("pk")
-            .first()
-        )
+        device = lock_first_device(model.objects.devices_for_user(user, confirmed=True))
         if device is None:
             return None
         allowed, _ = device.verify_is_allowed()
@@ -69,7 +65,7 @@ def enrolment_confirm(*, user, device: TOTPDevice, code: str) -> list[str] | Non
     shown once). None when the code is wrong. Refused when the user has enrolled meanwhile, or
     while the device is throttled after wrong codes."""
     with db_transaction.atomic():
-        device = TOTPDevice.objects.select_for_update().get(pk=device.pk, user=user)
+        device = lock_totp_device(device.pk, user)
         if has_second_factor(user):
             raise ValidationFailed("A second factor is already enrolled.")
         allowed, _ = device.verify_is_allowed()

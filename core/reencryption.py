@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 
 from core import crypto
+from core.locks import lock_free_batch
 
 
 @dataclass(frozen=True)
@@ -106,9 +107,7 @@ def _in_batches(stale: QuerySet, reseal: Callable, batch_size: int, step: Callab
     while True:
         with transaction.atomic(durable=True):
             rows = stale if after is None else stale.filter(pk__gt=after)
-            batch = list(
-                rows.select_for_update(skip_locked=True, of=("self",)).order_by("pk")[:batch_size]
-            )
+            batch = lock_free_batch(rows, batch_size)
             for row in batch:
                 reseal(row)
                 changed += 1

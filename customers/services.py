@@ -22,6 +22,7 @@ from core.metadata import metadata_check, metadata_merge
 from events.services import emit_for
 from institutions.models import Institution
 
+from .locks import lock_customer
 from .models import Customer
 
 PHONE_RE = re.compile(r"\A\+[1-9][0-9]{6,14}\Z")  # not \d: it also matches non-ASCII digits
@@ -109,7 +110,7 @@ def customer_update(*, customer: Customer, changes: dict) -> Customer:
         raise ValueError(f"Not updatable: {sorted(unknown)}")
     _check(changes)
     with transaction.atomic(savepoint=False):
-        customer = Customer.objects.select_for_update().get(pk=customer.pk)
+        customer = lock_customer(customer.pk)
         changed = []
         for field, value in changes.items():
             if field == "address":

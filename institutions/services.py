@@ -19,6 +19,7 @@ from core.exceptions import NotFound, ValidationFailed
 from core.operations import Outcome, changed, unchanged
 from institutions import key_cache, keys
 from institutions import scopes as api_scopes
+from institutions.locks import lock_api_key
 from institutions.models import AllowedNetwork, ApiKey, Institution
 from institutions.signals import institution_created
 
@@ -195,7 +196,7 @@ def api_key_revoke(*, api_key: ApiKey, revoked_by: str = "") -> Outcome[ApiKey]:
     """Revoke at once. Revoking a revoked key changes nothing (`Outcome.changed` false)."""
     with transaction.atomic():
         _forget_cached(api_key)
-        api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        api_key = lock_api_key(api_key.pk)
         if api_key.revoked_at is not None:
             return unchanged(api_key)
         api_key.revoked_at = timezone.now()
@@ -225,7 +226,7 @@ def api_key_rotate(
         raise ValidationFailed("The grace period cannot be negative.")
     with transaction.atomic():
         _forget_cached(api_key)
-        old = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        old = lock_api_key(api_key.pk)
         if not old.is_usable():
             raise ValidationFailed("This key is revoked or expired; create a new key instead.")
         if old.replaced_by_id is not None:
@@ -266,7 +267,7 @@ def api_key_set_scopes(
     scopes = validate_scopes(scopes=scopes)
     with transaction.atomic():
         _forget_cached(api_key)
-        api_key = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        api_key = lock_api_key(api_key.pk)
         if api_key.revoked_at is not None:
             raise ValidationFailed("This key is revoked; its scopes can no longer be changed.")
         before = sorted(api_key.scopes)

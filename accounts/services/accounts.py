@@ -22,6 +22,7 @@ from customers.models import Customer
 from events.services import emit_for
 from institutions.models import Institution
 
+from ..locks import lock_account, lock_account_with_product
 from ..models import Account, AccountProduct, Hold
 from ..models.accounts import BALANCE_MAX
 
@@ -108,7 +109,7 @@ def account_set_status(*, account: Account, status: str) -> Outcome[Account]:
     the status it moved from.
     """
     with transaction.atomic(savepoint=False):
-        account = Account.objects.select_for_update().get(pk=account.pk)
+        account = lock_account(account.pk)
         previous = account.status
         if status == previous:
             return unchanged(account)
@@ -146,11 +147,7 @@ def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Acco
     changes nothing.
     """
     with transaction.atomic(savepoint=False):
-        account = (
-            Account.objects.select_related("product")
-            .select_for_update(of=("self",))
-            .get(pk=account.pk)
-        )
+        account = lock_account_with_product(account.pk)
         previous = account.overdraft_limit
         if limit == previous:
             return unchanged(account)
@@ -193,7 +190,7 @@ def account_update_metadata(*, account: Account, metadata: dict) -> Outcome[Acco
     400 `validation_error` when invalid or over the limits). Emits `account.updated`
     (`changedFields: ["metadata"]`); a merge that changes nothing emits nothing."""
     with transaction.atomic(savepoint=False):
-        account = Account.objects.select_for_update(of=("self",)).get(pk=account.pk)
+        account = lock_account(account.pk)
         previous = row_update(account, {"metadata": metadata_merge(account.metadata, metadata)})
         if not previous:
             return unchanged(account)

@@ -23,11 +23,13 @@ from core.exceptions import (
     InvalidStateTransition,
     ValidationFailed,
 )
+from core.locks import lock_free_batch
 from core.operations import Outcome, changed
 from core.rows import new_row
 from events.services import emit_for, event_for
 from institutions.models import Institution
 
+from ..locks import lock_fee
 from ..models import Account, Fee, Journal, Transaction
 from ..posting import credit, debit, journal_new, post
 from ..statement_lines import Line, statement_lines
@@ -158,11 +160,7 @@ def fee_waive(*, fee: Fee, user, reason: str) -> Outcome[Fee]:
     if len(reason) > MAX_REASON_LENGTH:
         raise ValidationFailed(details={"reason": f"At most {MAX_REASON_LENGTH} characters."})
     with transaction.atomic(savepoint=False):
-        fee = (
-            Fee.objects.select_for_update(of=("self",))
-            .select_related("account__institution", "card", "authorization")
-            .get(pk=fee.pk)
-        )
+        fee = lock_fee(fee.pk)
         if fee.status != Fee.Status.CHARGED:
             raise InvalidStateTransition(
                 f"The fee is {fee.status}: only a charged fee can be waived.",
@@ -251,9 +249,8 @@ def monthly_fees_charge(*, now=None, batch_size: int = 200) -> dict[str, int]:
                 charged_already = Fee.objects.filter(
                     account=OuterRef("pk"), kind=Fee.Kind.MONTHLY, period=period
                 )
-                batch = list(
-                    Account.objects.select_for_update(skip_locked=True, of=("self",))
-                    .select_related("product")
+                batch = lock_free_batch(
+                    Account.objects.select_related("product")
                     .filter(
                         institution_id=institution_id,
                         currency=currency,
@@ -263,8 +260,8 @@ def monthly_fees_charge(*, now=None, batch_size: int = 200) -> dict[str, int]:
                         created_at__lt=period_end,
                         pk__gt=after,
                     )
-                    .exclude(Exists(charged_already))
-                    .order_by("pk")[:batch_size]
+                    .exclude(Exists(charged_already)),
+                    batch_size,
                 )
                 # Looked at again now that the accounts are ours: a run that held one of them
                 # a moment ago has committed its fee (the query above may not have seen it).

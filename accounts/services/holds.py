@@ -17,7 +17,7 @@ from core.timestamps import iso_millis
 from events.models import Event
 from events.services import emit_for, event_for
 
-from ..locks import lock_accounts, lock_hold
+from ..locks import lock_accounts, lock_due_holds, lock_hold
 from ..models import Account, Hold, Journal, Transaction
 from ..posting import DEBIT, Move, credit, journal_new, post
 from ..statement_lines import Line, statement_lines
@@ -197,12 +197,7 @@ def holds_expire(
     expired = 0
     while True:
         with transaction.atomic():
-            batch = list(
-                Hold.objects.select_for_update(skip_locked=True)
-                .filter(status=Hold.Status.ACTIVE, expires_at__lte=now, purpose=purpose)
-                .order_by("expires_at")
-                .values_list("pk", "account_id")[:batch_size]
-            )
+            batch = lock_due_holds(now=now, purpose=purpose, size=batch_size)
             ids = [hold_id for hold_id, _ in batch]
             # The batch is one transaction: lock all its accounts now, in id order, not one by
             # one in expiry order (which can deadlock with a transfer between two of them).

@@ -13,6 +13,7 @@ from core.timestamps import iso_millis
 from events.services import emit_for
 from institutions.models import Institution
 
+from ..locks import lock_product
 from ..models import AccountProduct
 
 
@@ -215,7 +216,7 @@ def account_product_update(*, product: AccountProduct, changes: dict) -> Outcome
     if unknown:
         raise ValueError(f"Not account product fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
-        product = product_locked(product)
+        product = lock_product(product)
         errors = account_product_errors(changes, product=product)
         if errors:
             raise ValidationFailed(details=errors)
@@ -228,17 +229,6 @@ def account_product_update(*, product: AccountProduct, changes: dict) -> Outcome
 
 
 # --- What an account product's and a card product's changes share (cards.services.products).
-def product_locked(product):
-    """`product` (an account or card product) again, its row locked until the transaction
-    ends, with its institution."""
-    return (
-        type(product)
-        .objects.select_for_update(of=("self",))
-        .select_related("institution")
-        .get(pk=product.pk)
-    )
-
-
 def product_change(product, values: dict, *, product_type: str, data, api_names: dict) -> Outcome:
     """Write `values` (valid, cleaned) on the locked `product` and emit `product.updated` with
     `data(product)` and the API names of what changed; no change writes and emits nothing."""

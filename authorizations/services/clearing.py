@@ -25,6 +25,7 @@ from core.actors import Actor
 from core.exceptions import InvalidStateTransition
 from events.services import emit_for
 
+from ..locks import lock_authorization
 from ..models import Authorization
 
 OVER_PRESENTMENT_PERCENT = 20
@@ -157,11 +158,7 @@ def _give_back(authorization: Authorization) -> None:
 
 def _lock(authorization: Authorization, to_state: str) -> Authorization:
     """The authorization's row, locked first (the operation's own row, `accounts.locks`)."""
-    locked = (
-        Authorization.objects.select_for_update(of=("self",))
-        .select_related("hold", "card__institution")
-        .get(pk=authorization.pk)
-    )
+    locked = lock_authorization(authorization.pk, "hold", "card__institution")
     if locked.status != Authorization.Status.PENDING:
         raise InvalidStateTransition(
             f"A {locked.status} authorization cannot be {to_state}.",

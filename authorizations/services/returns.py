@@ -21,6 +21,7 @@ from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, Vali
 from core.rows import new_row
 from events.services import event_for
 
+from ..locks import lock_authorization
 from ..models import Authorization, CardReturn
 
 
@@ -99,11 +100,7 @@ def card_return_create(
 
 
 def _check_refundable(authorization: Authorization, card: Card, amount: int) -> None:
-    authorization = (
-        Authorization.objects.select_for_update(of=("self",))
-        .select_related("hold")
-        .get(pk=authorization.pk)
-    )
+    authorization = lock_authorization(authorization.pk, "hold")
     if authorization.card_id != card.pk:
         raise ValidationFailed(details={"authorization_id": "An authorization of another card."})
     if authorization.status != Authorization.Status.PRESENTED:

@@ -1,3 +1,4 @@
+from ..locks import lock_card
 from .access import card_sensitive_details
 from .controls import card_security_settings_set
 from .expiry import RenewalReport, cards_expire, cards_renew_expiring
@@ -16,7 +17,7 @@ from .limits import (
 from .pan_guard import card_by_pan
 from .pin import card_pin_set, card_pin_try, card_pin_unblock, card_pin_verify
 from .products import card_product_create, card_product_update, card_products_seed
-from .status import card_set_status, card_update, lock_card
+from .status import card_set_status, card_update
 
 __all__ = [
     "CardRequest",

@@ -4,6 +4,7 @@ from django.db import transaction
 
 from core.actors import Actor
 
+from ..locks import lock_card
 from ..models import Card, SensitiveDetailsAccess
 from .status import require_not_final
 
@@ -16,7 +17,7 @@ def card_sensitive_details(
     with transaction.atomic():
         # The stored status, locked against a concurrent status change: a card being closed
         # right now has its secrets read before the close or not at all.
-        card = Card.objects.select_for_update().get(pk=card.pk)
+        card = lock_card(card.pk)
         require_not_final(card)
         SensitiveDetailsAccess.objects.create(
             institution_id=card.institution_id,

@@ -6,8 +6,9 @@ from django.utils import timezone
 
 from events.services import emit_for
 
+from ..locks import lock_card
 from ..models import Card
-from .status import lock_card, require_not_final
+from .status import require_not_final
 
 # domain field -> API name
 SECURITY_FIELDS = {

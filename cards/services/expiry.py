@@ -26,6 +26,7 @@ from django.utils import timezone
 from core.exceptions import TXError
 
 from ..dates import is_past_expiry
+from ..locks import cards_skip_locked
 from ..models import Card
 from .lifecycle import card_renew
 from .status import change_status
@@ -48,7 +49,7 @@ def cards_expire(*, batch_size: int = 500) -> int:
     while True:
         with transaction.atomic(durable=True):
             batch = list(
-                _lockable()
+                cards_skip_locked()
                 .filter(status=S.ACTIVE, expires_on__lt=horizon, pk__gt=after)
                 .order_by("pk")[:batch_size]
             )
@@ -124,7 +125,7 @@ def _renew_one(card_id: str) -> str | None:
     """Renew one card in its own transaction; the reason it was skipped, or None."""
     try:
         with transaction.atomic(durable=True):
-            card = _renewable(_lockable()).filter(pk=card_id).first()
+            card = _renewable(cards_skip_locked()).filter(pk=card_id).first()
             if card is not None:
                 card_renew(card=card)
                 return None
@@ -132,14 +133,6 @@ def _renew_one(card_id: str) -> str | None:
         return error.code
     still_due = _renewable(Card.objects.all()).filter(pk=card_id).exists()
     return LOCKED if still_due else NO_LONGER_DUE
-
-
-def _lockable() -> QuerySet:
-    """Cards locked as they are read, skipping those locked elsewhere. The card rows only: a
-    bare FOR UPDATE would also lock the joined institution."""
-    return Card.objects.select_for_update(skip_locked=True, of=("self",)).select_related(
-        "institution"
-    )
 
 
 def _renewable(cards: QuerySet) -> QuerySet:

@@ -10,6 +10,7 @@ import unicodedata
 
 from django.db import IntegrityError, transaction
 
+from accounts.locks import lock_account
 from accounts.models import Account
 from core.exceptions import AccountNotActive, CardNotActive, ProductRetired, ValidationFailed
 from core.metadata import metadata_check
@@ -82,7 +83,7 @@ def card_issue(
             details={"card_product_id": product.pk, "status": product.status},
         )
     with transaction.atomic(savepoint=False):
-        account = Account.objects.select_for_update().get(pk=account.pk)
+        account = lock_account(account.pk)
         if account.status != Account.Status.ACTIVE:
             raise AccountNotActive(
                 f"The account is {account.status}: no new card can be issued on it.",

@@ -19,10 +19,11 @@ from accounts.services import fee_charge
 from core.exceptions import AccountNotActive, InvalidStateTransition, ValidationFailed
 
 from ..dates import add_months, today_of
+from ..locks import lock_card
 from ..models import Card, CardProduct
 from ..secrets import new_cvv
 from .issuance import emit_issued, new_card
-from .status import change_status, lock_card
+from .status import change_status
 
 S = Card.Status
 RENEWABLE = (S.INACTIVE, S.ACTIVE, S.SUSPENDED, S.EXPIRED)

@@ -18,8 +18,9 @@ from core.exceptions import LimitExceeded, ValidationFailed
 from events.services import emit_for
 
 from ..dates import today_of
+from ..locks import lock_card
 from ..models import Card, CardPayment, CardSpend
-from .status import lock_card, require_not_final
+from .status import require_not_final
 
 # domain field -> API name
 LIMIT_FIELDS = {

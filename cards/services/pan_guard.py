@@ -30,6 +30,7 @@ from core.actors import Actor
 from core.exceptions import NotFound, RateLimited
 from core.operations import keep_if_refused
 from events.services import emit_for
+from institutions.locks import lock_api_key_for_counting
 from institutions.models import ApiKey, Institution
 
 from ..models import Card, PanResolutionFailure
@@ -68,11 +69,7 @@ def pan_failure_record(*, api_key_id: str) -> None:
     `security.pan_guessing_suspected` when this failure brings the key's count in the window to
     the threshold. Deletes the key's failures that have left the window."""
     with transaction.atomic():
-        api_key = (
-            ApiKey.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("institution")
-            .get(pk=api_key_id)
-        )
+        api_key = lock_api_key_for_counting(api_key_id)
         now = timezone.now()  # after the lock: failures are written in the order they count
         start = now - _window()
         failures = PanResolutionFailure.objects.filter(api_key_id=api_key.pk)

@@ -29,9 +29,10 @@ from core.exceptions import IncorrectPin, PinBlocked, PinUnblockLimit, Validatio
 from core.operations import Outcome, changed, keep_if_refused, unchanged
 from events.services import emit_for
 
+from ..locks import lock_card
 from ..models import Card, PinUnblock
 from ..secrets import pin_hash, pin_matches
-from .status import lock_card, require_not_final
+from .status import require_not_final
 
 MAX_TRIES = 3
 UNBLOCK_MAX = 2

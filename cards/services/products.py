@@ -6,8 +6,9 @@ import re
 import pycountry
 from django.db import IntegrityError, transaction
 
+from accounts.locks import lock_product
 from accounts.services.fees import BPS_SCALE
-from accounts.services.products import product_change, product_locked
+from accounts.services.products import product_change
 from core.exceptions import ValidationFailed
 from core.money import MAX_AMOUNT
 from core.operations import Outcome
@@ -401,7 +402,7 @@ def card_product_update(*, product: CardProduct, changes: dict) -> Outcome[CardP
     if unknown:
         raise ValueError(f"Not card product fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
-        product = product_locked(product)
+        product = lock_product(product)
         errors = card_product_errors(changes, institution=product.institution, product=product)
         if errors:
             raise ValidationFailed(details=_error_paths(errors))

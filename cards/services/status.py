@@ -10,6 +10,7 @@ from core.operations import Outcome, changed, unchanged
 from events.services import emit_for
 
 from ..dates import is_past_expiry
+from ..locks import lock_card
 from ..models import Card
 
 S = Card.Status
@@ -23,15 +24,6 @@ TRANSITIONS = {
     S.CLOSED: set(),
     S.EXPIRED: set(),
 }
-
-
-def lock_card(card_id: str) -> Card:
-    # The card row only: a bare FOR UPDATE would lock the joined institution too, blocking every
-    # write that references it (deferred foreign-key checks take FOR KEY SHARE at commit) and
-    # deadlocking with one that holds an account a card payment then locks.
-    return (
-        Card.objects.select_for_update(of=("self",)).select_related("institution").get(pk=card_id)
-    )
 
 
 def card_set_status(*, card: Card, status: str, reason: str = "") -> Outcome[Card]:

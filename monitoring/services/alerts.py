@@ -14,6 +14,7 @@ from cards.models import Card
 from core.exceptions import InvalidStateTransition, ValidationFailed
 from events.services import emit_for
 
+from ..locks import lock_alert
 from ..models import MonitoringAlert
 from .screening import Screening
 
@@ -99,11 +100,7 @@ def alert_resolve(*, alert: MonitoringAlert, user, note: str) -> MonitoringAlert
     if len(note) > MAX_NOTE_LENGTH:
         raise ValidationFailed(details={"note": f"At most {MAX_NOTE_LENGTH} characters."})
     with transaction.atomic(savepoint=False):
-        alert = (
-            MonitoringAlert.objects.select_for_update(of=("self",))
-            .select_related("institution", "rule")
-            .get(pk=alert.pk)
-        )
+        alert = lock_alert(alert.pk)
         if alert.status != MonitoringAlert.Status.OPEN:
             raise InvalidStateTransition(
                 f"The alert is already {alert.status}.",

@@ -21,6 +21,7 @@ from core.rows import row_update
 from events.services import emit_for
 from institutions.models import Institution
 
+from ..locks import lock_rule
 from ..models import (
     KIND_PARAMETERS,
     MAX_WINDOW_SECONDS,
@@ -103,11 +104,7 @@ def monitoring_rule_update(*, rule: MonitoringRule, changes: dict) -> Outcome[Mo
     if unknown:
         raise ValueError(f"Not rule fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
-        rule = (
-            MonitoringRule.objects.select_for_update(of=("self",))
-            .select_related("institution")
-            .get(pk=rule.pk)
-        )
+        rule = lock_rule(rule.pk)
         errors: dict[str, str] = {}
         if "kind" in changes and changes["kind"] != rule.kind:
             errors["kind"] = (

@@ -32,6 +32,7 @@ from events.models import Event
 from events.payloads import event_payload
 
 from .. import transport
+from ..locks import lock_delivery, lock_delivery_to_retry
 from ..models import WebhookAttempt, WebhookDelivery
 from ..targets import TargetRefused, check_addresses, parse_url
 from .scheduling import deliveries_defer
@@ -137,7 +138,7 @@ def _record(
     """The attempt, and the delivery's new state, in one transaction."""
     retry_at = None
     with transaction.atomic():
-        delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        delivery = lock_delivery(delivery.pk)
         number = delivery.attempts + 1
         WebhookAttempt.objects.create(
             delivery=delivery,
@@ -179,7 +180,7 @@ def _complete(delivery: WebhookDelivery, status: str, now: datetime) -> None:
 
 def _fail_unattempted(delivery: WebhookDelivery, reason: str) -> None:
     with transaction.atomic():
-        delivery = WebhookDelivery.objects.select_for_update().get(pk=delivery.pk)
+        delivery = lock_delivery(delivery.pk)
         if delivery.status != WebhookDelivery.Status.PENDING:
             return
         _complete(delivery, WebhookDelivery.Status.FAILED, timezone.now())
@@ -193,11 +194,7 @@ def delivery_retry(*, delivery: WebhookDelivery) -> WebhookDelivery:
     resource waiting now (it was failed: the events after it have gone already, so it arrives
     late). 409 `invalid_state_transition` unless failed; 400 when the endpoint is disabled."""
     with transaction.atomic():
-        delivery = (
-            WebhookDelivery.objects.select_for_update(of=("self",))
-            .select_related("endpoint", "event")
-            .get(pk=delivery.pk)
-        )
+        delivery = lock_delivery_to_retry(delivery.pk)
         if delivery.status != WebhookDelivery.Status.FAILED:
             raise InvalidStateTransition(
                 f"Only a failed delivery can be retried; this one is {delivery.status}.",

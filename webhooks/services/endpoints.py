@@ -20,6 +20,7 @@ from core.operations import Outcome, changed, unchanged
 from events.types import EVENT_TYPES
 from institutions.models import Institution
 
+from ..locks import lock_endpoint
 from ..models import ALL_EVENTS, WebhookEndpoint
 from ..targets import TargetRefused, check_url
 
@@ -84,7 +85,7 @@ def webhook_endpoint_update(
     if errors:
         raise ValidationFailed(details=errors)
     with transaction.atomic(savepoint=False):
-        endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        endpoint = lock_endpoint(endpoint.pk)
         previous = {
             field: getattr(endpoint, field)
             for field, value in values.items()

@@ -1,0 +1,23 @@
+"""The row locks of institutions' API keys (STYLE.md, Concurrency; the order: docs/money.md,
+"Locking"). A key is locked alone, by the change that reads and writes it."""
+
+from .models import ApiKey
+
+
+def lock_api_key(api_key_id: str) -> ApiKey:
+    """The key, its row locked (FOR UPDATE) until the transaction ends: revoked, rotated or
+    given new scopes by one change at a time."""
+    return ApiKey.objects.select_for_update().get(pk=api_key_id)
+
+
+def lock_api_key_for_counting(api_key_id: str) -> ApiKey:
+    """The key with its institution, its row only locked FOR NO KEY UPDATE until the
+    transaction ends: the key's failed PAN resolutions are counted one at a time
+    (`cards.services.pan_guard`), while rows that reference the key (a request's idempotency
+    record, a failure) can still be written: they take FOR KEY SHARE, which this lock lets
+    through."""
+    return (
+        ApiKey.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("institution")
+        .get(pk=api_key_id)
+    )
