@@ -58,6 +58,21 @@ def lock_account_with_product(account_id: str) -> Account:
     )
 
 
+def lock_internal_account(*, institution_id: str, code: str, currency: str) -> Account | None:
+    """The institution's internal account `code` in `currency`, its row locked until the
+    transaction ends, or None when it has not been opened yet."""
+    return (
+        Account.objects.select_for_update()
+        .filter(
+            institution_id=institution_id,
+            kind=Account.Kind.INTERNAL,
+            internal_code=code,
+            currency=currency,
+        )
+        .first()
+    )
+
+
 def lock_hold(hold_id: str) -> Hold:
     # With its account (not locked here: `accounts.posting.post` locks it), for statement lines.
     hold = (

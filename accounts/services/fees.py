@@ -29,7 +29,7 @@ from core.rows import new_row
 from events.services import emit_for, event_for
 from institutions.models import Institution
 
-from ..locks import lock_fee
+from ..locks import lock_fee, lock_internal_account
 from ..models import Account, Fee, Journal, Transaction
 from ..posting import credit, debit, journal_new, post
 from ..statement_lines import Line, statement_lines
@@ -246,6 +246,15 @@ def monthly_fees_charge(*, now=None, batch_size: int = 200) -> dict[str, int]:
         after = ""
         while True:
             with transaction.atomic():
+                # The fees account first: every fee of the batch credits it. Taken after the
+                # batch's accounts, by the first fee, it is out of the id order when it is
+                # older than they are, and a fee charged or waived meanwhile on one of them
+                # (the fees account, then that account) deadlocks with the batch.
+                lock_internal_account(
+                    institution_id=institution_id,
+                    code=Account.InternalCode.FEES,
+                    currency=currency,
+                )
                 charged_already = Fee.objects.filter(
                     account=OuterRef("pk"), kind=Fee.Kind.MONTHLY, period=period
                 )

@@ -8,13 +8,14 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Account, AccountProduct, Fee, Transaction
-from accounts.services import monthly_fees_charge
+from accounts.services import internal_account, monthly_fees_charge
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
 from core.operations import run_batches
 from events.models import Event
 from jobs import tasks
 from tests.accounts.ledger.helpers import institution, internal, open_account, run_threads
+from tests.accounts.ledger.test_concurrency import held_while_blocked
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -64,3 +65,27 @@ def test_small_batches_of_two_runs_interleave_and_still_charge_each_account_once
 
     assert sum(result["charged"] for result in results) == 24
     charged_once(fi, accounts)
+
+
+def test_the_job_locks_the_fees_account_before_the_accounts_it_charges():
+    """Every fee of a batch credits the fees account. Locked by the batch's first fee, after
+    the batch's accounts, it was taken against the id order whenever it was opened before them
+    (the lower id): a fee charged or waived meanwhile on one of them, whose posting locks the
+    fees account and then that account, would wait for the batch while the batch waits for it,
+    a deadlock. Taken first (docs/money.md, "Locking"), the job holds no customer account while
+    it waits for the fees account, which a third party holds here until the job waits."""
+    fi = institution()
+    fees = internal_account(institution=fi, code=Account.InternalCode.FEES, currency="EUR")
+    AccountProduct.objects.filter(institution=fi, code=AccountProduct.Code.PREPAID).update(
+        monthly_fee=300
+    )
+    owing = open_account(fi, balance=1_000)
+    Account.objects.filter(pk=owing.pk).update(created_at=timezone.now() - timedelta(days=40))
+    assert fees.pk < owing.pk  # ids are time-ordered: the fees account was opened first
+    counts = []
+
+    probe = held_while_blocked(lambda: counts.append(monthly_fees_charge()), (Account, fees.pk))
+
+    assert probe({"owing": (Account, owing.pk)}) == {"owing": False}
+    assert counts == [{"charged": 1, "declined": 0}]
+    charged_once(fi, [owing])
