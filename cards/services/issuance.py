@@ -18,6 +18,7 @@ from customers.models import Customer
 from events.services import emit_for
 
 from ..dates import add_months, today_of
+from ..locks import lock_card
 from ..models import Card, CardProduct
 from ..secrets import new_cvv, new_pan, pan_fingerprint
 
@@ -83,19 +84,21 @@ def card_issue(
             details={"card_product_id": product.pk, "status": product.status},
         )
     with transaction.atomic(savepoint=False):
+        # A supplementary card's primary card before the account, the order of a payment with
+        # that card: the new card's reference to it is checked at commit (FOR KEY SHARE), which
+        # would wait for such a payment while the payment waits for the account held here.
+        primary = lock_card(primary_card.pk) if primary_card is not None else None
         account = lock_account(account.pk)
         if account.status != Account.Status.ACTIVE:
             raise AccountNotActive(
                 f"The account is {account.status}: no new card can be issued on it.",
                 details={"account_id": account.pk, "status": account.status},
             )
-        if primary_card is not None:
-            primary_status = Card.objects.values_list("status", flat=True).get(pk=primary_card.pk)
-            if primary_status not in Card.LIVE:
-                raise CardNotActive(
-                    "The primary card is no longer live.",
-                    details={"primary_card_id": primary_card.pk, "status": primary_status},
-                )
+        if primary is not None and primary.status not in Card.LIVE:
+            raise CardNotActive(
+                "The primary card is no longer live.",
+                details={"primary_card_id": primary.pk, "status": primary.status},
+            )
         today = today_of(account.institution)
         card = Card(
             institution=account.institution,
