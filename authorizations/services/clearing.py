@@ -17,8 +17,15 @@ Anything but a pending authorization is 409 `invalid_state_transition`.
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.locks import lock_accounts, lock_hold
 from accounts.models import Account, Fee, Hold, Transaction
-from accounts.services import fee_charge, hold_capture, hold_release, holds_expire
+from accounts.services import (
+    fee_charge,
+    hold_capture,
+    hold_release,
+    holds_expire,
+    internal_account,
+)
 from accounts.services.fees import basis_points_of
 from cards.services import spend_more, unspend
 from core.actors import Actor
@@ -39,6 +46,9 @@ def authorization_present(
     with transaction.atomic(savepoint=False):
         authorization = _lock(authorization, Authorization.Status.PRESENTED)
         amount = authorization.amount if amount is None else amount
+        fees = _fees(authorization, amount)
+        if fees:
+            _lock_accounts_with_fees(authorization)
         hold = hold_capture(
             hold=authorization.hold,
             amount=amount,
@@ -85,32 +95,57 @@ def authorization_present(
             },
             institution=authorization.card.institution,
         )
-        _charge_fees(authorization, amount)
+        _charge_fees(authorization, fees)
     return authorization
 
 
-def _charge_fees(authorization: Authorization, amount: int) -> None:
-    """The card product's fees that follow a presentment (docs/fees.md), each its own journal
-    after the payment's: `atm_fee` for a `Cash` authorization, `foreign_transaction_fee_bps` of
-    the presented amount (half up) when the merchant's country is not the cardholder's. A fee
-    the account cannot pay is declined; the presentment stands."""
+def _fees(authorization: Authorization, amount: int) -> list[tuple[str, int]]:
+    """The card product's fees that follow a presentment of `amount` (docs/fees.md), as (kind,
+    amount), those of 0 left out: `atm_fee` for a `Cash` authorization,
+    `foreign_transaction_fee_bps` of the presented amount (half up) when the merchant's country
+    is not the cardholder's."""
     card = authorization.card
     product = card.product
-    account = Account.objects.select_related("institution").get(pk=authorization.account_id)
+    fees = []
     if authorization.type == Authorization.Type.CASH:
-        fee_charge(
-            account=account,
-            kind=Fee.Kind.ATM,
-            amount=product.atm_fee,
-            card=card,
-            authorization=authorization,
-        )
+        fees.append((Fee.Kind.ATM, product.atm_fee))
     if authorization.merchant_country != card.customer.country_code:
+        fees.append(
+            (
+                Fee.Kind.FOREIGN_TRANSACTION,
+                basis_points_of(amount, product.foreign_transaction_fee_bps),
+            )
+        )
+    return [(kind, fee) for kind, fee in fees if fee > 0]
+
+
+def _lock_accounts_with_fees(authorization: Authorization) -> None:
+    """A presentment with fees posts on the customer's and the card-clearing account (the
+    capture), then on the customer's and the fees account (each fee). Its hold, then the three
+    accounts at once, by id (docs/money.md, "Locking"): locked by each posting, the fees account
+    came last, out of the id order when it is the older, and a fee charged or waived meanwhile
+    on the customer's account (the fees account, then that account) deadlocked with it."""
+    institution = authorization.card.institution
+    internal = [
+        internal_account(institution=institution, code=code, currency=authorization.currency)
+        for code in (Account.InternalCode.CARD_CLEARING, Account.InternalCode.FEES)
+    ]
+    lock_hold(authorization.hold_id)
+    lock_accounts([authorization.account_id, *(account.pk for account in internal)])
+
+
+def _charge_fees(authorization: Authorization, fees: list[tuple[str, int]]) -> None:
+    """The presentment's `fees` (`_fees`), each its own journal after the payment's. A fee the
+    account cannot pay is declined; the presentment stands."""
+    if not fees:
+        return
+    account = Account.objects.select_related("institution").get(pk=authorization.account_id)
+    for kind, amount in fees:
         fee_charge(
             account=account,
-            kind=Fee.Kind.FOREIGN_TRANSACTION,
-            amount=basis_points_of(amount, product.foreign_transaction_fee_bps),
-            card=card,
+            kind=kind,
+            amount=amount,
+            card=authorization.card,
             authorization=authorization,
         )
 
