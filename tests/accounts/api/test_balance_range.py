@@ -36,7 +36,7 @@ from .helpers import (
 )
 
 BALANCE_MIN = -BALANCE_MAX - 1
-MAX_AMOUNT = 10**15  # the most one request moves (api.serializers.MAX_AMOUNT)
+MAX_AMOUNT = 10**15  # the most one request moves (core.money.MAX_AMOUNT)
 MESSAGE = (
     "This would take a balance of the account past what it can hold "
     "(-9223372036854775808 to 9223372036854775807 minor units): nothing was posted."
