@@ -35,18 +35,20 @@ DATE_OF_BIRTH_INVALID = "Must be a past date after 1900-01-01."
 NATIONAL_ID_INVALID = "Must be 4 to 32 letters, digits, spaces, '-' or '/'."
 EARLIEST_BIRTH = date(1900, 1, 1)
 
-# Domain field -> the field name the API and events use.
-_API_NAMES = {
-    "first_name": "firstName",
-    "last_name": "lastName",
-    "country_code": "countryId",
-    "email": "email",
-    "phone": "phone",
-    "date_of_birth": "dateOfBirth",
-    "national_id": "nationalId",
-    "address": "address",
-    "metadata": "metadata",
-}
+# What a customer's change may name (the API's names of these: `api.names`).
+UPDATABLE = frozenset(
+    {
+        "first_name",
+        "last_name",
+        "country_code",
+        "email",
+        "phone",
+        "date_of_birth",
+        "national_id",
+        "address",
+        "metadata",
+    }
+)
 
 
 def customer_create(
@@ -105,7 +107,7 @@ def customer_update(*, customer: Customer, changes: dict) -> Customer:
     emit `customer.updated` with the names of the fields that changed. A change that changes
     nothing emits nothing. 400 `validation_error` when a field breaks a customer rule
     (`customer_field_error`) or the metadata rule."""
-    unknown = set(changes) - set(_API_NAMES)
+    unknown = set(changes) - UPDATABLE
     if unknown:
         raise ValueError(f"Not updatable: {sorted(unknown)}")
     _check(changes)
@@ -135,7 +137,7 @@ def customer_update(*, customer: Customer, changes: dict) -> Customer:
             emit_for(
                 customer,
                 "customer.updated",
-                data={"changedFields": sorted(_API_NAMES[field] for field in changed)},
+                data={"changed_fields": sorted(changed)},
             )
     return customer
 

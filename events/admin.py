@@ -3,6 +3,7 @@ transaction of the change it records)."""
 
 from django.contrib import admin
 
+from api.names import api_data
 from core.admin import ReadOnlyModelAdmin, pretty_json
 
 from .models import Event
@@ -20,4 +21,5 @@ class EventAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description="data")
     def data_display(self, obj):
-        return pretty_json(obj.data)
+        # As the API and the webhooks show it (stored in the domain's names: `api.names`).
+        return pretty_json(api_data(obj.data, object_type=obj.object_type))

@@ -3,6 +3,7 @@ its webhook deliveries. One representation, so a receiver can compare the two.""
 
 from rest_framework import serializers
 
+from api.names import api_data
 from api.serializers import Serializer, TimestampField
 
 from .models import ActorType, Event
@@ -32,6 +33,12 @@ class EventSerializer(Serializer):
         help_text="Who made the change. Null only for events written before actors were recorded.",
     )
     createdAt = TimestampField(source="created_at")  # noqa: N815
+
+    def to_representation(self, instance):
+        # Stored in the domain's names (or, before they were, in the API's): `api.names` says.
+        representation = super().to_representation(instance)
+        representation["data"] = api_data(instance.data, object_type=instance.object_type)
+        return representation
 
 
 def event_payload(event: Event) -> dict:

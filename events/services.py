@@ -70,11 +70,11 @@ def event_for(
     An object that carries client metadata (`core.metadata`: customers, accounts, holds, cards,
     transfers, card authorizations) has it in every event about it, as it stands after the
     change: `data.metadata`, present when the object has metadata and in every event that
-    changes it (`changedFields` names `metadata`; `{}` when its last key was removed), absent
+    changes it (`changed_fields` names `metadata`; `{}` when its last key was removed), absent
     when it has none (docs/metadata.md)."""
     metadata = getattr(obj, "metadata", None)
     if isinstance(metadata, dict) and (
-        metadata or "metadata" in (data or {}).get("changedFields", ())
+        metadata or "metadata" in (data or {}).get("changed_fields", ())
     ):
         data = {**(data or {}), "metadata": dict(metadata)}
     return event_new(

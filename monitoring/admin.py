@@ -15,6 +15,8 @@ secret columns are never loaded (`cards.admin.SECRET_FIELDS`).
 from django import forms
 from django.contrib import admin
 
+from api.names import api_data, api_path
+from api.versions import V2
 from cards.admin import SECRET_FIELDS, masked_pan_link
 from core.admin import (
     ActionsOnlyModelAdmin,
@@ -31,7 +33,6 @@ from events.models import Event
 from .models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
 from .services import alert_resolve, monitoring_rule_update
 from .services.alerts import MAX_NOTE_LENGTH
-from .services.rules import API_NAMES
 
 # The confirmation page's submit marker: without it, the action only shows that page.
 CONFIRM = "confirm"
@@ -46,7 +47,7 @@ def parameters_text(rule: MonitoringRule) -> str:
             value = ",".join(value)
         elif value is None:
             value = "any"  # only risk_level may be None
-        parts.append(f"{API_NAMES[name]}={value}")
+        parts.append(f"{api_path(name, V2)}={value}")
     return " ".join(parts)
 
 
@@ -209,11 +210,11 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="merchant")
     def merchant_display(self, obj):
-        return "—" if obj.merchant is None else pretty_json(obj.merchant)
+        return "—" if obj.merchant is None else pretty_json(api_data(obj.merchant))
 
     @admin.display(description="why it hit")
     def details_display(self, obj):
-        return pretty_json(obj.details)
+        return pretty_json(api_data(obj.details))
 
     @admin.display(description="events")
     def events_link(self, obj):

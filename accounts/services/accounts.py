@@ -94,9 +94,9 @@ def account_create(
 
 
 def _opened_data(account: Account) -> dict:
-    data = {"customerId": account.customer_id, "productRid": account.product_id}
+    data = {"customer_id": account.customer_id, "product_id": account.product_id}
     if account.secondary_customer_id:
-        data["secondaryCustomerId"] = account.secondary_customer_id
+        data["secondary_customer_id"] = account.secondary_customer_id
     return data
 
 
@@ -194,7 +194,7 @@ def account_update_metadata(*, account: Account, metadata: dict) -> Outcome[Acco
         previous = row_update(account, {"metadata": metadata_merge(account.metadata, metadata)})
         if not previous:
             return unchanged(account)
-        emit_for(account, "account.updated", data={"changedFields": ["metadata"]})
+        emit_for(account, "account.updated", data={"changed_fields": ["metadata"]})
     return changed(account, previous["metadata"])
 
 

@@ -75,7 +75,7 @@ def adjustment_create(
                     adjustment,
                     "adjustment.posted",
                     data={
-                        "accountId": account.pk,
+                        "account_id": account.pk,
                         "direction": direction,
                         "amount": amount,
                         "currency": currency,

@@ -49,13 +49,13 @@ def basis_points_of(amount: int, bps: int) -> int:
 def fee_data(fee: Fee) -> dict:
     """The data of the fee's events."""
     return {
-        "accountId": fee.account_id,
+        "account_id": fee.account_id,
         "kind": fee.kind,
         "amount": fee.amount,
         "currency": fee.currency,
         "status": fee.status,
-        "cardId": fee.card_id,
-        "authorizationId": fee.authorization_id,
+        "card_id": fee.card_id,
+        "authorization_id": fee.authorization_id,
         "period": fee.period or None,
     }
 
@@ -190,7 +190,7 @@ def fee_waive(*, fee: Fee, user, reason: str) -> Outcome[Fee]:
                 event_for(
                     fee,
                     "fee.waived",
-                    data={**fee_data(fee), "waivedBy": str(user.pk)},
+                    data={**fee_data(fee), "waived_by": str(user.pk)},
                     institution=account.institution,
                 )
             ],

@@ -221,7 +221,7 @@ def hold_update_metadata(*, hold: Hold, metadata: dict) -> Outcome[Hold]:
         previous = row_update(hold, {"metadata": metadata_merge(hold.metadata, metadata)})
         if not previous:
             return unchanged(hold)
-        emit_for(hold, "hold.updated", data={"changedFields": ["metadata"]})
+        emit_for(hold, "hold.updated", data={"changed_fields": ["metadata"]})
     return changed(hold, previous["metadata"])
 
 
@@ -270,9 +270,9 @@ def _event(hold: Hold, event_type: str) -> Event:
         hold,
         event_type,
         data={
-            "accountId": hold.account_id,
+            "account_id": hold.account_id,
             "amount": hold.amount,
-            "capturedAmount": hold.captured_amount,
+            "captured_amount": hold.captured_amount,
             "currency": hold.currency,
         },
     )

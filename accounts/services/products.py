@@ -46,35 +46,30 @@ def account_products_seed(*, institution: Institution) -> list[AccountProduct]:
 
 
 # --- the bank's own products (docs/products.md) ---------------------------------------------
-# Domain name -> API name: events' `changedFields`, the admin's messages.
-API_NAMES = {
-    "code": "code",
-    "name": "name",
-    "currency": "currency",
-    "allows_overdraft": "allowsOverdraft",
-    "max_overdraft_limit": "maxOverdraftLimit",
-    "monthly_fee": "monthlyFee",
-    "status": "status",
-}
+# What an account product's change may name (the API's names of these: `api.names`).
+UPDATABLE = frozenset(
+    {"code", "name", "currency", "allows_overdraft", "max_overdraft_limit", "monthly_fee", "status"}
+)
 # Fixed when the product is made: the kind of its accounts and the currency of their money.
 IMMUTABLE = ("code", "currency")
 MAX_NAME_LENGTH = 200
 
 
 def account_product_data(product: AccountProduct) -> dict:
-    """The product as the API shows it (v2 `GET /products/accounts`): the data of its events."""
+    """The product as its events record it, in the domain's names (`GET /products/accounts`
+    shows the same fields; `api.names` renders these)."""
     return {
-        "rid": product.pk,
+        "id": product.pk,
         "code": product.code,
         "name": product.name,
         "kind": product.kind,
         "currency": product.currency,
-        "allowsOverdraft": product.allows_overdraft,
-        "maxOverdraftLimit": product.max_overdraft_limit,
-        "monthlyFee": product.monthly_fee,
+        "allows_overdraft": product.allows_overdraft,
+        "max_overdraft_limit": product.max_overdraft_limit,
+        "monthly_fee": product.monthly_fee,
         "status": product.status,
-        "createdAt": iso_millis(product.created_at),
-        "updatedAt": iso_millis(product.updated_at),
+        "created_at": iso_millis(product.created_at),
+        "updated_at": iso_millis(product.updated_at),
     }
 
 
@@ -195,7 +190,7 @@ def account_product_create(
         emit_for(
             product,
             "product.created",
-            data={"productType": "account", "product": account_product_data(product)},
+            data={"product_type": "account", "product": account_product_data(product)},
         )
     return product
 
@@ -212,7 +207,7 @@ def account_product_update(*, product: AccountProduct, changes: dict) -> Outcome
     `product.updated` with the product and the API names of what changed; no change emits
     nothing (`Outcome.changed` false). `Outcome.previous` has the old values of what changed.
     """
-    unknown = set(changes) - set(API_NAMES)
+    unknown = set(changes) - UPDATABLE
     if unknown:
         raise ValueError(f"Not account product fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
@@ -223,15 +218,16 @@ def account_product_update(*, product: AccountProduct, changes: dict) -> Outcome
         values = {**changes}
         if "name" in values:
             values["name"] = values["name"].strip()
-        return product_change(
-            product, values, product_type="account", data=account_product_data, api_names=API_NAMES
-        )
+        return product_change(product, values, product_type="account", data=account_product_data)
 
 
 # --- What an account product's and a card product's changes share (cards.services.products).
-def product_change(product, values: dict, *, product_type: str, data, api_names: dict) -> Outcome:
+def product_change(
+    product, values: dict, *, product_type: str, data, field_paths=lambda fields: fields
+) -> Outcome:
     """Write `values` (valid, cleaned) on the locked `product` and emit `product.updated` with
-    `data(product)` and the API names of what changed; no change writes and emits nothing."""
+    `data(product)` and what changed (`field_paths`: where the snapshot has each changed model
+    field); no change writes and emits nothing."""
     previous = row_update(product, values)
     if not previous:
         return unchanged(product)
@@ -239,9 +235,9 @@ def product_change(product, values: dict, *, product_type: str, data, api_names:
         product,
         "product.updated",
         data={
-            "productType": product_type,
+            "product_type": product_type,
             "product": data(product),
-            "changedFields": sorted(api_names[field] for field in previous),
+            "changed_fields": sorted(field_paths(previous)),
         },
     )
     return changed(product, previous)

@@ -10,22 +10,24 @@ from ..locks import lock_card
 from ..models import Card
 from .status import require_not_final
 
-# domain field -> API name
-SECURITY_FIELDS = {
-    "ecommerce": "ecommerce",
-    "contactless": "contactless",
-    "atm": "atm",
-    "international": "international",
-    "magstripe": "magstripe",
-    "blocked_mccs": "blockedMccs",
-    "blocked_countries": "blockedCountries",
-}
+# A card's security settings (the API's names of these: `api.names`).
+SECURITY_FIELDS = frozenset(
+    {
+        "ecommerce",
+        "contactless",
+        "atm",
+        "international",
+        "magstripe",
+        "blocked_mccs",
+        "blocked_countries",
+    }
+)
 
 
 def card_security_settings_set(*, card: Card, changes: dict) -> Card:
     """Change some security settings; lists replace the stored list (sorted, without
     duplicates). Emits `card.security_settings_changed`; no change emits nothing."""
-    unknown = set(changes) - set(SECURITY_FIELDS)
+    unknown = set(changes) - SECURITY_FIELDS
     if unknown:
         raise ValueError(f"Not security settings: {sorted(unknown)}")
     changes = {
@@ -44,6 +46,6 @@ def card_security_settings_set(*, card: Card, changes: dict) -> Card:
             emit_for(
                 card,
                 "card.security_settings_changed",
-                data={"changedFields": sorted(SECURITY_FIELDS[field] for field in changed)},
+                data={"changed_fields": sorted(changed)},
             )
     return card

@@ -193,13 +193,13 @@ def emit_issued(card: Card, event_type: str, **extra) -> None:
         card,
         event_type,
         data={
-            "accountId": card.account_id,
-            "customerId": card.customer_id,
-            "cardProductRid": card.product_id,
+            "account_id": card.account_id,
+            "customer_id": card.customer_id,
+            "card_product_id": card.product_id,
             "form": card.form,
             "status": card.status,
             "last4": card.pan_last4,
-            **({"primaryCardId": card.primary_card_id} if card.primary_card_id else {}),
+            **({"primary_card_id": card.primary_card_id} if card.primary_card_id else {}),
             **extra,
         },
     )

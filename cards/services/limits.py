@@ -22,13 +22,8 @@ from ..locks import lock_card
 from ..models import Card, CardPayment, CardSpend
 from .status import require_not_final
 
-# domain field -> API name
-LIMIT_FIELDS = {
-    "limit_per_transaction": "perTransaction",
-    "limit_daily": "daily",
-    "limit_monthly": "monthly",
-    "limit_daily_cash": "dailyCash",
-}
+# A card's limits (the API's names of these: `api.names`).
+LIMIT_FIELDS = ("limit_per_transaction", "limit_daily", "limit_monthly", "limit_daily_cash")
 
 
 @dataclass(frozen=True)
@@ -156,8 +151,8 @@ def card_limits_set(*, card: Card, changes: dict) -> Card:
                 card,
                 "card.limits_changed",
                 data={
-                    "changedFields": sorted(LIMIT_FIELDS[field] for field in changed),
-                    "limits": {api: getattr(card, field) for field, api in LIMIT_FIELDS.items()},
+                    "changed_fields": sorted(changed),
+                    "limits": {field: getattr(card, field) for field in LIMIT_FIELDS},
                 },
             )
     return card

@@ -83,9 +83,9 @@ def pan_failure_record(*, api_key_id: str) -> None:
                 api_key,
                 EVENT_TYPE,
                 data={
-                    "apiKeyId": api_key.pk,
+                    "api_key_id": api_key.pk,
                     "failures": count,
-                    "windowSeconds": settings.PAN_GUESSING_WINDOW_SECONDS,
+                    "window_seconds": settings.PAN_GUESSING_WINDOW_SECONDS,
                 },
             )
 

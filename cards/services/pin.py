@@ -167,7 +167,7 @@ def _try(card: Card, pin: str, *, via: str) -> PinCheck:
     if card.pin_blocked:
         _emit(card, "blocked")
         emit_for(
-            card, "card.pin_blocked", data={"failedAttempts": card.pin_failed_attempts, "via": via}
+            card, "card.pin_blocked", data={"failed_attempts": card.pin_failed_attempts, "via": via}
         )
     return PinCheck(
         verified=False,

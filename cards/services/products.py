@@ -82,32 +82,6 @@ def _seed_fields(fields: dict) -> dict:
 
 
 # --- the bank's own products (docs/products.md) ---------------------------------------------
-# Domain name -> API name (events' `changedFields`; `defaultLimits.*` and
-# `defaultSecuritySettings.*` are fields of the API's nested objects).
-API_NAMES = {
-    "code": "code",
-    "name": "name",
-    "kind": "kind",
-    "forms": "forms",
-    "bin": "bin",
-    "pan_length": "panLength",
-    "validity_months": "validityMonths",
-    "status": "status",
-    "default_per_transaction": "defaultLimits.perTransaction",
-    "default_daily": "defaultLimits.daily",
-    "default_monthly": "defaultLimits.monthly",
-    "default_daily_cash": "defaultLimits.dailyCash",
-    "default_ecommerce": "defaultSecuritySettings.ecommerce",
-    "default_contactless": "defaultSecuritySettings.contactless",
-    "default_atm": "defaultSecuritySettings.atm",
-    "default_international": "defaultSecuritySettings.international",
-    "default_magstripe": "defaultSecuritySettings.magstripe",
-    "default_blocked_mccs": "defaultSecuritySettings.blockedMccs",
-    "default_blocked_countries": "defaultSecuritySettings.blockedCountries",
-    "atm_fee": "atmFee",
-    "replacement_fee": "replacementFee",
-    "foreign_transaction_fee_bps": "foreignTransactionFeeBps",
-}
 LIMIT_FIELDS = ("default_per_transaction", "default_daily", "default_monthly", "default_daily_cash")
 SWITCH_FIELDS = (
     "default_ecommerce",
@@ -118,6 +92,26 @@ SWITCH_FIELDS = (
 )
 # Fixed when the product is made: what its cards are and where their PANs come from.
 IMMUTABLE = ("code", "kind", "bin", "pan_length")
+# What a product's creation or change may name (the API's names of these: `api.names`).
+UPDATABLE = frozenset(
+    {
+        "code",
+        "name",
+        "kind",
+        "forms",
+        "bin",
+        "pan_length",
+        "validity_months",
+        "status",
+        *LIMIT_FIELDS,
+        *SWITCH_FIELDS,
+        "default_blocked_mccs",
+        "default_blocked_countries",
+        "atm_fee",
+        "replacement_fee",
+        "foreign_transaction_fee_bps",
+    }
+)
 REQUIRED = ("name", "kind", "forms", "bin", "validity_months", *LIMIT_FIELDS)
 # The cards' own defaults, for what a new product does not say.
 DEFAULTS = {
@@ -145,40 +139,39 @@ DUPLICATE_CODE = "Another card product of the institution has this code."
 
 
 def card_product_data(product: CardProduct) -> dict:
-    """The product as the API shows it (v2 `GET /products/cards`): the data of its events."""
-    return {
-        "rid": product.pk,
+    """The product as its events record it, in the domain's names (`GET /products/cards` shows
+    the same fields; `api.names` renders these): the default limits and security settings
+    grouped as the cards have them (`field_path`)."""
+    data = {
+        "id": product.pk,
         "code": product.code,
         "name": product.name,
         "kind": product.kind,
-        "accountKind": product.account_kind,
+        "account_kind": product.account_kind,
         "forms": list(product.forms),
         "bin": product.bin,
-        "panLength": product.pan_length,
-        "validityMonths": product.validity_months,
-        "validityYears": product.validity_years,
+        "pan_length": product.pan_length,
+        "validity_months": product.validity_months,
+        "validity_years": product.validity_years,
         "status": product.status,
-        "defaultLimits": {
-            "perTransaction": product.default_per_transaction,
-            "daily": product.default_daily,
-            "monthly": product.default_monthly,
-            "dailyCash": product.default_daily_cash,
-        },
-        "defaultSecuritySettings": {
-            "ecommerce": product.default_ecommerce,
-            "contactless": product.default_contactless,
-            "atm": product.default_atm,
-            "international": product.default_international,
-            "magstripe": product.default_magstripe,
-            "blockedMccs": list(product.default_blocked_mccs),
-            "blockedCountries": list(product.default_blocked_countries),
-        },
-        "atmFee": product.atm_fee,
-        "replacementFee": product.replacement_fee,
-        "foreignTransactionFeeBps": product.foreign_transaction_fee_bps,
-        "createdAt": iso_millis(product.created_at),
-        "updatedAt": iso_millis(product.updated_at),
+        "default_limits": {},
+        "default_security_settings": {},
+        "atm_fee": product.atm_fee,
+        "replacement_fee": product.replacement_fee,
+        "foreign_transaction_fee_bps": product.foreign_transaction_fee_bps,
+        "created_at": iso_millis(product.created_at),
+        "updated_at": iso_millis(product.updated_at),
     }
+    for field in (
+        *LIMIT_FIELDS,
+        *SWITCH_FIELDS,
+        "default_blocked_mccs",
+        "default_blocked_countries",
+    ):
+        group, name = field_path(field).split(".")
+        value = getattr(product, field)
+        data[group][name] = list(value) if isinstance(value, list) else value
+    return data
 
 
 def card_product_errors(
@@ -322,18 +315,21 @@ def _cleaned(values: dict) -> dict:
     return cleaned
 
 
+def field_path(field: str) -> str:
+    """Where a field of the model is in the product's data (its snapshot, its errors, its
+    changes): a default limit is in `default_limits` (`default_daily` is
+    `default_limits.daily`), a default security setting in `default_security_settings`, as
+    each card has its own `limits` and security settings; the rest as it is."""
+    if field in LIMIT_FIELDS:
+        return "default_limits." + field.removeprefix("default_")
+    if field.startswith("default_"):
+        return "default_security_settings." + field.removeprefix("default_")
+    return field
+
+
 def _error_paths(errors: dict) -> dict:
-    """Errors keyed by the fields of the model keyed by where the API has them (in the
-    domain's names, `api.names` renders them): `default_daily` is
-    `default_limits.daily` (API `defaultLimits.daily`)."""
-    paths = {}
-    for field, message in errors.items():
-        if field in LIMIT_FIELDS:
-            field = "default_limits." + field.removeprefix("default_")
-        elif field.startswith("default_"):
-            field = "default_security_settings." + field.removeprefix("default_")
-        paths[field] = message
-    return paths
+    """Errors keyed by the fields of the model keyed by where the product's data has them."""
+    return {field_path(field): message for field, message in errors.items()}
 
 
 def _save_unique(product: CardProduct, **save) -> None:
@@ -364,7 +360,7 @@ def card_product_create(*, institution: Institution, **values) -> CardProduct:
 
     400 `validation_error` with every field that is wrong. Emits `product.created`.
     """
-    unknown = set(values) - set(API_NAMES)
+    unknown = set(values) - UPDATABLE
     if unknown:
         raise ValueError(f"Not card product fields: {sorted(unknown)}")
     errors = card_product_errors(values, institution=institution)
@@ -380,7 +376,7 @@ def card_product_create(*, institution: Institution, **values) -> CardProduct:
         emit_for(
             product,
             "product.created",
-            data={"productType": "card", "product": card_product_data(product)},
+            data={"product_type": "card", "product": card_product_data(product)},
         )
     return product
 
@@ -394,11 +390,11 @@ def card_product_update(*, product: CardProduct, changes: dict) -> Outcome[CardP
     New values apply to the cards issued afterwards (and to renewals and replacements after
     that, which take the product's validity); a card keeps the limits and settings it was
     issued with. A retired product issues no new card (422 `product_retired` from
-    `card_issue`); its cards go on. Emits `product.updated` with the product and the API names
-    of what changed; no change emits nothing (`Outcome.changed` false). `Outcome.previous` has
-    the old values of what changed.
+    `card_issue`); its cards go on. Emits `product.updated` with the product and the paths
+    of what changed (`field_path`); no change emits nothing (`Outcome.changed` false).
+    `Outcome.previous` has the old values of what changed.
     """
-    unknown = set(changes) - set(API_NAMES)
+    unknown = set(changes) - UPDATABLE
     if unknown:
         raise ValueError(f"Not card product fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
@@ -411,5 +407,5 @@ def card_product_update(*, product: CardProduct, changes: dict) -> Outcome[CardP
             _cleaned(changes),
             product_type="card",
             data=card_product_data,
-            api_names=API_NAMES,
+            field_paths=lambda fields: [field_path(field) for field in fields],
         )

@@ -63,8 +63,8 @@ def card_update(*, card: Card, risk_level: str | None = None, metadata: dict | N
             require_not_final(card)
             if card.risk_level != risk_level:
                 card.risk_level = risk_level
-                changed_fields.append("riskLevel")
-                data["riskLevel"] = risk_level
+                changed_fields.append("risk_level")
+                data["risk_level"] = risk_level
         if metadata is not None:
             merged = metadata_merge(card.metadata, metadata)
             if merged != card.metadata:
@@ -73,7 +73,7 @@ def card_update(*, card: Card, risk_level: str | None = None, metadata: dict | N
         if changed_fields:
             card.updated_at = timezone.now()
             card.save(update_fields=["risk_level", "metadata", "updated_at"])
-            emit_for(card, "card.updated", data={"changedFields": sorted(changed_fields), **data})
+            emit_for(card, "card.updated", data={"changed_fields": sorted(changed_fields), **data})
     return card
 
 

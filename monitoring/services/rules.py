@@ -30,21 +30,21 @@ from ..models import (
     MonitoringRule,
 )
 
-# domain field -> API name (events' `changedFields`, the admin's summary)
-API_NAMES = {
-    "name": "name",
-    "kind": "kind",
-    "action": "action",
-    "enabled": "enabled",
-    "risk_level": "riskLevel",
-    "amount": "amount",
-    "currency": "currency",
-    "window_seconds": "windowSeconds",
-    "max_count": "maxCount",
-    "max_amount": "maxAmount",
-    "mccs": "mccs",
-    "countries": "countries",
-}
+# A rule's fields (the API's names of these: `api.names`).
+FIELDS = (
+    "name",
+    "kind",
+    "action",
+    "enabled",
+    "risk_level",
+    "amount",
+    "currency",
+    "window_seconds",
+    "max_count",
+    "max_amount",
+    "mccs",
+    "countries",
+)
 MAX_NAME_LENGTH = 200
 MAX_COUNT = 1_000_000
 MAX_MCCS = 200
@@ -85,7 +85,7 @@ def monitoring_rule_create(
             rule,
             "monitoring.rule_created",
             data={
-                "ruleId": rule.pk,
+                "rule_id": rule.pk,
                 "kind": rule.kind,
                 "action": rule.action,
                 "enabled": rule.enabled,
@@ -100,7 +100,7 @@ def monitoring_rule_update(*, rule: MonitoringRule, changes: dict) -> Outcome[Mo
     a rule never changes kind (400). The rest is validated as `monitoring_rule_create` does.
     Emits `monitoring.rule_updated` with the API names of what changed; no change emits
     nothing (`Outcome.changed` false). `Outcome.previous` has the old values of what changed."""
-    unknown = set(changes) - set(API_NAMES)
+    unknown = set(changes) - set(FIELDS)
     if unknown:
         raise ValueError(f"Not rule fields: {sorted(unknown)}")
     with transaction.atomic(savepoint=False):
@@ -126,8 +126,8 @@ def monitoring_rule_update(*, rule: MonitoringRule, changes: dict) -> Outcome[Mo
             rule,
             "monitoring.rule_updated",
             data={
-                "ruleId": rule.pk,
-                "changedFields": sorted(API_NAMES[field] for field in previous),
+                "rule_id": rule.pk,
+                "changed_fields": sorted(previous),
             },
         )
     return changed(rule, previous)

@@ -27,6 +27,7 @@ from core.actors import SYSTEM
 from core.money import money
 from customers.services import customer_create
 from events.models import Event
+from events.payloads import event_payload
 from tests.factories import InstitutionFactory
 from tests.staff import sign_in
 from transfers.models import Transfer, TransferReversal
@@ -289,11 +290,8 @@ def test_account_page_shows_recent_holds_and_statement_lines(
 
 # --- accounts: actions ----------------------------------------------------------------------
 def status_events(account):
-    return list(
-        Event.objects.filter(object_id=account.pk, type="account.status_changed")
-        .order_by("id")
-        .values_list("data", flat=True)
-    )
+    events = Event.objects.filter(object_id=account.pk, type="account.status_changed")
+    return [event_payload(event)["data"] for event in events.order_by("id")]
 
 
 def test_freeze_and_unfreeze_go_through_the_service_and_are_logged(

@@ -15,6 +15,7 @@ from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
 from core.operations import run
 from events.models import Event
+from events.payloads import event_payload
 from tests.accounts.ledger.helpers import balance, fresh, institution, internal, open_account
 
 pytestmark = pytest.mark.django_db
@@ -80,7 +81,7 @@ def test_staff_waive_a_fee_with_a_reason_through_the_service(admin_client, admin
         ("CashInc", 300, "fee"),
     ]
     event = Event.objects.get(type="fee.waived", object_id=fee.pk)
-    assert (event.actor_type, event.actor_id, event.data["waivedBy"]) == (
+    assert (event.actor_type, event.actor_id, event_payload(event)["data"]["waivedBy"]) == (
         "staff",
         str(admin_user.pk),
         str(admin_user.pk),

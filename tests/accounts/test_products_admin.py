@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from accounts.models import AccountProduct
 from events.models import Event
+from events.payloads import event_payload
 
 pytestmark = pytest.mark.django_db
 
@@ -88,7 +89,7 @@ def test_staff_change_and_retire_a_product(admin_client, admin_user, institution
     product.refresh_from_db()
     assert (product.name, product.status, product.currency) == ("Prepaid (old)", "retired", "EUR")
     event = Event.objects.get(object_id=product.pk, type="product.updated")
-    assert event.data["changedFields"] == ["name", "status"]
+    assert event_payload(event)["data"]["changedFields"] == ["name", "status"]
     assert (event.actor_type, event.actor_id) == ("staff", str(admin_user.pk))
     entry = LogEntry.objects.get(object_id=product.pk)
     assert (entry.action_flag, entry.user) == (CHANGE, admin_user)

@@ -3,6 +3,7 @@
 
 from authorizations.models import Authorization
 from events.models import Event
+from events.payloads import event_payload
 from tests.accounts.api.helpers import assert_validation_error, created, items_of, resource
 from tests.authorizations.helpers import MERCHANT, START, funded, presented
 from tests.conftest import error_of
@@ -15,7 +16,7 @@ def authorize(api, card_id: str, amount: int, **fields):
 
 def data_of(object_id: str) -> list[tuple[str, dict]]:
     return [
-        (event.type, event.data)
+        (event.type, event_payload(event)["data"])
         for event in Event.objects.filter(object_id=object_id).order_by("id")
     ]
 

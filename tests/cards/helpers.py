@@ -13,6 +13,7 @@ from cards.services import card_issue
 from customers.models import Customer
 from customers.services import customer_create
 from events.models import Event
+from events.payloads import event_payload
 from tests.factories import InstitutionFactory
 
 DEBIT = "DEBIT_STANDARD"
@@ -113,7 +114,9 @@ def card_events(card: Card, type_: str | None = None) -> list[tuple[str, dict]]:
     events = Event.objects.filter(object_type="card", object_id=card.pk)
     if type_ is not None:
         events = events.filter(type=type_)
-    return list(events.order_by("created_at", "id").values_list("type", "data"))
+    return [
+        (event.type, event_payload(event)["data"]) for event in events.order_by("created_at", "id")
+    ]
 
 
 def card_state() -> dict:

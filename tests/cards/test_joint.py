@@ -9,6 +9,7 @@ from cards.services import CardRequest, joint_account_open
 from core.actors import SYSTEM
 from core.exceptions import ValidationFailed
 from events.models import Event
+from events.payloads import event_payload
 
 from .helpers import (
     ADDRESS,
@@ -73,10 +74,8 @@ def test_one_account_two_holders_one_card_each(fi, holders):
     assert first.delivery_address == ADDRESS and second.delivery_address is None
     assert first.primary_card_id is None and second.primary_card_id is None
 
-    [(opened,)] = Event.objects.filter(type="account.opened", object_id=account.pk).values_list(
-        "data"
-    )
-    assert opened == {
+    opened = Event.objects.get(type="account.opened", object_id=account.pk)
+    assert event_payload(opened)["data"] == {
         "customerId": ada.pk,
         "productRid": account.product_id,
         "secondaryCustomerId": grace.pk,

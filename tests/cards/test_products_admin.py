@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from cards.models import CardProduct
 from events.models import Event
+from events.payloads import event_payload
 
 pytestmark = pytest.mark.django_db
 
@@ -99,7 +100,7 @@ def test_staff_change_and_retire_a_product(admin_client, admin_user, institution
     product.refresh_from_db()
     assert (product.default_daily, product.status, product.bin) == (12345, "retired", "400002")
     event = Event.objects.get(object_id=product.pk, type="product.updated")
-    assert event.data["changedFields"] == ["defaultLimits.daily", "status"]
+    assert event_payload(event)["data"]["changedFields"] == ["defaultLimits.daily", "status"]
     assert (event.actor_type, event.actor_id) == ("staff", str(admin_user.pk))
     entry = LogEntry.objects.get(object_id=product.pk)
     assert (entry.action_flag, entry.user) == (CHANGE, admin_user)

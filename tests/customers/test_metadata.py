@@ -6,6 +6,7 @@ import pytest
 
 from customers.models import Customer
 from events.models import Event
+from events.payloads import event_payload
 from tests.conftest import error_of
 from tests.customers.helpers import SPEC_FIELDS, create, resource_of
 
@@ -16,7 +17,7 @@ def keys(n: int, prefix: str = "k") -> dict:
 
 def customer_events(customer_id: str) -> list[tuple[str, dict]]:
     return [
-        (event.type, event.data)
+        (event.type, event_payload(event)["data"])
         for event in Event.objects.filter(object_id=customer_id).order_by("id")
     ]
 

@@ -10,6 +10,7 @@ from core.exceptions import ValidationFailed
 from customers.models import Customer
 from customers.services import customer_create, customer_update
 from events.models import Event
+from events.payloads import event_payload
 from tests.conftest import error_of
 
 ADDRESS = {
@@ -36,9 +37,10 @@ def test_create_emits_one_customer_created_event(institution):
     customer = new_customer(institution, national_id="AB123456", address=ADDRESS)
 
     events = list(Event.objects.all())
-    assert [(e.institution_id, e.type, e.object_type, e.object_id, e.data) for e in events] == [
-        (institution.id, "customer.created", "customer", customer.id, {})
-    ]
+    assert [
+        (e.institution_id, e.type, e.object_type, e.object_id, event_payload(e)["data"])
+        for e in events
+    ] == [(institution.id, "customer.created", "customer", customer.id, {})]
     assert Customer.objects.get(pk=customer.id).address == ADDRESS
 
 
@@ -75,7 +77,7 @@ def test_update_emits_one_event_with_the_sorted_api_names_of_the_changed_fields(
         "customer",
         customer.id,
     )
-    assert event.data == {
+    assert event_payload(event)["data"] == {
         "changedFields": [
             "address",
             "countryId",
@@ -129,7 +131,8 @@ def test_update_of_the_address_counts_one_changed_field(institution):
     customer_update(customer=customer, changes={"address": None})
 
     assert [
-        event.data for event in Event.objects.filter(type="customer.updated").order_by("id")
+        event_payload(event)["data"]
+        for event in Event.objects.filter(type="customer.updated").order_by("id")
     ] == [{"changedFields": ["address"]}, {"changedFields": ["address"]}]
     assert Customer.objects.get(pk=customer.id).address is None
 

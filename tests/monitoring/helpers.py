@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from cards.models import Card, CardPayment
 from events.models import Event
+from events.payloads import event_payload
 from monitoring.models import MonitoringRule
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from tests.cards.helpers import make_institution, new_card
@@ -58,9 +59,8 @@ def raise_alerts(card, amount=100, currency="EUR", merchant=MERCHANT, **kwargs):
 
 
 def alert_events(type_: str = "monitoring.alert_raised") -> list[dict]:
-    return list(
-        Event.objects.filter(type=type_).order_by("created_at", "id").values_list("data", flat=True)
-    )
+    events = Event.objects.filter(type=type_).order_by("created_at", "id")
+    return [event_payload(event)["data"] for event in events]
 
 
 def seconds(n: int) -> timedelta:

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from cards.models import Card
 from events.models import Event
+from events.payloads import event_payload
 from monitoring.models import MonitoringAlert, MonitoringRule
 from monitoring.services import alert_resolve
 from tests.cards.helpers import make_institution
@@ -264,7 +265,9 @@ def test_disable_and_enable_rules_through_the_service(admin_client, admin_user, 
     )
     assert not LogEntry.objects.filter(object_id=country.pk).exists()
     events = Event.objects.filter(type="monitoring.rule_updated", object_id=count.pk)
-    assert [event.data for event in events] == [{"ruleId": count.pk, "changedFields": ["enabled"]}]
+    assert [event_payload(event)["data"] for event in events] == [
+        {"ruleId": count.pk, "changedFields": ["enabled"]}
+    ]
 
     response = start_action(admin_client, MonitoringRule, "enable_rules", count, country)
     assert messages_of(response) == [("success", "Enabled 2 rule(s).")]

@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 
 from core.exceptions import ValidationFailed
 from events.models import Event
+from events.payloads import event_payload
 from monitoring.models import KIND_PARAMETERS, MAX_WINDOW_SECONDS, MonitoringRule
 from monitoring.services import monitoring_rule_create, monitoring_rule_update
 from tests.cards.helpers import make_institution
@@ -40,11 +41,8 @@ def details_of(excinfo) -> dict:
 
 
 def rule_events(rule, type_):
-    return list(
-        Event.objects.filter(object_id=rule.pk, type=type_)
-        .order_by("created_at", "id")
-        .values_list("data", flat=True)
-    )
+    events = Event.objects.filter(object_id=rule.pk, type=type_).order_by("created_at", "id")
+    return [event_payload(event)["data"] for event in events]
 
 
 def test_every_kind_has_its_parameters():

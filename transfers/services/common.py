@@ -184,13 +184,13 @@ def event_data(transfer: Transfer) -> dict:
     data = {
         "amount": transfer.amount,
         "currency": transfer.currency,
-        "sourceAccountId": transfer.source_account_id,
-        "destinationAccountId": transfer.destination_account_id,
+        "source_account_id": transfer.source_account_id,
+        "destination_account_id": transfer.destination_account_id,
     }
     if transfer.source_card_id is not None:
-        data["sourceCardId"] = transfer.source_card_id
+        data["source_card_id"] = transfer.source_card_id
     if transfer.destination_card_id is not None:
-        data["destinationCardId"] = transfer.destination_card_id
+        data["destination_card_id"] = transfer.destination_card_id
     return data
 
 

@@ -21,5 +21,5 @@ def transfer_update_metadata(*, transfer: Transfer, metadata: dict) -> Outcome[T
         previous = row_update(transfer, {"metadata": metadata_merge(transfer.metadata, metadata)})
         if not previous:
             return unchanged(transfer)
-        emit_for(transfer, "transfer.updated", data={"changedFields": ["metadata"]})
+        emit_for(transfer, "transfer.updated", data={"changed_fields": ["metadata"]})
     return changed(transfer, previous["metadata"])

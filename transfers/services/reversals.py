@@ -92,9 +92,9 @@ def transfer_reverse(
                     transfer,
                     "transfer.reversed",
                     data={
-                        "reversalId": reversal.pk,
+                        "reversal_id": reversal.pk,
                         "amount": amount,
-                        "reversedAmount": reversed_amount,
+                        "reversed_amount": reversed_amount,
                         "currency": transfer.currency,
                     },
                 )

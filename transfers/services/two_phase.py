@@ -256,6 +256,6 @@ def _emit(transfer: Transfer, event_type: str, **extra) -> None:
     """A two-phase transfer's event: what every transfer event says (`event_data`), its hold,
     and `extra`."""
     data = event_data(transfer)
-    data["holdId"] = transfer.hold_id
+    data["hold_id"] = transfer.hold_id
     data.update(extra)
     emit_for(transfer, event_type, data=data, institution=transfer.institution)

@@ -30,8 +30,8 @@ SECRET_BYTES = 32
 # transaction of the change that caused it.
 MAX_ENABLED_ENDPOINTS = 16
 
-# domain field -> API name
-API_NAMES = {"url": "url", "event_types": "eventTypes", "enabled": "enabled"}
+# What an endpoint's change may name (the API's names of these: `api.names`).
+UPDATABLE = frozenset({"url", "event_types", "enabled"})
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def webhook_endpoint_update(
         it is when they are attempted (its URL then); a disabled endpoint gets no new deliveries
         and its pending ones fail at their next attempt. No change writes nothing (`Outcome.changed`
     false); `Outcome.previous` has the old values of the fields that changed."""
-    unknown = set(changes) - set(API_NAMES)
+    unknown = set(changes) - UPDATABLE
     if unknown:
         raise ValueError(f"Not endpoint fields: {sorted(unknown)}")
     errors: dict[str, str] = {}

@@ -2,6 +2,7 @@
 
 from accounts.models import Account, Hold
 from events.models import Event
+from events.payloads import event_payload
 from tests.accounts.api.helpers import (
     assert_validation_error,
     create_customer,
@@ -17,7 +18,7 @@ from tests.conftest import error_of
 
 def events_of(object_id: str) -> list[tuple[str, dict]]:
     return [
-        (event.type, event.data)
+        (event.type, event_payload(event)["data"])
         for event in Event.objects.filter(object_id=object_id).order_by("id")
     ]
 

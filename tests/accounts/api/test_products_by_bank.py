@@ -6,6 +6,7 @@ import pytest
 
 from accounts.models import AccountProduct
 from events.models import Event
+from events.payloads import event_payload
 from institutions import scopes
 from tests.conftest import Api
 from tests.factories import issue_key
@@ -70,7 +71,7 @@ def test_create_answers_201_with_the_product_and_emits_product_created(api_v2, i
     assert (event.type, event.object_type) == ("product.created", "product")
     assert (event.actor_type, event.actor_id) == ("apiKey", key[0].pk)
     shown = resource(api_v2.get(f"/products/accounts/{product['rid']}"), "v2")
-    assert event.data == {"productType": "account", "product": shown}
+    assert event_payload(event)["data"] == {"productType": "account", "product": shown}
 
 
 def test_a_product_is_its_rid_several_share_a_code(api_v2, version):
@@ -197,7 +198,7 @@ def test_patch_changes_what_is_sent_and_emits_product_updated(api_v2, institutio
     assert changed["updatedAt"] > changed["createdAt"]
     created_event, updated = product_events(institution, product["rid"])
     assert updated.type == "product.updated"
-    assert updated.data == {
+    assert event_payload(updated)["data"] == {
         "productType": "account",
         "product": changed,
         "changedFields": ["maxOverdraftLimit", "name"],
@@ -277,9 +278,8 @@ def test_retired_product_opens_no_account_and_its_accounts_go_on(api_v2, institu
 
     retired = resource(api_v2.patch(f"/products/accounts/{rid}", {"status": "retired"}), "v2")
     assert retired["status"] == "retired"
-    assert Event.objects.filter(object_id=rid, type="product.updated").get().data[
-        "changedFields"
-    ] == ["status"]
+    updated = Event.objects.filter(object_id=rid, type="product.updated").get()
+    assert event_payload(updated)["data"]["changedFields"] == ["status"]
 
     accounts_before = institution.accounts.count()
     refused = open_on(api_v2, rid)

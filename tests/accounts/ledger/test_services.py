@@ -37,6 +37,7 @@ from core.exceptions import (
     ValidationFailed,
 )
 from events.models import Event
+from events.payloads import event_payload
 from transfers.models import Transfer
 from transfers.services import transfer_create, transfer_reverse
 
@@ -98,11 +99,10 @@ def lines(**filters) -> list[tuple]:
 
 
 def events(type_: str) -> list[tuple]:
-    return list(
-        Event.objects.filter(type=type_)
-        .order_by("id")
-        .values_list("institution_id", "object_type", "object_id", "data")
-    )
+    return [
+        (event.institution_id, event.object_type, event.object_id, event_payload(event)["data"])
+        for event in Event.objects.filter(type=type_).order_by("id")
+    ]
 
 
 def adjust(account, direction, amount, currency="EUR", description=""):

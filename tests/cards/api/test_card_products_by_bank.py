@@ -8,6 +8,7 @@ from django.db import IntegrityError, transaction
 
 from cards.models import Card, CardProduct
 from events.models import Event
+from events.payloads import event_payload
 from institutions import scopes
 from tests.conftest import Api
 from tests.factories import issue_key
@@ -102,7 +103,7 @@ def test_create_answers_201_with_the_product_and_emits_product_created(api_v2, i
         "product",
         key[0].pk,
     )
-    assert event.data == {
+    assert event_payload(event)["data"] == {
         "productType": "card",
         "product": resource(api_v2.get(f"/products/cards/{rid}"), "v2"),
     }
@@ -247,7 +248,7 @@ def test_new_defaults_apply_to_cards_issued_afterwards_only(api_v2, institution,
     }
     assert (changed["validityMonths"], changed["validityYears"]) == (24, 2)
     event = Event.objects.get(object_id=rid, type="product.updated")
-    assert event.data == {
+    assert event_payload(event)["data"] == {
         "productType": "card",
         "product": changed,
         "changedFields": [

@@ -3,6 +3,7 @@ merged on PATCH (any status), carried to a renewed or replaced card, carried on 
 
 from cards.models import Card
 from events.models import Event
+from events.payloads import event_payload
 from tests.accounts.api.helpers import assert_validation_error, created, items_of
 from tests.cards.api.helpers import account, card_of, customer, issue, issue_response, set_status
 from tests.conftest import error_of
@@ -10,7 +11,8 @@ from tests.conftest import error_of
 
 def events_of(card_id: str) -> list[tuple[str, dict]]:
     return [
-        (event.type, event.data) for event in Event.objects.filter(object_id=card_id).order_by("id")
+        (event.type, event_payload(event)["data"])
+        for event in Event.objects.filter(object_id=card_id).order_by("id")
     ]
 
 
