@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
+from api.names import api_data
 from core import metadata
 from core.money import MAX_AMOUNT
 from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
@@ -213,6 +214,27 @@ class TimestampField(serializers.DateTimeField):
 
     def to_representation(self, value):
         return iso_millis(value) if value is not None else None
+
+
+class StoredDataField(serializers.JSONField):
+    """JSON the domain stores in its names (a decline's details, an alert's evidence), shown
+    in the API's (`api.names.api_data`; `stored`: as read back from the database)."""
+
+    def __init__(self, *, stored: bool = True, **kwargs):
+        self.stored = stored
+        super().__init__(**kwargs)
+
+    def to_representation(self, value):
+        return api_data(value, stored=self.stored)
+
+
+# The fields of a dict the domain stores in its names (a merchant snapshot, a batch's result),
+# read by their API names (`api.names.api_data`): a dict stored before the domain spoke its own
+# names, already in the API's, reads the same. (A comment, not a docstring: the schema would
+# take a docstring as the description of every serializer made from this one.)
+class StoredDataSerializer(Serializer):
+    def to_representation(self, instance):
+        return super().to_representation(api_data(instance, stored=False))
 
 
 class MetaSerializer(Serializer):

@@ -16,6 +16,7 @@ from django.contrib import admin
 from django.db.models import Q
 
 from accounts.models import Transaction
+from api.names import api_data
 from cards.admin import SECRET_FIELDS, masked_pan_link
 from core.admin import (
     ReadOnlyModelAdmin,
@@ -152,7 +153,11 @@ class AuthorizationAdmin(CardTransactionAdmin):
 
     @admin.display(description="decline details")
     def decline_details_display(self, obj):
-        return "—" if obj.decline_details is None else pretty_json(obj.decline_details)
+        return (
+            "—"
+            if obj.decline_details is None
+            else pretty_json(api_data(obj.decline_details, stored=False))
+        )
 
     hold_link = link_column("hold", description="hold")
 

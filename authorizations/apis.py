@@ -16,6 +16,8 @@ from api.serializers import (
     CurrencyField,
     MetadataField,
     Serializer,
+    StoredDataField,
+    StoredDataSerializer,
     StrictCharField,
     StrictSerializer,
     TimestampField,
@@ -99,7 +101,7 @@ class ReturnCreate(CardReference):
     )
 
 
-class MerchantOut(Serializer):
+class MerchantOut(StoredDataSerializer):
     name = serializers.CharField()
     mcc = serializers.CharField()
     countryCode = serializers.CharField()  # noqa: N815
@@ -120,7 +122,10 @@ class AuthorizationOut(Serializer):
         source="decline_code_or_none", choices=DECLINE_CODES, allow_null=True
     )
     declineReason = serializers.CharField(source="decline_reason_or_none", allow_null=True)  # noqa: N815
-    declineDetails = serializers.JSONField(source="decline_details", allow_null=True)  # noqa: N815
+    # Written as the decline was decided, so in that order (not read back: `stored=False`).
+    declineDetails = StoredDataField(  # noqa: N815
+        source="decline_details", allow_null=True, stored=False
+    )
     holdId = serializers.CharField(source="hold_id", allow_null=True)  # noqa: N815
     transactionId = serializers.CharField(  # noqa: N815
         source="transaction_id", allow_null=True, help_text="Its statement line (approved only)."

@@ -50,7 +50,7 @@ class Merchant(models.Model):
         return {
             "name": self.merchant_name,
             "mcc": self.merchant_mcc,
-            "countryCode": self.merchant_country,
+            "country_code": self.merchant_country,
             "channel": self.channel,
         }
 

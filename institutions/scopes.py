@@ -65,7 +65,7 @@ def require_scope(request, scope: str) -> None:
     from core.exceptions import PermissionDenied
 
     if not request.user.has_scope(scope):
-        raise PermissionDenied(details={"requiredScope": scope})
+        raise PermissionDenied(details={"required_scope": scope})
 
 
 @dataclass(frozen=True)

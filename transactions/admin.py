@@ -8,6 +8,7 @@ are signed as the account holder sees them (credits +, debits -).
 from django.contrib import admin
 
 from accounts.models import Transaction
+from api.names import api_data
 from core.admin import (
     ExactIdSearchMixin,
     ReadOnlyModelAdmin,
@@ -63,7 +64,7 @@ class TransactionAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 
     @admin.display(description="merchant")
     def merchant_display(self, obj):
-        return pretty_json(obj.merchant) if obj.merchant else "—"
+        return pretty_json(api_data(obj.merchant)) if obj.merchant else "—"
 
     journal_link = link_column("journal", description="journal")
     hold_link = link_column("hold", description="hold")

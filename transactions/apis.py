@@ -14,7 +14,7 @@ from rest_framework import serializers
 from accounts.models.statement import TRANSACTION_STATUSES, Transaction
 from accounts.selectors import account_get
 from api.schema import document
-from api.serializers import Serializer, TimestampField
+from api.serializers import Serializer, StoredDataField, TimestampField
 from api.versions import V1, V2
 from api.views import TXView
 from cards.selectors import card_get
@@ -86,7 +86,7 @@ class TransactionOut(Serializer):
         help_text="posted: the money moved; pending: a card authorization awaiting its "
         "presentment; reversed or expired: an authorization released unpresented.",
     )
-    merchant = serializers.JSONField(allow_null=True)
+    merchant = StoredDataField(allow_null=True)
     authorizationId = serializers.CharField(  # noqa: N815
         source="authorization_id", allow_null=True, help_text="The card authorization, if any."
     )

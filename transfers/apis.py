@@ -20,6 +20,7 @@ from api.serializers import (
     MetadataField,
     MetadataPatchField,
     Serializer,
+    StoredDataSerializer,
     StrictCharField,
     StrictSerializer,
     TimestampField,
@@ -244,7 +245,7 @@ class ReferencedReversalOut(ReversalOut):
 REVERSAL_OUTPUT = {V1: ReversalOut, V2: ReferencedReversalOut}
 
 
-class BatchResultOut(Serializer):
+class BatchResultOut(StoredDataSerializer):
     index = serializers.IntegerField()
     status = serializers.ChoiceField(choices=[POSTED, FAILED])
     transferId = serializers.CharField(required=False, help_text="When posted.")  # noqa: N815

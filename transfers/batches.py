@@ -289,7 +289,7 @@ def _posted_result(index: int, transfer: Transfer) -> dict:
     return {
         "index": index,
         "status": POSTED,
-        "transferId": transfer.pk,
+        "transfer_id": transfer.pk,
         "reference": transfer.reference,
     }
 

@@ -110,7 +110,7 @@ def authorization_create(
                     declines.DECLINED_BY_MONITORING,
                     "A transaction monitoring rule declined this payment.",
                     {
-                        "ruleIds": [
+                        "rule_ids": [
                             rule.pk for rule, _ in screening.hits if rule.action == "decline"
                         ]
                     },
@@ -171,13 +171,13 @@ def _check_card(card: Card, account: Account, authorization: Authorization) -> N
         raise Decline(
             declines.CARD_EXPIRED,
             "The card is past its expiry date.",
-            {"expiryMonth": card.expiry_month, "expiryYear": card.expiry_year},
+            {"expiry_month": card.expiry_month, "expiry_year": card.expiry_year},
         )
     if authorization.currency != account.currency:
         raise Decline(
             declines.CURRENCY_MISMATCH,
             f"The card's account is in {account.currency}.",
-            {"accountCurrency": account.currency},
+            {"account_currency": account.currency},
         )
     setting = CHANNEL_SETTING.get(authorization.channel)
     if setting and not getattr(card, setting):
@@ -191,7 +191,7 @@ def _check_card(card: Card, account: Account, authorization: Authorization) -> N
         raise Decline(
             declines.INTERNATIONAL_NOT_ALLOWED,
             "The card does not allow payments abroad.",
-            {"merchantCountry": authorization.merchant_country, "cardholderCountry": home},
+            {"merchant_country": authorization.merchant_country, "cardholder_country": home},
         )
     if authorization.merchant_mcc in card.blocked_mccs:
         raise Decline(
@@ -203,27 +203,27 @@ def _check_card(card: Card, account: Account, authorization: Authorization) -> N
         raise Decline(
             declines.COUNTRY_BLOCKED,
             "The card blocks this merchant country.",
-            {"countryCode": authorization.merchant_country},
+            {"country_code": authorization.merchant_country},
         )
 
 
 def _check_pin(card: Card, pin: str) -> None:
     if card.pin_blocked:
-        raise Decline(declines.PIN_BLOCKED, "The card's PIN is blocked.", {"remainingTries": 0})
+        raise Decline(declines.PIN_BLOCKED, "The card's PIN is blocked.", {"remaining_tries": 0})
     if not card.pin_is_set:
-        raise Decline(declines.INCORRECT_PIN, "No PIN is set on this card.", {"pinSet": False})
+        raise Decline(declines.INCORRECT_PIN, "No PIN is set on this card.", {"pin_set": False})
     check = card_pin_try(card, pin)
     if check.blocked:
         raise Decline(
             declines.PIN_BLOCKED,
             "Three wrong PINs in a row: the PIN is now blocked.",
-            {"remainingTries": 0},
+            {"remaining_tries": 0},
         )
     if not check.verified:
         raise Decline(
             declines.INCORRECT_PIN,
             "The PIN is not correct.",
-            {"remainingTries": check.remaining_tries},
+            {"remaining_tries": check.remaining_tries},
         )
 
 
@@ -265,13 +265,13 @@ def _raise_alerts(screening, authorization: Authorization, merchant: dict) -> No
 
 def _emit(authorization: Authorization, event_type: str) -> None:
     data = {
-        "cardId": authorization.card_id,
-        "accountId": authorization.account_id,
+        "card_id": authorization.card_id,
+        "account_id": authorization.account_id,
         "type": authorization.type,
         "amount": authorization.amount,
         "currency": authorization.currency,
         "merchant": authorization.merchant,
     }
     if not authorization.approved:
-        data["declineCode"] = authorization.decline_code
+        data["decline_code"] = authorization.decline_code
     emit_for(authorization, event_type, data=data, institution=authorization.card.institution)

@@ -11,6 +11,8 @@ from api.serializers import (
     CountryNumericField,
     CurrencyField,
     Serializer,
+    StoredDataField,
+    StoredDataSerializer,
     StrictBooleanField,
     StrictCharField,
     StrictSerializer,
@@ -137,7 +139,7 @@ class MonitoringRuleOut(Serializer):
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
-class MonitoringAlertMerchant(Serializer):
+class MonitoringAlertMerchant(StoredDataSerializer):
     name = serializers.CharField(allow_null=True)
     mcc = serializers.CharField(allow_null=True)
     countryCode = serializers.CharField(allow_null=True)  # noqa: N815
@@ -166,7 +168,7 @@ class MonitoringAlertOut(Serializer):
     amount = serializers.IntegerField()
     currency = serializers.CharField()
     merchant = MonitoringAlertMerchant(allow_null=True, help_text="Authorizations only.")
-    details = serializers.JSONField(
+    details = StoredDataField(
         help_text='Why the rule hit, e.g. {"count": 4, "maxCount": 3, "windowSeconds": 3600}.'
     )
     resolvedAt = TimestampField(source="resolved_at", allow_null=True)  # noqa: N815

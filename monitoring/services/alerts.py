@@ -18,13 +18,8 @@ from ..locks import lock_alert
 from ..models import MonitoringAlert
 from .screening import Screening
 
-# The alert's merchant snapshot (stored, and shown as it is by the API): its key -> the domain's.
-MERCHANT_FIELDS = {
-    "name": "name",
-    "mcc": "mcc",
-    "countryCode": "country_code",
-    "channel": "channel",
-}
+# The alert's merchant snapshot: what it keeps of the payment's merchant.
+MERCHANT_FIELDS = ("name", "mcc", "country_code", "channel")
 MAX_NOTE_LENGTH = 2000
 
 
@@ -39,18 +34,15 @@ def alerts_raise(
     subject_id: str | None = None,
 ) -> list[MonitoringAlert]:
     """One open alert per hit of `screening` (a screening of this very payment), with the
-    payment's snapshot (`merchant`, {name, mcc, country_code, channel}, as MERCHANT_FIELDS
-    stores it) and the rule's action at the time. `subject_type`: "authorization" or
-    "transfer"; `subject_id` may be None (a transfer refused before it had an id). Each alert
-    emits `monitoring.alert_raised`."""
+    payment's snapshot (`merchant`: its MERCHANT_FIELDS) and the rule's action at the time.
+    `subject_type`: "authorization" or "transfer"; `subject_id` may be None (a transfer
+    refused before it had an id). Each alert emits `monitoring.alert_raised`."""
     if subject_type not in MonitoringAlert.SubjectType.values:
         raise ValueError(f"Unknown subject type {subject_type!r}")
     if not screening.hits:
         return []
     snapshot = (
-        None
-        if merchant is None
-        else {key: merchant.get(field) for key, field in MERCHANT_FIELDS.items()}
+        None if merchant is None else {field: merchant.get(field) for field in MERCHANT_FIELDS}
     )
     alerts = [
         MonitoringAlert(
@@ -74,13 +66,13 @@ def alerts_raise(
                 alert,
                 "monitoring.alert_raised",
                 data={
-                    "alertId": alert.pk,
-                    "ruleId": alert.rule_id,
+                    "alert_id": alert.pk,
+                    "rule_id": alert.rule_id,
                     "kind": alert.rule.kind,
                     "action": alert.action,
-                    "cardId": card.pk,
-                    "subjectType": subject_type,
-                    "subjectId": subject_id,
+                    "card_id": card.pk,
+                    "subject_type": subject_type,
+                    "subject_id": subject_id,
                 },
                 institution=card.institution,
             )
@@ -115,6 +107,6 @@ def alert_resolve(*, alert: MonitoringAlert, user, note: str) -> MonitoringAlert
         emit_for(
             alert,
             "monitoring.alert_resolved",
-            data={"alertId": alert.pk, "ruleId": alert.rule_id, "cardId": alert.card_id},
+            data={"alert_id": alert.pk, "rule_id": alert.rule_id, "card_id": alert.card_id},
         )
     return alert

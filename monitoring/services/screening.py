@@ -117,17 +117,17 @@ def _check(rule, card, amount, currency, merchant, totals) -> dict | None:
         ):
             return {
                 "amount": amount,
-                "thresholdAmount": rule.amount,
+                "threshold_amount": rule.amount,
                 "currency": currency,
-                "riskLevel": card.risk_level,
+                "risk_level": card.risk_level,
             }
     elif rule.kind == K.VELOCITY_COUNT:
         count = totals[rule.pk] + 1
         if count > rule.max_count:
             return {
                 "count": count,
-                "maxCount": rule.max_count,
-                "windowSeconds": rule.window_seconds,
+                "max_count": rule.max_count,
+                "window_seconds": rule.window_seconds,
             }
     elif rule.kind == K.VELOCITY_AMOUNT:
         if currency == rule.currency:
@@ -135,9 +135,9 @@ def _check(rule, card, amount, currency, merchant, totals) -> dict | None:
             if total > rule.max_amount:
                 return {
                     "total": total,
-                    "maxAmount": rule.max_amount,
+                    "max_amount": rule.max_amount,
                     "currency": currency,
-                    "windowSeconds": rule.window_seconds,
+                    "window_seconds": rule.window_seconds,
                 }
     elif rule.kind == K.BLOCKED_MCC:
         mcc = (merchant or {}).get("mcc")
@@ -146,5 +146,5 @@ def _check(rule, card, amount, currency, merchant, totals) -> dict | None:
     elif rule.kind == K.BLOCKED_COUNTRY:
         country = (merchant or {}).get("country_code")
         if country is not None and country in rule.countries:
-            return {"countryCode": country}
+            return {"country_code": country}
     return None

@@ -17,6 +17,8 @@ from django.test import Client
 
 import core.exceptions as tx
 from api.auth import ApiClient, HasApiKey
+from api.names import api_details
+from api.versions import V2
 from api.views import TXView
 from customers.models import Customer
 from institutions import scopes as api_scopes
@@ -227,7 +229,7 @@ def test_missing_scope_is_permission_denied(key):
     with pytest.raises(tx.PermissionDenied) as raised:
         HasApiKey().has_permission(request, view)
     assert (raised.value.status, raised.value.code) == (403, "permission_denied")
-    assert raised.value.details == {"requiredScope": "cards:sensitive"}
+    assert api_details(raised.value.details, V2) == {"requiredScope": "cards:sensitive"}
 
 
 def test_write_without_a_declared_scope_is_refused_to_every_key(institution):

@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
+from api.names import api_data
 from core.exceptions import InvalidStateTransition, ValidationFailed
 from monitoring.models import MonitoringAlert
 from monitoring.services import Screening, alert_resolve, alerts_raise, monitoring_rule_update
@@ -59,9 +60,9 @@ def test_one_alert_and_one_event_per_hit(card):
             alert.subject_id,
             alert.amount,
             alert.currency,
-            alert.merchant,
+            api_data(alert.merchant),
             alert.action,
-            alert.details,
+            api_data(alert.details),
             alert.status,
             alert.resolved_by,
             alert.resolved_at,

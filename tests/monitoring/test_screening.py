@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from api.names import api_data
 from cards.models import Card
 from cards.services import card_renew
 from monitoring.services import Hit, Screening, monitoring_rule_update, screen
@@ -24,9 +25,9 @@ pytestmark = pytest.mark.django_db
 
 
 def hits(card, amount=100, currency="EUR", merchant=MERCHANT, now=NOW) -> list[tuple]:
-    """(rule id, details) of each hit."""
+    """(rule id, details) of each hit, the details as the API shows them (`api.names`)."""
     screening = screen(card=card, amount=amount, currency=currency, merchant=merchant, now=now)
-    return [(rule.pk, details) for rule, details in screening.hits]
+    return [(rule.pk, api_data(details, stored=False)) for rule, details in screening.hits]
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def test_screening_writes_nothing_and_takes_at_most_two_queries(fi, card):
         screening = screen(card=card, amount=100, currency="EUR", merchant=MERCHANT, now=NOW)
     assert len(queries) == 2
     assert all(query["sql"].lstrip().upper().startswith("SELECT") for query in queries)
-    assert [details for _, details in screening.hits] == [
+    assert [api_data(details, stored=False) for _, details in screening.hits] == [
         {"amount": 100, "thresholdAmount": 1, "currency": "EUR", "riskLevel": "low"},
         {"count": 2, "maxCount": 1, "windowSeconds": 60},
         {"total": 300, "maxAmount": 1, "currency": "EUR", "windowSeconds": 600},
