@@ -367,3 +367,64 @@ def test_the_line_is_found():
         "webhooks.services.endpoints imports events.payloads",
     ]
     assert services_in_selectors(graph) == ["cards.selectors imports cards.services.pan_guard"]
+
+
+# The domain keys what it stores, emits and raises in its own names (docs/api-contract.md,
+# "Names"): a camelCase key in a dict it builds is an API name in the domain, the drift a
+# second name table allows. The allowed ones, each with its reason. Keep it short.
+CAMEL_KEY = re.compile(r"\A[a-z]+[A-Z][A-Za-z0-9]*\Z")
+CAMEL_KEYS_ALLOWED = {
+    # The worker's structured log lines name their fields as the access log does (`tranId`,
+    # `apiKeyId`: docs/operations.md); a log is not the API.
+    ("jobs.services", "jobId"),
+}
+
+
+def camel_keys(module: str, tree: ast.AST) -> set[str]:
+    """The camelCase string keys of the dicts `module` builds: `{"accountId": ...}` and
+    `data["accountId"] = ...`."""
+    keys = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            candidates = node.keys
+        elif isinstance(node, ast.Assign):
+            candidates = [t.slice for t in node.targets if isinstance(t, ast.Subscript)]
+        else:
+            continue
+        keys.update(
+            key.value
+            for key in candidates
+            if isinstance(key, ast.Constant)
+            and isinstance(key.value, str)
+            and CAMEL_KEY.match(key.value)
+        )
+    return keys
+
+
+def domain_camel_keys(allowed=CAMEL_KEYS_ALLOWED) -> list[str]:
+    found = []
+    for app in DOMAIN_APPS:
+        for path in (ROOT / app).rglob("*.py"):
+            module = _module_name(path)
+            if "migrations" in path.parts or not is_domain(module):
+                continue
+            tree = ast.parse(path.read_text(), filename=str(path))
+            found += [
+                f"{module}: {key}"
+                for key in sorted(camel_keys(module, tree))
+                if (module, key) not in allowed
+            ]
+    return sorted(found)
+
+
+def test_the_domain_keys_its_data_in_its_own_names():
+    assert domain_camel_keys() == []
+    # An allowed key the domain no longer builds leaves the list.
+    assert domain_camel_keys(allowed=set()) == [
+        f"{module}: {key}" for module, key in sorted(CAMEL_KEYS_ALLOWED)
+    ]
+
+
+def test_camel_keys_are_found():
+    tree = ast.parse('data = {"account_id": 1, "cardId": 2}\ndata["holdId"] = 3\nx = data["keyId"]')
+    assert camel_keys("m", tree) == {"cardId", "holdId"}
