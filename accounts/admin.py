@@ -38,7 +38,7 @@ from core.admin import (
 )
 from core.money import money
 
-from .models import Account, AccountProduct, Adjustment, Entry, Fee, Hold, Journal, Transaction
+from .models import Account, AccountProduct, Adjustment, Entry, Fee, Hold, Journal, StatementLine
 from .selectors import holds_expiring_today
 from .services import (
     account_product_create,
@@ -175,7 +175,7 @@ class HoldInline(ReadOnlyInline):
 
 
 class StatementLineInline(ReadOnlyInline):
-    model = Transaction
+    model = StatementLine
     fk_name = "account"
     recent = RECENT_ROWS
     verbose_name = "statement line"
@@ -289,7 +289,7 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
-        return changelist_link(Transaction, "All statement lines", account=obj.pk)
+        return changelist_link(StatementLine, "All statement lines", account=obj.pk)
 
     @admin.display(description="ledger entries")
     def entries_link(self, obj):
@@ -424,7 +424,7 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
-        return changelist_link(Transaction, "Statement lines", hold=obj.pk)
+        return changelist_link(StatementLine, "Statement lines", hold=obj.pk)
 
     @admin.action(
         description="Release selected holds (give the amount back)", permissions=["change"]
@@ -627,7 +627,7 @@ class FeeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
-        return changelist_link(Transaction, "Statement lines", fee=obj.pk)
+        return changelist_link(StatementLine, "Statement lines", fee=obj.pk)
 
     @admin.action(description="Waive selected fees (asks for a reason)", permissions=["change"])
     def waive_fees(self, request, queryset):

@@ -5,7 +5,7 @@ from datetime import datetime
 
 from core.rows import new_row
 
-from .models import Account, Adjustment, Hold, Journal, Transaction
+from .models import Account, Adjustment, Hold, Journal, StatementLine
 
 
 @dataclass(frozen=True)
@@ -14,7 +14,7 @@ class Line:
     type: str
     amount: int
     description: str = ""
-    settlement_status: str = Transaction.SettlementStatus.PRESENTMENT
+    settlement_status: str = StatementLine.SettlementStatus.PRESENTMENT
     card: object | None = None  # cards.Card: the card the money moved through, if any
 
 
@@ -30,14 +30,14 @@ def statement_lines(
     card_return=None,
     merchant: dict | None = None,
     created_at: datetime | None = None,
-) -> list[Transaction]:
+) -> list[StatementLine]:
     """One statement line per customer account (internal accounts have no statement), not yet
     written: `accounts.posting.post` writes them with the posting (or `statement_lines_record`
     on its own). `created_at`: the posting's instant (default: now, for each line)."""
     stamp = {} if created_at is None else {"created_at": created_at}
     return [
         new_row(
-            Transaction,
+            StatementLine,
             institution_id=line.account.institution_id,
             account=line.account,
             type=line.type,
@@ -60,6 +60,6 @@ def statement_lines(
     ]
 
 
-def statement_lines_record(**arguments) -> list[Transaction]:
+def statement_lines_record(**arguments) -> list[StatementLine]:
     """Write `statement_lines(...)` now (a line that records no posting of its own)."""
-    return Transaction.objects.bulk_create(statement_lines(**arguments))
+    return StatementLine.objects.bulk_create(statement_lines(**arguments))

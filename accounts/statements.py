@@ -27,7 +27,7 @@ from django.db.models import Count, Sum
 
 from core.ids import bound
 
-from .models import Account, Transaction
+from .models import Account, StatementLine
 from .models.holds import MAX_LIFETIME
 from .models.statement import POSITION
 from .selectors import balance_at
@@ -82,7 +82,7 @@ def period_of(*, account: Account, first: date, last: date) -> Period:
 def statement_lines(*, account: Account, period: Period):
     """The lines made in the period, with `position` to page on (oldest first: order by it)."""
     return (
-        Transaction.objects.filter(account=account)
+        StatementLine.objects.filter(account=account)
         .prefetch_related("hold")
         .annotate(position=POSITION)
         .filter(
@@ -114,7 +114,7 @@ def statement_lines_page(*, account: Account, period: Period, limit: int, after:
     return rows, None
 
 
-def statement_lines_stream(*, account: Account, period: Period) -> Iterator[Transaction]:
+def statement_lines_stream(*, account: Account, period: Period) -> Iterator[StatementLine]:
     """Every line of the period, oldest first, read in keyset chunks of CHUNK lines: memory holds
     one chunk whatever the period's size, and no cursor stays open between two chunks."""
     after = None
@@ -133,7 +133,7 @@ def statement_lines_stream(*, account: Account, period: Period) -> Iterator[Tran
 def _posted_lines(*, account: Account, period: Period):
     """The lines whose posted money moved in the period (see the module's docstring)."""
     return (
-        Transaction.objects.filter(account=account, journal__isnull=False)
+        StatementLine.objects.filter(account=account, journal__isnull=False)
         .annotate(position=POSITION)
         .filter(
             position__gte=bound(PREFIX, period.start - HOLD_LINE_WAIT, upper=False),
@@ -158,7 +158,7 @@ def statement_build(
     *, account: Account, period: Period, line_count: int | None = None
 ) -> Statement:
     """The period's balances, totals and line count (`line_count`: already counted)."""
-    by_type = {kind: {"credits": 0, "debits": 0, "count": 0} for kind in Transaction.Type.values}
+    by_type = {kind: {"credits": 0, "debits": 0, "count": 0} for kind in StatementLine.Type.values}
     rows = (
         _posted_lines(account=account, period=period)
         .order_by()
@@ -167,7 +167,7 @@ def statement_build(
     )
     for row in rows:
         totals = by_type.setdefault(row["type"], {"credits": 0, "debits": 0, "count": 0})
-        side = "credits" if row["type"] in Transaction.CREDIT_TYPES else "debits"
+        side = "credits" if row["type"] in StatementLine.CREDIT_TYPES else "debits"
         totals[side] += row["total"]
         totals["count"] += row["count"]
     return Statement(

@@ -15,7 +15,7 @@ currency (`money`).
 from django.contrib import admin
 from django.db.models import Q
 
-from accounts.models import Transaction
+from accounts.models import StatementLine
 from api.names import api_data
 from cards.admin import SECRET_FIELDS, masked_pan_link
 from core.admin import (
@@ -84,7 +84,7 @@ class CardTransactionAdmin(IdOrMerchantSearchMixin, ReadOnlyModelAdmin):
         return changelist_link(Event, "Events of this object", object_id=obj.pk)
 
     def _statement_line_link(self, **filters):
-        line = Transaction.objects.filter(**filters).only("id").first()
+        line = StatementLine.objects.filter(**filters).only("id").first()
         return admin_link(line, line.pk) if line is not None else "—"
 
 

@@ -3,7 +3,7 @@ the same 404 as an unknown one). Each comes with the id of its statement line.""
 
 from django.db.models import OuterRef, Subquery
 
-from accounts.models import Hold, Transaction
+from accounts.models import Hold, StatementLine
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
@@ -14,7 +14,7 @@ _HOLD_STATUS = {status: hold for hold, status in Authorization._STATUS_OF_HOLD.i
 
 
 def _authorizations():
-    line = Transaction.objects.filter(authorization=OuterRef("pk")).values("pk")[:1]
+    line = StatementLine.objects.filter(authorization=OuterRef("pk")).values("pk")[:1]
     return Authorization.objects.select_related("hold").annotate(transaction_id=Subquery(line))
 
 
@@ -47,7 +47,7 @@ def authorization_get(*, institution: Institution, authorization_id: str) -> Aut
 
 
 def card_return_get(*, institution: Institution, return_id: str) -> CardReturn:
-    line = Transaction.objects.filter(card_return=OuterRef("pk")).values("pk")[:1]
+    line = StatementLine.objects.filter(card_return=OuterRef("pk")).values("pk")[:1]
     return get_of_institution(
         CardReturn.objects.annotate(transaction_id=Subquery(line)),
         institution=institution,

@@ -20,7 +20,7 @@ from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.admin import masked_account_number
-from accounts.models import Account, Transaction
+from accounts.models import Account, StatementLine
 from accounts.models.statement import POSITION
 from backoffice.models import SignInLockout
 from cards.admin import SECRET_FIELDS
@@ -127,7 +127,7 @@ class CustomerPageAdmin(CustomerAdmin):
         # Each account's newest lines from its own index, merged: no sort of every line of
         # every account.
         newest = (
-            Transaction.objects.filter(account=account).order_by(POSITION.desc())[:PANEL_ROWS]
+            StatementLine.objects.filter(account=account).order_by(POSITION.desc())[:PANEL_ROWS]
             for account in self._accounts(customer)
         )
         lines = list(merge(*newest, key=lambda line: line.pk, reverse=True))[:PANEL_ROWS]

@@ -210,9 +210,9 @@ def insert_lines(institution, count: int, args, newest_ms: int) -> float:
 
 def check_ids() -> None:
     """Each generated id carries its line's created_at, to the millisecond, as core.ids does."""
-    from accounts.models import Transaction
+    from accounts.models import StatementLine
 
-    for line in Transaction.objects.order_by("?")[:200]:
+    for line in StatementLine.objects.order_by("?")[:200]:
         millis = 0
         for char in line.pk[4:14]:
             millis = millis * 32 + ALPHABET.index(char)
@@ -232,9 +232,9 @@ def table_facts() -> dict:
 
 
 def lines_of(account_id: str) -> int:
-    from accounts.models import Transaction
+    from accounts.models import StatementLine
 
-    return Transaction.objects.filter(account_id=account_id).count()
+    return StatementLine.objects.filter(account_id=account_id).count()
 
 
 # --- Ledger entries, for the balance at an instant (docs/balances-at-an-instant.md)
@@ -516,11 +516,11 @@ def measure_balances(api_key: str, accounts: dict[str, str], args) -> dict:
 def shapes(account_id: str, limit: int, today) -> dict[str, dict]:
     """name -> query parameters. The cursors are the `nextCursor`s paging would give: half-way
     down the account's lines, and at its tenth-oldest line (the last page: nine lines, no more)."""
-    from accounts.models import Transaction
+    from accounts.models import StatementLine
     from api.pagination import encode_cursor
 
     ids = list(
-        Transaction.objects.filter(account_id=account_id)
+        StatementLine.objects.filter(account_id=account_id)
         .order_by("-pk")
         .values_list("pk", flat=True)
     ) or ["txn_" + "Z" * 26]  # no lines: a cursor past every id

@@ -1,10 +1,11 @@
 """A bank's database made before the models moved between apps migrates forward with its rows.
 
 `Institution`, `ApiKey` and `AllowedNetwork` moved from `api` to `institutions`, `Transaction`
-(statement lines) from `transactions` to `accounts`, each with its table (docs/architecture.md).
-The test takes its database back to the migrations just before the moves (with the real
-migration executor), writes rows through the historical models of that schema, migrates forward
-to the latest migrations and reads the rows back through the API with the key it wrote.
+(statement lines, now `StatementLine`) from `transactions` to `accounts`, each with its table
+(docs/architecture.md). The test takes its database back to the migrations just before the
+moves (with the real migration executor), writes rows through the historical models of that
+schema, migrates forward to the latest migrations and reads the rows back through the API with
+the key it wrote.
 """
 
 import pytest
@@ -12,7 +13,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from accounts.models import Transaction
+from accounts.models import StatementLine
 from institutions import keys
 from institutions.models import AllowedNetwork, ApiKey, Institution
 from tests.conftest import Api, body_of
@@ -22,7 +23,7 @@ MOVED = {
     ("api", "institution"): ("institutions", "institution"),
     ("api", "apikey"): ("institutions", "apikey"),
     ("api", "allowednetwork"): ("institutions", "allowednetwork"),
-    ("transactions", "transaction"): ("accounts", "transaction"),
+    ("transactions", "transaction"): ("accounts", "statementline"),
 }
 
 
@@ -140,7 +141,7 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
     assert list(AllowedNetwork.objects.values_list("api_key_id", "cidr")) == [
         (api_key.pk, "127.0.0.1/32")
     ]
-    assert Transaction.objects.get().account_id == account.pk
+    assert StatementLine.objects.get().account_id == account.pk
 
     # And the API reads them with the key written before the move (its allowlist applies).
     for version in ("v1", "v2"):

@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis import checks
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from accounts.models import AccountProduct, Transaction
+from accounts.models import AccountProduct, StatementLine
 from accounts.services import account_create, adjustment_create, fee_charge, hold_place
 from authorizations.services import authorization_create, card_return_create
 from cards.models import CardProduct
@@ -168,7 +168,7 @@ def tenant(db):
                 "holdId": hold.id,
                 "transferId": transfer.id,
                 "batchId": batch.id,
-                "transactionId": Transaction.objects.filter(account=source).first().id,
+                "transactionId": StatementLine.objects.filter(account=source).first().id,
                 "cardId": card.id,
                 "ruleId": rule.id,
                 "alertId": alert.id,

@@ -7,7 +7,7 @@ are signed as the account holder sees them (credits +, debits -).
 
 from django.contrib import admin
 
-from accounts.models import Transaction
+from accounts.models import StatementLine
 from api.names import api_data
 from core.admin import (
     ExactIdSearchMixin,
@@ -18,8 +18,8 @@ from core.admin import (
 )
 
 
-@admin.register(Transaction)
-class TransactionAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+@admin.register(StatementLine)
+class StatementLineAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     list_display = [
         "id",
         "account_link",

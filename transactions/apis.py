@@ -11,7 +11,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from accounts.models.statement import TRANSACTION_STATUSES, Transaction
+from accounts.models.statement import TRANSACTION_STATUSES, StatementLine
 from accounts.selectors import account_get
 from api.schema import document
 from api.serializers import Serializer, StoredDataField, TimestampField
@@ -56,9 +56,9 @@ class DateOrDateTimeField(serializers.Field):
 class TransactionQuery(Serializer):
     fromDate = DateOrDateTimeField(end_of_day=False, required=False)  # noqa: N815
     toDate = DateOrDateTimeField(end_of_day=True, required=False)  # noqa: N815
-    type = serializers.ChoiceField(choices=Transaction.Type.choices, required=False)
+    type = serializers.ChoiceField(choices=StatementLine.Type.choices, required=False)
     settlementStatus = serializers.ChoiceField(  # noqa: N815
-        choices=Transaction.SettlementStatus.choices, required=False
+        choices=StatementLine.SettlementStatus.choices, required=False
     )
 
     def validate(self, attrs):
@@ -73,9 +73,9 @@ class TransactionOut(Serializer):
     cardId = serializers.CharField(  # noqa: N815
         source="card_id", allow_null=True, help_text="The card the money moved through, if any."
     )
-    type = serializers.ChoiceField(choices=Transaction.Type.choices)
+    type = serializers.ChoiceField(choices=StatementLine.Type.choices)
     settlementStatus = serializers.ChoiceField(  # noqa: N815
-        source="settlement_status", choices=Transaction.SettlementStatus.choices
+        source="settlement_status", choices=StatementLine.SettlementStatus.choices
     )
     direction = serializers.SerializerMethodField(help_text="credit (money in) or debit.")
     amount = serializers.IntegerField(help_text="Minor units, always positive.")
@@ -106,7 +106,7 @@ class TransactionOutV2(TransactionOut):
     """v2 adds what v1, the legacy line, does not show (docs/metadata.md, "Versions")."""
 
     category = serializers.ChoiceField(
-        choices=Transaction.Category.choices,
+        choices=StatementLine.Category.choices,
         allow_null=True,
         help_text='"fee": a fee charged (CashDec) or waived (CashInc), docs/fees.md; null for '
         "every other line.",
@@ -122,8 +122,8 @@ TRANSACTION_OUTPUT = {V1: TransactionOut, V2: TransactionOutV2}
 LISTING_PARAMETERS = [
     OpenApiParameter("fromDate", str, description="Inclusive: a date or a date-time."),
     OpenApiParameter("toDate", str, description="Inclusive: a date or a date-time."),
-    OpenApiParameter("type", str, enum=Transaction.Type.values),
-    OpenApiParameter("settlementStatus", str, enum=Transaction.SettlementStatus.values),
+    OpenApiParameter("type", str, enum=StatementLine.Type.values),
+    OpenApiParameter("settlementStatus", str, enum=StatementLine.SettlementStatus.values),
 ]
 
 

@@ -3,7 +3,7 @@ one range scan of an (account, ..., id) index, as fast at a million lines as at 
 
 from datetime import datetime
 
-from accounts.models.statement import POSITION, Transaction
+from accounts.models.statement import POSITION, StatementLine
 from core.ids import bound
 from core.selectors import get_of_institution
 from institutions.models import Institution
@@ -27,7 +27,9 @@ def transaction_list(
     owner = {"account": account} if account is not None else {"card": card}
     # The holds of a page in one more query (a line's `status` reads its hold): the page's own
     # query stays the single index range scan that bench/listing.py measured.
-    lines = Transaction.objects.filter(**owner).prefetch_related("hold").annotate(position=POSITION)
+    lines = (
+        StatementLine.objects.filter(**owner).prefetch_related("hold").annotate(position=POSITION)
+    )
     if from_time is not None:
         lines = lines.filter(position__gte=bound(PREFIX, from_time, upper=False))
     if to_time is not None:
@@ -39,9 +41,9 @@ def transaction_list(
     return lines
 
 
-def transaction_get(*, institution: Institution, transaction_id: str) -> Transaction:
+def transaction_get(*, institution: Institution, transaction_id: str) -> StatementLine:
     return get_of_institution(
-        Transaction.objects.select_related("hold"),
+        StatementLine.objects.select_related("hold"),
         institution=institution,
         id=transaction_id,
         missing="No transaction with this id.",

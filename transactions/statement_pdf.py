@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from fpdf import FPDF, XPos, YPos
 
-from accounts.models import Transaction
+from accounts.models import StatementLine
 from accounts.statements import Statement
 from core.money import money
 
@@ -34,7 +34,7 @@ def _row(pdf: FPDF, values: list[str], *, bold: bool = False) -> None:
     pdf.ln(6)
 
 
-def statement_pdf(statement: Statement, lines: Iterable[Transaction]) -> bytes:
+def statement_pdf(statement: Statement, lines: Iterable[StatementLine]) -> bytes:
     account, period = statement.account, statement.period
     currency = account.currency
     pdf = FPDF(format="A4")

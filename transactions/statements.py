@@ -23,7 +23,7 @@ from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
 from accounts import statements
-from accounts.models import Account, Transaction
+from accounts.models import Account, StatementLine
 from accounts.selectors import account_get
 from accounts.statements import MAX_DAYS, Period, Statement
 from api.pagination import decode_cursor, page_limit
@@ -150,7 +150,7 @@ def statement_cursor(statement: Statement, after: str) -> str:
 
 
 def _statement_of_cursor(value: dict, account: Account, period: Period) -> Statement:
-    by_type = {kind: {"credits": 0, "debits": 0, "count": 0} for kind in Transaction.Type.values}
+    by_type = {kind: {"credits": 0, "debits": 0, "count": 0} for kind in StatementLine.Type.values}
     for kind, (credits, debits, count) in value["types"].items():
         by_type[kind] = {"credits": credits, "debits": debits, "count": count}
     return Statement(

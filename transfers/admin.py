@@ -8,7 +8,7 @@ naming the action and the reversal. Reversals show read-only on their transfer's
 
 from django.contrib import admin
 
-from accounts.models import Transaction
+from accounts.models import StatementLine
 from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -107,7 +107,7 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
-        return changelist_link(Transaction, "Statement lines", transfer=obj.pk)
+        return changelist_link(StatementLine, "Statement lines", transfer=obj.pk)
 
     @admin.display(description="created by")
     def created_by(self, obj):

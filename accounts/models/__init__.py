@@ -16,7 +16,7 @@ from .fees import Fee
 from .holds import Hold, HoldChange
 from .ledger import Entry, Journal
 from .products import AccountProduct
-from .statement import Transaction
+from .statement import StatementLine
 
 __all__ = [
     "Account",
@@ -27,5 +27,5 @@ __all__ = [
     "Hold",
     "HoldChange",
     "Journal",
-    "Transaction",
+    "StatementLine",
 ]

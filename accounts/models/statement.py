@@ -1,5 +1,5 @@
-"""Statement lines ("transactions" in the spec): what an account holder sees, one line per
-account per posting, with its type and settlement status (spec 2.4).
+"""Statement lines (`StatementLine`, "transactions" in the spec and the API): what an account
+holder sees, one line per account per posting, with its type and settlement status (spec 2.4).
 
 Types: `CashInc` / `CashDec` for loads, unloads and transfers (and captured holds); `Goods`,
 `Cash` and `Return` come with card transactions. Everything posted at once is `Presentment`;
@@ -20,7 +20,7 @@ from .fees import Fee
 from .holds import Hold
 from .ledger import Journal
 
-# What `Transaction.status` can say.
+# What `StatementLine.status` can say.
 TRANSACTION_STATUSES = ["posted", "pending", "reversed", "expired"]
 
 # The listing order of statement lines (see Meta.indexes).
@@ -31,7 +31,7 @@ def _transaction_id():
     return new_id("txn")
 
 
-class Transaction(models.Model):
+class StatementLine(models.Model):
     class Type(models.TextChoices):
         GOODS = "Goods"
         CASH = "Cash"
@@ -55,7 +55,7 @@ class Transaction(models.Model):
         Institution, on_delete=models.PROTECT, related_name="+", db_index=False
     )
     account = models.ForeignKey(
-        Account, on_delete=models.PROTECT, related_name="transactions", db_index=False
+        Account, on_delete=models.PROTECT, related_name="statement_lines", db_index=False
     )
     type = models.CharField(max_length=16, choices=Type.choices)
     settlement_status = models.CharField(max_length=16, choices=SettlementStatus.choices)
@@ -134,8 +134,11 @@ class Transaction(models.Model):
 
     class Meta:
         # Moved here from the `transactions` app with its table and rows (statement lines are
-        # part of the accounts' ledger; `transactions` keeps the HTTP listing).
+        # part of the accounts' ledger; `transactions` keeps the HTTP listing), then renamed
+        # from `Transaction` (it clashed with `django.db.transaction`): the table keeps its name,
+        # and staff still read "transactions" in the admin.
         db_table = "transactions_transaction"
+        verbose_name = "transaction"
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="transaction_amount_positive"),

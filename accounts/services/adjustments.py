@@ -7,7 +7,7 @@ from core.actors import Actor
 from core.rows import new_row
 from events.services import event_for
 
-from ..models import Account, Adjustment, Journal, Transaction
+from ..models import Account, Adjustment, Journal, StatementLine
 from ..posting import credit, debit, journal_new, post
 from ..statement_lines import Line, statement_lines
 from .accounts import internal_account
@@ -38,10 +38,10 @@ def adjustment_create(
         if direction == Adjustment.Direction.CREDIT:
             # The customer's account first: its checks (and their refusals) come first.
             moves = [credit(account.pk, amount), debit(funding.pk, amount, check="")]
-            line_type = Transaction.Type.CASH_INC
+            line_type = StatementLine.Type.CASH_INC
         else:
             moves = [debit(account.pk, amount), credit(funding.pk, amount, check="")]
-            line_type = Transaction.Type.CASH_DEC
+            line_type = StatementLine.Type.CASH_DEC
         journal = journal_new(
             institution_id=account.institution_id,
             kind=Journal.Kind.ADJUSTMENT,

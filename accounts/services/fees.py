@@ -30,7 +30,7 @@ from events.services import emit_for, event_for
 from institutions.models import Institution
 
 from ..locks import lock_fee, lock_internal_account
-from ..models import Account, Fee, Journal, Transaction
+from ..models import Account, Fee, Journal, StatementLine
 from ..posting import credit, debit, journal_new, post
 from ..statement_lines import Line, statement_lines
 from .accounts import internal_account
@@ -112,7 +112,7 @@ def fee_charge(
                 moves=[debit(account.pk, amount), credit(fees.pk, amount, check="")],
                 journal=journal,
                 rows=[fee],
-                lines=_lines(fee, Transaction.Type.CASH_DEC, description, journal),
+                lines=_lines(fee, StatementLine.Type.CASH_DEC, description, journal),
                 events=[
                     event_for(
                         fee, "fee.charged", data=fee_data(fee), institution=account.institution
@@ -133,7 +133,7 @@ def fee_charge(
     return fee
 
 
-def _lines(fee: Fee, line_type: str, description: str, journal: Journal) -> list[Transaction]:
+def _lines(fee: Fee, line_type: str, description: str, journal: Journal) -> list[StatementLine]:
     lines = statement_lines(
         lines=[Line(fee.account, line_type, fee.amount, description, card=fee.card)],
         currency=fee.currency,
@@ -142,7 +142,7 @@ def _lines(fee: Fee, line_type: str, description: str, journal: Journal) -> list
     )
     for line in lines:
         line.fee = fee
-        line.category = Transaction.Category.FEE
+        line.category = StatementLine.Category.FEE
     return lines
 
 
@@ -185,7 +185,7 @@ def fee_waive(*, fee: Fee, user, reason: str) -> Outcome[Fee]:
             # Money back into the account: it must not be closed; the fees account is internal.
             moves=[credit(account.pk, fee.amount), debit(fees.pk, fee.amount, check="")],
             journal=journal,
-            lines=_lines(fee, Transaction.Type.CASH_INC, description, journal),
+            lines=_lines(fee, StatementLine.Type.CASH_INC, description, journal),
             events=[
                 event_for(
                     fee,

@@ -18,7 +18,7 @@ from events.models import Event
 from events.services import emit_for, event_for
 
 from ..locks import lock_accounts, lock_due_holds, lock_hold
-from ..models import Account, Hold, Journal, Transaction
+from ..models import Account, Hold, Journal, StatementLine
 from ..posting import DEBIT, Move, credit, journal_new, post
 from ..statement_lines import Line, statement_lines
 from .accounts import internal_account
@@ -92,7 +92,7 @@ def hold_capture(
     statement_line: bool = True,
     destination: Account | None = None,
     journal: Journal | None = None,
-    lines: list[Transaction] = (),
+    lines: list[StatementLine] = (),
 ) -> Hold:
     """Capture `amount` (default: all) of an active hold; the rest is released.
 
@@ -163,7 +163,7 @@ def hold_capture(
             journal=journal,
             lines=[
                 *statement_lines(
-                    lines=[Line(hold.account, Transaction.Type.CASH_DEC, amount, hold.reason)]
+                    lines=[Line(hold.account, StatementLine.Type.CASH_DEC, amount, hold.reason)]
                     if statement_line
                     else [],
                     currency=hold.currency,

@@ -30,7 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.locks import lock_accounts
-from accounts.models import Account, Hold, Transaction
+from accounts.models import Account, Hold, StatementLine
 from accounts.services import hold_place
 from accounts.statement_lines import Line, statement_lines_record
 from cards.dates import is_past_expiry
@@ -147,7 +147,7 @@ def authorization_create(
                     type,
                     amount,
                     merchant["name"],
-                    settlement_status=Transaction.SettlementStatus.UNSETTLED,
+                    settlement_status=StatementLine.SettlementStatus.UNSETTLED,
                     card=card,
                 )
             ],

@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.locks import lock_accounts, lock_hold
-from accounts.models import Account, Fee, Hold, Transaction
+from accounts.models import Account, Fee, Hold, StatementLine
 from accounts.services import (
     fee_charge,
     hold_capture,
@@ -72,8 +72,8 @@ def authorization_present(
                 amount - authorization.amount,
                 cash=cash,
             )
-        line = Transaction.objects.get(hold=hold)
-        line.settlement_status = Transaction.SettlementStatus.PRESENTMENT
+        line = StatementLine.objects.get(hold=hold)
+        line.settlement_status = StatementLine.SettlementStatus.PRESENTMENT
         line.amount = amount
         line.journal = hold.capture_journal
         line.save(update_fields=["settlement_status", "amount", "journal"])

@@ -11,7 +11,7 @@ matter (a refund reaches a closed card's account); the account must not be close
 from django.db import transaction
 from django.db.models import Sum
 
-from accounts.models import Account, Journal, Transaction
+from accounts.models import Account, Journal, StatementLine
 from accounts.posting import credit, debit, journal_new, post
 from accounts.services import internal_account
 from accounts.statement_lines import Line, statement_lines
@@ -66,7 +66,7 @@ def card_return_create(
             **actor.stamp("created_by"),
         )
         [line] = statement_lines(
-            lines=[Line(account, Transaction.Type.RETURN, amount, merchant["name"], card=card)],
+            lines=[Line(account, StatementLine.Type.RETURN, amount, merchant["name"], card=card)],
             currency=currency,
             journal=journal,
             card_return=card_return,
@@ -88,7 +88,7 @@ def card_return_create(
                         "authorization_id": authorization.pk if authorization else None,
                         "card_id": card.pk,
                         "account_id": account.pk,
-                        "type": Transaction.Type.RETURN,
+                        "type": StatementLine.Type.RETURN,
                         "amount": amount,
                         "currency": currency,
                     },

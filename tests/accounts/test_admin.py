@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.admin import HoldInline, StatementLineInline
-from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
+from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, StatementLine
 from accounts.services import (
     account_create,
     account_set_status,
@@ -129,11 +129,11 @@ def money_world(fi):
         "captured": captured,
         Journal: transfer.journal,
         Entry: transfer.journal.entries.first(),
-        Transaction: Transaction.objects.filter(transfer=transfer).first(),
+        StatementLine: StatementLine.objects.filter(transfer=transfer).first(),
     }
 
 
-MODELS = [Account, AccountProduct, Hold, Journal, Entry, Adjustment, Transfer, Transaction]
+MODELS = [Account, AccountProduct, Hold, Journal, Entry, Adjustment, Transfer, StatementLine]
 
 
 def account_numbers():
@@ -193,7 +193,7 @@ def test_links_from_account_page_filter_the_other_lists(admin_client, money_worl
     html = admin_client.get(url(Account, "change", alice.pk)).content.decode()
     for model, field in [
         (Hold, "account"),
-        (Transaction, "account"),
+        (StatementLine, "account"),
         (Entry, "account"),
         (Adjustment, "account"),
         (Transfer, "source_account"),
@@ -277,15 +277,15 @@ def test_account_page_shows_recent_holds_and_statement_lines(
         money_world[Hold],
         money_world["captured"],
     }
-    assert len(inlines[Transaction].forms) == Transaction.objects.filter(account=alice).count()
+    assert len(inlines[StatementLine].forms) == StatementLine.objects.filter(account=alice).count()
 
     monkeypatch.setattr(HoldInline, "recent", 1)
     monkeypatch.setattr(StatementLineInline, "recent", 2)
     response = admin_client.get(url(Account, "change", alice.pk))
     inlines = {f.formset.model: f.formset for f in response.context["inline_admin_formsets"]}
     assert [form.instance for form in inlines[Hold].forms] == [money_world[Hold]]
-    newest = list(Transaction.objects.filter(account=alice).order_by("-id")[:2])
-    assert [form.instance for form in inlines[Transaction].forms] == newest
+    newest = list(StatementLine.objects.filter(account=alice).order_by("-id")[:2])
+    assert [form.instance for form in inlines[StatementLine].forms] == newest
 
 
 # --- accounts: actions ----------------------------------------------------------------------
@@ -463,20 +463,20 @@ def test_reverse_refused_by_the_service_is_a_message(admin_client, money_world):
 # --- statement lines ------------------------------------------------------------------------
 def test_statement_lines_filter_and_search(admin_client, money_world):
     alice = money_world["alice"]
-    response = admin_client.get(url(Transaction), {"q": alice.pk})
+    response = admin_client.get(url(StatementLine), {"q": alice.pk})
     rows = list(response.context["cl"].result_list)
-    assert rows == list(Transaction.objects.filter(account=alice).order_by("-id"))
-    response = admin_client.get(url(Transaction), {"type__exact": "CashInc", "q": alice.pk})
+    assert rows == list(StatementLine.objects.filter(account=alice).order_by("-id"))
+    response = admin_client.get(url(StatementLine), {"type__exact": "CashInc", "q": alice.pk})
     assert {row.type for row in response.context["cl"].result_list} == {"CashInc"}
-    response = admin_client.get(url(Transaction), {"settlement_status__exact": "Unsettled"})
+    response = admin_client.get(url(StatementLine), {"settlement_status__exact": "Unsettled"})
     assert list(response.context["cl"].result_list) == []
-    html = admin_client.get(url(Transaction), {"q": alice.pk}).content.decode()
+    html = admin_client.get(url(StatementLine), {"q": alice.pk}).content.decode()
     assert "100.00 EUR" in html and "-25.00 EUR" in html  # debits with a minus
 
 
 # --- nothing is written by a form -----------------------------------------------------------
 # (Account products are added and changed through their services: test_products_admin.py.)
-READ_ONLY = [Journal, Entry, Adjustment, Transaction]
+READ_ONLY = [Journal, Entry, Adjustment, StatementLine]
 ACTIONS_ONLY = [Account, Hold, Transfer]
 
 

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.urls import reverse
 
-from accounts.models import Fee, Transaction
+from accounts.models import Fee, StatementLine
 from accounts.services import fee_charge
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
@@ -75,7 +75,7 @@ def test_staff_waive_a_fee_with_a_reason_through_the_service(admin_client, admin
     assert stored.waived_at is not None and stored.waiver_journal.kind == "fee_waiver"
     assert balance(account) == (1_000, 0, 1_000)
     assert internal(fi, "fees").posted == 0
-    lines = Transaction.objects.filter(fee=fee).order_by("pk")
+    lines = StatementLine.objects.filter(fee=fee).order_by("pk")
     assert [(line.type, line.amount, line.category) for line in lines] == [
         ("CashDec", 300, "fee"),
         ("CashInc", 300, "fee"),
@@ -144,7 +144,7 @@ def test_the_fee_pages_show_it(admin_client):
     page = admin_client.get(reverse("admin:accounts_fee_change", args=[fee.pk]))
     assert page.status_code == 200
     assert fee.pk in page.content.decode()
-    (line,) = Transaction.objects.filter(fee=fee)
-    line_page = admin_client.get(reverse("admin:accounts_transaction_change", args=[line.pk]))
+    (line,) = StatementLine.objects.filter(fee=fee)
+    line_page = admin_client.get(reverse("admin:accounts_statementline_change", args=[line.pk]))
     assert line_page.status_code == 200
     assert fee.pk in line_page.content.decode()

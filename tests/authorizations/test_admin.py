@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils.html import escape
 
-from accounts.models import Account, Hold, Journal, Transaction
+from accounts.models import Account, Hold, Journal, StatementLine
 from accounts.services import adjustment_create
 from authorizations.models import Authorization, CardReturn
 from authorizations.services import (
@@ -175,14 +175,14 @@ def test_authorization_filters_and_search(admin_client, world):
 def test_authorization_page_links_card_account_hold_line_returns(admin_client, world):
     card, account = world["card"], world["account"]
     presented = world["presented"]
-    line = Transaction.objects.get(authorization=presented)
+    line = StatementLine.objects.get(authorization=presented)
     response = admin_client.get(url(Authorization, "change", presented.pk))
     html = response.content.decode()
     assert f'<a href="{url(Card, "change", card.pk)}">{card.masked_pan}</a>' in html
     assert url(Account, "change", account.pk) in html
     assert url(Hold, "change", presented.hold_id) in html
     assert re.search(r"/admin/accounts/hold/[^/\"]+/change/", html)  # what is absent below
-    assert f'<a href="{url(Transaction, "change", line.pk)}">{line.pk}</a>' in html
+    assert f'<a href="{url(StatementLine, "change", line.pk)}">{line.pk}</a>' in html
     assert f"{url(CardReturn)}?authorization={presented.pk}" in html
     assert "1 return(s)" in html
     assert f"{url(Event)}?object_id={presented.pk}" in html
@@ -195,7 +195,7 @@ def test_authorization_page_links_card_account_hold_line_returns(admin_client, w
     assert escape(declined.decline_reason) in html
     assert "&quot;limit&quot;: &quot;perTransaction&quot;" in html
     assert not re.search(r"/admin/accounts/hold/[^/\"]+/change/", html)
-    assert not re.search(r"/admin/accounts/transaction/[^/\"]+/change/", html)
+    assert not re.search(r"/admin/accounts/statementline/[^/\"]+/change/", html)
     # Every status renders.
     for name in ("pending", "reversed"):
         response = admin_client.get(url(Authorization, "change", world[name].pk))
@@ -220,12 +220,12 @@ def test_return_list_and_pages(admin_client, world):
     }
 
     html = admin_client.get(url(CardReturn, "change", linked.pk)).content.decode()
-    line = Transaction.objects.get(card_return=linked)
+    line = StatementLine.objects.get(card_return=linked)
     assert url(Card, "change", linked.card_id) in html
     assert url(Account, "change", linked.account_id) in html
     assert url(Authorization, "change", linked.authorization_id) in html
     assert url(Journal, "change", linked.journal_id) in html
-    assert url(Transaction, "change", line.pk) in html
+    assert url(StatementLine, "change", line.pk) in html
     assert "staff" not in html and "API key" in html  # created by
 
 

@@ -53,9 +53,11 @@ def restore_roles() -> None:
     """The groups as institutions/migrations/0003_staff_roles.py makes them, after a
     transactional test emptied the tables (Django makes the permissions again itself)."""
     roles = importlib.import_module("institutions.migrations.0003_staff_roles").ROLES
+    # Codenames renamed since with their model (`Transaction` -> `StatementLine`).
+    renamed = importlib.import_module("accounts.migrations.0026_statement_line").PERMISSIONS_RENAMED
     for name, permissions in roles.items():
         group, _ = Group.objects.get_or_create(name=name)
         group.permissions.set(
             Permission.objects.get(content_type__app_label=app_label, codename=codename)
-            for app_label, codename in permissions
+            for app_label, codename in (renamed.get(pair, pair) for pair in permissions)
         )

@@ -4,7 +4,7 @@ secret on it (docs/back-office.md)."""
 import pytest
 from django.urls import reverse
 
-from accounts.models import Account, Transaction
+from accounts.models import Account, StatementLine
 from cards.models import Card
 from customers.models import Customer
 from tests.api.test_scopes import World
@@ -41,10 +41,10 @@ def test_the_customer_page_shows_accounts_cards_and_recent_lines(admin_client, w
     assert f"•••• {account.account_number[-4:]}" in html
     assert reverse("admin:cards_card_change", args=[card.pk]) in html
     assert card.masked_pan in html
-    lines = Transaction.objects.filter(account=account).order_by("-id")
+    lines = StatementLine.objects.filter(account=account).order_by("-id")
     assert lines.count() >= 3  # the load, the payment, the transfer
     for line in lines[:20]:
-        assert reverse("admin:accounts_transaction_change", args=[line.pk]) in html
+        assert reverse("admin:accounts_statementline_change", args=[line.pk]) in html
     # Links to the whole lists.
     assert f"?customer={world['customer']}" in html
 

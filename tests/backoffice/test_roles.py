@@ -20,7 +20,7 @@ VIEWED = {
     "accounts.view_entry",
     "accounts.view_adjustment",
     "accounts.view_fee",
-    "accounts.view_transaction",
+    "accounts.view_statementline",
     "cards.view_cardproduct",
     "cards.view_card",
     "cards.view_sensitivedetailsaccess",

@@ -9,7 +9,7 @@ core/migrations/0001_no_like_indexes.py dropped the old ones; the tables every t
 import pytest
 from django.db import connection
 
-from accounts.models import Entry, Hold, Transaction
+from accounts.models import Entry, Hold, StatementLine
 from authorizations.models import Authorization
 from events.models import Event
 from monitoring.models import MonitoringAlert
@@ -52,7 +52,7 @@ def test_no_pattern_ops_index_on_our_tables():
 
 
 def test_the_statement_line_table_keeps_only_the_indexes_its_reads_use():
-    assert sorted(indexes(Transaction._meta.db_table)) == [
+    assert sorted(indexes(StatementLine._meta.db_table)) == [
         "transactions_transaction_pkey",
         "txn_account_idx",
         "txn_account_status_idx",
@@ -82,7 +82,7 @@ def test_the_statement_line_table_keeps_only_the_indexes_its_reads_use():
     ],
 )
 def test_every_lookup_of_statement_lines_has_its_index(lookup, index):
-    query = Transaction.objects.filter(**lookup).order_by().values("pk")
+    query = StatementLine.objects.filter(**lookup).order_by().values("pk")
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
         plan = query.explain()

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.models import Account, AccountProduct, Fee, Transaction
+from accounts.models import Account, AccountProduct, Fee, StatementLine
 from accounts.services import internal_account, monthly_fees_charge
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
@@ -42,7 +42,7 @@ def charged_once(fi, accounts, fee: int = 300) -> None:
     assert set(fees.values_list("status", "amount")) == {("charged", fee)}
     events = Counter(Event.objects.filter(type="fee.charged").values_list("object_id", flat=True))
     assert events == dict.fromkeys(fees.values_list("pk", flat=True), 1)
-    assert Transaction.objects.filter(fee__in=fees, category="fee").count() == len(ids)
+    assert StatementLine.objects.filter(fee__in=fees, category="fee").count() == len(ids)
     assert set(Account.objects.filter(pk__in=ids).values_list("posted", flat=True)) == {700}
     assert internal(fi, "fees").posted == fee * len(ids)
     assert ledger_breaches() == []

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from accounts.models import Account, Transaction
+from accounts.models import Account, StatementLine
 from events.models import Event
 from tests.accounts.api.helpers import (
     ANY,
@@ -51,7 +51,7 @@ def snapshot(api, *account_ids) -> dict:
         "statements": [statement(api, account_id) for account_id in account_ids],
         "transfers": Transfer.objects.count(),
         "reversals": TransferReversal.objects.count(),
-        "lines": Transaction.objects.count(),
+        "lines": StatementLine.objects.count(),
         "events": Event.objects.filter(type__startswith="transfer.").count(),
     }
 

@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from accounts.models import Transaction
+from accounts.models import StatementLine
 from accounts.verification import ledger_breaches
 from events.models import Event
 from tests.accounts.api.helpers import balances, funded_account, money
@@ -108,7 +108,7 @@ def test_batches_in_opposite_orders_and_single_transfers_do_not_deadlock(api_v2,
     for account_id, amount in expected.items():
         assert balances(api_v2, account_id) == money(amount)
     assert sum(expected.values()) == 3 * START
-    assert Transaction.objects.filter(transfer__isnull=False).count() == 2 * len(posted_ids)
+    assert StatementLine.objects.filter(transfer__isnull=False).count() == 2 * len(posted_ids)
     assert Event.objects.filter(type="transfer.posted").count() == len(posted_ids)
     assert ledger_breaches() == []
     # No request deadlocked and was retried or hidden: PostgreSQL saw none (its statistics

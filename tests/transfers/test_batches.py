@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from accounts.models import Transaction
+from accounts.models import StatementLine
 from events.models import Event
 from tests.accounts.api.helpers import (
     ANY,
@@ -126,7 +126,7 @@ def snapshot(api, *account_ids) -> dict:
         "transfers": Transfer.objects.count(),
         "reversals": TransferReversal.objects.count(),
         "batches": TransferBatch.objects.count(),
-        "lines": Transaction.objects.count(),
+        "lines": StatementLine.objects.count(),
         "events": Event.objects.filter(type__startswith="transfer.").count(),
     }
 
@@ -250,7 +250,7 @@ def test_every_row_of_a_transfer_has_its_journals_instant(api_v2, trio):
     def stamps(transfer_id: str) -> tuple:
         row = Transfer.objects.select_related("journal").get(pk=transfer_id)
         entries = Entry.objects.filter(journal=row.journal).values_list("created_at", flat=True)
-        lines = Transaction.objects.filter(transfer=row).values_list("created_at", flat=True)
+        lines = StatementLine.objects.filter(transfer=row).values_list("created_at", flat=True)
         event = Event.objects.filter(object_id=transfer_id).values_list("created_at", flat=True)
         return (
             row.journal.created_at,
@@ -507,7 +507,7 @@ def test_independent_batch_with_mixed_outcomes(api_v2, trio):
     # The failed items left nothing: 4 transfers (plus the single one), their lines and events.
     in_batch = Transfer.objects.filter(batch_id=document["batchId"])
     assert sorted(in_batch.values_list("pk", flat=True)) == sorted(ids.values())
-    assert Transaction.objects.filter(transfer__batch_id=document["batchId"]).count() == 8
+    assert StatementLine.objects.filter(transfer__batch_id=document["batchId"]).count() == 8
     assert len(events(api_v2, "transfer.posted")) == 5
     # A failed item's reference is not taken.
     created(transfer(api_v2, a, b, 1, reference="poor"), "v2")

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from accounts.models import Account, Transaction
+from accounts.models import Account, StatementLine
 from accounts.verification import ledger_breaches
 from events.models import Event
 from tests.accounts.api.helpers import CREATED, balances, funded_account, money
@@ -122,7 +122,7 @@ def test_concurrent_transfers_among_three_accounts_keep_the_ledger(api_v2, key):
         "posted", flat=True
     )
     assert sum(customer_posted) == 3 * START
-    assert Transaction.objects.filter(transfer__isnull=False).count() == 2 * len(posted_ids)
+    assert StatementLine.objects.filter(transfer__isnull=False).count() == 2 * len(posted_ids)
     assert Event.objects.filter(type="transfer.posted").count() == len(posted_ids)
 
 

@@ -3,7 +3,7 @@
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Journal, Transaction
+from accounts.models import Journal, StatementLine
 from accounts.posting import credit, debit, journal_new, post
 from accounts.statement_lines import Line, statement_lines
 from core.actors import Actor
@@ -70,14 +70,14 @@ def transfer_reverse(
                 lines=[
                     Line(
                         destination,
-                        Transaction.Type.CASH_DEC,
+                        StatementLine.Type.CASH_DEC,
                         amount,
                         description,
                         card=transfer.destination_card,
                     ),
                     Line(
                         source,
-                        Transaction.Type.CASH_INC,
+                        StatementLine.Type.CASH_INC,
                         amount,
                         description,
                         card=transfer.source_card,

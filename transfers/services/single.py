@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from accounts.models import Account, Journal, Transaction
+from accounts.models import Account, Journal, StatementLine
 from accounts.posting import credit, debit, journal_new, post
 from accounts.statement_lines import Line, statement_lines
 from cards.models import Card
@@ -114,7 +114,7 @@ class NewTransfer:
 
     journal: Journal
     transfer: Transfer
-    lines: list[Transaction]
+    lines: list[StatementLine]
     event: Event
 
 
@@ -168,14 +168,14 @@ def posted_rows(order: Order, *, batch: TransferBatch | None = None) -> NewTrans
         lines=[
             Line(
                 order.source,
-                Transaction.Type.CASH_DEC,
+                StatementLine.Type.CASH_DEC,
                 order.amount,
                 order.description,
                 card=order.source_card,
             ),
             Line(
                 order.destination,
-                Transaction.Type.CASH_INC,
+                StatementLine.Type.CASH_INC,
                 order.amount,
                 order.description,
                 card=order.destination_card,

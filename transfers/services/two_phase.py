@@ -7,7 +7,7 @@ it (`transfer_void`), expired by the hold expiry job (`transfers_expire`)."""
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import Account, Hold, Journal, Transaction
+from accounts.models import Account, Hold, Journal, StatementLine
 from accounts.posting import journal_new
 from accounts.services import hold_capture, hold_place, hold_release, holds_expire
 from accounts.statement_lines import Line, statement_lines, statement_lines_record
@@ -105,10 +105,10 @@ def _pending_write(transfer: Transfer, actor: Actor) -> None:
         lines=[
             Line(
                 source,
-                Transaction.Type.CASH_DEC,
+                StatementLine.Type.CASH_DEC,
                 transfer.amount,
                 transfer.description,
-                settlement_status=Transaction.SettlementStatus.UNSETTLED,
+                settlement_status=StatementLine.SettlementStatus.UNSETTLED,
                 card=transfer.source_card,
             )
         ],
@@ -169,7 +169,7 @@ def transfer_post_pending(
                 lines=[
                     Line(
                         transfer.destination_account,
-                        Transaction.Type.CASH_INC,
+                        StatementLine.Type.CASH_INC,
                         amount,
                         transfer.description,
                         card=transfer.destination_card,
@@ -180,8 +180,8 @@ def transfer_post_pending(
                 transfer=transfer,
             ),
         )
-        Transaction.objects.filter(hold=hold, transfer=transfer).update(
-            settlement_status=Transaction.SettlementStatus.PRESENTMENT,
+        StatementLine.objects.filter(hold=hold, transfer=transfer).update(
+            settlement_status=StatementLine.SettlementStatus.PRESENTMENT,
             amount=amount,
             journal=journal,
         )

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from accounts.models import Account, Fee, Transaction
+from accounts.models import Account, Fee, StatementLine
 from accounts.services.fees import basis_points_of
 from accounts.verification import ledger_breaches
 from jobs import tasks
@@ -73,7 +73,7 @@ def fee_line(api, fee: dict) -> dict:
 
 
 def _line_ids(fee_id: str) -> set:
-    return set(Transaction.objects.filter(fee_id=fee_id).values_list("pk", flat=True))
+    return set(StatementLine.objects.filter(fee_id=fee_id).values_list("pk", flat=True))
 
 
 def assert_charged_line(api, fee: dict, *, type="CashDec") -> dict:

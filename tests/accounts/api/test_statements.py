@@ -20,7 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from pypdf import PdfReader
 
 from accounts import statements as statements_module
-from accounts.models import Account, Transaction
+from accounts.models import Account, StatementLine
 from api.pagination import encode_cursor
 from core.ids import _base32
 from core.money import money
@@ -64,7 +64,7 @@ class Clock:
         self.stack.enter_context(mock.patch("django.utils.timezone.now", lambda: self.now))
         self.stack.enter_context(mock.patch("core.ids.time", fake_time))
         self.stack.enter_context(mock.patch("core.ids._last", (0, 0)))
-        created_at = Transaction._meta.get_field("created_at")
+        created_at = StatementLine._meta.get_field("created_at")
         self.stack.enter_context(
             mock.patch.object(created_at, "_get_default", lambda: self.now, create=True)
         )
@@ -465,13 +465,13 @@ def _bulk_lines(
 ) -> None:
     """`count` lines one millisecond apart from `start` (default 2026-05-01 08:00 UTC), written
     directly."""
-    Transaction.objects.bulk_create(
-        Transaction(
+    StatementLine.objects.bulk_create(
+        StatementLine(
             id=f"txn_{_base32(int((start + i * MS).timestamp() * 1000), 10)}{_base32(i, 16)}",
             institution_id=account.institution_id,
             account=account,
-            type=Transaction.Type.CASH_INC,
-            settlement_status=Transaction.SettlementStatus.PRESENTMENT,
+            type=StatementLine.Type.CASH_INC,
+            settlement_status=StatementLine.SettlementStatus.PRESENTMENT,
             amount=100 + i,
             currency="EUR",
             description=f"Line {i}",

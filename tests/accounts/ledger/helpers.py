@@ -5,7 +5,7 @@ from types import SimpleNamespace
 
 from django.db import connection
 
-from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, Transaction
+from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, StatementLine
 from accounts.services import account_create, adjustment_create, internal_account
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
@@ -81,7 +81,7 @@ def ledger_state() -> dict:
         "adjustments": sorted(Adjustment.objects.values_list("pk", flat=True)),
         "transfers": sorted(Transfer.objects.values_list("pk", "status", "reversed_amount")),
         "reversals": sorted(TransferReversal.objects.values_list("pk", flat=True)),
-        "statement_lines": sorted(Transaction.objects.values_list("pk", flat=True)),
+        "statement_lines": sorted(StatementLine.objects.values_list("pk", flat=True)),
         "events": sorted(Event.objects.values_list("pk", flat=True)),
     }
 

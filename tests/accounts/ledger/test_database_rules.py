@@ -15,7 +15,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import Account, Adjustment, Entry, Hold, Journal, Transaction
+from accounts.models import Account, Adjustment, Entry, Hold, Journal, StatementLine
 from accounts.services import hold_place
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
@@ -60,7 +60,7 @@ def books():
         transfer=transfer,
         reversal=reversal,
         adjustment=Adjustment.objects.get(account=account),
-        line=Transaction.objects.filter(account=account).first(),
+        line=StatementLine.objects.filter(account=account).first(),
         journal=transfer.journal,
     )
 
@@ -461,7 +461,7 @@ def transfer(books):
         ),
         (update(TransferReversal, lambda b: b.reversal.pk, amount=0), "reversal_amount_positive"),
         (update(Adjustment, lambda b: b.adjustment.pk, amount=0), "adjustment_amount_positive"),
-        (update(Transaction, lambda b: b.line.pk, amount=-1), "transaction_amount_positive"),
+        (update(StatementLine, lambda b: b.line.pk, amount=-1), "transaction_amount_positive"),
         (update(Account, account, pending=-1), "account_pending_nonneg"),
         (update(Account, lambda b: b.funding.pk, pending=-1), "account_pending_nonneg"),
         (update(Account, account, overdraft_limit=-1), "account_overdraft_nonneg"),
@@ -481,7 +481,7 @@ def test_check_constraints_refuse_what_python_would_not_write(books, change, con
     before = ledger_state()
     rows = {
         model: list(model.objects.order_by("pk").values())
-        for model in (Account, Hold, Transfer, TransferReversal, Adjustment, Transaction)
+        for model in (Account, Hold, Transfer, TransferReversal, Adjustment, StatementLine)
     }
     with pytest.raises(IntegrityError) as excinfo:
         with transaction.atomic():

@@ -32,7 +32,7 @@ import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
-from accounts.models import Account, Entry, Hold, Journal, Transaction
+from accounts.models import Account, Entry, Hold, Journal, StatementLine
 from accounts.verification import ledger_breaches
 from core.rows import as_row
 from events.models import Event
@@ -387,11 +387,11 @@ def transfer_operation(bank, amount):
         journal=journal,
     )
     lines = [
-        Transaction(
+        StatementLine(
             institution=bank.fi,
             account=account,
             type=kind,
-            settlement_status=Transaction.SettlementStatus.PRESENTMENT,
+            settlement_status=StatementLine.SettlementStatus.PRESENTMENT,
             amount=amount,
             currency="EUR",
             description="rent",
@@ -399,8 +399,8 @@ def transfer_operation(bank, amount):
             transfer=transfer,
         )
         for account, kind in (
-            (bank.account, Transaction.Type.CASH_DEC),
-            (bank.empty, Transaction.Type.CASH_INC),
+            (bank.account, StatementLine.Type.CASH_DEC),
+            (bank.empty, StatementLine.Type.CASH_INC),
         )
     ]
     event = Event(
@@ -441,7 +441,7 @@ def test_a_refusal_writes_nothing(bank, refused_by):
     assert not Journal.objects.filter(pk=operation.journal.pk).exists()
     assert not Entry.objects.filter(journal_id=operation.journal.pk).exists()
     assert not Transfer.objects.filter(pk=operation.transfer.pk).exists()
-    assert not Transaction.objects.filter(pk__in=[line.pk for line in operation.lines]).exists()
+    assert not StatementLine.objects.filter(pk__in=[line.pk for line in operation.lines]).exists()
     assert not Event.objects.filter(pk=operation.events[0].pk).exists()
     assert ledger_breaches() == []
 
@@ -483,7 +483,7 @@ def test_a_transfer_posts_its_journal_entries_balances_rows_lines_and_events(ban
     # The operation's row, its statement lines and its event, as given.
     assert as_row(Transfer.objects.get(pk=operation.transfer.pk)) == as_row(operation.transfer)
     for line in operation.lines:
-        assert as_row(Transaction.objects.get(pk=line.pk)) == as_row(line)
+        assert as_row(StatementLine.objects.get(pk=line.pk)) == as_row(line)
     assert as_row(Event.objects.get(pk=operation.events[0].pk)) == as_row(operation.events[0])
     assert_ledger_ok()
 

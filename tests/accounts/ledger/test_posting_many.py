@@ -37,7 +37,7 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from accounts.models import Account, Entry, Journal, Transaction
+from accounts.models import Account, Entry, Journal, StatementLine
 from accounts.posting import Movement as PostingMovement
 from accounts.posting import credit, debit, post, post_many
 from accounts.services import hold_place
@@ -162,7 +162,7 @@ def assert_nothing_of(items) -> None:
         assert not Journal.objects.filter(pk=one.journal.pk).exists()
         assert not Entry.objects.filter(journal_id=one.journal.pk).exists()
         assert not Transfer.objects.filter(pk=one.transfer.pk).exists()
-        assert not Transaction.objects.filter(pk__in=[line.pk for line in one.lines]).exists()
+        assert not StatementLine.objects.filter(pk__in=[line.pk for line in one.lines]).exists()
         assert not Event.objects.filter(pk=one.event.pk).exists()
 
 
@@ -176,9 +176,9 @@ def assert_written(one: Item) -> None:
     ]
     assert {entry.created_at for entry in entries} == {one.journal.created_at}
     assert as_row(Transfer.objects.get(pk=one.transfer.pk)) == as_row(one.transfer)
-    assert Transaction.objects.filter(journal_id=one.journal.pk).count() == len(one.lines)
+    assert StatementLine.objects.filter(journal_id=one.journal.pk).count() == len(one.lines)
     for line in one.lines:
-        assert as_row(Transaction.objects.get(pk=line.pk)) == as_row(line)
+        assert as_row(StatementLine.objects.get(pk=line.pk)) == as_row(line)
     assert as_row(Event.objects.get(pk=one.event.pk)) == as_row(one.event)
 
 

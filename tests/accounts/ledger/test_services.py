@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from accounts.models import Account, Entry, Hold, Transaction
+from accounts.models import Account, Entry, Hold, StatementLine
 from accounts.services import (
     account_set_status,
     adjustment_create,
@@ -95,7 +95,7 @@ def entries(journal) -> list[tuple]:
 
 
 def lines(**filters) -> list[tuple]:
-    return list(Transaction.objects.filter(**filters).order_by("id").values_list(*LINE_FIELDS))
+    return list(StatementLine.objects.filter(**filters).order_by("id").values_list(*LINE_FIELDS))
 
 
 def events(type_: str) -> list[tuple]:
@@ -201,7 +201,7 @@ def test_a_credit_adjustment_loads_the_account_against_the_funding_account(fi):
         [(funding.pk, "debit", 1050, "EUR"), (account.pk, "credit", 1050, "EUR")]
     )
     assert lines(journal=journal) == [(account.pk, "CashInc", "Presentment", 1050, "EUR", "Top-up")]
-    assert list(Transaction.objects.values_list("adjustment_id", "transfer_id", "hold_id")) == [
+    assert list(StatementLine.objects.values_list("adjustment_id", "transfer_id", "hold_id")) == [
         (adjustment.pk, None, None)
     ]
     assert events("adjustment.posted") == [
@@ -303,9 +303,9 @@ def test_a_transfer_moves_money_between_two_accounts(fi):
             (destination.pk, "CashInc", "Presentment", 250, "EUR", "Rent"),
         ]
     )
-    assert set(Transaction.objects.filter(transfer=moved).values_list("journal_id", flat=True)) == {
-        moved.journal_id
-    }
+    assert set(
+        StatementLine.objects.filter(transfer=moved).values_list("journal_id", flat=True)
+    ) == {moved.journal_id}
     assert events("transfer.posted") == [
         (
             fi.pk,
@@ -414,7 +414,7 @@ def test_a_partial_reversal_sends_part_of_the_transfer_back(fi, posted):
             (posted.a.pk, "CashInc", "Presentment", 300, "EUR", description),
         ]
     )
-    assert Transaction.objects.filter(journal=reversal.journal, transfer=moved).count() == 2
+    assert StatementLine.objects.filter(journal=reversal.journal, transfer=moved).count() == 2
     assert events("transfer.reversed") == [
         (
             fi.pk,
@@ -568,7 +568,7 @@ def test_capturing_a_whole_hold_moves_it_to_the_settlement_account(fi):
         [(account.pk, "debit", 300, "EUR"), (settlement.pk, "credit", 300, "EUR")]
     )
     assert lines(hold=hold) == [(account.pk, "CashDec", "Presentment", 300, "EUR", "Taxi")]
-    assert Transaction.objects.get(hold=hold).journal_id == journal.pk
+    assert StatementLine.objects.get(hold=hold).journal_id == journal.pk
     assert events("hold.captured") == [
         (
             fi.pk,
