@@ -41,7 +41,7 @@ def parse_args():
 
 
 def statement_of(count: int):
-    from accounts.statements import Period, Statement
+    from accounts.statement_lines.periods import Period, Statement
 
     period = Period(first=date(2026, 1, 1), last=date(2026, 1, 31), time_zone="Europe/Berlin")
     account = SimpleNamespace(

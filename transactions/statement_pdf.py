@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from fpdf import FPDF, XPos, YPos
 
 from accounts.models import StatementLine
-from accounts.statements import Statement
+from accounts.statement_lines.periods import Statement
 from core.money import money
 
 FONT = "Helvetica"

@@ -22,10 +22,10 @@ from django.http import HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import serializers
 
-from accounts import statements
 from accounts.models import Account, StatementLine
 from accounts.selectors import account_get
-from accounts.statements import MAX_DAYS, Period, Statement
+from accounts.statement_lines import periods
+from accounts.statement_lines.periods import MAX_DAYS, Period, Statement
 from api.pagination import decode_cursor, page_limit
 from api.schema import READ_ERRORS, document
 from api.serializers import Serializer
@@ -287,7 +287,7 @@ def csv_rows(account, period: Period):
     writer = csv.writer(_Echo(), lineterminator="\r\n")
     yield writer.writerow(CSV_HEADER)
     zone = period.start.tzinfo
-    for line in statements.statement_lines_stream(account=account, period=period):
+    for line in periods.statement_lines_stream(account=account, period=period):
         yield writer.writerow(
             [
                 line.created_at.astimezone(zone).date().isoformat(),
@@ -333,12 +333,12 @@ class _StatementView(TXView):
     def _json(self, account_id: str, first: date, last: date):
         limit, after, figures = _page(self.request, account_id, first, last)
         account = account_get(institution=self.institution, account_id=account_id)
-        period = statements.period_of(account=account, first=first, last=last)
+        period = periods.period_of(account=account, first=first, last=last)
         if figures is None:
-            statement = statements.statement_build(account=account, period=period)
+            statement = periods.statement_build(account=account, period=period)
         else:
             statement = _statement_of_cursor(figures, account, period)
-        lines, last_position = statements.statement_lines_page(
+        lines, last_position = periods.statement_lines_page(
             account=account, period=period, limit=limit, after=after
         )
         cursor = statement_cursor(statement, last_position) if last_position is not None else None
@@ -366,7 +366,7 @@ class AccountStatementView(_StatementView):
         if wanted(request, (JSON, CSV)) != CSV:
             return self._json(accountId, first, last)
         account = account_get(institution=self.institution, account_id=accountId)
-        period = statements.period_of(account=account, first=first, last=last)
+        period = periods.period_of(account=account, first=first, last=last)
         response = StreamingHttpResponse(
             csv_rows(account, period), content_type=f"{CSV}; charset=utf-8"
         )
@@ -397,20 +397,18 @@ class AccountMonthlyStatementView(_StatementView):
         if wanted(request, (JSON, PDF)) != PDF:
             return self._json(accountId, first, last)
         account = account_get(institution=self.institution, account_id=accountId)
-        period = statements.period_of(account=account, first=first, last=last)
+        period = periods.period_of(account=account, first=first, last=last)
         # Counted before anything is laid out, and no further than one line past the bound.
         most = settings.STATEMENT_PDF_MAX_LINES
-        count = statements.statement_line_count(account=account, period=period, at_most=most + 1)
+        count = periods.statement_line_count(account=account, period=period, at_most=most + 1)
         if count > most:
             csv_path = request.path.rsplit("/", 1)[0]
             query = urlencode({"from": first.isoformat(), "to": last.isoformat()})
             raise StatementTooLarge(
                 details={"max_lines": most, "csv_path": f"{csv_path}?{query}", "accept": CSV}
             )
-        statement = statements.statement_build(account=account, period=period, line_count=count)
-        lines = statements.statement_lines_stream(
-            account=statement.account, period=statement.period
-        )
+        statement = periods.statement_build(account=account, period=period, line_count=count)
+        lines = periods.statement_lines_stream(account=statement.account, period=statement.period)
         content = statement_pdf(statement, lines)
         response = HttpResponse(content, content_type=PDF)
         response["Content-Disposition"] = (

@@ -9,7 +9,7 @@ from events.services import event_for
 
 from ..models import Account, Adjustment, Journal, StatementLine
 from ..posting import credit, debit, journal_new, post
-from ..statement_lines import Line, statement_lines
+from ..statement_lines import Line, statement_lines_new
 from .accounts import internal_account
 
 
@@ -64,7 +64,7 @@ def adjustment_create(
             moves=moves,
             journal=journal,
             rows=[adjustment],
-            lines=statement_lines(
+            lines=statement_lines_new(
                 lines=[Line(account, line_type, amount, description)],
                 currency=currency,
                 journal=journal,

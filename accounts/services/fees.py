@@ -32,7 +32,7 @@ from institutions.models import Institution
 from ..locks import lock_fee, lock_internal_account
 from ..models import Account, Fee, Journal, StatementLine
 from ..posting import credit, debit, journal_new, post
-from ..statement_lines import Line, statement_lines
+from ..statement_lines import Line, statement_lines_new
 from .accounts import internal_account
 
 MAX_REASON_LENGTH = 500
@@ -134,7 +134,7 @@ def fee_charge(
 
 
 def _lines(fee: Fee, line_type: str, description: str, journal: Journal) -> list[StatementLine]:
-    lines = statement_lines(
+    lines = statement_lines_new(
         lines=[Line(fee.account, line_type, fee.amount, description, card=fee.card)],
         currency=fee.currency,
         journal=journal,

@@ -20,7 +20,7 @@ from events.services import emit_for, event_for
 from ..locks import lock_accounts, lock_due_holds, lock_hold
 from ..models import Account, Hold, Journal, StatementLine
 from ..posting import DEBIT, Move, credit, journal_new, post
-from ..statement_lines import Line, statement_lines
+from ..statement_lines import Line, statement_lines_new
 from .accounts import internal_account
 
 
@@ -162,7 +162,7 @@ def hold_capture(
             ],
             journal=journal,
             lines=[
-                *statement_lines(
+                *statement_lines_new(
                     lines=[Line(hold.account, StatementLine.Type.CASH_DEC, amount, hold.reason)]
                     if statement_line
                     else [],

@@ -14,7 +14,7 @@ from django.db.models import Sum
 from accounts.models import Account, Journal, StatementLine
 from accounts.posting import credit, debit, journal_new, post
 from accounts.services import internal_account
-from accounts.statement_lines import Line, statement_lines
+from accounts.statement_lines import Line, statement_lines_new
 from cards.models import Card
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
@@ -65,7 +65,7 @@ def card_return_create(
             channel=merchant["channel"],
             **actor.stamp("created_by"),
         )
-        [line] = statement_lines(
+        [line] = statement_lines_new(
             lines=[Line(account, StatementLine.Type.RETURN, amount, merchant["name"], card=card)],
             currency=currency,
             journal=journal,

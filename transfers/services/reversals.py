@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from accounts.models import Journal, StatementLine
 from accounts.posting import credit, debit, journal_new, post
-from accounts.statement_lines import Line, statement_lines
+from accounts.statement_lines import Line, statement_lines_new
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition
 from core.rows import new_row
@@ -66,7 +66,7 @@ def transfer_reverse(
             moves=[debit(destination.pk, amount), credit(source.pk, amount)],
             journal=journal,
             rows=[reversal],
-            lines=statement_lines(
+            lines=statement_lines_new(
                 lines=[
                     Line(
                         destination,

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from accounts.models import Account, Journal, StatementLine
 from accounts.posting import credit, debit, journal_new, post
-from accounts.statement_lines import Line, statement_lines
+from accounts.statement_lines import Line, statement_lines_new
 from cards.models import Card
 from core.actors import Actor
 from core.metrics import TRANSFER_SINGLE, count_on_commit
@@ -164,7 +164,7 @@ def posted_rows(order: Order, *, batch: TransferBatch | None = None) -> NewTrans
     transfer = transfer_row(
         order, created_at=now, posted_amount=order.amount, journal=journal, batch=batch
     )
-    lines = statement_lines(
+    lines = statement_lines_new(
         lines=[
             Line(
                 order.source,

@@ -10,7 +10,7 @@ from django.utils import timezone
 from accounts.models import Account, Hold, Journal, StatementLine
 from accounts.posting import journal_new
 from accounts.services import hold_capture, hold_place, hold_release, holds_expire
-from accounts.statement_lines import Line, statement_lines, statement_lines_record
+from accounts.statement_lines import Line, statement_lines_new, statement_lines_record
 from cards.models import Card
 from cards.services import unspend
 from core.actors import Actor
@@ -165,7 +165,7 @@ def transfer_post_pending(
             statement_line=False,
             destination=transfer.destination_account,
             journal=journal,
-            lines=statement_lines(
+            lines=statement_lines_new(
                 lines=[
                     Line(
                         transfer.destination_account,

@@ -19,8 +19,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from pypdf import PdfReader
 
-from accounts import statements as statements_module
 from accounts.models import Account, StatementLine
+from accounts.statement_lines import periods as statements_module
 from api.pagination import encode_cursor
 from core.ids import _base32
 from core.money import money
@@ -525,7 +525,7 @@ def test_csv_memory_does_not_grow_with_the_lines(api, version, monkeypatch):
     _bulk_lines(account, 2_000)
 
     def peak_of(lines: int) -> int:
-        from accounts.statements import Period, statement_lines_stream
+        from accounts.statement_lines.periods import Period, statement_lines_stream
 
         period = Period(
             first=datetime(2026, 5, 1).date(),  # noqa: DTZ001

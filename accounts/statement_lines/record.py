@@ -1,11 +1,13 @@
-"""Statement lines, written by the services that move money, in their transaction."""
+"""Statement lines written: built by the services that move money (`statement_lines_new`) and
+written with their posting (`accounts.posting.post`) or on their own (`statement_lines_record`),
+in the operation's transaction."""
 
 from dataclasses import dataclass
 from datetime import datetime
 
 from core.rows import new_row
 
-from .models import Account, Adjustment, Hold, Journal, StatementLine
+from ..models import Account, Adjustment, Hold, Journal, StatementLine
 
 
 @dataclass(frozen=True)
@@ -18,7 +20,7 @@ class Line:
     card: object | None = None  # cards.Card: the card the money moved through, if any
 
 
-def statement_lines(
+def statement_lines_new(
     *,
     lines: list[Line],
     currency: str,
@@ -61,5 +63,5 @@ def statement_lines(
 
 
 def statement_lines_record(**arguments) -> list[StatementLine]:
-    """Write `statement_lines(...)` now (a line that records no posting of its own)."""
-    return StatementLine.objects.bulk_create(statement_lines(**arguments))
+    """Write `statement_lines_new(...)` now (a line that records no posting of its own)."""
+    return StatementLine.objects.bulk_create(statement_lines_new(**arguments))

@@ -1,5 +1,6 @@
-"""Account statements (issue 15): the statement lines of a period of the institution's calendar
-with the posted balance at its two ends and the posted money in between (docs/statements.md).
+"""Statement lines read by period: account statements (issue 15), the lines of a period of the
+institution's calendar with the posted balance at its two ends and the posted money in between
+(docs/statements.md).
 
 - The period: from the first instant of `from` to the first instant of the day after `to`
   (exclusive), both in the institution's time zone (`Institution.time_zone`): a line made at
@@ -27,10 +28,10 @@ from django.db.models import Count, Sum
 
 from core.ids import bound
 
-from .models import Account, StatementLine
-from .models.holds import MAX_LIFETIME
-from .models.statement import POSITION
-from .selectors import balance_at
+from ..models import Account, StatementLine
+from ..models.holds import MAX_LIFETIME
+from ..models.statement import POSITION
+from ..selectors import balance_at
 
 PREFIX = "txn"
 MAX_DAYS = 366
@@ -79,7 +80,7 @@ def period_of(*, account: Account, first: date, last: date) -> Period:
     return Period(first=first, last=last, time_zone=account.institution.time_zone)
 
 
-def statement_lines(*, account: Account, period: Period):
+def period_lines(*, account: Account, period: Period):
     """The lines made in the period, with `position` to page on (oldest first: order by it)."""
     return (
         StatementLine.objects.filter(account=account)
@@ -96,7 +97,7 @@ def statement_line_count(*, account: Account, period: Period, at_most: int | Non
     """How many lines the period has, counting no further than `at_most`: one COUNT over a
     range scan of `txn_account_idx` that stops there (the PDF's bound is checked this way
     before anything is laid out)."""
-    lines = statement_lines(account=account, period=period).order_by()
+    lines = period_lines(account=account, period=period).order_by()
     if at_most is not None:
         lines = lines[:at_most]
     return lines.count()
@@ -104,7 +105,7 @@ def statement_line_count(*, account: Account, period: Period, at_most: int | Non
 
 def statement_lines_page(*, account: Account, period: Period, limit: int, after: str | None):
     """(lines, the position of the last one when more follow): keyset paging, oldest first."""
-    lines = statement_lines(account=account, period=period)
+    lines = period_lines(account=account, period=period)
     if after is not None:
         lines = lines.filter(position__gt=after)
     rows = list(lines.order_by("position")[: limit + 1])
@@ -119,7 +120,7 @@ def statement_lines_stream(*, account: Account, period: Period) -> Iterator[Stat
     one chunk whatever the period's size, and no cursor stays open between two chunks."""
     after = None
     while True:
-        lines = statement_lines(account=account, period=period)
+        lines = period_lines(account=account, period=period)
         if after is not None:
             lines = lines.filter(position__gt=after)
         chunk = list(lines.order_by("position")[:CHUNK])
