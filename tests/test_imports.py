@@ -271,8 +271,12 @@ WIRE_MODULES = {
     # The event's representation (a DRF serializer): the body of GET /events/{id} and of every
     # webhook delivery (docs/events.md).
     "events.payloads",
-    # The statement endpoints: views, serializers, query parsing, CSV; and their PDF.
-    "transactions.statements",
+    # The statement endpoints (accounts.statement_lines.periods rendered): their views, the JSON
+    # document, the cursor of its next page, the CSV and the PDF.
+    "transactions.statement_views",
+    "transactions.statement_serializers",
+    "transactions.statement_cursor",
+    "transactions.statement_csv",
     "transactions.statement_pdf",
 }
 # The domain's imports of the wire, each with its reason. Keep it short.

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from .apis import AccountTransactionsView, CardTransactionsView, TransactionDetailView
-from .statements import AccountMonthlyStatementView, AccountStatementView
+from .statement_views import AccountMonthlyStatementView, AccountStatementView
 
 urlpatterns = [
     path(
