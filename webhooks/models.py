@@ -20,13 +20,12 @@ from django.utils import timezone
 from core import crypto
 from core.ids import new_id
 from core.models import Timestamped
+from core.outbound.targets import MAX_URL_LENGTH
+from core.outbound.transport import MAX_ERROR_LENGTH
 from events.models import Event
 from institutions.models import Institution
 
 ALL_EVENTS = "*"  # an endpoint subscribed to "*" gets every event type, also those added later
-MAX_URL_LENGTH = 2048
-RESPONSE_EXCERPT_CHARS = 500
-MAX_ERROR_LENGTH = 200
 
 
 def _endpoint_id():

@@ -9,6 +9,7 @@ import pytest
 
 from api.models import IdempotencyRecord
 from core import crypto
+from core.outbound.targets import REFUSED
 from tests.accounts.api.helpers import (
     TIMESTAMP,
     assert_error,
@@ -22,7 +23,6 @@ from tests.accounts.api.helpers import (
 )
 from webhooks.models import WebhookEndpoint
 from webhooks.services import MAX_ENABLED_ENDPOINTS
-from webhooks.targets import REFUSED
 
 pytestmark = pytest.mark.django_db
 

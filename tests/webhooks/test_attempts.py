@@ -11,8 +11,8 @@ from django.utils import timezone
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
+from core.outbound import targets
 from events.payloads import event_payload
-from webhooks import targets
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import deliveries as deliveries_module
 from webhooks.services import (

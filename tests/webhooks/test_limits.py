@@ -24,9 +24,9 @@ from cryptography.x509.oid import NameOID
 from django.db import connection, transaction
 from django.utils import timezone
 
+from core.outbound import transport
 from events.services import emit
 from tests.factories import InstitutionFactory
-from webhooks import transport
 from webhooks.models import WebhookAttempt, WebhookDelivery
 from webhooks.services import deliveries as deliveries_module
 from webhooks.services import delivery_attempt, webhook_endpoint_create

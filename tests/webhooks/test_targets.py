@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from webhooks import targets
-from webhooks.targets import TargetRefused, check_url, parse_url, refusal
+from core.outbound import targets
+from core.outbound.targets import TargetRefused, check_url, parse_url, refusal
 
 
 @pytest.fixture

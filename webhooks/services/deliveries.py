@@ -10,7 +10,7 @@ address) is retried after an exponential backoff with full jitter, until `retry_
 (WEBHOOK_RETRY_WINDOW_SECONDS, three days, after the delivery was created); the attempt that
 fails after it marks the delivery failed. The HTTP call runs outside any transaction; its
 attempt is recorded in one. It has one wall-clock deadline (WEBHOOK_TIMEOUT_SECONDS) and reads
-at most WEBHOOK_MAX_RESPONSE_BYTES (`webhooks.transport`), and it runs only in one of the
+at most WEBHOOK_MAX_RESPONSE_BYTES (`core.outbound.transport`), and it runs only in one of the
 institution's delivery slots (`webhooks.services.slots`): when none is free, `NoDeliverySlot`
 says when to look again, and nothing is attempted or recorded.
 """
@@ -28,13 +28,13 @@ from standardwebhooks import Webhook
 
 from core.exceptions import InvalidStateTransition, ValidationFailed
 from core.metrics import WEBHOOK_ATTEMPTS, WEBHOOK_DELIVERIES, count_on_commit
+from core.outbound import transport
+from core.outbound.targets import TargetRefused, check_addresses, parse_url
 from events.models import Event
 from events.payloads import event_payload
 
-from .. import transport
 from ..locks import lock_delivery, lock_delivery_to_retry
 from ..models import WebhookAttempt, WebhookDelivery
-from ..targets import TargetRefused, check_addresses, parse_url
 from .scheduling import deliveries_defer
 from .slots import delivery_slot, slot_wait
 

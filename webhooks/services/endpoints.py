@@ -3,7 +3,7 @@ admin). Each service validates what it is given, whoever calls it, and answers 4
 `validation_error` with `details` keyed by the domain's field names (`url`, `event_types`,
 `enabled`; the API renders them in its own, `api.names`).
 
-The URL rules and the address rules are `webhooks.targets`: the address check resolves the
+The URL rules and the address rules are `core.outbound.targets`: the address check resolves the
 host, so it runs before any lock is taken. The signing secret is made here, sealed on the row
 and returned once (`CreatedEndpoint.secret`); nothing reads it back but the delivery job.
 """
@@ -17,12 +17,12 @@ from django.utils import timezone
 
 from core.exceptions import ValidationFailed
 from core.operations import Outcome, changed, unchanged
+from core.outbound.targets import TargetRefused, check_url
 from events.types import EVENT_TYPES
 from institutions.models import Institution
 
 from ..locks import lock_endpoint
 from ..models import ALL_EVENTS, WebhookEndpoint
-from ..targets import TargetRefused, check_url
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (the format's prefix, not a secret)
 SECRET_BYTES = 32
@@ -51,7 +51,7 @@ def webhook_endpoint_create(
     *, institution: Institution, url: str, event_types: list[str], enabled: bool = True
 ) -> CreatedEndpoint:
     """Subscribe `url` to `event_types` (event types, or `["*"]` for every type, present and
-    future). The URL must pass `webhooks.targets.check_url` (scheme, no credentials, public
+    future). The URL must pass `core.outbound.targets.check_url` (scheme, no credentials, public
     addresses unless WEBHOOK_ALLOW_PRIVATE_TARGETS); at most MAX_ENABLED_ENDPOINTS enabled
     endpoints per institution. 400 `validation_error` otherwise. Returns the endpoint and its
     new signing secret."""

@@ -1,5 +1,6 @@
-"""Where webhooks may be sent: the URL rules and the address rules (no server-side request
-forgery into the bank's own network).
+"""Where outbound requests (webhook deliveries, calls of decisioning endpoints) may be sent:
+the URL rules and the address rules (no server-side request forgery into the bank's own
+network).
 
 A URL is `http` or `https` (`https` only where WEBHOOK_REQUIRE_HTTPS is set, as in production),
 has a host, and carries no credentials (`user:password@`). Unless WEBHOOK_ALLOW_PRIVATE_TARGETS
@@ -11,7 +12,7 @@ resolve within WEBHOOK_RESOLVE_TIMEOUT_SECONDS, and every refusal has one messag
 
 The addresses are checked twice: when the endpoint is created or changed (a clear 400 for the
 client), and when a delivery connects (DNS may have changed since). At delivery the check is on
-the address the socket actually connected to (`webhooks.transport`), so a name that resolves to
+the address the socket actually connected to (`core.outbound.transport`), so a name that resolves to
 a public address for the check and to a private one for the connection is refused too.
 """
 
@@ -27,9 +28,11 @@ from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
 
-from .models import MAX_URL_LENGTH
-
 logger = logging.getLogger(__name__)
+
+# The longest URL accepted (webhook endpoints and decisioning endpoints store it in a column of
+# this length).
+MAX_URL_LENGTH = 2048
 
 
 class TargetRefused(Exception):

@@ -1,6 +1,7 @@
-"""The HTTP client of deliveries: one POST with one deadline and a cap on the bytes read, no
-redirects, no proxies from the environment, and a connection that is dropped before anything
-is sent when its peer address is not allowed (`webhooks.targets.refusal`).
+"""The HTTP client of outbound calls (webhook deliveries, decisioning endpoints): one POST
+with one deadline and a cap on the bytes read, no redirects, no proxies from the environment,
+and a connection that is dropped before anything is sent when its peer address is not allowed
+(`core.outbound.targets.refusal`).
 
 The peer check sits in the connection itself (urllib3's `_new_conn`): whatever the name resolved
 to when the delivery checked it, the address the socket is connected to is what is judged, so a
@@ -22,7 +23,7 @@ left, so the deadline holds however the peer trickles:
   the socket's timeout to the time left before each read, and stops the attempt
   (`DeadlinePassed`) when none is left.
 
-- resolving the name: the system resolver on a thread of `webhooks.targets`, waited for with
+- resolving the name: the system resolver on a thread of `core.outbound.targets`, waited for with
   the time left (`getaddrinfo` itself has no timeout).
 
 **A cap on the bytes read.** http.client accepts header lines of up to 64 KiB, 100 of them.
@@ -59,8 +60,12 @@ from urllib3.exceptions import (
 )
 from urllib3.util.connection import allowed_gai_family
 
-from .models import MAX_ERROR_LENGTH, RESPONSE_EXCERPT_CHARS
 from .targets import REFUSED, getaddrinfo, refusal
+
+# The first characters of a response kept for its record, and the longest error description
+# (the columns of webhook attempts hold them).
+RESPONSE_EXCERPT_CHARS = 500
+MAX_ERROR_LENGTH = 200
 
 # Bytes read from a response for its excerpt (a UTF-8 character is at most four bytes).
 EXCERPT_BYTES = RESPONSE_EXCERPT_CHARS * 4
@@ -344,8 +349,9 @@ def _since(started: float) -> int:
 def describe(exc: requests.RequestException, timeout: float) -> str:
     """A few words on why there was no response; never the URL."""
     reason = _reason(exc)
-    # A refused address and a name that does not resolve read the same (webhooks.targets.REFUSED):
-    # told apart, they would map the bank's internal DNS for whoever controls the endpoint's name.
+    # A refused address and a name that does not resolve read the same
+    # (core.outbound.targets.REFUSED): told apart, they would map the bank's internal DNS for
+    # whoever controls the endpoint's name.
     if isinstance(reason, RefusedAddress | NameResolutionError):
         text = f"refused: {REFUSED}"
     elif isinstance(exc, requests.ConnectTimeout):
