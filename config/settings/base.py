@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "transfers",
     "transactions",
     "monitoring",
+    "decisioning",
     "authorizations",
     "jobs",
     "webhooks",

@@ -96,7 +96,8 @@ def test_every_value_moves_to_the_newest_key_and_nothing_else_changes():
 
     assert out == (
         "Re-encrypted under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
-        "0 stored idempotent response(s) and 0 webhook signing secret(s).\n"
+        "0 decisioning signing secret(s), 0 stored idempotent response(s) and 0 webhook signing "
+        "secret(s).\n"
     )
     assert err == f"[{'#' * 30}] 5/5\n"
     assert key_ids(after) == {"new"}
@@ -127,7 +128,8 @@ def test_a_second_run_changes_nothing():
 
         assert out == (
             "Re-encrypted under key 'new': 0 card(s) (PAN and CVV), 0 customer national id(s), "
-            "0 stored idempotent response(s) and 0 webhook signing secret(s).\n"
+            "0 decisioning signing secret(s), 0 stored idempotent response(s) and 0 webhook "
+            "signing secret(s).\n"
         )
         assert err == f"[{'#' * 30}] 0/0\n"
         assert stored() == once
@@ -162,7 +164,8 @@ def test_a_dry_run_only_counts():
 
     assert out == (
         "Would re-encrypt under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
-        "0 stored idempotent response(s) and 0 webhook signing secret(s).\n"
+        "0 decisioning signing secret(s), 0 stored idempotent response(s) and 0 webhook signing "
+        "secret(s).\n"
     )
     assert err == ""
     assert stored() == before
