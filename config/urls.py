@@ -15,6 +15,7 @@ from accounts.urls import account_urls
 from api import health, metrics
 from api.urls import DocsView, SchemaView
 from cards.urls import card_urls
+from decisioning.urls import decisioning_urls
 from transfers.urls import transfer_urls
 
 
@@ -33,6 +34,7 @@ def version_urls(version: str):
         *events.urls.urlpatterns,
         *monitoring.urls.urlpatterns,
         *webhooks.urls.urlpatterns,
+        *decisioning_urls(version),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
     ]

@@ -85,6 +85,15 @@ class InvalidStateTransition(TXError):
         super().__init__(message, details={"from": from_state, "to": to_state})
 
 
+class AlreadyExists(TXError):
+    """The object asked for exists already and there may be only one (a decisioning endpoint of
+    an institution or of a card product); `details` names the one there is."""
+
+    status = 409
+    code = "already_exists"
+    message = "It exists already: change the one there is."
+
+
 # 413, 415
 class PayloadTooLarge(TXError):
     status = 413

@@ -47,6 +47,10 @@ OBJECT_TYPES = {
     # An account or a card product (`data.productType`: account | card).
     "product.created": "product",
     "product.updated": "product",
+    # The program's endpoint that decides card authorizations (docs/decisioning.md).
+    "decisioning_endpoint.created": "decisioning_endpoint",
+    "decisioning_endpoint.updated": "decisioning_endpoint",
+    "decisioning_endpoint.secret_rotated": "decisioning_endpoint",
 }
 
 EVENT_TYPES = tuple(OBJECT_TYPES)

@@ -28,6 +28,7 @@ CARDS_PIN = "cards:pin"
 WEBHOOKS_WRITE = "webhooks:write"
 MONITORING_WRITE = "monitoring:write"
 PRODUCTS_WRITE = "products:write"
+DECISIONING_WRITE = "decisioning:write"
 
 ALL = [
     READ,
@@ -42,6 +43,7 @@ ALL = [
     WEBHOOKS_WRITE,
     MONITORING_WRITE,
     PRODUCTS_WRITE,
+    DECISIONING_WRITE,
 ]
 
 # Presets for `create_api_key --role`. `full` is what an issuing program's back end needs; the

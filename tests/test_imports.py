@@ -280,12 +280,17 @@ WIRE_MODULES = {
     "transactions.statement_cursor",
     "transactions.statement_csv",
     "transactions.statement_pdf",
+    # What TX POSTs to a program's decisioning endpoint, in the API's names (docs/decisioning.md).
+    "decisioning.payloads",
 }
 # The domain's imports of the wire, each with its reason. Keep it short.
 WIRE_IMPORTS_ALLOWED = {
     # A delivery POSTs the event as GET /events/{id} shows it: one representation, rendered
     # where it is sent (docs/events.md).
     ("webhooks.services.deliveries", "events.payloads"),
+    # A call of a decisioning endpoint POSTs the body the program reads, rendered where it is
+    # sent (docs/decisioning.md), as a delivery does.
+    ("decisioning.services", "decisioning.payloads"),
 }
 
 

@@ -279,12 +279,19 @@ class Outcome:
 
 
 def post(
-    url: str, *, body: bytes, headers: dict, timeout: float, max_response_bytes: int
+    url: str,
+    *,
+    body: bytes,
+    headers: dict,
+    timeout: float,
+    max_response_bytes: int,
+    excerpt_chars: int = RESPONSE_EXCERPT_CHARS,
 ) -> Outcome:
     """POST `body` to `url` within `timeout` seconds (wall clock, everything included),
     reading at most `max_response_bytes`; never raises for what the network or the receiver
     does. A response not complete by the deadline (status line, headers and the excerpt's part
-    of the body) is a timeout: no status."""
+    of the body) is a timeout: no status. The excerpt is the body's first `excerpt_chars`
+    characters (a decisioning endpoint's answer is read whole this way: its size is capped)."""
     started = time.monotonic()
     budget = Budget(deadline=started + timeout, max_bytes=max_response_bytes)
     session = requests.Session()
@@ -309,7 +316,7 @@ def post(
             allow_redirects=False,
             stream=True,
         ) as response:
-            excerpt = _excerpt(response.raw)
+            excerpt = _excerpt(response.raw, excerpt_chars)
             return Outcome(
                 duration_ms=_since(started),
                 status_code=response.status_code,
@@ -326,20 +333,21 @@ def post(
         session.close()
 
 
-def _excerpt(raw) -> str:
-    """The start of the body: at most EXCERPT_BYTES, decoded for RESPONSE_EXCERPT_CHARS. Read
+def _excerpt(raw, chars: int = RESPONSE_EXCERPT_CHARS) -> str:
+    """The start of the body: at most `chars` characters (4 bytes each at most). Read
     in small pieces, so what came before the byte cap or a broken connection is kept; the
     deadline (DeadlinePassed) ends the attempt."""
     data = bytearray()
+    wanted = chars * 4
     try:
-        while len(data) < EXCERPT_BYTES:
-            chunk = raw.read(min(512, EXCERPT_BYTES - len(data)), decode_content=False)
+        while len(data) < wanted:
+            chunk = raw.read(min(512, wanted - len(data)), decode_content=False)
             if not chunk:
                 break
             data += chunk
     except (ResponseTooLarge, HTTPError, OSError):
         pass  # the status stands; the excerpt is what arrived
-    return bytes(data).decode("utf-8", errors="replace")[:RESPONSE_EXCERPT_CHARS]
+    return bytes(data).decode("utf-8", errors="replace")[:chars]
 
 
 def _since(started: float) -> int:

@@ -246,6 +246,11 @@ class World:
         body = {"url": LOCAL_URL, "eventTypes": ["transfer.posted"]}
         return self._created("/webhook-endpoints", body)["endpointId"]
 
+    @cached_property
+    def decisioning_endpoint(self) -> str:
+        body = {"url": LOCAL_URL, "timeoutMs": 200, "onFailure": "standin", "mode": "shadow"}
+        return self._created("/decisioning-endpoints", body)["endpointId"]
+
     def path_id(self, name: str) -> str:
         return getattr(
             self,
@@ -482,6 +487,24 @@ BODIES = {
         "eventTypes": ["card.issued"],
         "enabled": False,
     },
+    ("DecisioningEndpointListView", "post"): lambda w, v: {
+        "url": LOCAL_URL,
+        "timeoutMs": 500,
+        "onFailure": "decline",
+        "mode": "live",
+        "cardProductRid": w.prepaid_card_product,
+        "enabled": True,
+    },
+    ("DecisioningEndpointDetailView", "patch"): lambda w, v: {
+        "url": LOCAL_URL + "/v2",
+        "timeoutMs": 300,
+        "onFailure": "approve",
+        "mode": "live",
+        "enabled": False,
+    },
+    ("SecretRotationView", "post"): lambda w, v: {"overlapSeconds": 3600},
+    # Nothing listens there: the self-test answers 200 with `ok: false`.
+    ("SelfTestView", "post"): lambda w, v: {},
 }
 
 # More valid bodies for operations whose fields depend on one another (a monitoring rule's
@@ -594,7 +617,18 @@ VARIANTS = {
 
 # Operations whose path names another object than `World.path_id` does: a two-phase transfer
 # is resolved while pending.
-PATH_OVERRIDES = {("TransferDetailView", "patch"): lambda w: {"transferId": w.pending_transfer}}
+PATH_OVERRIDES = {
+    ("TransferDetailView", "patch"): lambda w: {"transferId": w.pending_transfer},
+    # `endpointId` names a webhook endpoint elsewhere.
+    **{
+        (view, handler): lambda w: {"endpointId": w.decisioning_endpoint}
+        for view, handler in (
+            ("DecisioningEndpointDetailView", "patch"),
+            ("SecretRotationView", "post"),
+            ("SelfTestView", "post"),
+        )
+    },
+}
 
 # Operations for which no body at all (or `{}`) is a valid request: every field is optional.
 EMPTY_IS_VALID = {
@@ -605,6 +639,8 @@ EMPTY_IS_VALID = {
     ("CardRenewalsView", "post"),
     ("CardReissuesView", "post"),
     ("CustomerDetailView", "patch"),
+    ("SecretRotationView", "post"),
+    ("SelfTestView", "post"),
 }
 
 

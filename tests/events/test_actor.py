@@ -56,14 +56,16 @@ def listed_ids(api: Api, **params) -> list[str]:
 
 # --- every write of the API: its events name the request's key -------------------------------
 WRITES = [op for op in OPERATIONS if op.method != "GET"]
-# Writes that record no event: they look something up, check a PIN, or change a webhook
-# endpoint (no event type for those: docs/events.md).
+# Writes that record no event: they look something up, check a PIN, change a webhook
+# endpoint (no event type for those: docs/events.md) or test a decisioning endpoint (it changes
+# nothing: docs/decisioning.md).
 EMIT_NOTHING = {
     ("POST", "/account-lookups"),
     ("POST", "/card-lookups"),
     ("POST", "/cards/{cardId}/pin-verifications"),
     ("POST", "/webhook-endpoints"),
     ("PATCH", "/webhook-endpoints/{endpointId}"),
+    ("POST", "/decisioning-endpoints/{endpointId}/tests"),
 }
 
 

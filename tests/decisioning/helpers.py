@@ -1,0 +1,114 @@
+"""What the decisioning tests share: a program's endpoint on loopback (a real HTTP server in a
+thread) and creating endpoints through the API.
+
+`Program` is `http.server.ThreadingHTTPServer` on 127.0.0.1 (port 0: the system picks one). It
+records every request (headers, body) and answers what `answer` says: a status and a body
+(`APPROVE`, `GARBAGE`, ...), after `delay` seconds. While it handles a request it also looks at
+PostgreSQL: `open_transactions` records how many sessions of the test database were inside a
+transaction at that moment (none may be: TX calls a program with nothing open).
+
+Loopback is a private target: the tests run with WEBHOOK_ALLOW_PRIVATE_TARGETS (the test
+settings, as development's), which is what lets webhooks' tests reach their local receiver too
+(tests/webhooks/helpers.py); the production rules are switched on by the `production` fixture.
+"""
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import psycopg
+from django.db import connection
+
+from tests.accounts.api.helpers import created
+
+APPROVE = (200, b'{"approved": true}')
+FAIL = (500, b'{"error": "down"}')
+GARBAGE = (200, b"<html>definitely not json</html>")
+NO_DECISION = (200, b'{"ok": true}')
+
+
+@dataclass
+class Call:
+    headers: dict
+    body: bytes
+    open_transactions: int | None
+
+    @property
+    def payload(self) -> dict:
+        return json.loads(self.body)
+
+
+def _open_transactions() -> int:
+    """Sessions of the test database inside a transaction now (this check's own excluded),
+    on a connection of its own (the handler runs on the server's thread)."""
+    params = connection.get_connection_params()
+    conninfo = {k: v for k, v in params.items() if k in ("dbname", "host", "port", "user")}
+    with psycopg.connect(**conninfo, password=params.get("password") or None) as check:
+        return check.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_type = 'client backend' "
+            "AND xact_start IS NOT NULL"
+        ).fetchone()[0]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a client that gave up (timeout) is expected here
+
+
+class Program:
+    def __init__(self, answer=APPROVE, delay: float = 0.0, watch_transactions: bool = False):
+        self.answer = answer
+        self.delay = delay
+        self.watch_transactions = watch_transactions
+        self.calls: list[Call] = []
+        program = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers.get("content-length") or 0))
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                open_now = _open_transactions() if program.watch_transactions else None
+                program.calls.append(Call(headers=headers, body=body, open_transactions=open_now))
+                if program.delay:
+                    time.sleep(program.delay)
+                status, payload = program.answer
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format, *args):
+                pass
+
+        self.server = _Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/decide"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def endpoint_body(**fields) -> dict:
+    return {
+        "url": "https://decide.example.com/tx",
+        "timeoutMs": 1500,
+        "onFailure": "standin",
+        "mode": "live",
+        **fields,
+    }
+
+
+def create_endpoint(api, **fields) -> dict:
+    """Create an endpoint through the API; returns the created body (with its `secret`)."""
+    return created(api.post("/decisioning-endpoints", endpoint_body(**fields)), api.version)
