@@ -34,6 +34,8 @@ VIEWED = {
     "authorizations.view_cardreturn",
     "webhooks.view_webhookendpoint",
     "webhooks.view_webhookdelivery",
+    # Granted by decisioning/migrations/0002_staff_roles_view.py.
+    "decisioning.view_decisioningendpoint",
 }
 
 
