@@ -66,9 +66,11 @@ class DecisioningEndpointCreate(StrictSerializer):
         help_text=TIMEOUT_HELP,
     )
     onFailure = serializers.ChoiceField(  # noqa: N815
-        source="on_failure", choices=DecisioningEndpoint.OnFailure.values, help_text=ON_FAILURE_HELP
+        source="on_failure",
+        choices=DecisioningEndpoint.OnFailure.choices,
+        help_text=ON_FAILURE_HELP,
     )
-    mode = serializers.ChoiceField(choices=DecisioningEndpoint.Mode.values, help_text=MODE_HELP)
+    mode = serializers.ChoiceField(choices=DecisioningEndpoint.Mode.choices, help_text=MODE_HELP)
     cardProductRid = StrictCharField(  # noqa: N815
         source="card_product_id",
         required=False,
@@ -93,11 +95,11 @@ class DecisioningEndpointUpdate(StrictSerializer):
     onFailure = serializers.ChoiceField(  # noqa: N815
         source="on_failure",
         required=False,
-        choices=DecisioningEndpoint.OnFailure.values,
+        choices=DecisioningEndpoint.OnFailure.choices,
         help_text=ON_FAILURE_HELP,
     )
     mode = serializers.ChoiceField(
-        required=False, choices=DecisioningEndpoint.Mode.values, help_text=MODE_HELP
+        required=False, choices=DecisioningEndpoint.Mode.choices, help_text=MODE_HELP
     )
     enabled = StrictBooleanField(required=False)
 
@@ -129,9 +131,9 @@ class DecisioningEndpointOut(Serializer):
     url = serializers.CharField()
     timeoutMs = serializers.IntegerField(source="timeout_ms")  # noqa: N815
     onFailure = serializers.ChoiceField(  # noqa: N815
-        source="on_failure", choices=DecisioningEndpoint.OnFailure.values
+        source="on_failure", choices=DecisioningEndpoint.OnFailure.choices
     )
-    mode = serializers.ChoiceField(choices=DecisioningEndpoint.Mode.values)
+    mode = serializers.ChoiceField(choices=DecisioningEndpoint.Mode.choices)
     enabled = serializers.BooleanField()
     previousSecretExpiresAt = TimestampField(  # noqa: N815
         source="previous_secret_expires_at",
