@@ -20,7 +20,16 @@ def migrate(targets) -> None:
     executor.migrate(targets)
 
 
+@pytest.fixture
+def every_migration_after():
+    """Migrating back to BEFORE also unapplies every migration that depends on AFTER (of any
+    app: decisioning 0001 does); the tests after this one need them all."""
+    yield
+    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("every_migration_after")
 def test_staff_existing_at_the_upgrade_keep_every_institution_and_new_staff_start_with_none():
     migrate(BEFORE)
     try:
