@@ -47,7 +47,7 @@ OBJECT_NAMES: dict[str, dict[str, str]] = {
 # Stored data whose value is the client's own, rendered exactly as given (docs/metadata.md).
 CLIENT_DATA = frozenset({"metadata"})
 # Stored data whose value is a list of field paths (domain names): rendered as API names, sorted.
-FIELD_LISTS = frozenset({"changed_fields", "changedFields"})
+FIELD_LISTS = frozenset({"changed_fields"})
 
 # v1's renames (v2 name -> v1 name), by the v2 object (OpenAPI component) that has the field.
 V1_RENAMES: dict[str, dict[str, str]] = {

@@ -42,6 +42,7 @@ from core.ids import new_id
 from core.operations import Outcome, changed, unchanged
 from core.outbound import transport
 from core.outbound.targets import TargetRefused, check_url, parse_url
+from core.rows import row_update
 from core.timestamps import iso_millis
 from events.services import emit_for
 from institutions.models import Institution
@@ -183,13 +184,10 @@ def decisioning_endpoint_update(
         }
         if not previous:
             return unchanged(endpoint)
-        for field in previous:
-            setattr(endpoint, field, values[field])
-        stamp = current_actor().stamp("updated_by")
-        for field, value in stamp.items():
-            setattr(endpoint, field, value)
-        endpoint.updated_at = timezone.now()
-        endpoint.save(update_fields=[*previous, "updated_at", *stamp])
+        row_update(
+            endpoint,
+            {**{field: values[field] for field in previous}, **current_actor().stamp("updated_by")},
+        )
         emit_for(
             endpoint,
             "decisioning_endpoint.updated",
