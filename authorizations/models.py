@@ -8,7 +8,7 @@ expired by the expiry job. A return (merchant refund) credits the account at onc
 """
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Account, Hold, Journal
@@ -63,6 +63,16 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     class Decision(models.TextChoices):
         APPROVED = "approved"
         DECLINED = "declined"
+        # TX's checks passed and the hold is placed; the program's endpoint is being asked
+        # (docs/decisioning.md, "The flow"). Never for long: the request finalizes it, or the
+        # recovery job by the endpoint's `on_failure`.
+        AWAITING_PROGRAM = "awaiting_program"
+
+    class DecidedBy(models.TextChoices):
+        TX = "tx"  # TX's own checks, with no program asked (or a shadow program)
+        PROGRAM = "program"  # the program's live answer
+        STANDIN = "standin"  # the program failed to answer: its endpoint's `on_failure`
+        NETWORK = "network"  # the network decided in stand-in (an advice)
 
     class Status(models.TextChoices):
         PENDING = "pending", "Approved, awaiting presentment"
@@ -70,6 +80,7 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         REVERSED = "reversed"
         EXPIRED = "expired"
         DECLINED = "declined"
+        AWAITING_PROGRAM = "awaiting_program", "Held, the program deciding"
 
     # hold status -> the status of an approved authorization
     _STATUS_OF_HOLD = {
@@ -100,6 +111,28 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     presented_at = models.DateTimeField(null=True, blank=True)
     # The calendar day its amount counts on against the card's limits (given back on reversal).
     spend_day = models.DateField(null=True, blank=True)
+    # --- How it was decided (docs/decisioning.md, "The record").
+    decided_by = models.CharField(
+        max_length=16, choices=DecidedBy.choices, default=DecidedBy.TX, db_default=DecidedBy.TX
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # The amount the network asked for, when less was approved (a partial approval); null when
+    # `amount` is what was asked.
+    requested_amount = models.BigIntegerField(null=True, blank=True)
+    # The program's endpoint asked (live or shadow), and what came of it: the latency of the
+    # call, its HTTP status, why it failed (a few words, never the URL), its valid answer.
+    decisioning_endpoint = models.ForeignKey(
+        "decisioning.DecisioningEndpoint",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    program_mode = models.CharField(max_length=16, blank=True)
+    program_latency_ms = models.IntegerField(null=True, blank=True)
+    program_status = models.IntegerField(null=True, blank=True)
+    program_error = models.CharField(max_length=300, blank=True)
+    program_answer = models.JSONField(null=True, blank=True)
     # The client's own key-value pairs (core.metadata, docs/metadata.md).
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -109,10 +142,20 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="authorization_amount_positive"),
+            # Approved and awaiting the program: a hold, no decline code. Declined: a code, and
+            # no hold unless the program declined after TX held (a released hold, kept linked).
             models.CheckConstraint(
-                condition=(Q(decision="approved") & Q(hold__isnull=False) & Q(decline_code=""))
-                | (Q(decision="declined") & Q(hold__isnull=True) & ~Q(decline_code="")),
-                name="authorization_decision_consistent",
+                condition=(
+                    Q(decision__in=["approved", "awaiting_program"])
+                    & Q(hold__isnull=False)
+                    & Q(decline_code="")
+                )
+                | (Q(decision="declined") & ~Q(decline_code="")),
+                name="authorization_decision_consistent_v2",
+            ),
+            models.CheckConstraint(
+                condition=Q(requested_amount__isnull=True) | Q(requested_amount__gt=F("amount")),
+                name="authorization_partial_below_requested",
             ),
         ]
         indexes = [
@@ -124,6 +167,13 @@ class Authorization(Merchant, CreatedBy, Timestamped):
                 fields=["institution", "-id"],
                 condition=Q(decision="declined"),
                 name="authorization_declined_idx",
+            ),
+            # The recovery job's scan (`authorizations_resolve_stranded`): only the few rows a
+            # request is deciding right now, or left behind when its process died.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(decision="awaiting_program"),
+                name="authorization_awaiting_idx",
             ),
         ]
 
@@ -143,7 +193,13 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         return self.decision == self.Decision.APPROVED
 
     @property
+    def awaiting_program(self) -> bool:
+        return self.decision == self.Decision.AWAITING_PROGRAM
+
+    @property
     def status(self) -> str:
+        if self.awaiting_program:
+            return self.Status.AWAITING_PROGRAM
         if not self.approved:
             return self.Status.DECLINED
         return self._STATUS_OF_HOLD[self.hold.status]

@@ -26,6 +26,8 @@ def authorization_list(
         authorizations = authorizations.filter(card_id=card_id)
     if status == Authorization.Status.DECLINED:
         authorizations = authorizations.filter(decision=Authorization.Decision.DECLINED)
+    elif status == Authorization.Status.AWAITING_PROGRAM:
+        authorizations = authorizations.filter(decision=Authorization.Decision.AWAITING_PROGRAM)
     elif status:
         # Spelled out as the holds' partial index is (hold_card_auth_status_idx), so that a rare
         # status is found there rather than among the institution's every authorization.
@@ -33,6 +35,8 @@ def authorization_list(
             hold__institution=institution,
             hold__purpose=Hold.Purpose.CARD_AUTHORIZATION,
             hold__status=_HOLD_STATUS[status],
+            # Not one the program declined (its hold released) or is deciding (held).
+            decision=Authorization.Decision.APPROVED,
         )
     return authorizations
 

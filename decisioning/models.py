@@ -70,6 +70,12 @@ class DecisioningEndpoint(Timestamped, CreatedBy, UpdatedBy):
     # The secret before the last rotation, still signing until `previous_secret_expires_at`.
     previous_secret_encrypted = models.TextField(blank=True, default="")
     previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    # --- The circuit breaker (decisioning.breaker): failed calls in a row; since when the
+    # endpoint is degraded (not called, `on_failure` decides at once), and when the next
+    # authorization may probe it.
+    consecutive_failures = models.IntegerField(default=0, db_default=0)
+    degraded_at = models.DateTimeField(null=True, blank=True)
+    next_probe_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
