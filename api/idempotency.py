@@ -138,16 +138,11 @@ def claim(*, institution_id: str, key: uuid.UUID, fingerprint: str, method: str,
 def replay(record: IdempotencyRecord, request_fingerprint: str, request) -> HttpResponse:
     """The stored answer of `record`, when `request` (its fingerprint given) is the same request
     as the one stored; else 422 `idempotency_key_reused`."""
-    if not same_request(
-        record.fingerprint, request_fingerprint, request.method, request.path, request.data
-    ):
-        raise IdempotencyKeyReused()
     # Records are the institution's, not one key's: another key of it replaying the request
     # passed the operation's scope already (same method and path), and needs what the body
     # added (a PAN, credit) as the first key did, or the replay would hand it an answer it
     # could not have asked for (a sealed secret, a full PAN's transfer).
-    for scope in record.body_scopes.split():
-        require_scope(request, scope)
+    check_same_request(record, request_fingerprint, request)
     body = opened(record.pk, bytes(record.response_body))
     response = HttpResponse(body, status=record.status_code, content_type="application/json")
     response[REPLAYED_HEADER] = "true"
@@ -155,12 +150,37 @@ def replay(record: IdempotencyRecord, request_fingerprint: str, request) -> Http
     return response
 
 
-def store(record_id: int, response, request) -> None:
+def store(record_id: int, response, request) -> bool:
+    """Store `response` as the record's answer; False (nothing written) when it has one
+    already (a request that answers after its first commit, resumed by a retry meanwhile:
+    `api.views.Continued`)."""
     body = sealed(record_id, response.content)
     body_scopes = " ".join(sorted(getattr(request, "tx_body_scopes", ())))
     # A plain statement: the ORM would compile this UPDATE again on every write request.
     with connection.cursor() as cursor:
         cursor.execute(_STORE_SQL, [response.status_code, body, body_scopes, record_id])
+        return cursor.rowcount == 1
+
+
+def continue_later(record_id: int, resource_id: str, request) -> None:
+    """Commit the record without its answer, naming the object the request created (and the
+    scopes its body added): a retry before the answer is stored resumes from it
+    (`api.views.TXView.resume`)."""
+    IdempotencyRecord.objects.filter(pk=record_id).update(
+        resource_id=resource_id,
+        body_scopes=" ".join(sorted(getattr(request, "tx_body_scopes", ()))),
+    )
+
+
+def check_same_request(record: IdempotencyRecord, request_fingerprint: str, request) -> None:
+    """422 `idempotency_key_reused` unless `request` is the one `record` was claimed for, and
+    403 unless its key holds the scopes that request's body added (`replay`)."""
+    if not same_request(
+        record.fingerprint, request_fingerprint, request.method, request.path, request.data
+    ):
+        raise IdempotencyKeyReused()
+    for scope in record.body_scopes.split():
+        require_scope(request, scope)
 
 
 def sealed(record_id: int, body: bytes) -> bytes:
@@ -179,7 +199,7 @@ def opened(record_id: int, stored: bytes) -> bytes:
 
 _STORE_SQL = (
     "UPDATE api_idempotencyrecord SET status_code = %s, response_body = %s, body_scopes = %s"
-    " WHERE id = %s"
+    " WHERE id = %s AND status_code IS NULL"
 )
 
 

@@ -20,6 +20,10 @@ class IdempotencyRecord(models.Model):
     # must hold them too (api.idempotency.replay). A database default: the claim function
     # inserts records without naming it.
     body_scopes = models.CharField(max_length=200, blank=True, db_default="")
+    # A request that answers only after its first transaction committed (a card authorization
+    # its program decides, api.views `Continued`): the object that transaction created, until
+    # the answer is stored; a retry meanwhile resumes from it (docs/api-contract.md).
+    resource_id = models.CharField(max_length=40, blank=True, db_default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -18,7 +18,23 @@ from api.pagination import paginate
 from api.versions import V1, V2, created_status, list_body, success_body, version_of_path
 from core import operations
 from core.actors import Actor, actor_enter, actor_exit
-from core.exceptions import TXError
+from core.exceptions import IdempotencyKeyInUse, TXError
+
+
+class Continued(Response):
+    """What a write handler returns when its answer must wait for work that runs with no
+    database transaction open (a card authorization asks its program: docs/decisioning.md).
+    Its operation commits first, with the idempotency record and no answer (the record names
+    `resource_id`); then `outside()` runs with nothing open, and `inside(result)`, in a second
+    operation, finishes the work and returns the response, stored in the record in that
+    operation's transaction. A retry of the key before the answer is stored resumes from
+    `resource_id` (`TXView.resume`)."""
+
+    def __init__(self, resource_id: str, *, outside, inside):
+        super().__init__()
+        self.resource_id = resource_id
+        self.outside = outside
+        self.inside = inside
 
 
 class TXView(APIView):
@@ -154,20 +170,55 @@ class TXView(APIView):
                     path=request.path,
                 )
                 if isinstance(claimed, IdempotencyRecord):
+                    if claimed.status_code is None:  # committed without its answer
+                        return self._resume(request, claimed, request_fingerprint)
                     return idempotency.replay(claimed, request_fingerprint, request)
             try:
                 with operation.attempt(answered=idempotency.is_stored_error):
-                    response = self._rendered(
-                        request, handler(request, *args, **kwargs), *args, **kwargs
-                    )
+                    response = handler(request, *args, **kwargs)
+                    if not isinstance(response, Continued):
+                        response = self._rendered(request, response, *args, **kwargs)
             except TXError as error:
                 if not idempotency.is_stored_error(error):
                     raise
                 response = self._rendered(request, self.handle_exception(error), *args, **kwargs)
-            if claimed is None:  # v1 without a key: still one atomic write, nothing stored
+            if isinstance(response, Continued):
+                if claimed is not None:
+                    idempotency.continue_later(claimed, response.resource_id, request)
+            elif claimed is None:  # v1 without a key: still one atomic write, nothing stored
                 return response
-            if idempotency.is_stored_status(response.status_code):
+            elif idempotency.is_stored_status(response.status_code):
                 idempotency.store(claimed, response, request)
+                return response
             else:
                 transaction.set_rollback(True)
-            return response
+                return response
+        return self._continue(request, claimed, response, *args, **kwargs)
+
+    def _continue(self, request, claimed, continued: Continued, *args, **kwargs):
+        """The rest of a `Continued` write, its first operation committed."""
+        result = continued.outside()
+        with operations.operation(Actor(api_key=request.auth)):
+            response = self._rendered(request, continued.inside(result), *args, **kwargs)
+            if claimed is not None and not idempotency.store(claimed, response, request):
+                # A retry resumed it meanwhile and stored its answer: answer the same.
+                stored = IdempotencyRecord.objects.get(pk=claimed)
+                response = idempotency.replay(stored, stored.fingerprint, request)
+        return response
+
+    def _resume(self, request, record: IdempotencyRecord, request_fingerprint: str):
+        """A retry of a `Continued` write whose answer is not stored (still running, or its
+        process stopped): the same request, then `resume` renders its object as it stands, and
+        that answer is stored (the first to store wins; the others replay it)."""
+        idempotency.check_same_request(record, request_fingerprint, request)
+        response = self._rendered(request, self.resume(request, record.resource_id))
+        if not idempotency.store(record.pk, response, request):
+            record = IdempotencyRecord.objects.get(pk=record.pk)
+            return idempotency.replay(record, request_fingerprint, request)
+        return response
+
+    def resume(self, request, resource_id: str) -> Response:
+        """The answer of a `Continued` write of this view whose first operation created
+        `resource_id`, as it stands now; raise `IdempotencyKeyInUse` (409) while it is not
+        finished. Only views whose handlers return `Continued` have any to resume."""
+        raise IdempotencyKeyInUse()
