@@ -23,21 +23,26 @@ from api.serializers import (
     TimestampField,
 )
 from api.versions import V1, V2
-from api.views import TXView
+from api.views import Continued, TXView
 from cards.apis.serializers import MccField, PanField, PinField
 from cards.selectors import card_get
 from cards.services import card_by_pan
 from core.actors import Actor
+from core.exceptions import IdempotencyKeyInUse
+from decisioning.models import DecisioningEndpoint
 from institutions import scopes
 
-from .declines import ORDER as DECLINE_CODES
+from .declines import CODES as DECLINE_CODES
 from .models import Authorization, Channel
 from .selectors import authorization_get, authorization_list, card_return_get
 from .services import (
+    authorization_ask_program,
     authorization_create,
+    authorization_decide,
     authorization_present,
     authorization_reverse,
     card_return_create,
+    program_to_ask,
 )
 
 
@@ -136,8 +141,45 @@ class AuthorizationOut(Serializer):
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 
 
+class ProgramCallOut(Serializer):
+    """The program's part (docs/decisioning.md, "The record")."""
+
+    endpointId = serializers.CharField(source="decisioning_endpoint_id")  # noqa: N815
+    mode = serializers.ChoiceField(
+        choices=DecisioningEndpoint.Mode.choices, source="program_mode"
+    )
+    latencyMs = serializers.IntegerField(source="program_latency_ms", allow_null=True)  # noqa: N815
+    status = serializers.IntegerField(
+        source="program_status", allow_null=True, help_text="The HTTP status it answered."
+    )
+    error = serializers.CharField(
+        source="program_error_or_none",
+        allow_null=True,
+        help_text="Why there is no valid answer: `timeout: ...`, `status 500: ...`, `invalid "
+        "answer: ...`, `connection failed: ...`, `refused: ...`, `degraded: not called`, `no "
+        "answer recorded: ...`.",
+    )
+    answer = serializers.JSONField(
+        source="program_answer", allow_null=True, help_text="Its valid answer, as it sent it."
+    )
+
+
 class AuthorizationOutV2(AuthorizationOut):
     metadata = MetadataField()
+    decidedBy = serializers.ChoiceField(  # noqa: N815
+        source="decided_by",
+        choices=Authorization.DecidedBy.choices,
+        help_text="tx: TX's checks alone; program: the program's answer; standin: the "
+        "program's `onFailure`, it having failed to answer; network: the network's stand-in.",
+    )
+    decidedAt = TimestampField(source="decided_at", allow_null=True)  # noqa: N815
+    requestedAmount = serializers.IntegerField(  # noqa: N815
+        source="requested_amount_or_amount",
+        help_text="What the network asked for; above `amount` when approved in part.",
+    )
+    program = ProgramCallOut(
+        source="program_call", allow_null=True, help_text="Null: no program was asked."
+    )
 
 
 AUTHORIZATION_OUTPUT = {V1: AuthorizationOut, V2: AuthorizationOutV2}
@@ -204,7 +246,27 @@ class AuthorizationListView(TXView):
             pin=data.get("pin"),
             actor=Actor.of_request(request),
             metadata=data.get("metadata"),
+            # v1 keeps its behaviour: TX decides alone (docs/decisioning.md).
+            ask_program=request.version == V2,
         )
+        if not program_to_ask(authorization):
+            return self.created(_represent(self, authorization))
+        # Committed and held: the program is asked with nothing open, then the second
+        # transaction decides (authorizations.services.program).
+        return Continued(
+            authorization.pk,
+            outside=lambda: authorization_ask_program(authorization=authorization),
+            inside=lambda result: self.created(
+                _represent(self, authorization_decide(authorization=authorization, result=result))
+            ),
+        )
+
+    def resume(self, request, resource_id):
+        authorization = authorization_get(
+            institution=self.institution, authorization_id=resource_id
+        )
+        if authorization.awaiting_program:
+            raise IdempotencyKeyInUse()
         return self.created(_represent(self, authorization))
 
     @document(

@@ -16,6 +16,9 @@ LIMIT_EXCEEDED = "limit_exceeded"  # details.limit: perTransaction, daily, month
 DECLINED_BY_MONITORING = "declined_by_monitoring"  # a monitoring rule with action decline hit
 ACCOUNT_NOT_ACTIVE = "account_not_active"  # the account is frozen or closed
 INSUFFICIENT_FUNDS = "insufficient_funds"  # the account's available balance is too low
+# After TX's own checks, from the program's decisioning endpoint (docs/decisioning.md):
+PROGRAM_DECLINED = "program_declined"  # its answer; details.program_decline_code when it gave one
+PROGRAM_UNAVAILABLE = "program_unavailable"  # no valid answer, and its on_failure is decline
 
 ORDER = [
     CARD_NOT_ACTIVE,
@@ -32,3 +35,7 @@ ORDER = [
     ACCOUNT_NOT_ACTIVE,
     INSUFFICIENT_FUNDS,
 ]
+# The program's, after every check of ORDER passed (docs/decisioning.md).
+PROGRAM = [PROGRAM_DECLINED, PROGRAM_UNAVAILABLE]
+# Every code an authorization may carry.
+CODES = ORDER + PROGRAM

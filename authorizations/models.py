@@ -193,6 +193,19 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         return self.decision == self.Decision.APPROVED
 
     @property
+    def requested_amount_or_amount(self) -> int:
+        return self.amount if self.requested_amount is None else self.requested_amount
+
+    @property
+    def program_error_or_none(self) -> str | None:
+        return self.program_error or None
+
+    @property
+    def program_call(self):
+        """Itself when a program's endpoint took part (the API's `program`), else None."""
+        return self if self.decisioning_endpoint_id else None
+
+    @property
     def awaiting_program(self) -> bool:
         return self.decision == self.Decision.AWAITING_PROGRAM
 

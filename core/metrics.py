@@ -69,6 +69,23 @@ AUTHORIZATIONS = Counter(
 )
 AUTHORIZATION_APPROVED = AUTHORIZATIONS.labels(decision="approved", code="")
 
+# --- Programs' decisioning endpoints (authorizations.services.program, docs/decisioning.md)
+DECISIONING_CALLS = Counter(
+    "tx_decisioning_calls",
+    "Authorizations a program's endpoint was asked about, by mode (live, shadow) and outcome: "
+    "approved, partial, declined (its answer), failed (late, non-2xx, malformed, unreachable), "
+    "skipped (degraded: not called), stranded (no answer recorded: the recovery job decided).",
+    ["mode", "outcome"],
+    registry=REGISTRY,
+)
+DECISIONING_LATENCY = Histogram(
+    "tx_decisioning_latency_seconds",
+    "How long a program's endpoint took to answer, or to fail, per call.",
+    ["mode"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 3.0),
+    registry=REGISTRY,
+)
+
 # --- The API's idempotency (api.idempotency)
 IDEMPOTENT_REPLAYS = Counter(
     "tx_idempotent_replays",

@@ -1,14 +1,14 @@
 """The bodies TX POSTs to a program's decisioning endpoint: a published format in the API's
 names (camelCase, times as `iso_millis`), like an event's payload for webhooks
 (`events.payloads`). A wire module whose name does not say it (tests/test_imports.py,
-WIRE_MODULES); the services import it to send what it renders. Item 2 of issue 31 adds the
-authorization request here."""
+WIRE_MODULES); the services import it to send what it renders."""
 
 from datetime import datetime
 
 from core.timestamps import iso_millis
 
 TEST_TYPE = "decisioning.test"
+AUTHORIZATION_TYPE = "authorization.request"
 
 
 def test_payload(*, message_id: str, endpoint_id: str, at: datetime) -> dict:
@@ -18,4 +18,44 @@ def test_payload(*, message_id: str, endpoint_id: str, at: datetime) -> dict:
         "id": message_id,
         "endpointId": endpoint_id,
         "createdAt": iso_millis(at),
+    }
+
+
+def authorization_payload(
+    *, message_id: str, endpoint_id: str, mode: str, at: datetime, authorization, available: int
+) -> dict:
+    """The request for a decision on `authorization` (a card authorization, held by TX:
+    `authorizations.models.Authorization`), after TX's own checks passed:
+    `{type: "authorization.request", id, endpointId, mode, createdAt, authorization: {...},
+    account: {accountId, currency, available}}`. `available`: the account's available balance
+    with the authorization's hold already taken. The answer TX expects is `{approved, amount?,
+    declineCode?, metadata?}` (docs/decisioning.md)."""
+    return {
+        "type": AUTHORIZATION_TYPE,
+        "id": message_id,
+        "endpointId": endpoint_id,
+        "mode": mode,
+        "createdAt": iso_millis(at),
+        "authorization": {
+            "authorizationId": authorization.pk,
+            "cardId": authorization.card_id,
+            "cardProductRid": authorization.card.product_id,
+            "type": authorization.type,
+            "amount": authorization.amount,
+            "currency": authorization.currency,
+            "merchant": {
+                "name": authorization.merchant_name,
+                "mcc": authorization.merchant_mcc,
+                "countryCode": authorization.merchant_country,
+                "channel": authorization.channel,
+            },
+            "pinVerified": authorization.pin_given,
+            "metadata": dict(authorization.metadata),
+            "createdAt": iso_millis(authorization.created_at),
+        },
+        "account": {
+            "accountId": authorization.account_id,
+            "currency": authorization.currency,
+            "available": available,
+        },
     }

@@ -38,6 +38,7 @@ OBJECT_TYPES = {
     "authorization.declined": "authorization",
     "authorization.reversed": "authorization",
     "authorization.expired": "authorization",
+    "authorization.stood_in": "authorization",
     "transaction.settled": "transaction",
     "monitoring.rule_created": "monitoring_rule",
     "monitoring.rule_updated": "monitoring_rule",
@@ -51,6 +52,8 @@ OBJECT_TYPES = {
     "decisioning_endpoint.created": "decisioning_endpoint",
     "decisioning_endpoint.updated": "decisioning_endpoint",
     "decisioning_endpoint.secret_rotated": "decisioning_endpoint",
+    "decisioning_endpoint.degraded": "decisioning_endpoint",
+    "decisioning_endpoint.recovered": "decisioning_endpoint",
 }
 
 EVENT_TYPES = tuple(OBJECT_TYPES)

@@ -1,9 +1,19 @@
 from .authorize import authorization_create
 from .clearing import authorization_present, authorization_reverse, authorizations_expire
+from .program import (
+    authorization_ask_program,
+    authorization_decide,
+    authorizations_resolve_stranded,
+    program_to_ask,
+)
 from .returns import card_return_create
 
 __all__ = [
+    "authorization_ask_program",
     "authorization_create",
+    "authorization_decide",
+    "authorizations_resolve_stranded",
+    "program_to_ask",
     "authorization_present",
     "authorization_reverse",
     "authorizations_expire",

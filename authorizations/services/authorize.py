@@ -39,13 +39,24 @@ from cards.services import card_pin_try, check_limits, count_payment, lock_card
 from core.actors import Actor
 from core.exceptions import LimitExceeded
 from core.metadata import metadata_check
-from core.metrics import AUTHORIZATION_APPROVED, authorization_declined, count_on_commit
+from core.metrics import (
+    AUTHORIZATION_APPROVED,
+    DECISIONING_CALLS,
+    authorization_declined,
+    count_on_commit,
+)
 from core.rows import new_row
+from decisioning import breaker
+from decisioning.models import DecisioningEndpoint
+from decisioning.selectors import decisioning_endpoint_for_card
 from events.services import emit_for
 from monitoring.services import alerts_raise, screen
 
 from .. import declines
 from ..models import Authorization, Channel
+
+# Why a degraded endpoint's authorization has no answer (`program_error`).
+NOT_CALLED = "degraded: not called"
 
 # channel -> the security setting that must be on (pos has no switch of its own)
 CHANNEL_SETTING = {
@@ -72,12 +83,22 @@ def authorization_create(
     pin: str | None = None,
     actor: Actor,
     metadata: dict | None = None,
+    ask_program: bool = False,
 ) -> Authorization:
     """Decide an authorization of `amount` on `card` at `merchant` ({name, mcc, country_code,
     channel}); return it approved or declined (see the module docstring). `metadata`: the
     client's, approved or declined (`core.metadata`; 400 `validation_error` when invalid,
-    before anything is decided)."""
+    before anything is decided).
+
+    `ask_program` (v2): when TX's checks pass and the card has a decisioning endpoint
+    (`decisioning.selectors.decisioning_endpoint_for_card`), a live one decides: the
+    authorization is returned held and `awaiting_program`, and the caller, once this
+    transaction has committed, asks the program and finalizes it
+    (`authorizations.services.program`). A shadow endpoint is asked the same way after TX has
+    decided, and only recorded. A degraded endpoint (`decisioning.breaker`) is not asked: its
+    `on_failure` decides here at once."""
     metadata = metadata_check(metadata or {})
+    endpoint = decisioning_endpoint_for_card(card) if ask_program else None
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
         account = lock_accounts([card.account_id])[card.account_id]
@@ -97,6 +118,7 @@ def authorization_create(
             metadata=metadata,
             **actor.stamp("created_by"),
         )
+        authorization.decided_at = authorization.created_at
         screening = None
         try:
             _check_card(card, account, authorization)
@@ -116,6 +138,8 @@ def authorization_create(
                     },
                 )
             _check_account(account, amount)
+            if endpoint is not None:
+                _program_gate(authorization, endpoint)
         except Decline as decline:
             authorization.decision = Authorization.Decision.DECLINED
             authorization.decline_code = decline.code
@@ -123,8 +147,7 @@ def authorization_create(
             authorization.decline_details = decline.details or None
             authorization.save(force_insert=True)
             _raise_alerts(screening, authorization, merchant)
-            _emit(authorization, "authorization.declined")
-            count_on_commit(authorization_declined(decline.code))
+            authorization_declined_record(authorization)
             return authorization
         hold = hold_place(
             account=account,
@@ -136,30 +159,96 @@ def authorization_create(
             purpose=Hold.Purpose.CARD_AUTHORIZATION,
         )
         count_payment(card, usage.day, amount, currency=currency, cash=cash)
-        authorization.decision = Authorization.Decision.APPROVED
         authorization.hold = hold
         authorization.spend_day = usage.day
-        authorization.save(force_insert=True)
-        statement_lines_record(
-            lines=[
-                Line(
-                    account,
-                    type,
-                    amount,
-                    merchant["name"],
-                    settlement_status=StatementLine.SettlementStatus.UNSETTLED,
-                    card=card,
-                )
-            ],
-            currency=currency,
-            hold=hold,
-            authorization=authorization,
-            merchant=authorization.merchant,
-        )
         _raise_alerts(screening, authorization, merchant)
-        _emit(authorization, "authorization.approved")
-        count_on_commit(AUTHORIZATION_APPROVED)
+        if authorization.decision == Authorization.Decision.AWAITING_PROGRAM:
+            authorization.decided_at = None
+            authorization.save(force_insert=True)
+            return authorization
+        authorization.decision = Authorization.Decision.APPROVED
+        authorization.save(force_insert=True)
+        authorization_approved(authorization)
     return authorization
+
+
+def authorization_approved(authorization: Authorization) -> None:
+    """What an approval writes besides its hold and usage: the `Unsettled` statement line and
+    `authorization.approved` (and `authorization.stood_in` when its program's `on_failure`
+    approved), counted once committed. Also for an approval the program gave
+    after TX held (`authorizations.services.program`)."""
+    statement_lines_record(
+        lines=[
+            Line(
+                authorization.account,
+                authorization.type,
+                authorization.amount,
+                authorization.merchant_name,
+                settlement_status=StatementLine.SettlementStatus.UNSETTLED,
+                card=authorization.card,
+            )
+        ],
+        currency=authorization.currency,
+        hold=authorization.hold,
+        authorization=authorization,
+        merchant=authorization.merchant,
+    )
+    _emit(authorization, "authorization.approved")
+    _emit_stood_in(authorization)
+    count_on_commit(AUTHORIZATION_APPROVED)
+
+
+def authorization_declined_record(authorization: Authorization) -> None:
+    """`authorization.declined` (and `authorization.stood_in` when its program's `on_failure`
+    declined), counted once committed."""
+    _emit(authorization, "authorization.declined")
+    _emit_stood_in(authorization)
+    count_on_commit(authorization_declined(authorization.decline_code))
+
+
+def _program_gate(authorization: Authorization, endpoint) -> None:
+    """Set how `endpoint` takes part, TX's checks having passed: a live endpoint that is called
+    leaves the authorization `awaiting_program`; a shadow one is only recorded. A degraded one
+    (`decisioning.breaker`, this request not its probe) is not called: a live one's
+    `on_failure` decides now (raises the `program_unavailable` Decline, or lets TX's approval
+    stand in)."""
+    authorization.decisioning_endpoint = endpoint
+    authorization.program_mode = endpoint.mode
+    gate = breaker.gate(endpoint)
+    if gate.call:
+        if endpoint.mode == DecisioningEndpoint.Mode.LIVE:
+            authorization.decision = Authorization.Decision.AWAITING_PROGRAM
+        return None
+    authorization.program_error = NOT_CALLED
+    count_on_commit(DECISIONING_CALLS.labels(mode=endpoint.mode, outcome="skipped"))
+    if endpoint.mode == DecisioningEndpoint.Mode.SHADOW:
+        return None
+    authorization.decided_by = Authorization.DecidedBy.STANDIN
+    if endpoint.on_failure == DecisioningEndpoint.OnFailure.DECLINE:
+        raise program_unavailable(NOT_CALLED)
+
+
+def program_unavailable(error: str) -> Decline:
+    return Decline(
+        declines.PROGRAM_UNAVAILABLE,
+        "The program did not decide this payment, and declines what it does not decide.",
+        {"error": error},
+    )
+
+
+def _emit_stood_in(authorization: Authorization) -> None:
+    """`authorization.stood_in` after `authorization.approved` or `.declined`, when the
+    program's `on_failure` decided (its `error` says why the program did not)."""
+    if authorization.decided_by != Authorization.DecidedBy.STANDIN:
+        return
+    _emit(
+        authorization,
+        "authorization.stood_in",
+        {
+            "on_failure": authorization.decisioning_endpoint.on_failure,
+            "error": authorization.program_error,
+        },
+    )
 
 
 def _check_card(card: Card, account: Account, authorization: Authorization) -> None:
@@ -263,7 +352,7 @@ def _raise_alerts(screening, authorization: Authorization, merchant: dict) -> No
     )
 
 
-def _emit(authorization: Authorization, event_type: str) -> None:
+def _emit(authorization: Authorization, event_type: str, extra: dict | None = None) -> None:
     data = {
         "card_id": authorization.card_id,
         "account_id": authorization.account_id,
@@ -272,6 +361,11 @@ def _emit(authorization: Authorization, event_type: str) -> None:
         "currency": authorization.currency,
         "merchant": authorization.merchant,
     }
-    if not authorization.approved:
+    if authorization.decision == Authorization.Decision.DECLINED:
         data["decline_code"] = authorization.decline_code
+    if authorization.decided_by != Authorization.DecidedBy.TX:
+        data["decided_by"] = authorization.decided_by
+    if authorization.requested_amount is not None:
+        data["requested_amount"] = authorization.requested_amount
+    data.update(extra or {})
     emit_for(authorization, event_type, data=data, institution=authorization.card.institution)

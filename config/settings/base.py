@@ -405,7 +405,7 @@ SPECTACULAR_SETTINGS = {
         "DecisioningOnFailure": "decisioning.models.DecisioningEndpoint.OnFailure",
         "AuthorizationStatus": "authorizations.models.Authorization.Status",
         "MerchantChannel": "authorizations.models.Channel",
-        "DeclineCode": "authorizations.declines.ORDER",
+        "DeclineCode": "authorizations.declines.CODES",
         "TransactionStatus": "accounts.models.statement.TRANSACTION_STATUSES",
         "MonitoringRuleKind": "monitoring.models.MonitoringRule.Kind",
         "MonitoringAction": "monitoring.models.MonitoringRule.Action",

@@ -93,7 +93,18 @@ def test_approval_then_presentments_lower_equal_and_higher(api):
             "transactionId": authorization["transactionId"],
             "presentedAmount": None,
             "presentedAt": None,
-            **({"metadata": {}} if api.version == "v2" else {}),
+            **(
+                {
+                    "metadata": {},
+                    # decided by TX alone: no program (docs/decisioning.md, "The record")
+                    "decidedBy": "tx",
+                    "decidedAt": authorization["createdAt"],
+                    "requestedAmount": authorized_amount,
+                    "program": None,
+                }
+                if api.version == "v2"
+                else {}
+            ),
             "createdAt": authorization["createdAt"],
             "updatedAt": authorization["updatedAt"],
         }

@@ -269,7 +269,17 @@ def test_one_failing_check_declines_with_its_code_and_moves_nothing(api, code):
         "transactionId": None,
         "presentedAmount": None,
         "presentedAt": None,
-        **({"metadata": {}} if api.version == "v2" else {}),
+        **(
+            {
+                "metadata": {},
+                "decidedBy": "tx",
+                "decidedAt": body["createdAt"],
+                "requestedAmount": amount,
+                "program": None,
+            }
+            if api.version == "v2"
+            else {}
+        ),
         "createdAt": body["createdAt"],
         "updatedAt": body["updatedAt"],
     }

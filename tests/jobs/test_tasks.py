@@ -45,6 +45,13 @@ def test_the_schedule():
             "jobs.expire_holds",
             "jobs.expire_holds",
         ),
+        "resolve_stranded_authorizations": (
+            "jobs.resolve_stranded_authorizations",
+            "* * * * * */5",
+            "periodic",
+            "jobs.resolve_stranded_authorizations",
+            "jobs.resolve_stranded_authorizations",
+        ),
         "purge_idempotency_keys": (
             "jobs.purge_idempotency_keys",
             "7 * * * *",

@@ -1,0 +1,289 @@
+"""The program decides: the second half of an authorization with a decisioning endpoint
+(issue 31 item 2; docs/decisioning.md, "The flow").
+
+`authorization_create(ask_program=True)` has run TX's own checks, placed the hold, counted the
+card's usage and committed, leaving the authorization `awaiting_program` (a live endpoint) or
+approved (a shadow one). Then, with **no database transaction or row lock open**:
+
+1. `authorization_ask_program` POSTs the signed request to the endpoint and returns what came
+   back (`decisioning.services.CallResult`), bounded by the endpoint's `timeout_ms`;
+2. `authorization_decide` applies it in a second transaction, on the authorization's row
+   locked first: `{approved: true}` keeps the hold (an approval: its statement line and
+   `authorization.approved`), `{approved: true, amount}` below the held amount replaces it by
+   a hold of that amount (a partial approval: the difference given back to the account and the
+   card's limits),
+   `{approved: false, declineCode?}` releases it (`program_declined`); anything else is a
+   failure and the endpoint's `on_failure` decides (`decline`: `program_unavailable`;
+   `approve` and `standin`: TX's approval stands), with `authorization.stood_in`. A shadow
+   endpoint's answer is recorded, never applied. Every outcome counts on the endpoint's breaker
+   (`decisioning.breaker`) and in the metrics.
+
+A process that dies between the two leaves the authorization `awaiting_program` with its hold:
+`authorizations_resolve_stranded` (the `resolve_stranded_authorizations` job, every few seconds)
+decides each one older than STRANDED_AFTER by its endpoint's `on_failure`, exactly once: it and
+a late `authorization_decide` both lock the row and decide only what is still awaiting.
+"""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account, Hold
+from accounts.services import hold_place, hold_release
+from cards.services import unspend
+from core.actors import current_actor
+from core.exceptions import ValidationFailed
+from core.metadata import metadata_merge
+from core.metrics import DECISIONING_CALLS, DECISIONING_LATENCY, count_on_commit
+from decisioning import breaker
+from decisioning.models import MAX_TIMEOUT_MS, DecisioningEndpoint
+from decisioning.payloads import authorization_payload
+from decisioning.services import CallResult, call
+
+from .. import declines
+from ..locks import lock_authorization
+from ..models import Authorization
+from .authorize import authorization_approved, authorization_declined_record, program_unavailable
+
+# An authorization awaiting its program longer than the longest call and a margin was left by a
+# process that stopped: the recovery job decides it.
+STRANDED_AFTER = timedelta(milliseconds=MAX_TIMEOUT_MS + 2000)
+STRANDED = "no answer recorded: the request deciding it stopped"
+# A program's own decline code: short, lower-case words (it is shown to clients as given).
+MAX_DECLINE_CODE = 48
+
+
+def program_to_ask(authorization: Authorization) -> bool:
+    """Whether the program is still to be asked about `authorization` as `authorization_create`
+    left it: a live endpoint's, awaiting; a shadow endpoint's that the breaker let through."""
+    if authorization.awaiting_program:
+        return True
+    return (
+        authorization.program_mode == DecisioningEndpoint.Mode.SHADOW
+        and not authorization.program_error
+    )
+
+
+def authorization_ask_program(*, authorization: Authorization) -> CallResult:
+    """Ask the authorization's endpoint (set by `authorization_create`) for its decision; never
+    raises for what the program does. Refuses to run inside a database transaction
+    (`decisioning.services.call`)."""
+    endpoint = authorization.decisioning_endpoint
+    available = Account.objects.values_list("available", flat=True).get(pk=authorization.account_id)
+    payload = authorization_payload(
+        message_id=authorization.pk,
+        endpoint_id=endpoint.pk,
+        mode=endpoint.mode,
+        at=timezone.now(),
+        authorization=authorization,
+        available=available,
+    )
+    result = call(endpoint=endpoint, message_id=authorization.pk, payload=payload)
+    DECISIONING_LATENCY.labels(mode=endpoint.mode).observe(result.latency_ms / 1000)
+    return result
+
+
+def authorization_decide(*, authorization: Authorization, result: CallResult) -> Authorization:
+    """Apply the program's `result` (see the module docstring) and return the authorization as
+    decided. One that is no longer awaiting (the recovery job decided it first) is returned as
+    it is; a shadow endpoint's result is recorded on it once."""
+    endpoint = authorization.decisioning_endpoint
+    with transaction.atomic(savepoint=False):
+        locked = lock_authorization(authorization.pk, "hold", "card__institution", "account")
+        locked.decisioning_endpoint = endpoint
+        if locked.program_mode == DecisioningEndpoint.Mode.SHADOW:
+            if locked.program_latency_ms is None:
+                _record_call(locked, result, endpoint)
+                locked.save(update_fields=_CALL_FIELDS)
+            return locked
+        if not locked.awaiting_program:
+            return locked
+        answer = _record_call(locked, result, endpoint)
+        if answer is None:
+            _stand_in(locked, endpoint)
+        elif answer["approved"]:
+            _approve(locked, answer)
+        else:
+            _decline(locked, answer)
+    return locked
+
+
+def authorizations_resolve_stranded(*, now=None, batch_size: int = 100) -> int:
+    """Decide, by their endpoint's `on_failure`, the authorizations left awaiting their program
+    for longer than STRANDED_AFTER (their request's process stopped between the hold and the
+    decision); return how many. One transaction each, rows others hold skipped (a request
+    deciding its own right now): safe from several processes at once."""
+    cutoff = (now or timezone.now()) - STRANDED_AFTER
+    resolved = 0
+    while True:
+        with transaction.atomic():
+            stranded = (
+                Authorization.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("hold", "card__institution", "account", "decisioning_endpoint")
+                .filter(decision=Authorization.Decision.AWAITING_PROGRAM, created_at__lt=cutoff)
+                .order_by("created_at")
+                .first()
+            )
+            if stranded is None:
+                return resolved
+            stranded.program_error = STRANDED
+            count_on_commit(
+                DECISIONING_CALLS.labels(mode=stranded.program_mode, outcome="stranded")
+            )
+            _stand_in(stranded, stranded.decisioning_endpoint)
+        resolved += 1
+        if resolved >= batch_size:
+            return resolved
+
+
+_CALL_FIELDS = ["program_latency_ms", "program_status", "program_error", "program_answer"]
+
+
+def _record_call(
+    authorization: Authorization, result: CallResult, endpoint: DecisioningEndpoint
+) -> dict | None:
+    """Write what the call got on the authorization (not saved), count it on the breaker and in
+    the metrics; return the answer when it is a valid one for this authorization, else None."""
+    authorization.program_latency_ms = result.latency_ms
+    authorization.program_status = result.status
+    answer, error = (None, result.error) if not result.ok else _valid(result.answer, authorization)
+    authorization.program_error = (error or "")[:300]
+    authorization.program_answer = result.answer if answer is not None else None
+    breaker.record(endpoint, ok=answer is not None)
+    outcome = "failed"
+    if answer is not None:
+        outcome = "declined"
+        if answer["approved"]:
+            outcome = "partial" if "amount" in answer else "approved"
+    count_on_commit(DECISIONING_CALLS.labels(mode=endpoint.mode, outcome=outcome))
+    return answer
+
+
+def _valid(answer: dict, authorization: Authorization) -> tuple[dict | None, str | None]:
+    """The program's answer in the domain's terms, or why it is not a valid one. `amount`,
+    when approved: 1..the held amount (an amount equal to it is a full approval, not kept);
+    `declineCode`, when declined: a string of at most MAX_DECLINE_CODE characters; `metadata`:
+    the client metadata rules (`core.metadata`). Other keys are ignored."""
+    valid = {"approved": answer["approved"]}
+    amount = answer.get("amount")
+    if amount is not None and answer["approved"]:
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            return None, "invalid answer: amount must be an integer"
+        if not 0 < amount <= authorization.amount:
+            return None, f"invalid answer: amount must be from 1 to {authorization.amount}"
+        if amount < authorization.amount:
+            valid["amount"] = amount
+    code = answer.get("declineCode")
+    if code is not None and not answer["approved"]:
+        if not isinstance(code, str) or not 0 < len(code) <= MAX_DECLINE_CODE:
+            return None, f"invalid answer: declineCode must be 1 to {MAX_DECLINE_CODE} characters"
+        valid["decline_code"] = code
+    if answer.get("metadata") is not None:
+        try:
+            valid["metadata"] = metadata_merge(authorization.metadata, answer["metadata"])
+        except ValidationFailed as error:
+            return None, f"invalid answer: metadata: {error.message}"
+    return valid, None
+
+
+def _approve(authorization: Authorization, answer: dict) -> None:
+    authorization.decided_by = Authorization.DecidedBy.PROGRAM
+    if "amount" in answer:
+        _reduce(authorization, answer["amount"])
+    _merge_metadata(authorization, answer)
+    _finish(authorization, Authorization.Decision.APPROVED)
+    authorization_approved(authorization)
+
+
+def _reduce(authorization: Authorization, amount: int) -> None:
+    """A partial approval: the hold is replaced by one of the approved amount (a hold's amount
+    never changes: PostgreSQL refuses it, `tx_hold_changed`), and the card's usage follows."""
+    held = authorization.hold
+    hold_release(hold=held, purpose=Hold.Purpose.CARD_AUTHORIZATION)
+    authorization.hold = hold_place(
+        account=authorization.account,
+        amount=amount,
+        currency=authorization.currency,
+        expires_at=held.expires_at,
+        reason=held.reason,
+        actor=current_actor(),
+        purpose=Hold.Purpose.CARD_AUTHORIZATION,
+    )
+    unspend(
+        authorization.card,
+        authorization.spend_day,
+        authorization.amount - amount,
+        cash=authorization.type == Authorization.Type.CASH,
+    )
+    authorization.requested_amount = authorization.amount
+    authorization.amount = amount
+
+
+def _decline(authorization: Authorization, answer: dict) -> None:
+    authorization.decided_by = Authorization.DecidedBy.PROGRAM
+    _merge_metadata(authorization, answer)
+    details = {}
+    if "decline_code" in answer:
+        details["program_decline_code"] = answer["decline_code"]
+    _release(authorization)
+    authorization.decline_code = declines.PROGRAM_DECLINED
+    authorization.decline_reason = "The card program declined this payment."
+    authorization.decline_details = details or None
+    _finish(authorization, Authorization.Decision.DECLINED)
+    authorization_declined_record(authorization)
+
+
+def _stand_in(authorization: Authorization, endpoint: DecisioningEndpoint) -> None:
+    """No valid answer: the endpoint's `on_failure` decides. `approve` and `standin` keep TX's
+    approval (its checks all ran before the call); `decline` releases the hold."""
+    authorization.decided_by = Authorization.DecidedBy.STANDIN
+    if endpoint.on_failure != DecisioningEndpoint.OnFailure.DECLINE:
+        _finish(authorization, Authorization.Decision.APPROVED)
+        authorization_approved(authorization)
+        return
+    decline = program_unavailable(authorization.program_error)
+    _release(authorization)
+    authorization.decline_code = decline.code
+    authorization.decline_reason = decline.reason
+    authorization.decline_details = decline.details
+    _finish(authorization, Authorization.Decision.DECLINED)
+    authorization_declined_record(authorization)
+
+
+def _release(authorization: Authorization) -> None:
+    authorization.hold = hold_release(
+        hold=authorization.hold, purpose=Hold.Purpose.CARD_AUTHORIZATION
+    )
+    unspend(
+        authorization.card,
+        authorization.spend_day,
+        authorization.amount,
+        cash=authorization.type == Authorization.Type.CASH,
+    )
+
+
+def _merge_metadata(authorization: Authorization, answer: dict) -> None:
+    if "metadata" in answer:
+        authorization.metadata = answer["metadata"]  # merged by `_valid`
+
+
+def _finish(authorization: Authorization, decision: str) -> None:
+    authorization.decision = decision
+    authorization.decided_at = authorization.updated_at = timezone.now()
+    authorization.save(
+        update_fields=[
+            "decision",
+            "decided_by",
+            "decided_at",
+            "updated_at",
+            "amount",
+            "requested_amount",
+            "decline_code",
+            "decline_reason",
+            "decline_details",
+            "metadata",
+            "hold",
+            *_CALL_FIELDS,
+        ]
+    )
