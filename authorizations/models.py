@@ -16,6 +16,7 @@ from cards.models import Card
 from core.ids import new_id
 from core.metadata import MetadataField
 from core.models import CreatedBy, Timestamped
+from core.money import decimal_text
 from institutions.models import Institution
 
 
@@ -133,6 +134,13 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     program_status = models.IntegerField(null=True, blank=True)
     program_error = models.CharField(max_length=300, blank=True)
     program_answer = models.JSONField(null=True, blank=True)
+    # --- Foreign currency (docs/card-transactions.md, "Foreign currency"): what the merchant
+    # charged, in its currency, when the network sent it; `amount`/`currency` are the billing
+    # amount. The rate is derived from the two (authorizations.services.currency), null when
+    # nothing was converted.
+    merchant_amount = models.BigIntegerField(null=True, blank=True)
+    merchant_currency = models.CharField(max_length=3, null=True, blank=True)
+    conversion_rate = models.DecimalField(max_digits=40, decimal_places=20, null=True, blank=True)
     # The client's own key-value pairs (core.metadata, docs/metadata.md).
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -156,6 +164,25 @@ class Authorization(Merchant, CreatedBy, Timestamped):
             models.CheckConstraint(
                 condition=Q(requested_amount__isnull=True) | Q(requested_amount__gt=F("amount")),
                 name="authorization_partial_below_requested",
+            ),
+            # The merchant's amount and currency come together, or not at all.
+            models.CheckConstraint(
+                condition=Q(merchant_amount__isnull=True, merchant_currency__isnull=True)
+                | Q(merchant_amount__isnull=False, merchant_currency__isnull=False),
+                name="authorization_merchant_amount_pair",
+            ),
+            models.CheckConstraint(
+                condition=Q(merchant_amount__isnull=True) | Q(merchant_amount__gt=0),
+                name="authorization_merchant_amount_positive",
+            ),
+            # A rate only where the merchant's currency is not the billing one.
+            models.CheckConstraint(
+                condition=Q(conversion_rate__isnull=True)
+                | (
+                    Q(conversion_rate__gt=0, merchant_currency__isnull=False)
+                    & ~Q(merchant_currency=F("currency"))
+                ),
+                name="authorization_conversion_rate_foreign",
             ),
         ]
         indexes = [
@@ -187,6 +214,10 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     @property
     def decline_reason_or_none(self) -> str | None:
         return self.decline_reason or None
+
+    @property
+    def conversion_rate_text(self) -> str | None:
+        return decimal_text(self.conversion_rate)
 
     @property
     def approved(self) -> bool:

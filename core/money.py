@@ -34,3 +34,14 @@ def money(amount: int | None, currency: str) -> str:
         return "—"
     exponent = currency_exponent(currency)
     return f"{Decimal(amount).scaleb(-exponent):,.{exponent}f} {currency}"
+
+
+def decimal_text(value: Decimal | None) -> str | None:
+    """A Decimal as the API shows it: no exponent, no trailing zeros (`0.00625`, `1.085`, `150`
+    for a stored `150.00000000000000000000`); None as None."""
+    if value is None:
+        return None
+    text = format(value, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text

@@ -5,6 +5,7 @@ WIRE_MODULES); the services import it to send what it renders."""
 
 from datetime import datetime
 
+from core.money import decimal_text
 from core.timestamps import iso_millis
 
 TEST_TYPE = "decisioning.test"
@@ -43,6 +44,15 @@ def authorization_payload(
             "type": authorization.type,
             "amount": authorization.amount,
             "currency": authorization.currency,
+            # What the merchant charged in its own currency, and the rate that gave `amount`
+            # (a decimal string): null for a payment in the account's currency.
+            "merchantAmount": authorization.merchant_amount,
+            "merchantCurrency": authorization.merchant_currency,
+            "conversionRate": (
+                None
+                if authorization.conversion_rate is None
+                else decimal_text(authorization.conversion_rate)
+            ),
             "merchant": {
                 "name": authorization.merchant_name,
                 "mcc": authorization.merchant_mcc,

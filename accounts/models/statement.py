@@ -130,6 +130,10 @@ class StatementLine(models.Model):
     # What the line is, beyond its type: "fee" for a fee charged or waived (docs/fees.md); null
     # for every other line.
     category = models.CharField(max_length=16, choices=Category.choices, null=True, blank=True)
+    # A card payment in another currency than the account's: what the merchant charged, in its
+    # currency (docs/card-transactions.md, "Foreign currency"); null for every other line.
+    merchant_amount = models.BigIntegerField(null=True, blank=True)
+    merchant_currency = models.CharField(max_length=3, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
@@ -142,6 +146,11 @@ class StatementLine(models.Model):
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="transaction_amount_positive"),
+            models.CheckConstraint(
+                condition=Q(merchant_amount__isnull=True, merchant_currency__isnull=True)
+                | Q(merchant_amount__gt=0, merchant_currency__isnull=False),
+                name="transaction_merchant_amount_pair",
+            ),
         ]
         # Newest first per account, with or without a type / status filter: one index range
         # scan per page whatever the table size (date filters are id ranges, `core.ids`). The

@@ -31,11 +31,15 @@ def statement_lines_new(
     authorization=None,
     card_return=None,
     merchant: dict | None = None,
+    merchant_amount: int | None = None,
+    merchant_currency: str | None = None,
     created_at: datetime | None = None,
 ) -> list[StatementLine]:
     """One statement line per customer account (internal accounts have no statement), not yet
     written: `accounts.posting.post` writes them with the posting (or `statement_lines_record`
-    on its own). `created_at`: the posting's instant (default: now, for each line)."""
+    on its own). `merchant_amount`/`merchant_currency`: a card payment's in a currency other
+    than the account's (docs/card-transactions.md, "Foreign currency"). `created_at`: the
+    posting's instant (default: now, for each line)."""
     stamp = {} if created_at is None else {"created_at": created_at}
     return [
         new_row(
@@ -54,6 +58,8 @@ def statement_lines_new(
             authorization=authorization,
             card_return=card_return,
             merchant=merchant,
+            merchant_amount=merchant_amount,
+            merchant_currency=merchant_currency,
             card=line.card,
             **stamp,
         )

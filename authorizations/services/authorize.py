@@ -54,6 +54,7 @@ from monitoring.services import alerts_raise, screen
 
 from .. import declines
 from ..models import Authorization, Channel
+from .currency import foreign_amount_check, foreign_event_data, foreign_line_fields
 
 # Why a degraded endpoint's authorization has no answer (`program_error`).
 NOT_CALLED = "degraded: not called"
@@ -83,12 +84,15 @@ def authorization_create(
     pin: str | None = None,
     actor: Actor,
     metadata: dict | None = None,
+    merchant_amount: int | None = None,
+    merchant_currency: str | None = None,
     ask_program: bool = False,
 ) -> Authorization:
     """Decide an authorization of `amount` on `card` at `merchant` ({name, mcc, country_code,
     channel}); return it approved or declined (see the module docstring). `metadata`: the
     client's, approved or declined (`core.metadata`; 400 `validation_error` when invalid,
-    before anything is decided).
+    before anything is decided). `merchant_amount`/`merchant_currency`: what the merchant charged
+    in its currency, `amount` being the billing amount (`currency.foreign_amount_check`).
 
     `ask_program` (v2): when TX's checks pass and the card has a decisioning endpoint
     (`decisioning.selectors.decisioning_endpoint_for_card`), a live one decides: the
@@ -98,6 +102,12 @@ def authorization_create(
     decided, and only recorded. A degraded endpoint (`decisioning.breaker`) is not asked: its
     `on_failure` decides here at once."""
     metadata = metadata_check(metadata or {})
+    foreign = foreign_amount_check(
+        amount=amount,
+        currency=currency,
+        merchant_amount=merchant_amount,
+        merchant_currency=merchant_currency,
+    )
     endpoint = decisioning_endpoint_for_card(card) if ask_program else None
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
@@ -116,6 +126,7 @@ def authorization_create(
             channel=merchant["channel"],
             pin_given=pin is not None,
             metadata=metadata,
+            **(foreign.fields() if foreign else {}),
             **actor.stamp("created_by"),
         )
         authorization.decided_at = authorization.created_at
@@ -192,6 +203,7 @@ def authorization_approved(authorization: Authorization) -> None:
         hold=authorization.hold,
         authorization=authorization,
         merchant=authorization.merchant,
+        **foreign_line_fields(authorization),
     )
     _emit(authorization, "authorization.approved")
     _emit_stood_in(authorization)
@@ -360,6 +372,7 @@ def _emit(authorization: Authorization, event_type: str, extra: dict | None = No
         "amount": authorization.amount,
         "currency": authorization.currency,
         "merchant": authorization.merchant,
+        **foreign_event_data(authorization),
     }
     if authorization.decision == Authorization.Decision.DECLINED:
         data["decline_code"] = authorization.decline_code

@@ -6,7 +6,8 @@
   OVER_PRESENTMENT_PERCENT percent (tips, fuel), and then only with the difference available
   on the account (422 `insufficient_funds`); above that, 422 `amount_exceeds_remaining`. One
   presentment per authorization. The card's usage follows the presented amount. The card
-  product's ATM and foreign-transaction fees follow it (docs/fees.md).
+  product's ATM and foreign-transaction fees follow it (docs/fees.md). A foreign-currency
+  line presented for another amount than authorized drops its merchant amount (not known).
 - **Reversal** releases the whole hold and gives the amount back to the card's limits.
 - **Expiry**: an authorization not presented within AUTHORIZATION_HOLD_DAYS is released by the
   expiry job (`expire_holds`) and its usage given back; its line stays `Unsettled`, `expired`.
@@ -34,6 +35,7 @@ from events.services import emit_for
 
 from ..locks import lock_authorization
 from ..models import Authorization
+from .currency import is_foreign_currency
 
 OVER_PRESENTMENT_PERCENT = 20
 
@@ -74,9 +76,21 @@ def authorization_present(
             )
         line = StatementLine.objects.get(hold=hold)
         line.settlement_status = StatementLine.SettlementStatus.PRESENTMENT
-        line.amount = amount
         line.journal = hold.capture_journal
-        line.save(update_fields=["settlement_status", "amount", "journal"])
+        if amount != line.amount and line.merchant_amount is not None:
+            # The presentment carries only the billing amount: what the merchant charged for
+            # another amount is not known, so the line no longer claims the authorized one.
+            line.merchant_amount = line.merchant_currency = None
+        line.amount = amount
+        line.save(
+            update_fields=[
+                "settlement_status",
+                "amount",
+                "journal",
+                "merchant_amount",
+                "merchant_currency",
+            ]
+        )
         authorization.hold = hold
         authorization.presented_amount = amount
         authorization.presented_at = authorization.updated_at = timezone.now()
@@ -103,13 +117,16 @@ def _fees(authorization: Authorization, amount: int) -> list[tuple[str, int]]:
     """The card product's fees that follow a presentment of `amount` (docs/fees.md), as (kind,
     amount), those of 0 left out: `atm_fee` for a `Cash` authorization,
     `foreign_transaction_fee_bps` of the presented amount (half up) when the merchant's country
-    is not the cardholder's."""
+    is not the cardholder's or the merchant charged in another currency than the account's
+    (`currency.is_foreign_currency`, e.g. dynamic currency conversion at home): one fee either
+    way, never two."""
     card = authorization.card
     product = card.product
     fees = []
     if authorization.type == Authorization.Type.CASH:
         fees.append((Fee.Kind.ATM, product.atm_fee))
-    if authorization.merchant_country != card.customer.country_code:
+    abroad = authorization.merchant_country != card.customer.country_code
+    if abroad or is_foreign_currency(authorization):
         fees.append(
             (
                 Fee.Kind.FOREIGN_TRANSACTION,
