@@ -1,6 +1,8 @@
 """`/card-authorizations` (the card network's side, also the sandbox simulator): decide,
 read, present, reverse; `/card-returns`: merchant refunds. Identical in both versions but for
-the client's `metadata` on authorizations, v2 only, set on create (docs/metadata.md).
+the client's `metadata` on authorizations, v2 only, set on create (docs/metadata.md), and the
+merchant's amount in its currency (`merchantAmount`, `merchantCurrency`, `conversionRate`), v2
+only (docs/card-transactions.md, "Foreign currency").
 
 A decline is a result, not an error: 201 (v1: 200) with `approved: false` and a `declineCode`
 from `authorizations.declines`.
@@ -77,6 +79,15 @@ class AuthorizationCreate(CardReference):
 
 class AuthorizationCreateV2(AuthorizationCreate):
     metadata = MetadataField(required=False)
+    merchantAmount = AmountField(  # noqa: N815
+        required=False,
+        help_text="What the merchant charged, in minor units of `merchantCurrency` (the "
+        "network's transaction amount, DE4); `amount` is then the billing amount in the "
+        "account's currency (DE6). With `merchantCurrency`, or neither.",
+    )
+    merchantCurrency = CurrencyField(  # noqa: N815
+        required=False, help_text="The merchant's currency (ISO 4217). With `merchantAmount`."
+    )
 
 
 CREATE_INPUT = {V1: AuthorizationCreate, V2: AuthorizationCreateV2}
@@ -166,6 +177,20 @@ class ProgramCallOut(Serializer):
 
 class AuthorizationOutV2(AuthorizationOut):
     metadata = MetadataField()
+    merchantAmount = serializers.IntegerField(  # noqa: N815
+        source="merchant_amount",
+        allow_null=True,
+        help_text="What the merchant charged, in minor units of `merchantCurrency`; null when "
+        "the network sent only the billing amount.",
+    )
+    merchantCurrency = serializers.CharField(source="merchant_currency", allow_null=True)  # noqa: N815
+    conversionRate = serializers.CharField(  # noqa: N815
+        source="conversion_rate_text",
+        allow_null=True,
+        help_text="Units of `currency` per unit of `merchantCurrency` (major units), a decimal "
+        "string derived from the two amounts (at most 20 decimal places); null unless the "
+        "currencies differ.",
+    )
     decidedBy = serializers.ChoiceField(  # noqa: N815
         source="decided_by",
         choices=Authorization.DecidedBy.choices,
@@ -248,6 +273,8 @@ class AuthorizationListView(TXView):
             metadata=data.get("metadata"),
             # v1 keeps its behaviour: TX decides alone (docs/decisioning.md).
             ask_program=request.version == V2,
+            merchant_amount=data.get("merchantAmount"),
+            merchant_currency=data.get("merchantCurrency"),
         )
         if not program_to_ask(authorization):
             return self.created(_represent(self, authorization))

@@ -197,8 +197,17 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
                 "holdId": None,
                 "transferId": None,
                 "adjustmentId": None,
-                # v2 only: what a fee line has (docs/fees.md)
-                **({"category": None, "feeId": None} if version == "v2" else {}),
+                # v2 only: a fee line's, a foreign payment's (fees.md, card-transactions.md)
+                **(
+                    {
+                        "category": None,
+                        "feeId": None,
+                        "merchantAmount": None,
+                        "merchantCurrency": None,
+                    }
+                    if version == "v2"
+                    else {}
+                ),
             }
         ]
 

@@ -3,7 +3,9 @@
 Filters: `fromDate` and `toDate` (inclusive; a date `2026-11-01` or an ISO date-time; dates are
 whole UTC days), `type` (Goods, Cash, CashDec, CashInc, Return) and `settlementStatus`
 (Presentment, Unsettled). Newest first, cursor pagination. Identical in both versions but for
-`category` and `feeId` (fee lines, docs/fees.md), v2 only (docs/metadata.md, "Versions").
+`category` and `feeId` (fee lines, docs/fees.md) and a foreign card payment's `merchantAmount`
+and `merchantCurrency` (docs/card-transactions.md, "Foreign currency"), v2 only
+(docs/metadata.md, "Versions").
 """
 
 from datetime import UTC, date, datetime, time, timedelta
@@ -114,6 +116,14 @@ class TransactionOutV2(TransactionOut):
     feeId = serializers.CharField(  # noqa: N815
         source="fee_id", allow_null=True, help_text="The fee of a fee line."
     )
+    merchantAmount = serializers.IntegerField(  # noqa: N815
+        source="merchant_amount",
+        allow_null=True,
+        help_text="A card payment in another currency than the account's: what the merchant "
+        "charged, in minor units of `merchantCurrency` (docs/card-transactions.md); null "
+        "otherwise.",
+    )
+    merchantCurrency = serializers.CharField(source="merchant_currency", allow_null=True)  # noqa: N815
 
 
 TRANSACTION_OUTPUT = {V1: TransactionOut, V2: TransactionOutV2}

@@ -57,8 +57,12 @@ def assert_pending(api, f, authorization: dict, amount: int, *, type="Goods", me
         "holdId": authorization["holdId"],
         "transferId": None,
         "adjustmentId": None,
-        # v2 only: what a fee line has (docs/fees.md)
-        **({"category": None, "feeId": None} if api.version == "v2" else {}),
+        # v2 only: what a fee line has (docs/fees.md), a foreign payment's (card-transactions.md)
+        **(
+            {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+            if api.version == "v2"
+            else {}
+        ),
         "createdAt": line["createdAt"],
     }
 
@@ -96,6 +100,9 @@ def test_approval_then_presentments_lower_equal_and_higher(api):
             **(
                 {
                     "metadata": {},
+                    "merchantAmount": None,
+                    "merchantCurrency": None,
+                    "conversionRate": None,
                     # decided by TX alone: no program (docs/decisioning.md, "The record")
                     "decidedBy": "tx",
                     "decidedAt": authorization["createdAt"],

@@ -272,6 +272,9 @@ def test_one_failing_check_declines_with_its_code_and_moves_nothing(api, code):
         **(
             {
                 "metadata": {},
+                "merchantAmount": None,
+                "merchantCurrency": None,
+                "conversionRate": None,
                 "decidedBy": "tx",
                 "decidedAt": body["createdAt"],
                 "requestedAmount": amount,

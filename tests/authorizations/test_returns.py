@@ -68,8 +68,12 @@ def test_a_standalone_return_credits_at_once(api):
         "holdId": None,
         "transferId": None,
         "adjustmentId": None,
-        # v2 only: what a fee line has (docs/fees.md)
-        **({"category": None, "feeId": None} if api.version == "v2" else {}),
+        # v2 only: what a fee line has (docs/fees.md), a foreign payment's (card-transactions.md)
+        **(
+            {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+            if api.version == "v2"
+            else {}
+        ),
         "createdAt": line["createdAt"],
     }
     assert card_lines(api, f.card_id) == [line]

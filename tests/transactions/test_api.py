@@ -44,7 +44,13 @@ LINE_FIELDS = {
     "createdAt",
 }
 # v2 only (docs/metadata.md, "Versions"): what a fee line has (docs/fees.md), null on the others.
-V2_LINE_FIELDS = {"category": None, "feeId": None}
+V2_LINE_FIELDS = {
+    "category": None,
+    "feeId": None,
+    # a foreign card payment's (docs/card-transactions.md, "Foreign currency")
+    "merchantAmount": None,
+    "merchantCurrency": None,
+}
 
 
 def line(account_id, type, amount, *, hold=None, transfer=None, adjustment=None, description=""):

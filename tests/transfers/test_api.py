@@ -123,7 +123,11 @@ def test_transfer_by_account_id_moves_the_money(api, pair):
             "transferId": body["transferId"],
             "adjustmentId": None,
             "createdAt": line["createdAt"],
-            **({"category": None, "feeId": None} if api.version == "v2" else {}),  # docs/fees.md
+            **(
+                {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+                if api.version == "v2"
+                else {}
+            ),  # docs/fees.md, docs/card-transactions.md
         }
     [event] = events(api, "transfer.posted", body["transferId"])
     assert event["objectType"] == "transfer"

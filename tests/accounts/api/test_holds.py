@@ -386,7 +386,11 @@ def test_partial_capture_moves_the_captured_amount_and_releases_the_rest(api):
         "transferId": None,
         "adjustmentId": None,
         "createdAt": line["createdAt"],
-        **({"category": None, "feeId": None} if api.version == "v2" else {}),  # docs/fees.md
+        **(
+            {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+            if api.version == "v2"
+            else {}
+        ),  # docs/fees.md, docs/card-transactions.md
     }
     [event] = events(api, "hold.captured", hold["holdId"])
     assert event["data"] == hold_event_data(account_id, 1_000, captured=600)
