@@ -156,9 +156,7 @@ class ProgramCallOut(Serializer):
     """The program's part (docs/decisioning.md, "The record")."""
 
     endpointId = serializers.CharField(source="decisioning_endpoint_id")  # noqa: N815
-    mode = serializers.ChoiceField(
-        choices=DecisioningEndpoint.Mode.choices, source="program_mode"
-    )
+    mode = serializers.ChoiceField(choices=DecisioningEndpoint.Mode.choices, source="program_mode")
     latencyMs = serializers.IntegerField(source="program_latency_ms", allow_null=True)  # noqa: N815
     status = serializers.IntegerField(
         source="program_status", allow_null=True, help_text="The HTTP status it answered."

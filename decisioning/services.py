@@ -19,8 +19,7 @@ accepts it.
 The self-test (`decisioning_endpoint_test`) POSTs a signed `decisioning.test` request and
 reports what came back; it writes nothing and must be called with no database transaction open
 (it refuses otherwise): no row lock or transaction is held while TX waits for a program. Item 2
-of issue 31 calls the endpoint during an authorization the same way (`signed_headers`,
-`call`).
+of issue 31 calls the endpoint during an authorization the same way (`ask_about_authorization`).
 """
 
 import base64
@@ -49,7 +48,7 @@ from institutions.models import Institution
 
 from .locks import lock_endpoint
 from .models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, DecisioningEndpoint
-from .payloads import test_payload
+from .payloads import authorization_payload, test_payload
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (the format's prefix, not a secret)
 SECRET_BYTES = 32
@@ -363,6 +362,24 @@ def _answer(text: str) -> dict | None:
 
 def _since(started: float) -> int:
     return max(0, round((time.monotonic() - started) * 1000))
+
+
+def ask_about_authorization(
+    *, endpoint: DecisioningEndpoint, authorization, available: int
+) -> CallResult:
+    """Ask `endpoint` for its decision on a card authorization TX holds (`authorization`,
+    `available` the account's balance with its hold taken): the signed
+    `authorization.request` (`decisioning.payloads.authorization_payload`), its message id the
+    authorization's id (a program may deduplicate on it). No transaction may be open."""
+    payload = authorization_payload(
+        message_id=authorization.pk,
+        endpoint_id=endpoint.pk,
+        mode=endpoint.mode,
+        at=timezone.now(),
+        authorization=authorization,
+        available=available,
+    )
+    return call(endpoint=endpoint, message_id=authorization.pk, payload=payload)
 
 
 def decisioning_endpoint_test(*, endpoint: DecisioningEndpoint) -> CallResult:

@@ -38,8 +38,7 @@ from core.metadata import metadata_merge
 from core.metrics import DECISIONING_CALLS, DECISIONING_LATENCY, count_on_commit
 from decisioning import breaker
 from decisioning.models import MAX_TIMEOUT_MS, DecisioningEndpoint
-from decisioning.payloads import authorization_payload
-from decisioning.services import CallResult, call
+from decisioning.services import CallResult, ask_about_authorization
 
 from .. import declines
 from ..locks import lock_authorization
@@ -71,15 +70,9 @@ def authorization_ask_program(*, authorization: Authorization) -> CallResult:
     (`decisioning.services.call`)."""
     endpoint = authorization.decisioning_endpoint
     available = Account.objects.values_list("available", flat=True).get(pk=authorization.account_id)
-    payload = authorization_payload(
-        message_id=authorization.pk,
-        endpoint_id=endpoint.pk,
-        mode=endpoint.mode,
-        at=timezone.now(),
-        authorization=authorization,
-        available=available,
+    result = ask_about_authorization(
+        endpoint=endpoint, authorization=authorization, available=available
     )
-    result = call(endpoint=endpoint, message_id=authorization.pk, payload=payload)
     DECISIONING_LATENCY.labels(mode=endpoint.mode).observe(result.latency_ms / 1000)
     return result
 
