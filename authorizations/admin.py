@@ -104,7 +104,7 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "decline_code",
         "created_at",
     ]
-    list_filter = ["decision", "type", "channel", "decline_code"]
+    list_filter = ["decision", "decided_by", "type", "channel", "decline_code"]
     list_select_related = ["card", "hold"]
     show_full_result_count = False
     fields = [
@@ -124,6 +124,15 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "decline_code",
         "decline_reason",
         "decline_details_display",
+        "decided_by",
+        "decided_at",
+        "requested_amount_display",
+        "decisioning_endpoint",
+        "program_mode",
+        "program_latency_ms",
+        "program_status",
+        "program_error",
+        "program_answer_display",
         metadata_display,
         "hold_link",
         "statement_line_link",
@@ -158,6 +167,15 @@ class AuthorizationAdmin(CardTransactionAdmin):
             if obj.decline_details is None
             else pretty_json(api_data(obj.decline_details, stored=False))
         )
+
+    requested_amount_display = money_column(
+        "requested_amount", description="requested amount (a partial approval)"
+    )
+
+    @admin.display(description="program's answer")
+    def program_answer_display(self, obj):
+        # The program's own JSON, as it sent it (its names, not the domain's).
+        return "—" if obj.program_answer is None else pretty_json(obj.program_answer)
 
     hold_link = link_column("hold", description="hold")
 
