@@ -2,7 +2,8 @@
 
 Endpoints are created, changed, rotated and tested through the API (v2); here staff see which
 endpoint decides for which institution or card product, its timeout, failure rule, mode and
-whether it is on, and who changed it last. The signing secrets are never shown, searched or
+whether it is on, its circuit breaker (failures in a row, degraded since, next probe:
+decisioning.breaker), and who changed it last. The signing secrets are never shown, searched or
 even read by these pages (the columns are deferred)."""
 
 from django.contrib import admin
@@ -24,6 +25,7 @@ class DecisioningEndpointAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "on_failure",
         "mode",
         "enabled",
+        "degraded_at",
         "updated_at",
     ]
     list_filter = ["enabled", "mode", "on_failure", "institution"]
@@ -40,6 +42,9 @@ class DecisioningEndpointAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "mode",
         "enabled",
         "previous_secret_expires_at",
+        "consecutive_failures",
+        "degraded_at",
+        "next_probe_at",
         "created_at",
         "created_by",
         "updated_at",

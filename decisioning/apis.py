@@ -141,6 +141,16 @@ class DecisioningEndpointOut(Serializer):
         help_text="Until when the secret before the last rotation still signs too; null when "
         "only the current one signs.",
     )
+    consecutiveFailures = serializers.IntegerField(  # noqa: N815
+        source="consecutive_failures",
+        help_text="Calls that failed in a row (a valid answer resets it).",
+    )
+    degradedAt = TimestampField(  # noqa: N815
+        source="degraded_at",
+        allow_null=True,
+        help_text="Since when the circuit breaker keeps TX from calling it (5 failures in a "
+        "row; `onFailure` decides meanwhile, one probe every 30 s); null: called.",
+    )
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
 

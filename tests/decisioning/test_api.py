@@ -50,6 +50,8 @@ def stored_body(endpoint: DecisioningEndpoint) -> dict:
         "mode": endpoint.mode,
         "enabled": endpoint.enabled,
         "previousSecretExpiresAt": iso(endpoint.previous_secret_expires_at),
+        "consecutiveFailures": endpoint.consecutive_failures,
+        "degradedAt": iso(endpoint.degraded_at),
         "createdAt": iso(endpoint.created_at),
         "updatedAt": iso(endpoint.updated_at),
     }
