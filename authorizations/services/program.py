@@ -41,7 +41,7 @@ from decisioning.models import MAX_TIMEOUT_MS, DecisioningEndpoint
 from decisioning.services import CallResult, ask_about_authorization
 
 from .. import declines
-from ..locks import lock_authorization
+from ..locks import lock_authorization, lock_stranded_authorization
 from ..models import Authorization
 from .authorize import authorization_approved, authorization_declined_record, program_unavailable
 
@@ -87,8 +87,9 @@ def authorization_decide(*, authorization: Authorization, result: CallResult) ->
         locked.decisioning_endpoint = endpoint
         if locked.program_mode == DecisioningEndpoint.Mode.SHADOW:
             if locked.program_latency_ms is None:
-                _record_call(locked, result, endpoint)
+                answer = _record_call(locked, result, endpoint)
                 locked.save(update_fields=_CALL_FIELDS)
+                breaker.record(endpoint, ok=answer is not None)
             return locked
         if not locked.awaiting_program:
             return locked
@@ -99,6 +100,8 @@ def authorization_decide(*, authorization: Authorization, result: CallResult) ->
             _approve(locked, answer)
         else:
             _decline(locked, answer)
+        # Last: the endpoint's row is the last lock an authorization takes (decisioning.breaker).
+        breaker.record(endpoint, ok=answer is not None)
     return locked
 
 
@@ -111,13 +114,7 @@ def authorizations_resolve_stranded(*, now=None, batch_size: int = 100) -> int:
     resolved = 0
     while True:
         with transaction.atomic():
-            stranded = (
-                Authorization.objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("hold", "card__institution", "account", "decisioning_endpoint")
-                .filter(decision=Authorization.Decision.AWAITING_PROGRAM, created_at__lt=cutoff)
-                .order_by("created_at")
-                .first()
-            )
+            stranded = lock_stranded_authorization(created_before=cutoff)
             if stranded is None:
                 return resolved
             stranded.program_error = STRANDED
@@ -136,14 +133,13 @@ _CALL_FIELDS = ["program_latency_ms", "program_status", "program_error", "progra
 def _record_call(
     authorization: Authorization, result: CallResult, endpoint: DecisioningEndpoint
 ) -> dict | None:
-    """Write what the call got on the authorization (not saved), count it on the breaker and in
-    the metrics; return the answer when it is a valid one for this authorization, else None."""
+    """Write what the call got on the authorization (not saved) and count it in the metrics;
+    return the answer when it is a valid one for this authorization, else None."""
     authorization.program_latency_ms = result.latency_ms
     authorization.program_status = result.status
     answer, error = (None, result.error) if not result.ok else _valid(result.answer, authorization)
     authorization.program_error = (error or "")[:300]
     authorization.program_answer = result.answer if answer is not None else None
-    breaker.record(endpoint, ok=answer is not None)
     outcome = "failed"
     if answer is not None:
         outcome = "declined"
