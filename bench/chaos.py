@@ -34,25 +34,26 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from common import (  # noqa: E402  (bench/common.py)
+    create_tenant,
     drop_database,
+    free_port,
+    open_accounts,
     recreate_database,
+    run,
     server_url,
     service_environment,
+    start_gunicorn,
+    stop_gunicorn,
+    wait_until_up,
     with_database,
 )
 from cpu import postmaster_pid  # noqa: E402  (bench/cpu.py)
 
 from bench.transfers import (  # noqa: E402  (as `bench.transfers`: `transfers` is the app)
     CURRENCY,
+    INSTITUTION,
     LOAD_AMOUNT,
     RATE_LIMIT,
-    create_tenant,
-    free_port,
-    open_accounts,
-    run,
-    start_gunicorn,
-    stop_gunicorn,
-    wait_until_up,
 )
 from core.embedded_db import PGDATA  # noqa: E402
 
@@ -581,7 +582,7 @@ def main():
     import django
 
     django.setup()
-    api_key = create_tenant()
+    api_key = create_tenant(INSTITUTION, CURRENCY)
     from django.db import connections
 
     connections.close_all()  # no connection of this process across the crashes
@@ -591,11 +592,11 @@ def main():
         f"Service: gunicorn config.wsgi, production settings, {args.workers} workers x "
         f"{args.threads} threads on 127.0.0.1:{port} (log: {LOG_FILE.relative_to(ROOT)})"
     )
-    gunicorn = start_gunicorn(port, args.workers, args.threads, log_file=LOG_FILE)
+    gunicorn = start_gunicorn(port, args.workers, args.threads, LOG_FILE)
     chaos = None
     try:
-        wait_until_up(port, gunicorn, log_file=LOG_FILE)
-        account_ids = open_accounts(port, api_key, args.accounts)
+        wait_until_up(port, gunicorn, LOG_FILE)
+        _, account_ids = open_accounts(port, api_key, args.accounts, CURRENCY, LOAD_AMOUNT)
         print(f"Data: 1 institution, 1 API key, {len(account_ids)} accounts of {LOAD_AMOUNT}")
         kinds = "gunicorn workers"
         if embedded:

@@ -15,9 +15,6 @@ import logging
 import os
 import random
 import re
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -33,11 +30,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from common import (  # noqa: E402  (bench/common.py)
+    call,
+    create_tenant,
     drop_database,
+    expect,
+    free_port,
+    open_accounts,
     percentile,
     recreate_database,
+    run,
     server_url,
     service_environment,
+    start_gunicorn,
+    stop_gunicorn,
+    wait_until_up,
     with_database,
 )
 from cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402  (bench/cpu.py)
@@ -118,128 +124,7 @@ def run_pgbench(url: str, concurrency: int, seconds: int) -> tuple[float, str]:
     return float(match.group(1)), result.stdout
 
 
-# --- The service: production settings, gunicorn, a tenant, accounts
-
-
-def run(
-    command: list[str], check: bool = False, env: dict | None = None
-) -> subprocess.CompletedProcess:
-    """Run one of our own programs (no shell, arguments from this script), output captured;
-    in `env` when given, else in this process's environment."""
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env)  # noqa: S603
-    if check and result.returncode != 0:
-        raise RuntimeError(f"{command[0]} failed:\n{result.stdout}\n{result.stderr}")
-    return result
-
-
-def create_tenant() -> str:
-    """An institution and an API key allowed from 127.0.0.1, through the services."""
-    from institutions.services import api_key_create, institution_create
-
-    institution, _ = institution_create(name=INSTITUTION, currency=CURRENCY)
-    issued = api_key_create(
-        institution=institution,
-        allow=["127.0.0.1/32"],
-        role="full",
-        name="bench",
-        created_by="bench",
-    )
-    return issued.secret
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_gunicorn(
-    port: int, workers: int, threads: int, log_file: Path = LOG_FILE
-) -> subprocess.Popen:
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    command = [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi"]
-    command += ["--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
-    command += ["--threads", str(threads)]
-    with open(log_file, "w") as log:
-        return subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603
-
-
-def wait_until_up(
-    port: int, process: subprocess.Popen, timeout: float = 60, log_file: Path = LOG_FILE
-) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}; see {log_file}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            conn.request("GET", "/TX/v2/customers")
-            conn.getresponse().read()
-            conn.close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"gunicorn did not answer within {timeout} s; see {log_file}")
-
-
-def stop_gunicorn(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def call(conn, api_key: str, method: str, path: str, body: dict | None = None):
-    """One API request; returns (status, parsed body)."""
-    headers = {"x-api-key": api_key}
-    data = None
-    if body is not None:
-        headers["Content-Type"] = "application/json"
-        headers["Idempotency-Key"] = str(uuid.uuid4())
-        data = json.dumps(body)
-    conn.request(method, path, body=data, headers=headers)
-    response = conn.getresponse()
-    return response.status, json.loads(response.read() or b"null")
-
-
-def expect(status: int, body, wanted: int):
-    if status != wanted:
-        raise RuntimeError(f"Setup request answered {status}, not {wanted}: {body}")
-    return body
-
-
-def open_accounts(port: int, api_key: str, count: int) -> list[str]:
-    """One customer and `count` prepaid accounts, each loaded with LOAD_AMOUNT, via the API."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    customer = expect(
-        *call(
-            conn,
-            api_key,
-            "POST",
-            "/TX/v2/customers",
-            {"firstName": "Bench", "lastName": "Customer", "countryId": "276"},
-        ),
-        201,
-    )
-    products = expect(*call(conn, api_key, "GET", "/TX/v2/products/accounts"), 200)
-    product = next(
-        p
-        for p in products["data"]
-        if p["currency"] == CURRENCY and p["kind"] == "prepaid" and not p["allowsOverdraft"]
-    )
-    account_ids = []
-    for _ in range(count):
-        body = {"customerId": customer["customerId"], "productRid": product["rid"]}
-        account = expect(*call(conn, api_key, "POST", "/TX/v2/accounts", body), 201)
-        load = {"direction": "credit", "amount": LOAD_AMOUNT, "currency": CURRENCY}
-        path = f"/TX/v2/accounts/{account['accountId']}/adjustments"
-        expect(*call(conn, api_key, "POST", path, load), 201)
-        account_ids.append(account["accountId"])
-    conn.close()
-    return account_ids
+# --- The service's data: some history
 
 
 def post_history(port: int, api_key: str, account_ids: list[str], transfers: int) -> None:
@@ -462,7 +347,7 @@ def main():
     django.setup()
     logging.disable(logging.INFO)  # the in-process requests' access lines: gunicorn.log has them
     warnings.filterwarnings("ignore", message="No directory at")  # whitenoise: no collectstatic
-    api_key = create_tenant()
+    api_key = create_tenant(INSTITUTION, CURRENCY)
 
     port = free_port()
     print(
@@ -473,10 +358,10 @@ def main():
         f"Rate limit: ON, counting every request; RATE_LIMIT_REQUESTS and "
         f"RATE_LIMIT_INSTITUTION_REQUESTS={RATE_LIMIT} per window, high enough never to answer 429"
     )
-    gunicorn = start_gunicorn(port, args.workers, args.threads)
+    gunicorn = start_gunicorn(port, args.workers, args.threads, LOG_FILE)
     try:
-        wait_until_up(port, gunicorn)
-        account_ids = open_accounts(port, api_key, args.accounts)
+        wait_until_up(port, gunicorn, LOG_FILE)
+        _, account_ids = open_accounts(port, api_key, args.accounts, CURRENCY, LOAD_AMOUNT)
         print(f"Data: 1 institution, 1 API key, {len(account_ids)} accounts of {LOAD_AMOUNT}")
         if args.history:
             post_history(port, api_key, account_ids, args.history)
