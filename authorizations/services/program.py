@@ -171,8 +171,8 @@ def _valid(answer: dict, authorization: Authorization) -> tuple[dict | None, str
     if answer.get("metadata") is not None:
         try:
             valid["metadata"] = metadata_merge(authorization.metadata, answer["metadata"])
-        except ValidationFailed as error:
-            return None, f"invalid answer: metadata: {error.message}"
+        except ValidationFailed as error:  # why, as a client setting it would read it
+            return None, f"invalid answer: metadata: {error.details['metadata']}"
     return valid, None
 
 

@@ -3,9 +3,11 @@ thread) and creating endpoints through the API.
 
 `Program` is `http.server.ThreadingHTTPServer` on 127.0.0.1 (port 0: the system picks one). It
 records every request (headers, body) and answers what `answer` says: a status and a body
-(`APPROVE`, `GARBAGE`, ...), after `delay` seconds. While it handles a request it also looks at
-PostgreSQL: `open_transactions` records how many sessions of the test database were inside a
-transaction at that moment (none may be: TX calls a program with nothing open).
+(`APPROVE`, `GARBAGE`, ...), after `delay` seconds; `called` is set when the first request
+arrives (a test then acts while the program is still thinking). While it handles a request it
+also looks at PostgreSQL: `open_transactions` records how many sessions of the test database
+were inside a transaction at that moment (none may be: TX calls a program with nothing open).
+`port`: a given one (`free_port()`: the program that was down comes back there).
 
 Loopback is a private target: the tests run with WEBHOOK_ALLOW_PRIVATE_TARGETS (the test
 settings, as development's), which is what lets webhooks' tests reach their local receiver too
@@ -13,6 +15,7 @@ settings, as development's), which is what lets webhooks' tests reach their loca
 """
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -61,11 +64,18 @@ class _Server(ThreadingHTTPServer):
 
 
 class Program:
-    def __init__(self, answer=APPROVE, delay: float = 0.0, watch_transactions: bool = False):
+    def __init__(
+        self,
+        answer=APPROVE,
+        delay: float = 0.0,
+        watch_transactions: bool = False,
+        port: int = 0,
+    ):
         self.answer = answer
         self.delay = delay
         self.watch_transactions = watch_transactions
         self.calls: list[Call] = []
+        self.called = threading.Event()  # set by the first request (the program is thinking)
         program = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,6 +84,7 @@ class Program:
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 open_now = _open_transactions() if program.watch_transactions else None
                 program.calls.append(Call(headers=headers, body=body, open_transactions=open_now))
+                program.called.set()
                 if program.delay:
                     time.sleep(program.delay)
                 status, payload = program.answer
@@ -86,17 +97,29 @@ class Program:
             def log_message(self, format, *args):
                 pass
 
-        self.server = _Server(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/decide"
+        return url_at(self.port)
 
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def url_at(port: int) -> str:
+    return f"http://127.0.0.1:{port}/decide"
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (the system's pick, closed again): a program that is
+    down. A `Program(port=...)` started on it later is the same program come back."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def endpoint_body(**fields) -> dict:
