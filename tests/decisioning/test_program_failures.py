@@ -8,6 +8,7 @@ What the program decides merges its metadata and writes no `authorization.stood_
 
 import pytest
 
+from decisioning.models import DecisioningEndpoint
 from tests.authorizations.helpers import (
     MERCHANT,
     START,
@@ -133,40 +134,55 @@ FAILURES = {
 }
 
 
-@pytest.mark.parametrize("failure", FAILURES)
-def test_a_failure_is_declined_by_on_failure_and_gives_everything_back(api_v2, program, failure):
-    answer, delay, timeout_ms, error, status = FAILURES[failure]
-    program.answer, program.delay = answer, delay
-    create_endpoint(api_v2, url=program.url, onFailure="decline", timeoutMs=timeout_ms)
+def test_each_failure_is_declined_by_on_failure_and_gives_everything_back(api_v2, program):
+    """Every failure in turn on one card and one endpoint (one test: each transactional test
+    costs a database flush). Between two failures the breaker's count is set back with the
+    ORM, so that each is called (five in a row would degrade it: tests/decisioning/
+    test_breaker.py)."""
+    endpoint_id = create_endpoint(api_v2, url=program.url, onFailure="decline")["endpointId"]
     f = funded(api_v2)
+    timeout_now = 1500
+    for count, (failure, (answer, delay, timeout_ms, error, status)) in enumerate(
+        FAILURES.items(), start=1
+    ):
+        if timeout_ms != timeout_now:
+            changed = api_v2.patch(
+                f"/decisioning-endpoints/{endpoint_id}", {"timeoutMs": timeout_ms}
+            )
+            assert changed.status_code == 200, changed.content
+            timeout_now = timeout_ms
+        program.answer, program.delay = answer, delay
+        DecisioningEndpoint.objects.filter(pk=endpoint_id).update(consecutive_failures=0)
 
-    body = decide(api_v2, f.card_id, metadata={"terminal": "T-1"})
+        body = decide(api_v2, f.card_id, metadata={"terminal": "T-1"})
 
-    assert (body["approved"], body["status"], body["declineCode"], body["decidedBy"]) == (
-        False,
-        "declined",
-        "program_unavailable",
-        "standin",
-    )
-    assert body["declineDetails"] == {"error": error}
-    assert (body["program"]["error"], body["program"]["status"]) == (error, status)
-    assert body["program"]["answer"] is None
-    assert body["program"]["latencyMs"] >= (timeout_ms if failure == "late" else 0)
-    assert body["program"]["latencyMs"] < 1_500
-    assert body["metadata"] == {"terminal": "T-1"}  # an invalid answer's metadata is not taken
-    assert len(program.calls) == 1
-    # The hold placed before the call is released; the card's usage given back.
-    assert hold_of(api_v2, body["holdId"])["status"] == "released"
-    assert balances(api_v2, f.account_id) == money(START)
-    assert usage(api_v2, f.card_id) == (0, 0, 0)
-    assert body["transactionId"] is None
-    assert event_types(api_v2, body["authorizationId"]) == [
-        "authorization.declined",
-        "authorization.stood_in",
-    ]
-    assert event_data(api_v2, "authorization.stood_in", body["authorizationId"]) == [
-        {**_stood_in_common(body), "onFailure": "decline", "error": error}
-    ]
+        assert len(program.calls) == count, failure
+        assert (body["approved"], body["status"], body["declineCode"], body["decidedBy"]) == (
+            False,
+            "declined",
+            "program_unavailable",
+            "standin",
+        ), failure
+        assert body["declineDetails"] == {"error": error}, failure
+        assert (body["program"]["error"], body["program"]["status"]) == (error, status), failure
+        assert body["program"]["answer"] is None, failure
+        latency = body["program"]["latencyMs"]
+        assert (timeout_ms if failure == "late" else 0) <= latency < 1_500, failure
+        # An invalid answer's metadata is not taken.
+        assert body["metadata"] == {"terminal": "T-1"}, failure
+        # The hold placed before the call is released; the card's usage given back.
+        assert hold_of(api_v2, body["holdId"])["status"] == "released", failure
+        assert balances(api_v2, f.account_id) == money(START), failure
+        assert usage(api_v2, f.card_id) == (0, 0, 0), failure
+        assert body["transactionId"] is None, failure
+        assert event_types(api_v2, body["authorizationId"]) == [
+            "authorization.declined",
+            "authorization.stood_in",
+        ], failure
+        assert event_data(api_v2, "authorization.stood_in", body["authorizationId"]) == [
+            {**_stood_in_common(body), "onFailure": "decline", "error": error}
+        ], failure
+    assert DecisioningEndpoint.objects.get(pk=endpoint_id).degraded_at is None
 
 
 def _stood_in_common(body) -> dict:
