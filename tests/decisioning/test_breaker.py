@@ -26,11 +26,14 @@ from tests.authorizations.helpers import (
     money,
     usage,
 )
+from tests.conftest import Api
 from tests.decisioning.helpers import APPROVE, FAIL, Program, create_endpoint
+from tests.transfers.test_concurrency_http import run_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 AMOUNT = 100
+THREADS = 7
 NOT_CALLED = "degraded: not called"
 FAILED = "status 500: the endpoint must answer 2xx"
 
@@ -196,3 +199,34 @@ def test_a_degraded_shadow_endpoint_is_not_called_and_tx_decides(api_v2, program
     assert balances(api_v2, f.account_id) == money(START, 6 * AMOUNT)
     # Shadow never stands in: TX decided every one.
     assert items_of(api_v2, "/events", type="authorization.stood_in", limit=100) == []
+
+
+def test_concurrent_failures_degrade_once_and_one_request_probes(api_v2, program):
+    """Real threads, each with its own client and connection: failures counted together degrade
+    the endpoint once; when the probe is due, of requests arriving together one calls."""
+    endpoint_id = create_endpoint(api_v2, url=program.url, onFailure="standin")["endpointId"]
+    cards = [funded(api_v2, first=f"Card{index}").card_id for index in range(THREADS)]
+
+    def work(index):
+        client = Api("v2", api_v2.key)
+        return created(authorize(client, cards[index], AMOUNT), "v2")
+
+    failed = run_threads(THREADS, work)
+
+    assert {body["decidedBy"] for body in failed} == {"standin"}
+    called = [body for body in failed if body["program"]["error"] == FAILED]
+    # At least the five that degraded it were called; the rest maybe not (degraded already).
+    assert len(called) == len(program.calls) >= FAILURES_TO_DEGRADE
+    assert {body["program"]["error"] for body in failed} <= {FAILED, NOT_CALLED}
+    assert [t for t, _ in breaker_events(api_v2, endpoint_id)] == ["decisioning_endpoint.degraded"]
+
+    program.delay = 0.5  # the probe is still thinking while the others arrive
+    calls_before = len(program.calls)
+    probe_due(endpoint_id)
+    together = run_threads(THREADS, work)
+
+    assert len(program.calls) == calls_before + 1
+    errors = sorted(body["program"]["error"] for body in together)
+    assert errors == sorted([FAILED] + [NOT_CALLED] * (THREADS - 1))
+    assert [t for t, _ in breaker_events(api_v2, endpoint_id)] == ["decisioning_endpoint.degraded"]
+    assert state(endpoint_id).degraded_at is not None
