@@ -25,6 +25,7 @@ import psycopg
 from django.db import connection
 
 from tests.accounts.api.helpers import created
+from tests.conftest import Api
 
 APPROVE = (200, b'{"approved": true}')
 FAIL = (500, b'{"error": "down"}')
@@ -135,3 +136,33 @@ def endpoint_body(**fields) -> dict:
 def create_endpoint(api, **fields) -> dict:
     """Create an endpoint through the API; returns the created body (with its `secret`)."""
     return created(api.post("/decisioning-endpoints", endpoint_body(**fields)), api.version)
+
+
+class InThread:
+    """`work(client)` on a thread of its own, with its own client and database connection;
+    `result()` joins it and returns what it returned (re-raising what it raised)."""
+
+    def __init__(self, api, work):
+        self._client = Api(api.version, api.key)
+        self._work = work
+        self._outcome: dict = {}
+        self._thread = threading.Thread(target=self._run)
+        self._thread.start()
+
+    def _run(self):
+        try:
+            self._outcome["value"] = self._work(self._client)
+        except BaseException as error:  # noqa: BLE001 - re-raised in result()
+            self._outcome["error"] = error
+        finally:
+            connection.close()
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def result(self, timeout: float = 30):
+        self._thread.join(timeout)
+        assert not self._thread.is_alive(), "the thread is stuck"
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+        return self._outcome["value"]

@@ -39,7 +39,7 @@ from tests.authorizations.helpers import (
     usage,
 )
 from tests.authorizations.test_concurrency import LEDGER_OK, verify_ledger
-from tests.decisioning.helpers import APPROVE, Program, create_endpoint
+from tests.decisioning.helpers import APPROVE, InThread, Program, create_endpoint
 from tests.jobs.workers import ROOT, _die_with_parent, database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -259,4 +259,41 @@ def test_a_killed_request_is_declined_by_the_job_and_gives_everything_back(api_v
     body = assert_retries_answer_the_decision(api_v2, f.card_id, key, authorization_id)
     assert (body["approved"], body["declineCode"]) == (False, "program_unavailable")
     assert balances(api_v2, f.account_id) == money(START)
+    assert verify_ledger() == LEDGER_OK
+
+
+def test_the_job_deciding_first_wins_over_the_programs_late_answer(api_v2):
+    """The recovery decides an authorization whose request is alive and still waiting (its
+    program slower than the job's patience): when the program's approval arrives, the request
+    finds it decided and answers that, once; nothing is released or evented twice."""
+    program = Program(answer=APPROVE, delay=1.5)
+    try:
+        create_endpoint(api_v2, url=program.url, onFailure="decline", timeoutMs=3000)
+        f = funded(api_v2)
+        key = str(uuid.uuid4())
+        waiting = InThread(api_v2, lambda client: retry(client, f.card_id, key))
+        assert program.called.wait(10), "the program was never called"
+        [left] = Authorization.objects.filter(card_id=f.card_id)
+        assert left.awaiting_program
+
+        assert resolve(now=left.created_at + STRANDED_AFTER + timedelta(seconds=1)) == 1
+        assert waiting.alive()  # the job did not wait for the request
+        answered = waiting.result()
+    finally:
+        program.stop()
+
+    assert answered.status_code == 201, answered.content
+    body = answered.json()
+    assert (body["authorizationId"], body["declineCode"], body["decidedBy"]) == (
+        left.pk,
+        "program_unavailable",
+        "standin",
+    )
+    assert (body["program"]["error"], body["program"]["answer"]) == (NO_ANSWER, None)
+    assert event_types(api_v2, left.pk) == ["authorization.declined", "authorization.stood_in"]
+    again = retry(api_v2, f.card_id, key)
+    assert (again.status_code, again.content) == (201, answered.content)
+    assert hold_of(api_v2, body["holdId"])["status"] == "released"
+    assert balances(api_v2, f.account_id) == money(START)
+    assert usage(api_v2, f.card_id) == (0, 0, 0)
     assert verify_ledger() == LEDGER_OK

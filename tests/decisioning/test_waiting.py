@@ -6,11 +6,9 @@ first answer afterwards; two authorizations of one card racing its limit are dec
 the other in TX's first transaction (the usage counted before the call), so the second is
 declined by TX and never asked."""
 
-import threading
 import uuid
 
 import pytest
-from django.db import connection
 
 from authorizations.models import Authorization
 from tests.accounts.api.helpers import funded_account, transfer
@@ -28,7 +26,7 @@ from tests.authorizations.helpers import (
 )
 from tests.cards.api.helpers import set_limits
 from tests.conftest import Api
-from tests.decisioning.helpers import APPROVE, Program, create_endpoint
+from tests.decisioning.helpers import APPROVE, InThread, Program, create_endpoint
 from tests.transfers.test_concurrency_http import run_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,36 +40,6 @@ def program():
     program = Program(answer=APPROVE, delay=THINKING, watch_transactions=True)
     yield program
     program.stop()
-
-
-class InThread:
-    """`work(client)` on a thread of its own, with its own client and database connection;
-    `result()` joins it and returns what it returned (re-raising what it raised)."""
-
-    def __init__(self, api, work):
-        self._client = Api(api.version, api.key)
-        self._work = work
-        self._outcome: dict = {}
-        self._thread = threading.Thread(target=self._run)
-        self._thread.start()
-
-    def _run(self):
-        try:
-            self._outcome["value"] = self._work(self._client)
-        except BaseException as error:  # noqa: BLE001 - re-raised in result()
-            self._outcome["error"] = error
-        finally:
-            connection.close()
-
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def result(self, timeout: float = 30):
-        self._thread.join(timeout)
-        assert not self._thread.is_alive(), "the thread is stuck"
-        if "error" in self._outcome:
-            raise self._outcome["error"]
-        return self._outcome["value"]
 
 
 def awaiting(card_id: str) -> Authorization:
@@ -122,6 +90,7 @@ def test_a_retry_while_the_program_thinks_is_in_use_then_replays(api_v2, program
 
     meanwhile = authorize(api_v2, f.card_id, AMOUNT, idempotency_key=key)
     assert_error(meanwhile, "v2", 409, "idempotency_key_in_use")
+    assert meanwhile["Retry-After"] == "1"
     assert first.alive()
     # Another body under the same key is still refused as another request.
     reused = authorize(api_v2, f.card_id, AMOUNT + 1, idempotency_key=key)
