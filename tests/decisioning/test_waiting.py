@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from authorizations.models import Authorization
-from tests.accounts.api.helpers import funded_account, transfer
+from tests.accounts.api.helpers import ANY, funded_account, transfer
 from tests.authorizations.helpers import (
     MERCHANT,
     START,
@@ -22,6 +22,8 @@ from tests.authorizations.helpers import (
     created,
     funded,
     money,
+    present,
+    reverse,
     usage,
 )
 from tests.cards.api.helpers import set_limits
@@ -91,6 +93,11 @@ def test_a_retry_while_the_program_thinks_is_in_use_then_replays(api_v2, program
     meanwhile = authorize(api_v2, f.card_id, AMOUNT, idempotency_key=key)
     assert_error(meanwhile, "v2", 409, "idempotency_key_in_use")
     assert meanwhile["Retry-After"] == "1"
+    # Nor can the network clear or reverse what is not decided yet.
+    authorization_id = awaiting(f.card_id).pk
+    for refused in (present(api_v2, authorization_id), reverse(api_v2, authorization_id)):
+        error = assert_error(refused, "v2", 409, "invalid_state_transition", details=ANY)
+        assert error["details"]["from"] == "awaiting_program"
     assert first.alive()
     # Another body under the same key is still refused as another request.
     reused = authorize(api_v2, f.card_id, AMOUNT + 1, idempotency_key=key)
