@@ -10,10 +10,19 @@ way, and TX decides alone meanwhile."""
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from authorizations.models import Authorization
+from authorizations.services import authorization_create
+from authorizations.services.program import authorization_decide
+from cards.models import Card
+from core import operations
+from core.actors import SYSTEM
 from decisioning.breaker import FAILURES_TO_DEGRADE, PROBE_SECONDS
 from decisioning.models import DecisioningEndpoint
+from decisioning.services import CallResult
 from tests.authorizations.helpers import (
     START,
     authorize,
@@ -27,7 +36,14 @@ from tests.authorizations.helpers import (
     usage,
 )
 from tests.conftest import Api
-from tests.decisioning.helpers import APPROVE, FAIL, Program, create_endpoint
+from tests.decisioning.helpers import (
+    APPROVE,
+    FAIL,
+    Program,
+    create_endpoint,
+    free_port,
+    url_at,
+)
 from tests.transfers.test_concurrency_http import run_threads
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -230,3 +246,68 @@ def test_concurrent_failures_degrade_once_and_one_request_probes(api_v2, program
     assert errors == sorted([FAILED] + [NOT_CALLED] * (THREADS - 1))
     assert [t for t, _ in breaker_events(api_v2, endpoint_id)] == ["decisioning_endpoint.degraded"]
     assert state(endpoint_id).degraded_at is not None
+
+
+def awaiting_authorization(api, on_failure: str, failures_before: int):
+    """An authorization `authorization_create(ask_program=True)` left awaiting its program (the
+    request's first transaction, run here by the service: the call is the test's to make up),
+    its endpoint having failed `failures_before` times in a row (a success then resets it)."""
+    endpoint_id = create_endpoint(api, url=url_at(free_port()), onFailure=on_failure)["endpointId"]
+    DecisioningEndpoint.objects.filter(pk=endpoint_id).update(consecutive_failures=failures_before)
+    f = funded(api)
+    with operations.operation(SYSTEM):
+        authorization = authorization_create(
+            card=Card.objects.get(pk=f.card_id),
+            amount=AMOUNT,
+            currency="EUR",
+            type="Goods",
+            merchant={
+                "name": "Corner Shop",
+                "mcc": "5411",
+                "country_code": "276",
+                "channel": "pos",
+            },
+            actor=SYSTEM,
+            ask_program=True,
+        )
+    assert authorization.awaiting_program
+    return endpoint_id, f, authorization
+
+
+@pytest.mark.parametrize(
+    ("result", "failures_before"),
+    [
+        (CallResult(ok=False, status=500, latency_ms=5, error=FAILED), 0),
+        (CallResult(ok=True, status=200, latency_ms=5, answer={"approved": False}), 2),
+        (CallResult(ok=True, status=200, latency_ms=5, answer={"approved": True, "amount": 40}), 2),
+    ],
+    ids=["failure declined", "program declines", "program approves part"],
+)
+def test_the_decision_writes_the_endpoints_row_last(api_v2, result, failures_before):
+    """The lock order (docs/money.md, "Locking"): the authorization's second transaction takes
+    its hold, account and card before the endpoint's row, as its first transaction took the
+    card and account before the breaker's gate; the other order could wait in a cycle with a
+    probe's first transaction on the same card."""
+    endpoint_id, f, authorization = awaiting_authorization(api_v2, "decline", failures_before)
+
+    with CaptureQueriesContext(connection) as queries, operations.operation(SYSTEM):
+        decided = authorization_decide(authorization=authorization, result=result)
+
+    statements = [query["sql"] for query in queries.captured_queries]
+    endpoint_writes = [
+        index
+        for index, sql in enumerate(statements)
+        if sql.startswith('UPDATE "decisioning_decisioningendpoint"')
+    ]
+    others = [
+        index
+        for index, sql in enumerate(statements)
+        if "FOR UPDATE" in sql
+        or "tx_post" in sql
+        or sql.startswith(('UPDATE "accounts_hold"', 'INSERT INTO "accounts_hold"'))
+        or "cards_cardspend" in sql
+    ]
+    assert endpoint_writes and others
+    assert min(endpoint_writes) > max(others), "\n".join(sql[:90] for sql in statements)
+    assert decided.decision == Authorization.Decision.DECLINED or decided.amount == 40
+    assert state(endpoint_id).consecutive_failures == (0 if result.ok else failures_before + 1)
