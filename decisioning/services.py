@@ -62,6 +62,8 @@ MAX_ANSWER_CHARS = 4096
 # The fields a change may name (domain names). The card product is what the endpoint is for:
 # not changed, another endpoint is created instead.
 UPDATABLE = frozenset({"url", "timeout_ms", "on_failure", "mode", "enabled"})
+# A change of these gives a degraded endpoint a fresh start (decisioning.breaker).
+RESETS_BREAKER = frozenset({"url", "timeout_ms", "enabled"})
 
 
 @dataclass(frozen=True)
@@ -165,7 +167,9 @@ def decisioning_endpoint_update(
 ) -> Outcome[DecisioningEndpoint]:
     """Change `url`, `timeout_ms`, `on_failure`, `mode` and `enabled` (domain names), validated
     as `decisioning_endpoint_create` does. No change writes nothing (`Outcome.changed` false);
-    otherwise emits `decisioning_endpoint.updated` naming what changed (`changed_fields`).
+    otherwise emits `decisioning_endpoint.updated` naming what changed (`changed_fields`). A
+    new `url` or `timeout_ms`, or `enabled` switched, resets the circuit breaker (failures
+    forgotten, no longer degraded).
     `Outcome.previous` has the old values of the fields that changed."""
     unknown = set(changes) - UPDATABLE
     if unknown:
@@ -183,9 +187,19 @@ def decisioning_endpoint_update(
         }
         if not previous:
             return unchanged(endpoint)
+        breaker_reset = {}
+        if RESETS_BREAKER & set(previous) and (
+            endpoint.consecutive_failures or endpoint.degraded_at is not None
+        ):
+            # A new target or deadline is not the one that failed: called again at once.
+            breaker_reset = {"consecutive_failures": 0, "degraded_at": None, "next_probe_at": None}
         row_update(
             endpoint,
-            {**{field: values[field] for field in previous}, **current_actor().stamp("updated_by")},
+            {
+                **{field: values[field] for field in previous},
+                **breaker_reset,
+                **current_actor().stamp("updated_by"),
+            },
         )
         emit_for(
             endpoint,

@@ -169,6 +169,31 @@ def test_five_failures_degrade_and_a_probe_recovers(api_v2, program):
     assert usage(api_v2, f.card_id)[0] == 10 * AMOUNT
 
 
+def test_a_new_url_gives_a_degraded_endpoint_a_fresh_start(api_v2, program):
+    """A PATCH of the URL (or the timeout, or `enabled`) resets the breaker: the next
+    authorization calls the new target at once, not at the next probe; a change of `mode` or
+    `onFailure` does not."""
+    endpoint_id = create_endpoint(api_v2, url=program.url, onFailure="standin")["endpointId"]
+    f = funded(api_v2)
+    degrade(api_v2, program, endpoint_id, f.card_id)
+    api_v2.patch(f"/decisioning-endpoints/{endpoint_id}", {"onFailure": "approve"})
+    assert state(endpoint_id).degraded_at is not None
+
+    program.answer = APPROVE
+    fixed = Program()
+    try:
+        patched = api_v2.patch(f"/decisioning-endpoints/{endpoint_id}", {"url": fixed.url})
+        assert patched.status_code == 200, patched.content
+        assert (patched.json()["degradedAt"], patched.json()["consecutiveFailures"]) == (None, 0)
+
+        body = decide(api_v2, f.card_id)
+
+        assert (body["decidedBy"], body["program"]["error"]) == ("program", None)
+        assert len(fixed.calls) == 1
+    finally:
+        fixed.stop()
+
+
 def test_a_degraded_endpoint_that_declines_places_no_hold(api_v2, program):
     endpoint_id = create_endpoint(api_v2, url=program.url, onFailure="decline")["endpointId"]
     f = funded(api_v2)
