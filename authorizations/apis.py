@@ -20,6 +20,7 @@ from api.serializers import (
     Serializer,
     StoredDataField,
     StoredDataSerializer,
+    StrictBooleanField,
     StrictCharField,
     StrictSerializer,
     TimestampField,
@@ -87,6 +88,13 @@ class AuthorizationCreateV2(AuthorizationCreate):
     )
     merchantCurrency = CurrencyField(  # noqa: N815
         required=False, help_text="The merchant's currency (ISO 4217). With `merchantAmount`."
+    )
+    partialApproval = StrictBooleanField(  # noqa: N815
+        required=False,
+        help_text="The terminal takes a partial approval (the network's indicator): an "
+        "account with less than `amount` available, but more than nothing, is approved for "
+        "what it has (`amount` that, `requestedAmount` what was asked) instead of declined "
+        "`insufficient_funds`.",
     )
 
 
@@ -273,6 +281,7 @@ class AuthorizationListView(TXView):
             ask_program=request.version == V2,
             merchant_amount=data.get("merchantAmount"),
             merchant_currency=data.get("merchantCurrency"),
+            partial_approval=data.get("partialApproval", False),
         )
         if not program_to_ask(authorization):
             return self.created(_represent(self, authorization))

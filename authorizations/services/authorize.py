@@ -86,6 +86,7 @@ def authorization_create(
     metadata: dict | None = None,
     merchant_amount: int | None = None,
     merchant_currency: str | None = None,
+    partial_approval: bool = False,
     ask_program: bool = False,
 ) -> Authorization:
     """Decide an authorization of `amount` on `card` at `merchant` ({name, mcc, country_code,
@@ -93,6 +94,10 @@ def authorization_create(
     client's, approved or declined (`core.metadata`; 400 `validation_error` when invalid,
     before anything is decided). `merchant_amount`/`merchant_currency`: what the merchant charged
     in its currency, `amount` being the billing amount (`currency.foreign_amount_check`).
+    `partial_approval`: the merchant's terminal takes less than asked (the network's
+    partial-approval indicator): an account that has less than `amount` available, but more
+    than nothing, is approved for what it has (`requested_amount` the amount asked) instead of
+    declined `insufficient_funds`.
 
     `ask_program` (v2): when TX's checks pass and the card has a decisioning endpoint
     (`decisioning.selectors.decisioning_endpoint_for_card`), a live one decides: the
@@ -148,7 +153,10 @@ def authorization_create(
                         ]
                     },
                 )
-            _check_account(account, amount)
+            approvable = _check_account(account, amount, partial_approval)
+            if approvable < amount:
+                authorization.requested_amount = amount
+                authorization.amount = amount = approvable
             if endpoint is not None:
                 _program_gate(authorization, endpoint)
         except Decline as decline:
@@ -335,19 +343,24 @@ def _check_limits(card: Card, amount: int, cash: bool):
         raise Decline(declines.LIMIT_EXCEEDED, error.message, error.details) from None
 
 
-def _check_account(account: Account, amount: int) -> None:
+def _check_account(account: Account, amount: int, partial_approval: bool) -> int:
+    """The amount that can be approved: `amount`, or what is available when less is and a
+    partial approval is allowed."""
     if account.status != Account.Status.ACTIVE:
         raise Decline(
             declines.ACCOUNT_NOT_ACTIVE,
             f"The card's account is {account.status}.",
             {"status": account.status},
         )
-    if account.available < amount:
-        raise Decline(
-            declines.INSUFFICIENT_FUNDS,
-            "The account's available balance does not cover this amount.",
-            {"available": account.available, "amount": amount},
-        )
+    if account.available >= amount:
+        return amount
+    if partial_approval and account.available > 0:
+        return account.available
+    raise Decline(
+        declines.INSUFFICIENT_FUNDS,
+        "The account's available balance does not cover this amount.",
+        {"available": account.available, "amount": amount},
+    )
 
 
 def _raise_alerts(screening, authorization: Authorization, merchant: dict) -> None:

@@ -205,7 +205,8 @@ def _reduce(authorization: Authorization, amount: int) -> None:
         authorization.amount - amount,
         cash=authorization.type == Authorization.Type.CASH,
     )
-    authorization.requested_amount = authorization.amount
+    if authorization.requested_amount is None:  # else TX approved part already (funds)
+        authorization.requested_amount = authorization.amount
     authorization.amount = amount
 
 
