@@ -104,9 +104,27 @@ CREATE_INPUT = {V1: AuthorizationCreate, V2: AuthorizationCreateV2}
 class PresentmentCreate(StrictSerializer):
     amount = AmountField(
         required=False,
-        help_text="Default: the authorized amount. Lower: the rest is released. Higher: at most "
-        "20% more, with the difference available on the account.",
+        help_text="Default: what is still held (the authorized amount, unless v2 presentments "
+        "that were not final cleared part). Lower: the rest is released. Higher: at most 20% "
+        "more in all, with the difference available on the account.",
     )
+
+
+class PresentmentCreateV2(PresentmentCreate):
+    class Meta:
+        # v2's document named it PresentmentCreate before `final` came: generated clients keep
+        # their model (PresentmentCreateRequest).
+        ref_name = "PresentmentCreate"
+
+    final = StrictBooleanField(
+        required=False,
+        help_text="Default true: the last presentment, the rest released. False (a split "
+        "shipment): `amount` (required, below what is still held) is cleared and the rest "
+        "stays held for the next presentments.",
+    )
+
+
+PRESENTMENT_INPUT = {V1: PresentmentCreate, V2: PresentmentCreateV2}
 
 
 class ReversalCreate(StrictSerializer):
@@ -348,12 +366,14 @@ class PresentmentsView(TXView):
     @document(
         name="Authorization",
         resources=AUTHORIZATION_OUTPUT,
-        request=both(PresentmentCreate),
+        request=PRESENTMENT_INPUT,
         created=True,
         summary="Present (clear) an authorization",
         description="Captures the hold and settles the transaction (`Presentment`). Lower "
         "amounts release the rest; up to 20% more needs the difference available (422 "
-        "`insufficient_funds`); beyond, 422 `amount_exceeds_remaining`. 409 unless pending.",
+        "`insufficient_funds`); beyond, 422 `amount_exceeds_remaining`. 409 unless pending. "
+        "v2: `final: false` clears part and keeps the rest held (the authorization stays "
+        "pending) for the next presentments.",
         operation_id="card_authorizations_presentments_create",
         tags=["Card transactions"],
     )
@@ -361,9 +381,12 @@ class PresentmentsView(TXView):
         authorization = authorization_get(
             institution=self.institution, authorization_id=authorizationId
         )
-        data = self.parse(PresentmentCreate)
+        data = self.parse(self.for_version(PRESENTMENT_INPUT))
         authorization = authorization_present(
-            authorization=authorization, amount=data.get("amount"), actor=Actor.of_request(request)
+            authorization=authorization,
+            amount=data.get("amount"),
+            final=data.get("final", True),
+            actor=Actor.of_request(request),
         )
         return self.created(_represent(self, authorization))
 

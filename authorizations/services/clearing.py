@@ -4,11 +4,14 @@
   statement line `Presentment` (amount and journal of the presentment). The amount defaults to
   the authorized one; it may be lower (the rest is released) or higher by at most
   OVER_PRESENTMENT_PERCENT percent (tips, fuel), and then only with the difference available
-  on the account (422 `insufficient_funds`); above that, 422 `amount_exceeds_remaining`. One
-  presentment per authorization. The card's usage follows the presented amount. The card
+  on the account (422 `insufficient_funds`); above that, 422 `amount_exceeds_remaining`. A
+  presentment that is not final (v2 `final: false`, a split shipment) clears part and keeps the
+  rest held for the next ones (a new hold of the rest, with its own `Unsettled` line); the
+  final one releases what is left. The card's usage follows the presented amount in all. The card
   product's ATM and foreign-transaction fees follow it (docs/fees.md). A foreign-currency
   line presented for another amount than authorized drops its merchant amount (not known).
-- **Reversal** releases the whole hold and gives the amount back to the card's limits.
+- **Reversal** releases the hold (what is still held) and gives that back to the card's limits;
+  what earlier presentments cleared stays.
 - **Expiry**: an authorization not presented within AUTHORIZATION_HOLD_DAYS is released by the
   expiry job (`expire_holds`) and its usage given back; its line stays `Unsettled`, `expired`.
 
@@ -23,14 +26,16 @@ from accounts.models import Account, Fee, Hold, StatementLine
 from accounts.services import (
     fee_charge,
     hold_capture,
+    hold_place,
     hold_release,
     holds_expire,
     internal_account,
 )
 from accounts.services.fees import basis_points_of
+from accounts.statement_lines import Line, statement_lines_record
 from cards.services import spend_more, unspend
-from core.actors import Actor
-from core.exceptions import InvalidStateTransition
+from core.actors import Actor, current_actor
+from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
 from events.services import emit_for
 
 from ..locks import lock_authorization
@@ -41,60 +46,56 @@ OVER_PRESENTMENT_PERCENT = 20
 
 
 def authorization_present(
-    *, authorization: Authorization, amount: int | None = None, actor: Actor
+    *, authorization: Authorization, amount: int | None = None, final: bool = True, actor: Actor
 ) -> Authorization:
-    """Clear a pending authorization for `amount` (default: as authorized). Emits
-    `transaction.settled`."""
+    """Clear a pending authorization for `amount`. Final (the default): the last presentment,
+    `amount` by default what is still held, at most OVER_PRESENTMENT_PERCENT above the
+    authorized amount in all; the rest is released and the card's usage follows what was
+    presented in all. Not final (a split shipment): `amount` (required) below what is still
+    held is captured, and the rest stays held for the next presentments, by a new hold (a hold's
+    amount never changes) with its own `Unsettled` line; the authorization stays `pending`.
+    Emits `transaction.settled` (`final`)."""
     with transaction.atomic(savepoint=False):
         authorization = _lock(authorization, Authorization.Status.PRESENTED)
-        amount = authorization.amount if amount is None else amount
+        held = authorization.hold
+        already = authorization.presented_amount or 0
+        if not final:
+            if amount is None:
+                raise ValidationFailed(
+                    details={"amount": "A presentment that is not final names its amount."}
+                )
+            if amount >= held.amount:
+                raise AmountExceedsRemaining(
+                    "A presentment that is not final leaves part of the hold: present the "
+                    "rest as final.",
+                    details={"amount": amount, "held": held.amount},
+                )
+        amount = held.amount if amount is None else amount
         fees = _fees(authorization, amount)
         if fees:
             _lock_accounts_with_fees(authorization)
         hold = hold_capture(
-            hold=authorization.hold,
+            hold=held,
             amount=amount,
             purpose=Hold.Purpose.CARD_AUTHORIZATION,
             counterparty=Account.InternalCode.CARD_CLEARING,
-            max_amount=authorization.amount * (100 + OVER_PRESENTMENT_PERCENT) // 100,
+            max_amount=(
+                held.amount
+                if not final
+                else authorization.amount * (100 + OVER_PRESENTMENT_PERCENT) // 100 - already
+            ),
             statement_line=False,
         )
-        cash = authorization.type == Authorization.Type.CASH
-        if amount < authorization.amount:
-            unspend(
-                authorization.card,
-                authorization.spend_day,
-                authorization.amount - amount,
-                cash=cash,
-            )
-        elif amount > authorization.amount:
-            spend_more(
-                authorization.card,
-                authorization.spend_day,
-                amount - authorization.amount,
-                cash=cash,
-            )
-        line = StatementLine.objects.get(hold=hold)
-        line.settlement_status = StatementLine.SettlementStatus.PRESENTMENT
-        line.journal = hold.capture_journal
-        if amount != line.amount and line.merchant_amount is not None:
-            # The presentment carries only the billing amount: what the merchant charged for
-            # another amount is not known, so the line no longer claims the authorized one.
-            line.merchant_amount = line.merchant_currency = None
-        line.amount = amount
-        line.save(
-            update_fields=[
-                "settlement_status",
-                "amount",
-                "journal",
-                "merchant_amount",
-                "merchant_currency",
-            ]
-        )
-        authorization.hold = hold
-        authorization.presented_amount = amount
+        line = _line_presented(hold, amount)
+        presented = already + amount
+        if final:
+            _usage_follows(authorization, presented)
+            authorization.hold = hold
+        else:
+            authorization.hold = _hold_the_rest(authorization, held, held.amount - amount)
+        authorization.presented_amount = presented
         authorization.presented_at = authorization.updated_at = timezone.now()
-        authorization.save(update_fields=["presented_amount", "presented_at", "updated_at"])
+        authorization.save(update_fields=["hold", "presented_amount", "presented_at", "updated_at"])
         emit_for(
             line,
             "transaction.settled",
@@ -106,6 +107,7 @@ def authorization_present(
                 "amount": amount,
                 "authorized_amount": authorization.amount,
                 "currency": authorization.currency,
+                **({} if final else {"final": False, "still_held": authorization.hold.amount}),
             },
             institution=authorization.card.institution,
         )
@@ -113,9 +115,77 @@ def authorization_present(
     return authorization
 
 
+def _line_presented(hold: Hold, amount: int) -> StatementLine:
+    """The captured hold's `Unsettled` line becomes the presentment's (`Presentment`, its
+    amount and journal)."""
+    line = StatementLine.objects.get(hold=hold)
+    line.settlement_status = StatementLine.SettlementStatus.PRESENTMENT
+    line.journal = hold.capture_journal
+    if amount != line.amount and line.merchant_amount is not None:
+        # The presentment carries only the billing amount: what the merchant charged for
+        # another amount is not known, so the line no longer claims the authorized one.
+        line.merchant_amount = line.merchant_currency = None
+    line.amount = amount
+    line.save(
+        update_fields=[
+            "settlement_status",
+            "amount",
+            "journal",
+            "merchant_amount",
+            "merchant_currency",
+        ]
+    )
+    return line
+
+
+def _hold_the_rest(authorization: Authorization, held: Hold, rest: int) -> Hold:
+    """What a presentment that is not final leaves held: a new hold (the captured one released
+    the rest; the account has it available again), with an `Unsettled` line of its own."""
+    hold = hold_place(
+        account=authorization.account,
+        amount=rest,
+        currency=held.currency,
+        expires_at=held.expires_at,
+        reason=held.reason,
+        actor=current_actor(),
+        purpose=Hold.Purpose.CARD_AUTHORIZATION,
+    )
+    statement_lines_record(
+        lines=[
+            Line(
+                authorization.account,
+                authorization.type,
+                rest,
+                authorization.merchant_name,
+                settlement_status=StatementLine.SettlementStatus.UNSETTLED,
+                card=authorization.card,
+            )
+        ],
+        currency=authorization.currency,
+        hold=hold,
+        authorization=authorization,
+        merchant=authorization.merchant,
+    )
+    return hold
+
+
+def _usage_follows(authorization: Authorization, presented: int) -> None:
+    """The card's usage after the final presentment: what was presented in all, where it
+    counted what was authorized."""
+    cash = authorization.type == Authorization.Type.CASH
+    if presented < authorization.amount:
+        unspend(
+            authorization.card, authorization.spend_day, authorization.amount - presented, cash=cash
+        )
+    elif presented > authorization.amount:
+        spend_more(
+            authorization.card, authorization.spend_day, presented - authorization.amount, cash=cash
+        )
+
+
 def _fees(authorization: Authorization, amount: int) -> list[tuple[str, int]]:
     """The card product's fees that follow a presentment of `amount` (docs/fees.md), as (kind,
-    amount), those of 0 left out: `atm_fee` for a `Cash` authorization,
+    amount), those of 0 left out: `atm_fee` for a `Cash` authorization (its first presentment),
     `foreign_transaction_fee_bps` of the presented amount (half up) when the merchant's country
     is not the cardholder's or the merchant charged in another currency than the account's
     (`currency.is_foreign_currency`, e.g. dynamic currency conversion at home): one fee either
@@ -123,8 +193,8 @@ def _fees(authorization: Authorization, amount: int) -> list[tuple[str, int]]:
     card = authorization.card
     product = card.product
     fees = []
-    if authorization.type == Authorization.Type.CASH:
-        fees.append((Fee.Kind.ATM, product.atm_fee))
+    if authorization.type == Authorization.Type.CASH and authorization.presented_amount is None:
+        fees.append((Fee.Kind.ATM, product.atm_fee))  # once: at the first presentment
     abroad = authorization.merchant_country != card.customer.country_code
     if abroad or is_foreign_currency(authorization):
         fees.append(
@@ -200,10 +270,12 @@ def _expired(hold: Hold) -> None:
 
 
 def _give_back(authorization: Authorization) -> None:
+    """Its hold released or expired: what it still held counts no more (all of it, unless
+    presentments that were not final cleared part)."""
     unspend(
         authorization.card,
         authorization.spend_day,
-        authorization.amount,
+        authorization.hold.amount,
         cash=authorization.type == Authorization.Type.CASH,
     )
 
