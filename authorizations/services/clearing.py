@@ -71,7 +71,7 @@ def authorization_present(
                     details={"amount": amount, "held": held.amount},
                 )
         amount = held.amount if amount is None else amount
-        fees = _fees(authorization, amount)
+        fees = _fees(authorization, already + amount if final else None)
         if fees:
             _lock_accounts_with_fees(authorization)
         hold = hold_capture(
@@ -183,24 +183,25 @@ def _usage_follows(authorization: Authorization, presented: int) -> None:
         )
 
 
-def _fees(authorization: Authorization, amount: int) -> list[tuple[str, int]]:
-    """The card product's fees that follow a presentment of `amount` (docs/fees.md), as (kind,
-    amount), those of 0 left out: `atm_fee` for a `Cash` authorization (its first presentment),
-    `foreign_transaction_fee_bps` of the presented amount (half up) when the merchant's country
-    is not the cardholder's or the merchant charged in another currency than the account's
-    (`currency.is_foreign_currency`, e.g. dynamic currency conversion at home): one fee either
-    way, never two."""
+def _fees(authorization: Authorization, presented: int | None) -> list[tuple[str, int]]:
+    """The card product's fees that follow a presentment (docs/fees.md), as (kind, amount),
+    those of 0 left out; one of a kind per authorization (`fee_once_per_authorization`):
+    `atm_fee` for a `Cash` authorization, at its first presentment; at the final one
+    (`presented`: what all its presentments cleared, None before), `foreign_transaction_fee_bps`
+    of that (half up) when the merchant's country is not the cardholder's or the merchant
+    charged in another currency than the account's (`currency.is_foreign_currency`, e.g.
+    dynamic currency conversion at home): one fee either way, never two."""
     card = authorization.card
     product = card.product
     fees = []
     if authorization.type == Authorization.Type.CASH and authorization.presented_amount is None:
-        fees.append((Fee.Kind.ATM, product.atm_fee))  # once: at the first presentment
+        fees.append((Fee.Kind.ATM, product.atm_fee))
     abroad = authorization.merchant_country != card.customer.country_code
-    if abroad or is_foreign_currency(authorization):
+    if presented is not None and (abroad or is_foreign_currency(authorization)):
         fees.append(
             (
                 Fee.Kind.FOREIGN_TRANSACTION,
-                basis_points_of(amount, product.foreign_transaction_fee_bps),
+                basis_points_of(presented, product.foreign_transaction_fee_bps),
             )
         )
     return [(kind, fee) for kind, fee in fees if fee > 0]

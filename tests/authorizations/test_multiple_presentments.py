@@ -13,6 +13,7 @@ from tests.accounts.api.test_fees import fees_of, set_card_fees
 
 from .helpers import (
     ATM,
+    MERCHANT,
     START,
     approved,
     authorization_of,
@@ -154,3 +155,18 @@ def test_the_atm_fee_is_charged_once(api_v2):
 
     assert [(fee["kind"], fee["amount"]) for fee in fees_of(api_v2, f.account_id)] == [("atm", 250)]
     assert balances(api_v2, f.account_id) == money(START - AUTHORIZED - 250)
+
+
+def test_the_foreign_transaction_fee_is_charged_once_at_the_final_one_on_everything(api_v2):
+    set_card_fees(api_v2, foreignTransactionFeeBps=200)  # 2%
+    f = funded(api_v2)
+    abroad = {**MERCHANT, "countryCode": "840"}
+    authorization = approved(api_v2, f.card_id, AUTHORIZED, merchant=abroad)
+
+    created(present(api_v2, authorization["authorizationId"], 300, False), "v2")
+    assert fees_of(api_v2, f.account_id) == []
+    created(present(api_v2, authorization["authorizationId"], 500), "v2")
+
+    assert [(fee["kind"], fee["amount"]) for fee in fees_of(api_v2, f.account_id)] == [
+        ("foreign_transaction", 16)  # 2% of 800
+    ]
