@@ -50,7 +50,12 @@ def objects_held(schemas: dict) -> dict[str, set[str]]:
 
 
 # Fields v2 added that the legacy v1 line neither takes nor shows, wherever they appear.
-V2_ONLY = {"metadata": "docs/metadata.md", "overdraftLimit": "docs/overdraft.md"}
+V2_ONLY = {
+    "metadata": "docs/metadata.md",
+    "overdraftLimit": "docs/overdraft.md",
+    # A presentment that is not final (multiple presentments).
+    "final": "docs/card-transactions.md",
+}
 
 
 def test_v1_has_none_of_the_fields_only_v2_has():
