@@ -5,7 +5,6 @@ WIRE_MODULES); the services import it to send what it renders."""
 
 from datetime import datetime
 
-from core.money import decimal_text
 from core.timestamps import iso_millis
 
 TEST_TYPE = "decisioning.test"
@@ -48,11 +47,7 @@ def authorization_payload(
             # (a decimal string): null for a payment in the account's currency.
             "merchantAmount": authorization.merchant_amount,
             "merchantCurrency": authorization.merchant_currency,
-            "conversionRate": (
-                None
-                if authorization.conversion_rate is None
-                else decimal_text(authorization.conversion_rate)
-            ),
+            "conversionRate": authorization.conversion_rate_text,
             "merchant": {
                 "name": authorization.merchant_name,
                 "mcc": authorization.merchant_mcc,

@@ -30,9 +30,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.locks import lock_accounts
-from accounts.models import Account, Hold, StatementLine
+from accounts.models import Account, Hold
 from accounts.services import hold_place
-from accounts.statement_lines import Line, statement_lines_record
 from cards.dates import is_past_expiry
 from cards.models import Card
 from cards.services import card_pin_try, check_limits, count_payment, lock_card
@@ -55,6 +54,7 @@ from monitoring.services import alerts_raise, screen
 from .. import declines
 from ..models import Authorization, Channel
 from .currency import foreign_amount_check, foreign_event_data, foreign_line_fields
+from .held import unsettled_line
 
 # Why a degraded endpoint's authorization has no answer (`program_error`).
 NOT_CALLED = "degraded: not called"
@@ -196,21 +196,10 @@ def authorization_approved(authorization: Authorization) -> None:
     `authorization.approved` (and `authorization.stood_in` when its program's `on_failure`
     approved), counted once committed. Also for an approval the program gave
     after TX held (`authorizations.services.program`)."""
-    statement_lines_record(
-        lines=[
-            Line(
-                authorization.account,
-                authorization.type,
-                authorization.amount,
-                authorization.merchant_name,
-                settlement_status=StatementLine.SettlementStatus.UNSETTLED,
-                card=authorization.card,
-            )
-        ],
-        currency=authorization.currency,
-        hold=authorization.hold,
-        authorization=authorization,
-        merchant=authorization.merchant,
+    unsettled_line(
+        authorization,
+        authorization.hold,
+        authorization.amount,
         **foreign_line_fields(authorization),
     )
     _emit(authorization, "authorization.approved")

@@ -26,21 +26,19 @@ from accounts.models import Account, Fee, Hold, StatementLine
 from accounts.services import (
     fee_charge,
     hold_capture,
-    hold_place,
-    hold_release,
     holds_expire,
     internal_account,
 )
 from accounts.services.fees import basis_points_of
-from accounts.statement_lines import Line, statement_lines_record
-from cards.services import spend_more, unspend
-from core.actors import Actor, current_actor
+from cards.services import spend_more
+from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
 from events.services import emit_for
 
 from ..locks import lock_authorization
 from ..models import Authorization
 from .currency import is_foreign_currency
+from .held import give_back, hold_again, release, unsettled_line
 
 OVER_PRESENTMENT_PERCENT = 20
 
@@ -141,45 +139,22 @@ def _line_presented(hold: Hold, amount: int) -> StatementLine:
 def _hold_the_rest(authorization: Authorization, held: Hold, rest: int) -> Hold:
     """What a presentment that is not final leaves held: a new hold (the captured one released
     the rest; the account has it available again), with an `Unsettled` line of its own."""
-    hold = hold_place(
-        account=authorization.account,
-        amount=rest,
-        currency=held.currency,
-        expires_at=held.expires_at,
-        reason=held.reason,
-        actor=current_actor(),
-        purpose=Hold.Purpose.CARD_AUTHORIZATION,
-    )
-    statement_lines_record(
-        lines=[
-            Line(
-                authorization.account,
-                authorization.type,
-                rest,
-                authorization.merchant_name,
-                settlement_status=StatementLine.SettlementStatus.UNSETTLED,
-                card=authorization.card,
-            )
-        ],
-        currency=authorization.currency,
-        hold=hold,
-        authorization=authorization,
-        merchant=authorization.merchant,
-    )
+    hold = hold_again(authorization, held, rest)
+    unsettled_line(authorization, hold, rest)
     return hold
 
 
 def _usage_follows(authorization: Authorization, presented: int) -> None:
     """The card's usage after the final presentment: what was presented in all, where it
     counted what was authorized."""
-    cash = authorization.type == Authorization.Type.CASH
     if presented < authorization.amount:
-        unspend(
-            authorization.card, authorization.spend_day, authorization.amount - presented, cash=cash
-        )
+        give_back(authorization, authorization.amount - presented)
     elif presented > authorization.amount:
         spend_more(
-            authorization.card, authorization.spend_day, presented - authorization.amount, cash=cash
+            authorization.card,
+            authorization.spend_day,
+            presented - authorization.amount,
+            cash=authorization.type == Authorization.Type.CASH,
         )
 
 
@@ -243,10 +218,7 @@ def authorization_reverse(*, authorization: Authorization, actor: Actor) -> Auth
     Emits `hold.released` and `authorization.reversed`."""
     with transaction.atomic(savepoint=False):
         authorization = _lock(authorization, Authorization.Status.REVERSED)
-        authorization.hold = hold_release(
-            hold=authorization.hold, purpose=Hold.Purpose.CARD_AUTHORIZATION
-        )
-        _give_back(authorization)
+        release(authorization)
         authorization.updated_at = timezone.now()
         authorization.save(update_fields=["updated_at"])
         _emit(authorization, "authorization.reversed")
@@ -266,19 +238,8 @@ def authorizations_expire(*, now=None, batch_size: int = 500) -> int:
 
 def _expired(hold: Hold) -> None:
     authorization = Authorization.objects.select_related("card__institution").get(hold=hold)
-    _give_back(authorization)
+    give_back(authorization, hold.amount)
     _emit(authorization, "authorization.expired")
-
-
-def _give_back(authorization: Authorization) -> None:
-    """Its hold released or expired: what it still held counts no more (all of it, unless
-    presentments that were not final cleared part)."""
-    unspend(
-        authorization.card,
-        authorization.spend_day,
-        authorization.hold.amount,
-        cash=authorization.type == Authorization.Type.CASH,
-    )
 
 
 def _lock(authorization: Authorization, to_state: str) -> Authorization:

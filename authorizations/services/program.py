@@ -30,9 +30,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account, Hold
-from accounts.services import hold_place, hold_release
-from cards.services import unspend
-from core.actors import current_actor
+from accounts.services import hold_release
 from core.exceptions import ValidationFailed
 from core.metadata import metadata_merge
 from core.metrics import DECISIONING_CALLS, DECISIONING_LATENCY, count_on_commit
@@ -44,6 +42,7 @@ from .. import declines
 from ..locks import lock_authorization, lock_stranded_authorization
 from ..models import Authorization
 from .authorize import authorization_approved, authorization_declined_record, program_unavailable
+from .held import give_back, hold_again, release
 
 # An authorization awaiting its program longer than the longest call and a margin was left by a
 # process that stopped: the recovery job decides it.
@@ -190,21 +189,8 @@ def _reduce(authorization: Authorization, amount: int) -> None:
     never changes: PostgreSQL refuses it, `tx_hold_changed`), and the card's usage follows."""
     held = authorization.hold
     hold_release(hold=held, purpose=Hold.Purpose.CARD_AUTHORIZATION)
-    authorization.hold = hold_place(
-        account=authorization.account,
-        amount=amount,
-        currency=authorization.currency,
-        expires_at=held.expires_at,
-        reason=held.reason,
-        actor=current_actor(),
-        purpose=Hold.Purpose.CARD_AUTHORIZATION,
-    )
-    unspend(
-        authorization.card,
-        authorization.spend_day,
-        authorization.amount - amount,
-        cash=authorization.type == Authorization.Type.CASH,
-    )
+    authorization.hold = hold_again(authorization, held, amount)
+    give_back(authorization, authorization.amount - amount)
     if authorization.requested_amount is None:  # else TX approved part already (funds)
         authorization.requested_amount = authorization.amount
     authorization.amount = amount
@@ -216,7 +202,7 @@ def _decline(authorization: Authorization, answer: dict) -> None:
     details = {}
     if "decline_code" in answer:
         details["program_decline_code"] = answer["decline_code"]
-    _release(authorization)
+    release(authorization)
     authorization.decline_code = declines.PROGRAM_DECLINED
     authorization.decline_reason = "The card program declined this payment."
     authorization.decline_details = details or None
@@ -233,24 +219,12 @@ def _stand_in(authorization: Authorization, endpoint: DecisioningEndpoint) -> No
         authorization_approved(authorization)
         return
     decline = program_unavailable(authorization.program_error)
-    _release(authorization)
+    release(authorization)
     authorization.decline_code = decline.code
     authorization.decline_reason = decline.reason
     authorization.decline_details = decline.details
     _finish(authorization, Authorization.Decision.DECLINED)
     authorization_declined_record(authorization)
-
-
-def _release(authorization: Authorization) -> None:
-    authorization.hold = hold_release(
-        hold=authorization.hold, purpose=Hold.Purpose.CARD_AUTHORIZATION
-    )
-    unspend(
-        authorization.card,
-        authorization.spend_day,
-        authorization.amount,
-        cash=authorization.type == Authorization.Type.CASH,
-    )
 
 
 def _merge_metadata(authorization: Authorization, answer: dict) -> None:

@@ -1,0 +1,66 @@
+"""What an approved authorization holds and counts, changed after its decision: its hold
+replaced (a hold's amount never changes: PostgreSQL refuses it, `tx_hold_changed`), released,
+its `Unsettled` statement line, and the card's usage given back. One place for the decision
+(`authorize`, `program`) and the clearing (`clearing`), which all change them the same way."""
+
+from accounts.models import Hold, StatementLine
+from accounts.services import hold_place, hold_release
+from accounts.statement_lines import Line, statement_lines_record
+from cards.services import unspend
+from core.actors import current_actor
+
+from ..models import Authorization
+
+
+def hold_again(authorization: Authorization, held: Hold, amount: int) -> Hold:
+    """A new hold of `amount` on the authorization's account, as `held` was (its expiry and
+    reason), to take its place; the caller has released or captured `held`."""
+    return hold_place(
+        account=authorization.account,
+        amount=amount,
+        currency=held.currency,
+        expires_at=held.expires_at,
+        reason=held.reason,
+        actor=current_actor(),
+        purpose=Hold.Purpose.CARD_AUTHORIZATION,
+    )
+
+
+def release(authorization: Authorization) -> None:
+    """Release its hold and give what it held back to the card's limits."""
+    authorization.hold = hold_release(
+        hold=authorization.hold, purpose=Hold.Purpose.CARD_AUTHORIZATION
+    )
+    give_back(authorization, authorization.hold.amount)
+
+
+def give_back(authorization: Authorization, amount: int) -> None:
+    """`amount` of the authorization no longer counts against the card's limits."""
+    unspend(
+        authorization.card,
+        authorization.spend_day,
+        amount,
+        cash=authorization.type == Authorization.Type.CASH,
+    )
+
+
+def unsettled_line(authorization: Authorization, hold: Hold, amount: int, **fields) -> None:
+    """The `Unsettled` statement line of `amount` held by `hold` (`fields`: the line's foreign
+    amount, `currency.foreign_line_fields`)."""
+    statement_lines_record(
+        lines=[
+            Line(
+                authorization.account,
+                authorization.type,
+                amount,
+                authorization.merchant_name,
+                settlement_status=StatementLine.SettlementStatus.UNSETTLED,
+                card=authorization.card,
+            )
+        ],
+        currency=authorization.currency,
+        hold=hold,
+        authorization=authorization,
+        merchant=authorization.merchant,
+        **fields,
+    )
