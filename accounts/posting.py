@@ -28,6 +28,10 @@ from .models import Entry, Journal
 
 DEBIT = Entry.Direction.DEBIT
 CREDIT = Entry.Direction.CREDIT
+# Money or a hold leaving a customer account that the card network already paid (an advice, a
+# force post): never refused for funds (only a closed account refuses it); what it takes the
+# account below zero available becomes its `network_overdraft` (accounts/sql/network_overdraft.sql).
+FORCED = "forced"
 
 # The refusals tx_post raises (SQLSTATE TX001, the code as its message).
 REFUSALS = {
@@ -47,7 +51,7 @@ class Move:
     """One account's part in a posting: its check, and what is added to its balances."""
 
     account_id: str
-    check: str = ""  # DEBIT, CREDIT or "" (none)
+    check: str = ""  # DEBIT, CREDIT, FORCED or "" (none)
     posted: int = 0  # credit +, debit -
     pending: int = 0  # a hold placed +, released or captured -
     needs: int = 0  # a DEBIT: what must be available (0: only the status is checked)
@@ -117,6 +121,9 @@ def post(
     ]
     try:
         with connection.cursor() as cursor:
+            for move in moves:
+                if move.check == FORCED:
+                    cursor.execute(_ALLOW_FORCED_SQL, [move.pending, move.posted, move.account_id])
             cursor.execute(
                 "SELECT tx_post(%s, %s, %s, %s::text[], %s::text[], %s::bigint[], %s::bigint[], "
                 "%s::bigint[], %s::jsonb, %s::jsonb, %s::jsonb, %s::jsonb)",
@@ -128,6 +135,18 @@ def post(
             raise
         raise refusal from None
     _written([journal, *rows, *lines] if journal is not None else [*rows, *lines], events)
+
+
+# Before a FORCED move, its account may go that far below zero available: the allowance raised to
+# what the move leaves it short (never lowered here; the trigger lowers it as it is paid back).
+# The row is locked by the caller (the card's account, locked with the card); a closed account
+# is refused by tx_post right after, rolling this back with the rest.
+_ALLOW_FORCED_SQL = """
+    UPDATE accounts_account
+       SET network_overdraft = GREATEST(network_overdraft,
+                                        pending + %s - posted - %s - overdraft_limit)
+     WHERE id = %s AND kind = 'customer'
+"""
 
 
 @dataclass(frozen=True)

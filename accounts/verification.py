@@ -70,10 +70,19 @@ CHECKS = {
          GROUP BY institution_id, currency
         HAVING SUM(posted) <> 0
     """,
+    # Below zero by what the network forced on it is allowed (docs/card-transactions.md,
+    # "Messages the network does not ask"), and no more.
     "customer accounts below zero available": """
-        SELECT id, posted, pending, overdraft_limit
+        SELECT id, posted, pending, overdraft_limit, network_overdraft
           FROM accounts_account
-         WHERE kind = 'customer' AND posted - pending + overdraft_limit < 0
+         WHERE kind = 'customer' AND posted - pending + overdraft_limit + network_overdraft < 0
+    """,
+    # The network's shortfall is only ever what is still below zero: never room for a debit.
+    "customer accounts with a network overdraft they do not owe": """
+        SELECT id, posted, pending, overdraft_limit, network_overdraft
+          FROM accounts_account
+         WHERE kind = 'customer'
+           AND network_overdraft > GREATEST(0, pending - posted - overdraft_limit)
     """,
 }
 

@@ -170,7 +170,11 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
             "balances": {"posted": 1050, "pending": 0, "available": 1050, "currency": "EUR"},
             # v2 only: the overdraft limit (docs/overdraft.md) and the client's metadata, `{}`
             # for a row older than the column (docs/metadata.md).
-            **({"overdraftLimit": 0, "metadata": {}} if version == "v2" else {}),
+            **(
+                {"overdraftLimit": 0, "networkOverdraft": 0, "metadata": {}}
+                if version == "v2"
+                else {}
+            ),
         }
 
         response = client.get(f"/accounts/{account.pk}/transactions")

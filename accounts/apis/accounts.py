@@ -206,6 +206,12 @@ class AccountOutV2(AccountOut):
     overdraftLimit = serializers.IntegerField(  # noqa: N815
         source="overdraft_limit", help_text="How far below zero the account may go."
     )
+    networkOverdraft = serializers.IntegerField(  # noqa: N815
+        source="network_overdraft",
+        help_text="What the card network's advices and force posts took the account beyond "
+        "its available balance, not yet paid back: `available` is that much below zero (or "
+        "below the overdraft limit); 0 otherwise. Money coming in pays it back first.",
+    )
     metadata = MetadataField()
 
 

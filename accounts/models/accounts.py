@@ -3,8 +3,13 @@
 `posted` is the sum of the account's ledger entries (credits minus debits), `pending` the sum of
 its active holds, and `available = posted - pending + overdraft_limit` (a generated column). A
 balance is read from one row, never summed from history. Customer accounts may not go below
-zero available (CHECK constraint); the institution's internal accounts (funding, settlement,
-card clearing, fees) carry the other side of every journal and may.
+zero available (CHECK constraint), but by what the card network forced on them: an advice or a
+force post is never declined (docs/card-transactions.md, "Messages the network does not ask"),
+so one that takes an account past its available balance raises `network_overdraft` by what it
+took beyond, and the CHECK allows that much below zero; every later change of the balances
+lowers it to what is still owed (`accounts/sql/network_overdraft.sql`), so it never becomes room
+for another debit. The institution's internal accounts (funding, settlement, card clearing,
+fees) carry the other side of every journal and may go below zero.
 
 The balances are bigint columns: a posting that would take one past their range is refused
 (422 `balance_out_of_range`, by the posting functions, accounts/sql/posting.sql), and so is an
@@ -77,6 +82,9 @@ class Account(Timestamped):
     posted = models.BigIntegerField(default=0)
     pending = models.BigIntegerField(default=0)
     overdraft_limit = models.BigIntegerField(default=0)
+    # What the network's advices and force posts took the account beyond its available balance
+    # and is not yet paid back: 0 but for an account they overdrew (accounts.posting, FORCED).
+    network_overdraft = models.BigIntegerField(default=0, db_default=0)
     available = models.GeneratedField(
         expression=F("posted") - F("pending") + F("overdraft_limit"),
         output_field=models.BigIntegerField(),
@@ -102,9 +110,14 @@ class Account(Timestamped):
             models.CheckConstraint(
                 condition=Q(overdraft_limit__gte=0), name="account_overdraft_nonneg"
             ),
-            # A customer account never has less than nothing available (overdraft included).
             models.CheckConstraint(
-                condition=Q(kind="internal") | Q(posted__gte=F("pending") - F("overdraft_limit")),
+                condition=Q(network_overdraft__gte=0), name="account_network_overdraft_nonneg"
+            ),
+            # A customer account never has less than nothing available (overdraft included),
+            # but by what the network forced on it and is not yet paid back.
+            models.CheckConstraint(
+                condition=Q(kind="internal")
+                | Q(posted__gte=F("pending") - F("overdraft_limit") - F("network_overdraft")),
                 name="account_available_nonneg",
             ),
             models.CheckConstraint(

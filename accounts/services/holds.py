@@ -19,7 +19,7 @@ from events.services import emit_for, event_for
 
 from ..locks import lock_accounts, lock_due_holds, lock_hold
 from ..models import Account, Hold, Journal, StatementLine
-from ..posting import DEBIT, Move, credit, journal_new, post
+from ..posting import DEBIT, FORCED, Move, credit, journal_new, post
 from ..statement_lines import Line, statement_lines_new
 from .accounts import internal_account
 
@@ -35,14 +35,21 @@ def hold_place(
     purpose: str = Hold.Purpose.HOLD,
     destination: Account | None = None,
     metadata: dict | None = None,
+    forced: bool = False,
 ) -> Hold:
     """Hold `amount` on an active account that has it available (422 `account_not_active`,
     `insufficient_funds`, `currency_mismatch`). `destination`: the account the held money is
     meant for (a two-phase transfer's), checked in the same posting, after the account: not
     closed (422 `account_not_active`), in `currency`. `metadata`: the client's
-    (`core.metadata`; 400 `validation_error` when invalid). Emits `hold.created`."""
+    (`core.metadata`; 400 `validation_error` when invalid). `forced`: a card network's advice,
+    held whatever is available on an account that is not closed (`accounts.posting.FORCED`).
+    Emits `hold.created`."""
     metadata = metadata_check(metadata or {})
-    moves = [Move(account.pk, DEBIT, pending=amount, needs=amount)]
+    moves = [
+        Move(account.pk, FORCED, pending=amount)
+        if forced
+        else Move(account.pk, DEBIT, pending=amount, needs=amount)
+    ]
     if destination is not None:
         moves.append(credit(destination.pk, 0))
     with transaction.atomic(savepoint=False):
@@ -93,8 +100,11 @@ def hold_capture(
     destination: Account | None = None,
     journal: Journal | None = None,
     lines: list[StatementLine] = (),
+    forced: bool = False,
 ) -> Hold:
-    """Capture `amount` (default: all) of an active hold; the rest is released.
+    """Capture `amount` (default: all) of an active hold; the rest is released. `forced`: a
+    card network's force post, captured on an account that is not closed, whatever is
+    available (`accounts.posting.FORCED`).
 
     The captured amount moves from the account to the institution's internal `counterparty`
     account (settlement; card network clearing for a card presentment), with a `CashDec`
@@ -153,10 +163,10 @@ def hold_capture(
                 # captured above the hold must still be available.
                 Move(
                     hold.account_id,
-                    DEBIT,
+                    FORCED if forced else DEBIT,
                     posted=-amount,
                     pending=-hold.amount,
-                    needs=max(amount - hold.amount, 0),
+                    needs=0 if forced else max(amount - hold.amount, 0),
                 ),
                 counterparty_move,
             ],

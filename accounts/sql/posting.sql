@@ -93,6 +93,8 @@ $$ LANGUAGE plpgsql;
 --   p_checks:  'debit'  money or a hold leaves it: active, and p_needs available (a customer
 --                       account; 0 = the amount is already held, only the status is checked);
 --              'credit' money comes in: not closed;
+--              'forced' money or a hold leaves it that the card network already paid (an
+--                       advice, a force post): not closed, whatever is available;
 --              ''       no check (a held amount given back, the other side of a capture);
 --   p_posted:  added to `posted` (credit +, debit -): the legs of p_journal, which must be set
 --              when any is not 0 (they sum to zero: the deferred trigger of ledger_rules.sql);
@@ -151,15 +153,18 @@ BEGIN
     FOR i IN 1 .. n LOOP
         account := accounts[i];
         refusal := NULL;
-        -- Money or a hold leaving a customer account always passes the debit check.
+        -- Money or a hold leaving a customer account always passes the debit check, or is
+        -- forced by the card network (its allowance raised first, network_overdraft.sql).
         IF (p_posted[i] < 0 OR p_pending[i] > 0) AND account.kind = 'customer'
-           AND p_checks[i] IS DISTINCT FROM 'debit' THEN
+           AND p_checks[i] IS DISTINCT FROM 'debit' AND p_checks[i] IS DISTINCT FROM 'forced' THEN
             RAISE EXCEPTION 'tx_post: money leaves account % without the debit check', account.id;
         END IF;
         IF p_checks[i] = 'debit' THEN
             refusal := tx_debit_refusal(account.id, account.status, account.kind,
                                         account.available, p_needs[i]);
-        ELSIF p_checks[i] = 'credit' THEN
+        ELSIF p_checks[i] = 'credit' OR p_checks[i] = 'forced' THEN
+            -- 'forced': an advice or a force post, which the network already paid: taken
+            -- whatever is available, frozen or not; a closed account takes nothing.
             refusal := tx_credit_refusal(account.id, account.status);
         ELSIF p_checks[i] IS DISTINCT FROM '' THEN
             RAISE EXCEPTION 'tx_post: unknown check %', p_checks[i];

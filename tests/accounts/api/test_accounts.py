@@ -82,7 +82,9 @@ def test_open_an_account_shows_every_field(api, institution, code, currency):
     assert is_luhn_valid(body["accountNumber"])
     assert TIMESTAMP.match(body["createdAt"])
     account = Account.objects.get(pk=body["accountId"])
-    v2_only = {"metadata": {}, "overdraftLimit": 0} if api.version == "v2" else {}
+    v2_only = (
+        {"metadata": {}, "overdraftLimit": 0, "networkOverdraft": 0} if api.version == "v2" else {}
+    )
     assert body == {
         "accountId": account.pk,
         "customerId": customer_id,
