@@ -6,6 +6,10 @@ only (docs/card-transactions.md, "Foreign currency").
 
 A decline is a result, not an error: 201 (v1: 200) with `approved: false` and a `declineCode`
 from `authorizations.declines`.
+
+v2 only, the network's other messages (docs/card-transactions.md): `kind` advice or force_post
+on create (recorded, never declined), and `/card-authorizations/{id}/increments` (incremental
+authorizations).
 """
 
 from drf_spectacular.utils import OpenApiParameter
@@ -37,12 +41,19 @@ from institutions import scopes
 
 from .declines import CODES as DECLINE_CODES
 from .models import Authorization, Channel
-from .selectors import authorization_get, authorization_list, card_return_get
+from .selectors import (
+    authorization_get,
+    authorization_increment_list,
+    authorization_list,
+    card_return_get,
+)
 from .services import (
     authorization_ask_program,
     authorization_create,
     authorization_decide,
+    authorization_increment,
     authorization_present,
+    authorization_record_network,
     authorization_reverse,
     card_return_create,
     program_to_ask,
@@ -96,6 +107,25 @@ class AuthorizationCreateV2(AuthorizationCreate):
         "what it has (`amount` that, `requestedAmount` what was asked) instead of declined "
         "`insufficient_funds`.",
     )
+    kind = serializers.ChoiceField(
+        choices=Authorization.Kind.choices,
+        required=False,
+        help_text="Default `request`: the network asks, TX (and the program) decide. `advice`: "
+        "the network approved it in stand-in: recorded and held as approved, never declined. "
+        "`force_post`: a presentment with no live authorization: recorded and presented at "
+        "once, never declined. Both take the account below zero available when it has less "
+        "(`overdrawnBy`); neither takes `pin` or `partialApproval`.",
+    )
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        if attrs.get("kind", Authorization.Kind.REQUEST) != Authorization.Kind.REQUEST:
+            given = [name for name in ("pin", "partialApproval") if name in attrs]
+            if given:
+                raise serializers.ValidationError(
+                    {name: f"Not with kind {attrs['kind']}: the network decided." for name in given}
+                )
+        return attrs
 
 
 CREATE_INPUT = {V1: AuthorizationCreate, V2: AuthorizationCreateV2}
@@ -129,6 +159,13 @@ PRESENTMENT_INPUT = {V1: PresentmentCreate, V2: PresentmentCreateV2}
 
 class ReversalCreate(StrictSerializer):
     pass
+
+
+class IncrementCreate(StrictSerializer):
+    amount = AmountField(
+        help_text="How much more, in minor units of the authorization's currency: the new "
+        "total is its `amount` and this."
+    )
 
 
 class ReturnCreate(CardReference):
@@ -222,6 +259,17 @@ class AuthorizationOutV2(AuthorizationOut):
         "program's `onFailure`, it having failed to answer; network: the network's stand-in.",
     )
     decidedAt = TimestampField(source="decided_at", allow_null=True)  # noqa: N815
+    kind = serializers.ChoiceField(
+        choices=Authorization.Kind.choices,
+        help_text="request: the network asked; advice: it approved in stand-in; force_post: "
+        "it presented with no live authorization.",
+    )
+    overdrawnBy = serializers.IntegerField(  # noqa: N815
+        source="overdrawn_by",
+        help_text="What an advice or a force post took the account beyond its available "
+        "balance (the flag: the account's `networkOverdraft` rose by as much); 0 when it was "
+        "covered.",
+    )
     requestedAmount = serializers.IntegerField(  # noqa: N815
         source="requested_amount_or_amount",
         help_text="What the network asked for; above `amount` when approved in part.",
@@ -232,6 +280,30 @@ class AuthorizationOutV2(AuthorizationOut):
 
 
 AUTHORIZATION_OUTPUT = {V1: AuthorizationOut, V2: AuthorizationOutV2}
+
+
+class IncrementOut(Serializer):
+    incrementId = serializers.CharField(source="id")  # noqa: N815
+    authorizationId = serializers.CharField(source="authorization_id")  # noqa: N815
+    amount = serializers.IntegerField(help_text="How much more was asked.")
+    approved = serializers.BooleanField()
+    declineCode = serializers.ChoiceField(  # noqa: N815
+        source="decline_code_or_none", choices=DECLINE_CODES, allow_null=True
+    )
+    declineReason = serializers.CharField(source="decline_reason_or_none", allow_null=True)  # noqa: N815
+    declineDetails = StoredDataField(  # noqa: N815
+        source="decline_details", allow_null=True, stored=False
+    )
+    holdId = serializers.CharField(  # noqa: N815
+        source="hold_id",
+        allow_null=True,
+        help_text="Approved: the hold of the new total that replaced the authorization's.",
+    )
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class IncrementWithAuthorizationOut(IncrementOut):
+    authorization = AuthorizationOutV2(help_text="The authorization as it now stands.")
 
 
 class ReturnOut(Serializer):
@@ -286,6 +358,21 @@ class AuthorizationListView(TXView):
         data = self.parse(self.for_version(CREATE_INPUT))
         # Before the PAN is looked up: nothing resolved, nothing changed.
         scopes.require_body_scopes(request, self.body_scopes, data)
+        kind = data.get("kind", Authorization.Kind.REQUEST)
+        if kind != Authorization.Kind.REQUEST:
+            authorization = authorization_record_network(
+                kind=kind,
+                card=_card(self, data),
+                amount=data["amount"],
+                currency=data["currency"],
+                type=data["type"],
+                merchant=dict(data["merchant"]),
+                actor=Actor.of_request(request),
+                metadata=data.get("metadata"),
+                merchant_amount=data.get("merchantAmount"),
+                merchant_currency=data.get("merchantCurrency"),
+            )
+            return self.created(_represent(self, authorization))
         authorization = authorization_create(
             card=_card(self, data),
             amount=data["amount"],
@@ -414,6 +501,54 @@ class ReversalsView(TXView):
             authorization=authorization, actor=Actor.of_request(request)
         )
         return self.created(_represent(self, authorization))
+
+
+class IncrementsView(TXView):
+    """v2 only (`authorization_urls`): incremental authorizations."""
+
+    write_scope = scopes.NETWORK
+
+    @document(
+        name="AuthorizationIncrement",
+        resources={V2: IncrementWithAuthorizationOut},
+        request={V2: IncrementCreate},
+        created=True,
+        summary="Raise a pending authorization (an incremental authorization)",
+        description="Checked like a new authorization of `amount` at the same merchant (card "
+        "status, expiry and settings, limits with the new total as one transaction, "
+        "monitoring, the account's funds). Approved: the authorization's `amount` grows by it "
+        "and its hold is replaced by one of the new total. Declined: `approved: false` with a "
+        "`declineCode`, the authorization unchanged. Both answer 201. 409 unless pending.",
+        operation_id="card_authorizations_increments_create",
+        tags=["Card transactions"],
+    )
+    def post(self, request, authorizationId):  # noqa: N803
+        authorization = authorization_get(
+            institution=self.institution, authorization_id=authorizationId
+        )
+        data = self.parse(IncrementCreate)
+        increment = authorization_increment(
+            authorization=authorization, amount=data["amount"], actor=Actor.of_request(request)
+        )
+        body = IncrementOut(increment).data
+        body["authorization"] = _represent(self, increment.authorization)
+        return self.created(body)
+
+    @document(
+        name="AuthorizationIncrement",
+        resources={V2: IncrementOut},
+        many=True,
+        summary="List an authorization's increments, newest first",
+        operation_id="card_authorizations_increments_list",
+        tags=["Card transactions"],
+    )
+    def get(self, request, authorizationId):  # noqa: N803
+        authorization = authorization_get(
+            institution=self.institution, authorization_id=authorizationId
+        )
+        return self.respond_list(
+            authorization_increment_list(authorization=authorization), IncrementOut
+        )
 
 
 def _represent(view, authorization) -> dict:

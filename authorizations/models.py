@@ -28,6 +28,10 @@ def _return_id():
     return new_id("cret")
 
 
+def _increment_id():
+    return new_id("ainc")
+
+
 class Channel(models.TextChoices):
     POS = "pos"
     ECOMMERCE = "ecommerce"
@@ -68,6 +72,16 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         # (docs/decisioning.md, "The flow"). Never for long: the request finalizes it, or the
         # recovery job by the endpoint's `on_failure`.
         AWAITING_PROGRAM = "awaiting_program"
+
+    class Kind(models.TextChoices):
+        # The network asks (docs/card-transactions.md): TX's checks, then the program, decide.
+        REQUEST = "request"
+        # The network approved it in stand-in and tells the issuer: recorded and held as
+        # approved, never declined.
+        ADVICE = "advice"
+        # A presentment with no live authorization: recorded and presented at once, never
+        # declined.
+        FORCE_POST = "force_post"
 
     class DecidedBy(models.TextChoices):
         TX = "tx"  # TX's own checks, with no program asked (or a shadow program)
@@ -141,6 +155,13 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     merchant_amount = models.BigIntegerField(null=True, blank=True)
     merchant_currency = models.CharField(max_length=3, null=True, blank=True)
     conversion_rate = models.DecimalField(max_digits=40, decimal_places=20, null=True, blank=True)
+    # The network's message (docs/card-transactions.md, "Messages the network does not ask"),
+    # and what an advice or a force post took the account beyond its available balance (the
+    # flag: the account's `network_overdraft` rose by as much); 0 when it was covered.
+    kind = models.CharField(
+        max_length=16, choices=Kind.choices, default=Kind.REQUEST, db_default=Kind.REQUEST
+    )
+    overdrawn_by = models.BigIntegerField(default=0, db_default=0)
     # The client's own key-value pairs (core.metadata, docs/metadata.md).
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -150,6 +171,17 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="authorization_amount_positive"),
+            # What the network did not ask is approved, by the network; only it overdraws.
+            models.CheckConstraint(
+                condition=Q(kind="request", overdrawn_by=0)
+                | Q(
+                    kind__in=["advice", "force_post"],
+                    decision="approved",
+                    decided_by="network",
+                    overdrawn_by__gte=0,
+                ),
+                name="authorization_network_message_approved",
+            ),
             # Approved and awaiting the program: a hold, no decline code. Declined: a code, and
             # no hold unless the program declined after TX held (a released hold, kept linked).
             models.CheckConstraint(
@@ -274,3 +306,51 @@ class CardReturn(Merchant, CreatedBy):
 
     def __str__(self):
         return f"{self.id} {self.amount} {self.currency}"
+
+
+class AuthorizationIncrement(CreatedBy):
+    """The network raising a pending authorization (a hotel, a fuel pump, a car rental): `amount`
+    more, checked like a new authorization (docs/card-transactions.md, "Incremental
+    authorizations"). Approved, the authorization's `amount` grows by it and its hold is replaced
+    by one of the new total (`hold`, the authorization's from then); declined, nothing changes
+    but this record."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=_increment_id, editable=False)
+    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    authorization = models.ForeignKey(
+        Authorization, on_delete=models.PROTECT, related_name="increments"
+    )
+    amount = models.BigIntegerField()
+    approved = models.BooleanField()
+    decline_code = models.CharField(max_length=48, blank=True)
+    decline_reason = models.CharField(max_length=300, blank=True)
+    decline_details = models.JSONField(null=True, blank=True)
+    hold = models.OneToOneField(
+        Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="increment"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(amount__gt=0), name="authorization_increment_amount_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(approved=True, decline_code="", hold__isnull=False)
+                | (Q(approved=False, hold__isnull=True) & ~Q(decline_code="")),
+                name="authorization_increment_decision_consistent",
+            ),
+        ]
+        indexes = [models.Index(fields=["authorization", "id"], name="authorization_increment_idx")]
+
+    def __str__(self):
+        return f"{self.id} +{self.amount} ({'approved' if self.approved else self.decline_code})"
+
+    @property
+    def decline_code_or_none(self) -> str | None:
+        return self.decline_code or None
+
+    @property
+    def decline_reason_or_none(self) -> str | None:
+        return self.decline_reason or None

@@ -7,7 +7,7 @@ from accounts.models import Hold, StatementLine
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import Authorization, CardReturn
+from .models import Authorization, AuthorizationIncrement, CardReturn
 
 # An approved authorization's status is its hold's (`Authorization.status`).
 _HOLD_STATUS = {status: hold for hold, status in Authorization._STATUS_OF_HOLD.items()}
@@ -48,6 +48,11 @@ def authorization_get(*, institution: Institution, authorization_id: str) -> Aut
         id=authorization_id,
         missing="No card authorization with this id.",
     )
+
+
+def authorization_increment_list(*, authorization: Authorization):
+    """Its increments, newest first (the authorization already read in its institution)."""
+    return AuthorizationIncrement.objects.filter(authorization=authorization).order_by("-id")
 
 
 def card_return_get(*, institution: Institution, return_id: str) -> CardReturn:

@@ -5,7 +5,6 @@ them, docs/architecture.md)."""
 from django.contrib import admin
 from django.urls import include, path
 
-import authorizations.urls
 import customers.urls
 import events.urls
 import monitoring.urls
@@ -14,6 +13,7 @@ import webhooks.urls
 from accounts.urls import account_urls
 from api import health, metrics
 from api.urls import DocsView, SchemaView
+from authorizations.urls import authorization_urls
 from cards.urls import card_urls
 from decisioning.urls import decisioning_urls
 from transfers.urls import transfer_urls
@@ -30,7 +30,7 @@ def version_urls(version: str):
         *card_urls(version),
         *transfer_urls(version),
         *transactions.urls.urlpatterns,
-        *authorizations.urls.urlpatterns,
+        *authorization_urls(version),
         *events.urls.urlpatterns,
         *monitoring.urls.urlpatterns,
         *webhooks.urls.urlpatterns,

@@ -39,6 +39,8 @@ OBJECT_TYPES = {
     "authorization.reversed": "authorization",
     "authorization.expired": "authorization",
     "authorization.stood_in": "authorization",
+    "authorization.incremented": "authorization",
+    "authorization.increment_declined": "authorization",
     "transaction.settled": "transaction",
     "monitoring.rule_created": "monitoring_rule",
     "monitoring.rule_updated": "monitoring_rule",

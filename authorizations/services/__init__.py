@@ -1,5 +1,7 @@
 from .authorize import authorization_create
 from .clearing import authorization_present, authorization_reverse, authorizations_expire
+from .increments import authorization_increment
+from .network import authorization_record_network
 from .program import (
     authorization_ask_program,
     authorization_decide,
@@ -12,6 +14,8 @@ __all__ = [
     "authorization_ask_program",
     "authorization_create",
     "authorization_decide",
+    "authorization_increment",
+    "authorization_record_network",
     "authorizations_resolve_stranded",
     "program_to_ask",
     "authorization_present",

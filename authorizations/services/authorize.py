@@ -137,11 +137,11 @@ def authorization_create(
         authorization.decided_at = authorization.created_at
         screening = None
         try:
-            _check_card(card, account, authorization)
+            check_card(card, account, authorization)
             if pin is not None:
                 _check_pin(card, pin)
             cash = type == Authorization.Type.CASH
-            usage = _check_limits(card, amount, cash)
+            usage = check_card_limits(card, amount, cash)
             screening = screen(card=card, amount=amount, currency=currency, merchant=merchant)
             if screening.declined:
                 raise Decline(
@@ -153,7 +153,7 @@ def authorization_create(
                         ]
                     },
                 )
-            approvable = _check_account(account, amount, partial_approval)
+            approvable = check_account(account, amount, partial_approval)
             if approvable < amount:
                 authorization.requested_amount = amount
                 authorization.amount = amount = approvable
@@ -165,14 +165,14 @@ def authorization_create(
             authorization.decline_reason = decline.reason
             authorization.decline_details = decline.details or None
             authorization.save(force_insert=True)
-            _raise_alerts(screening, authorization, merchant)
+            raise_alerts(screening, authorization, merchant)
             authorization_declined_record(authorization)
             return authorization
         hold = hold_place(
             account=account,
             amount=amount,
             currency=currency,
-            expires_at=timezone.now() + timedelta(days=settings.AUTHORIZATION_HOLD_DAYS),
+            expires_at=hold_expiry(),
             reason=f"{type} at {merchant['name']}",
             actor=actor,
             purpose=Hold.Purpose.CARD_AUTHORIZATION,
@@ -180,7 +180,7 @@ def authorization_create(
         count_payment(card, usage.day, amount, currency=currency, cash=cash)
         authorization.hold = hold
         authorization.spend_day = usage.day
-        _raise_alerts(screening, authorization, merchant)
+        raise_alerts(screening, authorization, merchant)
         if authorization.decision == Authorization.Decision.AWAITING_PROGRAM:
             authorization.decided_at = None
             authorization.save(force_insert=True)
@@ -189,6 +189,11 @@ def authorization_create(
         authorization.save(force_insert=True)
         authorization_approved(authorization)
     return authorization
+
+
+def hold_expiry():
+    """When a card authorization's hold placed now expires (unless presented or reversed)."""
+    return timezone.now() + timedelta(days=settings.AUTHORIZATION_HOLD_DAYS)
 
 
 def authorization_approved(authorization: Authorization) -> None:
@@ -202,7 +207,7 @@ def authorization_approved(authorization: Authorization) -> None:
         authorization.amount,
         **foreign_line_fields(authorization),
     )
-    _emit(authorization, "authorization.approved")
+    emit(authorization, "authorization.approved")
     _emit_stood_in(authorization)
     count_on_commit(AUTHORIZATION_APPROVED)
 
@@ -210,7 +215,7 @@ def authorization_approved(authorization: Authorization) -> None:
 def authorization_declined_record(authorization: Authorization) -> None:
     """`authorization.declined` (and `authorization.stood_in` when its program's `on_failure`
     declined), counted once committed."""
-    _emit(authorization, "authorization.declined")
+    emit(authorization, "authorization.declined")
     _emit_stood_in(authorization)
     count_on_commit(authorization_declined(authorization.decline_code))
 
@@ -250,7 +255,7 @@ def _emit_stood_in(authorization: Authorization) -> None:
     program's `on_failure` decided (its `error` says why the program did not)."""
     if authorization.decided_by != Authorization.DecidedBy.STANDIN:
         return
-    _emit(
+    emit(
         authorization,
         "authorization.stood_in",
         {
@@ -260,7 +265,7 @@ def _emit_stood_in(authorization: Authorization) -> None:
     )
 
 
-def _check_card(card: Card, account: Account, authorization: Authorization) -> None:
+def check_card(card: Card, account: Account, authorization: Authorization) -> None:
     if card.status != Card.Status.ACTIVE:
         raise Decline(
             declines.CARD_NOT_ACTIVE, f"The card is {card.status}.", {"status": card.status}
@@ -325,14 +330,14 @@ def _check_pin(card: Card, pin: str) -> None:
         )
 
 
-def _check_limits(card: Card, amount: int, cash: bool):
+def check_card_limits(card: Card, amount: int, cash: bool):
     try:
         return check_limits(card, amount, cash=cash)
     except LimitExceeded as error:
         raise Decline(declines.LIMIT_EXCEEDED, error.message, error.details) from None
 
 
-def _check_account(account: Account, amount: int, partial_approval: bool) -> int:
+def check_account(account: Account, amount: int, partial_approval: bool) -> int:
     """The amount that can be approved: `amount`, or what is available when less is and a
     partial approval is allowed."""
     if account.status != Account.Status.ACTIVE:
@@ -352,13 +357,17 @@ def _check_account(account: Account, amount: int, partial_approval: bool) -> int
     )
 
 
-def _raise_alerts(screening, authorization: Authorization, merchant: dict) -> None:
+def raise_alerts(
+    screening, authorization: Authorization, merchant: dict, amount: int | None = None
+) -> None:
+    """An alert per hit of `screening`, about the authorization (`amount`: what was screened,
+    default its amount; an increment's)."""
     if screening is None or not screening.hits:
         return
     alerts_raise(
         screening=screening,
         card=authorization.card,
-        amount=authorization.amount,
+        amount=authorization.amount if amount is None else amount,
         currency=authorization.currency,
         merchant=merchant,
         subject_type="authorization",
@@ -366,7 +375,7 @@ def _raise_alerts(screening, authorization: Authorization, merchant: dict) -> No
     )
 
 
-def _emit(authorization: Authorization, event_type: str, extra: dict | None = None) -> None:
+def emit(authorization: Authorization, event_type: str, extra: dict | None = None) -> None:
     data = {
         "card_id": authorization.card_id,
         "account_id": authorization.account_id,
@@ -382,5 +391,9 @@ def _emit(authorization: Authorization, event_type: str, extra: dict | None = No
         data["decided_by"] = authorization.decided_by
     if authorization.requested_amount is not None:
         data["requested_amount"] = authorization.requested_amount
+    if authorization.kind != Authorization.Kind.REQUEST:
+        data["kind"] = authorization.kind
+    if authorization.overdrawn_by:
+        data["overdrawn_by"] = authorization.overdrawn_by
     data.update(extra or {})
     emit_for(authorization, event_type, data=data, institution=authorization.card.institution)

@@ -44,7 +44,12 @@ OVER_PRESENTMENT_PERCENT = 20
 
 
 def authorization_present(
-    *, authorization: Authorization, amount: int | None = None, final: bool = True, actor: Actor
+    *,
+    authorization: Authorization,
+    amount: int | None = None,
+    final: bool = True,
+    actor: Actor,
+    forced: bool = False,
 ) -> Authorization:
     """Clear a pending authorization for `amount`. Final (the default): the last presentment,
     `amount` by default what is still held, at most OVER_PRESENTMENT_PERCENT above the
@@ -52,9 +57,10 @@ def authorization_present(
     presented in all. Not final (a split shipment): `amount` (required) below what is still
     held is captured, and the rest stays held for the next presentments, by a new hold (a hold's
     amount never changes) with its own `Unsettled` line; the authorization stays `pending`.
-    Emits `transaction.settled` (`final`)."""
+    Emits `transaction.settled` (`final`). `forced`: a force post's own presentment
+    (`network.authorization_record_network`), captured whatever the account has."""
     with transaction.atomic(savepoint=False):
-        authorization = _lock(authorization, Authorization.Status.PRESENTED)
+        authorization = lock_pending(authorization, Authorization.Status.PRESENTED)
         held = authorization.hold
         already = authorization.presented_amount or 0
         if not final:
@@ -83,6 +89,7 @@ def authorization_present(
                 else authorization.amount * (100 + OVER_PRESENTMENT_PERCENT) // 100 - already
             ),
             statement_line=False,
+            forced=forced,
         )
         line = _line_presented(hold, amount)
         presented = already + amount
@@ -217,7 +224,7 @@ def authorization_reverse(*, authorization: Authorization, actor: Actor) -> Auth
     """Release a pending authorization's hold and give its amount back to the card's limits.
     Emits `hold.released` and `authorization.reversed`."""
     with transaction.atomic(savepoint=False):
-        authorization = _lock(authorization, Authorization.Status.REVERSED)
+        authorization = lock_pending(authorization, Authorization.Status.REVERSED)
         release(authorization)
         authorization.updated_at = timezone.now()
         authorization.save(update_fields=["updated_at"])
@@ -242,8 +249,9 @@ def _expired(hold: Hold) -> None:
     _emit(authorization, "authorization.expired")
 
 
-def _lock(authorization: Authorization, to_state: str) -> Authorization:
-    """The authorization's row, locked first (the operation's own row, `accounts.locks`)."""
+def lock_pending(authorization: Authorization, to_state: str) -> Authorization:
+    """The authorization's row, locked first (the operation's own row, `accounts.locks`); 409
+    `invalid_state_transition` to `to_state` unless it is pending."""
     locked = lock_authorization(authorization.pk, "hold", "card__institution")
     if locked.status != Authorization.Status.PENDING:
         raise InvalidStateTransition(

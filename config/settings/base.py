@@ -399,6 +399,7 @@ SPECTACULAR_SETTINGS = {
         "CardForm": "cards.models.CardProduct.Form",
         "ReplacementReason": "cards.services.lifecycle.REPLACEMENT_REASON_CHOICES",
         "AuthorizationType": "authorizations.models.Authorization.Type",
+        "AuthorizationKind": "authorizations.models.Authorization.Kind",
         "DecisioningMode": "decisioning.models.DecisioningEndpoint.Mode",
         # A transfer batch's mode, named as it was before a second `mode` (the one above) came.
         "ModeEnum": "transfers.models.TransferBatch.Mode",

@@ -108,6 +108,9 @@ def test_approval_then_presentments_lower_equal_and_higher(api):
                     "decidedAt": authorization["createdAt"],
                     "requestedAmount": authorized_amount,
                     "program": None,
+                    # asked by the network, not an advice or a force post
+                    "kind": "request",
+                    "overdrawnBy": 0,
                 }
                 if api.version == "v2"
                 else {}

@@ -279,6 +279,9 @@ def test_one_failing_check_declines_with_its_code_and_moves_nothing(api, code):
                 "decidedAt": body["createdAt"],
                 "requestedAmount": amount,
                 "program": None,
+                # asked by the network, not an advice or a force post
+                "kind": "request",
+                "overdrawnBy": 0,
             }
             if api.version == "v2"
             else {}
