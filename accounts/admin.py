@@ -247,6 +247,7 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
                     "posted_display",
                     "pending_display",
                     "overdraft_display",
+                    "network_overdraft_display",
                     "available_display",
                 ]
             },
@@ -278,6 +279,11 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     pending_display = money_column("pending", description="pending", ordering="pending")
     available_display = money_column("available", description="available", ordering="available")
     overdraft_display = money_column("overdraft_limit", description="overdraft limit")
+    # What card-network advices and force posts took the account below zero: owed by the
+    # cardholder, repaid first by money coming in (docs/card-transactions.md).
+    network_overdraft_display = money_column(
+        "network_overdraft", description="overdrawn by the card network"
+    )
 
     @admin.display(description="account number")
     def account_number_masked(self, obj):

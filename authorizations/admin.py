@@ -30,7 +30,7 @@ from core.admin import (
 )
 from events.models import Event
 
-from .models import Authorization, CardReturn
+from .models import Authorization, AuthorizationIncrement, CardReturn
 
 _CARD_SECRETS = [f"card__{name}" for name in SECRET_FIELDS]
 
@@ -104,7 +104,7 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "decline_code",
         "created_at",
     ]
-    list_filter = ["decision", "decided_by", "type", "channel", "decline_code"]
+    list_filter = ["decision", "decided_by", "kind", "type", "channel", "decline_code"]
     list_select_related = ["card", "hold"]
     show_full_result_count = False
     fields = [
@@ -124,9 +124,12 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "decline_code",
         "decline_reason",
         "decline_details_display",
+        "kind",
+        "overdrawn_by_display",
         "decided_by",
         "decided_at",
         "requested_amount_display",
+        "increments_link",
         "decisioning_endpoint",
         "program_mode",
         "program_latency_ms",
@@ -178,6 +181,17 @@ class AuthorizationAdmin(CardTransactionAdmin):
         return "—" if obj.program_answer is None else pretty_json(obj.program_answer)
 
     hold_link = link_column("hold", description="hold")
+
+    overdrawn_by_display = money_column(
+        "overdrawn_by", description="overdrew the account by (an advice or a force post)"
+    )
+
+    @admin.display(description="increments")
+    def increments_link(self, obj):
+        count = AuthorizationIncrement.objects.filter(authorization=obj).count()
+        return changelist_link(
+            AuthorizationIncrement, f"{count} increment(s)", authorization=obj.pk
+        )
 
     @admin.display(description="statement line")
     def statement_line_link(self, obj):
@@ -252,3 +266,49 @@ class CardReturnAdmin(CardTransactionAdmin):
     @admin.display(description="statement line")
     def statement_line_link(self, obj):
         return self._statement_line_link(card_return=obj.pk)
+
+
+@admin.register(AuthorizationIncrement)
+class AuthorizationIncrementAdmin(ReadOnlyModelAdmin):
+    list_display = [
+        "id",
+        "authorization_link",
+        "amount_display",
+        "approved",
+        "decline_code",
+        "created_at",
+    ]
+    list_filter = ["approved", "decline_code"]
+    list_select_related = ["authorization"]
+    search_fields = ["id", "authorization__id"]
+    show_full_result_count = False
+    fields = [
+        "id",
+        "institution",
+        "authorization_link",
+        "amount_display",
+        "approved",
+        "decline_code",
+        "decline_reason",
+        "decline_details_display",
+        "hold_link",
+        "created_by",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    authorization_link = link_column("authorization", description="authorization")
+    amount_display = money_column("amount", currency="authorization.currency", description="amount")
+    hold_link = link_column("hold", description="hold of the new total")
+
+    @admin.display(description="decline details")
+    def decline_details_display(self, obj):
+        return (
+            "—"
+            if obj.decline_details is None
+            else pretty_json(api_data(obj.decline_details, stored=False))
+        )
+
+    @admin.display(description="created by")
+    def created_by(self, obj):
+        return actor_display(obj, "created_by")

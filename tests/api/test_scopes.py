@@ -224,6 +224,16 @@ class World:
     def _make_pending_authorization(self):
         return self._post("/card-authorizations", authorization_body(self))["authorizationId"]
 
+    def _make_increment(self):
+        """v2: an approved increment of a pending authorization of its own (at a restaurant:
+        not the grocery category a back-office world's monitoring rule alerts on)."""
+        body = {**authorization_body(self), "merchant": {**MERCHANT, "mcc": "5812"}}
+        authorization = self._post("/card-authorizations", body)
+        path = f"/card-authorizations/{authorization['authorizationId']}"
+        increment = self._post(f"{path}/increments", {"amount": 100})["incrementId"]
+        self._post(f"{path}/presentments", {})  # no hold left active: a world's only is "hold"
+        return increment
+
     def _make_return(self):
         return self._post("/card-returns", return_body(self))["returnId"]
 
@@ -339,8 +349,10 @@ FAKE_IDS = {
 
 def path_of(operation: Operation, ids: dict) -> str:
     path = operation.route
-    if operation.route == "/card-authorizations/{authorizationId}/presentments" or (
-        operation.route == "/card-authorizations/{authorizationId}/reversals"
+    if operation.route in (
+        "/card-authorizations/{authorizationId}/presentments",
+        "/card-authorizations/{authorizationId}/reversals",
+        "/card-authorizations/{authorizationId}/increments",
     ):
         path = path.replace("{authorizationId}", ids["pending_authorization"])
     if operation.route == "/transfers/{transferId}" and operation.method != "GET":
@@ -417,6 +429,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("POST", "/card-authorizations"): authorization_body,
         ("POST", "/card-authorizations/{authorizationId}/presentments"): lambda ids: {},
         ("POST", "/card-authorizations/{authorizationId}/reversals"): lambda ids: {},
+        ("POST", "/card-authorizations/{authorizationId}/increments"): lambda ids: {"amount": 100},
         # Refunding a presented authorization: a standalone return also needs money:adjust.
         ("POST", "/card-returns"): lambda ids: {
             **return_body(ids),
@@ -627,6 +640,11 @@ def test_full_cannot_read_card_details_nor_play_the_network(version, institution
         ("/card-returns", return_body(ids)),
         (f"/card-authorizations/{ids['pending_authorization']}/presentments", {}),
         (f"/card-authorizations/{ids['pending_authorization']}/reversals", {}),
+        *(
+            [(f"/card-authorizations/{ids['pending_authorization']}/increments", {"amount": 1})]
+            if version == "v2"
+            else []
+        ),
     ]:
         assert_refused(full.post(path, body), version, scopes.NETWORK)
     assert snapshot() == before

@@ -24,6 +24,7 @@ def populated(institution) -> AdminWorld:
     world = AdminWorld(institution)
     _alert(world)  # first: its rule must see the world's card payment
     world.make("customer", "account", "card", "pan", "hold", "transfer", "batch", "return")
+    world.make("increment")
     world.make("rule", "endpoint", "event", "decisioningEndpoint")
     world.delivery = _failed_delivery(world)
     world.fee = _fee(world)
@@ -61,9 +62,11 @@ def restore_roles() -> None:
             Permission.objects.get(content_type__app_label=app_label, codename=codename)
             for app_label, codename in (renamed.get(pair, pair) for pair in permissions)
         )
-    # And what later migrations granted them (decisioning/migrations/0002_staff_roles_view.py).
-    view = Permission.objects.get(
-        content_type__app_label="decisioning", codename="view_decisioningendpoint"
+    # And what later migrations granted them (decisioning/migrations/0002_staff_roles_view.py,
+    # authorizations/migrations/0009_staff_roles_view_increments.py).
+    views = Permission.objects.filter(
+        content_type__app_label__in=["decisioning", "authorizations"],
+        codename__in=["view_decisioningendpoint", "view_authorizationincrement"],
     )
     for group in Group.objects.filter(name__in=roles):
-        group.permissions.add(view)
+        group.permissions.add(*views)

@@ -36,6 +36,8 @@ VIEWED = {
     "webhooks.view_webhookdelivery",
     # Granted by decisioning/migrations/0002_staff_roles_view.py.
     "decisioning.view_decisioningendpoint",
+    # Granted by authorizations/migrations/0009_staff_roles_view_increments.py.
+    "authorizations.view_authorizationincrement",
 }
 
 

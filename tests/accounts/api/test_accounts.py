@@ -73,8 +73,9 @@ def test_open_an_account_shows_every_field(api, institution, code, currency):
 
     assert response.status_code == CREATED[api.version]
     payload = response.json()
-    # v2 only: metadata (docs/metadata.md) and the overdraft limit (docs/overdraft.md).
-    v2_fields = ACCOUNT_FIELDS | {"metadata", "overdraftLimit", "meta"}
+    # v2 only: metadata (docs/metadata.md), the overdraft limit (docs/overdraft.md) and what
+    # the card network forced below it (docs/card-transactions.md).
+    v2_fields = ACCOUNT_FIELDS | {"metadata", "overdraftLimit", "networkOverdraft", "meta"}
     assert set(payload) == ({"data", "meta"} if api.version == "v1" else v2_fields)
     body = resource(response, api.version, CREATED[api.version])
     assert ACCOUNT_ID.match(body["accountId"])
