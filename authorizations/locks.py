@@ -6,12 +6,20 @@ from .models import Authorization
 
 def lock_authorization(authorization_id: str, *related: str) -> Authorization:
     """The authorization, its row locked until the transaction ends (that row only), with the
-    `related` rows read along (select_related)."""
-    return (
-        Authorization.objects.select_for_update(of=("self",))
-        .select_related(*related)
-        .get(pk=authorization_id)
-    )
+    `related` rows read once it is locked (select_related).
+
+    Two statements, on purpose: a locking statement that waited for the row re-checks only the
+    locked row when it gets it, keeping the joined rows it read before the wait. Its hold is
+    replaced by an increment or a presentment that is not final (a new hold, a new `hold_id`),
+    so a request that waited for one of those read the new row joined to no hold and failed
+    (tests/authorizations/test_increments.py). Read after the lock, in a new snapshot, the
+    row and its hold are the committed ones."""
+    if not related:
+        return Authorization.objects.select_for_update().get(pk=authorization_id)
+    Authorization.objects.select_for_update().filter(pk=authorization_id).values_list(
+        "pk", flat=True
+    ).get()
+    return Authorization.objects.select_related(*related).get(pk=authorization_id)
 
 
 def lock_stranded_authorization(*, created_before) -> Authorization | None:

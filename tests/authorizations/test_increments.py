@@ -699,13 +699,6 @@ def test_the_same_idempotency_key_replays_the_increment_once(api_v2):
 
 
 # --- concurrency -----------------------------------------------------------------------------
-LOCK_BUG = (
-    "authorizations.locks.lock_authorization reads the hold by a LEFT JOIN under FOR UPDATE OF "
-    "self: a request that waited for the row while another replaced the authorization's hold "
-    "(an increment, a presentment that is not final) gets the new row joined to no hold "
-    "(PostgreSQL's recheck keeps the old hold row), `Authorization.status` raises "
-    "AttributeError on None and the request answers 500"
-)
 
 
 def lock_waiters() -> int:
@@ -716,7 +709,6 @@ def lock_waiters() -> int:
         return cursor.fetchone()[0]
 
 
-@pytest.mark.xfail(strict=True, reason=LOCK_BUG)
 @pytest.mark.django_db(transaction=True)
 def test_an_increment_that_waited_for_another_raises_the_new_total(api_v2):
     """One increment holds the authorization's row (its transaction open); a second, sent
@@ -751,7 +743,6 @@ FUNDS = 1_000
 TRANSFER = 500
 
 
-@pytest.mark.xfail(strict=True, reason=LOCK_BUG)
 @pytest.mark.django_db(transaction=True)
 def test_increments_racing_a_transfer_never_spend_more_than_the_funds(api_v2, key):
     """THREADS increments of STEP on one authorization of STEP and a transfer of TRANSFER out of
