@@ -14,7 +14,15 @@ from ..models import Authorization
 
 def hold_again(authorization: Authorization, held: Hold, amount: int) -> Hold:
     """A new hold of `amount` on the authorization's account, as `held` was (its expiry and
-    reason), to take its place; the caller has released or captured `held`."""
+    reason), to take its place; the caller has released or captured `held`.
+
+    A hold of no more than `held` (the rest of a presentment that is not final, a partial
+    approval) holds what was the authorization's already: it is placed whatever is available
+    (`forced`), as the network's own messages are, so an account the network has taken below
+    zero since (docs/card-transactions.md) keeps its authorization's rest held. Releasing
+    `held` lowered the account's `network_overdraft` to what was still below zero; the new hold
+    raises it back to what it was at most, never beyond. A larger one (an increment) needs the
+    whole `amount` available after the release, as any new hold."""
     return hold_place(
         account=authorization.account,
         amount=amount,
@@ -23,6 +31,7 @@ def hold_again(authorization: Authorization, held: Hold, amount: int) -> Hold:
         reason=held.reason,
         actor=current_actor(),
         purpose=Hold.Purpose.CARD_AUTHORIZATION,
+        forced=amount <= held.amount,
     )
 
 

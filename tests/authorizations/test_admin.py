@@ -169,7 +169,7 @@ def test_authorization_filters_and_search(admin_client, world):
     filters = [
         spec.title for spec in admin_client.get(url(Authorization)).context["cl"].filter_specs
     ]
-    assert filters == ["decision", "decided by", "type", "channel", "decline code"]
+    assert filters == ["decision", "decided by", "kind", "type", "channel", "decline code"]
 
 
 def test_authorization_page_links_card_account_hold_line_returns(admin_client, world):

@@ -358,10 +358,6 @@ class Sequence:
         )
         if not self.pending_or_409(expected, operation):
             return
-        if amount < expected.held and self.available < 0:
-            # The bug of test_a_presentment_that_is_not_final_clears_while_the_network_over...:
-            # refused 422 insufficient_funds, where it should clear. Not sent until it is fixed.
-            return
         _, error = attempt(operation)
         if amount >= expected.held:  # only the final presentment may clear all that is held
             assert error is not None and error.code == "amount_exceeds_remaining", error
@@ -565,13 +561,6 @@ def test_any_sequence_of_network_messages_keeps_the_ledger_the_holds_and_the_usa
         transaction.set_rollback(True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="a presentment that is not final is refused 422 insufficient_funds while the "
-    "account is below zero available: the rest it holds again (clearing._hold_the_rest, "
-    "held.hold_again) is checked as a new debit of that much",
-)
 def test_a_presentment_that_is_not_final_clears_while_the_network_overdraws_the_account(
     api_v2,
 ):
