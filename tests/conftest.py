@@ -4,8 +4,11 @@ import uuid
 import pytest
 from django.test import Client
 
+from tests import fast_flush
 from tests.factories import InstitutionFactory, issue_key
 from tests.staff import sign_in
+
+fast_flush.install()  # the flush after a transactional test keeps unchanged content types
 
 
 class Api:
