@@ -420,6 +420,7 @@ BODIES = {
     },
     ("PresentmentsView", "post"): lambda w, v: {"amount": 500},
     ("ReversalsView", "post"): lambda w, v: {},
+    ("IncrementsView", "post"): lambda w, v: {"amount": 100},  # v2 only
     ("ReturnListView", "post"): lambda w, v: {
         "cardId": w.card,
         "amount": 100,
