@@ -35,6 +35,16 @@ from .models import Authorization, AuthorizationIncrement, CardReturn
 _CARD_SECRETS = [f"card__{name}" for name in SECRET_FIELDS]
 
 
+@admin.display(description="decline details")
+def decline_details_column(model_admin, obj):
+    """A declined authorization's or increment's details, as the API shows them."""
+    return (
+        "—"
+        if obj.decline_details is None
+        else pretty_json(api_data(obj.decline_details, stored=False))
+    )
+
+
 class IdOrMerchantSearchMixin:
     """An exact id (one index lookup), or part of the merchant's name."""
 
@@ -163,13 +173,7 @@ class AuthorizationAdmin(CardTransactionAdmin):
     def status_display(self, obj):
         return obj.status
 
-    @admin.display(description="decline details")
-    def decline_details_display(self, obj):
-        return (
-            "—"
-            if obj.decline_details is None
-            else pretty_json(api_data(obj.decline_details, stored=False))
-        )
+    decline_details_display = decline_details_column
 
     requested_amount_display = money_column(
         "requested_amount", description="requested amount (a partial approval)"
@@ -301,13 +305,7 @@ class AuthorizationIncrementAdmin(ReadOnlyModelAdmin):
     amount_display = money_column("amount", currency="authorization.currency", description="amount")
     hold_link = link_column("hold", description="hold of the new total")
 
-    @admin.display(description="decline details")
-    def decline_details_display(self, obj):
-        return (
-            "—"
-            if obj.decline_details is None
-            else pretty_json(api_data(obj.decline_details, stored=False))
-        )
+    decline_details_display = decline_details_column
 
     @admin.display(description="created by")
     def created_by(self, obj):

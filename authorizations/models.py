@@ -50,6 +50,17 @@ class Merchant(models.Model):
     class Meta:
         abstract = True
 
+    @staticmethod
+    def merchant_fields(merchant: dict) -> dict:
+        """The model's fields of `merchant` ({name, mcc, country_code, channel}), the inverse
+        of `merchant`."""
+        return {
+            "merchant_name": merchant["name"],
+            "merchant_mcc": merchant["mcc"],
+            "merchant_country": merchant["country_code"],
+            "channel": merchant["channel"],
+        }
+
     @property
     def merchant(self) -> dict:
         return {

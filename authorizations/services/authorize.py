@@ -125,10 +125,7 @@ def authorization_create(
             type=type,
             amount=amount,
             currency=currency,
-            merchant_name=merchant["name"],
-            merchant_mcc=merchant["mcc"],
-            merchant_country=merchant["country_code"],
-            channel=merchant["channel"],
+            **Authorization.merchant_fields(merchant),
             pin_given=pin is not None,
             metadata=metadata,
             **(foreign.fields() if foreign else {}),
@@ -143,16 +140,7 @@ def authorization_create(
             cash = type == Authorization.Type.CASH
             usage = check_card_limits(card, amount, cash)
             screening = screen(card=card, amount=amount, currency=currency, merchant=merchant)
-            if screening.declined:
-                raise Decline(
-                    declines.DECLINED_BY_MONITORING,
-                    "A transaction monitoring rule declined this payment.",
-                    {
-                        "rule_ids": [
-                            rule.pk for rule, _ in screening.hits if rule.action == "decline"
-                        ]
-                    },
-                )
+            check_screening(screening)
             approvable = check_account(account, amount, partial_approval)
             if approvable < amount:
                 authorization.requested_amount = amount
@@ -335,6 +323,16 @@ def check_card_limits(card: Card, amount: int, cash: bool):
         return check_limits(card, amount, cash=cash)
     except LimitExceeded as error:
         raise Decline(declines.LIMIT_EXCEEDED, error.message, error.details) from None
+
+
+def check_screening(screening) -> None:
+    """Decline when a monitoring rule with action `decline` hit (`monitoring.services.screen`)."""
+    if screening.declined:
+        raise Decline(
+            declines.DECLINED_BY_MONITORING,
+            "A transaction monitoring rule declined this payment.",
+            {"rule_ids": [rule.pk for rule, _ in screening.hits if rule.action == "decline"]},
+        )
 
 
 def check_account(account: Account, amount: int, partial_approval: bool) -> int:

@@ -41,6 +41,7 @@ from .authorize import (
     check_account,
     check_card,
     check_card_limits,
+    check_screening,
     emit,
     raise_alerts,
 )
@@ -77,16 +78,7 @@ def authorization_increment(
                 currency=authorization.currency,
                 merchant=authorization.merchant,
             )
-            if screening.declined:
-                raise Decline(
-                    declines.DECLINED_BY_MONITORING,
-                    "A transaction monitoring rule declined this payment.",
-                    {
-                        "rule_ids": [
-                            rule.pk for rule, _ in screening.hits if rule.action == "decline"
-                        ]
-                    },
-                )
+            check_screening(screening)
             check_account(account, amount, partial_approval=False)
         except Decline as decline:
             increment.approved = False

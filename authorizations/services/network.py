@@ -71,10 +71,7 @@ def authorization_record_network(
             type=type,
             amount=amount,
             currency=currency,
-            merchant_name=merchant["name"],
-            merchant_mcc=merchant["mcc"],
-            merchant_country=merchant["country_code"],
-            channel=merchant["channel"],
+            **Authorization.merchant_fields(merchant),
             decision=Authorization.Decision.APPROVED,
             decided_by=Authorization.DecidedBy.NETWORK,
             # What the account did not have: its available balance, or nothing once below zero.

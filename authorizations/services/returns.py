@@ -59,10 +59,7 @@ def card_return_create(
             amount=amount,
             currency=currency,
             journal=journal,
-            merchant_name=merchant["name"],
-            merchant_mcc=merchant["mcc"],
-            merchant_country=merchant["country_code"],
-            channel=merchant["channel"],
+            **CardReturn.merchant_fields(merchant),
             **actor.stamp("created_by"),
         )
         [line] = statement_lines_new(
