@@ -6,7 +6,17 @@ Everything goes through the API in the test's version, except what no endpoint d
 authorization's hold past its expiry (the expiry job's input) and a card's expiry date."""
 
 from dataclasses import dataclass
+from datetime import timedelta
+from io import StringIO
 
+from django.core.management import call_command
+from django.utils import timezone
+
+from accounts.models import Hold
+from authorizations.services import authorization_create
+from cards.models import Card
+from core import operations
+from core.actors import SYSTEM
 from tests.accounts.api.helpers import (
     CREATED,
     assert_error,
@@ -18,6 +28,7 @@ from tests.accounts.api.helpers import (
     resource,
 )
 from tests.cards.api.helpers import account, customer, issue, usage_of
+from tests.decisioning.helpers import create_endpoint, free_port, url_at
 
 __all__ = [
     "CREATED",
@@ -93,6 +104,28 @@ def declined(api, card_id: str, amount: int, code: str, **fields) -> dict:
     return body
 
 
+def awaiting_program(api, card_id: str, amount: int) -> dict:
+    """An authorization left awaiting its live program: the request's first transaction, by
+    the service, the call never made (an endpoint at a port nothing listens on)."""
+    create_endpoint(api, url=url_at(free_port()))
+    with operations.operation(SYSTEM):
+        authorization = authorization_create(
+            card=Card.objects.get(pk=card_id),
+            amount=amount,
+            currency="EUR",
+            type="Goods",
+            merchant={
+                "name": "Corner Shop",
+                "mcc": "5411",
+                "country_code": "276",
+                "channel": "pos",
+            },
+            actor=SYSTEM,
+            ask_program=True,
+        )
+    return authorization_of(api, authorization.pk)
+
+
 def present(api, authorization_id: str, amount: int | None = None):
     body = {} if amount is None else {"amount": amount}
     return api.post(f"/card-authorizations/{authorization_id}/presentments", body)
@@ -113,6 +146,25 @@ def card_return(api, card_id: str, amount: int, *, currency="EUR", authorization
     if authorization_id is not None:
         body["authorizationId"] = authorization_id
     return api.post("/card-returns", body)
+
+
+def settings(api, card_id: str, **changes) -> None:
+    """Change the card's security settings."""
+    response = api.patch(f"/cards/{card_id}/security-settings", changes)
+    assert response.status_code == 200, response.content
+
+
+# --- the expiry job's input and run
+def past_due(hold_id: str) -> None:
+    """Move a hold past its expiry (no endpoint does)."""
+    Hold.objects.filter(pk=hold_id).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def expire_holds() -> str:
+    """Run the expiry job's command; what it printed."""
+    out = StringIO()
+    call_command("expire_holds", stdout=out)
+    return out.getvalue().strip()
 
 
 # --- reads

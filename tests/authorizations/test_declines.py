@@ -31,6 +31,7 @@ from .helpers import (
     items_of,
     money,
     resource,
+    settings,
     usage,
 )
 
@@ -40,11 +41,6 @@ AMOUNT = 2_500
 PIN = "482915"
 WRONG_PIN = "591736"
 ABROAD = "840"
-
-
-def settings(api, card_id, **changes):
-    response = api.patch(f"/cards/{card_id}/security-settings", changes)
-    assert response.status_code == 200, response.content
 
 
 def set_pin(api, card_id, **body):

@@ -4,10 +4,8 @@ releases an approved authorization whose hold's time has come; its line stays `U
 emitted, and it can no longer be presented or reversed."""
 
 from datetime import datetime, timedelta
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from accounts.models import Hold
@@ -20,6 +18,7 @@ from .helpers import (
     authorization_of,
     balances,
     event_data,
+    expire_holds,
     funded,
     hold_of,
     line_of,
@@ -30,12 +29,6 @@ from .helpers import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-def expire_holds() -> str:
-    out = StringIO()
-    call_command("expire_holds", stdout=out)
-    return out.getvalue().strip()
 
 
 def test_an_unpresented_authorization_expires(api):

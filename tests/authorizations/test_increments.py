@@ -16,18 +16,13 @@ retry; and increments racing a transfer never spend more than the account has.""
 
 import time
 import uuid
-from datetime import timedelta
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
-from django.utils import timezone
 
-from accounts.models import Hold
 from accounts.verification import ledger_breaches
 from authorizations.models import Authorization, AuthorizationIncrement
-from authorizations.services import authorization_create, authorization_increment
+from authorizations.services import authorization_increment
 from cards.models import Card
 from core import operations
 from core.actors import SYSTEM
@@ -41,7 +36,7 @@ from tests.accounts.api.helpers import (
 from tests.accounts.api.helpers import set_status as set_account_status
 from tests.cards.api.helpers import backdate, set_limits, set_status
 from tests.conftest import Api
-from tests.decisioning.helpers import InThread, create_endpoint, free_port, url_at
+from tests.decisioning.helpers import InThread
 from tests.factories import DEFAULT_TEST_SCOPES, issue_key
 from tests.transfers.test_concurrency_http import run_threads
 
@@ -51,20 +46,24 @@ from .helpers import (
     approved,
     assert_error,
     authorization_of,
+    awaiting_program,
     balances,
     card_lines,
     created,
     declined,
     event_data,
+    expire_holds,
     funded,
     hold_of,
     items_of,
     line_of,
     money,
+    past_due,
     present,
     presented,
     resource,
     reverse,
+    settings,
     usage,
 )
 
@@ -94,21 +93,6 @@ def incremented(api, authorization_id: str, amount: int) -> dict:
 
 def increments_of(api, authorization_id: str, **params) -> tuple[list, str | None]:
     return listed(api.get(f"/card-authorizations/{authorization_id}/increments", params))
-
-
-def expire_holds() -> str:
-    out = StringIO()
-    call_command("expire_holds", stdout=out)
-    return out.getvalue().strip()
-
-
-def past_due(hold_id: str) -> None:
-    Hold.objects.filter(pk=hold_id).update(expires_at=timezone.now() - timedelta(seconds=1))
-
-
-def settings(api, card_id, **changes):
-    response = api.patch(f"/cards/{card_id}/security-settings", changes)
-    assert response.status_code == 200, response.content
 
 
 def decline_rule(api, amount: int) -> str:
@@ -565,34 +549,12 @@ def _expired(api, f):
     return authorization_of(api, auth["authorizationId"])
 
 
-def _awaiting_program(api, f):
-    """Left awaiting its live program: the request's first transaction, by the service, the
-    call never made (tests/decisioning/test_breaker.py)."""
-    create_endpoint(api, url=url_at(free_port()))
-    with operations.operation(SYSTEM):
-        authorization = authorization_create(
-            card=Card.objects.get(pk=f.card_id),
-            amount=1_000,
-            currency="EUR",
-            type="Goods",
-            merchant={
-                "name": "Corner Shop",
-                "mcc": "5411",
-                "country_code": "276",
-                "channel": "pos",
-            },
-            actor=SYSTEM,
-            ask_program=True,
-        )
-    return authorization_of(api, authorization.pk)
-
-
 NOT_PENDING = {
     "declined": _declined,
     "presented": _presented,
     "reversed": _reversed,
     "expired": _expired,
-    "awaiting_program": _awaiting_program,
+    "awaiting_program": lambda api, f: awaiting_program(api, f.card_id, 1_000),
 }
 
 

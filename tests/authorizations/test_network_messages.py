@@ -12,14 +12,9 @@ written: a closed account, another currency; `pin` or `partialApproval` with a k
 v1 has no `kind`. Their events carry `kind` and `overdrawnBy`; monitoring rules raise alerts and
 decline nothing."""
 
-from datetime import timedelta
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
-from django.utils import timezone
 
-from accounts.models import Hold, StatementLine
+from accounts.models import StatementLine
 from accounts.verification import ledger_breaches
 from authorizations.models import Authorization
 from tests.accounts.api.helpers import assert_validation_error, load, transfer
@@ -39,14 +34,17 @@ from .helpers import (
     created,
     declined,
     event_data,
+    expire_holds,
     funded,
     hold_of,
     holds_of,
     items_of,
     money,
+    past_due,
     presented,
     resource,
     reverse,
+    settings,
     usage,
 )
 
@@ -91,21 +89,6 @@ def force_post(api, card_id: str, amount: int, **fields) -> dict:
 
 def network_overdraft(api, account_id: str) -> int:
     return resource(api.get(f"/accounts/{account_id}"), "v2")["networkOverdraft"]
-
-
-def expire_holds() -> str:
-    out = StringIO()
-    call_command("expire_holds", stdout=out)
-    return out.getvalue().strip()
-
-
-def past_due(hold_id: str) -> None:
-    Hold.objects.filter(pk=hold_id).update(expires_at=timezone.now() - timedelta(seconds=1))
-
-
-def settings(api, card_id, **changes):
-    response = api.patch(f"/cards/{card_id}/security-settings", changes)
-    assert response.status_code == 200, response.content
 
 
 # --- advice ------------------------------------------------------------------------------------

@@ -10,36 +10,28 @@ increment; presented: a return, still presented), and every other pair answers 4
 changes nothing: the authorization, the balances, the holds, the statement lines, the card's
 usage, the events."""
 
-from datetime import timedelta
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
-from django.utils import timezone
 
-from accounts.models import Hold
 from accounts.verification import ledger_breaches
 from authorizations.models import AuthorizationIncrement, CardReturn
-from authorizations.services import authorization_create
-from cards.models import Card
-from core import operations
-from core.actors import SYSTEM
 from events.models import Event
-from tests.decisioning.helpers import create_endpoint, free_port, url_at
 
 from .helpers import (
     START,
     approved,
     assert_error,
     authorization_of,
+    awaiting_program,
     balances,
     card_lines,
     card_return,
     created,
     declined,
+    expire_holds,
     funded,
     holds_of,
     money,
+    past_due,
     present,
     presented,
     reverse,
@@ -49,28 +41,6 @@ from .helpers import (
 pytestmark = pytest.mark.django_db
 
 AMOUNT = 1_000
-
-
-def _awaiting_program(api, f) -> dict:
-    """Held, its live program being asked: the request's first transaction, by the service, the
-    call never made (as tests/decisioning/test_breaker.py leaves one)."""
-    create_endpoint(api, url=url_at(free_port()))
-    with operations.operation(SYSTEM):
-        authorization = authorization_create(
-            card=Card.objects.get(pk=f.card_id),
-            amount=AMOUNT,
-            currency="EUR",
-            type="Goods",
-            merchant={
-                "name": "Corner Shop",
-                "mcc": "5411",
-                "country_code": "276",
-                "channel": "pos",
-            },
-            actor=SYSTEM,
-            ask_program=True,
-        )
-    return authorization_of(api, authorization.pk)
 
 
 def _pending(api, f) -> dict:
@@ -87,8 +57,8 @@ def _reversed(api, f) -> dict:
 
 def _expired(api, f) -> dict:
     auth = approved(api, f.card_id, AMOUNT)
-    Hold.objects.filter(pk=auth["holdId"]).update(expires_at=timezone.now() - timedelta(seconds=1))
-    call_command("expire_holds", stdout=StringIO())
+    past_due(auth["holdId"])
+    expire_holds()
     return authorization_of(api, auth["authorizationId"])
 
 
@@ -97,7 +67,7 @@ def _declined(api, f) -> dict:
 
 
 STATES = {
-    "awaiting_program": _awaiting_program,
+    "awaiting_program": lambda api, f: awaiting_program(api, f.card_id, AMOUNT),
     "pending": _pending,
     "presented": _presented,
     "reversed": _reversed,
