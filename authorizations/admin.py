@@ -45,6 +45,12 @@ def decline_details_column(model_admin, obj):
     )
 
 
+@admin.display(description="program's answer")
+def program_answer_column(model_admin, obj):
+    """The program's own JSON, as it sent it (its names, not the domain's)."""
+    return "—" if obj.program_answer is None else pretty_json(obj.program_answer)
+
+
 class IdOrMerchantSearchMixin:
     """An exact id (one index lookup), or part of the merchant's name."""
 
@@ -179,10 +185,7 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "requested_amount", description="requested amount (a partial approval)"
     )
 
-    @admin.display(description="program's answer")
-    def program_answer_display(self, obj):
-        # The program's own JSON, as it sent it (its names, not the domain's).
-        return "—" if obj.program_answer is None else pretty_json(obj.program_answer)
+    program_answer_display = program_answer_column
 
     hold_link = link_column("hold", description="hold")
 
@@ -278,11 +281,12 @@ class AuthorizationIncrementAdmin(ReadOnlyModelAdmin):
         "id",
         "authorization_link",
         "amount_display",
-        "approved",
+        "decision",
+        "decided_by",
         "decline_code",
         "created_at",
     ]
-    list_filter = ["approved", "decline_code"]
+    list_filter = ["decision", "decided_by", "decline_code"]
     list_select_related = ["authorization"]
     search_fields = ["id", "authorization__id"]
     show_full_result_count = False
@@ -291,10 +295,18 @@ class AuthorizationIncrementAdmin(ReadOnlyModelAdmin):
         "institution",
         "authorization_link",
         "amount_display",
-        "approved",
+        "decision",
         "decline_code",
         "decline_reason",
         "decline_details_display",
+        "decided_by",
+        "decided_at",
+        "decisioning_endpoint",
+        "program_mode",
+        "program_latency_ms",
+        "program_status",
+        "program_error",
+        "program_answer_display",
         "hold_link",
         "created_by",
         "created_at",
@@ -304,6 +316,7 @@ class AuthorizationIncrementAdmin(ReadOnlyModelAdmin):
     authorization_link = link_column("authorization", description="authorization")
     amount_display = money_column("amount", currency="authorization.currency", description="amount")
     hold_link = link_column("hold", description="hold of the new total")
+    program_answer_display = program_answer_column
 
     decline_details_display = decline_details_column
 

@@ -40,9 +40,10 @@ from decisioning.models import DecisioningEndpoint
 from institutions import scopes
 
 from .declines import CODES as DECLINE_CODES
-from .models import Authorization, Channel
+from .models import Authorization, AuthorizationIncrement, Channel
 from .selectors import (
     authorization_get,
+    authorization_increment_get,
     authorization_increment_list,
     authorization_list,
     card_return_get,
@@ -56,6 +57,9 @@ from .services import (
     authorization_record_network,
     authorization_reverse,
     card_return_create,
+    increment_ask_program,
+    increment_decide,
+    increment_program_to_ask,
     program_to_ask,
 )
 
@@ -287,6 +291,22 @@ class IncrementOut(Serializer):
     authorizationId = serializers.CharField(source="authorization_id")  # noqa: N815
     amount = serializers.IntegerField(help_text="How much more was asked.")
     approved = serializers.BooleanField()
+    decision = serializers.ChoiceField(
+        choices=AuthorizationIncrement.Decision.choices,
+        help_text="awaiting_program: TX's checks passed and the increment is held while the "
+        "card's program decides (seconds at most); the authorization takes no other message "
+        "meanwhile.",
+    )
+    decidedBy = serializers.ChoiceField(  # noqa: N815
+        source="decided_by",
+        choices=AuthorizationIncrement.DecidedBy.choices,
+        help_text="tx: TX's checks alone; program: the program's answer; standin: the "
+        "program's `onFailure`, it having failed to answer.",
+    )
+    decidedAt = TimestampField(source="decided_at", allow_null=True)  # noqa: N815
+    program = ProgramCallOut(
+        source="program_call", allow_null=True, help_text="Null: no program was asked."
+    )
     declineCode = serializers.ChoiceField(  # noqa: N815
         source="decline_code_or_none", choices=DECLINE_CODES, allow_null=True
     )
@@ -297,7 +317,8 @@ class IncrementOut(Serializer):
     holdId = serializers.CharField(  # noqa: N815
         source="hold_id",
         allow_null=True,
-        help_text="Approved: the hold of the new total that replaced the authorization's.",
+        help_text="Approved or awaiting its program: the hold of the new total that replaced "
+        "the authorization's; declined after it was held: that hold, released.",
     )
     createdAt = TimestampField(source="created_at")  # noqa: N815
 
@@ -516,9 +537,12 @@ class IncrementsView(TXView):
         summary="Raise a pending authorization (an incremental authorization)",
         description="Checked like a new authorization of `amount` at the same merchant (card "
         "status, expiry and settings, limits with the new total as one transaction, "
-        "monitoring, the account's funds). Approved: the authorization's `amount` grows by it "
-        "and its hold is replaced by one of the new total. Declined: `approved: false` with a "
-        "`declineCode`, the authorization unchanged. Both answer 201. 409 unless pending.",
+        "monitoring, the account's funds), then decided by the card's program when it has a "
+        "decisioning endpoint (an `authorization.increment` request; approved whole or "
+        "declined). Approved: the authorization's `amount` grows by it and its hold is "
+        "replaced by one of the new total. Declined: `approved: false` with a `declineCode`, "
+        "the authorization as it was. Both answer 201. 409 unless pending, and while another "
+        "increment of it awaits its program.",
         operation_id="card_authorizations_increments_create",
         tags=["Card transactions"],
     )
@@ -528,11 +552,35 @@ class IncrementsView(TXView):
         )
         data = self.parse(IncrementCreate)
         increment = authorization_increment(
-            authorization=authorization, amount=data["amount"], actor=Actor.of_request(request)
+            authorization=authorization,
+            amount=data["amount"],
+            actor=Actor.of_request(request),
+            ask_program=True,
         )
+        if not increment_program_to_ask(increment):
+            return self.created(self._body(increment))
+        # Committed and held: the program is asked with nothing open, then the second
+        # transaction decides (authorizations.services.increment_program).
+        return Continued(
+            increment.pk,
+            outside=lambda: increment_ask_program(increment=increment),
+            inside=lambda result: self.created(
+                self._body(increment_decide(increment=increment, result=result))
+            ),
+        )
+
+    def resume(self, request, resource_id):
+        increment = authorization_increment_get(
+            institution=self.institution, increment_id=resource_id
+        )
+        if increment.awaiting_program:
+            raise IdempotencyKeyInUse()
+        return self.created(self._body(increment))
+
+    def _body(self, increment) -> dict:
         body = IncrementOut(increment).data
         body["authorization"] = _represent(self, increment.authorization)
-        return self.created(body)
+        return body
 
     @document(
         name="AuthorizationIncrement",

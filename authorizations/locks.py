@@ -1,7 +1,7 @@
 """The row locks of card authorizations (STYLE.md, Concurrency). An authorization is the
 operation's own row: locked before its hold and its accounts (docs/money.md, "Locking")."""
 
-from .models import Authorization
+from .models import Authorization, AuthorizationIncrement
 
 
 def lock_authorization(authorization_id: str, *related: str) -> Authorization:
@@ -34,3 +34,34 @@ def lock_stranded_authorization(*, created_before) -> Authorization | None:
         .order_by("created_at")
         .first()
     )
+
+
+def lock_stranded_increment(*, created_before) -> AuthorizationIncrement | None:
+    """The oldest increment still awaiting its program that was created before
+    `created_before`, with its authorization's row locked (the row that orders everything
+    done to an authorization and its increments) and read once locked, with what deciding it
+    reads; None when there is none. Authorizations another transaction holds are skipped (SKIP
+    LOCKED: a request deciding its increment right now). An increment decided by a request
+    that committed between the scan and the lock is read again and passed over."""
+    while True:
+        candidate = (
+            AuthorizationIncrement.objects.select_related("authorization")
+            .select_for_update(skip_locked=True, of=("authorization",))
+            .filter(
+                decision=AuthorizationIncrement.Decision.AWAITING_PROGRAM,
+                created_at__lt=created_before,
+            )
+            .only("pk", "authorization__id")
+            .order_by("created_at")
+            .first()
+        )
+        if candidate is None:
+            return None
+        increment = AuthorizationIncrement.objects.select_related(
+            "decisioning_endpoint",
+            "authorization__hold",
+            "authorization__card__institution",
+            "authorization__account",
+        ).get(pk=candidate.pk)
+        if increment.awaiting_program:
+            return increment

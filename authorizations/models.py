@@ -71,10 +71,11 @@ class Merchant(models.Model):
         }
 
 
-class Authorization(Merchant, CreatedBy, Timestamped):
-    class Type(models.TextChoices):
-        GOODS = "Goods"
-        CASH = "Cash"
+class ProgramDecided(models.Model):
+    """Abstract: a decision on what the card network asks, and what the program's decisioning
+    endpoint had to do with it (docs/decisioning.md, "The record"). An authorization's, and an
+    incremental authorization's (`AuthorizationIncrement`): each is decided by TX's checks
+    and then, when the card has an endpoint, by its program."""
 
     class Decision(models.TextChoices):
         APPROVED = "approved"
@@ -83,6 +84,69 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         # (docs/decisioning.md, "The flow"). Never for long: the request finalizes it, or the
         # recovery job by the endpoint's `on_failure`.
         AWAITING_PROGRAM = "awaiting_program"
+
+    class DecidedBy(models.TextChoices):
+        TX = "tx"  # TX's own checks, with no program asked (or a shadow program)
+        PROGRAM = "program"  # the program's live answer
+        STANDIN = "standin"  # the program failed to answer: its endpoint's `on_failure`
+        NETWORK = "network"  # the network decided in stand-in (an advice)
+
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    decline_code = models.CharField(max_length=48, blank=True)
+    decline_reason = models.CharField(max_length=300, blank=True)
+    decline_details = models.JSONField(null=True, blank=True)
+    decided_by = models.CharField(
+        max_length=16, choices=DecidedBy.choices, default=DecidedBy.TX, db_default=DecidedBy.TX
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # The program's endpoint asked (live or shadow), and what came of it: the latency of the
+    # call, its HTTP status, why it failed (a few words, never the URL), its valid answer.
+    decisioning_endpoint = models.ForeignKey(
+        "decisioning.DecisioningEndpoint",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    program_mode = models.CharField(max_length=16, blank=True)
+    program_latency_ms = models.IntegerField(null=True, blank=True)
+    program_status = models.IntegerField(null=True, blank=True)
+    program_error = models.CharField(max_length=300, blank=True)
+    program_answer = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def decline_code_or_none(self) -> str | None:
+        return self.decline_code or None
+
+    @property
+    def decline_reason_or_none(self) -> str | None:
+        return self.decline_reason or None
+
+    @property
+    def approved(self) -> bool:
+        return self.decision == self.Decision.APPROVED
+
+    @property
+    def awaiting_program(self) -> bool:
+        return self.decision == self.Decision.AWAITING_PROGRAM
+
+    @property
+    def program_error_or_none(self) -> str | None:
+        return self.program_error or None
+
+    @property
+    def program_call(self):
+        """Itself when a program's endpoint took part (the API's `program`), else None."""
+        return self if self.decisioning_endpoint_id else None
+
+
+class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
+    class Type(models.TextChoices):
+        GOODS = "Goods"
+        CASH = "Cash"
 
     class Kind(models.TextChoices):
         # The network asks (docs/card-transactions.md): TX's checks, then the program, decide.
@@ -93,12 +157,6 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         # A presentment with no live authorization: recorded and presented at once, never
         # declined.
         FORCE_POST = "force_post"
-
-    class DecidedBy(models.TextChoices):
-        TX = "tx"  # TX's own checks, with no program asked (or a shadow program)
-        PROGRAM = "program"  # the program's live answer
-        STANDIN = "standin"  # the program failed to answer: its endpoint's `on_failure`
-        NETWORK = "network"  # the network decided in stand-in (an advice)
 
     class Status(models.TextChoices):
         PENDING = "pending", "Approved, awaiting presentment"
@@ -126,10 +184,6 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     pin_given = models.BooleanField(default=False)
-    decision = models.CharField(max_length=16, choices=Decision.choices)
-    decline_code = models.CharField(max_length=48, blank=True)
-    decline_reason = models.CharField(max_length=300, blank=True)
-    decline_details = models.JSONField(null=True, blank=True)
     hold = models.OneToOneField(
         Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="authorization"
     )
@@ -137,28 +191,9 @@ class Authorization(Merchant, CreatedBy, Timestamped):
     presented_at = models.DateTimeField(null=True, blank=True)
     # The calendar day its amount counts on against the card's limits (given back on reversal).
     spend_day = models.DateField(null=True, blank=True)
-    # --- How it was decided (docs/decisioning.md, "The record").
-    decided_by = models.CharField(
-        max_length=16, choices=DecidedBy.choices, default=DecidedBy.TX, db_default=DecidedBy.TX
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
     # The amount the network asked for, when less was approved (a partial approval); null when
     # `amount` is what was asked.
     requested_amount = models.BigIntegerField(null=True, blank=True)
-    # The program's endpoint asked (live or shadow), and what came of it: the latency of the
-    # call, its HTTP status, why it failed (a few words, never the URL), its valid answer.
-    decisioning_endpoint = models.ForeignKey(
-        "decisioning.DecisioningEndpoint",
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    program_mode = models.CharField(max_length=16, blank=True)
-    program_latency_ms = models.IntegerField(null=True, blank=True)
-    program_status = models.IntegerField(null=True, blank=True)
-    program_error = models.CharField(max_length=300, blank=True)
-    program_answer = models.JSONField(null=True, blank=True)
     # --- Foreign currency (docs/card-transactions.md, "Foreign currency"): what the merchant
     # charged, in its currency, when the network sent it; `amount`/`currency` are the billing
     # amount. The rate is derived from the two (authorizations.services.currency), null when
@@ -251,37 +286,12 @@ class Authorization(Merchant, CreatedBy, Timestamped):
         return f"{self.id} {self.amount} {self.currency} ({self.status})"
 
     @property
-    def decline_code_or_none(self) -> str | None:
-        return self.decline_code or None
-
-    @property
-    def decline_reason_or_none(self) -> str | None:
-        return self.decline_reason or None
-
-    @property
     def conversion_rate_text(self) -> str | None:
         return decimal_text(self.conversion_rate)
 
     @property
-    def approved(self) -> bool:
-        return self.decision == self.Decision.APPROVED
-
-    @property
     def requested_amount_or_amount(self) -> int:
         return self.amount if self.requested_amount is None else self.requested_amount
-
-    @property
-    def program_error_or_none(self) -> str | None:
-        return self.program_error or None
-
-    @property
-    def program_call(self):
-        """Itself when a program's endpoint took part (the API's `program`), else None."""
-        return self if self.decisioning_endpoint_id else None
-
-    @property
-    def awaiting_program(self) -> bool:
-        return self.decision == self.Decision.AWAITING_PROGRAM
 
     @property
     def status(self) -> str:
@@ -319,12 +329,15 @@ class CardReturn(Merchant, CreatedBy):
         return f"{self.id} {self.amount} {self.currency}"
 
 
-class AuthorizationIncrement(CreatedBy):
+class AuthorizationIncrement(ProgramDecided, CreatedBy):
     """The network raising a pending authorization (a hotel, a fuel pump, a car rental): `amount`
     more, checked like a new authorization (docs/card-transactions.md, "Incremental
-    authorizations"). Approved, the authorization's `amount` grows by it and its hold is replaced
-    by one of the new total (`hold`, the authorization's from then); declined, nothing changes
-    but this record."""
+    authorizations"): TX's checks, then the card's program when it has a decisioning endpoint.
+    Approved, the authorization's `amount` grows by it and `hold` is the hold of the new total
+    that replaced the authorization's. Awaiting its program, that hold is already placed (the
+    authorization's from then) while the authorization's amount and line stay as they were.
+    Declined by TX's checks, nothing changes but this record; declined after it was held, `hold`
+    is that hold, released, and the authorization holds its old total again."""
 
     id = models.CharField(primary_key=True, max_length=40, default=_increment_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
@@ -332,10 +345,6 @@ class AuthorizationIncrement(CreatedBy):
         Authorization, on_delete=models.PROTECT, related_name="increments"
     )
     amount = models.BigIntegerField()
-    approved = models.BooleanField()
-    decline_code = models.CharField(max_length=48, blank=True)
-    decline_reason = models.CharField(max_length=300, blank=True)
-    decline_details = models.JSONField(null=True, blank=True)
     hold = models.OneToOneField(
         Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="increment"
     )
@@ -347,21 +356,28 @@ class AuthorizationIncrement(CreatedBy):
             models.CheckConstraint(
                 condition=Q(amount__gt=0), name="authorization_increment_amount_positive"
             ),
+            # Approved and awaiting the program: a hold, no decline code. Declined: a code, and
+            # no hold unless it was declined after TX held (that hold, released, kept linked).
             models.CheckConstraint(
-                condition=Q(approved=True, decline_code="", hold__isnull=False)
-                | (Q(approved=False, hold__isnull=True) & ~Q(decline_code="")),
-                name="authorization_increment_decision_consistent",
+                condition=(
+                    Q(decision__in=["approved", "awaiting_program"])
+                    & Q(hold__isnull=False)
+                    & Q(decline_code="")
+                )
+                | (Q(decision="declined") & ~Q(decline_code="")),
+                name="authorization_increment_decision_consistent_v2",
             ),
         ]
-        indexes = [models.Index(fields=["authorization", "id"], name="authorization_increment_idx")]
+        indexes = [
+            models.Index(fields=["authorization", "id"], name="authorization_increment_idx"),
+            # The recovery job's scan, and the refusal of other messages while one awaits:
+            # only the few increments a request is deciding right now, or left behind.
+            models.Index(
+                fields=["created_at"],
+                condition=Q(decision="awaiting_program"),
+                name="increment_awaiting_idx",
+            ),
+        ]
 
     def __str__(self):
-        return f"{self.id} +{self.amount} ({'approved' if self.approved else self.decline_code})"
-
-    @property
-    def decline_code_or_none(self) -> str | None:
-        return self.decline_code or None
-
-    @property
-    def decline_reason_or_none(self) -> str | None:
-        return self.decline_reason or None
+        return f"{self.id} +{self.amount} ({self.decline_code or self.decision})"

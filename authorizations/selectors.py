@@ -55,6 +55,17 @@ def authorization_increment_list(*, authorization: Authorization):
     return AuthorizationIncrement.objects.filter(authorization=authorization).order_by("-id")
 
 
+def authorization_increment_get(
+    *, institution: Institution, increment_id: str
+) -> AuthorizationIncrement:
+    return get_of_institution(
+        AuthorizationIncrement.objects.select_related("authorization"),
+        institution=institution,
+        id=increment_id,
+        missing="No authorization increment with this id.",
+    )
+
+
 def card_return_get(*, institution: Institution, return_id: str) -> CardReturn:
     line = StatementLine.objects.filter(card_return=OuterRef("pk")).values("pk")[:1]
     return get_of_institution(

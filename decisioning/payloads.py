@@ -9,6 +9,7 @@ from core.timestamps import iso_millis
 
 TEST_TYPE = "decisioning.test"
 AUTHORIZATION_TYPE = "authorization.request"
+INCREMENT_TYPE = "authorization.increment"
 
 
 def test_payload(*, message_id: str, endpoint_id: str, at: datetime) -> dict:
@@ -36,31 +37,66 @@ def authorization_payload(
         "endpointId": endpoint_id,
         "mode": mode,
         "createdAt": iso_millis(at),
-        "authorization": {
-            "authorizationId": authorization.pk,
-            "cardId": authorization.card_id,
-            "cardProductRid": authorization.card.product_id,
-            "type": authorization.type,
-            "amount": authorization.amount,
-            "currency": authorization.currency,
-            # What the merchant charged in its own currency, and the rate that gave `amount`
-            # (a decimal string): null for a payment in the account's currency.
-            "merchantAmount": authorization.merchant_amount,
-            "merchantCurrency": authorization.merchant_currency,
-            "conversionRate": authorization.conversion_rate_text,
-            "merchant": {
-                "name": authorization.merchant_name,
-                "mcc": authorization.merchant_mcc,
-                "countryCode": authorization.merchant_country,
-                "channel": authorization.channel,
-            },
-            "pinVerified": authorization.pin_given,
-            "metadata": dict(authorization.metadata),
-            "createdAt": iso_millis(authorization.created_at),
+        "authorization": _authorization(authorization),
+        "account": _account(authorization, available),
+    }
+
+
+def increment_payload(
+    *, message_id: str, endpoint_id: str, mode: str, at: datetime, increment, available: int
+) -> dict:
+    """The request for a decision on `increment` (an incremental authorization, held by TX:
+    `authorizations.models.AuthorizationIncrement`), after TX's own checks passed:
+    `{type: "authorization.increment", id, endpointId, mode, createdAt, increment: {incrementId,
+    amount, createdAt}, authorization: {...}, account: {...}}`, the authorization as it stands
+    before the increment (its `amount` the total so far) and `available` with the increment
+    already held. The answer is an authorization's, but for `amount`: an increment is approved
+    whole or declined (docs/decisioning.md, "Increments")."""
+    authorization = increment.authorization
+    return {
+        "type": INCREMENT_TYPE,
+        "id": message_id,
+        "endpointId": endpoint_id,
+        "mode": mode,
+        "createdAt": iso_millis(at),
+        "increment": {
+            "incrementId": increment.pk,
+            "amount": increment.amount,
+            "createdAt": iso_millis(increment.created_at),
         },
-        "account": {
-            "accountId": authorization.account_id,
-            "currency": authorization.currency,
-            "available": available,
+        "authorization": _authorization(authorization),
+        "account": _account(authorization, available),
+    }
+
+
+def _authorization(authorization) -> dict:
+    return {
+        "authorizationId": authorization.pk,
+        "cardId": authorization.card_id,
+        "cardProductRid": authorization.card.product_id,
+        "type": authorization.type,
+        "amount": authorization.amount,
+        "currency": authorization.currency,
+        # What the merchant charged in its own currency, and the rate that gave `amount` (a
+        # decimal string): null for a payment in the account's currency.
+        "merchantAmount": authorization.merchant_amount,
+        "merchantCurrency": authorization.merchant_currency,
+        "conversionRate": authorization.conversion_rate_text,
+        "merchant": {
+            "name": authorization.merchant_name,
+            "mcc": authorization.merchant_mcc,
+            "countryCode": authorization.merchant_country,
+            "channel": authorization.channel,
         },
+        "pinVerified": authorization.pin_given,
+        "metadata": dict(authorization.metadata),
+        "createdAt": iso_millis(authorization.created_at),
+    }
+
+
+def _account(authorization, available: int) -> dict:
+    return {
+        "accountId": authorization.account_id,
+        "currency": authorization.currency,
+        "available": available,
     }

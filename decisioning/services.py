@@ -48,7 +48,7 @@ from institutions.models import Institution
 
 from .locks import lock_endpoint
 from .models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, DecisioningEndpoint
-from .payloads import authorization_payload, test_payload
+from .payloads import authorization_payload, increment_payload, test_payload
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (the format's prefix, not a secret)
 SECRET_BYTES = 32
@@ -394,6 +394,22 @@ def ask_about_authorization(
         available=available,
     )
     return call(endpoint=endpoint, message_id=authorization.pk, payload=payload)
+
+
+def ask_about_increment(*, endpoint: DecisioningEndpoint, increment, available: int) -> CallResult:
+    """Ask `endpoint` for its decision on an incremental authorization TX holds (`increment`,
+    `available` the account's balance with the increment held): the signed
+    `authorization.increment` (`decisioning.payloads.increment_payload`), its message id the
+    increment's id. No transaction may be open."""
+    payload = increment_payload(
+        message_id=increment.pk,
+        endpoint_id=endpoint.pk,
+        mode=endpoint.mode,
+        at=timezone.now(),
+        increment=increment,
+        available=available,
+    )
+    return call(endpoint=endpoint, message_id=increment.pk, payload=payload)
 
 
 def decisioning_endpoint_test(*, endpoint: DecisioningEndpoint) -> CallResult:

@@ -31,7 +31,11 @@ from accounts.services import holds_expire, monthly_fees_charge
 from api.idempotency import idempotency_keys_purge
 from api.ratelimit import rate_counters_purge
 from api.replicas import replica_marks_purge
-from authorizations.services import authorizations_expire, authorizations_resolve_stranded
+from authorizations.services import (
+    authorizations_expire,
+    authorizations_resolve_stranded,
+    increments_resolve_stranded,
+)
 from cards.services import cards_expire, cards_renew_expiring
 from core.actors import SYSTEM
 from core.operations import run, run_batches
@@ -71,10 +75,13 @@ def expire_holds(timestamp: int) -> dict[str, int]:
     lock="jobs.resolve_stranded_authorizations",
 )
 def resolve_stranded_authorizations(timestamp: int) -> dict[str, int]:
-    """Every 5 seconds: card authorizations left awaiting their program (the request's process
-    stopped between the hold and the decision) are decided by their endpoint's `on_failure`
-    (docs/decisioning.md, "After a crash")."""
-    return {"authorizations": run_batches(authorizations_resolve_stranded, actor=SYSTEM)}
+    """Every 5 seconds: card authorizations and their increments left awaiting their program
+    (the request's process stopped between the hold and the decision) are decided by their
+    endpoint's `on_failure` (docs/decisioning.md, "After a crash")."""
+    return {
+        "authorizations": run_batches(authorizations_resolve_stranded, actor=SYSTEM),
+        "increments": run_batches(increments_resolve_stranded, actor=SYSTEM),
+    }
 
 
 @app.periodic(cron="7 * * * *", periodic_id="purge_idempotency_keys")

@@ -52,7 +52,7 @@ from events.services import emit_for
 from monitoring.services import alerts_raise, screen
 
 from .. import declines
-from ..models import Authorization, Channel
+from ..models import Authorization, Channel, ProgramDecided
 from .currency import foreign_amount_check, foreign_event_data, foreign_line_fields
 from .held import unsettled_line
 
@@ -146,7 +146,7 @@ def authorization_create(
                 authorization.requested_amount = amount
                 authorization.amount = amount = approvable
             if endpoint is not None:
-                _program_gate(authorization, endpoint)
+                program_gate(authorization, endpoint)
         except Decline as decline:
             authorization.decision = Authorization.Decision.DECLINED
             authorization.decline_code = decline.code
@@ -208,24 +208,24 @@ def authorization_declined_record(authorization: Authorization) -> None:
     count_on_commit(authorization_declined(authorization.decline_code))
 
 
-def _program_gate(authorization: Authorization, endpoint) -> None:
-    """Set how `endpoint` takes part, TX's checks having passed: a live endpoint that is called
-    leaves the authorization `awaiting_program`; a shadow one is only recorded. A degraded one
-    (`decisioning.breaker`, this request not its probe) is not called: a live one's
-    `on_failure` decides now (raises the `program_unavailable` Decline, or lets TX's approval
-    stand in)."""
-    authorization.decisioning_endpoint = endpoint
-    authorization.program_mode = endpoint.mode
+def program_gate(record: ProgramDecided, endpoint: DecisioningEndpoint) -> None:
+    """Set how `endpoint` takes part in deciding `record` (an authorization or an increment),
+    TX's checks having passed: a live endpoint that is called leaves it `awaiting_program`; a
+    shadow one is only recorded. A degraded one (`decisioning.breaker`, this request not its
+    probe) is not called: a live one's `on_failure` decides now (raises the
+    `program_unavailable` Decline, or lets TX's approval stand in)."""
+    record.decisioning_endpoint = endpoint
+    record.program_mode = endpoint.mode
     gate = breaker.gate(endpoint)
     if gate.call:
         if endpoint.mode == DecisioningEndpoint.Mode.LIVE:
-            authorization.decision = Authorization.Decision.AWAITING_PROGRAM
+            record.decision = ProgramDecided.Decision.AWAITING_PROGRAM
         return None
-    authorization.program_error = NOT_CALLED
+    record.program_error = NOT_CALLED
     count_on_commit(DECISIONING_CALLS.labels(mode=endpoint.mode, outcome="skipped"))
     if endpoint.mode == DecisioningEndpoint.Mode.SHADOW:
         return None
-    authorization.decided_by = Authorization.DecidedBy.STANDIN
+    record.decided_by = ProgramDecided.DecidedBy.STANDIN
     if endpoint.on_failure == DecisioningEndpoint.OnFailure.DECLINE:
         raise program_unavailable(NOT_CALLED)
 

@@ -36,7 +36,7 @@ from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, Vali
 from events.services import emit_for
 
 from ..locks import lock_authorization
-from ..models import Authorization
+from ..models import Authorization, AuthorizationIncrement
 from .currency import is_foreign_currency
 from .held import give_back, hold_again, release, unsettled_line
 
@@ -251,12 +251,21 @@ def _expired(hold: Hold) -> None:
 
 def lock_pending(authorization: Authorization, to_state: str) -> Authorization:
     """The authorization's row, locked first (the operation's own row, `accounts.locks`); 409
-    `invalid_state_transition` to `to_state` unless it is pending."""
+    `invalid_state_transition` to `to_state` unless it is pending and no increment of it awaits
+    its program (that increment's decision changes its hold: the network retries once it is
+    decided, within seconds)."""
     locked = lock_authorization(authorization.pk, "hold", "card__institution")
     if locked.status != Authorization.Status.PENDING:
         raise InvalidStateTransition(
             f"A {locked.status} authorization cannot be {to_state}.",
             from_state=locked.status,
+            to_state=to_state,
+        )
+    if locked.increments.filter(decision=AuthorizationIncrement.Decision.AWAITING_PROGRAM).exists():
+        raise InvalidStateTransition(
+            f"An increment of this authorization awaits its program: it cannot be {to_state} "
+            "until that is decided.",
+            from_state=Authorization.Status.AWAITING_PROGRAM,
             to_state=to_state,
         )
     return locked

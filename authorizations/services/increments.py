@@ -10,19 +10,27 @@ daily cash), the monitoring rules (screening the increment), the account's statu
 for the increment. A partial approval is not offered: an increment is approved whole or
 declined.
 
+Then, in v2, the card's program when it has a decisioning endpoint, as for a new authorization
+(docs/decisioning.md, "Increments"): a live endpoint leaves the increment `awaiting_program`
+with the increment already held (`hold_more`: the authorization's hold replaced by one of the
+new total, the usage counted) and its request asks the program with nothing open
+(`authorizations.services.increment_program`); the authorization's amount and line change only
+once it is approved. While an increment awaits, the authorization takes no other message (409,
+`clearing.lock_pending`).
+
 Approved: the authorization's `amount` grows by it (and its `requestedAmount` when it was
 approved in part), its hold is replaced by one of the new total (a hold's amount never changes:
 `hold.released`, `hold.created`), its `Unsettled` line follows the new hold and total, the
 increment counts against the card's limits on the authorization's day (so its reversal, expiry
-or presentment gives back what was counted), `authorization.incremented`. Declined: the
-increment is recorded with its decline code and nothing else changes,
-`authorization.increment_declined`. Either way the answer is 201: a decline is a result.
-
-The program's decisioning endpoint is not asked about an increment (docs/decisioning.md, "What
-is not built yet"): TX's checks decide it.
+or presentment gives back what was counted), `authorization.incremented`. Declined by TX's
+checks: the increment is recorded with its decline code and nothing else changes; declined
+after it was held: the hold of the old total is placed again and the usage given back
+(`hold_less`). Either way `authorization.increment_declined`, and the answer is 201: a decline
+is a result.
 """
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from accounts.locks import lock_accounts
@@ -32,6 +40,7 @@ from cards.models import Card
 from cards.services import count_payment, lock_card
 from core.actors import Actor
 from core.rows import new_row
+from decisioning.selectors import decisioning_endpoint_for_card
 from monitoring.services import screen
 
 from .. import declines
@@ -43,24 +52,29 @@ from .authorize import (
     check_card_limits,
     check_screening,
     emit,
+    program_gate,
     raise_alerts,
 )
 from .clearing import lock_pending
-from .held import hold_again
+from .held import give_back, hold_again
 
 # The state an approved increment takes its authorization to (409 names it).
 INCREMENTED = "incremented"
 
 
 def authorization_increment(
-    *, authorization: Authorization, amount: int, actor: Actor
+    *, authorization: Authorization, amount: int, actor: Actor, ask_program: bool = False
 ) -> AuthorizationIncrement:
     """Raise a pending authorization by `amount`, or decline the increment (see the module
-    docstring); 409 `invalid_state_transition` unless the authorization is pending."""
+    docstring); 409 `invalid_state_transition` unless the authorization is pending and no other
+    increment of it awaits its program. `ask_program` (v2): the card's decisioning endpoint
+    takes part as in `authorize.authorization_create`; a live one's increment is returned
+    `awaiting_program`, for the caller to ask once this transaction has committed."""
     with transaction.atomic(savepoint=False):
         authorization = lock_pending(authorization, INCREMENTED)
         card = lock_card(authorization.card_id)
         account = lock_accounts([authorization.account_id])[authorization.account_id]
+        endpoint = decisioning_endpoint_for_card(card) if ask_program else None
         increment = new_row(
             AuthorizationIncrement,
             institution_id=authorization.institution_id,
@@ -68,6 +82,7 @@ def authorization_increment(
             amount=amount,
             **actor.stamp("created_by"),
         )
+        increment.decided_at = increment.created_at
         screening = None
         try:
             check_card(card, account, authorization)
@@ -80,25 +95,25 @@ def authorization_increment(
             )
             check_screening(screening)
             check_account(account, amount, partial_approval=False)
+            if endpoint is not None:
+                program_gate(increment, endpoint)
         except Decline as decline:
-            increment.approved = False
-            increment.decline_code = decline.code
-            increment.decline_reason = decline.reason
-            increment.decline_details = decline.details or None
+            increment_declined(increment, decline)
             increment.save(force_insert=True)
             raise_alerts(screening, authorization, authorization.merchant, amount)
-            emit(
-                authorization,
-                "authorization.increment_declined",
-                _event_data(increment),
-            )
+            increment_declined_record(authorization, increment)
             return increment
-        _raise(authorization, card, amount)
-        increment.approved = True
+        hold_more(authorization, card, amount)
         increment.hold = authorization.hold
-        increment.save(force_insert=True)
         raise_alerts(screening, authorization, authorization.merchant, amount)
-        emit(authorization, "authorization.incremented", _event_data(increment))
+        if increment.awaiting_program:
+            increment.decided_at = None
+            increment.save(force_insert=True)
+            return increment
+        grow(authorization, amount)
+        increment.decision = AuthorizationIncrement.Decision.APPROVED
+        increment.save(force_insert=True)
+        increment_approved_record(authorization, increment)
     return increment
 
 
@@ -121,18 +136,11 @@ def _check_limits(card: Card, authorization: Authorization, amount: int) -> None
     check_card_limits(card, amount, authorization.type == Authorization.Type.CASH)
 
 
-def _raise(authorization: Authorization, card: Card, amount: int) -> None:
-    """The approved increment: the hold replaced by one of the new total, the `Unsettled`
-    line following it, the usage counted, the authorization's amounts raised."""
-    held = authorization.hold
-    hold_release(hold=held, purpose=Hold.Purpose.CARD_AUTHORIZATION)
-    authorization.hold = hold_again(authorization, held, held.amount + amount)
-    line = StatementLine.objects.get(hold=held)
-    line.hold = authorization.hold
-    line.amount += amount
-    # What the merchant charged in its currency is known for the first amount only.
-    line.merchant_amount = line.merchant_currency = None
-    line.save(update_fields=["hold", "amount", "merchant_amount", "merchant_currency"])
+def hold_more(authorization: Authorization, card: Card, amount: int) -> None:
+    """`amount` more held and counted: the authorization's hold replaced by one of its total
+    and `amount`, its `Unsettled` line following the new hold, the usage counted on the
+    authorization's day. Its amounts stay as they are (`grow` raises them)."""
+    _hold_again(authorization, authorization.hold.amount + amount)
     count_payment(
         card,
         authorization.spend_day,
@@ -140,15 +148,83 @@ def _raise(authorization: Authorization, card: Card, amount: int) -> None:
         currency=authorization.currency,
         cash=authorization.type == Authorization.Type.CASH,
     )
+
+
+def hold_less(authorization: Authorization, amount: int) -> None:
+    """Undo `hold_more(amount)` (the program declined what TX held): the hold replaced by one
+    of `amount` less, whatever is available now (it held that already), the usage given
+    back."""
+    _hold_again(authorization, authorization.hold.amount - amount)
+    give_back(authorization, amount)
+
+
+def _hold_again(authorization: Authorization, amount: int) -> None:
+    held = authorization.hold
+    hold_release(hold=held, purpose=Hold.Purpose.CARD_AUTHORIZATION)
+    authorization.hold = hold_again(authorization, held, amount)
+    StatementLine.objects.filter(hold=held).update(hold=authorization.hold)
+    authorization.updated_at = timezone.now()
+    authorization.save(update_fields=["hold", "updated_at"])
+
+
+def grow(authorization: Authorization, amount: int) -> None:
+    """The approved increment in the authorization's amounts and its `Unsettled` line (held
+    already by `hold_more`)."""
+    # What the merchant charged in its currency is known for the first amount only.
+    StatementLine.objects.filter(hold=authorization.hold).update(
+        amount=F("amount") + amount, merchant_amount=None, merchant_currency=None
+    )
     authorization.amount += amount
     if authorization.requested_amount is not None:
         authorization.requested_amount += amount
     authorization.updated_at = timezone.now()
-    authorization.save(update_fields=["hold", "amount", "requested_amount", "updated_at"])
+    authorization.save(update_fields=["amount", "requested_amount", "updated_at"])
+
+
+def increment_declined(increment: AuthorizationIncrement, decline: Decline) -> None:
+    """Write `decline` on the increment (not saved)."""
+    increment.decision = AuthorizationIncrement.Decision.DECLINED
+    increment.decline_code = decline.code
+    increment.decline_reason = decline.reason
+    increment.decline_details = decline.details or None
+
+
+def increment_approved_record(
+    authorization: Authorization, increment: AuthorizationIncrement
+) -> None:
+    """`authorization.incremented` (and `authorization.stood_in` when the program's
+    `on_failure` approved it)."""
+    emit(authorization, "authorization.incremented", _event_data(increment))
+    _emit_stood_in(authorization, increment)
+
+
+def increment_declined_record(
+    authorization: Authorization, increment: AuthorizationIncrement
+) -> None:
+    """`authorization.increment_declined` (and `authorization.stood_in` when the program's
+    `on_failure` declined it)."""
+    emit(authorization, "authorization.increment_declined", _event_data(increment))
+    _emit_stood_in(authorization, increment)
+
+
+def _emit_stood_in(authorization: Authorization, increment: AuthorizationIncrement) -> None:
+    if increment.decided_by != AuthorizationIncrement.DecidedBy.STANDIN:
+        return
+    emit(
+        authorization,
+        "authorization.stood_in",
+        {
+            **_event_data(increment),
+            "on_failure": increment.decisioning_endpoint.on_failure,
+            "error": increment.program_error,
+        },
+    )
 
 
 def _event_data(increment: AuthorizationIncrement) -> dict:
     data = {"increment_id": increment.pk, "increment_amount": increment.amount}
     if not increment.approved:
         data["increment_decline_code"] = increment.decline_code
+    if increment.decided_by != AuthorizationIncrement.DecidedBy.TX:
+        data["increment_decided_by"] = increment.decided_by
     return data

@@ -40,8 +40,13 @@ from decisioning.services import CallResult, ask_about_authorization
 
 from .. import declines
 from ..locks import lock_authorization, lock_stranded_authorization
-from ..models import Authorization
-from .authorize import authorization_approved, authorization_declined_record, program_unavailable
+from ..models import Authorization, ProgramDecided
+from .authorize import (
+    Decline,
+    authorization_approved,
+    authorization_declined_record,
+    program_unavailable,
+)
 from .held import give_back, hold_again, release
 
 # An authorization awaiting its program longer than the longest call and a margin was left by a
@@ -87,7 +92,7 @@ def authorization_decide(*, authorization: Authorization, result: CallResult) ->
         if locked.program_mode == DecisioningEndpoint.Mode.SHADOW:
             if locked.program_latency_ms is None:
                 answer = _record_call(locked, result, endpoint)
-                locked.save(update_fields=_CALL_FIELDS)
+                locked.save(update_fields=CALL_FIELDS)
                 breaker.record(endpoint, ok=answer is not None)
             return locked
         if not locked.awaiting_program:
@@ -126,19 +131,32 @@ def authorizations_resolve_stranded(*, now=None, batch_size: int = 100) -> int:
             return resolved
 
 
-_CALL_FIELDS = ["program_latency_ms", "program_status", "program_error", "program_answer"]
+CALL_FIELDS = ["program_latency_ms", "program_status", "program_error", "program_answer"]
 
 
-def _record_call(
-    authorization: Authorization, result: CallResult, endpoint: DecisioningEndpoint
+def record_call(
+    record: ProgramDecided,
+    result: CallResult,
+    endpoint: DecisioningEndpoint,
+    *,
+    amount: int,
+    metadata: dict,
+    partial: bool = True,
 ) -> dict | None:
-    """Write what the call got on the authorization (not saved) and count it in the metrics;
-    return the answer when it is a valid one for this authorization, else None."""
-    authorization.program_latency_ms = result.latency_ms
-    authorization.program_status = result.status
-    answer, error = (None, result.error) if not result.ok else _valid(result.answer, authorization)
-    authorization.program_error = (error or "")[:300]
-    authorization.program_answer = result.answer if answer is not None else None
+    """Write what the call got on `record` (an authorization or an increment, not saved) and
+    count it in the metrics; return the answer when it is a valid one, else None. `amount`:
+    what was held for the decision; `partial`: whether the program may approve less (an
+    increment is approved whole); `metadata`: the authorization's, that the answer's merges
+    into."""
+    record.program_latency_ms = result.latency_ms
+    record.program_status = result.status
+    answer, error = (
+        (None, result.error)
+        if not result.ok
+        else _valid(result.answer, amount=amount, partial=partial, metadata=metadata)
+    )
+    record.program_error = (error or "")[:300]
+    record.program_answer = result.answer if answer is not None else None
     outcome = "failed"
     if answer is not None:
         outcome = "declined"
@@ -148,20 +166,25 @@ def _record_call(
     return answer
 
 
-def _valid(answer: dict, authorization: Authorization) -> tuple[dict | None, str | None]:
+def _valid(
+    answer: dict, *, amount: int, partial: bool, metadata: dict
+) -> tuple[dict | None, str | None]:
     """The program's answer in the domain's terms, or why it is not a valid one. `amount`,
-    when approved: 1..the held amount (an amount equal to it is a full approval, not kept);
-    `declineCode`, when declined: a string of at most MAX_DECLINE_CODE characters; `metadata`:
-    the client metadata rules (`core.metadata`). Other keys are ignored."""
+    when approved: 1..the held amount (an amount equal to it is a full approval, not kept),
+    only the held amount when `partial` is false; `declineCode`, when declined: a string of at
+    most MAX_DECLINE_CODE characters; `metadata`: the client metadata rules (`core.metadata`).
+    Other keys are ignored."""
     valid = {"approved": answer["approved"]}
-    amount = answer.get("amount")
-    if amount is not None and answer["approved"]:
-        if isinstance(amount, bool) or not isinstance(amount, int):
+    approved_amount = answer.get("amount")
+    if approved_amount is not None and answer["approved"]:
+        if isinstance(approved_amount, bool) or not isinstance(approved_amount, int):
             return None, "invalid answer: amount must be an integer"
-        if not 0 < amount <= authorization.amount:
-            return None, f"invalid answer: amount must be from 1 to {authorization.amount}"
-        if amount < authorization.amount:
-            valid["amount"] = amount
+        if not partial and approved_amount != amount:
+            return None, f"invalid answer: amount must be {amount} (approved whole or declined)"
+        if not 0 < approved_amount <= amount:
+            return None, f"invalid answer: amount must be from 1 to {amount}"
+        if approved_amount < amount:
+            valid["amount"] = approved_amount
     code = answer.get("declineCode")
     if code is not None and not answer["approved"]:
         if not isinstance(code, str) or not 0 < len(code) <= MAX_DECLINE_CODE:
@@ -169,10 +192,22 @@ def _valid(answer: dict, authorization: Authorization) -> tuple[dict | None, str
         valid["decline_code"] = code
     if answer.get("metadata") is not None:
         try:
-            valid["metadata"] = metadata_merge(authorization.metadata, answer["metadata"])
+            valid["metadata"] = metadata_merge(metadata, answer["metadata"])
         except ValidationFailed as error:  # why, as a client setting it would read it
             return None, f"invalid answer: metadata: {error.details['metadata']}"
     return valid, None
+
+
+def _record_call(
+    authorization: Authorization, result: CallResult, endpoint: DecisioningEndpoint
+) -> dict | None:
+    return record_call(
+        authorization,
+        result,
+        endpoint,
+        amount=authorization.amount,
+        metadata=authorization.metadata,
+    )
 
 
 def _approve(authorization: Authorization, answer: dict) -> None:
@@ -196,16 +231,22 @@ def _reduce(authorization: Authorization, amount: int) -> None:
     authorization.amount = amount
 
 
-def _decline(authorization: Authorization, answer: dict) -> None:
-    authorization.decided_by = Authorization.DecidedBy.PROGRAM
-    _merge_metadata(authorization, answer)
+def program_declined(answer: dict) -> Decline:
+    """The program's valid `{approved: false, declineCode?}` as a Decline."""
     details = {}
     if "decline_code" in answer:
         details["program_decline_code"] = answer["decline_code"]
+    return Decline(declines.PROGRAM_DECLINED, "The card program declined this payment.", details)
+
+
+def _decline(authorization: Authorization, answer: dict) -> None:
+    authorization.decided_by = Authorization.DecidedBy.PROGRAM
+    _merge_metadata(authorization, answer)
     release(authorization)
-    authorization.decline_code = declines.PROGRAM_DECLINED
-    authorization.decline_reason = "The card program declined this payment."
-    authorization.decline_details = details or None
+    decline = program_declined(answer)
+    authorization.decline_code = decline.code
+    authorization.decline_reason = decline.reason
+    authorization.decline_details = decline.details or None
     _finish(authorization, Authorization.Decision.DECLINED)
     authorization_declined_record(authorization)
 
@@ -248,6 +289,6 @@ def _finish(authorization: Authorization, decision: str) -> None:
             "decline_details",
             "metadata",
             "hold",
-            *_CALL_FIELDS,
+            *CALL_FIELDS,
         ]
     )

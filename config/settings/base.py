@@ -400,6 +400,7 @@ SPECTACULAR_SETTINGS = {
         "ReplacementReason": "cards.services.lifecycle.REPLACEMENT_REASON_CHOICES",
         "AuthorizationType": "authorizations.models.Authorization.Type",
         "AuthorizationKind": "authorizations.models.Authorization.Kind",
+        "IncrementDecision": "authorizations.models.ProgramDecided.Decision",
         "DecisioningMode": "decisioning.models.DecisioningEndpoint.Mode",
         # A transfer batch's mode, named as it was before a second `mode` (the one above) came.
         "ModeEnum": "transfers.models.TransferBatch.Mode",

@@ -24,6 +24,7 @@ from tests.accounts.api.helpers import (
     created,
     events,
     items_of,
+    listed,
     money,
     resource,
 )
@@ -139,6 +140,22 @@ def presented(api, authorization_id: str, amount: int | None = None) -> dict:
 
 def reverse(api, authorization_id: str):
     return api.post(f"/card-authorizations/{authorization_id}/reversals", {})
+
+
+def increment(api, authorization_id: str, amount, **kwargs):
+    body = {} if amount is None else {"amount": amount}
+    return api.post(f"/card-authorizations/{authorization_id}/increments", body, **kwargs)
+
+
+def incremented(api, authorization_id: str, amount: int) -> dict:
+    """An increment that must be approved."""
+    body = created(increment(api, authorization_id, amount), "v2")
+    assert (body["approved"], body["declineCode"]) == (True, None), body
+    return body
+
+
+def increments_of(api, authorization_id: str, **params) -> tuple[list, str | None]:
+    return listed(api.get(f"/card-authorizations/{authorization_id}/increments", params))
 
 
 def card_return(api, card_id: str, amount: int, *, currency="EUR", authorization_id=None):

@@ -29,7 +29,6 @@ from core.actors import SYSTEM
 from institutions import scopes
 from tests.accounts.api.helpers import (
     assert_validation_error,
-    listed,
     load,
     transfer,
 )
@@ -55,6 +54,9 @@ from .helpers import (
     expire_holds,
     funded,
     hold_of,
+    increment,
+    incremented,
+    increments_of,
     items_of,
     line_of,
     money,
@@ -73,26 +75,10 @@ ABROAD = {**MERCHANT, "name": "Boutique", "countryCode": "250"}  # the cardholde
 ECOMMERCE = {**MERCHANT, "channel": "ecommerce"}
 
 
-def increment(api, authorization_id: str, amount, **kwargs):
-    body = {} if amount is None else {"amount": amount}
-    return api.post(f"/card-authorizations/{authorization_id}/increments", body, **kwargs)
-
-
 def request(api, card_id: str, amount: int, merchant=MERCHANT, **fields):
     """POST /card-authorizations with v2's body fields (`partialApproval`, `merchantAmount`...)."""
     body = {"cardId": card_id, "amount": amount, "currency": "EUR", "type": "Goods"}
     return api.post("/card-authorizations", {**body, "merchant": merchant, **fields})
-
-
-def incremented(api, authorization_id: str, amount: int) -> dict:
-    """An increment that must be approved."""
-    body = created(increment(api, authorization_id, amount), "v2")
-    assert (body["approved"], body["declineCode"]) == (True, None), body
-    return body
-
-
-def increments_of(api, authorization_id: str, **params) -> tuple[list, str | None]:
-    return listed(api.get(f"/card-authorizations/{authorization_id}/increments", params))
 
 
 def decline_rule(api, amount: int) -> str:
@@ -124,6 +110,10 @@ def test_an_approved_increment_replaces_the_hold_and_follows_the_line_and_usage(
         "authorizationId": authorization_id,
         "amount": 500,
         "approved": True,
+        "decision": "approved",
+        "decidedBy": "tx",
+        "decidedAt": body["createdAt"],
+        "program": None,
         "declineCode": None,
         "declineReason": None,
         "declineDetails": None,
@@ -330,6 +320,10 @@ def test_a_declined_increment_changes_nothing_but_its_record(api_v2, code):
         "authorizationId": auth["authorizationId"],
         "amount": amount,
         "approved": False,
+        "decision": "declined",
+        "decidedBy": "tx",
+        "decidedAt": body["createdAt"],
+        "program": None,
         "declineCode": code,
         "declineReason": reason,
         "declineDetails": details,

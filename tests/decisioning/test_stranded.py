@@ -48,8 +48,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 AMOUNT = 1_500
 NO_ANSWER = STRANDED  # "no answer recorded: the request deciding it stopped"
 
-# The request of the process that dies: POST /TX/v2/card-authorizations through Django's test
-# client, in a process of its own (argv: the API key, the Idempotency-Key, the JSON body).
+# The request of the process that dies: a v2 POST through Django's test client, in a process
+# of its own (argv: the API key, the Idempotency-Key, the path after /TX/v2, the JSON body).
 REQUEST = """
 import sys
 import django
@@ -57,9 +57,9 @@ import django
 django.setup()
 from django.test import Client
 
-key, idempotency_key, body = sys.argv[1:4]
+key, idempotency_key, path, body = sys.argv[1:5]
 Client(REMOTE_ADDR="127.0.0.1").post(
-    "/TX/v2/card-authorizations",
+    "/TX/v2" + path,
     data=body,
     content_type="application/json",
     headers={"x-api-key": key, "Idempotency-Key": idempotency_key},
@@ -76,11 +76,19 @@ def program():
 
 
 def killed_mid_decision(api, program, f, key: str) -> str:
-    """Start the request in a separate process, SIGKILL it once the program has received the
-    call, and return the authorization it left."""
+    """Start the authorization's request in a separate process, SIGKILL it once the program has
+    received the call, and return the authorization it left."""
     body = {"cardId": f.card_id, "amount": AMOUNT, "currency": "EUR", "type": "Goods"}
+    killed_mid_call(api, program, key, "/card-authorizations", {**body, "merchant": MERCHANT})
+    [authorization] = Authorization.objects.filter(card_id=f.card_id)
+    return authorization.pk
+
+
+def killed_mid_call(api, program, key: str, path: str, body: dict) -> None:
+    """POST `body` to the v2 `path` with `key` in a separate process, and SIGKILL it once the
+    program has received a call."""
     process = subprocess.Popen(  # noqa: S603 (our own interpreter and script)
-        [sys.executable, "-c", REQUEST, api.key, key, json.dumps({**body, "merchant": MERCHANT})],
+        [sys.executable, "-c", REQUEST, api.key, key, path, json.dumps(body)],
         cwd=ROOT,
         env={
             **os.environ,
@@ -103,8 +111,6 @@ def killed_mid_decision(api, program, f, key: str) -> str:
     assert called, f"the program was never called:\n{err.decode()[-3000:]}"
     assert process.returncode == -signal.SIGKILL
     assert b"answered" not in out
-    [authorization] = Authorization.objects.filter(card_id=f.card_id)
-    return authorization.pk
 
 
 def resolve(now) -> int:
@@ -191,10 +197,13 @@ def test_a_killed_request_is_approved_by_the_job_once(api_v2, program):
     Authorization.objects.filter(pk=authorization_id).update(
         created_at=left.created_at - STRANDED_AFTER - timedelta(seconds=1)
     )
-    assert command() == "Decided 1 stranded card authorization(s)."
+    assert command() == "Decided 1 stranded card authorization(s) and 0 increment(s)."
     # Run again, by the job and the command: nothing left to decide.
-    assert tasks.resolve_stranded_authorizations(timestamp=0) == {"authorizations": 0}
-    assert command() == "Decided 0 stranded card authorization(s)."
+    assert tasks.resolve_stranded_authorizations(timestamp=0) == {
+        "authorizations": 0,
+        "increments": 0,
+    }
+    assert command() == "Decided 0 stranded card authorization(s) and 0 increment(s)."
 
     decided = authorization_of(api_v2, authorization_id)
     assert (decided["status"], decided["approved"], decided["decidedBy"]) == (
