@@ -9,6 +9,7 @@ expired by the expiry job. A return (merchant refund) credits the account at onc
 
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import Account, Hold, Journal
@@ -189,6 +190,10 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
     )
     presented_amount = models.BigIntegerField(null=True, blank=True)
     presented_at = models.DateTimeField(null=True, blank=True)
+    # What its returns credited back, and what its disputes contest (docs/disputes.md, "What
+    # may be disputed"): together never more than was presented, a CHECK below.
+    returned_amount = models.BigIntegerField(default=0, db_default=0)
+    disputed_amount = models.BigIntegerField(default=0, db_default=0)
     # The calendar day its amount counts on against the card's limits (given back on reversal).
     spend_day = models.DateField(null=True, blank=True)
     # The amount the network asked for, when less was approved (a partial approval); null when
@@ -242,6 +247,12 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
             models.CheckConstraint(
                 condition=Q(requested_amount__isnull=True) | Q(requested_amount__gt=F("amount")),
                 name="authorization_partial_below_requested",
+            ),
+            # Returns and disputes of a presentment never give back more than was presented.
+            models.CheckConstraint(
+                condition=Q(returned_amount__gte=0, disputed_amount__gte=0)
+                & Q(returned_amount__lte=Coalesce(F("presented_amount"), 0) - F("disputed_amount")),
+                name="authorization_returned_and_disputed_at_most_presented",
             ),
             # The merchant's amount and currency come together, or not at all.
             models.CheckConstraint(

@@ -2,14 +2,15 @@
 clearing account, as a `Return` line that is `Presentment` from the start.
 
 A return may name the authorization it refunds: then that authorization must be presented, on
-the same card, and its returns add up to at most the presented amount (422
-`amount_exceeds_remaining`). Without one it is a standalone refund. The card's status does not
-matter (a refund reaches a closed card's account); the account must not be closed (422
-`account_not_active`) and must be in the return's currency (422 `currency_mismatch`).
+the same card, and its returns and disputes add up to at most the presented amount (422
+`amount_exceeds_remaining`; the authorization's `returned_amount` and `disputed_amount`, a
+CHECK of PostgreSQL's: docs/disputes.md). Without one it is a standalone refund. The card's
+status does not matter (a refund reaches a closed card's account); the account must not be
+closed (422 `account_not_active`) and must be in the return's currency (422
+`currency_mismatch`).
 """
 
 from django.db import transaction
-from django.db.models import Sum
 
 from accounts.models import Account, Journal, StatementLine
 from accounts.posting import credit, debit, journal_new, post
@@ -106,7 +107,13 @@ def _check_refundable(authorization: Authorization, card: Card, amount: int) -> 
             from_state=authorization.status,
             to_state="returned",
         )
-    returned = authorization.returns.aggregate(total=Sum("amount"))["total"] or 0
-    remaining = authorization.presented_amount - returned
+    remaining = (
+        authorization.presented_amount
+        - authorization.returned_amount
+        - authorization.disputed_amount
+    )
     if amount > remaining:
         raise AmountExceedsRemaining(details={"amount": amount, "remaining": remaining})
+    # Counted on its row: PostgreSQL refuses more than was presented, disputes included.
+    authorization.returned_amount += amount
+    authorization.save(update_fields=["returned_amount"])
