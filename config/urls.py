@@ -16,6 +16,7 @@ from api.urls import DocsView, SchemaView
 from authorizations.urls import authorization_urls
 from cards.urls import card_urls
 from decisioning.urls import decisioning_urls
+from disputes.urls import dispute_urls
 from transfers.urls import transfer_urls
 
 
@@ -35,6 +36,7 @@ def version_urls(version: str):
         *monitoring.urls.urlpatterns,
         *webhooks.urls.urlpatterns,
         *decisioning_urls(version),
+        *dispute_urls(version),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
     ]

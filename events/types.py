@@ -56,6 +56,11 @@ OBJECT_TYPES = {
     "decisioning_endpoint.secret_rotated": "decisioning_endpoint",
     "decisioning_endpoint.degraded": "decisioning_endpoint",
     "decisioning_endpoint.recovered": "decisioning_endpoint",
+    # A cardholder's dispute of a card payment (docs/disputes.md).
+    "dispute.created": "dispute",
+    "dispute.updated": "dispute",
+    "dispute.stage_changed": "dispute",
+    "dispute.closed": "dispute",
 }
 
 EVENT_TYPES = tuple(OBJECT_TYPES)

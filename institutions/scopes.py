@@ -29,6 +29,7 @@ WEBHOOKS_WRITE = "webhooks:write"
 MONITORING_WRITE = "monitoring:write"
 PRODUCTS_WRITE = "products:write"
 DECISIONING_WRITE = "decisioning:write"
+DISPUTES_WRITE = "disputes:write"
 
 ALL = [
     READ,
@@ -44,6 +45,7 @@ ALL = [
     MONITORING_WRITE,
     PRODUCTS_WRITE,
     DECISIONING_WRITE,
+    DISPUTES_WRITE,
 ]
 
 # Presets for `create_api_key --role`. `full` is what an issuing program's back end needs; the

@@ -36,6 +36,7 @@ LAYERS = [
     "transfers",
     "decisioning",
     "authorizations",
+    "disputes",
     "jobs",
     "webhooks",
     "sandbox",
@@ -254,6 +255,7 @@ DOMAIN_APPS = {
     "transfers",
     "decisioning",
     "authorizations",
+    "disputes",
     "jobs",
     "webhooks",
 }

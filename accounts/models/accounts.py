@@ -50,6 +50,9 @@ class Account(Timestamped):
         SETTLEMENT = "settlement", "Settlement (captured holds)"
         CARD_CLEARING = "card_clearing", "Card network clearing"
         FEES = "fees", "Fees"
+        # Disputes (docs/disputes.md): what the issuer fronts and recovers, and what it absorbs.
+        DISPUTE_CLEARING = "dispute_clearing", "Dispute clearing"
+        DISPUTE_LOSSES = "dispute_losses", "Dispute losses (written off)"
 
     id = models.CharField(primary_key=True, max_length=40, default=_account_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="accounts")

@@ -30,6 +30,7 @@ class Journal(models.Model):
         CARD_RETURN = "card_return"
         FEE = "fee"
         FEE_WAIVER = "fee_waiver"
+        DISPUTE = "dispute"  # a dispute's money step (disputes.models.DisputeStep)
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

@@ -45,6 +45,7 @@ class StatementLine(models.Model):
 
     class Category(models.TextChoices):
         FEE = "fee"
+        DISPUTE = "dispute"  # a dispute's provisional credit or its reversal (docs/disputes.md)
 
     CREDIT_TYPES = frozenset({Type.CASH_INC, Type.RETURN})
 
@@ -127,8 +128,16 @@ class StatementLine(models.Model):
         related_name="statement_lines",
         db_index=False,  # txn_fee_idx below
     )
-    # What the line is, beyond its type: "fee" for a fee charged or waived (docs/fees.md); null
-    # for every other line.
+    dispute = models.ForeignKey(
+        "disputes.Dispute",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="statement_lines",
+        db_index=False,  # txn_dispute_idx below
+    )
+    # What the line is, beyond its type: "fee" for a fee charged or waived (docs/fees.md),
+    # "dispute" for a dispute's provisional credit or its reversal; null for every other line.
     category = models.CharField(max_length=16, choices=Category.choices, null=True, blank=True)
     # A card payment in another currency than the account's: what the merchant charged, in its
     # currency (docs/card-transactions.md, "Foreign currency"); null for every other line.
@@ -186,7 +195,7 @@ class StatementLine(models.Model):
                 models.Index(
                     fields=[name], condition=Q(**{f"{name}__isnull": False}), name=f"txn_{name}_idx"
                 )
-                for name in ("hold", "transfer", "card_return", "adjustment", "fee")
+                for name in ("hold", "transfer", "card_return", "adjustment", "fee", "dispute")
             ),
         ]
 

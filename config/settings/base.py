@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "monitoring",
     "decisioning",
     "authorizations",
+    "disputes",
     "jobs",
     "webhooks",
     "sandbox",
@@ -401,6 +402,10 @@ SPECTACULAR_SETTINGS = {
         "AuthorizationType": "authorizations.models.Authorization.Type",
         "AuthorizationKind": "authorizations.models.Authorization.Kind",
         "IncrementDecision": "authorizations.models.ProgramDecided.Decision",
+        "DisputeStatus": "disputes.models.Dispute.Status",
+        "DisputeReason": "disputes.models.Dispute.Reason",
+        "DisputeOutcome": "disputes.models.Dispute.Outcome",
+        "DisputeStepKind": "disputes.models.DisputeStep.Kind",
         "DecisioningMode": "decisioning.models.DecisioningEndpoint.Mode",
         # A transfer batch's mode, named as it was before a second `mode` (the one above) came.
         "ModeEnum": "transfers.models.TransferBatch.Mode",

@@ -231,6 +231,30 @@ class World:
         return created["authorizationId"]
 
     @cached_property
+    def presented(self) -> str:
+        """A presented authorization of its own, to dispute (v2)."""
+        body = {
+            "cardId": self.card,
+            "amount": 500,
+            "currency": "EUR",
+            "type": "Goods",
+            "merchant": MERCHANT,
+        }
+        authorization = self._created("/card-authorizations", body)["authorizationId"]
+        self._created(f"/card-authorizations/{authorization}/presentments", {})
+        return authorization
+
+    @cached_property
+    def dispute(self) -> str:  # a draft (v2)
+        return self._created("/disputes", dispute_body(self))["disputeId"]
+
+    @cached_property
+    def submitted_dispute(self) -> str:  # what the network answers about (v2)
+        dispute = self._created("/disputes", dispute_body(self))["disputeId"]
+        self._created(f"/disputes/{dispute}/transitions", {"to": "submitted"})
+        return dispute
+
+    @cached_property
     def rule(self) -> str:
         body = {
             "name": "Large payments",
@@ -261,6 +285,7 @@ class World:
                 "holdId": "hold",
                 "transferId": "transfer",
                 "authorizationId": "authorization",
+                "disputeId": "dispute",
                 "ruleId": "rule",
                 "endpointId": "endpoint",
                 "productRid": "prepaid_account_product",
@@ -281,6 +306,24 @@ def address(version: str) -> dict:
         "city": "London",
         "postalCode": "SW1A 1AA",
         country: "826",
+    }
+
+
+def dispute_body(world) -> dict:
+    return {
+        "authorizationId": world.presented,
+        "amount": 10,
+        "reason": "not_received",
+        "cardholderContactedAt": "2026-11-20T09:30:00.000Z",
+        "note": "Parcel never came",
+        "evidence": {
+            "explanation": "Tracking shows it lost",
+            "merchantContactedAt": "2026-11-19T10:00:00Z",
+            "expectedAt": "2026-11-15",
+            "cancelledAt": "2026-11-18T10:00:00Z",
+            "duplicateOfTransactionId": "txn_0000000000000000000000000",
+            "files": [{"name": "receipt.pdf", "reference": "doc-991"}],
+        },
     }
 
 
@@ -506,6 +549,12 @@ BODIES = {
     ("SecretRotationView", "post"): lambda w, v: {"overlapSeconds": 3600},
     # Nothing listens there: the self-test answers 200 with `ok: false`.
     ("SelfTestView", "post"): lambda w, v: {},
+    ("DisputeListView", "post"): lambda w, v: dispute_body(w),
+    ("DisputeDetailView", "patch"): lambda w, v: {
+        key: value for key, value in dispute_body(w).items() if key in ("note", "evidence")
+    },
+    ("TransitionsView", "post"): lambda w, v: {"to": "submitted", "reason": "Filed"},
+    ("NetworkMessagesView", "post"): lambda w, v: {"type": "chargeback_accepted"},
 }
 
 # More valid bodies for operations whose fields depend on one another (a monitoring rule's
@@ -620,6 +669,7 @@ VARIANTS = {
 # is resolved while pending.
 PATH_OVERRIDES = {
     ("TransferDetailView", "patch"): lambda w: {"transferId": w.pending_transfer},
+    ("NetworkMessagesView", "post"): lambda w: {"disputeId": w.submitted_dispute},
     # `endpointId` names a webhook endpoint elsewhere.
     **{
         (view, handler): lambda w: {"endpointId": w.decisioning_endpoint}

@@ -234,6 +234,21 @@ class World:
         self._post(f"{path}/presentments", {})  # no hold left active: a world's only is "hold"
         return increment
 
+    def _make_disputable(self):
+        """A presented authorization of its own, to dispute."""
+        authorization = self._post("/card-authorizations", authorization_body(self))
+        path = f"/card-authorizations/{authorization['authorizationId']}"
+        self._post(f"{path}/presentments", {})
+        return authorization["authorizationId"]
+
+    def _make_dispute(self):  # v2 only: a draft
+        return self._post("/disputes", dispute_body(self))["disputeId"]
+
+    def _make_submitted_dispute(self):  # v2 only: what the network answers about
+        dispute_id = self._post("/disputes", dispute_body(self))["disputeId"]
+        self._post(f"/disputes/{dispute_id}/transitions", {"to": "submitted"})
+        return dispute_id
+
     def _make_return(self):
         return self._post("/card-returns", return_body(self))["returnId"]
 
@@ -321,8 +336,18 @@ def return_body(ids, **card) -> dict:
     }
 
 
+def dispute_body(ids) -> dict:
+    return {
+        "authorizationId": ids["disputable"],
+        "amount": 10,
+        "reason": "fraud",
+        "cardholderContactedAt": "2026-11-20T09:30:00Z",
+    }
+
+
 # Path parameters: each names an object of the world.
 PATH_IDS = {
+    "disputeId": "dispute",
     "customerId": "customer",
     "accountId": "account",
     "holdId": "hold",
@@ -363,6 +388,8 @@ def path_of(operation: Operation, ids: dict) -> str:
         path += "?from=2026-01-01&to=2026-01-31"
     if operation.route == "/fees":  # `accountId` required
         path += f"?accountId={ids['account']}"
+    if operation.route == "/disputes/{disputeId}/network-messages":  # the network answers
+        path = path.replace("{disputeId}", ids["submitted_dispute"])
     if operation.route.startswith("/decisioning-endpoints/"):  # not a webhook endpoint
         path = path.replace("{endpointId}", ids["decisioningEndpoint"])
     for name, value in FAKE_IDS.items():
@@ -463,6 +490,12 @@ def body_of_write(method: str, route: str, ids) -> dict:
         },
         ("PATCH", "/decisioning-endpoints/{endpointId}"): lambda ids: {"mode": "live"},
         ("POST", "/decisioning-endpoints/{endpointId}/secret-rotations"): lambda ids: {},
+        ("POST", "/disputes"): dispute_body,
+        ("PATCH", "/disputes/{disputeId}"): lambda ids: {"note": "Called twice"},
+        ("POST", "/disputes/{disputeId}/transitions"): lambda ids: {"to": "submitted"},
+        ("POST", "/disputes/{disputeId}/network-messages"): lambda ids: {
+            "type": "chargeback_accepted"
+        },
         # Nothing listens on port 9: the self-test answers 200 with `ok: false`.
         ("POST", "/decisioning-endpoints/{endpointId}/tests"): lambda ids: {},
     }
@@ -497,6 +530,7 @@ DOMAIN_APPS = [
     "monitoring",
     "webhooks",
     "decisioning",
+    "disputes",
 ]
 
 
