@@ -2,15 +2,15 @@
 card is valid through the last day of its expiry month there."""
 
 from datetime import date
-from zoneinfo import ZoneInfo
 
 from django.utils import timezone
 
+from institutions.calendar import local_date
 from institutions.models import Institution
 
 
 def today_of(institution: Institution) -> date:
-    return timezone.localdate(timezone=ZoneInfo(institution.time_zone))
+    return local_date(institution, timezone.now())
 
 
 def is_past_expiry(card) -> bool:

@@ -1,11 +1,13 @@
-"""Back office for tenants and their access: institutions, API keys, allowlists.
+"""Back office for tenants and their access: institutions, their holidays, API keys, allowlists.
 
 Every write goes through `institutions.services`, as the management commands' do (DESIGN.md
 sections 2 and 10): creating an institution seeds its account products, creating or rotating a
 key shows its secret once, revoking records who revoked it, allowlist edits are normalized
 CIDRs. Rows the services never change (an existing key's prefix and hash) are read-only here; a
 key's scopes change through `api_key_set_scopes`. Nothing is deleted: a key is revoked
-instead, an institution is never removed.
+instead, an institution is never removed. Holidays are the exception: one added by mistake is
+removed (`holiday_remove`), by a staff user with the model's delete permission, for the
+institutions they work on.
 
 Each staff action leaves a `LogEntry` (who, when, what); its message names the action and the
 public key id or prefix, never a secret. A new secret (a key added or rotated here) is shown once,
@@ -24,7 +26,14 @@ from django.views.decorators.debug import sensitive_variables
 from core.admin import ModelAdmin, admin_link, adopt, apply_each, changelist_link, link_column
 from core.exceptions import NotFound, ValidationFailed
 from institutions import scopes as api_scopes
-from institutions.models import AllowedNetwork, ApiKey, Institution, InstitutionAccess
+from institutions.models import (
+    AllowedNetwork,
+    ApiKey,
+    Holiday,
+    Institution,
+    InstitutionAccess,
+    default_weekend_days,
+)
 from institutions.services import (
     IssuedKey,
     allowlist_add,
@@ -33,11 +42,14 @@ from institutions.services import (
     api_key_revoke,
     api_key_rotate,
     api_key_set_scopes,
+    holiday_add,
+    holiday_remove,
     institution_create,
     normalize_cidr,
     validate_currency,
     validate_scopes,
     validate_time_zone,
+    validate_weekend_days,
 )
 
 # Each new secret must be copied from the one page that shows it: a handful at a time.
@@ -48,7 +60,7 @@ MAX_KEYS_ROTATED_AT_ONCE = 5
 class InstitutionCreateForm(forms.ModelForm):
     class Meta:
         model = Institution
-        fields = ["name", "currency", "time_zone"]
+        fields = ["name", "currency", "time_zone", "weekend_days"]
 
     def clean_name(self):
         return self.cleaned_data["name"].strip()
@@ -69,6 +81,19 @@ class InstitutionCreateForm(forms.ModelForm):
             "IANA name (e.g. Europe/Berlin): the calendar card limits count days and months "
             "in. Empty: UTC. Cannot be changed later."
         )
+        self.fields["weekend_days"].required = False
+        self.fields["weekend_days"].help_text = (
+            "ISO weekday numbers, comma-separated (1 Monday .. 7 Sunday): the days that are no "
+            "business day each week (docs/calendar.md). Empty: 6,7 (Saturday, Sunday). Cannot "
+            "be changed later."
+        )
+
+    def clean_weekend_days(self):
+        days = self.cleaned_data["weekend_days"]
+        try:
+            return validate_weekend_days(days or default_weekend_days())
+        except ValidationFailed as exc:
+            raise forms.ValidationError(exc.message) from None
 
     def clean_time_zone(self):
         try:
@@ -91,7 +116,9 @@ class InstitutionAdmin(ModelAdmin):
         "name",
         "currency",
         "time_zone",
+        "weekend_days",
         "created_at",
+        "holidays_link",
         "account_products_link",
         "api_keys_link",
         "customers_link",
@@ -99,7 +126,7 @@ class InstitutionAdmin(ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["name", "currency", "time_zone"]
+            return ["name", "currency", "time_zone", "weekend_days"]
         return self.readonly_fields
 
     def get_readonly_fields(self, request, obj=None):
@@ -118,8 +145,13 @@ class InstitutionAdmin(ModelAdmin):
             name=form.cleaned_data["name"],
             currency=form.cleaned_data["currency"],
             time_zone=form.cleaned_data["time_zone"],
+            weekend_days=form.cleaned_data.get("weekend_days"),
         )
         adopt(obj, institution)
+
+    @admin.display(description="Holidays")
+    def holidays_link(self, obj):
+        return changelist_link(Holiday, str(obj.holidays.count()), institution__id__exact=obj.pk)
 
     @admin.display(description="Account products")
     def account_products_link(self, obj):
@@ -138,6 +170,62 @@ class InstitutionAdmin(ModelAdmin):
         return changelist_link(
             "customers.Customer", str(obj.customers.count()), institution__id__exact=obj.pk
         )
+
+
+# --- Holidays (docs/calendar.md) -------------------------------------------------------------
+HOLIDAY_FIELDS = ["institution", "date", "name"]
+
+
+class HolidayForm(forms.ModelForm):
+    class Meta:
+        model = Holiday
+        fields = HOLIDAY_FIELDS
+
+
+@admin.register(Holiday)
+class HolidayAdmin(ModelAdmin):
+    """Added through `holiday_add` (a date that is one already is refused on the form), removed
+    through `holiday_remove`; never edited: a holiday with the wrong date or name is removed and
+    added again. The institution limit holds: a staff user sees, adds and removes the holidays
+    of the institutions they work on, with the model's add and delete permissions (no role has
+    them: docs/back-office.md)."""
+
+    form = HolidayForm
+    list_display = ["date", "name", "weekday", "institution", "created_at"]
+    list_filter = ["institution"]
+    date_hierarchy = "date"
+    search_fields = ["name"]
+    ordering = ["institution", "date"]
+
+    def get_fields(self, request, obj=None):
+        return HOLIDAY_FIELDS if obj is None else [*HOLIDAY_FIELDS, "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else [*HOLIDAY_FIELDS, "created_at"]
+
+    def has_change_permission(self, request, obj=None):
+        # The change page is view-only (a stale form never rewrites a holiday).
+        return obj is None and super().has_change_permission(request)
+
+    @admin.display(description="Weekday")
+    def weekday(self, obj):
+        return obj.date.strftime("%A")
+
+    def save_model(self, request, obj, form, change):
+        if change:  # pragma: no cover - change is not permitted
+            raise RuntimeError("Holidays are not edited: remove one and add it again.")
+        data = form.cleaned_data  # a date that is a holiday already: the form's unique check
+        holiday = holiday_add(institution=data["institution"], date=data["date"], name=data["name"])
+        adopt(obj, holiday)
+
+    def get_actions(self, request):
+        # One holiday at a time, from its own page: no bulk removal.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_model(self, request, obj):
+        holiday_remove(holiday=obj)
 
 
 # --- API keys and their allowlists ----------------------------------------------------------

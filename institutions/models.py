@@ -19,6 +19,12 @@ from django.utils import timezone
 from core.ids import new_id
 from institutions import scopes
 
+ISO_WEEKDAYS = range(1, 8)
+
+
+def default_weekend_days():
+    return [6, 7]  # Saturday and Sunday
+
 
 def _institution_id():
     return new_id("fi")
@@ -35,11 +41,24 @@ class Institution(models.Model):
     currency = models.CharField(max_length=3, default="EUR")
     # IANA zone whose calendar days and months card limits count in (cards.usage).
     time_zone = models.CharField(max_length=64, default="UTC")
+    # ISO weekday numbers (1 Monday .. 7 Sunday) that are no business day (institutions.calendar).
+    weekend_days = ArrayField(
+        models.PositiveSmallIntegerField(), default=default_weekend_days, blank=True
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         db_table = "api_institution"
         ordering = ["name"]
+        constraints = [
+            # Each an ISO weekday, and at least one business day a week (else no deadline
+            # could ever fall).
+            models.CheckConstraint(
+                condition=models.Q(weekend_days__contained_by=list(ISO_WEEKDAYS))
+                & models.Q(weekend_days__len__lt=len(ISO_WEEKDAYS)),
+                name="institution_weekend_days_valid",
+            )
+        ]
 
     def __str__(self):
         return self.name
@@ -144,3 +163,22 @@ class InstitutionAccess(models.Model):
 
     def __str__(self):
         return f"{self.user} → {self.institution}"
+
+
+class Holiday(models.Model):
+    """A day an institution does no business although it is no weekend day (a public holiday,
+    a bank holiday): not counted by `institutions.calendar`. One per institution and date."""
+
+    institution = models.ForeignKey(Institution, on_delete=models.CASCADE, related_name="holidays")
+    date = models.DateField()
+    name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["institution", "date"]
+        constraints = [
+            models.UniqueConstraint(fields=["institution", "date"], name="holiday_unique_date")
+        ]
+
+    def __str__(self):
+        return f"{self.date.isoformat()} {self.name}"

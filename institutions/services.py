@@ -1,4 +1,4 @@
-"""Writes on tenants and their access: institutions, API keys, allowlists.
+"""Writes on tenants and their access: institutions, their calendars, API keys, allowlists.
 
 The management commands, the admin and the tests all call these; nothing else changes these rows.
 """
@@ -6,21 +6,28 @@ The management commands, the admin and the tests all call these; nothing else ch
 import ipaddress
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from functools import partial
 from zoneinfo import available_timezones
 
 import pycountry
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from core.exceptions import NotFound, ValidationFailed
+from core.exceptions import AlreadyExists, NotFound, ValidationFailed
 from core.operations import Outcome, changed, unchanged
 from institutions import key_cache, keys
 from institutions import scopes as api_scopes
 from institutions.locks import lock_api_key
-from institutions.models import AllowedNetwork, ApiKey, Institution
+from institutions.models import (
+    ISO_WEEKDAYS,
+    AllowedNetwork,
+    ApiKey,
+    Holiday,
+    Institution,
+    default_weekend_days,
+)
 from institutions.signals import institution_created
 
 
@@ -70,11 +77,31 @@ def validate_time_zone(name: str) -> str:
     return name
 
 
+def validate_weekend_days(days) -> list[int]:
+    """ISO weekday numbers (1 Monday .. 7 Sunday), sorted without repeats; at least one day of
+    the week must stay a business day. PostgreSQL refuses the rest too (a CHECK)."""
+    if (
+        not isinstance(days, list | tuple | set | frozenset)
+        or any(isinstance(day, bool) or day not in ISO_WEEKDAYS for day in days)
+        or len(set(days)) >= len(ISO_WEEKDAYS)
+    ):
+        raise ValidationFailed(
+            "weekend days must be ISO weekday numbers (1 Monday to 7 Sunday), at most six.",
+            details={"weekend_days": days},
+        )
+    return sorted(set(days))
+
+
 def institution_create(
-    *, name: str, currency: str = "EUR", time_zone: str = "UTC"
+    *,
+    name: str,
+    currency: str = "EUR",
+    time_zone: str = "UTC",
+    weekend_days: list[int] | None = None,
 ) -> tuple[Institution, bool]:
     """Create the institution named `name`, or return the existing one (idempotent by name).
-    `time_zone` is the calendar its card limits count days and months in.
+    `time_zone` is the calendar its card limits count days and months in; `weekend_days` its
+    days off each week (ISO weekday numbers, default Saturday and Sunday: docs/calendar.md).
 
     A new institution gets the standard account and card products: the apps that own products
     receive `institution_created` in this transaction (their AppConfig.ready connects them), so
@@ -86,13 +113,53 @@ def institution_create(
         raise ValidationFailed("An institution needs a name.", details={"name": "Required."})
     validate_currency(currency)
     validate_time_zone(time_zone)
+    weekend_days = validate_weekend_days(
+        default_weekend_days() if weekend_days is None else weekend_days
+    )
     with transaction.atomic():
         institution, created = Institution.objects.get_or_create(
-            name=name, defaults={"currency": currency, "time_zone": time_zone}
+            name=name,
+            defaults={"currency": currency, "time_zone": time_zone, "weekend_days": weekend_days},
         )
         if created:
             institution_created.send(sender=Institution, institution=institution)
     return institution, created
+
+
+# The longest holiday name kept (`Holiday.name`).
+MAX_HOLIDAY_NAME = Holiday._meta.get_field("name").max_length
+
+
+def holiday_add(*, institution: Institution, date: date, name: str) -> Holiday:
+    """Make `date` a holiday of the institution: no business day (docs/calendar.md). `name`
+    (stripped, 1 to 100 characters) says which. 409 `already_exists` when the date is one
+    already (`details.date`), also when two requests race (the unique index decides); change
+    or remove the one there is instead."""
+    name = name.strip() if isinstance(name, str) else ""
+    if not name or len(name) > MAX_HOLIDAY_NAME:
+        raise ValidationFailed(
+            f"A holiday needs a name of 1 to {MAX_HOLIDAY_NAME} characters.",
+            details={"name": "Required, at most 100 characters."},
+        )
+    holiday = Holiday(institution=institution, date=date, name=name)
+    with transaction.atomic(savepoint=False):
+        try:
+            with transaction.atomic():  # a savepoint: the conflict leaves the transaction usable
+                holiday.save(force_insert=True)
+        except IntegrityError as error:
+            if not Holiday.objects.filter(institution=institution, date=date).exists():
+                raise
+            raise AlreadyExists(
+                "This date is a holiday of the institution already.",
+                details={"date": date.isoformat()},
+            ) from error
+    return holiday
+
+
+def holiday_remove(*, holiday: Holiday) -> None:
+    """`holiday`'s date is a business day again (unless it is a weekend day). Deadlines already
+    computed from the calendar are not recomputed: whoever stored one keeps it."""
+    holiday.delete()
 
 
 def institution_get(*, reference: str) -> Institution:

@@ -2,11 +2,13 @@
 shows, and staff users in each role, limited or not."""
 
 import importlib
+from datetime import date
 
 from django.contrib.auth.models import Group, Permission, User
 from django.test import RequestFactory
 
 from institutions.models import InstitutionAccess
+from institutions.services import holiday_add
 from tests.events.test_actor import (
     AdminWorld,
     _alert,
@@ -31,6 +33,8 @@ def populated(institution) -> AdminWorld:
     blocked = _pin_blocked_card(world)
     assert world.api.patch(f"/cards/{blocked}/pin", {"blocked": False}).status_code == 200
     world.api.post("/card-lookups", {"pan": UNKNOWN_PAN})  # a PAN no card holds
+    # Kept in the back office only (docs/calendar.md): no API makes one yet.
+    holiday_add(institution=institution, date=date(2026, 12, 25), name="Christmas Day")
     return world
 
 
@@ -63,10 +67,11 @@ def restore_roles() -> None:
             for app_label, codename in (renamed.get(pair, pair) for pair in permissions)
         )
     # And what later migrations granted them (decisioning/migrations/0002_staff_roles_view.py,
-    # authorizations/migrations/0009_staff_roles_view_increments.py).
+    # authorizations/migrations/0009_staff_roles_view_increments.py,
+    # institutions/migrations/0006_staff_roles_view_holidays.py).
     views = Permission.objects.filter(
-        content_type__app_label__in=["decisioning", "authorizations"],
-        codename__in=["view_decisioningendpoint", "view_authorizationincrement"],
+        content_type__app_label__in=["decisioning", "authorizations", "institutions"],
+        codename__in=["view_decisioningendpoint", "view_authorizationincrement", "view_holiday"],
     )
     for group in Group.objects.filter(name__in=roles):
         group.permissions.add(*views)

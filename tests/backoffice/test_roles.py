@@ -38,6 +38,8 @@ VIEWED = {
     "decisioning.view_decisioningendpoint",
     # Granted by authorizations/migrations/0009_staff_roles_view_increments.py.
     "authorizations.view_authorizationincrement",
+    # Granted by institutions/migrations/0006_staff_roles_view_holidays.py.
+    "institutions.view_holiday",
 }
 
 
