@@ -85,6 +85,7 @@ CARD_PRODUCT_CREATE_FIELDS = [
     *PRODUCT_LIMIT_FIELDS,
     *PRODUCT_SECURITY_FIELDS,
     *PRODUCT_FEE_FIELDS,
+    "dispute_policy",
 ]
 CARD_PRODUCT_CHANGE_FIELDS = [
     "name",
@@ -93,6 +94,7 @@ CARD_PRODUCT_CHANGE_FIELDS = [
     *PRODUCT_LIMIT_FIELDS,
     *PRODUCT_SECURITY_FIELDS,
     *PRODUCT_FEE_FIELDS,
+    "dispute_policy",
     "status",
 ]
 
@@ -118,6 +120,11 @@ class CardProductForm(forms.ModelForm):
         help_text="Basis points (0 to 10000) of a payment abroad, rounded half up; blank or 0: "
         "none.",
     )
+    dispute_policy = forms.ChoiceField(
+        required=False,
+        choices=[("", "—"), *CardProduct.DisputePolicy.choices],
+        help_text="Whose clocks its cards' disputes run on; blank: none (docs/disputes.md).",
+    )
     forms = forms.MultipleChoiceField(
         choices=CardProduct.Form.choices, widget=forms.CheckboxSelectMultiple
     )
@@ -133,8 +140,8 @@ class CardProductForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        for field in PRODUCT_FEE_FIELDS:
-            if cleaned.get(field) is None and not self.instance._state.adding:
+        for field in [*PRODUCT_FEE_FIELDS, "dispute_policy"]:
+            if cleaned.get(field) in (None, "") and not self.instance._state.adding:
                 cleaned[field] = getattr(self.instance, field)  # blank: left as it is
         if self.instance._state.adding:
             values = {

@@ -30,7 +30,7 @@ from authorizations.selectors import authorization_get
 from core.actors import Actor
 from institutions import scopes
 
-from .models import Dispute, DisputeStep
+from .models import Dispute, DisputeDeadline, DisputeStep
 from .selectors import dispute_get, dispute_list
 from .services.filing import dispute_create, dispute_update
 from .services.stages import (
@@ -171,6 +171,7 @@ class DisputeQuery(Serializer):
     cardId = StrictCharField(required=False, max_length=40)  # noqa: N815
     accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
     authorizationId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    dueBy = StrictDateField(required=False)  # noqa: N815
 
 
 # --- output
@@ -183,6 +184,18 @@ class DisputeStepOut(Serializer):
     journalId = serializers.CharField(source="journal_id", allow_null=True)  # noqa: N815
     reason = serializers.CharField(source="reason_or_none", allow_null=True)
     createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class DisputeDeadlineOut(Serializer):
+    name = serializers.ChoiceField(choices=DisputeDeadline.Name.choices)
+    dueOn = serializers.DateField(  # noqa: N815
+        source="due_on",
+        help_text="The institution's calendar day by which it must happen (still in time on it).",
+    )
+    metAt = TimestampField(source="met_at", allow_null=True)  # noqa: N815
+    missedAt = TimestampField(  # noqa: N815
+        source="missed_at", allow_null=True, help_text="When the deadline job found it missed."
+    )
 
 
 class DisputeOut(Serializer):
@@ -219,6 +232,11 @@ class DisputeOut(Serializer):
         help_text="Still open. recovered + cardholderLiable + writtenOff + remaining = amount."
     )
     steps = DisputeStepOut(many=True, help_text="Its history, oldest first.")
+    deadlines = DisputeDeadlineOut(
+        many=True,
+        help_text="Its due dates, from its card product's dispute policy (docs/disputes.md, "
+        '"Deadlines").',
+    )
     metadata = MetadataField()
     submittedAt = TimestampField(source="submitted_at", allow_null=True)  # noqa: N815
     closedAt = TimestampField(source="closed_at", allow_null=True)  # noqa: N815
@@ -262,6 +280,12 @@ class DisputeListView(TXView):
             OpenApiParameter("cardId", str, description="Only this card's."),
             OpenApiParameter("accountId", str, description="Only this account's."),
             OpenApiParameter("authorizationId", str, description="Only this payment's."),
+            OpenApiParameter(
+                "dueBy",
+                str,
+                description="Only those with a deadline not met due on or before this date "
+                "(YYYY-MM-DD): the disputes due.",
+            ),
         ],
         summary="List disputes, newest first",
         operation_id="disputes_list",
@@ -275,6 +299,7 @@ class DisputeListView(TXView):
             card_id=query.get("cardId"),
             account_id=query.get("accountId"),
             authorization_id=query.get("authorizationId"),
+            due_by=query.get("dueBy"),
         )
         return self.respond_list(disputes, DisputeOut)
 

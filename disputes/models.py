@@ -204,3 +204,41 @@ class DisputeStep(CreatedBy):
     @property
     def reason_or_none(self) -> str | None:
         return self.reason or None
+
+
+class DisputeDeadline(models.Model):
+    """One due date of a dispute (docs/disputes.md, "Deadlines"), set when it is filed from its
+    card product's dispute policy and the institution's calendar: by `due_on` (the institution's
+    calendar day, still in time on that day) the provisional credit is given, the dispute is
+    filed with the network, or it is resolved. `met_at` when that happened; the deadline job
+    emits `dispute.deadline_approaching` once (`approaching_at`) and `dispute.deadline_missed`
+    once (`missed_at`) for those not met."""
+
+    class Name(models.TextChoices):
+        PROVISIONAL_CREDIT = "provisional_credit"
+        NETWORK_FILING = "network_filing"
+        RESOLUTION = "resolution"
+
+    dispute = models.ForeignKey(Dispute, on_delete=models.PROTECT, related_name="deadlines")
+    name = models.CharField(max_length=24, choices=Name.choices)
+    due_on = models.DateField()
+    met_at = models.DateTimeField(null=True, blank=True)
+    approaching_at = models.DateTimeField(null=True, blank=True)
+    missed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["due_on", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["dispute", "name"], name="dispute_deadline_unique"),
+        ]
+        indexes = [
+            # The deadline job's scan: only the deadlines still watched, soonest first.
+            models.Index(
+                fields=["due_on"],
+                condition=Q(met_at__isnull=True, missed_at__isnull=True),
+                name="dispute_deadline_watched_idx",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.dispute_id} {self.name} {self.due_on}"

@@ -1,17 +1,18 @@
 """Reads of disputes, scoped to one institution (another institution's id is the same 404 as
-an unknown one), each with its steps (the dispute's history, oldest first)."""
+an unknown one), each with its steps (the dispute's history, oldest first) and its deadlines."""
 
-from django.db.models import Prefetch
+from django.db.models import Exists, OuterRef, Prefetch
 
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import Dispute, DisputeStep
+from .models import Dispute, DisputeDeadline, DisputeStep
 
 
 def _disputes():
     return Dispute.objects.prefetch_related(
-        Prefetch("steps", queryset=DisputeStep.objects.order_by("id"))
+        Prefetch("steps", queryset=DisputeStep.objects.order_by("id")),
+        Prefetch("deadlines", queryset=DisputeDeadline.objects.order_by("due_on", "name")),
     )
 
 
@@ -22,8 +23,16 @@ def dispute_list(
     card_id: str | None = None,
     account_id: str | None = None,
     authorization_id: str | None = None,
+    due_by=None,
 ):
+    """`due_by` (a date): only those with a deadline not met due on or before it (the disputes
+    due: a work queue)."""
     disputes = _disputes().filter(institution=institution)
+    if due_by is not None:
+        due = DisputeDeadline.objects.filter(
+            dispute=OuterRef("pk"), met_at__isnull=True, due_on__lte=due_by
+        )
+        disputes = disputes.filter(Exists(due))
     for name, value in (
         ("status", status),
         ("card_id", card_id),

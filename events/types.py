@@ -61,6 +61,8 @@ OBJECT_TYPES = {
     "dispute.updated": "dispute",
     "dispute.stage_changed": "dispute",
     "dispute.closed": "dispute",
+    "dispute.deadline_approaching": "dispute",
+    "dispute.deadline_missed": "dispute",
 }
 
 EVENT_TYPES = tuple(OBJECT_TYPES)

@@ -39,6 +39,7 @@ from authorizations.services import (
 from cards.services import cards_expire, cards_renew_expiring
 from core.actors import SYSTEM
 from core.operations import run, run_batches
+from disputes.services.watch import disputes_watch_deadlines
 from transfers.services import transfers_expire
 
 from .services import stalled_jobs_retry
@@ -82,6 +83,20 @@ def resolve_stranded_authorizations(timestamp: int) -> dict[str, int]:
         "authorizations": run_batches(authorizations_resolve_stranded, actor=SYSTEM),
         "increments": run_batches(increments_resolve_stranded, actor=SYSTEM),
     }
+
+
+@app.periodic(cron="23 * * * *", periodic_id="watch_dispute_deadlines")
+@app.task(
+    name="jobs.watch_dispute_deadlines",
+    queue=QUEUE,
+    queueing_lock="jobs.watch_dispute_deadlines",
+    lock="jobs.watch_dispute_deadlines",
+)
+def watch_dispute_deadlines(timestamp: int) -> dict[str, int]:
+    """Hourly: each dispute deadline that is approaching or missed in its institution's
+    calendar gets its event once; a draft past its network filing deadline closes `expired`
+    (docs/disputes.md, "Deadlines")."""
+    return run_batches(disputes_watch_deadlines, actor=SYSTEM)
 
 
 @app.periodic(cron="7 * * * *", periodic_id="purge_idempotency_keys")

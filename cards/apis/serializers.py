@@ -381,6 +381,13 @@ class CardProductCreate(StrictSerializer):
         help_text="Basis points of a presented payment whose merchant country is not the "
         "cardholder's, rounded half up to the minor unit; default 0, none.",
     )
+    disputePolicy = serializers.ChoiceField(  # noqa: N815
+        source="dispute_policy",
+        choices=CardProduct.DisputePolicy.choices,
+        required=False,
+        help_text="Whose clocks its cards' disputes run on: `regE`, `psd2` or `none` (the "
+        "network's filing limit only); default `none` (docs/disputes.md, \"Deadlines\").",
+    )
 
 
 class CardProductUpdate(CardProductCreate):
@@ -561,6 +568,11 @@ class CardProductOut(Serializer):
     foreignTransactionFeeBps = serializers.IntegerField(  # noqa: N815
         source="foreign_transaction_fee_bps",
         help_text="Basis points of a payment abroad (merchant country not the cardholder's).",
+    )
+    disputePolicy = serializers.ChoiceField(  # noqa: N815
+        source="dispute_policy",
+        choices=CardProduct.DisputePolicy.choices,
+        help_text="Whose clocks its cards' disputes run on (docs/disputes.md).",
     )
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815

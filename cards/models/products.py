@@ -37,6 +37,12 @@ class CardProduct(Timestamped):
         ACTIVE = "active"
         RETIRED = "retired"
 
+    class DisputePolicy(models.TextChoices):
+        # Whose clocks its cards' disputes run on (docs/disputes.md, "Deadlines").
+        REG_E = "regE", "Regulation E (US)"
+        PSD2 = "psd2", "PSD2 (EU)"
+        NONE = "none", "None: the network's filing limit only"
+
     # card kind -> the account product kind its cards sit on
     ACCOUNT_KIND = {Kind.DEBIT: "current", Kind.PREPAID: "prepaid"}
 
@@ -74,6 +80,12 @@ class CardProduct(Timestamped):
     atm_fee = models.BigIntegerField(default=0)
     replacement_fee = models.BigIntegerField(default=0)
     foreign_transaction_fee_bps = models.IntegerField(default=0)
+    dispute_policy = models.CharField(
+        max_length=8,
+        choices=DisputePolicy.choices,
+        default=DisputePolicy.NONE,
+        db_default=DisputePolicy.NONE,
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -116,6 +128,10 @@ class CardProduct(Timestamped):
                     foreign_transaction_fee_bps__lte=10000,
                 ),
                 name="card_product_fees_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(dispute_policy__in=["regE", "psd2", "none"]),
+                name="card_product_dispute_policy_valid",
             ),
         ]
 

@@ -110,6 +110,7 @@ UPDATABLE = frozenset(
         "atm_fee",
         "replacement_fee",
         "foreign_transaction_fee_bps",
+        "dispute_policy",
     }
 )
 REQUIRED = ("name", "kind", "forms", "bin", "validity_months", *LIMIT_FIELDS)
@@ -126,6 +127,7 @@ DEFAULTS = {
     "atm_fee": 0,
     "replacement_fee": 0,
     "foreign_transaction_fee_bps": 0,
+    "dispute_policy": CardProduct.DisputePolicy.NONE,
 }
 MAX_NAME_LENGTH = 200
 MAX_VALIDITY_MONTHS = 120
@@ -159,6 +161,7 @@ def card_product_data(product: CardProduct) -> dict:
         "atm_fee": product.atm_fee,
         "replacement_fee": product.replacement_fee,
         "foreign_transaction_fee_bps": product.foreign_transaction_fee_bps,
+        "dispute_policy": product.dispute_policy,
         "created_at": iso_millis(product.created_at),
         "updated_at": iso_millis(product.updated_at),
     }
@@ -299,6 +302,11 @@ _CHECKS = {
     "atm_fee": _integer(0, MAX_AMOUNT, "an amount in minor units"),
     "replacement_fee": _integer(0, MAX_AMOUNT, "an amount in minor units"),
     "foreign_transaction_fee_bps": _integer(0, BPS_SCALE, "basis points"),
+    "dispute_policy": lambda value: (
+        None
+        if value in CardProduct.DisputePolicy.values
+        else f"Must be one of {', '.join(CardProduct.DisputePolicy.values)}."
+    ),
 }
 
 

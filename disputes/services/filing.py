@@ -18,10 +18,11 @@ from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
 from core.metadata import metadata_check, metadata_merge
 from core.rows import new_row
-from events.services import emit_for
 
 from ..locks import lock_dispute
 from ..models import Dispute, DisputeStep
+from .deadlines import deadlines_set
+from .records import emit, record_step
 
 DISPUTED = "disputed"  # the state a dispute takes its authorization to (409 names it)
 
@@ -46,7 +47,7 @@ def dispute_create(
             details={"cardholder_contacted_at": "The cardholder's contact cannot be in the future."}
         )
     with transaction.atomic(savepoint=False):
-        authorization = lock_authorization(authorization.pk, "card__institution")
+        authorization = lock_authorization(authorization.pk, "card__institution", "card__product")
         if authorization.status != Authorization.Status.PRESENTED:
             raise InvalidStateTransition(
                 f"Only a presented card payment can be disputed; this one is "
@@ -80,6 +81,7 @@ def dispute_create(
             **actor.stamp("created_by"),
         )
         dispute.save(force_insert=True)
+        deadlines_set(dispute, authorization.card.product.dispute_policy)
         record_step(dispute, DisputeStep.Kind.CREATED, "", actor)
         emit(dispute, "dispute.created")
     return dispute
@@ -121,40 +123,3 @@ def dispute_update(
         dispute.save(update_fields=[*changed, "updated_at"])
         emit(dispute, "dispute.updated", {"changed_fields": changed})
     return dispute
-
-
-def record_step(
-    dispute: Dispute, kind: str, from_status: str, actor: Actor, reason: str = ""
-) -> DisputeStep:
-    """A step with no money of its own: the dispute's stage `from_status` → its status now."""
-    step = new_row(
-        DisputeStep,
-        dispute=dispute,
-        kind=kind,
-        from_status=from_status,
-        to_status=dispute.status,
-        reason=reason,
-        **actor.stamp("created_by"),
-    )
-    step.save(force_insert=True)
-    return step
-
-
-def emit(dispute: Dispute, event_type: str, extra: dict | None = None) -> None:
-    data = {
-        "authorization_id": dispute.authorization_id,
-        "card_id": dispute.card_id,
-        "account_id": dispute.account_id,
-        "amount": dispute.amount,
-        "currency": dispute.currency,
-        "reason": dispute.reason,
-        "status": dispute.status,
-        "outcome": dispute.outcome or None,
-        "provisional_credit": dispute.provisional_credit,
-        "recovered": dispute.recovered,
-        "cardholder_liable": dispute.cardholder_liable,
-        "written_off": dispute.written_off,
-        "remaining": dispute.remaining,
-        **(extra or {}),
-    }
-    emit_for(dispute, event_type, data=data, institution=dispute.institution)

@@ -28,12 +28,14 @@ from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
 
 from ..locks import lock_dispute
-from ..models import Dispute, DisputeStep
+from ..models import Dispute, DisputeDeadline, DisputeStep
 from . import money
-from .filing import emit, record_step
+from .deadlines import deadlines_met
+from .records import emit, record_step
 
 Status = Dispute.Status
 Outcome = Dispute.Outcome
+Deadline = DisputeDeadline.Name
 
 # What the issuer accepts when it closes a dispute with something still open.
 CARDHOLDER = "cardholder"  # its provisional credit is reversed
@@ -75,6 +77,12 @@ def dispute_transition(
             dispute.submitted_at = timezone.now()
             record_step(dispute, DisputeStep.Kind.SUBMITTED, before, actor, reason)
             money.grant_provisional_credit(dispute, actor)
+            # Filed with the network and credited at once.
+            deadlines_met(
+                dispute,
+                DisputeDeadline.Name.PROVISIONAL_CREDIT,
+                DisputeDeadline.Name.NETWORK_FILING,
+            )
         elif to == Status.PREARBITRATION and before == Status.REPRESENTMENT:
             dispute.status = Status.PREARBITRATION
             record_step(dispute, DisputeStep.Kind.PREARBITRATION_FILED, before, actor, reason)
@@ -160,6 +168,16 @@ def dispute_network_message(
     return dispute
 
 
+def dispute_expire(dispute: Dispute, actor: Actor) -> None:
+    """A draft past its network filing deadline (the deadline job, `watch`, the dispute's row
+    locked): it can no longer be filed, and closes `expired`, the cardholder bearing it (no
+    credit was given to a draft)."""
+    before = dispute.status
+    money.cardholder_bears(dispute, actor)
+    _close(dispute, Outcome.EXPIRED, before, actor, "The network's filing deadline passed.")
+    _save(dispute, before)
+
+
 def _declined(dispute: Dispute) -> bool:
     """Whether the network declined the dispute's pre-arbitration (its last step says so)."""
     last = dispute.steps.order_by("-id").values_list("kind", flat=True).first()
@@ -191,6 +209,7 @@ def _close(dispute: Dispute, outcome: str, before: str, actor: Actor, reason: st
         authorization.disputed_amount -= dispute.cardholder_liable
         authorization.save(update_fields=["disputed_amount"])
     record_step(dispute, DisputeStep.Kind.CLOSED, before, actor, reason)
+    deadlines_met(dispute)
 
 
 def _save(dispute: Dispute, before: str) -> None:

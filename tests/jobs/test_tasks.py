@@ -52,6 +52,13 @@ def test_the_schedule():
             "jobs.resolve_stranded_authorizations",
             "jobs.resolve_stranded_authorizations",
         ),
+        "watch_dispute_deadlines": (
+            "jobs.watch_dispute_deadlines",
+            "23 * * * *",
+            "periodic",
+            "jobs.watch_dispute_deadlines",
+            "jobs.watch_dispute_deadlines",
+        ),
         "purge_idempotency_keys": (
             "jobs.purge_idempotency_keys",
             "7 * * * *",

@@ -1,0 +1,65 @@
+"""The deadline job (docs/disputes.md, "Deadlines"): each dispute deadline still watched gets
+`dispute.deadline_approaching` once when it is `deadlines.APPROACHING` business days away or
+less, and `dispute.deadline_missed` once the day after it, in its institution's calendar; a
+draft past its network filing deadline closes `expired` (`stages.dispute_expire`)."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from core.actors import current_actor
+from institutions.calendar import business_days_after, local_date
+
+from ..models import Dispute, DisputeDeadline
+from .deadlines import APPROACHING, HORIZON
+from .records import emit
+from .stages import dispute_expire
+
+
+def disputes_watch_deadlines(*, now=None) -> dict[str, int]:
+    """The deadline job (docs/disputes.md, "Deadlines"): each watched deadline that is
+    approaching or missed at `now`, in the institution's calendar, gets its event once; a
+    draft past its filing deadline closes `expired`. One transaction per deadline, on its
+    dispute's row locked first (SKIP LOCKED: a dispute moving right now is the next run's).
+    Returns how many of each."""
+    now = now or timezone.now()
+    counts = {"approaching": 0, "missed": 0, "expired": 0}
+    candidates = DisputeDeadline.objects.filter(
+        met_at__isnull=True, missed_at__isnull=True, due_on__lte=now.date() + HORIZON
+    ).values_list("pk", "dispute_id")
+    for deadline_id, dispute_id in list(candidates):
+        with transaction.atomic():
+            dispute = (
+                Dispute.objects.select_for_update(skip_locked=True, of=("self",))
+                .select_related("institution")
+                .filter(pk=dispute_id)
+                .first()
+            )
+            if dispute is None:
+                continue
+            deadline = DisputeDeadline.objects.get(pk=deadline_id)  # read once locked
+            if deadline.met_at or deadline.missed_at:
+                continue
+            today = local_date(dispute.institution, now)
+            if today > deadline.due_on:
+                deadline.missed_at = now
+                deadline.save(update_fields=["missed_at"])
+                _emit(dispute, "dispute.deadline_missed", deadline)
+                counts["missed"] += 1
+                if (
+                    deadline.name == DisputeDeadline.Name.NETWORK_FILING
+                    and dispute.status == Dispute.Status.DRAFT
+                ):
+                    dispute_expire(dispute, current_actor())
+                    counts["expired"] += 1
+            elif deadline.approaching_at is None and deadline.due_on <= business_days_after(
+                dispute.institution, today, APPROACHING
+            ):
+                deadline.approaching_at = now
+                deadline.save(update_fields=["approaching_at"])
+                _emit(dispute, "dispute.deadline_approaching", deadline)
+                counts["approaching"] += 1
+    return counts
+
+
+def _emit(dispute: Dispute, event_type: str, deadline: DisputeDeadline) -> None:
+    emit(dispute, event_type, {"deadline": deadline.name, "due_on": deadline.due_on.isoformat()})
