@@ -386,7 +386,7 @@ class CardProductCreate(StrictSerializer):
         choices=CardProduct.DisputePolicy.choices,
         required=False,
         help_text="Whose clocks its cards' disputes run on: `regE`, `psd2` or `none` (the "
-        "network's filing limit only); default `none` (docs/disputes.md, \"Deadlines\").",
+        'network\'s filing limit only); default `none` (docs/disputes.md, "Deadlines").',
     )
 
 
