@@ -20,6 +20,8 @@ from django.utils import timezone
 from accounts.models import Hold
 from accounts.selectors import holds_expiring_today
 from cards.models import PanResolutionFailure
+from disputes.admin import due_dispute_ids
+from disputes.models import Dispute
 from monitoring.models import MonitoringAlert
 from webhooks.models import WebhookDelivery
 
@@ -112,7 +114,20 @@ def _pan_guessing(request) -> Queue | None:
     )
 
 
-QUEUES = [_open_alerts, _failed_deliveries, _holds_expiring_today, _pan_guessing]
+def _disputes_due(request) -> Queue | None:
+    disputes = _rows(request, Dispute)
+    if disputes is None:
+        return None
+    return Queue(
+        "Disputes due",
+        disputes.filter(pk__in=due_dispute_ids()).count(),
+        _changelist(Dispute, due="yes"),
+        "A deadline not met (provisional credit, network filing, resolution) is 2 business "
+        "days away or less, or passed (docs/disputes.md).",
+    )
+
+
+QUEUES = [_open_alerts, _disputes_due, _failed_deliveries, _holds_expiring_today, _pan_guessing]
 
 
 def work_queues(request) -> list[Queue]:

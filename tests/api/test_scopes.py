@@ -235,8 +235,10 @@ class World:
         return increment
 
     def _make_disputable(self):
-        """A presented authorization of its own, to dispute."""
-        authorization = self._post("/card-authorizations", authorization_body(self))
+        """A presented authorization of its own, to dispute (at a restaurant, as the
+        increment's: not the category a back-office world's monitoring rule alerts on)."""
+        body = {**authorization_body(self), "merchant": {**MERCHANT, "mcc": "5812"}}
+        authorization = self._post("/card-authorizations", body)
         path = f"/card-authorizations/{authorization['authorizationId']}"
         self._post(f"{path}/presentments", {})
         return authorization["authorizationId"]

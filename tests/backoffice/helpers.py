@@ -26,7 +26,7 @@ def populated(institution) -> AdminWorld:
     world = AdminWorld(institution)
     _alert(world)  # first: its rule must see the world's card payment
     world.make("customer", "account", "card", "pan", "hold", "transfer", "batch", "return")
-    world.make("increment")
+    world.make("increment", "dispute")
     world.make("rule", "endpoint", "event", "decisioningEndpoint")
     world.delivery = _failed_delivery(world)
     world.fee = _fee(world)
@@ -75,3 +75,9 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=roles):
         group.permissions.add(*views)
+    # disputes/migrations/0003_staff_roles.py.
+    disputes = importlib.import_module("disputes.migrations.0003_staff_roles").ROLES
+    for name, codenames in disputes.items():
+        Group.objects.get(name=name).permissions.add(
+            *Permission.objects.filter(content_type__app_label="disputes", codename__in=codenames)
+        )

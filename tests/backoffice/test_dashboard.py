@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Hold
 from accounts.selectors import holds_expiring_today
+from disputes.models import DisputeDeadline
 from monitoring.models import MonitoringAlert
 from monitoring.services import alert_resolve
 from tests.api.test_scopes import World
@@ -52,6 +53,11 @@ def worlds(settings):
     now = timezone.now()
     Hold.objects.filter(institution=mine).update(expires_at=now + timedelta(minutes=30))
     Hold.objects.filter(institution=theirs).update(expires_at=now + timedelta(days=7))
+    # Both: the dispute's filing deadline found approaching by the deadline job (the job's
+    # own rules are tests/disputes/test_deadlines.py's).
+    DisputeDeadline.objects.filter(dispute__institution__in=[mine, theirs]).update(
+        approaching_at=now
+    )
     return mine, theirs, worlds
 
 
@@ -64,6 +70,7 @@ def test_the_dashboard_counts_each_queue_and_links_to_its_rows(admin_client, wor
 
     assert {name: count for name, (count, _) in shown.items()} == {
         "Open monitoring alerts": 2,
+        "Disputes due": 2,
         "Failed webhook deliveries": 2,
         "Holds expiring today": today,
         "API keys suspected of PAN guessing": 1,
@@ -86,6 +93,7 @@ def test_a_limited_user_counts_only_their_institutions(client, worlds):
 
     assert {name: count for name, (count, _) in shown.items()} == {
         "Open monitoring alerts": 0,
+        "Disputes due": 1,
         "Failed webhook deliveries": 1,
         "Holds expiring today": 0,
         "API keys suspected of PAN guessing": 0,

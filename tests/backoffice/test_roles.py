@@ -40,6 +40,10 @@ VIEWED = {
     "authorizations.view_authorizationincrement",
     # Granted by institutions/migrations/0006_staff_roles_view_holidays.py.
     "institutions.view_holiday",
+    # Granted by disputes/migrations/0003_staff_roles.py.
+    "disputes.view_dispute",
+    "disputes.view_disputestep",
+    "disputes.view_disputedeadline",
 }
 
 
@@ -56,6 +60,7 @@ def test_the_roles_have_exact_permissions():
         "cards.change_card",
         "accounts.change_account",
         "accounts.change_hold",
+        "disputes.change_dispute",
     }
     assert permissions_of("compliance") == VIEWED | {
         "monitoring.change_monitoringalert",
@@ -74,6 +79,11 @@ def test_each_role_is_offered_exactly_its_actions():
         ("accounts.account", "activate_accounts"),
         ("accounts.account", "close_accounts"),
         ("accounts.hold", "release_holds"),
+        ("disputes.dispute", "submit"),
+        ("disputes.dispute", "deny"),
+        ("disputes.dispute", "withdraw"),
+        ("disputes.dispute", "write_off"),
+        ("disputes.dispute", "cardholder_bears"),
     }
     assert admin_actions(staff("compliance", roles=["compliance"])) == {
         ("monitoring.monitoringalert", "resolve_alerts"),

@@ -27,7 +27,7 @@ from events.models import Event
 from institutions import scopes
 from jobs import tasks
 from monitoring.models import MonitoringAlert
-from tests.api.test_scopes import OPERATIONS, World, request_of, send
+from tests.api.test_scopes import OPERATIONS, World, dispute_body, request_of, send
 from tests.cards.helpers import make_institution, new_card
 from tests.conftest import Api, body_of
 from tests.factories import issue_key
@@ -194,6 +194,23 @@ def _api_key(world: AdminWorld) -> str:
 
 
 # (model label, action) -> (an object the action changes, the event type it must emit or None)
+def _dispute(world: World, *moves: tuple[str, dict]) -> str:
+    """A new dispute of the world's presented payment, moved by `moves` ((path, body): a
+    transition or a network message)."""
+    dispute_id = body_of(world.api.post("/disputes", dispute_body(world)), "v2")["disputeId"]
+    for path, body in moves:
+        response = world.api.post(f"/disputes/{dispute_id}/{path}", body)
+        assert response.status_code == 201, response.content
+    return dispute_id
+
+
+SUBMITTED = ("transitions", {"to": "submitted"})
+REPRESENTED = [
+    SUBMITTED,
+    ("network-messages", {"type": "chargeback_accepted"}),
+    ("network-messages", {"type": "representment_received"}),
+]
+
 ACTIONS = {
     ("accounts.account", "freeze_accounts"): (lambda w: _account(w), "account.status_changed"),
     ("accounts.account", "activate_accounts"): (
@@ -224,6 +241,14 @@ ACTIONS = {
     ("institutions.apikey", "revoke_keys"): (_api_key, None),
     ("institutions.apikey", "rotate_keys"): (_api_key, None),
     ("institutions.apikey", "rotate_keys_now"): (_api_key, None),
+    ("disputes.dispute", "submit"): (_dispute, "dispute.stage_changed"),
+    ("disputes.dispute", "deny"): (lambda w: _dispute(w, SUBMITTED), "dispute.closed"),
+    ("disputes.dispute", "withdraw"): (_dispute, "dispute.closed"),
+    ("disputes.dispute", "write_off"): (lambda w: _dispute(w, *REPRESENTED), "dispute.closed"),
+    ("disputes.dispute", "cardholder_bears"): (
+        lambda w: _dispute(w, *REPRESENTED),
+        "dispute.closed",
+    ),
 }
 
 

@@ -1,0 +1,272 @@
+"""Back office for disputes (issue 32 item 6; docs/disputes.md, "Back office").
+
+Disputes are filed and played through the API; here staff read a dispute whole (its stage,
+money, liability split, evidence, steps and deadlines), find the disputes due (the dashboard's
+queue: a deadline the deadline job found approaching or missed, not met), and move it with the
+actions below, each through `dispute_transition` as the API does (its locks, its money, its
+events, the staff user as the actor), with a reason asked on a confirmation page and written
+on the dispute's step and in the admin history:
+
+- "Submit": the dispute is filed and the cardholder credited provisionally;
+- "Deny" (and "Withdraw"): closed, the provisional credit reversed;
+- "Accept the loss, write it off": closed, what the merchant re-presented written off;
+- "Accept the loss, the cardholder bears it": closed, that much of the credit reversed.
+
+A move the dispute's stage does not allow is refused for that dispute alone (409, said in a
+message) and changes nothing. No form ever saves a dispute.
+"""
+
+from django import forms
+from django.contrib import admin
+
+from accounts.models import StatementLine
+from api.names import api_data
+from core.actors import current_actor
+from core.admin import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    ReadOnlyInline,
+    apply_each,
+    changelist_link,
+    confirmation_page,
+    link_column,
+    money_column,
+    pretty_json,
+)
+from core.money import money
+from core.operations import changed
+from events.models import Event
+
+from .models import Dispute, DisputeDeadline, DisputeStep
+from .services.stages import CARDHOLDER, ISSUER, dispute_transition
+
+CONFIRM = "confirm"
+MAX_REASON = 300
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        max_length=MAX_REASON,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Why (what was checked, what was decided): kept on the dispute's step, shown "
+        "to the institution through the API and written in the admin history.",
+    )
+
+
+class DueFilter(admin.SimpleListFilter):
+    """The disputes due: a deadline not met that the deadline job found approaching or
+    missed (in each institution's own calendar)."""
+
+    title = "deadline"
+    parameter_name = "due"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Due (approaching or missed)")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(pk__in=due_dispute_ids())
+        return queryset
+
+
+def due_dispute_ids():
+    """The ids of the disputes due (a subquery): the dashboard's queue and its list."""
+    return (
+        DisputeDeadline.objects.filter(met_at__isnull=True)
+        .exclude(approaching_at__isnull=True, missed_at__isnull=True)
+        .values("dispute_id")
+    )
+
+
+class DisputeStepInline(ReadOnlyInline):
+    model = DisputeStep
+    fields = ["kind", "from_status", "to_status", "amount", "journal", "reason", "created_at"]
+    readonly_fields = fields
+    show_change_link = False
+    verbose_name = "step"
+    verbose_name_plural = "steps (the dispute's history, oldest first)"
+
+
+class DisputeDeadlineInline(ReadOnlyInline):
+    model = DisputeDeadline
+    fields = ["name", "due_on", "met_at", "approaching_at", "missed_at"]
+    readonly_fields = fields
+    show_change_link = False
+    verbose_name_plural = "deadlines (the card product's dispute policy)"
+
+
+@admin.register(Dispute)
+class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    list_display = [
+        "id",
+        "status",
+        "outcome",
+        "reason",
+        "amount_display",
+        "remaining_display",
+        "next_due",
+        "authorization_link",
+        "created_at",
+    ]
+    list_filter = [DueFilter, "status", "outcome", "reason", "institution"]
+    list_select_related = ["authorization"]
+    search_fields = ["id", "authorization_id", "card_id", "account_id"]
+    search_help_text = "An exact dispute, card payment (authorization), card or account id."
+    show_full_result_count = False
+    actions = ["submit", "deny", "withdraw", "write_off", "cardholder_bears"]
+    inlines = [DisputeDeadlineInline, DisputeStepInline]
+    fields = [
+        "id",
+        "institution",
+        "status",
+        "outcome",
+        "resolution_reason",
+        "reason",
+        "authorization_link",
+        "card_link",
+        "account_link",
+        "amount_display",
+        "provisional_credit_display",
+        "recovered_display",
+        "cardholder_liable_display",
+        "written_off_display",
+        "remaining_display",
+        "cardholder_contacted_at",
+        "note",
+        "evidence_display",
+        "statement_lines_link",
+        "events_link",
+        "submitted_at",
+        "closed_at",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("deadlines")
+
+    authorization_link = link_column("authorization", description="card payment")
+    card_link = link_column("card", description="card")
+    account_link = link_column("account", description="account")
+    amount_display = money_column("amount", description="disputed", ordering="amount")
+    provisional_credit_display = money_column(
+        "provisional_credit", description="provisional credit (given, not reversed)"
+    )
+    recovered_display = money_column("recovered", description="recovered from the network")
+    cardholder_liable_display = money_column(
+        "cardholder_liable", description="borne by the cardholder"
+    )
+    written_off_display = money_column("written_off", description="written off by the issuer")
+    remaining_display = money_column("remaining", description="still open")
+
+    @admin.display(description="next deadline")
+    def next_due(self, obj):
+        open_ = [d for d in obj.deadlines.all() if d.met_at is None]
+        if not open_:
+            return "—"
+        first = min(open_, key=lambda d: d.due_on)
+        late = " (missed)" if first.missed_at else ""
+        return f"{first.get_name_display()} {first.due_on}{late}"
+
+    @admin.display(description="evidence")
+    def evidence_display(self, obj):
+        return "—" if not obj.evidence else pretty_json(api_data(obj.evidence))
+
+    @admin.display(description="statement lines")
+    def statement_lines_link(self, obj):
+        return changelist_link(StatementLine, "Its provisional credit and reversal", dispute=obj.pk)
+
+    @admin.display(description="events")
+    def events_link(self, obj):
+        return changelist_link(Event, "Events of this dispute", object_id=obj.pk)
+
+    # --- actions: each a stage move through the service, with a reason
+    @admin.action(
+        description="Submit (credits the cardholder provisionally)", permissions=["change"]
+    )
+    def submit(self, request, queryset):
+        return self._move(request, queryset, "submit", "Submit", to=Dispute.Status.SUBMITTED)
+
+    @admin.action(description="Deny (reverses the provisional credit)", permissions=["change"])
+    def deny(self, request, queryset):
+        return self._move(
+            request, queryset, "deny", "Deny", to="closed", outcome=Dispute.Outcome.DENIED
+        )
+
+    @admin.action(description="Withdraw (reverses the provisional credit)", permissions=["change"])
+    def withdraw(self, request, queryset):
+        return self._move(
+            request,
+            queryset,
+            "withdraw",
+            "Withdraw",
+            to="closed",
+            outcome=Dispute.Outcome.WITHDRAWN,
+        )
+
+    @admin.action(description="Accept the loss: write it off", permissions=["change"])
+    def write_off(self, request, queryset):
+        return self._move(
+            request, queryset, "write_off", "Write off", to="closed", liability=ISSUER
+        )
+
+    @admin.action(
+        description="Accept the loss: the cardholder bears it (reverses that much credit)",
+        permissions=["change"],
+    )
+    def cardholder_bears(self, request, queryset):
+        return self._move(
+            request,
+            queryset,
+            "cardholder_bears",
+            "Cardholder bears",
+            to="closed",
+            liability=CARDHOLDER,
+        )
+
+    def _move(self, request, queryset, action: str, label: str, **move):
+        """First call: the confirmation page with the reason form. Its submission: each
+        dispute moved (or refused, alone), then back to the changelist."""
+        form = ReasonForm(request.POST if CONFIRM in request.POST else None)
+        if form.is_bound and form.is_valid():
+            reason = form.cleaned_data["reason"]
+            apply_each(
+                self,
+                request,
+                queryset.order_by("pk"),
+                _transition,
+                arguments=lambda dispute: {"dispute": dispute, "reason": reason, **move},
+                describe=lambda outcome: f"{label} (admin action; reason: “{reason}”).",
+                done=f"{label}: {{n}} dispute(s).",
+                already="Left as they were: {ids}.",
+            )
+            return None
+        disputes = list(queryset.order_by("pk"))
+        return confirmation_page(
+            self,
+            request,
+            template="admin/disputes/dispute/move_confirmation.html",
+            title=f"{label}: disputes",
+            form=form,
+            action_name=action,
+            confirm_name=CONFIRM,
+            objects=disputes,
+            submit_label=f"{label}: {len(disputes)} dispute(s)",
+            rows=[
+                {
+                    "dispute": dispute,
+                    "amount": money(dispute.amount, dispute.currency),
+                    "provisional_credit": money(dispute.provisional_credit, dispute.currency),
+                    "remaining": money(dispute.remaining, dispute.currency),
+                }
+                for dispute in disputes
+            ],
+        )
+
+
+def _transition(*, dispute: Dispute, reason: str, **move):
+    """`dispute_transition` as one operation of the staff user (`apply_each` runs it)."""
+    return changed(
+        dispute_transition(dispute=dispute, actor=current_actor(), reason=reason, **move)
+    )
