@@ -4,7 +4,7 @@ institution's object answers the same 404 as an unknown id."""
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import Q
+from django.db.models import Case, F, Q, Sum, When
 from django.utils import timezone
 
 from core import pg_array, rows
@@ -107,8 +107,10 @@ def hold_get(*, institution: Institution, hold_id: str) -> Hold:
     )
 
 
-def balance_at(*, account: Account, at: datetime) -> tuple[int, int]:
+def balance_at(*, account: Account, at: datetime, value: bool = False) -> tuple[int, int]:
     """The account's `(posted, pending)` at the instant `at` (docs/balances-at-an-instant.md).
+    `value`: the posted balance by value date instead, the back-valued money posted after `at`
+    that counts from `at` or before included (`value_posted_after`).
 
     `posted`: the `balance_after` of the account's last entry created at or before `at` (0 when
     there is none), one lookup on the index (account, created_at, id); an account's entries'
@@ -128,7 +130,24 @@ def balance_at(*, account: Account, at: datetime) -> tuple[int, int]:
         .values_list("pending_after", flat=True)
         .first()
     )
-    return (last or 0, pending or 0)
+    posted = last or 0
+    if value:
+        posted += value_posted_after(account=account, at=at)
+    return (posted, pending or 0)
+
+
+def value_posted_after(*, account: Account, at: datetime) -> int:
+    """What the account's entries posted after `at` add to its balance while their journals'
+    value dates are at or before `at` (`Journal.value_at`: money that counts from an earlier
+    instant than its posting). One range of the account's entries posted after `at` (the index
+    of `balance_at`), each joined to its journal: its cost grows with what the account posted
+    since `at`, which is why it is asked for (`basis=value`), not the default."""
+    total = (
+        Entry.objects.filter(account_id=account.pk, created_at__gt=at, journal__value_at__lte=at)
+        .annotate(signed=Case(When(direction="credit", then=F("amount")), default=-F("amount")))
+        .aggregate(total=Sum("signed"))["total"]
+    )
+    return total or 0
 
 
 def fee_list(*, account: Account, kind: str | None = None, status: str | None = None):

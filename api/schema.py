@@ -245,7 +245,8 @@ def document(
     description: str = "",
 ):
     """Decorate a view method for the versions in `resources` ({"v1": cls, "v2": cls}; one key
-    for an operation only one version has); `request` likewise."""
+    for an operation only one version has); `request` likewise. `parameters`: a list for every
+    version, or a dict of lists by version (a query parameter only one version reads)."""
     write = request is not None
     errors = errors or (WRITE_ERRORS if write else READ_ERRORS)
 
@@ -256,7 +257,8 @@ def document(
             resource = resources[version]
             shape = list_body if many else body
             ok_status = (200 if version == V1 else 201) if created else 200
-            params = list(parameters or [])
+            by_version = isinstance(parameters, dict)
+            params = list((parameters.get(version) if by_version else parameters) or [])
             if many:
                 params += PAGE_PARAMETERS
             if write:

@@ -208,6 +208,8 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
                         "feeId": None,
                         "merchantAmount": None,
                         "merchantCurrency": None,
+                        "disputeId": None,
+                        "valueAt": None,
                     }
                     if version == "v2"
                     else {}

@@ -110,8 +110,18 @@ class TransactionOutV2(TransactionOut):
     category = serializers.ChoiceField(
         choices=StatementLine.Category.choices,
         allow_null=True,
-        help_text='"fee": a fee charged (CashDec) or waived (CashInc), docs/fees.md; null for '
-        "every other line.",
+        help_text='"fee": a fee charged (CashDec) or waived (CashInc), docs/fees.md; '
+        '"dispute": a dispute\'s provisional credit (CashInc) or its reversal (CashDec), '
+        "docs/disputes.md; null for every other line.",
+    )
+    disputeId = serializers.CharField(  # noqa: N815
+        source="dispute_id", allow_null=True, help_text="The dispute of a dispute line."
+    )
+    valueAt = TimestampField(  # noqa: N815
+        source="value_at",
+        allow_null=True,
+        help_text="When its money counts from, when earlier than `createdAt` (a provisional "
+        "credit: the payment it disputes); null: from `createdAt`.",
     )
     feeId = serializers.CharField(  # noqa: N815
         source="fee_id", allow_null=True, help_text="The fee of a fee line."

@@ -172,6 +172,16 @@ class BalancesQuery(Serializer):
         return value
 
 
+class BalancesQueryV2(BalancesQuery):
+    basis = serializers.ChoiceField(
+        choices=["booking", "value"],
+        required=False,
+        help_text="With `at`: `booking` (default), the entries posted by then; `value`, "
+        "by value date: also what was posted later but counts from then or before (a "
+        "dispute's provisional credit, value-dated to the payment it disputes).",
+    )
+
+
 class AccountBalances(Serializer):
     posted = serializers.IntegerField()
     pending = serializers.IntegerField()
@@ -324,6 +334,11 @@ class AccountDetailView(TXView):
         return account_get(institution=self.institution, account_id=account_id)
 
 
+AT_PARAMETER = OpenApiParameter(
+    "at", str, description="An ISO 8601 date-time with its offset or Z, not in the future."
+)
+
+
 class AccountBalancesView(TXView):
     @document(
         name="Balances",
@@ -332,18 +347,25 @@ class AccountBalancesView(TXView):
         description="One stored row: `available = posted - pending`. With `at`, the balances "
         "at that instant, from the ledger (docs/balances-at-an-instant.md): `posted` after the "
         "entries made by then, `pending` the holds active then; no `available`.",
-        parameters=[
-            OpenApiParameter(
-                "at",
-                str,
-                description="An ISO 8601 date-time with its offset or Z, not in the future.",
-            )
-        ],
+        parameters={
+            V1: [AT_PARAMETER],
+            V2: [
+                AT_PARAMETER,
+                OpenApiParameter(
+                    "basis",
+                    str,
+                    enum=["booking", "value"],
+                    description="With `at`: `booking` (default) or `value` (by value date: "
+                    'docs/balances-at-an-instant.md, "Value dates").',
+                ),
+            ],
+        },
         operation_id="accounts_balances",
         tags=["Accounts"],
     )
     def get(self, request, accountId):  # noqa: N803
-        at = self.parse_query(BalancesQuery).get("at")
+        query = self.parse_query(BalancesQueryV2 if request.version == V2 else BalancesQuery)
+        at = query.get("at")
         if at is not None:
             # An instant a read replica may not have reached yet is the primary's to answer
             # (docs/read-replicas.md): decided before the first read, the account's included.
@@ -351,7 +373,7 @@ class AccountBalancesView(TXView):
         account = account_get(institution=self.institution, account_id=accountId)
         if at is None:
             return self.respond(Balances(account).data)
-        posted, pending = balance_at(account=account, at=at)
+        posted, pending = balance_at(account=account, at=at, value=query.get("basis") == "value")
         return self.respond(
             Balances(
                 {

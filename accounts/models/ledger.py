@@ -8,7 +8,7 @@ Corrections are new journals (reversals), never edits.
 """
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
@@ -37,9 +37,19 @@ class Journal(models.Model):
     kind = models.CharField(max_length=32, choices=Kind.choices)
     description = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    # The value date, when the money counts from an earlier instant than its posting (a
+    # dispute's provisional credit, value-dated to the payment it disputes): null, it counts
+    # from `created_at` (docs/balances-at-an-instant.md, "Value dates").
+    value_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(value_at__isnull=True) | Q(value_at__lte=F("created_at")),
+                name="journal_value_at_not_after_posting",
+            ),
+        ]
 
     def __str__(self):
         return f"{self.kind} {self.id}"

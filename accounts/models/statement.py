@@ -143,6 +143,9 @@ class StatementLine(models.Model):
     # currency (docs/card-transactions.md, "Foreign currency"); null for every other line.
     merchant_amount = models.BigIntegerField(null=True, blank=True)
     merchant_currency = models.CharField(max_length=3, null=True, blank=True)
+    # Its journal's value date when that is earlier than the posting (`Journal.value_at`): a
+    # dispute's provisional credit counts from the payment it disputes; null for every other.
+    value_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:

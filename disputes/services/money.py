@@ -18,7 +18,7 @@ function runs in the caller's transaction, the dispute's row locked first.
 """
 
 from accounts.locks import lock_accounts
-from accounts.models import Account, Journal, StatementLine
+from accounts.models import Account, Entry, Journal, StatementLine
 from accounts.posting import FORCED, credit, debit, journal_new, post
 from accounts.services import internal_account
 from accounts.statement_lines import Line, statement_lines_new
@@ -39,6 +39,8 @@ def grant_provisional_credit(dispute: Dispute, actor: Actor) -> DisputeStep:
         out_of=_internal(dispute, Account.InternalCode.DISPUTE_CLEARING),
         line=(StatementLine.Type.CASH_INC, "Provisional credit"),
         actor=actor,
+        # Value-dated to the payment it disputes (PSD2 art. 73; docs/disputes.md, "Money").
+        value_at=_debited_at(dispute),
     )
     dispute.provisional_credit += amount
     return step
@@ -123,6 +125,24 @@ def _recover(dispute: Dispute, kind: str, actor: Actor) -> DisputeStep:
     return step
 
 
+def _debited_at(dispute: Dispute):
+    """The instant the disputed payment's first presentment debited the cardholder's account:
+    its entry's, the instant the balance at an instant reads (`accounts.selectors.
+    balance_at`)."""
+    return (
+        Entry.objects.filter(
+            account_id=dispute.account_id,
+            direction=Entry.Direction.DEBIT,
+            journal__statement_lines__authorization_id=dispute.authorization_id,
+            journal__statement_lines__settlement_status=StatementLine.SettlementStatus.PRESENTMENT,
+            journal__statement_lines__category__isnull=True,
+        )
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+
+
 def _internal(dispute: Dispute, code: str) -> str:
     return internal_account(
         institution=dispute.institution, code=code, currency=dispute.currency
@@ -138,9 +158,11 @@ def _move(
     out_of: str,
     actor: Actor,
     line: tuple[str, str] | None = None,
+    value_at=None,
 ) -> DisputeStep:
     """`amount` (> 0) from `out_of` into `to`, one journal, its step and the cardholder's
-    statement line when the cardholder's account is one side (`line`: its type and words)."""
+    statement line when the cardholder's account is one side (`line`: its type and words).
+    `value_at`: the journal's value date, when earlier than now (`Journal.value_at`)."""
     if amount <= 0:
         raise ValueError(f"A dispute's money step moves something: {amount}")
     journal = journal_new(
@@ -148,6 +170,7 @@ def _move(
         kind=Journal.Kind.DISPUTE,
         description=f"Dispute {dispute.pk}: {kind.replace('_', ' ')}",
     )
+    journal.value_at = value_at
     step = new_row(
         DisputeStep,
         dispute=dispute,
@@ -174,6 +197,7 @@ def _move(
             statement_line.dispute = dispute
             statement_line.category = StatementLine.Category.DISPUTE
             statement_line.card = dispute.card
+            statement_line.value_at = value_at
         if into == dispute.account_id:  # a credit: the account must not be closed
             moves[0] = credit(into, amount)
         else:  # the reversal: whatever the account has left

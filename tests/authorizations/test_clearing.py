@@ -59,7 +59,14 @@ def assert_pending(api, f, authorization: dict, amount: int, *, type="Goods", me
         "adjustmentId": None,
         # v2 only: what a fee line has (docs/fees.md), a foreign payment's (card-transactions.md)
         **(
-            {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+            {
+                "category": None,
+                "feeId": None,
+                "merchantAmount": None,
+                "merchantCurrency": None,
+                "disputeId": None,
+                "valueAt": None,
+            }
             if api.version == "v2"
             else {}
         ),

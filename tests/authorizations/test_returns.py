@@ -70,7 +70,14 @@ def test_a_standalone_return_credits_at_once(api):
         "adjustmentId": None,
         # v2 only: what a fee line has (docs/fees.md), a foreign payment's (card-transactions.md)
         **(
-            {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+            {
+                "category": None,
+                "feeId": None,
+                "merchantAmount": None,
+                "merchantCurrency": None,
+                "disputeId": None,
+                "valueAt": None,
+            }
             if api.version == "v2"
             else {}
         ),

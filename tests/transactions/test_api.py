@@ -50,6 +50,10 @@ V2_LINE_FIELDS = {
     # a foreign card payment's (docs/card-transactions.md, "Foreign currency")
     "merchantAmount": None,
     "merchantCurrency": None,
+    # a dispute's provisional credit or its reversal, and a back-valued line's value date
+    # (docs/disputes.md)
+    "disputeId": None,
+    "valueAt": None,
 }
 
 

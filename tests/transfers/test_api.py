@@ -124,7 +124,14 @@ def test_transfer_by_account_id_moves_the_money(api, pair):
             "adjustmentId": None,
             "createdAt": line["createdAt"],
             **(
-                {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+                {
+                    "category": None,
+                    "feeId": None,
+                    "merchantAmount": None,
+                    "merchantCurrency": None,
+                    "disputeId": None,
+                    "valueAt": None,
+                }
                 if api.version == "v2"
                 else {}
             ),  # docs/fees.md, docs/card-transactions.md

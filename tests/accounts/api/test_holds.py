@@ -387,7 +387,14 @@ def test_partial_capture_moves_the_captured_amount_and_releases_the_rest(api):
         "adjustmentId": None,
         "createdAt": line["createdAt"],
         **(
-            {"category": None, "feeId": None, "merchantAmount": None, "merchantCurrency": None}
+            {
+                "category": None,
+                "feeId": None,
+                "merchantAmount": None,
+                "merchantCurrency": None,
+                "disputeId": None,
+                "valueAt": None,
+            }
             if api.version == "v2"
             else {}
         ),  # docs/fees.md, docs/card-transactions.md
