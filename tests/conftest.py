@@ -4,6 +4,7 @@ import uuid
 import pytest
 from django.test import Client
 
+from institutions import key_cache
 from tests import fast_flush
 from tests.factories import InstitutionFactory, issue_key
 from tests.staff import sign_in
@@ -76,6 +77,18 @@ class Api:
         return self._write(
             "patch", path, body if body is not None else {}, idempotency_key, headers, content_type
         )
+
+
+@pytest.fixture
+def cached_keys(settings):
+    """API keys read through the per-process cache (`institutions.key_cache`), as in production,
+    for tests that send thousands of requests with keys that nothing changes during the test:
+    the key's query was a third of the cost of a refused request. Emptied before and after, so
+    that no other test sees a key of this one. Off elsewhere (config/settings/test.py)."""
+    key_cache.forget()
+    settings.API_KEY_CACHE_SECONDS = 3600
+    yield
+    key_cache.forget()
 
 
 @pytest.fixture

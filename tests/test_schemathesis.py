@@ -65,9 +65,10 @@ MERCHANT = {"name": "Corner Shop", "mcc": "5411", "country_code": "826", "channe
 
 
 @pytest.fixture
-def tenant(db):
+def tenant(db, cached_keys):
     """A key and, for the paths that name an object, real objects of its institution: a random
-    id would only ever reach the 404 branch."""
+    id would only ever reach the 404 branch. No operation changes the key: it is read from the
+    database once per test (cached_keys), as production reads it once per few seconds."""
     # As Django's test client does: a request must not close the test's database connection.
     signals.request_started.disconnect(close_old_connections)
     signals.request_finished.disconnect(close_old_connections)

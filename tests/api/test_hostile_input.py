@@ -1235,8 +1235,9 @@ def snapshot(query: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def api_all(institution, settings):
+def api_all(institution, settings, cached_keys):
     settings.RATE_LIMIT_REQUESTS = 0  # thousands of requests: the limiter is not under test
+    # The keys of these tests do not change: each is read from the database once (cached_keys).
     # One access line per request is most of the cost of a refused request; errors still log.
     access_log = logging.getLogger("tx.access")
     level = access_log.level
