@@ -10,3 +10,15 @@ def lock_dispute(dispute_id: str) -> Dispute:
     steps read."""
     Dispute.objects.select_for_update().filter(pk=dispute_id).values_list("pk", flat=True).get()
     return Dispute.objects.select_related("institution", "authorization", "card").get(pk=dispute_id)
+
+
+def lock_dispute_unless_busy(dispute_id: str) -> Dispute | None:
+    """The dispute, its row locked, with its institution; None when another transaction holds
+    it (SKIP LOCKED: the deadline job leaves a dispute that is moving right now to its next
+    run)."""
+    return (
+        Dispute.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("institution")
+        .filter(pk=dispute_id)
+        .first()
+    )

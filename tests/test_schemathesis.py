@@ -31,12 +31,17 @@ from schemathesis.specs.openapi import checks as openapi_checks
 
 from accounts.models import AccountProduct, StatementLine
 from accounts.services import account_create, adjustment_create, fee_charge, hold_place
-from authorizations.services import authorization_create, card_return_create
+from authorizations.services import (
+    authorization_create,
+    authorization_present,
+    card_return_create,
+)
 from cards.models import CardProduct
 from cards.services import card_issue
 from core import operations
 from core.actors import SYSTEM
 from customers.services import customer_create
+from disputes.services.filing import dispute_create
 from events.models import Event
 from institutions import scopes as api_scopes
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
@@ -180,6 +185,17 @@ def _build_world() -> dict:
     card_return = card_return_create(
         card=card, amount=200, currency="EUR", merchant=MERCHANT, actor=SYSTEM
     )
+    disputed = authorization_create(
+        card=card, amount=900, currency="EUR", type="Goods", merchant=MERCHANT, actor=SYSTEM
+    )
+    authorization_present(authorization=disputed, actor=SYSTEM)
+    dispute = dispute_create(
+        authorization=disputed,
+        amount=400,
+        reason="not_received",
+        cardholder_contacted_at=timezone.now(),
+        actor=SYSTEM,
+    )
     fee = fee_charge(account=source, kind="monthly", amount=100, period="2026-01")
     endpoint = webhook_endpoint_create(
         institution=institution, url="https://hooks.example.com/tx", event_types=["*"]
@@ -204,6 +220,7 @@ def _build_world() -> dict:
             "productRid": product.id,
             "cardProductRid": card.product_id,
             "feeId": fee.id,
+            "disputeId": dispute.id,
             "month": "2026-01",
         },
     }

@@ -9,6 +9,7 @@ from django.utils import timezone
 from core.actors import current_actor
 from institutions.calendar import business_days_after, local_date
 
+from ..locks import lock_dispute_unless_busy
 from ..models import Dispute, DisputeDeadline
 from .deadlines import APPROACHING, HORIZON
 from .records import emit
@@ -28,12 +29,7 @@ def disputes_watch_deadlines(*, now=None) -> dict[str, int]:
     ).values_list("pk", "dispute_id")
     for deadline_id, dispute_id in list(candidates):
         with transaction.atomic():
-            dispute = (
-                Dispute.objects.select_for_update(skip_locked=True, of=("self",))
-                .select_related("institution")
-                .filter(pk=dispute_id)
-                .first()
-            )
+            dispute = lock_dispute_unless_busy(dispute_id)
             if dispute is None:
                 continue
             deadline = DisputeDeadline.objects.get(pk=deadline_id)  # read once locked

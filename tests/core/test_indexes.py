@@ -61,6 +61,8 @@ def test_the_statement_line_table_keeps_only_the_indexes_its_reads_use():
         "txn_authorization_idx",
         "txn_card_idx",
         "txn_card_return_idx",
+        # partial: only a dispute's lines (the admin's lines of a dispute, docs/disputes.md)
+        "txn_dispute_idx",
         "txn_fee_idx",  # partial: only fee lines (the admin's lines of a fee, docs/fees.md)
         "txn_hold_idx",
         "txn_journal_idx",
@@ -79,6 +81,7 @@ def test_the_statement_line_table_keeps_only_the_indexes_its_reads_use():
         ({"adjustment_id": "adj_x"}, "txn_adjustment_idx"),
         ({"authorization_id": "aut_x"}, "txn_authorization_idx"),
         ({"fee_id": "fee_x"}, "txn_fee_idx"),
+        ({"dispute_id": "dsp_x"}, "txn_dispute_idx"),
     ],
 )
 def test_every_lookup_of_statement_lines_has_its_index(lookup, index):
