@@ -1,5 +1,5 @@
-"""Filing a dispute (docs/disputes.md, "Filing"): a draft on a presented card payment, its
-evidence and note while it is a draft.
+"""Filing a dispute (docs/disputes.md, "What may be disputed", "The resource"): a draft on a
+presented card payment, its evidence and note while it is a draft.
 
 What may be disputed: a presented authorization's presented amount, less what its returns
 credited back and what its other disputes contest (several partial disputes per presentment).
