@@ -86,6 +86,7 @@ CARD_PRODUCT_CREATE_FIELDS = [
     *PRODUCT_SECURITY_FIELDS,
     *PRODUCT_FEE_FIELDS,
     "dispute_policy",
+    "dispute_provisional_credit",
 ]
 CARD_PRODUCT_CHANGE_FIELDS = [
     "name",
@@ -95,6 +96,7 @@ CARD_PRODUCT_CHANGE_FIELDS = [
     *PRODUCT_SECURITY_FIELDS,
     *PRODUCT_FEE_FIELDS,
     "dispute_policy",
+    "dispute_provisional_credit",
     "status",
 ]
 
@@ -125,6 +127,11 @@ class CardProductForm(forms.ModelForm):
         choices=[("", "—"), *CardProduct.DisputePolicy.choices],
         help_text="Whose clocks its cards' disputes run on; blank: none (docs/disputes.md).",
     )
+    dispute_provisional_credit = forms.ChoiceField(
+        required=False,
+        choices=[("", "—"), *CardProduct.ProvisionalCredit.choices],
+        help_text="When its cards' disputes credit the cardholder; blank: at submission.",
+    )
     forms = forms.MultipleChoiceField(
         choices=CardProduct.Form.choices, widget=forms.CheckboxSelectMultiple
     )
@@ -140,7 +147,7 @@ class CardProductForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        for field in [*PRODUCT_FEE_FIELDS, "dispute_policy"]:
+        for field in [*PRODUCT_FEE_FIELDS, "dispute_policy", "dispute_provisional_credit"]:
             if cleaned.get(field) in (None, "") and not self.instance._state.adding:
                 cleaned[field] = getattr(self.instance, field)  # blank: left as it is
         if self.instance._state.adding:

@@ -3,12 +3,16 @@
 Disputes are filed and played through the API; here staff read a dispute whole (its stage,
 money, liability split, evidence, steps and deadlines), find the disputes due (the dashboard's
 queue: a deadline the deadline job found approaching or missed, not met), and move it with the
-actions below, each through `dispute_transition` as the API does (its locks, its money, its
+actions below, each through the stages' services as the API does (its locks, its money, its
 events, the staff user as the actor), with a reason asked on a confirmation page and written
 on the dispute's step and in the admin history:
 
-- "Submit": the dispute is filed and the cardholder credited provisionally;
-- "Deny" (and "Withdraw"): closed, the provisional credit reversed;
+- "Submit": the dispute is filed and the cardholder credited provisionally (unless its product
+  credits by the deadline);
+- "Grant the provisional credit now": credited apart from the stages (before a product crediting
+  by the deadline would, or a draft not yet filed);
+- "Deny" (and "Withdraw"): closed, the provisional credit reversed (after the policy's notice:
+  Reg E's five business days);
 - "Accept the loss, write it off": closed, what the merchant re-presented written off;
 - "Accept the loss, the cardholder bears it": closed, that much of the credit reversed.
 
@@ -38,7 +42,12 @@ from core.operations import changed
 from events.models import Event
 
 from .models import Dispute, DisputeDeadline, DisputeStep
-from .services.stages import CARDHOLDER, ISSUER, dispute_transition
+from .services.stages import (
+    CARDHOLDER,
+    ISSUER,
+    dispute_grant_provisional_credit,
+    dispute_transition,
+)
 
 CONFIRM = "confirm"
 MAX_REASON = 300
@@ -113,7 +122,7 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     search_fields = ["id", "authorization_id", "card_id", "account_id"]
     search_help_text = "An exact dispute, card payment (authorization), card or account id."
     show_full_result_count = False
-    actions = ["submit", "deny", "withdraw", "write_off", "cardholder_bears"]
+    actions = ["submit", "grant_credit", "deny", "withdraw", "write_off", "cardholder_bears"]
     inlines = [DisputeDeadlineInline, DisputeStepInline]
     fields = [
         "id",
@@ -127,6 +136,7 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "account_link",
         "amount_display",
         "provisional_credit_display",
+        "provisional_credit_reverses_on",
         "recovered_display",
         "cardholder_liable_display",
         "written_off_display",
@@ -151,7 +161,7 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     account_link = link_column("account", description="account")
     amount_display = money_column("amount", description="disputed", ordering="amount")
     provisional_credit_display = money_column(
-        "provisional_credit", description="provisional credit (given, not reversed)"
+        "provisional_credit", description="credited to the cardholder (not given back)"
     )
     recovered_display = money_column("recovered", description="recovered from the network")
     cardholder_liable_display = money_column(
@@ -183,10 +193,18 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     # --- actions: each a stage move through the service, with a reason
     @admin.action(
-        description="Submit (credits the cardholder provisionally)", permissions=["change"]
+        description="Submit (credits the cardholder provisionally, unless the product credits "
+        "by the deadline)",
+        permissions=["change"],
     )
     def submit(self, request, queryset):
         return self._move(request, queryset, "submit", "Submit", to=Dispute.Status.SUBMITTED)
+
+    @admin.action(description="Grant the provisional credit now", permissions=["change"])
+    def grant_credit(self, request, queryset):
+        return self._move(
+            request, queryset, "grant_credit", "Grant the provisional credit", grant=True
+        )
 
     @admin.action(description="Deny (reverses the provisional credit)", permissions=["change"])
     def deny(self, request, queryset):
@@ -265,8 +283,13 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         )
 
 
-def _transition(*, dispute: Dispute, reason: str, **move):
-    """`dispute_transition` as one operation of the staff user (`apply_each` runs it)."""
+def _transition(*, dispute: Dispute, reason: str, grant: bool = False, **move):
+    """`dispute_transition` (or, `grant`, `dispute_grant_provisional_credit`) as one operation
+    of the staff user (`apply_each` runs it)."""
+    if grant:
+        return changed(
+            dispute_grant_provisional_credit(dispute=dispute, actor=current_actor(), reason=reason)
+        )
     return changed(
         dispute_transition(dispute=dispute, actor=current_actor(), reason=reason, **move)
     )

@@ -218,7 +218,16 @@ class DisputeOut(Serializer):
     evidence = StoredDataField()
     provisionalCredit = serializers.IntegerField(  # noqa: N815
         source="provisional_credit",
-        help_text="Credited to the cardholder while the dispute runs, and not reversed.",
+        help_text="Credited to the cardholder for the dispute and not given back: provisionally "
+        "while it runs; once closed, what they keep (recovered + writtenOff), after a reversal "
+        "held for the policy's notice (provisionalCreditReversesOn).",
+    )
+    provisionalCreditReversesOn = serializers.DateField(  # noqa: N815
+        source="provisional_credit_reverses_on",
+        allow_null=True,
+        help_text="A closed dispute's reversal of the credit the cardholder does not keep, held "
+        "for the dispute policy's notice (Reg E: five business days): the notice's last day in "
+        "the institution's calendar; it is posted the day after. Null when none is held.",
     )
     recovered = serializers.IntegerField(help_text="What the network gave back.")
     cardholderLiable = serializers.IntegerField(  # noqa: N815

@@ -11,9 +11,11 @@ is a **liability split** of the disputed `amount`, which PostgreSQL keeps whole 
 - `written_off`: what the issuer absorbs;
 - `remaining`: what is still open; 0 once closed.
 
-`provisional_credit` is what the cardholder was credited while the dispute runs and has not been
-reversed. Each step that moves money is one balanced journal (`DisputeStep`), against the
-institution's `dispute_clearing` account (docs/disputes.md, "Money").
+`provisional_credit` is what the cardholder was credited for the dispute and has not given back:
+provisionally while it runs; once it is closed, what they keep (`recovered + written_off`), after
+a reversal that the dispute policy's notice may hold until `provisional_credit_reverses_on`.
+Each step that moves money is one balanced journal (`DisputeStep`), against the institution's
+`dispute_clearing` account (docs/disputes.md, "Money").
 """
 
 from django.db import models
@@ -89,6 +91,9 @@ class Dispute(CreatedBy, Timestamped):
     cardholder_liable = models.BigIntegerField(default=0)
     written_off = models.BigIntegerField(default=0)
     remaining = models.BigIntegerField()
+    # A closed dispute's reversal of the credit the cardholder does not keep, held for the
+    # policy's notice: posted by the deadline job the day after (docs/disputes.md, "Money").
+    provisional_credit_reverses_on = models.DateField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -128,6 +133,12 @@ class Dispute(CreatedBy, Timestamped):
                 | (~Q(status="closed") & Q(outcome="")),
                 name="dispute_closed_has_outcome",
             ),
+            # Only a closed dispute holds a reversal, and only of a credit it gave.
+            models.CheckConstraint(
+                condition=Q(provisional_credit_reverses_on__isnull=True)
+                | Q(status="closed", provisional_credit__gt=0),
+                name="dispute_reversal_held_when_closed",
+            ),
         ]
         indexes = [
             models.Index(fields=["institution", "-id"], name="dispute_institution_idx"),
@@ -135,6 +146,12 @@ class Dispute(CreatedBy, Timestamped):
             models.Index(fields=["card", "-id"], name="dispute_card_idx"),
             models.Index(fields=["account", "-id"], name="dispute_account_idx"),
             models.Index(fields=["authorization"], name="dispute_authorization_idx"),
+            # The deadline job's scan of the reversals held.
+            models.Index(
+                fields=["provisional_credit_reverses_on"],
+                condition=Q(provisional_credit_reverses_on__isnull=False),
+                name="dispute_reversal_held_idx",
+            ),
         ]
 
     def __str__(self):
@@ -158,6 +175,8 @@ class DisputeStep(CreatedBy):
         SUBMITTED = "submitted"
         PROVISIONAL_CREDIT = "provisional_credit"
         PROVISIONAL_CREDIT_REVERSED = "provisional_credit_reversed"
+        REVERSAL_NOTICE = "reversal_notice"
+        CREDIT = "credit"
         CHARGEBACK = "chargeback"
         REPRESENTMENT = "representment"
         PREARBITRATION_FILED = "prearbitration_filed"

@@ -63,6 +63,7 @@ OBJECT_TYPES = {
     "dispute.closed": "dispute",
     "dispute.deadline_approaching": "dispute",
     "dispute.deadline_missed": "dispute",
+    "dispute.provisional_credit_reversal_scheduled": "dispute",
 }
 
 EVENT_TYPES = tuple(OBJECT_TYPES)

@@ -388,6 +388,14 @@ class CardProductCreate(StrictSerializer):
         help_text="Whose clocks its cards' disputes run on: `regE`, `psd2` or `none` (the "
         'network\'s filing limit only); default `none` (docs/disputes.md, "Deadlines").',
     )
+    disputeProvisionalCredit = serializers.ChoiceField(  # noqa: N815
+        source="dispute_provisional_credit",
+        choices=CardProduct.ProvisionalCredit.choices,
+        required=False,
+        help_text="When its cards' disputes credit the cardholder: `at_submission` (default) "
+        "or `by_deadline` (on the policy's provisional-credit deadline if the dispute is still "
+        'open; what is owed at its close otherwise: docs/disputes.md, "Money").',
+    )
 
 
 class CardProductUpdate(CardProductCreate):
@@ -573,6 +581,11 @@ class CardProductOut(Serializer):
         source="dispute_policy",
         choices=CardProduct.DisputePolicy.choices,
         help_text="Whose clocks its cards' disputes run on (docs/disputes.md).",
+    )
+    disputeProvisionalCredit = serializers.ChoiceField(  # noqa: N815
+        source="dispute_provisional_credit",
+        choices=CardProduct.ProvisionalCredit.choices,
+        help_text="When its cards' disputes credit the cardholder (docs/disputes.md).",
     )
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815

@@ -43,6 +43,11 @@ class CardProduct(Timestamped):
         PSD2 = "psd2", "PSD2 (EU)"
         NONE = "none", "None: the network's filing limit only"
 
+    class ProvisionalCredit(models.TextChoices):
+        # When its cards' disputes credit the cardholder (docs/disputes.md, "Money").
+        AT_SUBMISSION = "at_submission", "At submission"
+        BY_DEADLINE = "by_deadline", "By the policy's deadline, unless resolved before"
+
     # card kind -> the account product kind its cards sit on
     ACCOUNT_KIND = {Kind.DEBIT: "current", Kind.PREPAID: "prepaid"}
 
@@ -85,6 +90,12 @@ class CardProduct(Timestamped):
         choices=DisputePolicy.choices,
         default=DisputePolicy.NONE,
         db_default=DisputePolicy.NONE,
+    )
+    dispute_provisional_credit = models.CharField(
+        max_length=16,
+        choices=ProvisionalCredit.choices,
+        default=ProvisionalCredit.AT_SUBMISSION,
+        db_default=ProvisionalCredit.AT_SUBMISSION,
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -132,6 +143,10 @@ class CardProduct(Timestamped):
             models.CheckConstraint(
                 condition=Q(dispute_policy__in=["regE", "psd2", "none"]),
                 name="card_product_dispute_policy_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(dispute_provisional_credit__in=["at_submission", "by_deadline"]),
+                name="card_product_dispute_provisional_credit_valid",
             ),
         ]
 

@@ -111,6 +111,7 @@ UPDATABLE = frozenset(
         "replacement_fee",
         "foreign_transaction_fee_bps",
         "dispute_policy",
+        "dispute_provisional_credit",
     }
 )
 REQUIRED = ("name", "kind", "forms", "bin", "validity_months", *LIMIT_FIELDS)
@@ -128,6 +129,7 @@ DEFAULTS = {
     "replacement_fee": 0,
     "foreign_transaction_fee_bps": 0,
     "dispute_policy": CardProduct.DisputePolicy.NONE,
+    "dispute_provisional_credit": CardProduct.ProvisionalCredit.AT_SUBMISSION,
 }
 MAX_NAME_LENGTH = 200
 MAX_VALIDITY_MONTHS = 120
@@ -162,6 +164,7 @@ def card_product_data(product: CardProduct) -> dict:
         "replacement_fee": product.replacement_fee,
         "foreign_transaction_fee_bps": product.foreign_transaction_fee_bps,
         "dispute_policy": product.dispute_policy,
+        "dispute_provisional_credit": product.dispute_provisional_credit,
         "created_at": iso_millis(product.created_at),
         "updated_at": iso_millis(product.updated_at),
     }
@@ -306,6 +309,11 @@ _CHECKS = {
         None
         if value in CardProduct.DisputePolicy.values
         else f"Must be one of {', '.join(CardProduct.DisputePolicy.values)}."
+    ),
+    "dispute_provisional_credit": lambda value: (
+        None
+        if value in CardProduct.ProvisionalCredit.values
+        else f"Must be one of {', '.join(CardProduct.ProvisionalCredit.values)}."
     ),
 }
 

@@ -10,8 +10,10 @@ moves, watched by the deadline job.
 - every policy: the network filing 120 days after the presentment.
 
 A count of days (not business days) that ends on a day off moves to the next business day. The
-provisional credit's and the filing's deadlines are met when the dispute is submitted (it is
-filed and credited at once), the resolution's when it closes; closing meets them all. The job
+filing's deadline is met when the dispute is submitted, the provisional credit's when the credit
+is given (at submission, or on the deadline's day by the job for a product crediting
+`by_deadline`, or by staff), the resolution's when it closes; closing meets them all. A policy's
+REVERSAL_NOTICE holds a closing's reversal of the credit that many business days. The job
 (`watch`) emits `dispute.deadline_approaching` once when a deadline is APPROACHING business days
 away or less, and `dispute.deadline_missed` once the day after it; a draft that misses its
 filing deadline can no longer be filed: it closes `expired`.
@@ -36,6 +38,10 @@ POLICIES = {
     Policy.PSD2: {Name.PROVISIONAL_CREDIT: (BUSINESS, 1), Name.RESOLUTION: (BUSINESS, 15)},
     Policy.NONE: {},
 }
+# policy -> business days of notice before a closed dispute's credit is taken back: Reg E
+# 1005.11(d)(2)(ii) has the issuer honour the cardholder's payments for five business days after
+# it notifies them of the debit; PSD2 and `none` set no such period.
+REVERSAL_NOTICE = {Policy.REG_E: 5, Policy.PSD2: 0, Policy.NONE: 0}
 # The schemes' common time limit for a chargeback, in days after the presentment.
 NETWORK_FILING_DAYS = 120
 APPROACHING = 2  # business days

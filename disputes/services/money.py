@@ -7,8 +7,11 @@ liability split moved with it (PostgreSQL keeps the split whole: `dispute_liabil
 - representment: dispute clearing → card clearing; recovered → remaining;
 - recovered again (pre-arbitration accepted, arbitration won): card clearing → dispute
   clearing; remaining → recovered;
-- provisional credit reversed: cardholder → dispute clearing (a `CashDec` line); remaining →
-  cardholder liable;
+- the cardholder bears what is open: remaining → cardholder liable, and what they were credited
+  beyond what they keep is reversed: cardholder → dispute clearing (a `CashDec` line), at once,
+  or after the dispute policy's notice (Reg E: five business days), posted by the deadline job;
+- at the close, what the cardholder keeps and was not credited yet (a product crediting
+  `by_deadline`, closed before its deadline): dispute clearing → cardholder (a `CashInc` line);
 - write-off: dispute losses → dispute clearing; remaining → written off.
 
 The reversal takes the credit back whatever the account has left (`posting.FORCED`, as the
@@ -17,6 +20,8 @@ available is its `network_overdraft`, paid back first by what comes in (docs/ove
 function runs in the caller's transaction, the dispute's row locked first.
 """
 
+from django.utils import timezone
+
 from accounts.locks import lock_accounts
 from accounts.models import Account, Entry, Journal, StatementLine
 from accounts.posting import FORCED, credit, debit, journal_new, post
@@ -24,12 +29,16 @@ from accounts.services import internal_account
 from accounts.statement_lines import Line, statement_lines_new
 from core.actors import Actor
 from core.rows import new_row
+from institutions.calendar import business_days_after, local_date
 
 from ..models import Dispute, DisputeStep
+from .deadlines import REVERSAL_NOTICE
+from .records import record_step
 
 
-def grant_provisional_credit(dispute: Dispute, actor: Actor) -> DisputeStep:
-    """Credit the cardholder what is disputed, from dispute clearing."""
+def grant_provisional_credit(dispute: Dispute, actor: Actor, reason: str = "") -> DisputeStep:
+    """Credit the cardholder what is disputed, from dispute clearing (an open dispute not
+    credited yet)."""
     amount = dispute.amount - dispute.provisional_credit
     step = _move(
         dispute,
@@ -41,6 +50,7 @@ def grant_provisional_credit(dispute: Dispute, actor: Actor) -> DisputeStep:
         actor=actor,
         # Value-dated to the payment it disputes (PSD2 art. 73; docs/disputes.md, "Money").
         value_at=_debited_at(dispute),
+        reason=reason,
     )
     dispute.provisional_credit += amount
     return step
@@ -72,24 +82,83 @@ def representment(dispute: Dispute, amount: int, actor: Actor) -> DisputeStep:
     return step
 
 
-def cardholder_bears(dispute: Dispute, actor: Actor) -> DisputeStep | None:
-    """What is open is the cardholder's: its provisional credit reversed (none was given: no
-    money moves)."""
-    amount = min(dispute.remaining, dispute.provisional_credit)
-    step = None
-    if amount:
-        step = _move(
-            dispute,
-            DisputeStep.Kind.PROVISIONAL_CREDIT_REVERSED,
-            amount,
-            into=_internal(dispute, Account.InternalCode.DISPUTE_CLEARING),
-            out_of=dispute.account_id,
-            line=(StatementLine.Type.CASH_DEC, "Provisional credit reversed"),
-            actor=actor,
-        )
-        dispute.provisional_credit -= amount
+def cardholder_bears(dispute: Dispute) -> None:
+    """What is open is the cardholder's (the close, `settle`, takes back the credit it
+    covered)."""
     dispute.cardholder_liable += dispute.remaining
     dispute.remaining = 0
+
+
+def settle(dispute: Dispute, actor: Actor) -> None:
+    """A dispute closing: the cardholder ends with what they keep (`recovered + written_off`).
+    What they were credited beyond it is taken back at once or, under a policy with a notice
+    (`deadlines.REVERSAL_NOTICE`: Reg E's five business days), held until the notice has run
+    (`reversal_hold`); what they keep and were not credited yet is credited (`credit_owed`)."""
+    if owed_back(dispute):
+        notice = REVERSAL_NOTICE[dispute.card.product.dispute_policy]
+        if notice:
+            reversal_hold(dispute, notice, actor)
+        else:
+            reverse_provisional_credit(dispute, actor)
+    else:
+        credit_owed(dispute, actor)
+
+
+def owed_back(dispute: Dispute) -> int:
+    """What the cardholder was credited beyond what they may keep (all but what they bear)."""
+    return max(0, dispute.provisional_credit - (dispute.amount - dispute.cardholder_liable))
+
+
+def reversal_hold(dispute: Dispute, notice: int, actor: Actor) -> DisputeStep:
+    """The cardholder is told that what is owed back will be taken after `notice` business days
+    of the institution's calendar from today: `provisional_credit_reverses_on`, the last of
+    them, the deadline job posting the reversal the day after (`reverse_provisional_credit`).
+    The close emits `dispute.provisional_credit_reversal_scheduled`: the notice a program sends
+    the cardholder."""
+    institution = dispute.institution
+    today = local_date(institution, timezone.now())
+    dispute.provisional_credit_reverses_on = business_days_after(institution, today, notice)
+    return record_step(dispute, DisputeStep.Kind.REVERSAL_NOTICE, dispute.status, actor)
+
+
+def reverse_provisional_credit(dispute: Dispute, actor: Actor) -> DisputeStep | None:
+    """Take back what the cardholder was credited beyond what they keep: cardholder → dispute
+    clearing, whatever the account has left (`FORCED`)."""
+    amount = owed_back(dispute)
+    dispute.provisional_credit_reverses_on = None
+    if not amount:
+        return None
+    step = _move(
+        dispute,
+        DisputeStep.Kind.PROVISIONAL_CREDIT_REVERSED,
+        amount,
+        into=_internal(dispute, Account.InternalCode.DISPUTE_CLEARING),
+        out_of=dispute.account_id,
+        line=(StatementLine.Type.CASH_DEC, "Provisional credit reversed"),
+        actor=actor,
+    )
+    dispute.provisional_credit -= amount
+    return step
+
+
+def credit_owed(dispute: Dispute, actor: Actor) -> DisputeStep | None:
+    """At the close: what the cardholder keeps (recovered or written off) and was not credited
+    yet (a product crediting `by_deadline`, closed before the deadline), credited now,
+    value-dated as the provisional credit."""
+    amount = dispute.recovered + dispute.written_off - dispute.provisional_credit
+    if amount <= 0:
+        return None
+    step = _move(
+        dispute,
+        DisputeStep.Kind.CREDIT,
+        amount,
+        into=dispute.account_id,
+        out_of=_internal(dispute, Account.InternalCode.DISPUTE_CLEARING),
+        line=(StatementLine.Type.CASH_INC, "Dispute credit"),
+        actor=actor,
+        value_at=_debited_at(dispute),
+    )
+    dispute.provisional_credit += amount
     return step
 
 
@@ -159,6 +228,7 @@ def _move(
     actor: Actor,
     line: tuple[str, str] | None = None,
     value_at=None,
+    reason: str = "",
 ) -> DisputeStep:
     """`amount` (> 0) from `out_of` into `to`, one journal, its step and the cardholder's
     statement line when the cardholder's account is one side (`line`: its type and words).
@@ -179,6 +249,7 @@ def _move(
         to_status=dispute.status,
         amount=amount,
         journal=journal,
+        reason=reason[:300],
         **actor.stamp("created_by"),
     )
     lines = []

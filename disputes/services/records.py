@@ -36,6 +36,11 @@ def emit(dispute: Dispute, event_type: str, extra: dict | None = None) -> None:
         "status": dispute.status,
         "outcome": dispute.outcome or None,
         "provisional_credit": dispute.provisional_credit,
+        "provisional_credit_reverses_on": (
+            dispute.provisional_credit_reverses_on.isoformat()
+            if dispute.provisional_credit_reverses_on
+            else None
+        ),
         "recovered": dispute.recovered,
         "cardholder_liable": dispute.cardholder_liable,
         "written_off": dispute.written_off,

@@ -24,6 +24,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from authorizations.locks import lock_authorization
+from cards.models import CardProduct
 from core.actors import Actor
 from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
 
@@ -41,6 +42,7 @@ Deadline = DisputeDeadline.Name
 CARDHOLDER = "cardholder"  # its provisional credit is reversed
 ISSUER = "issuer"  # written off
 LIABILITIES = (CARDHOLDER, ISSUER)
+PROVISIONALLY_CREDITED = "provisionally_credited"  # what a refused grant names (409's `to`)
 
 # Network messages (the sandbox's `network` scope).
 CHARGEBACK_ACCEPTED = "chargeback_accepted"
@@ -76,13 +78,9 @@ def dispute_transition(
             dispute.status = Status.SUBMITTED
             dispute.submitted_at = timezone.now()
             record_step(dispute, DisputeStep.Kind.SUBMITTED, before, actor, reason)
-            money.grant_provisional_credit(dispute, actor)
-            # Filed with the network and credited at once.
-            deadlines_met(
-                dispute,
-                DisputeDeadline.Name.PROVISIONAL_CREDIT,
-                DisputeDeadline.Name.NETWORK_FILING,
-            )
+            deadlines_met(dispute, Deadline.NETWORK_FILING)
+            if _credits_at_submission(dispute) and not dispute.provisional_credit:
+                _grant(dispute, actor)
         elif to == Status.PREARBITRATION and before == Status.REPRESENTMENT:
             dispute.status = Status.PREARBITRATION
             record_step(dispute, DisputeStep.Kind.PREARBITRATION_FILED, before, actor, reason)
@@ -92,9 +90,13 @@ def dispute_transition(
         elif to == Status.CLOSED and outcome in (Outcome.WITHDRAWN, Outcome.DENIED):
             if before not in (Status.DRAFT, Status.SUBMITTED):
                 raise _refused(dispute, to)
-            money.cardholder_bears(dispute, actor)
+            money.cardholder_bears(dispute)
             _close(dispute, outcome, before, actor, reason)
         elif to == Status.CLOSED and outcome is None and before == Status.CHARGEBACK:
+            if liability is not None:
+                raise ValidationFailed(
+                    details={"liability": "Nothing is open to bear: all was charged back."}
+                )
             _close(dispute, _outcome_of(dispute), before, actor, reason)
         elif (
             to == Status.CLOSED
@@ -160,7 +162,7 @@ def dispute_network_message(
                 money.recover(dispute, DisputeStep.Kind.ARBITRATION_WON, actor)
             else:
                 record_step(dispute, DisputeStep.Kind.ARBITRATION_LOST, before, actor)
-                money.cardholder_bears(dispute, actor)
+                money.cardholder_bears(dispute)
             _close(dispute, _outcome_of(dispute), before, actor)
         else:
             raise _refused(dispute, message)
@@ -173,9 +175,80 @@ def dispute_expire(dispute: Dispute, actor: Actor) -> None:
     locked): it can no longer be filed, and closes `expired`, the cardholder bearing it (no
     credit was given to a draft)."""
     before = dispute.status
-    money.cardholder_bears(dispute, actor)
+    money.cardholder_bears(dispute)
     _close(dispute, Outcome.EXPIRED, before, actor, "The network's filing deadline passed.")
     _save(dispute, before)
+
+
+def dispute_grant_provisional_credit(
+    *, dispute: Dispute, actor: Actor, reason: str = ""
+) -> Dispute:
+    """Credit the cardholder provisionally now, apart from the stages (staff, before a product
+    crediting `by_deadline` would, or a draft not yet filed): an open dispute not credited yet;
+    409 `invalid_state_transition` otherwise. Meets the `provisional_credit` deadline; emits
+    `dispute.updated` (`changedFields: [provisionalCredit]`)."""
+    with transaction.atomic(savepoint=False):
+        dispute = lock_dispute(dispute.pk)
+        if dispute.status == Status.CLOSED or dispute.provisional_credit:
+            raise InvalidStateTransition(
+                f"A {dispute.status} dispute "
+                + ("that is closed" if dispute.status == Status.CLOSED else "credited already")
+                + " cannot be credited provisionally.",
+                from_state=dispute.status,
+                to_state=PROVISIONALLY_CREDITED,
+            )
+        _grant(dispute, actor, reason)
+        dispute.updated_at = timezone.now()
+        dispute.save(update_fields=["provisional_credit", "updated_at"])
+        emit(dispute, "dispute.updated", {"changed_fields": ["provisional_credit"]})
+    return dispute
+
+
+def dispute_credit_by_deadline(dispute: Dispute, actor: Actor) -> bool:
+    """The deadline job, on a `provisional_credit` deadline's day, the dispute's row locked: a
+    product crediting `by_deadline` credits an open dispute not credited yet. Whether it did."""
+    if (
+        dispute.status == Status.CLOSED
+        or dispute.provisional_credit
+        or _credits_at_submission(dispute)
+    ):
+        return False
+    dispute_grant_provisional_credit(
+        dispute=dispute, actor=actor, reason="The policy's provisional credit deadline."
+    )
+    return True
+
+
+def dispute_reverse_held(dispute: Dispute, actor: Actor) -> None:
+    """The deadline job, the day after a held reversal's notice ran out, the dispute's row
+    locked: take the credit back (`money.reverse_provisional_credit`)."""
+    money.reverse_provisional_credit(dispute, actor)
+    dispute.updated_at = timezone.now()
+    dispute.save(
+        update_fields=["provisional_credit", "provisional_credit_reverses_on", "updated_at"]
+    )
+
+
+def _credits_at_submission(dispute: Dispute) -> bool:
+    return (
+        dispute.card.product.dispute_provisional_credit
+        == CardProduct.ProvisionalCredit.AT_SUBMISSION
+    )
+
+
+def _grant(dispute: Dispute, actor: Actor, reason: str = "") -> None:
+    money.grant_provisional_credit(dispute, actor, reason)
+    deadlines_met(dispute, Deadline.PROVISIONAL_CREDIT)
+
+
+def _notify_reversal(dispute: Dispute) -> None:
+    """The notice of a held reversal: its amount, and `provisionalCreditReversesOn`, the
+    notice's last day (the reversal is posted the day after)."""
+    emit(
+        dispute,
+        "dispute.provisional_credit_reversal_scheduled",
+        {"reversal_amount": money.owed_back(dispute)},
+    )
 
 
 def _declined(dispute: Dispute) -> bool:
@@ -186,7 +259,7 @@ def _declined(dispute: Dispute) -> bool:
 
 def _bear(dispute: Dispute, liability: str, actor: Actor) -> None:
     if liability == CARDHOLDER:
-        money.cardholder_bears(dispute, actor)
+        money.cardholder_bears(dispute)
     else:
         money.write_off(dispute, actor)
 
@@ -198,8 +271,11 @@ def _outcome_of(dispute: Dispute) -> str:
 
 
 def _close(dispute: Dispute, outcome: str, before: str, actor: Actor, reason: str = "") -> None:
-    """Closed with `outcome`: what the cardholder bears no longer counts as disputed on its
-    authorization (a merchant's refund of it may come)."""
+    """Closed with `outcome`: the cardholder's money settled (`money.settle`: what they do not
+    keep taken back, at once or after the policy's notice; what they keep credited), and what
+    they bear no longer counts as disputed on its authorization (a merchant's refund of it may
+    come)."""
+    money.settle(dispute, actor)
     dispute.status = Status.CLOSED
     dispute.outcome = outcome
     dispute.resolution_reason = reason[:300]
@@ -222,6 +298,7 @@ def _save(dispute: Dispute, before: str) -> None:
             "submitted_at",
             "closed_at",
             "provisional_credit",
+            "provisional_credit_reverses_on",
             "recovered",
             "cardholder_liable",
             "written_off",
@@ -233,6 +310,8 @@ def _save(dispute: Dispute, before: str) -> None:
         emit(dispute, "dispute.stage_changed", {"from": before, "to": dispute.status})
     if dispute.status == Status.CLOSED:
         emit(dispute, "dispute.closed")
+        if dispute.provisional_credit_reverses_on:
+            _notify_reversal(dispute)
 
 
 def _refused(dispute: Dispute, to: str) -> InvalidStateTransition:

@@ -87,6 +87,27 @@ def test_operations_submits_with_a_reason(operations_client, world):
     )
 
 
+def test_operations_grants_the_provisional_credit_apart_from_the_stages(operations_client, world):
+    draft = _dispute(world)
+    credited = _dispute(world, SUBMITTED)
+    account_id = Dispute.objects.get(pk=draft).account_id
+    before = balances(world.api, account_id)["posted"]
+
+    run_action(operations_client, "disputes.dispute", "grant_credit", draft)
+    run_action(operations_client, "disputes.dispute", "grant_credit", credited)  # refused
+
+    dispute = Dispute.objects.get(pk=draft)
+    assert (dispute.status, dispute.provisional_credit) == ("draft", 10)
+    step = dispute.steps.get(kind="provisional_credit")
+    assert (step.reason, step.created_by_user.username) == (
+        "Checked with the cardholder by phone.",
+        "ops",
+    )
+    assert balances(world.api, account_id)["posted"] == before + 10
+    assert Dispute.objects.get(pk=credited).provisional_credit == 10  # once, at submission
+    assert not LogEntry.objects.filter(object_id=credited).exists()
+
+
 def test_a_loss_written_off_by_staff(operations_client, world):
     dispute_id = _dispute(world, *REPRESENTED)
 

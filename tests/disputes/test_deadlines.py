@@ -53,6 +53,17 @@ def watch(at: str) -> dict[str, int]:
     return operations.run_batches(disputes_watch_deadlines, actor=SYSTEM, now=now)
 
 
+def counts(approaching, missed, expired, credited=0, reversed=0) -> dict[str, int]:
+    """What a run of the deadline job reports."""
+    return {
+        "approaching": approaching,
+        "missed": missed,
+        "expired": expired,
+        "credited": credited,
+        "reversed": reversed,
+    }
+
+
 def test_reg_e_counts_business_days_across_the_weekend_and_a_holiday(api_v2, institution):
     policy(api_v2, institution, "regE")
     holiday_add(institution=institution, date=date(2026, 11, 26), name="Thanksgiving")
@@ -131,14 +142,14 @@ def test_the_job_warns_once_and_reports_a_miss_once(api_v2, institution):
     dispute_id = filed(api_v2, p.authorization_id, cardholderContactedAt=FRIDAY)["disputeId"]
     # Provisional credit due Friday 4 December (no holiday this time).
 
-    assert watch("2026-12-01T12:00:00Z") == {"approaching": 0, "missed": 0, "expired": 0}
+    assert watch("2026-12-01T12:00:00Z") == counts(0, 0, 0)
     # Wednesday 2: the 4th is 2 business days away.
-    assert watch("2026-12-02T12:00:00Z") == {"approaching": 1, "missed": 0, "expired": 0}
-    assert watch("2026-12-03T12:00:00Z") == {"approaching": 0, "missed": 0, "expired": 0}
+    assert watch("2026-12-02T12:00:00Z") == counts(1, 0, 0)
+    assert watch("2026-12-03T12:00:00Z") == counts(0, 0, 0)
     # Still in time on the day itself.
-    assert watch("2026-12-04T23:00:00Z") == {"approaching": 0, "missed": 0, "expired": 0}
-    assert watch("2026-12-05T00:30:00Z") == {"approaching": 0, "missed": 1, "expired": 0}
-    assert watch("2026-12-06T00:30:00Z") == {"approaching": 0, "missed": 0, "expired": 0}
+    assert watch("2026-12-04T23:00:00Z") == counts(0, 0, 0)
+    assert watch("2026-12-05T00:30:00Z") == counts(0, 1, 0)
+    assert watch("2026-12-06T00:30:00Z") == counts(0, 0, 0)
 
     [approaching] = event_data(api_v2, "dispute.deadline_approaching", dispute_id)
     [missed] = event_data(api_v2, "dispute.deadline_missed", dispute_id)
@@ -154,9 +165,9 @@ def test_a_draft_past_its_filing_deadline_expires(api_v2, institution):
     dispute_id = filed(api_v2, p.authorization_id)["disputeId"]
     after = date.fromisoformat(filing_due(p, institution)) + timedelta(days=1)
 
-    counts = watch(f"{after.isoformat()}T12:00:00Z")
+    ran = watch(f"{after.isoformat()}T12:00:00Z")
 
-    assert counts == {"approaching": 0, "missed": 1, "expired": 1}
+    assert ran == counts(0, 1, 1)
     expired = dispute_of(api_v2, dispute_id)
     assert (expired["status"], expired["outcome"]) == ("closed", "expired")
     assert split(expired) == (0, PAID, 0, 0)
@@ -189,8 +200,4 @@ def test_the_job_runs_through_procrastinate(api_v2, institution):
     p = payment(api_v2)
     filed(api_v2, p.authorization_id)
 
-    assert tasks.watch_dispute_deadlines(timestamp=0) == {
-        "approaching": 0,
-        "missed": 0,
-        "expired": 0,
-    }
+    assert tasks.watch_dispute_deadlines(timestamp=0) == counts(0, 0, 0)

@@ -217,7 +217,13 @@ class Expected:
             self.cardholder_bears()
             self.close(fields["outcome"])
         elif name == "closed" and self.status == "chargeback":
-            self.close()  # won: nothing was re-presented (a liability given is moot)
+            if "liability" in fields:  # nothing is open to bear
+                return (
+                    400,
+                    "validation_error",
+                    {"liability": "Nothing is open to bear: all was charged back."},
+                )
+            self.close()  # won: nothing was re-presented
         elif name == "closed" and self.status in ("representment", "prearbitration"):
             if "liability" not in fields:
                 return (

@@ -242,6 +242,7 @@ ACTIONS = {
     ("institutions.apikey", "rotate_keys"): (_api_key, None),
     ("institutions.apikey", "rotate_keys_now"): (_api_key, None),
     ("disputes.dispute", "submit"): (_dispute, "dispute.stage_changed"),
+    ("disputes.dispute", "grant_credit"): (_dispute, "dispute.updated"),
     ("disputes.dispute", "deny"): (lambda w: _dispute(w, SUBMITTED), "dispute.closed"),
     ("disputes.dispute", "withdraw"): (_dispute, "dispute.closed"),
     ("disputes.dispute", "write_off"): (lambda w: _dispute(w, *REPRESENTED), "dispute.closed"),

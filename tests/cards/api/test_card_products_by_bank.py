@@ -97,6 +97,7 @@ def test_create_answers_201_with_the_product_and_emits_product_created(api_v2, i
         "replacementFee": 0,
         "foreignTransactionFeeBps": 0,
         "disputePolicy": "none",
+        "disputeProvisionalCredit": "at_submission",
     }
     (event,) = Event.objects.filter(object_id=rid)
     assert (event.type, event.object_type, event.actor_id) == (

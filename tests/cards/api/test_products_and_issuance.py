@@ -135,6 +135,7 @@ for _product in PRODUCTS.values():
     # The standard products charge no fee (docs/fees.md).
     _product.update({"atmFee": 0, "replacementFee": 0, "foreignTransactionFeeBps": 0})
     _product["disputePolicy"] = "none"  # no regulator's clock (docs/disputes.md)
+    _product["disputeProvisionalCredit"] = "at_submission"
 
 SENSITIVE_SCOPE = {"requiredScope": "cards:sensitive"}
 
