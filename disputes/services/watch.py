@@ -106,7 +106,7 @@ def _reverse_held(now, counts: dict[str, int]) -> None:
             # again each run, for staff to settle (the dispute shows it).
             logger.warning(
                 "dispute reversal refused",
-                extra={"disputeId": dispute_id, "code": error.code},
+                extra={"dispute_id": dispute_id, "code": error.code},
             )
 
 
