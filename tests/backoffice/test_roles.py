@@ -80,6 +80,7 @@ def test_each_role_is_offered_exactly_its_actions():
         ("accounts.account", "close_accounts"),
         ("accounts.hold", "release_holds"),
         ("disputes.dispute", "submit"),
+        ("disputes.dispute", "grant_credit"),
         ("disputes.dispute", "deny"),
         ("disputes.dispute", "withdraw"),
         ("disputes.dispute", "write_off"),
