@@ -3,7 +3,8 @@ second factor (PCI DSS 8.4.2; `backoffice.second_factor`, docs/back-office.md).
 
 `StaffAdminConfig` (backoffice.apps) makes this class `django.contrib.admin.site`, so every
 `admin.site.register` of the apps registers here and every admin page, action and history goes
-through `has_permission`. Two pages of its own, under /admin/second-factor/:
+through `has_permission`. Pages of its own: the search (/admin/search/, `backoffice.search`)
+and, under /admin/second-factor/:
 
 - enrolment: for a signed-in staff user with no device yet (first sign-in, or after a reset),
   the only page their password-only session reaches;
@@ -30,9 +31,11 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django_otp.plugins.otp_static.models import StaticToken
 
-from backoffice import second_factor
+from backoffice import search, second_factor
 from backoffice.forms import CodeForm, StaffLoginForm
 from core.exceptions import ValidationFailed
+
+MAX_QUERY = 200  # characters of a search
 
 
 class StaffAdminSite(admin.AdminSite):
@@ -63,6 +66,7 @@ class StaffAdminSite(admin.AdminSite):
                 self.admin_view(self.recovery_codes),
                 name="second_factor_recovery_codes",
             ),
+            path("search/", self.admin_view(self.search), name="search"),
             *super().get_urls(),
         ]
 
@@ -116,6 +120,20 @@ class StaffAdminSite(admin.AdminSite):
         }
         request.current_app = self.name
         return TemplateResponse(request, "backoffice/second_factor_renew.html", context)
+
+    def search(self, request):
+        """The search box's page (`backoffice.search`): a POST, so that what was typed (an
+        account or card number) stays out of URLs and logs; a GET shows the empty box."""
+        query = request.POST.get("q", "")[:MAX_QUERY] if request.method == "POST" else ""
+        context = {
+            **self.each_context(request),
+            "title": "Search",
+            "query": search.shown(query),
+            "searched": bool(query.strip()),
+            "groups": search.search(request, query),
+        }
+        request.current_app = self.name
+        return TemplateResponse(request, "backoffice/search.html", context)
 
     def _codes_page(self, request, codes, *, next_url):
         context = {

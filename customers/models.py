@@ -10,6 +10,7 @@ customer's row does not decrypt.
 """
 
 from django.db import models
+from django.db.models.functions import Upper
 from django.utils import timezone
 
 from core import crypto
@@ -60,7 +61,15 @@ class Customer(Timestamped):
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["institution", "-id"], name="customer_institution_idx")]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="customer_institution_idx"),
+            # The back office's search (backoffice/search.py): what a caller says on the phone.
+            models.Index(Upper("last_name"), name="customer_last_name_idx"),
+            models.Index(Upper("first_name"), name="customer_first_name_idx"),
+            models.Index(Upper("email"), name="customer_email_idx"),
+            models.Index(fields=["phone"], name="customer_phone_idx"),
+            models.Index(fields=["national_id_last4"], name="customer_national_id_last4_idx"),
+        ]
 
     def __str__(self):
         return f"{self.first_name} {self.last_name} ({self.id})"

@@ -18,6 +18,7 @@ overdraft limit that would take `available` past it (`account_set_overdraft_limi
 
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Right
 from django.utils import timezone
 
 from core.ids import new_id
@@ -136,6 +137,9 @@ class Account(Timestamped):
         indexes = [
             models.Index(fields=["institution", "-id"], name="account_institution_idx"),
             models.Index(fields=["customer", "-id"], name="account_customer_idx"),
+            # The back office's search (backoffice/search.py): the number's last four, and
+            # through them the whole number (the unique index leads with the institution).
+            models.Index(Right("account_number", 4), name="account_number_last4_idx"),
         ]
 
     def __str__(self):

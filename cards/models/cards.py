@@ -13,6 +13,7 @@ from datetime import date
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Upper
 from django.utils import timezone
 
 from core import crypto
@@ -152,6 +153,9 @@ class Card(Timestamped):
             models.Index(fields=["account", "-id"], name="card_account_idx"),
             models.Index(fields=["customer", "-id"], name="card_customer_idx"),
             models.Index(fields=["pan_fingerprint"], name="card_pan_fingerprint_idx"),
+            # The back office's search (backoffice/search.py).
+            models.Index(fields=["pan_last4"], name="card_pan_last4_idx"),
+            models.Index(Upper("embossed_name"), name="card_embossed_name_idx"),
             models.Index(
                 fields=["expires_on"],
                 condition=Q(status__in=["inactive", "active", "suspended"]),

@@ -1,0 +1,188 @@
+"""The back office's search box (issue 33 item 1; backoffice/search.py, docs/back-office.md
+"Search"): a caller found from what they say on the phone, within the user's institutions,
+every lookup on an index, and no number typed into it in a URL or on the page."""
+
+import pytest
+from django.db import connection
+from django.urls import reverse
+
+from accounts.models import Account
+from backoffice import search
+from cards.models import Card
+from customers.models import Customer
+from tests.api.test_scopes import World
+from tests.backoffice.helpers import staff
+from tests.cards.helpers import make_institution
+from tests.staff import sign_in
+
+pytestmark = pytest.mark.django_db
+
+SEARCH = reverse("admin:search")
+
+
+@pytest.fixture
+def bank():
+    return make_institution()
+
+
+@pytest.fixture
+def world(bank):
+    world = World("v2", bank)
+    world.make("customer", "account", "card", "pan")
+    response = world.api.patch(
+        f"/customers/{world['customer']}",
+        {"nationalId": "DE-123-45-6789", "email": "Ada@Example.org", "phone": "+447700900123"},
+    )
+    assert response.status_code == 200, response.content
+    return world
+
+
+@pytest.fixture
+def support(client, bank):
+    sign_in(client, staff("support", roles=["support"], institutions=[bank]))
+    return client
+
+
+def found(client, query: str) -> str:
+    response = client.post(SEARCH, {"q": query})
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def ids(client, query: str) -> set[str]:
+    """The ids of the objects the search links to."""
+    response = client.post(SEARCH, {"q": query})
+    return {
+        hit.url.rstrip("/").split("/")[-2] for g in response.context["groups"] for hit in g.hits
+    }
+
+
+def test_every_page_has_the_search_box(support):
+    page = support.get(reverse("admin:index")).content.decode()
+    assert 'id="global-search"' in page
+    assert f'action="{SEARCH}"' in page
+    assert 'method="post"' in page
+
+
+@pytest.mark.parametrize(
+    ("query", "kind"),
+    [
+        ("Ada L", "customer"),  # first and last name
+        ("l ada", "customer"),  # in either order, any case
+        ("ada@example.ORG", "customer"),
+        ("+44 7700 900123", "customer"),
+        ("6789", "customer"),  # the national id's last four
+    ],
+)
+def test_a_customer_is_found_from_what_they_say(support, world, query, kind):
+    assert world[kind] in ids(support, query)
+
+
+def test_an_account_by_its_number_whole_or_its_last_four(support, world):
+    number = Account.objects.get(pk=world["account"]).account_number
+
+    assert world["account"] in ids(support, number[-4:])
+    assert ids(support, number) == {world["account"]}
+    spaced = " ".join(number[i : i + 4] for i in range(0, len(number), 4))
+    assert ids(support, spaced) == {world["account"]}
+
+
+def test_a_card_by_its_last_four_its_name_or_its_number(support, world):
+    card = Card.objects.get(pk=world["card"])
+
+    assert world["card"] in ids(support, world["pan"][-4:])
+    assert world["card"] in ids(support, card.embossed_name.lower())
+    assert ids(support, world["pan"]) == {world["card"]}
+
+
+def test_any_object_by_its_id(support, world):
+    for name in ("customer", "account", "card"):
+        assert ids(support, world[name]) == {world[name]}, name
+    customer_id = world["customer"]
+    near_miss = customer_id[:-1] + ("1" if customer_id.endswith("0") else "0")
+    assert ids(support, near_miss) == set()
+
+
+def test_nothing_found_says_so(support, world):
+    page = found(support, "Nobody Here")
+    assert 'id="search-nothing"' in page
+
+
+def test_another_institutions_rows_are_not_found(client, world):
+    other = make_institution()
+    sign_in(client, staff("elsewhere", roles=["support"], institutions=[other]))
+    number = Account.objects.get(pk=world["account"]).account_number
+
+    for query in ("Ada L", world["customer"], number, number[-4:], world["pan"], "6789"):
+        assert ids(client, query) == set(), query
+
+
+def test_no_number_typed_is_shown_back_or_put_in_a_url(support, world):
+    number = Account.objects.get(pk=world["account"]).account_number
+
+    for secret in (number, world["pan"]):
+        response = support.post(SEARCH, {"q": secret})
+        page = response.content.decode()
+        assert secret not in page
+        assert f"…{secret[-4:]}" in page  # said by its last four
+    assert support.get(SEARCH).status_code == 200  # the empty box; the query is never a GET
+
+
+def test_the_search_needs_a_signed_in_verified_staff_user(client):
+    response = client.post(SEARCH, {"q": "Ada"})
+    assert response.status_code == 302
+    assert reverse("admin:login") in response["Location"]
+
+
+def _plan(model, condition) -> str:
+    rows = model.objects.all()
+    if model is Account:
+        rows = rows.alias(number_last4=search.Right("account_number", 4))
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        return rows.filter(condition).order_by("-pk")[:21].explain()
+
+
+@pytest.mark.parametrize(
+    ("model", "condition", "index"),
+    [
+        (Customer, search.Q(last_name__iexact="lovelace"), "customer_last_name_idx"),
+        (Customer, search.Q(first_name__iexact="ada"), "customer_first_name_idx"),
+        (Customer, search.Q(email__iexact="a@b.c"), "customer_email_idx"),
+        (Customer, search.Q(phone="+447700900123"), "customer_phone_idx"),
+        (Customer, search.Q(national_id_last4="6789"), "customer_national_id_last4_idx"),
+        (Account, search.Q(number_last4="1234"), "account_number_last4_idx"),
+        (
+            Account,
+            search.Q(number_last4="1234", account_number="40000000001234"),
+            "account_number_",  # the last four's, or the institution's unique number
+        ),
+        (Card, search.Q(pan_last4="1234"), "card_pan_last4_idx"),
+        (Card, search.Q(embossed_name__iexact="ADA L"), "card_embossed_name_idx"),
+        (Card, search.Q(pan_fingerprint="ab" * 32), "card_pan_fingerprint_idx"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
+def test_each_lookup_reads_its_index(model, condition, index):
+    plan = _plan(model, condition)
+    assert index in plan, plan
+
+
+def test_at_scale_the_planner_takes_the_index_itself(support, world, bank):
+    """Twenty thousand other customers and accounts, their statistics read: the planner picks
+    the search's indexes on its own (the plans above force them)."""
+    customer = Customer.objects.get(pk=world["customer"])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO customers_customer SELECT (jsonb_populate_record(NULL::customers_customer,"
+            " to_jsonb(c) || jsonb_build_object('id', 'cus_' || lpad(g::text, 26, '0'),"
+            " 'last_name', 'Name' || g, 'first_name', 'First' || g, 'email', NULL,"
+            " 'phone', NULL, 'national_id_last4', lpad((g %% 10000)::text, 4, '0')))).*"
+            " FROM customers_customer c, generate_series(1, 20000) g WHERE c.id = %s",
+            [customer.pk],
+        )
+        cursor.execute("ANALYZE customers_customer")
+    rows = Customer.objects.filter(institution=bank)
+    plan = rows.filter(search.Q(last_name__iexact="L")).order_by("-pk")[:21].explain()
+    assert "customer_last_name_idx" in plan, plan
+    assert ids(support, "Ada L") == {customer.pk, world["card"]}  # the card embossed so too
