@@ -23,10 +23,10 @@ from core.admin import (
     actor_display,
     admin_link,
     changelist_link,
+    fields_display,
     link_column,
     metadata_display,
     money_column,
-    pretty_json,
 )
 from events.models import Event
 
@@ -37,18 +37,22 @@ _CARD_SECRETS = [f"card__{name}" for name in SECRET_FIELDS]
 
 @admin.display(description="decline details")
 def decline_details_column(model_admin, obj):
-    """A declined authorization's or increment's details, as the API shows them."""
-    return (
-        "—"
-        if obj.decline_details is None
-        else pretty_json(api_data(obj.decline_details, stored=False))
-    )
+    """A declined authorization's or increment's details, in the API's names, as fields
+    (amounts with `money`, in the payment's currency)."""
+    if obj.decline_details is None:
+        return "—"
+    currency = obj.currency if isinstance(obj, Authorization) else obj.authorization.currency
+    return fields_display(api_data(obj.decline_details, stored=False), currency=currency)
 
 
 @admin.display(description="program's answer")
 def program_answer_column(model_admin, obj):
-    """The program's own JSON, as it sent it (its names, not the domain's)."""
-    return "—" if obj.program_answer is None else pretty_json(obj.program_answer)
+    """The program's own answer, as it sent it (its names, not the domain's), as fields: a
+    partial approval's `amount` with `money`, in the payment's currency."""
+    if obj.program_answer is None:
+        return "—"
+    currency = obj.currency if isinstance(obj, Authorization) else obj.authorization.currency
+    return fields_display(obj.program_answer, currency=currency)
 
 
 class IdOrMerchantSearchMixin:

@@ -17,7 +17,7 @@ from cards.models import Card
 from core.ids import new_id
 from core.metadata import MetadataField
 from core.models import CreatedBy, Timestamped
-from core.money import decimal_text
+from core.money import decimal_text, money
 from institutions.models import Institution
 
 
@@ -294,7 +294,7 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
         ]
 
     def __str__(self):
-        return f"{self.id} {self.amount} {self.currency} ({self.status})"
+        return f"{self.id} {money(self.amount, self.currency)} ({self.status})"
 
     @property
     def conversion_rate_text(self) -> str | None:
@@ -337,7 +337,7 @@ class CardReturn(Merchant, CreatedBy):
         indexes = [models.Index(fields=["card", "-id"], name="card_return_card_idx")]
 
     def __str__(self):
-        return f"{self.id} {self.amount} {self.currency}"
+        return f"{self.id} {money(self.amount, self.currency)}"
 
 
 class AuthorizationIncrement(ProgramDecided, CreatedBy):
@@ -391,4 +391,5 @@ class AuthorizationIncrement(ProgramDecided, CreatedBy):
         ]
 
     def __str__(self):
-        return f"{self.id} +{self.amount} ({self.decline_code or self.decision})"
+        amount = money(self.amount, self.authorization.currency)
+        return f"{self.id} +{amount} ({self.decline_code or self.decision})"

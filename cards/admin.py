@@ -182,8 +182,10 @@ class CardProductAdmin(ServiceFormModelAdmin):
     as the API's v2 does (`product.created`, `product.updated` name the staff user; the
     admin's `LogEntry` says who and when). Retire by setting the status. Code, kind, BIN and
     PAN length are fixed once made; products are never deleted (cards refer to them). A
-    product has no currency (its cards take their account's), so the default limits are the
-    integers stored: minor units of each card's account currency."""
+    product has no currency (its cards take their account's): its default limits and fees are
+    minor units of each card's account currency, shown in the list with `money` in the
+    institution's currency (the one its products are made in), which the column says; the
+    form takes the integers."""
 
     form = CardProductForm
 
@@ -200,7 +202,9 @@ class CardProductAdmin(ServiceFormModelAdmin):
         "default_daily_display",
         "default_monthly_display",
         "default_daily_cash_display",
-        *PRODUCT_FEE_FIELDS,
+        "atm_fee_display",
+        "replacement_fee_display",
+        "foreign_transaction_fee_bps",
     ]
     list_filter = ["status", "kind", "institution"]
     list_select_related = ["institution"]
@@ -229,21 +233,43 @@ class CardProductAdmin(ServiceFormModelAdmin):
     def forms_display(self, obj):
         return ", ".join(obj.forms) or "—"
 
-    @admin.display(description="per transaction (minor units)", ordering="default_per_transaction")
-    def default_per_transaction_display(self, obj):
-        return obj.default_per_transaction
-
-    @admin.display(description="daily (minor units)", ordering="default_daily")
-    def default_daily_display(self, obj):
-        return obj.default_daily
-
-    @admin.display(description="monthly (minor units)", ordering="default_monthly")
-    def default_monthly_display(self, obj):
-        return obj.default_monthly
-
-    @admin.display(description="daily cash (minor units)", ordering="default_daily_cash")
-    def default_daily_cash_display(self, obj):
-        return obj.default_daily_cash
+    # In the institution's currency: a product has none of its own (the class's docstring).
+    default_per_transaction_display = money_column(
+        "default_per_transaction",
+        currency="institution.currency",
+        description="per transaction",
+        ordering="default_per_transaction",
+    )
+    default_daily_display = money_column(
+        "default_daily",
+        currency="institution.currency",
+        description="daily",
+        ordering="default_daily",
+    )
+    default_monthly_display = money_column(
+        "default_monthly",
+        currency="institution.currency",
+        description="monthly",
+        ordering="default_monthly",
+    )
+    default_daily_cash_display = money_column(
+        "default_daily_cash",
+        currency="institution.currency",
+        description="daily cash",
+        ordering="default_daily_cash",
+    )
+    atm_fee_display = money_column(
+        "atm_fee",
+        currency="institution.currency",
+        description="ATM fee",
+        ordering="atm_fee",
+    )
+    replacement_fee_display = money_column(
+        "replacement_fee",
+        currency="institution.currency",
+        description="replacement fee",
+        ordering="replacement_fee",
+    )
 
     @admin.display(description="cards")
     def cards_link(self, obj):
@@ -369,7 +395,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
             },
         ),
         (
-            "Limits (in the account's currency)",
+            "Limits",
             {
                 "fields": [
                     "limit_per_transaction_display",

@@ -12,6 +12,7 @@ registers its answer with `register_staff_institutions` when Django starts.
 """
 
 import json
+import re
 from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
@@ -22,7 +23,7 @@ from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db.models import Q
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from core import operations
 from core.actors import Actor
@@ -101,6 +102,91 @@ def money_column(
 
 def pretty_json(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
+
+
+# Keys (snake or camelCase) of stored details that are amounts in minor units: anything named
+# "...amount", and these; with a currency beside them (or given) they are shown with `money`.
+MONEY_KEYS = frozenset(
+    {
+        "available",
+        "posted",
+        "pending",
+        "balance",
+        "overdraft_limit",
+        "network_overdraft",
+        "overdrawn_by",
+        "provisional_credit",
+        "recovered",
+        "cardholder_liable",
+        "written_off",
+        "monthly_fee",
+        "held",  # a capture's or an increment's refusal: what the hold holds
+        "maximum",
+    }
+)
+# Amounts by context: a card limit's details (`{"limit": "daily", "value": ..., "used": ...}`)
+# and a velocity rule's hit (`{"total": ..., "max_amount": ...}`).
+LIMIT_KEYS = frozenset({"value", "used", "remaining"})
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+
+
+def _is_money(key: str, siblings: set[str]) -> bool:
+    name = _snake(key)
+    if name.endswith("amount") or name in MONEY_KEYS:
+        return True
+    if name in LIMIT_KEYS:
+        return "limit" in siblings
+    if name == "total":
+        return "max_amount" in siblings
+    return False
+
+
+def _field_value(key: str, value, siblings: set[str], data: dict, currency: str | None):
+    if isinstance(value, dict):
+        return fields_display(value, currency=currency)
+    if isinstance(value, list):
+        if any(isinstance(item, dict) for item in value):
+            return format_html_join("", "{}", ((fields_display(item, currency),) for item in value))
+        return ", ".join(str(item) for item in value) or "—"
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int) and _is_money(key, siblings):
+        name = _snake(key)
+        own = data.get("merchant_currency", data.get("merchantCurrency"))
+        code = own if name == "merchant_amount" and own else currency
+        if code:
+            return money(value, code)
+    return str(value)
+
+
+def fields_display(data, currency: str | None = None):
+    """Stored details (an alert's "why it hit", a decline's details, an event's data, a
+    merchant) as staff read them: one row per field, a label and its value, amounts in minor
+    units shown with `money` in the currency beside them (the data's own `currency`, else
+    `currency`), nested objects as nested fields. Never the raw JSON: staff read "120.00 EUR",
+    not `"amount": 12000` (docs/back-office.md, "Money and line states")."""
+    if not data:
+        return "—"
+    if not isinstance(data, dict):
+        return _field_value("", data, set(), {}, currency)
+    siblings = {_snake(key) for key in data}
+    currency = data.get("currency") if isinstance(data.get("currency"), str) else currency
+    rows = (
+        (
+            _snake(key).replace("_", " "),
+            _field_value(key, value, siblings, data, currency),
+        )
+        for key, value in data.items()
+    )
+    return format_html(
+        '<table class="fields"><tbody>{}</tbody></table>',
+        format_html_join("", '<tr><th scope="row">{}</th><td>{}</td></tr>', rows),
+    )
 
 
 @admin.display(description="metadata")

@@ -33,9 +33,9 @@ from core.admin import (
     apply_each,
     changelist_link,
     confirmation_page,
+    fields_display,
     link_column,
     money_column,
-    pretty_json,
 )
 from core.money import money
 from core.operations import changed
@@ -89,10 +89,24 @@ def due_dispute_ids():
 
 class DisputeStepInline(ReadOnlyInline):
     model = DisputeStep
-    fields = ["kind", "from_status", "to_status", "amount", "journal", "reason", "created_at"]
+    fields = [
+        "kind",
+        "from_status",
+        "to_status",
+        "amount_display",
+        "journal",
+        "reason",
+        "created_at",
+    ]
     readonly_fields = fields
     show_change_link = False
     verbose_name = "step"
+
+    amount_display = money_column("amount", currency="dispute.currency", description="amount")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("dispute")
+
     verbose_name_plural = "steps (the dispute's history, oldest first)"
 
 
@@ -181,7 +195,7 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="evidence")
     def evidence_display(self, obj):
-        return "—" if not obj.evidence else pretty_json(api_data(obj.evidence))
+        return "—" if not obj.evidence else fields_display(api_data(obj.evidence), obj.currency)
 
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):

@@ -28,6 +28,7 @@ from cards.models import Card
 from core.ids import new_id
 from core.metadata import MetadataField
 from core.models import CreatedBy, Timestamped
+from core.money import money
 from institutions.models import Institution
 
 
@@ -155,7 +156,7 @@ class Dispute(CreatedBy, Timestamped):
         ]
 
     def __str__(self):
-        return f"{self.id} {self.amount} {self.currency} ({self.outcome or self.status})"
+        return f"{self.id} {money(self.amount, self.currency)} ({self.outcome or self.status})"
 
     @property
     def outcome_or_none(self) -> str | None:
@@ -214,7 +215,7 @@ class DisputeStep(CreatedBy):
         indexes = [models.Index(fields=["dispute", "id"], name="dispute_step_idx")]
 
     def __str__(self):
-        return f"{self.id} {self.kind} {self.amount}"
+        return f"{self.id} {self.kind} {money(self.amount, self.dispute.currency)}"
 
     @property
     def from_status_or_none(self) -> str | None:

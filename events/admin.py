@@ -4,7 +4,7 @@ transaction of the change it records)."""
 from django.contrib import admin
 
 from api.names import api_data
-from core.admin import ReadOnlyModelAdmin, pretty_json
+from core.admin import ReadOnlyModelAdmin, fields_display
 
 from .models import Event
 
@@ -21,5 +21,7 @@ class EventAdmin(ReadOnlyModelAdmin):
 
     @admin.display(description="data")
     def data_display(self, obj):
-        # As the API and the webhooks show it (stored in the domain's names: `api.names`).
-        return pretty_json(api_data(obj.data, object_type=obj.object_type))
+        # In the API's and the webhooks' names (stored in the domain's: `api.names`), as
+        # fields: amounts with `money` in the currency beside them. The JSON itself is the
+        # API's (`GET /events/{eventId}`) and the webhooks'.
+        return fields_display(api_data(obj.data, object_type=obj.object_type))

@@ -25,9 +25,10 @@ from core.admin import (
     apply_each,
     changelist_link,
     confirmation_page,
+    fields_display,
     money_column,
-    pretty_json,
 )
+from core.money import money
 from events.models import Event
 
 from .models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
@@ -38,12 +39,21 @@ from .services.alerts import MAX_NOTE_LENGTH
 CONFIRM = "confirm"
 
 
+# A rule's parameters that are amounts in minor units of its `currency`.
+MONEY_PARAMETERS = frozenset({"amount", "max_amount"})
+
+
 def parameters_text(rule: MonitoringRule) -> str:
-    """`amount=100000 currency=EUR riskLevel=any`, in the API's names."""
+    """`riskLevel=any amount=1,000.00 EUR`, in the API's names, amounts shown with `money`
+    (the currency goes with them, not apart)."""
     parts = []
     for name in KIND_PARAMETERS[rule.kind]:
         value = getattr(rule, name)
-        if isinstance(value, list):
+        if name == "currency" and rule.currency:
+            continue  # shown with the amount
+        if name in MONEY_PARAMETERS:
+            value = money(value, rule.currency)
+        elif isinstance(value, list):
             value = ",".join(value)
         elif value is None:
             value = "any"  # only risk_level may be None
@@ -210,11 +220,13 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="merchant")
     def merchant_display(self, obj):
-        return "—" if obj.merchant is None else pretty_json(api_data(obj.merchant))
+        return "—" if obj.merchant is None else fields_display(api_data(obj.merchant))
 
     @admin.display(description="why it hit")
     def details_display(self, obj):
-        return pretty_json(api_data(obj.details))
+        # Label and value per field, amounts with `money` (the payment's currency when the
+        # details name none): "amount 120.00 EUR", never `"amount": 12000`.
+        return fields_display(api_data(obj.details), currency=obj.currency)
 
     @admin.display(description="events")
     def events_link(self, obj):

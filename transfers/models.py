@@ -14,6 +14,7 @@ from accounts.models import Account, Hold, Journal
 from core.ids import new_id
 from core.metadata import MetadataField
 from core.models import CreatedBy, Timestamped
+from core.money import money
 from institutions.models import Institution
 
 
@@ -174,7 +175,7 @@ class Transfer(CreatedBy, Timestamped):
         ]
 
     def __str__(self):
-        return f"{self.id} {self.amount} {self.currency} ({self.status})"
+        return f"{self.id} {money(self.amount, self.currency)} ({self.status})"
 
 
 class TransferReversal(CreatedBy):
@@ -194,4 +195,4 @@ class TransferReversal(CreatedBy):
         ]
 
     def __str__(self):
-        return f"{self.id} of {self.transfer_id}: {self.amount} {self.currency}"
+        return f"{self.id} of {self.transfer_id}: {money(self.amount, self.currency)}"

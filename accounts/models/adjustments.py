@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from core.ids import new_id
 from core.models import CreatedBy
+from core.money import money
 from institutions.models import Institution
 
 from .accounts import Account
@@ -39,4 +40,4 @@ class Adjustment(CreatedBy):
         ]
 
     def __str__(self):
-        return f"{self.direction} {self.amount} {self.currency} {self.account_id}"
+        return f"{self.direction} {money(self.amount, self.currency)} {self.account_id}"

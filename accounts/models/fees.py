@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from core.ids import new_id
 from core.models import Timestamped
+from core.money import money
 from institutions.models import Institution
 
 from .accounts import Account
@@ -121,4 +122,4 @@ class Fee(Timestamped):
         indexes = [models.Index(fields=["account", "-id"], name="fee_account_idx")]
 
     def __str__(self):
-        return f"{self.kind} fee {self.amount} {self.currency} {self.account_id}"
+        return f"{self.kind} fee {money(self.amount, self.currency)} {self.account_id}"

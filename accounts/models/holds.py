@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.ids import new_id
 from core.metadata import MetadataField
 from core.models import Timestamped, actor_stamped
+from core.money import money
 from institutions.models import Institution
 
 from .accounts import Account
@@ -86,7 +87,7 @@ class Hold(actor_stamped("placed_by"), Timestamped):
         ]
 
     def __str__(self):
-        return f"{self.id} {self.amount} {self.currency} ({self.status})"
+        return f"{self.id} {money(self.amount, self.currency)} ({self.status})"
 
 
 class HoldChange(models.Model):

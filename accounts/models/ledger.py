@@ -12,6 +12,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
+from core.money import money
 from institutions.models import Institution
 
 from .accounts import Account
@@ -88,7 +89,7 @@ class Entry(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.direction} {self.amount} {self.currency} {self.account_id}"
+        return f"{self.direction} {money(self.amount, self.currency)} {self.account_id}"
 
     @property
     def signed_amount(self) -> int:

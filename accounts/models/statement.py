@@ -12,6 +12,7 @@ from django.db.models.functions import Collate
 from django.utils import timezone
 
 from core.ids import new_id
+from core.money import money
 from institutions.models import Institution
 
 from .accounts import Account
@@ -203,7 +204,7 @@ class StatementLine(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.type} {self.amount} {self.currency} {self.account_id}"
+        return f"{self.type} {money(self.amount, self.currency)} {self.account_id}"
 
     @property
     def status(self) -> str:

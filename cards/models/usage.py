@@ -7,6 +7,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from core.money import money
+
 
 class CardSpend(models.Model):
     card = models.ForeignKey("cards.Card", on_delete=models.PROTECT, related_name="spend")
@@ -46,4 +48,4 @@ class CardPayment(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.card_id} {self.amount} {self.currency} at {self.created_at}"
+        return f"{self.card_id} {money(self.amount, self.currency)} at {self.created_at}"

@@ -193,7 +193,7 @@ def test_authorization_page_links_card_account_hold_line_returns(admin_client, w
     html = admin_client.get(url(Authorization, "change", declined.pk)).content.decode()
     assert "limit_exceeded" in html
     assert escape(declined.decline_reason) in html
-    assert "&quot;limit&quot;: &quot;perTransaction&quot;" in html
+    assert '<th scope="row">limit</th><td>perTransaction</td>' in html  # fields, not JSON
     assert not re.search(r"/admin/accounts/hold/[^/\"]+/change/", html)
     assert not re.search(r"/admin/accounts/statementline/[^/\"]+/change/", html)
     # Every status renders.

@@ -524,14 +524,18 @@ def test_reason_longer_than_the_card_keeps_is_refused(admin_client, world):
 
 
 # --- products and sensitive-details reads ---------------------------------------------------
-def test_product_list_shows_default_limits_in_minor_units(admin_client, world):
+def test_product_list_shows_default_limits_as_money(admin_client, world):
     response = admin_client.get(url(CardProduct), {"institution__id__exact": world["fi"].pk})
     codes = [product.code for product in response.context["cl"].result_list]
     assert codes == ["DEBIT_STANDARD", "PREPAID_STANDARD", "PREPAID_VIRTUAL"]
     html = response.content.decode()
     for header in ["Per transaction", "Daily", "Monthly", "Daily cash"]:
-        assert f"{header} (minor units)" in html
-    assert ">50000<" in html and ">40000300<" in html and "physical, virtual" in html
+        assert f">{header}<" in html
+    # In the institution's currency (a product has none of its own), never the integers.
+    currency = world["fi"].currency
+    assert f">5,000.00 {currency}<" in html and f">10,000.00 {currency}<" in html
+    assert ">500000<" not in html and ">1000000<" not in html
+    assert ">40000300<" in html and "physical, virtual" in html  # a BIN is no amount
 
 
 def test_access_list_shows_who_read_what_from_where(admin_client, admin_user, world):

@@ -128,7 +128,7 @@ def test_alert_pages_show_the_masked_pan_never_the_pan(admin_client, world):
         url(MonitoringRule, "change", alert.rule_id),
         "50.00 EUR",
         "authorization auth_1",
-        "&quot;thresholdAmount&quot;: 1000",
+        '<th scope="row">threshold amount</th><td>10.00 EUR</td>',  # fields, not JSON
         "Corner Shop",
         f"{url(Event)}?object_id={alert.pk}",
     ]:
@@ -162,9 +162,9 @@ def test_alert_filters(admin_client, world):
 def test_rule_list_shows_parameters_in_api_names(admin_client, world):
     html = admin_client.get(url(MonitoringRule)).content.decode()
     for text in [
-        "riskLevel=low amount=1000 currency=EUR",
+        "riskLevel=low amount=10.00 EUR",
         "windowSeconds=3600 maxCount=5",
-        "windowSeconds=600 maxAmount=1000000 currency=EUR",
+        "windowSeconds=600 maxAmount=10,000.00 EUR",
         "mccs=5411,7995",
         "countries=408",
     ]:
