@@ -58,6 +58,64 @@ def masked_account_number(account: Account) -> str:
     return f"•••• {number[-4:]}" if number else "—"
 
 
+# --- Statement lines as staff read them (docs/back-office.md, "Money and line states") -------
+# A line's state: `StatementLine.status` (the API's), and "declined" for a line whose
+# authorization its program declined after TX held it. Only posted and pending lines move the
+# balance; the others are shown struck through, with no sign, never as a live debit.
+LINE_STATES = {
+    "posted": "posted",
+    "pending": "pending (authorized, not yet presented)",
+    "reversed": "reversed (not charged)",
+    "expired": "expired (not charged)",
+    "declined": "declined (not charged)",
+}
+LIVE_STATES = frozenset({"posted", "pending"})
+# What a list of lines loads with them, so a line's state costs no query of its own.
+LINE_STATE_RELATED = ["hold", "authorization"]
+
+
+def line_state(line: StatementLine) -> str:
+    """posted, pending, reversed, expired or declined (LINE_STATES)."""
+    state = line.status
+    if state == "reversed" and line.authorization_id is not None:
+        if line.authorization.decision == "declined":
+            return "declined"
+    return state
+
+
+def line_signed_amount(line: StatementLine) -> int:
+    """As the account holder sees it: credits +, debits -."""
+    return line.amount if line.is_credit else -line.amount
+
+
+def line_amount_display(line: StatementLine):
+    """The line's signed amount when it moves the balance (posted, or pending and marked so);
+    struck through with its state, unsigned, when it does not (reversed, expired, declined)."""
+    state = line_state(line)
+    if state == "posted":
+        return money(line_signed_amount(line), line.currency)
+    if state == "pending":
+        return format_html(
+            '<span class="line-pending">{} <em>pending</em></span>',
+            money(line_signed_amount(line), line.currency),
+        )
+    return format_html(
+        '<span class="line-not-charged"><s>{}</s> {}</span>',
+        money(line.amount, line.currency),
+        state,
+    )
+
+
+@admin.display(description="state")
+def line_state_display(obj) -> str:
+    return LINE_STATES[line_state(obj)]
+
+
+@admin.display(description="amount")
+def line_amount_column(obj):
+    return line_amount_display(obj)
+
+
 # --- Account products -----------------------------------------------------------------------
 class AccountProductForm(forms.ModelForm):
     """The rules are the services' (`account_product_errors`), shown field by field."""
@@ -142,8 +200,8 @@ class AccountProductAdmin(ServiceFormModelAdmin):
         "kind",
         "currency",
         "allows_overdraft",
-        "max_overdraft_limit",
-        "monthly_fee",
+        "max_overdraft_limit_display",
+        "monthly_fee_display",
         "status",
         "created_at",
     ]
@@ -153,6 +211,13 @@ class AccountProductAdmin(ServiceFormModelAdmin):
     create_fields = ACCOUNT_PRODUCT_CREATE_FIELDS
     change_fields = ACCOUNT_PRODUCT_CHANGE_FIELDS
     detail_fields = ["id", "institution", "code", "kind", "currency", "created_at", "updated_at"]
+
+    max_overdraft_limit_display = money_column(
+        "max_overdraft_limit", description="max overdraft limit", ordering="max_overdraft_limit"
+    )
+    monthly_fee_display = money_column(
+        "monthly_fee", description="monthly fee", ordering="monthly_fee"
+    )
 
     def create(self, *, institution, **values):
         return account_product_create(institution=institution, **values)
@@ -182,12 +247,19 @@ class StatementLineInline(ReadOnlyInline):
     verbose_name_plural = (
         f"statement lines (newest {RECENT_ROWS}; “All statement lines” above lists every one)"
     )
-    fields = ["type", "settlement_status", "amount_display", "description", "created_at"]
+    fields = ["type", "state", "amount_display", "description", "created_at"]
     readonly_fields = fields
 
-    amount_display = money_column(
-        lambda line: line.amount if line.is_credit else -line.amount, description="amount"
-    )
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related(*LINE_STATE_RELATED)
+
+    @admin.display(description="state")
+    def state(self, obj):
+        return line_state_display(obj)
+
+    @admin.display(description="amount")
+    def amount_display(self, obj):
+        return line_amount_display(obj)
 
 
 ACCOUNT_STATUS_ACTIONS = {

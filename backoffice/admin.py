@@ -19,7 +19,13 @@ from django.utils.html import format_html, format_html_join
 from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.admin import masked_account_number
+from accounts.admin import (
+    LINE_STATE_RELATED,
+    LINE_STATES,
+    line_amount_display,
+    line_state,
+    masked_account_number,
+)
 from accounts.models import Account, StatementLine
 from accounts.models.statement import POSITION
 from backoffice.models import SignInLockout
@@ -127,7 +133,9 @@ class CustomerPageAdmin(CustomerAdmin):
         # Each account's newest lines from its own index, merged: no sort of every line of
         # every account.
         newest = (
-            StatementLine.objects.filter(account=account).order_by(POSITION.desc())[:PANEL_ROWS]
+            StatementLine.objects.filter(account=account)
+            .select_related(*LINE_STATE_RELATED)
+            .order_by(POSITION.desc())[:PANEL_ROWS]
             for account in self._accounts(customer)
         )
         lines = list(merge(*newest, key=lambda line: line.pk, reverse=True))[:PANEL_ROWS]
@@ -137,14 +145,14 @@ class CustomerPageAdmin(CustomerAdmin):
                 admin_link(line, line.pk),
                 line.account_id,
                 line.type,
-                line.settlement_status,
-                money(line.amount if line.is_credit else -line.amount, line.currency),
+                LINE_STATES[line_state(line)],
+                line_amount_display(line),
                 line.description or "—",
             )
             for line in lines
         ]
         return _table(
-            ["at", "line", "account", "type", "status", "amount", "description"],
+            ["at", "line", "account", "type", "state", "amount", "description"],
             rows,
             "No statement line.",
             "",
