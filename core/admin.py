@@ -21,6 +21,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter, helpers
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
 from django.db.models import Q
+from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -449,6 +450,11 @@ class ServiceFormModelAdmin(ModelAdmin):
         adopt(obj, saved)
 
 
+# The field a page's action button posts (and its confirmation page carries on): back to the
+# row's page once the action ran.
+RETURN_TO_OBJECT = "return_to_object"
+
+
 class ActionsOnlyModelAdmin(ModelAdmin):
     """Rows written only by services: staff view them and change them only through actions.
 
@@ -465,6 +471,30 @@ class ActionsOnlyModelAdmin(ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request)
+
+    # --- The row's actions as buttons on its page (docs/back-office.md, "Actions on a page")
+    change_form_template = "admin/object_actions_change_form.html"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The page offers each action the user may run as a button: it posts to the
+        changelist as ticking the row and picking the action would, so the action's own
+        confirmation (and reason) and its refusals are the same; then back to this page."""
+        actions = [
+            (name, str(description).replace("selected ", "", 1))
+            for name, (_function, name, description) in self.get_actions(request).items()
+        ]
+        context = {**(extra_context or {}), "object_actions": actions}
+        return super().change_view(request, object_id, form_url, context)
+
+    def response_action(self, request, queryset):
+        response = super().response_action(request, queryset)
+        back_to = request.POST.get(RETURN_TO_OBJECT)
+        if back_to and response is not None and response.status_code == 302:
+            opts = self.model._meta
+            return HttpResponseRedirect(
+                reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[back_to])
+            )
+        return response
 
 
 class ExactIdSearchMixin:

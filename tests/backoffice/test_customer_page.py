@@ -7,6 +7,7 @@ from django.urls import reverse
 from accounts.models import Account, StatementLine
 from cards.models import Card
 from customers.models import Customer
+from monitoring.models import MonitoringAlert
 from tests.api.test_scopes import World
 from tests.backoffice.helpers import staff
 from tests.cards.helpers import make_institution
@@ -69,3 +70,46 @@ def test_a_limited_user_cannot_open_another_institutions_customer(client, world)
     sign_in(client, staff("support", roles=["support"], institutions=[make_institution()]))
     url = reverse("admin:customers_customer_change", args=[world["customer"]])
     assert client.get(url).status_code == 302
+
+
+def test_the_page_is_read_first_and_editing_is_a_step(admin_client, world):
+    url = reverse("admin:customers_customer_change", args=[world["customer"]])
+
+    html = page(admin_client, world["customer"])
+    assert "Who they are" in html
+    assert 'name="first_name"' not in html  # not a form
+    assert 'id="edit-customer" href="?edit=1"' in html
+    form = admin_client.get(url, {"edit": "1"}).content.decode()
+    assert 'name="first_name"' in form
+
+    saved = admin_client.post(
+        f"{url}?edit=1",
+        {"first_name": "Ada", "last_name": "Byron", "country_code": "276"},
+    )
+
+    assert saved.status_code == 302
+    assert Customer.objects.get(pk=world["customer"]).last_name == "Byron"
+
+
+def test_the_page_shows_alerts_holds_disputes_and_pending_apart(client):
+    from tests.backoffice.helpers import populated
+
+    bank = make_institution()
+    world = populated(bank)
+    sign_in(client, staff("support", roles=["support"], institutions=[bank]))
+
+    html = page(client, world["customer"])
+
+    for heading in (
+        "Open monitoring alerts",
+        "Holds (money set aside)",
+        "Disputes",
+        "Pending: authorized, not yet presented",
+        "Posted, and what was not charged",
+    ):
+        assert heading in html, heading
+    assert reverse("admin:disputes_dispute_change", args=[world["dispute"]]) in html
+    assert reverse("admin:accounts_hold_change", args=[world["hold"]]) in html
+    alert = MonitoringAlert.objects.get()
+    assert reverse("admin:monitoring_monitoringalert_change", args=[alert.pk]) in html
+    assert 'id="edit-customer"' not in html  # support may look, not edit

@@ -140,7 +140,9 @@ def _plan(model, condition) -> str:
         rows = rows.alias(number_last4=search.Right("account_number", 4))
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
-        return rows.filter(condition).order_by("-pk")[:21].explain()
+        # The lookup alone: on a test's few rows a forced plan may walk the primary key for
+        # the ORDER BY instead (the at-scale test below reads the whole query's plan).
+        return rows.filter(condition).order_by().explain()
 
 
 @pytest.mark.parametrize(
