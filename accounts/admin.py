@@ -2,8 +2,9 @@
 
 Staff look at everything and change state only through the changelist actions, which call the
 same services as the API (DESIGN.md section 10), so every rule, lock, journal and event holds:
-freeze, unfreeze and close accounts (`account_set_status`), release holds (`hold_release`),
-waive fees (`fee_waive`, with a reason).
+freeze, unfreeze and close accounts (`account_set_status`), release holds (`hold_release`).
+Moving money takes two staff users (four eyes): `backoffice.admin` adds "Request an
+adjustment" to accounts and "Waive" to fees, each asking for an approval (docs/back-office.md).
 Nothing is added or deleted here, and no change form ever saves a row: balances are written
 only by the services, under their locks (a form saving a whole row could overwrite them).
 Journals and entries are strictly read-only, as the database makes them (append-only).
@@ -31,7 +32,6 @@ from core.admin import (
     admin_link,
     apply_each,
     changelist_link,
-    confirmation_page,
     link_column,
     metadata_display,
     money_column,
@@ -44,7 +44,6 @@ from .services import (
     account_product_create,
     account_product_update,
     account_set_status,
-    fee_waive,
     hold_release,
 )
 from .services.products import account_product_errors
@@ -645,20 +644,12 @@ class AdjustmentAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 
 
 # --- Fees (docs/fees.md) --------------------------------------------------------------------
-class FeeWaiverForm(forms.Form):
-    reason = forms.CharField(
-        max_length=500,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text="Why the fee is waived. Kept on each fee with your user, shown to the "
-        "institution through the API and written in the admin history.",
-    )
-
-
 @admin.register(Fee)
 class FeeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
-    """Charged by the services (presentments, replacements, the monthly job); waived here with
-    the action "Waive", which asks for a reason and calls `fee_waive` (a reversal journal,
-    `fee.waived`, the staff user and the reason on the fee, one `LogEntry` per fee)."""
+    """Charged by the services (presentments, replacements, the monthly job); read here.
+    Waiving one takes two staff users (four eyes): `backoffice.admin` registers this admin
+    again with the action "Waive", which asks for the waiver; another staff user approves it
+    and `fee_waive` runs then (docs/back-office.md, "Four eyes")."""
 
     list_display = [
         "id",
@@ -675,7 +666,6 @@ class FeeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_select_related = ["account__institution"]
     search_fields = ["id", "account_id", "card_id", "authorization_id"]
     search_help_text = "An exact fee, account, card or authorization id."
-    actions = ["waive_fees"]
     fields = [
         "id",
         "institution",
@@ -706,42 +696,3 @@ class FeeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
         return changelist_link(StatementLine, "Statement lines", fee=obj.pk)
-
-    @admin.action(description="Waive selected fees (asks for a reason)", permissions=["change"])
-    def waive_fees(self, request, queryset):
-        """First call: the confirmation page with the reason form. Its submission (`CONFIRM`
-        set, a reason given): the fees are waived, then back to the changelist (None)."""
-        form = FeeWaiverForm(request.POST if FEE_CONFIRM in request.POST else None)
-        if form.is_bound and form.is_valid():
-            reason = form.cleaned_data["reason"]
-            apply_each(  # a fee waived (or declined) already is refused by the service
-                self,
-                request,
-                queryset.order_by("pk"),
-                fee_waive,
-                arguments=lambda fee: {"fee": fee, "user": request.user, "reason": reason},
-                describe=lambda outcome: (
-                    f"Waived {money(outcome.value.amount, outcome.value.currency)} "
-                    f"(waiver journal {outcome.value.waiver_journal_id}; admin action “Waive”; "
-                    f"reason: “{reason}”)."
-                ),
-                done="Waived {n} fee(s).",
-                already="Not waived, left as they were: {ids}.",
-            )
-            return None
-        fees = list(queryset.order_by("pk"))
-        return confirmation_page(
-            self,
-            request,
-            template="admin/accounts/fee/waive_confirmation.html",
-            title="Waive fees",
-            form=form,
-            action_name="waive_fees",
-            confirm_name=FEE_CONFIRM,
-            objects=fees,
-            submit_label=f"Waive {len(fees)} fee(s)",
-        )
-
-
-# The waiver page's submit marker: without it, the action only shows that page.
-FEE_CONFIRM = "confirm"

@@ -1,4 +1,6 @@
-"""The customer page, and the staff lockouts' page (docs/back-office.md).
+"""The customer page, the staff lockouts' page, and four eyes where money moves: the approval
+requests, the account's "Request an adjustment" and the fee's "Waive" that asks for a waiver
+(docs/back-office.md).
 
 The customer page, to read first (issue 33 item 2): who the customer is, their accounts with
 balances, cards, open monitoring alerts, active holds, disputes and latest activity (pending
@@ -15,10 +17,11 @@ customer admin's own field).
 
 from heapq import merge
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.db.models import Q
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django_otp.plugins.otp_static.models import StaticDevice
 from django_otp.plugins.otp_totp.models import TOTPDevice
@@ -26,16 +29,35 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from accounts.admin import (
     LINE_STATE_RELATED,
     LINE_STATES,
+    AccountAdmin,
+    FeeAdmin,
     line_amount_display,
     line_state,
     masked_account_number,
 )
-from accounts.models import Account, Hold, StatementLine
+from accounts.models import Account, Fee, Hold, StatementLine
 from accounts.models.statement import POSITION
-from backoffice.models import SignInLockout
+from backoffice.forms import AdjustmentRequestForm, ApprovalReasonForm
+from backoffice.models import ApprovalRequest, SignInLockout
+from backoffice.selectors import approvals_waiting_for
+from backoffice.services.approvals import (
+    approval_approve,
+    approval_reject,
+    approval_request_adjustment,
+    approval_request_fee_waiver,
+)
 from cards.admin import SECRET_FIELDS
 from cards.models import Card
-from core.admin import ReadOnlyModelAdmin, admin_link, changelist_link
+from core.admin import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    ReadOnlyModelAdmin,
+    admin_link,
+    apply_each,
+    changelist_link,
+    confirmation_page,
+    money_column,
+)
 from core.money import money
 from customers.admin import ADDRESS_FIELDS, CustomerAdmin, country_name
 from customers.models import Customer
@@ -291,3 +313,266 @@ class SignInLockoutAdmin(ReadOnlyModelAdmin):
 # `manage.py reset_second_factor` (backoffice.second_factor), never edited here.
 admin.site.unregister(TOTPDevice)
 admin.site.unregister(StaticDevice)
+
+
+# --- Four eyes where money moves (docs/back-office.md, "Four eyes") ---------------------------
+# The confirmation pages' submit marker: without it, an action only shows its page.
+CONFIRM = "confirm"
+# Where each kind's target and result live in the admin.
+TARGETS = {
+    ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "account"),
+    ApprovalRequest.Kind.FEE_WAIVER: ("accounts", "fee"),
+}
+RESULTS = {
+    ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "adjustment"),
+    ApprovalRequest.Kind.FEE_WAIVER: ("accounts", "fee"),
+}
+
+
+def _link(kind_urls, approval: ApprovalRequest, object_id: str):
+    if not object_id:
+        return "—"
+    app_label, model_name = kind_urls[approval.kind]
+    url = reverse(f"admin:{app_label}_{model_name}_change", args=[object_id])
+    return format_html('<a href="{}">{}</a>', url, object_id)
+
+
+class WaitingFilter(admin.SimpleListFilter):
+    """The dashboard's queue: pending requests that someone else asked for (the user may
+    decide them)."""
+
+    title = "waiting for"
+    parameter_name = "waiting"
+
+    def lookups(self, request, model_admin):
+        return [("me", "My decision (pending, asked by someone else)")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "me":
+            return approvals_waiting_for(request.user, queryset)
+        return queryset
+
+
+@admin.register(ApprovalRequest)
+class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """Staff asked for a change of money; another staff user approves it (the change is made
+    then, as them) or rejects it, with a reason. Nobody decides their own request (the
+    service refuses it, and the database)."""
+
+    list_display = [
+        "id",
+        "kind",
+        "target_link",
+        "amount_display",
+        "requested_by",
+        "status",
+        "decided_by",
+        "created_at",
+    ]
+    list_filter = [WaitingFilter, "status", "kind", "institution"]
+    list_select_related = ["requested_by", "decided_by"]
+    search_fields = ["id", "target_id", "result_id"]
+    search_help_text = "An exact request id, account or fee id (asked about), or adjustment id."
+    actions = ["approve_requests", "reject_requests"]
+    fields = [
+        "id",
+        "institution",
+        "kind",
+        "target_link",
+        "amount_display",
+        "details",
+        "status",
+        "requested_by",
+        "request_reason",
+        "created_at",
+        "decided_by",
+        "decision_reason",
+        "decided_at",
+        "result_link",
+    ]
+    readonly_fields = fields
+
+    amount_display = money_column("amount", description="amount", ordering="amount")
+
+    @admin.display(description="about", ordering="target_id")
+    def target_link(self, obj):
+        return _link(TARGETS, obj, obj.target_id)
+
+    @admin.display(description="made (once approved)")
+    def result_link(self, obj):
+        return _link(RESULTS, obj, obj.result_id)
+
+    @admin.display(description="asked for")
+    def details(self, obj):
+        if obj.kind == ApprovalRequest.Kind.ADJUSTMENT:
+            parameters = obj.parameters
+            verb = "Load (credit)" if parameters["direction"] == "credit" else "Unload (debit)"
+            description = parameters.get("description") or "no description"
+            return f"{verb} of {money(obj.amount, obj.currency)}: “{description}”"
+        return f"Waive the fee of {money(obj.amount, obj.currency)}"
+
+    @admin.action(
+        description="Approve selected requests (the change is made now)", permissions=["change"]
+    )
+    def approve_requests(self, request, queryset):
+        return self._decide(request, queryset, "approve_requests", "Approve", approval_approve)
+
+    @admin.action(description="Reject selected requests (nothing moves)", permissions=["change"])
+    def reject_requests(self, request, queryset):
+        return self._decide(request, queryset, "reject_requests", "Reject", approval_reject)
+
+    def _decide(self, request, queryset, action: str, label: str, service):
+        """First call: the confirmation page with the reason form. Its submission: each request
+        decided (or refused, alone: one's own, decided already, the change refused), then back
+        to the changelist."""
+        form = ApprovalReasonForm(request.POST if CONFIRM in request.POST else None)
+        if form.is_bound and form.is_valid():
+            reason = form.cleaned_data["reason"]
+            apply_each(
+                self,
+                request,
+                queryset.order_by("pk"),
+                service,
+                arguments=lambda approval: {"approval": approval, "reason": reason},
+                describe=lambda outcome: (
+                    f"{label} ({outcome.value.get_kind_display()} of "
+                    f"{money(outcome.value.amount, outcome.value.currency)}"
+                    + (f", made {outcome.value.result_id}" if outcome.value.result_id else "")
+                    + f"; admin action “{label}”; reason: “{reason}”)."
+                ),
+                done=f"{label}: {{n}} request(s).",
+                already="Left as they were: {ids}.",
+            )
+            return None
+        approvals = list(queryset.select_related("requested_by").order_by("pk"))
+        return confirmation_page(
+            self,
+            request,
+            template="admin/backoffice/approvalrequest/decide_confirmation.html",
+            title=f"{label}: approval requests",
+            form=form,
+            action_name=action,
+            confirm_name=CONFIRM,
+            objects=approvals,
+            submit_label=f"{label} {len(approvals)} request(s)",
+            label=label,
+            rows=[{"approval": a, "asked_for": self.details(a)} for a in approvals],
+        )
+
+
+class AccountRequestAdmin(AccountAdmin):
+    """The accounts' admin, with "Request an adjustment": staff ask, another approves."""
+
+    actions = [*AccountAdmin.actions, "request_adjustment"]
+
+    @admin.action(
+        description="Request an adjustment (load or unload; another staff user approves)",
+        permissions=["change"],
+    )
+    def request_adjustment(self, request, queryset):
+        """On one account: the form (direction, amount in its currency, description, reason);
+        its submission asks for the adjustment (`approval_request_adjustment`)."""
+        accounts = list(queryset.order_by("pk")[:2])
+        if len(accounts) != 1:
+            self.message_user(
+                request, "Select one account to request an adjustment of.", messages.WARNING
+            )
+            return None
+        (account,) = accounts
+        form = AdjustmentRequestForm(
+            request.POST if CONFIRM in request.POST else None, currency=account.currency
+        )
+        if form.is_bound and form.is_valid():
+            data = form.cleaned_data
+            apply_each(
+                self,
+                request,
+                accounts,
+                approval_request_adjustment,
+                arguments=lambda account: {
+                    "account": account,
+                    "direction": data["direction"],
+                    "amount": data["amount"],
+                    "description": data["description"],
+                    "reason": data["reason"],
+                },
+                describe=lambda outcome: (
+                    f"Asked for an adjustment: {outcome.value.parameters['direction']} of "
+                    f"{money(outcome.value.amount, outcome.value.currency)} (approval request "
+                    f"{outcome.value.pk}; admin action “Request an adjustment”; reason: "
+                    f"“{data['reason']}”)."
+                ),
+                done="Asked for {n} adjustment(s): another staff user approves it (Approval "
+                "requests).",
+                already="Nothing asked: {ids}.",
+            )
+            return None
+        return confirmation_page(
+            self,
+            request,
+            template="admin/accounts/account/adjustment_request.html",
+            title="Request an adjustment",
+            form=form,
+            action_name="request_adjustment",
+            confirm_name=CONFIRM,
+            objects=accounts,
+            submit_label="Ask for approval",
+            rows=[
+                {
+                    "account": account,
+                    "posted": money(account.posted, account.currency),
+                    "available": money(account.available, account.currency),
+                }
+            ],
+        )
+
+
+class FeeWaiverRequestAdmin(FeeAdmin):
+    """The fees' admin, whose "Waive" asks for each waiver: another staff user approves it
+    (the fee is waived then, as them, with this reason)."""
+
+    actions = ["waive_fees"]
+
+    @admin.action(
+        description="Waive selected fees (asks for a reason; another staff user approves)",
+        permissions=["change"],
+    )
+    def waive_fees(self, request, queryset):
+        form = ApprovalReasonForm(request.POST if CONFIRM in request.POST else None)
+        if form.is_bound and form.is_valid():
+            reason = form.cleaned_data["reason"]
+            apply_each(  # a fee not charged, or one already waiting, is refused by the service
+                self,
+                request,
+                queryset.order_by("pk"),
+                approval_request_fee_waiver,
+                arguments=lambda fee: {"fee": fee, "reason": reason},
+                describe=lambda outcome: (
+                    f"Asked for a waiver of {money(outcome.value.amount, outcome.value.currency)}"
+                    f" (approval request {outcome.value.pk}; admin action “Waive”; reason: "
+                    f"“{reason}”)."
+                ),
+                done="Asked for {n} waiver(s): another staff user approves each (Approval "
+                "requests).",
+                already="Nothing asked: {ids}.",
+            )
+            return None
+        fees = list(queryset.order_by("pk"))
+        return confirmation_page(
+            self,
+            request,
+            template="admin/accounts/fee/waive_confirmation.html",
+            title="Waive fees",
+            form=form,
+            action_name="waive_fees",
+            confirm_name=CONFIRM,
+            objects=fees,
+            submit_label=f"Ask for {len(fees)} waiver(s)",
+            rows=[{"fee": fee, "amount": money(fee.amount, fee.currency)} for fee in fees],
+        )
+
+
+admin.site.unregister(Account)
+admin.site.register(Account, AccountRequestAdmin)
+admin.site.unregister(Fee)
+admin.site.register(Fee, FeeWaiverRequestAdmin)

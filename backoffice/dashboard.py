@@ -19,6 +19,8 @@ from django.utils import timezone
 
 from accounts.models import Hold
 from accounts.selectors import holds_expiring_today
+from backoffice.models import ApprovalRequest
+from backoffice.selectors import approvals_waiting_for
 from cards.models import PanResolutionFailure
 from disputes.admin import due_dispute_ids
 from disputes.models import Dispute
@@ -127,7 +129,31 @@ def _disputes_due(request) -> Queue | None:
     )
 
 
-QUEUES = [_open_alerts, _disputes_due, _failed_deliveries, _holds_expiring_today, _pan_guessing]
+def _approvals_waiting(request) -> Queue | None:
+    """Pending requests the user may decide: someone else's (four eyes), for a user who may
+    approve (`change_approvalrequest`)."""
+    approvals = _rows(request, ApprovalRequest)
+    if approvals is None or not admin.site._registry[ApprovalRequest].has_change_permission(
+        request
+    ):
+        return None
+    return Queue(
+        "Approvals waiting",
+        approvals_waiting_for(request.user, approvals).count(),
+        _changelist(ApprovalRequest, waiting="me"),
+        "Adjustments and fee waivers another staff user asked for: approve (the change is "
+        "made then, as you) or reject, with a reason. Your own requests wait for someone else.",
+    )
+
+
+QUEUES = [
+    _approvals_waiting,
+    _open_alerts,
+    _disputes_due,
+    _failed_deliveries,
+    _holds_expiring_today,
+    _pan_guessing,
+]
 
 
 def work_queues(request) -> list[Queue]:

@@ -1,5 +1,9 @@
-"""The back office's sign-in form: the password, then the second factor's code
-(`backoffice.second_factor`)."""
+"""The back office's forms: the sign-in form (the password, then the second factor's code:
+`backoffice.second_factor`), and the four-eyes forms (an adjustment asked for, a reason for a
+request or a decision: backoffice.services.approvals)."""
+
+import re
+from decimal import Decimal
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -7,6 +11,7 @@ from django.contrib.auth.signals import user_login_failed
 
 from backoffice import second_factor
 from core.exceptions import ValidationFailed
+from core.money import MAX_AMOUNT, currency_exponent, money
 
 
 class StaffLoginForm(AdminAuthenticationForm):
@@ -60,3 +65,82 @@ class CodeForm(forms.Form):
             attrs={"autocomplete": "one-time-code", "inputmode": "numeric", "autofocus": True}
         ),
     )
+
+
+# --- Four eyes (docs/back-office.md) -----------------------------------------------------------
+MAX_REASON = 500
+MAJOR_UNITS = re.compile(r"\d+(\.\d+)?")
+
+
+def minor_units(text: str, currency: str) -> int:
+    """`"10.50"` of EUR -> 1050: an amount typed in major units, read exactly (Decimal, never a
+    float) to the currency's minor unit. Digits with at most one point and no more decimals
+    than the currency has (`currency_exponent`: 2 for EUR, 0 for JPY, 3 for KWD); more than
+    0 and at most `MAX_AMOUNT` minor units. Raises `forms.ValidationError`."""
+    text = (text or "").strip()
+    exponent = currency_exponent(currency)
+    if not MAJOR_UNITS.fullmatch(text):
+        example = "10" if exponent == 0 else "10." + "5".ljust(exponent, "0")
+        raise forms.ValidationError(
+            f"An amount in {currency}, digits and a point only (e.g. {example})."
+        )
+    value = Decimal(text)
+    if -value.as_tuple().exponent > exponent:
+        raise forms.ValidationError(
+            f"{currency} has {exponent} decimal place(s): at most {exponent} after the point."
+        )
+    amount = int(value.scaleb(exponent))
+    if amount <= 0:
+        raise forms.ValidationError("More than zero.")
+    if amount > MAX_AMOUNT:
+        raise forms.ValidationError(f"At most {money(MAX_AMOUNT, currency)}.")
+    return amount
+
+
+def reason_field(help_text: str) -> forms.CharField:
+    return forms.CharField(
+        max_length=MAX_REASON,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=help_text,
+    )
+
+
+class ApprovalReasonForm(forms.Form):
+    """The reason of a waiver asked for, or of a decision (approve, reject)."""
+
+    reason = reason_field("Why: kept on the request and written in the admin history.")
+
+
+class AdjustmentRequestForm(forms.Form):
+    """An adjustment asked for on one account, in its currency (`currency`)."""
+
+    direction = forms.ChoiceField(
+        choices=[
+            ("credit", "Load (credit: money into the account)"),
+            ("debit", "Unload (debit: money out of the account)"),
+        ],
+        initial="credit",
+    )
+    amount = forms.CharField(max_length=32)
+    description = forms.CharField(
+        max_length=500,
+        required=False,
+        help_text="On the customer's statement line once approved.",
+    )
+    reason = reason_field(
+        "Why (what was checked, the ticket): kept on the request for the approver and written "
+        "in the admin history."
+    )
+
+    def __init__(self, *args, currency: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+        self.fields["amount"].help_text = (
+            f"In {currency}, as people write it (e.g. 10.50): read exactly, to the cent."
+            if currency_exponent(currency) == 2
+            else f"In {currency}, as people write it ({currency_exponent(currency)} decimal "
+            "place(s)): read exactly."
+        )
+
+    def clean_amount(self) -> int:
+        return minor_units(self.cleaned_data["amount"], self.currency)

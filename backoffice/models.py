@@ -1,8 +1,12 @@
-"""The back office's own records: the sign-in lockouts of staff usernames (backoffice.lockouts)."""
+"""The back office's own records: the sign-in lockouts of staff usernames (backoffice.lockouts)
+and the approval requests of the four-eyes flow (backoffice.services.approvals)."""
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F, Q
 from django.utils import timezone
+
+from core.ids import new_id
 
 
 class SignInLockout(models.Model):
@@ -30,3 +34,112 @@ class SignInLockout(models.Model):
 
     def __str__(self):
         return f"{self.username} locked out at {self.started_at:%Y-%m-%d %H:%M:%S}"
+
+
+def _approval_request_id():
+    return new_id("apr")
+
+
+class ApprovalRequest(models.Model):
+    """Four eyes where money moves (docs/back-office.md, "Four eyes"): one staff user asks for a
+    change of money (`kind`, on `target_id`, with `parameters`), another approves it, and only
+    then does the real service run, as the approver, in the approval's transaction; or rejects
+    it and nothing moves. `amount` and `currency` are what the change moves, for display (and
+    for thresholds, later).
+
+    PostgreSQL keeps the rules whatever writes the row: a pending request has no decision; a
+    decided one has its decider and its time; an approved one the id of what it made (the
+    adjustment, the waived fee); and **the decider is never the requester**."""
+
+    class Kind(models.TextChoices):
+        ADJUSTMENT = "adjustment"
+        FEE_WAIVER = "fee_waiver", "fee waiver"
+        # Later (docs/back-office.md, "Four eyes"): overdraft_raise, limit_raise, pin_unblock.
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        REJECTED = "rejected"
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_approval_request_id, editable=False
+    )
+    institution = models.ForeignKey(
+        "institutions.Institution", on_delete=models.PROTECT, related_name="+"
+    )
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    # The account of an adjustment, the fee of a waiver.
+    target_id = models.CharField(max_length=40)
+    # What the real service is called with besides its target: an adjustment's direction,
+    # amount, currency and description; nothing for a waiver (its reason is `request_reason`).
+    parameters = models.JSONField(default=dict, blank=True)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    request_reason = models.CharField(max_length=500)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    decision_reason = models.CharField(max_length=500, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    # What the approval made: the adjustment's id, the waived fee's id.
+    result_id = models.CharField(max_length=40, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "approval request"
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=["adjustment", "fee_waiver"]), name="approval_kind_known"
+            ),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="approval_amount_positive"),
+            models.CheckConstraint(
+                condition=(
+                    Q(status="pending", decided_by__isnull=True, decided_at__isnull=True)
+                    & Q(decision_reason="")
+                )
+                | Q(
+                    status__in=["approved", "rejected"],
+                    decided_by__isnull=False,
+                    decided_at__isnull=False,
+                ),
+                name="approval_decided_has_decider",
+            ),
+            # Four eyes: nobody decides their own request.
+            models.CheckConstraint(
+                condition=Q(decided_by__isnull=True) | ~Q(decided_by=F("requested_by")),
+                name="approval_decider_not_requester",
+            ),
+            models.CheckConstraint(
+                condition=(Q(status="approved") & ~Q(result_id=""))
+                | (~Q(status="approved") & Q(result_id="")),
+                name="approval_result_when_approved",
+            ),
+            # One waiver of a fee waits at a time.
+            models.UniqueConstraint(
+                fields=["target_id"],
+                condition=Q(kind="fee_waiver", status="pending"),
+                name="approval_one_pending_waiver",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["institution", "status", "-id"], name="approval_status_idx"),
+            # The dashboard's queue: pending requests, across the user's institutions.
+            models.Index(
+                fields=["institution", "-id"],
+                condition=Q(status="pending"),
+                name="approval_pending_idx",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.get_kind_display()} of {self.target_id} ({self.status})"

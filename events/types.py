@@ -64,6 +64,11 @@ OBJECT_TYPES = {
     "dispute.deadline_approaching": "dispute",
     "dispute.deadline_missed": "dispute",
     "dispute.provisional_credit_reversal_scheduled": "dispute",
+    # Four eyes in the back office: a staff user asks for a change of money, another approves
+    # or rejects it (docs/back-office.md, "Four eyes").
+    "approval.requested": "approval_request",
+    "approval.approved": "approval_request",
+    "approval.rejected": "approval_request",
 }
 
 EVENT_TYPES = tuple(OBJECT_TYPES)

@@ -12,6 +12,7 @@ from institutions.services import holiday_add
 from tests.events.test_actor import (
     AdminWorld,
     _alert,
+    _approval_request,
     _failed_delivery,
     _fee,
     _pin_blocked_card,
@@ -30,6 +31,7 @@ def populated(institution) -> AdminWorld:
     world.make("rule", "endpoint", "event", "decisioningEndpoint")
     world.delivery = _failed_delivery(world)
     world.fee = _fee(world)
+    world.approval = _approval_request(world)  # asked for by a staff user "maker"
     blocked = _pin_blocked_card(world)
     assert world.api.patch(f"/cards/{blocked}/pin", {"blocked": False}).status_code == 200
     world.api.post("/card-lookups", {"pan": UNKNOWN_PAN})  # a PAN no card holds
@@ -75,9 +77,12 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=roles):
         group.permissions.add(*views)
-    # disputes/migrations/0003_staff_roles.py.
-    disputes = importlib.import_module("disputes.migrations.0003_staff_roles").ROLES
-    for name, codenames in disputes.items():
-        Group.objects.get(name=name).permissions.add(
-            *Permission.objects.filter(content_type__app_label="disputes", codename__in=codenames)
-        )
+    # disputes/migrations/0003_staff_roles.py, backoffice/migrations/0003_staff_roles.py.
+    for app_label in ("disputes", "backoffice"):
+        granted = importlib.import_module(f"{app_label}.migrations.0003_staff_roles").ROLES
+        for name, codenames in granted.items():
+            Group.objects.get(name=name).permissions.add(
+                *Permission.objects.filter(
+                    content_type__app_label=app_label, codename__in=codenames
+                )
+            )

@@ -69,6 +69,7 @@ def test_the_dashboard_counts_each_queue_and_links_to_its_rows(admin_client, wor
     shown = queues(admin_client)
 
     assert {name: count for name, (count, _) in shown.items()} == {
+        "Approvals waiting": 2,  # each world's, asked for by another staff user
         "Open monitoring alerts": 2,
         "Disputes due": 2,
         "Failed webhook deliveries": 2,

@@ -44,6 +44,8 @@ VIEWED = {
     "disputes.view_dispute",
     "disputes.view_disputestep",
     "disputes.view_disputedeadline",
+    # Granted by backoffice/migrations/0003_staff_roles.py.
+    "backoffice.view_approvalrequest",
 }
 
 
@@ -65,6 +67,7 @@ def test_the_roles_have_exact_permissions():
     assert permissions_of("compliance") == VIEWED | {
         "monitoring.change_monitoringalert",
         "accounts.change_fee",
+        "backoffice.change_approvalrequest",  # four eyes: compliance decides
     }
 
 
@@ -78,6 +81,7 @@ def test_each_role_is_offered_exactly_its_actions():
         ("accounts.account", "freeze_accounts"),
         ("accounts.account", "activate_accounts"),
         ("accounts.account", "close_accounts"),
+        ("accounts.account", "request_adjustment"),  # four eyes: compliance approves
         ("accounts.hold", "release_holds"),
         ("disputes.dispute", "submit"),
         ("disputes.dispute", "grant_credit"),
@@ -88,7 +92,9 @@ def test_each_role_is_offered_exactly_its_actions():
     }
     assert admin_actions(staff("compliance", roles=["compliance"])) == {
         ("monitoring.monitoringalert", "resolve_alerts"),
-        ("accounts.fee", "waive_fees"),
+        ("accounts.fee", "waive_fees"),  # asks; another compliance officer approves
+        ("backoffice.approvalrequest", "approve_requests"),
+        ("backoffice.approvalrequest", "reject_requests"),
     }
 
 

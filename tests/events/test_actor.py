@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.test import RequestFactory
 from django.urls import reverse
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Hold
 from accounts.services import fee_charge
+from backoffice.services.approvals import approval_request_adjustment
 from core.actors import SYSTEM, Actor, acting_as, current_actor
 from core.operations import run
 from events.models import Event
@@ -193,6 +195,21 @@ def _api_key(world: AdminWorld) -> str:
     return issue_key(world.institution)[0].pk
 
 
+def _approval_request(world: World) -> str:
+    """A load of 1.00 EUR on the world's account, asked for by another staff user (nobody
+    decides their own request)."""
+    maker, _ = User.objects.get_or_create(username="maker", defaults={"is_staff": True})
+    return run(
+        approval_request_adjustment,
+        actor=Actor(user=maker),
+        account=Account.objects.get(pk=world["account"]),
+        direction="credit",
+        amount=100,
+        description="Goodwill",
+        reason="Ticket 4711.",
+    ).value.pk
+
+
 # (model label, action) -> (an object the action changes, the event type it must emit or None)
 def _dispute(world: World, *moves: tuple[str, dict]) -> str:
     """A new dispute of the world's presented payment, moved by `moves` ((path, body): a
@@ -219,7 +236,11 @@ ACTIONS = {
     ),
     ("accounts.account", "close_accounts"): (lambda w: _account(w), "account.status_changed"),
     ("accounts.hold", "release_holds"): (lambda w: w["hold"], "hold.released"),
-    ("accounts.fee", "waive_fees"): (_fee, "fee.waived"),
+    # Four eyes (docs/back-office.md): staff ask, another staff user decides.
+    ("accounts.fee", "waive_fees"): (_fee, "approval.requested"),
+    ("accounts.account", "request_adjustment"): (lambda w: _account(w), "approval.requested"),
+    ("backoffice.approvalrequest", "approve_requests"): (_approval_request, "approval.approved"),
+    ("backoffice.approvalrequest", "reject_requests"): (_approval_request, "approval.rejected"),
     ("transfers.transfer", "reverse_transfers"): (lambda w: w["transfer"], "transfer.reversed"),
     ("cards.card", "activate_cards"): (lambda w: _card(w, "suspended"), "card.status_changed"),
     ("cards.card", "suspend_cards"): (lambda w: _card(w), "card.status_changed"),
@@ -271,9 +292,13 @@ def admin_actions(user) -> set[tuple[str, str]]:
     }
 
 
+# What a confirmation page's field takes when free text would not do.
+FORM_VALUES = {"direction": "credit", "amount": "1.00"}
+
+
 def run_action(client, label: str, action: str, pk: str):
     """Start the action on one object; answer its confirmation page when it shows one (each
-    text field of its form filled in), as staff would."""
+    text field of its form filled in, the others from `FORM_VALUES`), as staff would."""
     app_label, model_name = label.split(".")
     url = reverse(f"admin:{app_label}_{model_name}_changelist")
     data = {"action": action, "index": "0", "select_across": "0", "_selected_action": [pk]}
@@ -284,7 +309,7 @@ def run_action(client, label: str, action: str, pk: str):
         for name, value in HIDDEN_INPUT.findall(response.content.decode()):
             confirmed.setdefault(name, []).append(value)
         for name in context["form"].fields:
-            confirmed[name] = "Checked with the cardholder by phone."
+            confirmed[name] = FORM_VALUES.get(name, "Checked with the cardholder by phone.")
         response = client.post(url, confirmed)
     assert response.status_code in (200, 302), (label, action, response.status_code)
     return response
