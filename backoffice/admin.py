@@ -371,8 +371,8 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     ]
     list_filter = [WaitingFilter, "status", "kind", "institution"]
     list_select_related = ["requested_by", "decided_by"]
-    search_fields = ["id", "target_id", "result_id"]
-    search_help_text = "An exact request id, account or fee id (asked about), or adjustment id."
+    search_fields = ["id", "target_id"]
+    search_help_text = "An exact request id, or the account or fee id it is about."
     actions = ["approve_requests", "reject_requests"]
     fields = [
         "id",

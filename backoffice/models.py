@@ -133,6 +133,8 @@ class ApprovalRequest(models.Model):
         ]
         indexes = [
             models.Index(fields=["institution", "status", "-id"], name="approval_status_idx"),
+            # The requests about an account or a fee (the admin's exact-id search).
+            models.Index(fields=["target_id", "-id"], name="approval_target_idx"),
             # The dashboard's queue: pending requests, across the user's institutions.
             models.Index(
                 fields=["institution", "-id"],
