@@ -17,7 +17,8 @@ from django.utils import timezone
 from django_otp.oath import TOTP
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from accounts.models import Hold
+from accounts.models import Account, Adjustment, Hold
+from backoffice.models import ApprovalRequest
 from cards.models import Card
 from monitoring.models import MonitoringAlert
 from tests.backoffice.helpers import restore_roles, staff
@@ -197,3 +198,50 @@ def test_compliance_resolve_an_alert(browser, live_server, world):
         user.pk,
         "Known grocery store; the cardholder confirmed.",
     )
+
+
+def test_operations_ask_for_an_adjustment_and_compliance_approves_it(browser, live_server, world):
+    """Four eyes (docs/back-office.md): one user asks, another approves; only then it posts."""
+    account_id = world["account"]
+    before = Account.objects.get(pk=account_id).posted
+    maker = staff("operations", roles=["operations"], institutions=[world.institution])
+    checker = staff("compliance", roles=["compliance"], institutions=[world.institution])
+
+    asking = signed_in(browser, live_server, maker)
+    asking.goto(f"{live_server.url}/admin/accounts/account/")
+    asking.locator(f'#result_list input[name="_selected_action"][value="{account_id}"]').check()
+    asking.select_option("select[name=action]", "request_adjustment")
+    asking.click("button[name=index]")
+    sync_api.expect(asking.locator("h1")).to_have_text("Request an adjustment")
+    asking.select_option("select[name=direction]", "credit")
+    asking.fill("input[name=amount]", "12.34")
+    asking.fill("input[name=description]", "Goodwill credit")
+    asking.fill("textarea[name=reason]", "Ticket 4711: charged twice.")
+    asking.click("input[type=submit]")
+    sync_api.expect(asking.locator("ul.messagelist")).to_contain_text("Asked for 1 adjustment(s)")
+    assert Account.objects.get(pk=account_id).posted == before  # nothing moved yet
+
+    deciding = signed_in(browser, live_server, checker)
+    waiting = queue_row(deciding, "Approvals waiting").locator("a.work-queue-count")
+    sync_api.expect(waiting).to_have_text("1")
+    waiting.click()
+    sync_api.expect(deciding.locator("#result_list tbody tr")).to_have_count(1)
+    sync_api.expect(deciding.locator("#result_list")).to_contain_text("12.34 EUR")
+    deciding.locator('#result_list input[name="_selected_action"]').check()
+    deciding.select_option("select[name=action]", "approve_requests")
+    deciding.click("button[name=index]")
+    sync_api.expect(deciding.locator("h1")).to_have_text("Approve: approval requests")
+    sync_api.expect(deciding.locator("#content")).to_contain_text("Ticket 4711: charged twice.")
+    deciding.fill("textarea[name=reason]", "Checked the ticket.")
+    deciding.click("input[type=submit]")
+
+    sync_api.expect(deciding.locator("ul.messagelist")).to_contain_text("Approve: 1 request(s).")
+    approval = ApprovalRequest.objects.get()
+    assert (approval.status, approval.requested_by_id, approval.decided_by_id) == (
+        "approved",
+        maker.pk,
+        checker.pk,
+    )
+    adjustment = Adjustment.objects.get(pk=approval.result_id)
+    assert (adjustment.amount, adjustment.created_by_user_id) == (1_234, checker.pk)
+    assert Account.objects.get(pk=account_id).posted == before + 1_234
