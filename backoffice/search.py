@@ -5,10 +5,11 @@ registered admin: `get_queryset` keeps the user to the institutions they may wor
 the user may not view is not searched. What the box takes:
 
 - an id of ours (`cus_…`, `acc_…`, `dsp_…`: any prefix): that object, whatever its kind;
-- four digits: accounts by their number's last four, cards by theirs, customers by their
-  national id's last four;
-- more digits (spaces and dashes ignored): an account number, whole; a phone number; a card
-  number, through its fingerprint (the number itself is never stored, shown or logged);
+- four digits: accounts by their number's last four and the customers holding them, cards by
+  theirs, customers by their national id's last four;
+- more digits (spaces and dashes ignored): an account number, whole, and its holders; a phone
+  number; a card number, through its fingerprint (the number itself is never stored, shown or
+  logged);
 - an e-mail address: that customer's, in any case;
 - words: customers named so (one word: either name; more: the first and the last word are the
   first and last names, in either order), cards embossed with exactly those words; whole names,
@@ -91,21 +92,32 @@ def shown(query: str) -> str:
 
 def _by_digits(request, digits: str) -> list[Group]:
     if len(digits) == 4:
+        numbered = Q(number_last4=digits)
         return _groups(
             request,
             [
-                (Account, Q(number_last4=digits)),
+                (Account, numbered),
                 (Card, Q(pan_last4=digits)),
-                (Customer, Q(national_id_last4=digits)),
+                (Customer, Q(national_id_last4=digits) | _holders(numbered)),
             ],
         )
+    numbered = Q(number_last4=digits[-4:], account_number=digits)
     lookups = [
-        (Account, Q(number_last4=digits[-4:], account_number=digits)),
-        (Customer, Q(phone=f"+{digits}")),
+        (Account, numbered),
+        (Customer, Q(phone=f"+{digits}") | _holders(numbered)),
     ]
     if MIN_PAN <= len(digits) <= MAX_PAN and luhn.is_valid(digits):
         lookups.append((Card, Q(pan_fingerprint=pan_fingerprint(digits))))
     return _groups(request, lookups)
+
+
+def _holders(numbered: Q) -> Q:
+    """The customers holding the accounts `numbered` finds (holder or secondary holder): the
+    caller gives their account number, staff want the caller."""
+    accounts = Account.objects.alias(number_last4=Right("account_number", 4)).filter(numbered)
+    return Q(pk__in=accounts.values("customer_id")) | Q(
+        pk__in=accounts.exclude(secondary_customer=None).values("secondary_customer_id")
+    )
 
 
 def _by_id(request, query: str) -> list[Group]:

@@ -27,6 +27,8 @@ from tests.events.test_actor import AdminWorld, _alert, _failed_delivery
 from tests.staff import app_code, app_device
 
 CHROMIUM = Path(os.environ.get("TX_CHROMIUM", "/usr/bin/chromium"))
+# Where the walks leave their screenshots (a test artifact; not in git).
+ARTIFACTS = Path(os.environ.get("TX_TEST_ARTIFACTS", "test-artifacts"))
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -245,3 +247,83 @@ def test_operations_ask_for_an_adjustment_and_compliance_approves_it(browser, li
     adjustment = Adjustment.objects.get(pk=approval.result_id)
     assert (adjustment.amount, adjustment.created_by_user_id) == (1_234, checker.pk)
     assert Account.objects.get(pk=account_id).posted == before + 1_234
+
+
+def test_a_support_call_end_to_end(browser, live_server, world):
+    """Issue 33 item 6, a cardholder on the phone, at 1400 x 900: found by their account
+    number's last four, their page opened, a reversed payment shown as reversed, their card
+    suspended with a reason, an adjustment asked for by one user and approved by another. A
+    screenshot of each step under test-artifacts/support-call/."""
+    from tests.authorizations.helpers import approved, reverse
+
+    shots = ARTIFACTS / "support-call"
+    shots.mkdir(parents=True, exist_ok=True)
+    step = iter(range(1, 100))
+
+    def shot(page, name: str) -> None:
+        page.screenshot(path=str(shots / f"{next(step):02d}-{name}.png"), full_page=True)
+
+    customer_id, account_id, card_id = world["customer"], world["account"], world["card"]
+    payment = approved(world.api, card_id, 4_000)["authorizationId"]
+    assert reverse(world.api, payment).status_code in (200, 201)
+    number = Account.objects.get(pk=account_id).account_number
+    operations = staff("operations", roles=["operations"], institutions=[world.institution])
+    compliance = staff("compliance", roles=["compliance"], institutions=[world.institution])
+
+    page = signed_in(browser, live_server, operations)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    shot(page, "dashboard")
+    # "The last four of my account number are ..."
+    page.fill("#global-search-q", number[-4:])
+    page.press("#global-search-q", "Enter")
+    sync_api.expect(page.locator("h1")).to_have_text("Search")
+    assert number not in page.content()
+    shot(page, "search-by-last-four")
+    page.locator(".search-group a", has_text="Ada").first.click()
+    sync_api.expect(page.locator("#customer-details")).to_contain_text(customer_id)
+    shot(page, "customer-page")
+    # The reversed payment reads as reversed, not as a live debit.
+    activity = page.locator(".customer-page-panel", has_text="Latest activity")
+    sync_api.expect(activity).to_contain_text("reversed (not charged)")
+
+    # "I lost my card": suspended, with the reason, from its page.
+    page.locator(".customer-page-panel:has(h2:text-is('Cards'))").locator("a").first.click()
+    page.click("button.object-action-button[value=suspend_cards]")
+    sync_api.expect(page.locator("h1")).to_have_text("Suspend cards")
+    page.fill("textarea[name=reason]", "Lost, the cardholder said on the phone.")
+    shot(page, "suspend-confirmation")
+    page.click("input[type=submit]")
+    sync_api.expect(page.locator("ul.messagelist")).to_contain_text("Suspended 1 card(s).")
+    shot(page, "card-suspended")
+    card = Card.objects.get(pk=card_id)
+    assert (card.status, card.status_reason) == (
+        "suspended",
+        "Lost, the cardholder said on the phone.",
+    )
+
+    # "I was charged a fee twice": a goodwill credit, asked for on the account's page.
+    page.goto(f"{live_server.url}/admin/accounts/account/{account_id}/change/")
+    before = Account.objects.get(pk=account_id).posted
+    page.click("button.object-action-button[value=request_adjustment]")
+    page.select_option("select[name=direction]", "credit")
+    page.fill("input[name=amount]", "5.00")
+    page.fill("input[name=description]", "Goodwill credit")
+    page.fill("textarea[name=reason]", "Call of today: fee charged twice.")
+    shot(page, "adjustment-request")
+    page.click("input[type=submit]")
+    sync_api.expect(page.locator("ul.messagelist")).to_contain_text("Asked for 1 adjustment(s)")
+    assert Account.objects.get(pk=account_id).posted == before
+
+    checker = signed_in(browser, live_server, compliance)
+    checker.set_viewport_size({"width": 1400, "height": 900})
+    queue_row(checker, "Approvals waiting").locator("a.work-queue-count").click()
+    checker.locator('#result_list input[name="_selected_action"]').check()
+    checker.select_option("select[name=action]", "approve_requests")
+    checker.click("button[name=index]")
+    checker.fill("textarea[name=reason]", "Fee charged twice: checked.")
+    shot(checker, "approval")
+    checker.click("input[type=submit]")
+    sync_api.expect(checker.locator("ul.messagelist")).to_contain_text("Approve: 1 request(s).")
+    shot(checker, "approved")
+    assert Account.objects.get(pk=account_id).posted == before + 500
+    assert len(list(shots.glob("*.png"))) >= 8

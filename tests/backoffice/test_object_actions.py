@@ -76,7 +76,7 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
             "operations",
             "accounts_account",
             "account",
-            ["freeze_accounts", "activate_accounts", "close_accounts"],
+            ["freeze_accounts", "activate_accounts", "close_accounts", "request_adjustment"],
         ),
         ("operations", "accounts_hold", "hold", ["release_holds"]),
         ("compliance", "monitoring_monitoringalert", "alert", ["resolve_alerts"]),

@@ -338,7 +338,10 @@ def test_every_admin_action_names_the_staff_user_on_every_event(admin_client, ad
 def test_an_admin_change_form_names_the_staff_user(admin_client, admin_user):
     world = World("v2", make_institution())
     customer_id = world["customer"]
-    page = admin_client.get(reverse("admin:customers_customer_change", args=[customer_id]))
+    # The customer's form is a step from their page (docs/back-office.md, "The customer page").
+    page = admin_client.get(
+        reverse("admin:customers_customer_change", args=[customer_id]), {"edit": "1"}
+    )
     form = page.context["adminform"].form
     data = {name: form.initial.get(name) or "" for name in form.fields}
     data["email"] = "ada.staff@example.com"
