@@ -56,6 +56,7 @@ from core.admin import (
     apply_each,
     changelist_link,
     confirmation_page,
+    metadata_display,
     money_column,
 )
 from core.money import money
@@ -136,6 +137,7 @@ class CustomerPageAdmin(CustomerAdmin):
             ("National id", self.national_id_masked(customer)),
             ("Address", address or "—"),
             ("Customer since", customer.created_at.strftime("%Y-%m-%d")),
+            ("Client metadata (set through the API)", metadata_display(customer)),
         ]
 
     def _accounts(self, customer) -> list[Account]:

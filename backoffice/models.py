@@ -7,6 +7,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from core.ids import new_id
+from core.models import Timestamped
 
 
 class SignInLockout(models.Model):
@@ -40,7 +41,7 @@ def _approval_request_id():
     return new_id("apr")
 
 
-class ApprovalRequest(models.Model):
+class ApprovalRequest(Timestamped):
     """Four eyes where money moves (docs/back-office.md, "Four eyes"): one staff user asks for a
     change of money (`kind`, on `target_id`, with `parameters`), another approves it, and only
     then does the real service run, as the approver, in the approval's transaction; or rejects
