@@ -193,7 +193,6 @@ class AccountProductAdmin(ServiceFormModelAdmin):
 
     form = AccountProductForm
     list_display = [
-        "code",
         "name",
         "institution",
         "kind",
@@ -278,7 +277,7 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
         "id",
         "institution",
         "customer_link",
-        "product_code",
+        "product_name",
         "currency",
         "status",
         "posted_display",
@@ -342,9 +341,9 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     # -- columns and fields
     customer_link = link_column("customer", description="customer", ordering="customer_id")
 
-    @admin.display(description="product", ordering="product__code")
-    def product_code(self, obj):
-        return obj.product.code if obj.product else "—"
+    @admin.display(description="product", ordering="product__name")
+    def product_name(self, obj):
+        return obj.product.name if obj.product else "—"
 
     posted_display = money_column("posted", description="posted", ordering="posted")
     pending_display = money_column("pending", description="pending", ordering="pending")

@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 class AccountsConfig(AppConfig):
     name = "accounts"
-    verbose_name = "Accounts and account products"
+    verbose_name = "Accounts"
 
     def ready(self):
         from institutions.signals import institution_created

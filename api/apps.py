@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 class ApiConfig(AppConfig):
     name = "api"
-    verbose_name = "API: idempotency records"
+    verbose_name = "API requests"
 
     def ready(self):
         from django.urls import register_converter

@@ -219,6 +219,7 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
+        verbose_name = "card authorization"
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="authorization_amount_positive"),

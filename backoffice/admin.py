@@ -155,7 +155,7 @@ class CustomerPageAdmin(CustomerAdmin):
             (
                 admin_link(account, account.pk),
                 "holder" if account.customer_id == customer.pk else "secondary holder",
-                account.product.code if account.product else "—",
+                account.product.name if account.product else "—",
                 masked_account_number(account),
                 account.status,
                 money(account.posted, account.currency),
@@ -183,7 +183,7 @@ class CustomerPageAdmin(CustomerAdmin):
                 admin_link(card, card.masked_pan),
                 card.status,
                 card.form,
-                card.product.code,
+                card.product.name,
                 f"{card.expiry_month:02d}/{card.expiry_year}",
                 card.account_id,
             )

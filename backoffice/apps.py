@@ -15,7 +15,7 @@ class StaffAdminConfig(admin_apps.AdminConfig):
 class BackofficeConfig(AppConfig):
     default = True
     name = "backoffice"
-    verbose_name = "Back office"
+    verbose_name = "Back-office sign-ins"
 
     def ready(self):
         from axes.signals import user_locked_out
@@ -25,7 +25,7 @@ class BackofficeConfig(AppConfig):
 
         admin.site.site_header = "TX back office"
         admin.site.site_title = "TX back office"
-        admin.site.index_title = "TX back office"
+        admin.site.index_title = "Today's work"
         # The work queues first, then the apps' models (backoffice/templates/backoffice/).
         admin.site.index_template = "backoffice/index.html"
         # Each lockout of a staff username is recorded and logged (backoffice.lockouts).

@@ -37,10 +37,67 @@ from core.exceptions import ValidationFailed
 
 MAX_QUERY = 200  # characters of a search
 
+# The framework's tables and the platform's own, apart from the business (docs/back-office.md,
+# "The menu"): one "Administration" section at the end of the index and the sidebar. No role
+# reaches them (superusers, or a group made for the purpose); their models are named for staff.
+ADMINISTRATION = "Administration"
+ADMINISTRATION_APPS = [
+    "auth",
+    "axes",
+    "procrastinate",
+    "api",
+    "otp_totp",
+    "otp_static",
+    "backoffice",
+]
+ADMINISTRATION_MODELS = ["institutions.ApiKey", "institutions.InstitutionAccess"]
+ADMINISTRATION_NAMES = {
+    "axes.AccessAttempt": "Sign-in failures (lockouts)",
+    "axes.AccessFailureLog": "Sign-in failure log",
+    "axes.AccessLog": "Sign-in log",
+    "procrastinate.ProcrastinateJob": "Background jobs",
+    "auth.User": "Staff users",
+    "auth.Group": "Staff roles (groups)",
+}
+
 
 class StaffAdminSite(admin.AdminSite):
     login_form = StaffLoginForm
     login_template = "backoffice/login.html"
+    # No public site to go back to: the admin's "View site" link is not shown.
+    site_url = None
+
+    def get_app_list(self, request, app_label=None):
+        """The business apps, by name, then one "Administration" section with the framework's
+        tables and the platform's (users, roles, lockouts, jobs, API keys, access rows), for
+        whoever may view them."""
+        app_list = super().get_app_list(request, app_label)
+        if app_label is not None:
+            return app_list
+        business, administration = [], []
+        for app in app_list:
+            if app["app_label"] in ADMINISTRATION_APPS:
+                administration.extend(app["models"])
+                continue
+            kept = []
+            for model in app["models"]:
+                label = model["model"]._meta.label
+                (administration if label in ADMINISTRATION_MODELS else kept).append(model)
+            if kept:
+                business.append({**app, "models": kept})
+        if not administration:
+            return business
+        for model in administration:
+            model["name"] = ADMINISTRATION_NAMES.get(model["model"]._meta.label, model["name"])
+        administration.sort(key=lambda model: model["name"])
+        section = {
+            "name": ADMINISTRATION,
+            "app_label": "administration",
+            "app_url": reverse("admin:index", current_app=self.name) + "#administration",
+            "has_module_perms": True,
+            "models": administration,
+        }
+        return [*business, section]
 
     def has_permission(self, request):
         return super().has_permission(request) and request.user.is_verified()

@@ -454,9 +454,9 @@ class CardAdmin(ActionsOnlyModelAdmin):
     def masked_pan(self, obj):
         return obj.masked_pan
 
-    @admin.display(description="product", ordering="product__code")
+    @admin.display(description="product", ordering="product__name")
     def product_link(self, obj):
-        return admin_link(obj.product, obj.product.code)
+        return admin_link(obj.product, obj.product.name)
 
     account_link = link_column("account", description="account", ordering="account_id")
     customer_link = link_column("customer", description="customer", ordering="customer_id")

@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 class DecisioningConfig(AppConfig):
     name = "decisioning"
-    verbose_name = "Decisioning"
+    verbose_name = "Program decisioning"
 
     def ready(self):
         from core import reencryption

@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 class InstitutionsConfig(AppConfig):
     name = "institutions"
-    verbose_name = "Institutions and API keys"
+    verbose_name = "Institutions"
 
     def ready(self):
         from core.admin import register_staff_institutions

@@ -3,4 +3,4 @@ from django.apps import AppConfig
 
 class MonitoringConfig(AppConfig):
     name = "monitoring"
-    verbose_name = "Monitoring"
+    verbose_name = "Transaction monitoring"

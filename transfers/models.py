@@ -46,6 +46,7 @@ class TransferBatch(CreatedBy):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
+        verbose_name_plural = "transfer batches"
         ordering = ["-id"]
         indexes = [models.Index(fields=["institution", "-id"], name="batch_institution_idx")]
 

@@ -75,7 +75,8 @@ class Entry(models.Model):
     balance_after = models.BigIntegerField()
 
     class Meta:
-        verbose_name_plural = "entries"
+        verbose_name = "ledger entry"
+        verbose_name_plural = "ledger entries"
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="entry_amount_positive"),
             models.CheckConstraint(

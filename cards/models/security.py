@@ -25,6 +25,7 @@ class PanResolutionFailure(models.Model):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
+        verbose_name = "failed PAN lookup"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["api_key", "created_at"], name="pan_failure_key_time_idx"),
@@ -47,6 +48,7 @@ class PinUnblock(actor_stamped("unblocked_by")):
     created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
+        verbose_name = "PIN unblock"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["lineage", "created_at"], name="pin_unblock_lineage_time_idx"),

@@ -228,7 +228,7 @@ def test_account_list_columns_and_balances(admin_client, money_world):
         "id",
         "institution",
         "customer_link",
-        "product_code",
+        "product_name",
         "currency",
         "status",
         "posted_display",
@@ -239,7 +239,7 @@ def test_account_list_columns_and_balances(admin_client, money_world):
     # 100.00 loaded - 25.00 sent + 5.00 reversed - 3.00 captured = 77.00; 10.50 held.
     assert (alice.posted, alice.pending, alice.available) == (7_700, 1_050, 6_650)
     html = response.content.decode()
-    for shown in ["77.00 EUR", "10.50 EUR", "66.50 EUR", "AccountPrepaidAPI"]:
+    for shown in ["77.00 EUR", "10.50 EUR", "66.50 EUR", alice.product.name]:
         assert shown in html
     assert url(type(alice.customer), "change", alice.customer.pk) in html
 

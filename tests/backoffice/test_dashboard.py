@@ -114,7 +114,7 @@ def test_a_queue_is_shown_only_to_who_may_view_its_rows(client, worlds):
 
 def test_the_dashboard_is_branded(admin_client):
     page = admin_client.get(reverse("admin:index")).content.decode()
-    assert "<title>TX back office | TX back office</title>" in page
+    assert "<title>Today&#x27;s work | TX back office</title>" in page
     assert "Django administration" not in page
 
 
