@@ -116,8 +116,6 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "amount_display",
         "type",
         "merchant_display",
-        "mcc_display",
-        "country_display",
         "channel",
         "decision",
         "status_display",

@@ -191,20 +191,14 @@ class CardProductAdmin(ServiceFormModelAdmin):
 
     list_display = [
         "name",
-        "code",
         "institution",
         "kind",
         "forms_display",
         "bin",
-        "validity_months",
         "status",
         "default_per_transaction_display",
         "default_daily_display",
         "default_monthly_display",
-        "default_daily_cash_display",
-        "atm_fee_display",
-        "replacement_fee_display",
-        "foreign_transaction_fee_bps",
     ]
     list_filter = ["status", "kind", "institution"]
     list_select_related = ["institution"]
@@ -347,7 +341,6 @@ class CardAdmin(ActionsOnlyModelAdmin):
         "account_link",
         "customer_link",
         "expiry",
-        "created_at",
     ]
     list_filter = ["status", "form", ProductKindFilter, "institution"]
     list_select_related = ["product", "account", "customer"]

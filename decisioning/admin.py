@@ -21,12 +21,10 @@ class DecisioningEndpointAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "institution",
         "card_product",
         "url",
-        "timeout_ms",
         "on_failure",
         "mode",
         "enabled",
         "degraded_at",
-        "updated_at",
     ]
     list_filter = ["enabled", "mode", "on_failure", "institution"]
     list_select_related = ["institution", "card_product"]

@@ -159,7 +159,6 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_display = [
         "id",
         "status",
-        "action",
         "kind",
         "rule_link",
         "card_link",

@@ -141,14 +141,11 @@ class WebhookDeliveryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "id",
         "status",
         "event_type",
-        "event_link",
         "endpoint_link",
         "attempts",
-        "last_status_code",
         "last_error",
         "next_attempt_at",
         "created_at",
-        "completed_at",
     ]
     list_filter = ["status", EventTypeFilter, "endpoint__institution"]
     search_fields = ["id", "event_id", "endpoint_id"]
