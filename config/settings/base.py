@@ -206,6 +206,9 @@ AXES_LOCKOUT_PARAMETERS = ["username"]
 SILENCED_SYSTEM_CHECKS = ["axes.W006"]
 AXES_CLIENT_IP_CALLABLE = "api.login_throttle.axes_client_ip"
 AXES_RESET_ON_SUCCESS = True
+# A locked-out sign-in is answered with the back office's page (429, axes's default status):
+# what happened and what to do (docs/back-office.md, "Lockouts").
+AXES_LOCKOUT_TEMPLATE = "backoffice/locked_out.html"
 # Masked in the failed attempts axes keeps (a recovery code is a secret; the password always is).
 AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "otp_token"]
 # The enrolment QR code names the issuer in the staff user's authenticator app.

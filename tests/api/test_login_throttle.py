@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 PASSWORD = "correct horse battery staple"
 LOGIN = "/admin/login/"
-LOCKED = "Account locked: too many login attempts"
+LOCKED = "Sign-in locked: too many failed attempts"
 
 
 @pytest.fixture
