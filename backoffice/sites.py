@@ -33,6 +33,7 @@ from django_otp.plugins.otp_static.models import StaticToken
 
 from backoffice import search, second_factor
 from backoffice.forms import CodeForm, StaffLoginForm
+from core.admin import staff_institutions
 from core.exceptions import ValidationFailed
 
 MAX_QUERY = 200  # characters of a search
@@ -98,6 +99,11 @@ class StaffAdminSite(admin.AdminSite):
             "models": administration,
         }
         return [*business, section]
+
+    def each_context(self, request):
+        context = super().each_context(request)
+        context["no_institution"] = _works_on_no_institution(request)
+        return context
 
     def has_permission(self, request):
         return super().has_permission(request) and request.user.is_verified()
@@ -201,6 +207,16 @@ class StaffAdminSite(admin.AdminSite):
         }
         request.current_app = self.name
         return TemplateResponse(request, "backoffice/second_factor_codes.html", context)
+
+
+def _works_on_no_institution(request) -> bool:
+    """A verified staff user with no institution to work on (no `InstitutionAccess` row, not
+    every institution): every list is empty for them, and the pages say why."""
+    user = request.user
+    if not (user.is_active and user.is_staff) or user.is_superuser or not user.is_verified():
+        return False
+    allowed = staff_institutions(request)
+    return allowed is not None and not allowed.exists()
 
 
 def _needs_enrolment(user) -> bool:
