@@ -15,7 +15,9 @@ class StaffAdminConfig(admin_apps.AdminConfig):
 class BackofficeConfig(AppConfig):
     default = True
     name = "backoffice"
-    verbose_name = "Back-office sign-ins"
+    # Its one business table is the approval requests (four eyes); its lockouts sit under
+    # "Administration" (backoffice.sites).
+    verbose_name = "Approvals"
 
     def ready(self):
         from axes.signals import user_locked_out

@@ -49,9 +49,13 @@ ADMINISTRATION_APPS = [
     "api",
     "otp_totp",
     "otp_static",
-    "backoffice",
 ]
-ADMINISTRATION_MODELS = ["institutions.ApiKey", "institutions.InstitutionAccess"]
+# The back office's own approval requests are business (four eyes); its lockouts are not.
+ADMINISTRATION_MODELS = [
+    "institutions.ApiKey",
+    "institutions.InstitutionAccess",
+    "backoffice.SignInLockout",
+]
 ADMINISTRATION_NAMES = {
     "axes.AccessAttempt": "Sign-in failures (lockouts)",
     "axes.AccessFailureLog": "Sign-in failure log",

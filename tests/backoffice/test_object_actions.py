@@ -16,7 +16,9 @@ from tests.staff import sign_in
 
 pytestmark = pytest.mark.django_db
 
-BUTTON = re.compile(r'<button type="submit" class="object-action-button"[^>]*value="([a-z_]+)"')
+BUTTON = re.compile(
+    r'<button type="submit" class="[^"]*object-action-button"[^>]*value="([a-z_]+)"'
+)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ pytestmark = pytest.mark.django_db
 
 BUSINESS = [
     "Accounts",
+    "Approvals",  # four eyes: the approval requests
     "Card transactions",
     "Cards",
     "Customers",
