@@ -47,7 +47,9 @@ def dispute_create(
             details={"cardholder_contacted_at": "The cardholder's contact cannot be in the future."}
         )
     with transaction.atomic(savepoint=False):
-        authorization = lock_authorization(authorization.pk, "card__institution", "card__product")
+        authorization = lock_authorization(
+            authorization.pk, "hold", "card__institution", "card__product"
+        )
         if authorization.status != Authorization.Status.PRESENTED:
             raise InvalidStateTransition(
                 f"Only a presented card payment can be disputed; this one is "

@@ -9,6 +9,7 @@ import logging
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.actors import current_actor
@@ -34,9 +35,17 @@ def disputes_watch_deadlines(*, now=None) -> dict[str, int]:
     Returns how many of each."""
     now = now or timezone.now()
     counts = {"approaching": 0, "missed": 0, "expired": 0, "credited": 0, "reversed": 0}
-    candidates = DisputeDeadline.objects.filter(
-        met_at__isnull=True, missed_at__isnull=True, due_on__lte=now.date() + HORIZON
-    ).values_list("pk", "dispute_id")
+    # A deadline warned about already has nothing to do before its own day (a `by_deadline`
+    # credit) or the day after (missed): it is not locked again each hour until then. Its day
+    # has come somewhere when it is on or before tomorrow in UTC (time zones run up to 14 hours
+    # ahead); each institution's calendar decides below.
+    candidates = (
+        DisputeDeadline.objects.filter(
+            met_at__isnull=True, missed_at__isnull=True, due_on__lte=now.date() + HORIZON
+        )
+        .filter(Q(approaching_at__isnull=True) | Q(due_on__lte=now.date() + timedelta(days=1)))
+        .values_list("pk", "dispute_id")
+    )
     for deadline_id, dispute_id in list(candidates):
         with transaction.atomic():
             dispute = lock_dispute_unless_busy(dispute_id)
