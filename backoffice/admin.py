@@ -1,6 +1,6 @@
 """The customer page, the staff lockouts' page, and four eyes where money moves: the approval
-requests, the account's "Request an adjustment" and the fee's "Waive" that asks for a waiver
-(docs/back-office.md).
+requests and thresholds, the account's "Adjust" and "Change the overdraft limit", the card's
+"Change the limits" and "Unblock the PIN", and the fee's "Waive" (docs/back-office.md).
 
 The customer page, to read first (issue 33 item 2): who the customer is, their accounts with
 balances, cards, open monitoring alerts, active holds, disputes and latest activity (pending
@@ -37,22 +37,35 @@ from accounts.admin import (
 )
 from accounts.models import Account, Fee, Hold, StatementLine
 from accounts.models.statement import POSITION
-from backoffice.forms import AdjustmentRequestForm, ApprovalReasonForm
-from backoffice.models import ApprovalRequest, SignInLockout
-from backoffice.selectors import approvals_waiting_for
-from backoffice.services.approvals import (
-    approval_approve,
-    approval_reject,
-    approval_request_adjustment,
-    approval_request_fee_waiver,
+from backoffice.forms import (
+    CARD_LIMIT_LABELS,
+    AdjustmentRequestForm,
+    ApprovalReasonForm,
+    ApprovalThresholdForm,
+    CardLimitsForm,
+    OverdraftLimitForm,
 )
-from cards.admin import SECRET_FIELDS
+from backoffice.models import ApprovalRequest, ApprovalThreshold, SignInLockout
+from backoffice.selectors import approvals_waiting_for
+from backoffice.services.approvals import approval_approve, approval_reject
+from backoffice.services.staff_changes import (
+    StaffChange,
+    staff_adjust,
+    staff_set_card_limits,
+    staff_set_overdraft_limit,
+    staff_unblock_pin,
+    staff_waive_fee,
+)
+from backoffice.services.thresholds import approval_threshold_set
+from cards.admin import SECRET_FIELDS, CardAdmin
 from cards.models import Card
 from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
+    ModelAdmin,
     ReadOnlyModelAdmin,
     admin_link,
+    adopt,
     apply_each,
     changelist_link,
     confirmation_page,
@@ -324,11 +337,38 @@ CONFIRM = "confirm"
 TARGETS = {
     ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "account"),
     ApprovalRequest.Kind.FEE_WAIVER: ("accounts", "fee"),
+    ApprovalRequest.Kind.OVERDRAFT_RAISE: ("accounts", "account"),
+    ApprovalRequest.Kind.CARD_LIMITS_RAISE: ("cards", "card"),
+    ApprovalRequest.Kind.PIN_UNBLOCK: ("cards", "card"),
 }
 RESULTS = {
     ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "adjustment"),
     ApprovalRequest.Kind.FEE_WAIVER: ("accounts", "fee"),
+    ApprovalRequest.Kind.OVERDRAFT_RAISE: ("accounts", "account"),
+    ApprovalRequest.Kind.CARD_LIMITS_RAISE: ("cards", "card"),
+    ApprovalRequest.Kind.PIN_UNBLOCK: ("cards", "pinunblock"),
 }
+
+
+def asked_for(approval: ApprovalRequest) -> str:
+    """What a request asks for, in words, its money shown by `core.money.money`."""
+    amount = money(approval.amount, approval.currency)
+    parameters = approval.parameters
+    if approval.kind == ApprovalRequest.Kind.ADJUSTMENT:
+        verb = "Load (credit)" if parameters["direction"] == "credit" else "Unload (debit)"
+        description = parameters.get("description") or "no description"
+        return f"{verb} of {amount}: “{description}”"
+    if approval.kind == ApprovalRequest.Kind.FEE_WAIVER:
+        return f"Waive the fee of {amount}"
+    if approval.kind == ApprovalRequest.Kind.OVERDRAFT_RAISE:
+        return f"Raise the overdraft limit to {amount}"
+    if approval.kind == ApprovalRequest.Kind.CARD_LIMITS_RAISE:
+        limits = ", ".join(
+            f"{CARD_LIMIT_LABELS[field].lower()} {money(value, approval.currency)}"
+            for field, value in parameters["limits"].items()
+        )
+        return f"Set the card's limits: {limits}"
+    return "Unblock the card's PIN"
 
 
 def _link(kind_urls, approval: ApprovalRequest, object_id: str):
@@ -374,7 +414,7 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_filter = [WaitingFilter, "status", "kind", "institution"]
     list_select_related = ["requested_by", "decided_by"]
     search_fields = ["id", "target_id"]
-    search_help_text = "An exact request id, or the account or fee id it is about."
+    search_help_text = "An exact request id, or the account, fee or card id it is about."
     actions = ["approve_requests", "reject_requests"]
     fields = [
         "id",
@@ -406,12 +446,7 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="asked for")
     def details(self, obj):
-        if obj.kind == ApprovalRequest.Kind.ADJUSTMENT:
-            parameters = obj.parameters
-            verb = "Load (credit)" if parameters["direction"] == "credit" else "Unload (debit)"
-            description = parameters.get("description") or "no description"
-            return f"{verb} of {money(obj.amount, obj.currency)}: “{description}”"
-        return f"Waive the fee of {money(obj.amount, obj.currency)}"
+        return asked_for(obj)
 
     @admin.action(
         description="Approve selected requests (the change is made now)", permissions=["change"]
@@ -437,8 +472,7 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
                 service,
                 arguments=lambda approval: {"approval": approval, "reason": reason},
                 describe=lambda outcome: (
-                    f"{label} ({outcome.value.get_kind_display()} of "
-                    f"{money(outcome.value.amount, outcome.value.currency)}"
+                    f"{label} ({asked_for(outcome.value)}"
                     + (f", made {outcome.value.result_id}" if outcome.value.result_id else "")
                     + f"; admin action “{label}”; reason: “{reason}”)."
                 ),
@@ -462,35 +496,67 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         )
 
 
-class AccountRequestAdmin(AccountAdmin):
-    """The accounts' admin, with "Request an adjustment": staff ask, another approves."""
+def staff_changes_done(outcomes) -> str:
+    """The message after staff changes of money: how many were made at once, how many wait."""
+    asked = sum(1 for outcome in outcomes if outcome.value.asked)
+    made = len(outcomes) - asked
+    parts = []
+    if made:
+        parts.append(
+            f"Made {made} change(s) at once (within the institution's approval threshold, or "
+            "lowering a limit)."
+        )
+    if asked:
+        parts.append(f"Asked for {asked} change(s): another staff user approves each (Approvals).")
+    return " ".join(parts)
 
-    actions = [*AccountAdmin.actions, "request_adjustment"]
+
+def staff_change_described(change: StaffChange, made: str, action: str, reason: str) -> str:
+    """The admin history's words for one staff change: what was made (`made`), or asked for."""
+    if change.asked:
+        return (
+            f"Asked for approval: {asked_for(change.approval)} (approval request "
+            f"{change.approval.pk}; admin action “{action}”; reason: “{reason}”)."
+        )
+    return f"{made} (made at once: {change.made}; admin action “{action}”; reason: “{reason}”)."
+
+
+def _one(model_admin, request, queryset, what: str):
+    """The one selected row of an action that works on one (None and a warning otherwise)."""
+    rows = list(queryset.order_by("pk")[:2])
+    if len(rows) != 1:
+        model_admin.message_user(request, f"Select one {what}.", messages.WARNING)
+        return None
+    return rows[0]
+
+
+class AccountRequestAdmin(AccountAdmin):
+    """The accounts' admin, with "Adjust" and "Change the overdraft limit": made at once
+    within the institution's threshold, else asked for (another staff user approves)."""
+
+    actions = [*AccountAdmin.actions, "request_adjustment", "change_overdraft_limit"]
 
     @admin.action(
-        description="Request an adjustment (load or unload; another staff user approves)",
+        description="Adjust (load or unload; above the threshold another staff user approves)",
         permissions=["change"],
     )
     def request_adjustment(self, request, queryset):
         """On one account: the form (direction, amount in its currency, description, reason);
-        its submission asks for the adjustment (`approval_request_adjustment`)."""
-        accounts = list(queryset.order_by("pk")[:2])
-        if len(accounts) != 1:
-            self.message_user(
-                request, "Select one account to request an adjustment of.", messages.WARNING
-            )
+        its submission adjusts or asks (`staff_adjust`)."""
+        account = _one(self, request, queryset, "account to adjust")
+        if account is None:
             return None
-        (account,) = accounts
         form = AdjustmentRequestForm(
             request.POST if CONFIRM in request.POST else None, currency=account.currency
         )
         if form.is_bound and form.is_valid():
             data = form.cleaned_data
+            verb = "Load (credit)" if data["direction"] == "credit" else "Unload (debit)"
             apply_each(
                 self,
                 request,
-                accounts,
-                approval_request_adjustment,
+                [account],
+                staff_adjust,
                 arguments=lambda account: {
                     "account": account,
                     "direction": data["direction"],
@@ -498,14 +564,13 @@ class AccountRequestAdmin(AccountAdmin):
                     "description": data["description"],
                     "reason": data["reason"],
                 },
-                describe=lambda outcome: (
-                    f"Asked for an adjustment: {outcome.value.parameters['direction']} of "
-                    f"{money(outcome.value.amount, outcome.value.currency)} (approval request "
-                    f"{outcome.value.pk}; admin action “Request an adjustment”; reason: "
-                    f"“{data['reason']}”)."
+                describe=lambda outcome: staff_change_described(
+                    outcome.value,
+                    f"{verb} of {money(data['amount'], account.currency)}",
+                    "Adjust",
+                    data["reason"],
                 ),
-                done="Asked for {n} adjustment(s): another staff user approves it (Approval "
-                "requests).",
+                done=staff_changes_done,
                 already="Nothing asked: {ids}.",
             )
             return None
@@ -513,30 +578,81 @@ class AccountRequestAdmin(AccountAdmin):
             self,
             request,
             template="admin/accounts/account/adjustment_request.html",
-            title="Request an adjustment",
+            title="Adjust the balance",
             form=form,
             action_name="request_adjustment",
             confirm_name=CONFIRM,
-            objects=accounts,
-            submit_label="Ask for approval",
-            rows=[
-                {
-                    "account": account,
-                    "posted": money(account.posted, account.currency),
-                    "available": money(account.available, account.currency),
-                }
-            ],
+            objects=[account],
+            submit_label="Adjust, or ask for approval",
+            rows=[_account_row(account)],
+        )
+
+    @admin.action(
+        description="Change the overdraft limit (a raise above the threshold: another staff "
+        "user approves)",
+        permissions=["change"],
+    )
+    def change_overdraft_limit(self, request, queryset):
+        """On one account: the new limit in its currency and a reason; its submission sets it
+        or asks (`staff_set_overdraft_limit`)."""
+        account = _one(self, request, queryset, "account to change the overdraft limit of")
+        if account is None:
+            return None
+        form = OverdraftLimitForm(
+            request.POST if CONFIRM in request.POST else None, currency=account.currency
+        )
+        if form.is_bound and form.is_valid():
+            limit, reason = form.cleaned_data["limit"], form.cleaned_data["reason"]
+            before = money(account.overdraft_limit, account.currency)
+            apply_each(
+                self,
+                request,
+                [account],
+                staff_set_overdraft_limit,
+                arguments=lambda account: {"account": account, "limit": limit, "reason": reason},
+                describe=lambda outcome: staff_change_described(
+                    outcome.value,
+                    f"Overdraft limit {before} → {money(limit, account.currency)}",
+                    "Change the overdraft limit",
+                    reason,
+                ),
+                done=staff_changes_done,
+                already="The overdraft limit is that already: {ids}.",
+            )
+            return None
+        return confirmation_page(
+            self,
+            request,
+            template="admin/accounts/account/overdraft_limit.html",
+            title="Change the overdraft limit",
+            form=form,
+            action_name="change_overdraft_limit",
+            confirm_name=CONFIRM,
+            objects=[account],
+            submit_label="Set the limit, or ask for approval",
+            rows=[_account_row(account)],
         )
 
 
+def _account_row(account: Account) -> dict:
+    return {
+        "account": account,
+        "posted": money(account.posted, account.currency),
+        "available": money(account.available, account.currency),
+        "overdraft_limit": money(account.overdraft_limit, account.currency),
+    }
+
+
 class FeeWaiverRequestAdmin(FeeAdmin):
-    """The fees' admin, whose "Waive" asks for each waiver: another staff user approves it
-    (the fee is waived then, as them, with this reason)."""
+    """The fees' admin, whose "Waive" waives each fee within the institution's threshold and
+    asks for the others: another staff user approves (the fee is waived then, as them, with
+    this reason)."""
 
     actions = ["waive_fees"]
 
     @admin.action(
-        description="Waive selected fees (asks for a reason; another staff user approves)",
+        description="Waive selected fees (asks for a reason; above the threshold another staff "
+        "user approves)",
         permissions=["change"],
     )
     def waive_fees(self, request, queryset):
@@ -547,15 +663,12 @@ class FeeWaiverRequestAdmin(FeeAdmin):
                 self,
                 request,
                 queryset.order_by("pk"),
-                approval_request_fee_waiver,
+                staff_waive_fee,
                 arguments=lambda fee: {"fee": fee, "reason": reason},
-                describe=lambda outcome: (
-                    f"Asked for a waiver of {money(outcome.value.amount, outcome.value.currency)}"
-                    f" (approval request {outcome.value.pk}; admin action “Waive”; reason: "
-                    f"“{reason}”)."
+                describe=lambda outcome: staff_change_described(
+                    outcome.value, "Waived", "Waive", reason
                 ),
-                done="Asked for {n} waiver(s): another staff user approves each (Approval "
-                "requests).",
+                done=staff_changes_done,
                 already="Nothing asked: {ids}.",
             )
             return None
@@ -569,12 +682,127 @@ class FeeWaiverRequestAdmin(FeeAdmin):
             action_name="waive_fees",
             confirm_name=CONFIRM,
             objects=fees,
-            submit_label=f"Ask for {len(fees)} waiver(s)",
+            submit_label=f"Waive {len(fees)} fee(s), or ask for approval",
             rows=[{"fee": fee, "amount": money(fee.amount, fee.currency)} for fee in fees],
         )
+
+
+class CardRequestAdmin(CardAdmin):
+    """The cards' admin, whose "Unblock the PIN" unblocks at once within the institution's
+    threshold and asks otherwise, with "Change the limits" (a raise above the threshold: another
+    staff user approves)."""
+
+    actions = [*CardAdmin.actions, "change_limits"]
+
+    @admin.action(
+        description="Unblock the PIN of selected cards (asks for a reason; above the threshold "
+        "another staff user approves)",
+        permissions=["change"],
+    )
+    def unblock_pins(self, request, queryset):
+        return super().unblock_pins(request, queryset)
+
+    def _unblock_pins(self, request, queryset, reason: str) -> None:
+        apply_each(
+            self,
+            request,
+            queryset.order_by("pk"),
+            staff_unblock_pin,
+            arguments=lambda card: {"card": card, "reason": reason},
+            describe=lambda outcome: staff_change_described(
+                outcome.value, "PIN unblocked", "Unblock PIN", reason
+            ),
+            done=staff_changes_done,
+            already="PIN not blocked, left as it was: {ids}.",
+        )
+
+    @admin.action(
+        description="Change the limits (a raise above the threshold: another staff user approves)",
+        permissions=["change"],
+    )
+    def change_limits(self, request, queryset):
+        """On one card: its four limits in its account's currency and a reason; its
+        submission sets them or asks (`staff_set_card_limits`)."""
+        card = _one(self, request, queryset, "card to change the limits of")
+        if card is None:
+            return None
+        currency = card.account.currency
+        form = CardLimitsForm(
+            request.POST if CONFIRM in request.POST else None, card=card, currency=currency
+        )
+        if form.is_bound and form.is_valid():
+            limits, reason = form.limits(), form.cleaned_data["reason"]
+            words = ", ".join(
+                f"{CARD_LIMIT_LABELS[field].lower()} {money(value, currency)}"
+                for field, value in limits.items()
+                if value != getattr(card, field)
+            )
+            apply_each(
+                self,
+                request,
+                [card],
+                staff_set_card_limits,
+                arguments=lambda card: {"card": card, "changes": limits, "reason": reason},
+                describe=lambda outcome: staff_change_described(
+                    outcome.value, f"Limits set: {words}", "Change the limits", reason
+                ),
+                done=staff_changes_done,
+                already="The limits are those already: {ids}.",
+            )
+            return None
+        return confirmation_page(
+            self,
+            request,
+            template="admin/cards/card/limits_change.html",
+            title="Change the card's limits",
+            form=form,
+            action_name="change_limits",
+            confirm_name=CONFIRM,
+            objects=[card],
+            submit_label="Set the limits, or ask for approval",
+        )
+
+
+@admin.register(ApprovalThreshold)
+class ApprovalThresholdAdmin(ModelAdmin):
+    """Up to where one staff user of an institution acts alone (docs/back-office.md, "Four
+    eyes"). Staff see them; the bank's administrators (superusers) set them."""
+
+    form = ApprovalThresholdForm
+    list_display = ["institution", "kind", "up_to_display", "updated_at"]
+    list_filter = ["kind", "institution"]
+    fields = ["institution", "kind", "currency", "up_to_text"]
+
+    @admin.display(description="one staff user alone up to", ordering="up_to")
+    def up_to_display(self, obj):
+        if obj.kind == ApprovalRequest.Kind.PIN_UNBLOCK:
+            return f"{obj.up_to} unblock(s) of a card in 30 days"
+        return money(obj.up_to, obj.currency)
+
+    def get_actions(self, request):
+        # A threshold is removed from its own page, one at a time.
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def get_readonly_fields(self, request, obj=None):
+        # What a threshold is about stays; its amount changes.
+        return ["institution", "kind", "currency"] if obj is not None else []
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        threshold = approval_threshold_set(
+            institution=obj.institution,
+            kind=obj.kind,
+            currency=obj.currency,
+            up_to=data["up_to"],
+        )
+        adopt(obj, threshold)
 
 
 admin.site.unregister(Account)
 admin.site.register(Account, AccountRequestAdmin)
 admin.site.unregister(Fee)
 admin.site.register(Fee, FeeWaiverRequestAdmin)
+admin.site.unregister(Card)
+admin.site.register(Card, CardRequestAdmin)

@@ -10,6 +10,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.signals import user_login_failed
 
 from backoffice import second_factor
+from backoffice.models import ApprovalRequest, ApprovalThreshold
 from core.exceptions import ValidationFailed
 from core.money import MAX_AMOUNT, currency_exponent, money
 
@@ -72,11 +73,12 @@ MAX_REASON = 500
 MAJOR_UNITS = re.compile(r"\d+(\.\d+)?")
 
 
-def minor_units(text: str, currency: str) -> int:
+def minor_units(text: str, currency: str, *, zero: bool = False) -> int:
     """`"10.50"` of EUR -> 1050: an amount typed in major units, read exactly (Decimal, never a
     float) to the currency's minor unit. Digits with at most one point and no more decimals
     than the currency has (`currency_exponent`: 2 for EUR, 0 for JPY, 3 for KWD); more than
-    0 and at most `MAX_AMOUNT` minor units. Raises `forms.ValidationError`."""
+    0 (or 0 itself with `zero`, a limit) and at most `MAX_AMOUNT` minor units. Raises
+    `forms.ValidationError`."""
     text = (text or "").strip()
     exponent = currency_exponent(currency)
     if not MAJOR_UNITS.fullmatch(text):
@@ -90,7 +92,7 @@ def minor_units(text: str, currency: str) -> int:
             f"{currency} has {exponent} decimal place(s): at most {exponent} after the point."
         )
     amount = int(value.scaleb(exponent))
-    if amount <= 0:
+    if amount < 0 or (amount == 0 and not zero):
         raise forms.ValidationError("More than zero.")
     if amount > MAX_AMOUNT:
         raise forms.ValidationError(f"At most {money(MAX_AMOUNT, currency)}.")
@@ -135,12 +137,133 @@ class AdjustmentRequestForm(forms.Form):
     def __init__(self, *args, currency: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.currency = currency
-        self.fields["amount"].help_text = (
-            f"In {currency}, as people write it (e.g. 10.50): read exactly, to the cent."
-            if currency_exponent(currency) == 2
-            else f"In {currency}, as people write it ({currency_exponent(currency)} decimal "
-            "place(s)): read exactly."
-        )
+        self.fields["amount"].help_text = _amount_help(currency)
 
     def clean_amount(self) -> int:
         return minor_units(self.cleaned_data["amount"], self.currency)
+
+
+def _amount_help(currency: str) -> str:
+    exponent = currency_exponent(currency)
+    if exponent == 2:
+        return f"In {currency}, as people write it (e.g. 10.50): read exactly, to the cent."
+    return f"In {currency}, as people write it ({exponent} decimal place(s)): read exactly."
+
+
+class OverdraftLimitForm(forms.Form):
+    """A new overdraft limit of one account, in its currency (`currency`)."""
+
+    limit = forms.CharField(max_length=32, label="New overdraft limit")
+    reason = reason_field(
+        "Why (what was checked, the ticket): written in the admin history, and kept on the "
+        "request when a second staff user must approve it."
+    )
+
+    def __init__(self, *args, currency: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+        self.fields["limit"].help_text = _amount_help(currency) + " 0 for no overdraft."
+
+    def clean_limit(self) -> int:
+        return minor_units(self.cleaned_data["limit"], self.currency, zero=True)
+
+
+CARD_LIMIT_LABELS = {
+    "limit_per_transaction": "Per transaction",
+    "limit_daily": "Daily",
+    "limit_monthly": "Monthly",
+    "limit_daily_cash": "Daily cash",
+}
+
+
+class CardLimitsForm(forms.Form):
+    """A card's four limits, in its account's currency (`currency`), shown as they are now."""
+
+    reason = reason_field(
+        "Why (what was checked, the ticket): written in the admin history, and kept on the "
+        "request when a second staff user must approve a raise."
+    )
+
+    def __init__(self, *args, card, currency: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.currency = currency
+        limits = {}
+        for field, label in CARD_LIMIT_LABELS.items():
+            now = money(getattr(card, field), currency).removesuffix(f" {currency}")
+            limits[field] = forms.CharField(
+                max_length=32,
+                label=label,
+                initial=now.replace(",", ""),
+                help_text=f"Now {money(getattr(card, field), currency)}.",
+            )
+        # The limits first, then the reason.
+        self.fields = {**limits, "reason": self.fields["reason"]}
+
+    def clean(self):
+        data = super().clean()
+        for field in CARD_LIMIT_LABELS:
+            if field in data:
+                try:
+                    data[field] = minor_units(data[field], self.currency, zero=True)
+                except forms.ValidationError as error:
+                    self.add_error(field, error)
+        return data
+
+    def limits(self) -> dict:
+        return {field: self.cleaned_data[field] for field in CARD_LIMIT_LABELS}
+
+
+class ApprovalThresholdForm(forms.ModelForm):
+    """A threshold: its amount typed in the currency's major units (a count of unblocks for a
+    PIN unblock), read by `minor_units`."""
+
+    up_to_text = forms.CharField(
+        max_length=32,
+        label="One staff user alone up to",
+        help_text="An amount in the currency, as people write it (10000.00); for a PIN unblock, "
+        "how many unblocks of a card in 30 days one user makes alone (0: always a second user).",
+    )
+
+    class Meta:
+        model = ApprovalThreshold
+        fields = ["institution", "kind", "currency"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        threshold = self.instance
+        if threshold.pk is not None:
+            self.fields["up_to_text"].initial = (
+                str(threshold.up_to)
+                if threshold.kind == ApprovalRequest.Kind.PIN_UNBLOCK
+                else money(threshold.up_to, threshold.currency)
+                .removesuffix(f" {threshold.currency}")
+                .replace(",", "")
+            )
+        if "currency" in self.fields:
+            self.fields["currency"].help_text = "ISO 4217 (EUR); blank for a PIN unblock."
+
+    def clean(self):
+        data = super().clean()
+        kind = data.get("kind", self.instance.kind)
+        currency = (data.get("currency", self.instance.currency) or "").strip().upper()
+        if "currency" in data:
+            data["currency"] = currency
+            self.instance.currency = currency
+        text = (data.get("up_to_text") or "").strip()
+        if not kind or "up_to_text" not in data:
+            return data
+        try:
+            if kind == ApprovalRequest.Kind.PIN_UNBLOCK:
+                if currency:
+                    self.add_error("currency", "A PIN unblock has no currency: leave it blank.")
+                if not text.isdigit() or int(text) > 1000:
+                    raise forms.ValidationError("A whole number of unblocks, 0 to 1000.")
+                data["up_to"] = int(text)
+            else:
+                if not re.fullmatch(r"[A-Z]{3}", currency):
+                    self.add_error("currency", "An ISO 4217 code, e.g. EUR.")
+                    return data
+                data["up_to"] = minor_units(text, currency, zero=True)
+        except forms.ValidationError as error:
+            self.add_error("up_to_text", error)
+        return data

@@ -45,8 +45,10 @@ class ApprovalRequest(Timestamped):
     """Four eyes where money moves (docs/back-office.md, "Four eyes"): one staff user asks for a
     change of money (`kind`, on `target_id`, with `parameters`), another approves it, and only
     then does the real service run, as the approver, in the approval's transaction; or rejects
-    it and nothing moves. `amount` and `currency` are what the change moves, for display (and
-    for thresholds, later).
+    it and nothing moves. `amount` and `currency` are what the change is measured by against
+    the institution's thresholds (`ApprovalThreshold`) and shown by: an adjustment's or a
+    waived fee's amount, a raised overdraft limit, the highest card limit raised; a PIN unblock
+    has none.
 
     PostgreSQL keeps the rules whatever writes the row: a pending request has no decision; a
     decided one has its decider and its time; an approved one the id of what it made (the
@@ -55,7 +57,9 @@ class ApprovalRequest(Timestamped):
     class Kind(models.TextChoices):
         ADJUSTMENT = "adjustment"
         FEE_WAIVER = "fee_waiver", "fee waiver"
-        # Later (docs/back-office.md, "Four eyes"): overdraft_raise, limit_raise, pin_unblock.
+        OVERDRAFT_RAISE = "overdraft_raise", "overdraft limit raise"
+        CARD_LIMITS_RAISE = "card_limits_raise", "card limits raise"
+        PIN_UNBLOCK = "pin_unblock", "PIN unblock"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -69,13 +73,17 @@ class ApprovalRequest(Timestamped):
         "institutions.Institution", on_delete=models.PROTECT, related_name="+"
     )
     kind = models.CharField(max_length=32, choices=Kind.choices)
-    # The account of an adjustment, the fee of a waiver.
+    # The account of an adjustment or an overdraft raise, the fee of a waiver, the card of a
+    # limits raise or a PIN unblock.
     target_id = models.CharField(max_length=40)
     # What the real service is called with besides its target: an adjustment's direction,
-    # amount, currency and description; nothing for a waiver (its reason is `request_reason`).
+    # amount, currency and description; an overdraft raise's `overdraft_limit`; a limits
+    # raise's `limits` (the changed ones, by their field names); nothing for a waiver or a PIN
+    # unblock (the reason is `request_reason`).
     parameters = models.JSONField(default=dict, blank=True)
-    amount = models.BigIntegerField()
-    currency = models.CharField(max_length=3)
+    # None for a PIN unblock (it moves no amount).
+    amount = models.BigIntegerField(null=True, blank=True)
+    currency = models.CharField(max_length=3, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
@@ -90,7 +98,8 @@ class ApprovalRequest(Timestamped):
     )
     decision_reason = models.CharField(max_length=500, blank=True)
     decided_at = models.DateTimeField(null=True, blank=True)
-    # What the approval made: the adjustment's id, the waived fee's id.
+    # What the approval made: the adjustment's id, the waived fee's id, the account or card
+    # changed, the PIN unblock's id.
     result_id = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -100,9 +109,23 @@ class ApprovalRequest(Timestamped):
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(kind__in=["adjustment", "fee_waiver"]), name="approval_kind_known"
+                condition=Q(
+                    kind__in=[
+                        "adjustment",
+                        "fee_waiver",
+                        "overdraft_raise",
+                        "card_limits_raise",
+                        "pin_unblock",
+                    ]
+                ),
+                name="approval_kind_known",
             ),
-            models.CheckConstraint(condition=Q(amount__gt=0), name="approval_amount_positive"),
+            # Every change but a PIN unblock is an amount of a currency.
+            models.CheckConstraint(
+                condition=(Q(kind="pin_unblock", amount__isnull=True, currency=""))
+                | (~Q(kind="pin_unblock") & Q(amount__gt=0) & ~Q(currency="")),
+                name="approval_amount_positive",
+            ),
             models.CheckConstraint(
                 condition=(
                     Q(status="pending", decided_by__isnull=True, decided_at__isnull=True)
@@ -125,11 +148,12 @@ class ApprovalRequest(Timestamped):
                 | (~Q(status="approved") & Q(result_id="")),
                 name="approval_result_when_approved",
             ),
-            # One waiver of a fee waits at a time.
+            # One waiver of a fee, one overdraft raise of an account, one limits raise or PIN
+            # unblock of a card waits at a time (adjustments add up: several may wait).
             models.UniqueConstraint(
-                fields=["target_id"],
-                condition=Q(kind="fee_waiver", status="pending"),
-                name="approval_one_pending_waiver",
+                fields=["kind", "target_id"],
+                condition=Q(status="pending") & ~Q(kind="adjustment"),
+                name="approval_one_pending_per_target",
             ),
         ]
         indexes = [
@@ -146,3 +170,49 @@ class ApprovalRequest(Timestamped):
 
     def __str__(self):
         return f"{self.id} {self.get_kind_display()} of {self.target_id} ({self.status})"
+
+
+class ApprovalThreshold(Timestamped):
+    """Up to where one staff user of an institution acts alone (docs/back-office.md, "Four
+    eyes"): a change of `kind` measured at most `up_to` (minor units of `currency`) is made at
+    once; above it, or where the institution has no threshold for the kind and currency, it
+    waits for a second staff user. For a PIN unblock `up_to` counts unblocks instead: the
+    unblocks of the card's chain in the rolling window of the API's cap
+    (`cards.services.pin.UNBLOCK_WINDOW`) below which one user unblocks alone.
+
+    Set by the bank's administrators (superusers): no staff role may change one."""
+
+    institution = models.ForeignKey(
+        "institutions.Institution", on_delete=models.PROTECT, related_name="+"
+    )
+    kind = models.CharField(max_length=32, choices=ApprovalRequest.Kind.choices)
+    # Blank for a PIN unblock.
+    currency = models.CharField(max_length=3, blank=True)
+    up_to = models.BigIntegerField(
+        help_text="Minor units of the currency (1050 is 10.50 EUR); for a PIN unblock, "
+        "unblocks of the card in the last 30 days."
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "approval threshold"
+        ordering = ["institution", "kind", "currency"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["institution", "kind", "currency"], name="approval_threshold_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(up_to__gte=0), name="approval_threshold_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="pin_unblock", currency="")
+                | (~Q(kind="pin_unblock") & Q(currency__regex=r"^[A-Z]{3}$")),
+                name="approval_threshold_currency",
+            ),
+        ]
+
+    def __str__(self):
+        if self.kind == ApprovalRequest.Kind.PIN_UNBLOCK:
+            return f"{self.get_kind_display()}: {self.up_to} a card alone"
+        return f"{self.get_kind_display()} up to {self.up_to} {self.currency}"

@@ -206,7 +206,7 @@ def apply_each(
     *,
     arguments: Callable[[Any], dict],
     describe: Callable[[Outcome], str],
-    done: str,
+    done: str | Callable[[list[Outcome]], str],
     already: str,
     record: Callable[[Any, Outcome], None] | None = None,
 ) -> list[Outcome]:
@@ -216,8 +216,9 @@ def apply_each(
     (`describe(outcome)`) in the same transaction; an object the service left as it was
     (`Outcome.changed` false) is listed in one `already` message (with `{ids}`); a refusal
     (TXError) is reported for that object alone and changes nothing of it. Then one `done`
-    message (with `{n}`) for the changed. `record(obj, outcome)`, when given, records more of a
-    change in its transaction (a rotated key's successor). Returns the outcomes that changed."""
+    message (with `{n}`; or `done(outcomes)`) for the changed. `record(obj, outcome)`, when
+    given, records more of a change in its transaction (a rotated key's successor). Returns
+    the outcomes that changed."""
     actor = Actor(user=request.user)
     changed, unchanged = [], []
 
@@ -242,7 +243,8 @@ def apply_each(
         else:
             unchanged.append(str(obj.pk))
     if changed:
-        model_admin.message_user(request, done.format(n=len(changed)), messages.SUCCESS)
+        message = done(changed) if callable(done) else done.format(n=len(changed))
+        model_admin.message_user(request, message, messages.SUCCESS)
     if unchanged:
         model_admin.message_user(request, already.format(ids=", ".join(unchanged)), messages.INFO)
     return changed

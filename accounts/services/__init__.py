@@ -5,6 +5,7 @@ from .accounts import (
     account_set_overdraft_limit,
     account_set_status,
     account_update_metadata,
+    check_overdraft_raise,
     internal_account,
 )
 from .adjustments import adjustment_create
@@ -25,6 +26,7 @@ __all__ = [
     "account_product_update",
     "account_products_seed",
     "account_set_overdraft_limit",
+    "check_overdraft_raise",
     "account_set_status",
     "account_update_metadata",
     "adjustment_create",

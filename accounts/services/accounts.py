@@ -134,6 +134,21 @@ def account_set_status(*, account: Account, status: str) -> Outcome[Account]:
     return changed(account, previous)
 
 
+def check_overdraft_raise(product, limit: int) -> None:
+    """400 `validation_error` when `product` does not give an account an overdraft limit raised
+    to `limit`: it allows no overdraft, or caps it lower (`max_overdraft_limit`)."""
+    if not product.allows_overdraft:
+        raise ValidationFailed(
+            details={"overdraft_limit": f"Product {product.pk} does not allow overdraft."}
+        )
+    if limit > product.max_overdraft_limit:
+        raise ValidationFailed(
+            details={
+                "overdraft_limit": f"At most {product.max_overdraft_limit} on product {product.pk}."
+            }
+        )
+
+
 def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Account]:
     """Set how far below zero the account may go (`available = posted - pending + limit`).
 
@@ -153,20 +168,10 @@ def account_set_overdraft_limit(*, account: Account, limit: int) -> Outcome[Acco
             return unchanged(account)
         if account.status == Account.Status.CLOSED:
             raise AccountNotActive(f"Account {account.pk} is closed.")
-        product = account.product
         # The product caps what is given, not what is taken back: after its cap was lowered
         # (or its overdraft turned off) an account's limit may still go down.
-        if limit > previous and not product.allows_overdraft:
-            raise ValidationFailed(
-                details={"overdraft_limit": f"Product {product.pk} does not allow overdraft."}
-            )
-        if limit > previous and limit > product.max_overdraft_limit:
-            raise ValidationFailed(
-                details={
-                    "overdraft_limit": f"At most {product.max_overdraft_limit} on product "
-                    f"{product.pk}."
-                }
-            )
+        if limit > previous:
+            check_overdraft_raise(account.product, limit)
         if account.posted - account.pending + limit > BALANCE_MAX:
             # The generated `available` could not be written (bigint).
             raise BalanceOutOfRange(details={"account_id": account.pk})

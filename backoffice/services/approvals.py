@@ -1,12 +1,16 @@
 """Four eyes where money moves (docs/back-office.md, "Four eyes"): a maker–checker flow.
 
-A staff user never moves money alone in the back office. They ask (`approval_request_adjustment`,
-`approval_request_fee_waiver`): a pending `ApprovalRequest` with their reason, and
-`approval.requested`. Another staff user decides:
+A staff user never moves money alone in the back office above their institution's threshold
+(`backoffice.services.staff_changes` decides who acts alone). They ask
+(`approval_request_adjustment`, `_fee_waiver`, `_overdraft_raise`, `_card_limits_raise`,
+`_pin_unblock`): a pending `ApprovalRequest` with their reason, and `approval.requested`. Another
+staff user decides:
 
 - `approval_approve` locks the request, finds it still pending and not their own, and runs the
   real service as the approver, in the same transaction: `adjustment_create` (a load or an
-  unload) or `fee_waive` (the request's reason is the waiver's). A refusal of that service
+  unload), `fee_waive` (the request's reason is the waiver's), `account_set_overdraft_limit`,
+  `card_limits_set` or `card_pin_unblock` (the request's reason is the unblock's). A refusal of
+  that service
   (422 `insufficient_funds`, `account_not_active`, 409 the fee waived meanwhile...) undoes the
   whole approval: the request stays pending and the refusal says why. Approved, the request
   keeps the id of what it made; `approval.approved`.
@@ -21,9 +25,19 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, Adjustment, Fee
-from accounts.services import adjustment_create, fee_waive
+from accounts.services import (
+    account_set_overdraft_limit,
+    adjustment_create,
+    check_overdraft_raise,
+    fee_waive,
+)
+from cards.models import Card
+from cards.services import card_limits_set, card_pin_unblock, check_limits_order
+from cards.services.limits import LIMIT_FIELDS
+from cards.services.status import require_not_final
 from core.actors import Actor
 from core.exceptions import (
+    AccountNotActive,
     AlreadyExists,
     BusinessRuleViolation,
     InvalidStateTransition,
@@ -47,13 +61,47 @@ def _staff_user(actor: Actor):
     return actor.user
 
 
-def _reason(reason, field: str = "reason") -> str:
+def checked_reason(reason, field: str = "reason") -> str:
     reason = reason.strip() if isinstance(reason, str) else ""
     if not reason:
         raise ValidationFailed("A reason is required.", details={field: "This field is required."})
     if len(reason) > MAX_REASON_LENGTH:
         raise ValidationFailed(details={field: f"At most {MAX_REASON_LENGTH} characters."})
     return reason
+
+
+def checked_adjustment(account: Account, direction: str, amount: int, description: str) -> str:
+    """The adjustment's description, stripped, once its direction, amount and description are
+    ones staff may ask for (400), on an account that is not internal (422)."""
+    if direction not in Adjustment.Direction.values:
+        raise ValidationFailed(details={"direction": "credit or debit."})
+    if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount <= MAX_AMOUNT:
+        raise ValidationFailed(details={"amount": f"An integer from 1 to {MAX_AMOUNT}."})
+    description = (description or "").strip()
+    if len(description) > MAX_DESCRIPTION_LENGTH:
+        raise ValidationFailed(
+            details={"description": f"At most {MAX_DESCRIPTION_LENGTH} characters."}
+        )
+    if account.is_internal:
+        raise BusinessRuleViolation(
+            "An internal account is not adjusted by staff.", details={"account_id": account.pk}
+        )
+    return description
+
+
+def checked_limit(value, field: str) -> int:
+    """An overdraft or card limit staff may set: an integer from 0 to MAX_AMOUNT (400)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_AMOUNT:
+        raise ValidationFailed(details={field: f"An integer from 0 to {MAX_AMOUNT}."})
+    return value
+
+
+def checked_card_limits(changes: dict) -> dict:
+    """Card limits staff may set: fields of LIMIT_FIELDS, each a `checked_limit` (400)."""
+    unknown = set(changes) - set(LIMIT_FIELDS)
+    if unknown:
+        raise ValidationFailed(details={field: "Not a card limit." for field in sorted(unknown)})
+    return {field: checked_limit(value, field) for field, value in changes.items()}
 
 
 def approval_data(approval: ApprovalRequest) -> dict:
@@ -93,20 +141,8 @@ def approval_request_adjustment(
     (it carries the institution's side of every journal: never adjusted by staff). Funds and
     the account's status are checked when approved, against the balance then."""
     user = _staff_user(actor)
-    reason = _reason(reason)
-    if direction not in Adjustment.Direction.values:
-        raise ValidationFailed(details={"direction": "credit or debit."})
-    if not isinstance(amount, int) or isinstance(amount, bool) or not 0 < amount <= MAX_AMOUNT:
-        raise ValidationFailed(details={"amount": f"An integer from 1 to {MAX_AMOUNT}."})
-    description = (description or "").strip()
-    if len(description) > MAX_DESCRIPTION_LENGTH:
-        raise ValidationFailed(
-            details={"description": f"At most {MAX_DESCRIPTION_LENGTH} characters."}
-        )
-    if account.is_internal:
-        raise BusinessRuleViolation(
-            "An internal account is not adjusted by staff.", details={"account_id": account.pk}
-        )
+    reason = checked_reason(reason)
+    description = checked_adjustment(account, direction, amount, description)
     return _create(
         ApprovalRequest(
             institution_id=account.institution_id,
@@ -131,31 +167,145 @@ def approval_request_fee_waiver(*, fee: Fee, reason: str, actor: Actor) -> Appro
     approved). 409 `invalid_state_transition` for a fee that is not charged; 409
     `already_exists` when a waiver of it is already waiting (a partial unique index)."""
     user = _staff_user(actor)
-    reason = _reason(reason)
+    reason = checked_reason(reason)
     if fee.status != Fee.Status.CHARGED:
         raise InvalidStateTransition(
             f"The fee is {fee.status}: only a charged fee can be waived.",
             from_state=fee.status,
             to_state=Fee.Status.WAIVED,
         )
-    approval = ApprovalRequest(
-        institution_id=fee.institution_id,
-        kind=ApprovalRequest.Kind.FEE_WAIVER,
-        target_id=fee.pk,
-        amount=fee.amount,
-        currency=fee.currency,
-        requested_by=user,
-        request_reason=reason,
+    return _create_one_pending(
+        ApprovalRequest(
+            institution_id=fee.institution_id,
+            kind=ApprovalRequest.Kind.FEE_WAIVER,
+            target_id=fee.pk,
+            amount=fee.amount,
+            currency=fee.currency,
+            requested_by=user,
+            request_reason=reason,
+        ),
+        "A waiver of this fee is already waiting for approval.",
+        {"fee_id": fee.pk},
     )
+
+
+def _create_one_pending(approval: ApprovalRequest, message: str, details: dict):
+    """`_create`, where one request of its kind about its target waits at a time (a partial
+    unique index): 409 `already_exists` for a second."""
     try:
         with transaction.atomic():
             return _create(approval)
     except IntegrityError as error:
-        if "approval_one_pending_waiver" not in str(error):
+        if "approval_one_pending_per_target" not in str(error):
             raise
-        raise AlreadyExists(
-            "A waiver of this fee is already waiting for approval.", details={"fee_id": fee.pk}
-        ) from None
+        raise AlreadyExists(message, details=details) from None
+
+
+def approval_request_overdraft_raise(
+    *, account: Account, limit: int, reason: str, actor: Actor
+) -> ApprovalRequest:
+    """Ask for the account's overdraft limit raised to `limit` minor units of its currency.
+    400 for a limit that is not one or not above the account's limit now, or that its product
+    does not give (`check_overdraft_raise`); 422 `business_rule_violation` for an internal
+    account, `account_not_active` for a closed one; 409 `already_exists` when a raise of the
+    account waits already. The limit in use and the product are checked again when approved
+    (`account_set_overdraft_limit`)."""
+    user = _staff_user(actor)
+    reason = checked_reason(reason)
+    limit = checked_limit(limit, "overdraft_limit")
+    if account.is_internal:
+        raise BusinessRuleViolation(
+            "An internal account has no overdraft limit.", details={"account_id": account.pk}
+        )
+    if account.status == Account.Status.CLOSED:
+        raise AccountNotActive(f"Account {account.pk} is closed.")
+    if limit <= account.overdraft_limit:
+        raise ValidationFailed(
+            details={
+                "overdraft_limit": f"Above the limit now ({account.overdraft_limit}): a lower "
+                "limit is set without approval."
+            }
+        )
+    check_overdraft_raise(account.product, limit)
+    return _create_one_pending(
+        ApprovalRequest(
+            institution_id=account.institution_id,
+            kind=ApprovalRequest.Kind.OVERDRAFT_RAISE,
+            target_id=account.pk,
+            parameters={"overdraft_limit": limit},
+            amount=limit,
+            currency=account.currency,
+            requested_by=user,
+            request_reason=reason,
+        ),
+        "A raise of this account's overdraft limit is already waiting for approval.",
+        {"account_id": account.pk},
+    )
+
+
+def raised_limits(card: Card, changes: dict) -> dict:
+    """Of `changes` (field -> new value), those above the card's limit now."""
+    return {field: value for field, value in changes.items() if value > getattr(card, field)}
+
+
+def approval_request_card_limits_raise(
+    *, card: Card, changes: dict, reason: str, actor: Actor
+) -> ApprovalRequest:
+    """Ask for some of the card's limits changed (`changes`: field names of
+    `cards.services.limits.LIMIT_FIELDS` -> minor units of the account's currency), at least one
+    of them raised; measured by the highest limit raised. 400 for a value that is not one, no
+    raise, or limits out of order (`check_limits_order`); 422 `card_not_active` for a card
+    that is not live; 409 `already_exists` when a raise of the card waits already."""
+    user = _staff_user(actor)
+    reason = checked_reason(reason)
+    changes = checked_card_limits(changes)
+    require_not_final(card)
+    raised = raised_limits(card, changes)
+    if not raised:
+        raise ValidationFailed(
+            details={"limits": "No limit is raised: lower limits are set without approval."}
+        )
+    check_limits_order(card, changes)
+    return _create_one_pending(
+        ApprovalRequest(
+            institution_id=card.institution_id,
+            kind=ApprovalRequest.Kind.CARD_LIMITS_RAISE,
+            target_id=card.pk,
+            parameters={"limits": changes},
+            amount=max(raised.values()),
+            currency=card.account.currency,
+            requested_by=user,
+            request_reason=reason,
+        ),
+        "A raise of this card's limits is already waiting for approval.",
+        {"card_id": card.pk},
+    )
+
+
+def approval_request_pin_unblock(*, card: Card, reason: str, actor: Actor) -> ApprovalRequest:
+    """Ask for the card's blocked PIN unblocked (the reason is the unblock's once approved).
+    409 `invalid_state_transition` for a PIN that is not blocked; 422 `card_not_active` for a
+    card that is not live; 409 `already_exists` when an unblock of the card waits already."""
+    user = _staff_user(actor)
+    reason = checked_reason(reason)
+    require_not_final(card)
+    if not card.pin_blocked:
+        raise InvalidStateTransition(
+            "The card's PIN is not blocked.", from_state="unblocked", to_state="unblocked"
+        )
+    return _create_one_pending(
+        ApprovalRequest(
+            institution_id=card.institution_id,
+            kind=ApprovalRequest.Kind.PIN_UNBLOCK,
+            target_id=card.pk,
+            amount=None,
+            currency="",
+            requested_by=user,
+            request_reason=reason,
+        ),
+        "An unblock of this card's PIN is already waiting for approval.",
+        {"card_id": card.pk},
+    )
 
 
 def _decidable(approval: ApprovalRequest, user, to_state: str) -> ApprovalRequest:
@@ -208,8 +358,33 @@ def _carry_out(approval: ApprovalRequest, actor: Actor) -> str:
             actor=actor,
         )
         return adjustment.pk
-    fee = Fee.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
-    return fee_waive(fee=fee, user=actor.user, reason=approval.request_reason).value.pk
+    if approval.kind == ApprovalRequest.Kind.FEE_WAIVER:
+        fee = Fee.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
+        return fee_waive(fee=fee, user=actor.user, reason=approval.request_reason).value.pk
+    if approval.kind == ApprovalRequest.Kind.OVERDRAFT_RAISE:
+        account = Account.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
+        limit = approval.parameters["overdraft_limit"]
+        return account_set_overdraft_limit(account=account, limit=limit).value.pk
+    card = Card.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
+    if approval.kind == ApprovalRequest.Kind.CARD_LIMITS_RAISE:
+        return card_limits_set(card=card, changes=approval.parameters["limits"]).pk
+    unblock_id = pin_unblocked(card, approval.request_reason, actor)
+    if unblock_id is None:
+        # Unblocked meanwhile (the cardholder's reset through the API): nothing to approve.
+        raise InvalidStateTransition(
+            "The card's PIN is not blocked any more: reject the request.",
+            from_state="unblocked",
+            to_state="unblocked",
+        )
+    return unblock_id
+
+
+def pin_unblocked(card: Card, reason: str, actor: Actor) -> str | None:
+    """`card_pin_unblock` by staff: the id of the unblock it recorded (None: not blocked)."""
+    outcome = card_pin_unblock(card=card, actor=actor, reason=reason)
+    if not outcome.changed:
+        return None
+    return str(outcome.value.pin_unblocks.latest("id").pk)
 
 
 def approval_approve(
@@ -220,7 +395,7 @@ def approval_approve(
     for one's own request; 409 `invalid_state_transition` once decided; a refusal of the real
     service (422 `insufficient_funds`, ...) is raised as it is and leaves the request pending."""
     user = _staff_user(actor)
-    reason = _reason(reason)
+    reason = checked_reason(reason)
     with transaction.atomic(savepoint=False):
         approval = _decidable(approval, user, ApprovalRequest.Status.APPROVED)
         result_id = _carry_out(approval, actor)
@@ -235,7 +410,7 @@ def approval_reject(
     """Reject a pending request of another staff user: nothing moves. 403 `permission_denied`
     for one's own request; 409 `invalid_state_transition` once decided."""
     user = _staff_user(actor)
-    reason = _reason(reason)
+    reason = checked_reason(reason)
     with transaction.atomic(savepoint=False):
         approval = _decidable(approval, user, ApprovalRequest.Status.REJECTED)
         _decide(approval, user, ApprovalRequest.Status.REJECTED, reason)

@@ -138,12 +138,10 @@ def card_limits_set(*, card: Card, changes: dict) -> Card:
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
         require_not_final(card)
+        check_limits_order(card, changes)
         changed = [field for field, value in changes.items() if getattr(card, field) != value]
         for field in changed:
             setattr(card, field, changes[field])
-        errors = _order_errors(card)
-        if errors:
-            raise ValidationFailed(details=errors)
         if changed:
             card.updated_at = timezone.now()
             card.save(update_fields=[*changed, "updated_at"])
@@ -158,12 +156,17 @@ def card_limits_set(*, card: Card, changes: dict) -> Card:
     return card
 
 
-def _order_errors(card: Card) -> dict:
+def check_limits_order(card: Card, changes: dict) -> None:
+    """400 `validation_error` when the card's limits with `changes` (domain names of
+    LIMIT_FIELDS) would be out of order: perTransaction <= daily <= monthly, dailyCash <=
+    daily."""
+    limits = {field: changes.get(field, getattr(card, field)) for field in LIMIT_FIELDS}
     errors = {}
-    if card.limit_per_transaction > card.limit_daily:
+    if limits["limit_per_transaction"] > limits["limit_daily"]:
         errors["limit_per_transaction"] = "Must not be above the daily limit."
-    if card.limit_daily > card.limit_monthly:
+    if limits["limit_daily"] > limits["limit_monthly"]:
         errors["limit_daily"] = "Must not be above the monthly limit."
-    if card.limit_daily_cash > card.limit_daily:
+    if limits["limit_daily_cash"] > limits["limit_daily"]:
         errors["limit_daily_cash"] = "Must not be above the daily limit."
-    return errors
+    if errors:
+        raise ValidationFailed(details=errors)

@@ -30,7 +30,7 @@ TEMPLATE = "admin/accounts/fee/waive_confirmation.html"
 HIDDEN_INPUT = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 CHANGELIST = "admin:accounts_fee_changelist"
 APPROVALS = "admin:backoffice_approvalrequest_changelist"
-ASKED = "Asked for {n} waiver(s): another staff user approves each (Approval requests)."
+ASKED = "Asked for {n} change(s): another staff user approves each (Approvals)."
 
 
 def charged(account, amount: int = 300, period: str = "2026-10") -> Fee:

@@ -7,6 +7,7 @@ from datetime import date
 from django.contrib.auth.models import Group, Permission, User
 from django.test import RequestFactory
 
+from backoffice.services.thresholds import approval_threshold_set
 from institutions.models import InstitutionAccess
 from institutions.services import holiday_add
 from tests.events.test_actor import (
@@ -37,6 +38,8 @@ def populated(institution) -> AdminWorld:
     world.api.post("/card-lookups", {"pan": UNKNOWN_PAN})  # a PAN no card holds
     # Kept in the back office only (docs/calendar.md): no API makes one yet.
     holiday_add(institution=institution, date=date(2026, 12, 25), name="Christmas Day")
+    # Set by the bank's administrators in the back office only.
+    approval_threshold_set(institution=institution, kind="adjustment", currency="EUR", up_to=5_000)
     return world
 
 

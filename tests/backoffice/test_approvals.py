@@ -119,7 +119,7 @@ def test_one_asks_another_approves_and_the_adjustment_is_posted_once(account, ma
     assert messages_of(response) == [
         (
             "success",
-            "Asked for 1 adjustment(s): another staff user approves it (Approval requests).",
+            "Asked for 1 change(s): another staff user approves each (Approvals).",
         )
     ]
     (approval,) = ApprovalRequest.objects.all()

@@ -214,13 +214,13 @@ def test_operations_ask_for_an_adjustment_and_compliance_approves_it(browser, li
     asking.locator(f'#result_list input[name="_selected_action"][value="{account_id}"]').check()
     asking.select_option("select[name=action]", "request_adjustment")
     asking.click("button[name=index]")
-    sync_api.expect(asking.locator("h1")).to_have_text("Request an adjustment")
+    sync_api.expect(asking.locator("h1")).to_have_text("Adjust the balance")
     asking.select_option("select[name=direction]", "credit")
     asking.fill("input[name=amount]", "12.34")
     asking.fill("input[name=description]", "Goodwill credit")
     asking.fill("textarea[name=reason]", "Ticket 4711: charged twice.")
     asking.click("input[type=submit]")
-    sync_api.expect(asking.locator("ul.messagelist")).to_contain_text("Asked for 1 adjustment(s)")
+    sync_api.expect(asking.locator("ul.messagelist")).to_contain_text("Asked for 1 change(s)")
     assert Account.objects.get(pk=account_id).posted == before  # nothing moved yet
 
     deciding = signed_in(browser, live_server, checker)
@@ -311,7 +311,7 @@ def test_a_support_call_end_to_end(browser, live_server, world):
     page.fill("textarea[name=reason]", "Call of today: fee charged twice.")
     shot(page, "adjustment-request")
     page.click("input[type=submit]")
-    sync_api.expect(page.locator("ul.messagelist")).to_contain_text("Asked for 1 adjustment(s)")
+    sync_api.expect(page.locator("ul.messagelist")).to_contain_text("Asked for 1 change(s)")
     assert Account.objects.get(pk=account_id).posted == before
 
     checker = signed_in(browser, live_server, compliance)

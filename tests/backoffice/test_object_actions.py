@@ -47,6 +47,7 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
         "suspend_cards",
         "close_cards",
         "unblock_pins",
+        "change_limits",
     ]
     changelist = reverse("admin:cards_card_changelist")
     pressed = {
@@ -78,7 +79,13 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
             "operations",
             "accounts_account",
             "account",
-            ["freeze_accounts", "activate_accounts", "close_accounts", "request_adjustment"],
+            [
+                "freeze_accounts",
+                "activate_accounts",
+                "close_accounts",
+                "request_adjustment",
+                "change_overdraft_limit",
+            ],
         ),
         ("operations", "accounts_hold", "hold", ["release_holds"]),
         ("compliance", "monitoring_monitoringalert", "alert", ["resolve_alerts"]),

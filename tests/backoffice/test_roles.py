@@ -46,6 +46,8 @@ VIEWED = {
     "disputes.view_disputedeadline",
     # Granted by backoffice/migrations/0003_staff_roles.py.
     "backoffice.view_approvalrequest",
+    # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.
+    "backoffice.view_approvalthreshold",
 }
 
 
@@ -77,11 +79,13 @@ def test_each_role_is_offered_exactly_its_actions():
         ("cards.card", "activate_cards"),
         ("cards.card", "suspend_cards"),
         ("cards.card", "close_cards"),
-        ("cards.card", "unblock_pins"),
+        ("cards.card", "unblock_pins"),  # above the threshold: compliance approves
+        ("cards.card", "change_limits"),  # a raise above the threshold: compliance approves
         ("accounts.account", "freeze_accounts"),
         ("accounts.account", "activate_accounts"),
         ("accounts.account", "close_accounts"),
         ("accounts.account", "request_adjustment"),  # four eyes: compliance approves
+        ("accounts.account", "change_overdraft_limit"),  # a raise: as above
         ("accounts.hold", "release_holds"),
         ("disputes.dispute", "submit"),
         ("disputes.dispute", "grant_credit"),

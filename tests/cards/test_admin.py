@@ -596,12 +596,13 @@ def test_no_add_change_or_delete_permission(admin_user, world, model):
     assert model_admin.has_change_permission(request) == (model is Card)
 
 
-def test_card_actions_are_the_three_status_actions_and_the_pin_unblock(admin_client, world):
+def test_card_actions_are_the_status_actions_the_pin_unblock_and_the_limits(admin_client, world):
     assert action_names(admin_client.get(url(Card))) == [
         "activate_cards",
         "suspend_cards",
         "close_cards",
         "unblock_pins",
+        "change_limits",  # four eyes above the threshold (backoffice.admin.CardRequestAdmin)
     ]
     for model in [CardProduct, SensitiveDetailsAccess]:
         assert action_names(admin_client.get(url(model))) == []

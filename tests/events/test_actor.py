@@ -131,6 +131,13 @@ def _account(world: World, status: str | None = None) -> str:
     return account_id
 
 
+def _account_with_overdraft(world: World) -> str:
+    """An account whose overdraft limit staff may lower (at once: no approval)."""
+    account_id = _account(world)
+    Account.objects.filter(pk=account_id).update(overdraft_limit=500)
+    return account_id
+
+
 def _card(world: World, status: str | None = None) -> str:
     body = {
         "accountId": world["account"],
@@ -239,13 +246,20 @@ ACTIONS = {
     # Four eyes (docs/back-office.md): staff ask, another staff user decides.
     ("accounts.fee", "waive_fees"): (_fee, "approval.requested"),
     ("accounts.account", "request_adjustment"): (lambda w: _account(w), "approval.requested"),
+    # A lower limit is set at once; a raise above the threshold is asked for.
+    ("accounts.account", "change_overdraft_limit"): (
+        _account_with_overdraft,
+        "account.overdraft_limit_changed",
+    ),
+    ("cards.card", "change_limits"): (lambda w: _card(w), "card.limits_changed"),
     ("backoffice.approvalrequest", "approve_requests"): (_approval_request, "approval.approved"),
     ("backoffice.approvalrequest", "reject_requests"): (_approval_request, "approval.rejected"),
     ("transfers.transfer", "reverse_transfers"): (lambda w: w["transfer"], "transfer.reversed"),
     ("cards.card", "activate_cards"): (lambda w: _card(w, "suspended"), "card.status_changed"),
     ("cards.card", "suspend_cards"): (lambda w: _card(w), "card.status_changed"),
     ("cards.card", "close_cards"): (lambda w: _card(w), "card.status_changed"),
-    ("cards.card", "unblock_pins"): (_pin_blocked_card, "card.pin_changed"),
+    # With no threshold set, every staff unblock waits for a second user.
+    ("cards.card", "unblock_pins"): (_pin_blocked_card, "approval.requested"),
     ("monitoring.monitoringrule", "enable_rules"): (
         lambda w: _rule(w, False),
         "monitoring.rule_updated",
@@ -293,7 +307,14 @@ def admin_actions(user) -> set[tuple[str, str]]:
 
 
 # What a confirmation page's field takes when free text would not do.
-FORM_VALUES = {"direction": "credit", "amount": "1.00"}
+FORM_VALUES = {
+    "direction": "credit",
+    "amount": "1.00",
+    "limit": "1.00",  # an overdraft limit
+    **dict.fromkeys(
+        ["limit_per_transaction", "limit_daily", "limit_monthly", "limit_daily_cash"], "1.00"
+    ),
+}
 
 
 def run_action(client, label: str, action: str, pk: str):

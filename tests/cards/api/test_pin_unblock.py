@@ -12,6 +12,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.urls import reverse
 from django.utils import timezone
 
+from backoffice.models import ApprovalThreshold
 from cards.models import Card, PinUnblock
 from cards.services import card_pin_unblock
 from core.actors import Actor
@@ -239,6 +240,12 @@ def staff_unblock(client, card_id, reason):
 
 
 def test_staff_unblock_beyond_the_cap_with_a_reason(api, card_id, admin_client, admin_user):
+    # The bank lets one staff user unblock a card's PIN alone up to ten times in 30 days
+    # (without a threshold each unblock waits for a second user: tests/backoffice/
+    # test_four_eyes_thresholds.py).
+    ApprovalThreshold.objects.create(
+        institution=Card.objects.get(pk=card_id).institution, kind="pin_unblock", up_to=10
+    )
     for _ in range(2):
         block(api, card_id)
         unblocked(api, card_id)
@@ -251,7 +258,10 @@ def test_staff_unblock_beyond_the_cap_with_a_reason(api, card_id, admin_client, 
     assert not LogEntry.objects.exists()
     reason = "Cardholder called, identity checked"
     response = staff_unblock(admin_client, card_id, reason)
-    assert [str(m) for m in response.context["messages"]] == ["Unblocked the PIN of 1 card(s)."]
+    assert [str(m) for m in response.context["messages"]] == [
+        "Made 1 change(s) at once (within the institution's approval threshold, or lowering a "
+        "limit)."
+    ]
     assert pin_state(api, card_id) == {"set": True, "blocked": False, "remainingTries": 3}
     assert created(verify(api, card_id, PIN), api.version)["verified"] is True
     latest = PinUnblock.objects.order_by("-id").first()
