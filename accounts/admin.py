@@ -9,11 +9,13 @@ Nothing is added or deleted here, and no change form ever saves a row: balances 
 only by the services, under their locks (a form saving a whole row could overwrite them).
 Journals and entries are strictly read-only, as the database makes them (append-only).
 
-Each action leaves one `LogEntry` per changed object (who, when, which action). The account
-number is a sensitive identifier: never in a list, never searchable, only its last four digits
-on the account's page. Amounts are integers in minor units, shown with their currency
-(`money`). Account products are seeded per institution; staff add and change them through
-the products' services (docs/products.md).
+Each of these actions first shows a confirmation page that lists the selected rows (money
+with `money`) and asks for a reason; each changed object then gets one `LogEntry` (who, when,
+which action, the reason). The services and their events take no reason, so the history keeps
+it (docs/back-office.md, "Actions on a page"). The account number is a sensitive identifier:
+never in a list, never searchable, only its last four digits on the account's page. Amounts
+are integers in minor units, shown with their currency (`money`). Account products are seeded
+per institution; staff add and change them through the products' services (docs/products.md).
 """
 
 from django import forms
@@ -35,6 +37,8 @@ from core.admin import (
     link_column,
     metadata_display,
     money_column,
+    reason_confirmation,
+    said,
 )
 from core.money import money
 
@@ -261,11 +265,16 @@ class StatementLineInline(ReadOnlyInline):
 
 
 ACCOUNT_STATUS_ACTIONS = {
-    # action -> (target status, name in the log, verb for the summary)
-    "freeze": (Account.Status.FROZEN, "Freeze", "Froze"),
-    "activate": (Account.Status.ACTIVE, "Unfreeze (activate)", "Activated"),
-    "close": (Account.Status.CLOSED, "Close", "Closed"),
+    # action -> (target status, name in the log and on the confirmation page, verb for the
+    # summary). Each asks for a reason, unfreezing too: lifting a freeze undoes a decision that
+    # was taken with a reason, so the history says why it was lifted (docs/back-office.md).
+    "freeze_accounts": (Account.Status.FROZEN, "Freeze", "Froze"),
+    "activate_accounts": (Account.Status.ACTIVE, "Unfreeze (activate)", "Activated"),
+    "close_accounts": (Account.Status.CLOSED, "Close", "Closed"),
 }
+# Where an action's reason is kept: the services and their events take none (docs/back-office.md,
+# "Actions on a page").
+REASON_KEPT = "Written in the admin history with the action."
 
 
 @admin.register(Account)
@@ -385,26 +394,58 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
 
     # -- actions
     @admin.action(
-        description="Freeze selected accounts (no money can leave them)", permissions=["change"]
+        description="Freeze selected accounts (no money can leave them; asks for a reason)",
+        permissions=["change"],
     )
     def freeze_accounts(self, request, queryset):
-        self._set_status(request, queryset, "freeze")
-
-    @admin.action(description="Unfreeze (activate) selected accounts", permissions=["change"])
-    def activate_accounts(self, request, queryset):
-        self._set_status(request, queryset, "activate")
+        return self._set_status(request, queryset, "freeze_accounts")
 
     @admin.action(
-        description="Close selected accounts (zero balance and no active hold; final)",
+        description="Unfreeze (activate) selected accounts (asks for a reason)",
+        permissions=["change"],
+    )
+    def activate_accounts(self, request, queryset):
+        return self._set_status(request, queryset, "activate_accounts")
+
+    @admin.action(
+        description="Close selected accounts (zero balance and no active hold; final; asks for "
+        "a reason)",
         permissions=["change"],
     )
     def close_accounts(self, request, queryset):
-        self._set_status(request, queryset, "close")
+        return self._set_status(request, queryset, "close_accounts")
 
-    def _set_status(self, request, queryset, action: str) -> None:
-        status, name, verb = ACCOUNT_STATUS_ACTIONS[action]
+    def _set_status(self, request, queryset, action_name: str):
+        """First call: the confirmation page (the accounts, their balances, the reason). Its
+        submission with a reason: each account through `account_set_status`."""
+        status, name, _verb = ACCOUNT_STATUS_ACTIONS[action_name]
+        accounts = list(queryset.select_related("customer", "product").order_by("pk"))
+        return reason_confirmation(
+            self,
+            request,
+            accounts,
+            run=lambda reason: self._apply_status(request, accounts, action_name, reason),
+            help_text=REASON_KEPT,
+            template="admin/accounts/account/status_confirmation.html",
+            title=f"{name} accounts",
+            action_name=action_name,
+            submit_label=f"{name} {len(accounts)} account(s)",
+            status=status,
+            rows=[
+                {
+                    "account": account,
+                    "number": masked_account_number(account),
+                    "posted": money(account.posted, account.currency),
+                    "available": money(account.available, account.currency),
+                }
+                for account in accounts
+            ],
+        )
+
+    def _apply_status(self, request, accounts, action_name: str, reason: str) -> None:
+        status, name, verb = ACCOUNT_STATUS_ACTIONS[action_name]
         customer_accounts = []
-        for account in queryset.order_by("pk"):
+        for account in accounts:
             if account.is_internal:
                 self.message_user(
                     request,
@@ -422,7 +463,8 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
             account_set_status,
             arguments=lambda account: {"account": account, "status": status},
             describe=lambda outcome: (
-                f"Status {outcome.previous} → {outcome.value.status} (admin action “{name}”)."
+                f"Status {outcome.previous} → {outcome.value.status} "
+                f"(admin action “{name}”; {said(reason)})."
             ),
             done=f"{verb} {{n}} account(s).",
             already=f"Already {status}, left as they were: {{ids}}.",
@@ -503,11 +545,36 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         return changelist_link(StatementLine, "Statement lines", hold=obj.pk)
 
     @admin.action(
-        description="Release selected holds (give the amount back)", permissions=["change"]
+        description="Release selected holds (give the amount back; asks for a reason)",
+        permissions=["change"],
     )
     def release_holds(self, request, queryset):
+        """First call: the confirmation page (the holds, their amounts, the reason). Its
+        submission with a reason: each active hold through `hold_release`."""
+        holds = list(queryset.order_by("pk"))
+        return reason_confirmation(
+            self,
+            request,
+            holds,
+            run=lambda reason: self._release(request, holds, reason),
+            help_text=REASON_KEPT,
+            template="admin/accounts/hold/release_confirmation.html",
+            title="Release holds",
+            action_name="release_holds",
+            submit_label=f"Release {len(holds)} hold(s)",
+            rows=[
+                {
+                    "hold": hold,
+                    "amount": money(hold.amount, hold.currency),
+                    "captured": money(hold.captured_amount, hold.currency),
+                }
+                for hold in holds
+            ],
+        )
+
+    def _release(self, request, holds, reason: str) -> None:
         active, not_active = [], []
-        for hold in queryset.order_by("pk"):
+        for hold in holds:
             if hold.status == Hold.Status.ACTIVE:
                 active.append(hold)
             else:
@@ -520,7 +587,7 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
             arguments=lambda hold: {"hold": hold},
             describe=lambda outcome: (
                 f"Released {money(outcome.value.amount, outcome.value.currency)} on account "
-                f"{outcome.value.account_id} (admin action “Release”)."
+                f"{outcome.value.account_id} (admin action “Release”; {said(reason)})."
             ),
             done="Released {n} hold(s).",
             already="Already released, left as they were: {ids}.",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from operator import attrgetter
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter, helpers
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
@@ -282,6 +283,55 @@ def confirmation_page(
             "form": form,
             **context,
         },
+    )
+
+
+# The confirmation page's submit marker: without it, an action only shows that page.
+CONFIRM = "confirm"
+MAX_REASON = 500
+
+
+class ReasonForm(forms.Form):
+    """The reason staff give on an action's confirmation page: required unless
+    `required=False`; `help_text` says where it is kept."""
+
+    reason = forms.CharField(
+        max_length=MAX_REASON, widget=forms.Textarea(attrs={"rows": 3, "cols": 60})
+    )
+
+    def __init__(self, *args, required: bool = True, help_text: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].required = required
+        self.fields["reason"].help_text = help_text
+
+
+def said(reason: str) -> str:
+    """How a reason reads in an admin history's change message."""
+    return f"reason: “{reason}”" if reason else "no reason given"
+
+
+def reason_confirmation(
+    model_admin,
+    request,
+    objects: list,
+    *,
+    run: Callable[[str], None],
+    required: bool = True,
+    help_text: str = "",
+    **page,
+) -> TemplateResponse | None:
+    """An action that asks for a reason first: its first call shows the confirmation page
+    (`confirmation_page`, with `page`'s template, title, action_name, submit_label and rows);
+    its submission with a valid reason calls `run(reason)` and answers None (back to the list,
+    or to the row's page). Without a valid reason the page comes again with the form's error,
+    and nothing has changed."""
+    data = request.POST if CONFIRM in request.POST else None
+    form = ReasonForm(data, required=required, help_text=help_text)
+    if form.is_bound and form.is_valid():
+        run(form.cleaned_data["reason"])
+        return None
+    return confirmation_page(
+        model_admin, request, form=form, confirm_name=CONFIRM, objects=objects, **page
     )
 
 

@@ -2,8 +2,9 @@
 
 Transfers are made through the API; nothing is added, edited or deleted here. The one staff
 action reverses what remains of each selected transfer (a new journal the other way, statement
-lines and `transfer.reversed`, as through the API) and leaves a `LogEntry` on the transfer
-naming the action and the reversal. Reversals show read-only on their transfer's page.
+lines and `transfer.reversed`, as through the API) after a confirmation page that asks for the
+reason, and leaves a `LogEntry` on the transfer naming the action, the reversal and the
+reason. Reversals show read-only on their transfer's page.
 """
 
 from django.contrib import admin
@@ -19,6 +20,8 @@ from core.admin import (
     link_column,
     metadata_display,
     money_column,
+    reason_confirmation,
+    said,
 )
 from core.money import money
 
@@ -114,18 +117,48 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         return actor_display(obj, "created_by")
 
     @admin.action(
-        description="Reverse selected transfers (full remaining amount)", permissions=["change"]
+        description="Reverse selected transfers (full remaining amount; asks for a reason)",
+        permissions=["change"],
     )
     def reverse_transfers(self, request, queryset):
+        """First call: the confirmation page (the transfers, what remains of each, the
+        reason). Its submission with a reason: each through `transfer_reverse`."""
+        transfers = list(queryset.order_by("pk"))
+        return reason_confirmation(
+            self,
+            request,
+            transfers,
+            run=lambda reason: self._reverse(request, transfers, reason),
+            # `transfer_reverse` and `transfer.reversed` take no reason; its statement lines'
+            # text ("Reversal of ...") is the customer's, not the place for a staff note.
+            help_text="Written in the admin history with the action.",
+            template="admin/transfers/transfer/reverse_confirmation.html",
+            title="Reverse transfers",
+            action_name="reverse_transfers",
+            submit_label=f"Reverse {len(transfers)} transfer(s)",
+            rows=[
+                {
+                    "transfer": transfer,
+                    "amount": money(transfer.amount, transfer.currency),
+                    "reversed": money(transfer.reversed_amount, transfer.currency),
+                    "remaining": money(
+                        transfer.posted_amount - transfer.reversed_amount, transfer.currency
+                    ),
+                }
+                for transfer in transfers
+            ],
+        )
+
+    def _reverse(self, request, transfers, reason: str) -> None:
         apply_each(  # a transfer reversed in full already is refused by the service
             self,
             request,
-            queryset.order_by("pk"),
+            transfers,
             transfer_reverse,
             arguments=lambda transfer: {"transfer": transfer},
             describe=lambda outcome: (
                 f"Reversed {money(outcome.value.amount, outcome.value.currency)} "
-                f"(reversal {outcome.value.pk}; admin action “Reverse”)."
+                f"(reversal {outcome.value.pk}; admin action “Reverse”; {said(reason)})."
             ),
             done="Reversed {n} transfer(s).",
             already="Not reversed, left as they were: {ids}.",

@@ -50,12 +50,33 @@ def action_names(response) -> list[str]:
     return [] if form is None else [name for name, _ in form.fields["action"].choices if name]
 
 
-def run_action(client, model, action, *objects):
+REASON = "Ticket 4711: checked with the customer by phone."
+
+
+def start_action(client, model, action, *objects):
+    """The action picked on the list: its confirmation page, nothing changed yet."""
+    return client.post(
+        url(model), {"action": action, "_selected_action": [obj.pk for obj in objects]}
+    )
+
+
+def run_action(client, model, action, *objects, reason=REASON):
+    """The action as staff run it: picked on the list, then confirmed with `reason`."""
     return client.post(
         url(model),
-        {"action": action, "_selected_action": [obj.pk for obj in objects]},
+        {
+            "action": action,
+            "_selected_action": [obj.pk for obj in objects],
+            "confirm": "yes",
+            "reason": reason,
+        },
         follow=True,
     )
+
+
+def change_messages(obj) -> list[str]:
+    entries = LogEntry.objects.filter(object_id=obj.pk).order_by("id")
+    return [entry.get_change_message() for entry in entries]
 
 
 def open_account(fi, first_name="Ada") -> Account:
@@ -305,8 +326,9 @@ def test_freeze_and_unfreeze_go_through_the_service_and_are_logged(
     assert any("Froze 2 account(s)" in m for m in messages_of(response))
     entry = LogEntry.objects.get(object_id=alice.pk)
     assert (entry.action_flag, entry.user) == (CHANGE, admin_user)
-    assert "Freeze" in entry.get_change_message()
-    assert "active → frozen" in entry.get_change_message()
+    assert entry.get_change_message() == (
+        f"Status active → frozen (admin action “Freeze”; reason: “{REASON}”)."
+    )
     assert entry.action_time is not None
 
     # Freezing again changes nothing, emits nothing, logs nothing.
@@ -315,11 +337,13 @@ def test_freeze_and_unfreeze_go_through_the_service_and_are_logged(
     assert len(status_events(alice)) == 1
     assert LogEntry.objects.filter(object_id=alice.pk).count() == 1
 
-    run_action(admin_client, Account, "activate_accounts", alice)
+    run_action(admin_client, Account, "activate_accounts", alice, reason="Fraud check cleared.")
     assert refreshed(alice).status == "active"
     assert status_events(alice)[-1] == {"from": "frozen", "to": "active"}
-    entries = LogEntry.objects.filter(object_id=alice.pk).order_by("id")
-    assert "Unfreeze (activate)" in entries.last().get_change_message()
+    assert change_messages(alice)[-1] == (
+        "Status frozen → active (admin action “Unfreeze (activate)”; reason: “Fraud check "
+        "cleared.”)."
+    )
     assert ledger_breaches() == []
 
 
@@ -343,7 +367,10 @@ def test_close_of_an_empty_account_closes_it_for_good(admin_client, admin_user, 
     assert refreshed(empty).status == "closed"
     assert status_events(empty) == [{"from": "active", "to": "closed"}]
     entry = LogEntry.objects.get(object_id=empty.pk)
-    assert entry.user == admin_user and "Close" in entry.get_change_message()
+    assert entry.user == admin_user
+    assert entry.get_change_message() == (
+        f"Status active → closed (admin action “Close”; reason: “{REASON}”)."
+    )
     # Closed is final: unfreezing is refused with the service's message.
     response = run_action(admin_client, Account, "activate_accounts", empty)
     assert any("cannot go from closed to active" in m for m in messages_of(response))
@@ -387,7 +414,9 @@ def test_release_action_releases_through_the_service(admin_client, admin_user, m
     assert Event.objects.filter(object_id=hold.pk, type="hold.released").count() == 1
     entry = LogEntry.objects.get(object_id=hold.pk)
     assert (entry.action_flag, entry.user) == (CHANGE, admin_user)
-    assert "Release" in entry.get_change_message() and "10.50 EUR" in entry.get_change_message()
+    assert entry.get_change_message() == (
+        f"Released 10.50 EUR on account {alice.pk} (admin action “Release”; reason: “{REASON}”)."
+    )
     assert ledger_breaches() == []
 
 
@@ -438,8 +467,9 @@ def test_reverse_action_reverses_what_remains(admin_client, admin_user, money_wo
     assert Event.objects.filter(object_id=transfer.pk, type="transfer.reversed").count() == 2
     entry = LogEntry.objects.get(object_id=transfer.pk)
     assert (entry.action_flag, entry.user) == (CHANGE, admin_user)
-    assert reversal.pk in entry.get_change_message()
-    assert "Reverse" in entry.get_change_message() and "20.00 EUR" in entry.get_change_message()
+    assert entry.get_change_message() == (
+        f"Reversed 20.00 EUR (reversal {reversal.pk}; admin action “Reverse”; reason: “{REASON}”)."
+    )
     assert ledger_breaches() == []
 
     # Nothing remains: an error message, nothing else.
@@ -457,6 +487,161 @@ def test_reverse_refused_by_the_service_is_a_message(admin_client, money_world):
     assert any(transfer.pk in m and "frozen" in m for m in messages_of(response))
     assert refreshed(transfer).reversed_amount == 500
     assert not LogEntry.objects.filter(object_id=transfer.pk).exists()
+    assert ledger_breaches() == []
+
+
+# --- every action that changes what a customer can do with money asks for a reason ---------
+def reason_target(case: str, world, fi):
+    """The object `case`'s action changes, as the action finds it."""
+    if case == "activate_accounts":
+        return account_set_status(account=world["bob"], status="frozen").value
+    if case == "close_accounts":
+        return open_account(fi, "Eve")  # empty: it may be closed
+    return {
+        "freeze_accounts": world["alice"],
+        "release_holds": world[Hold],
+        "reverse_transfers": world[Transfer],
+    }[case]
+
+
+# action -> (model, template of its confirmation page, the change message once it ran with
+# `REASON` on `target`, the money its page shows for `world`)
+REASON_ACTIONS = {
+    "freeze_accounts": (
+        Account,
+        "admin/accounts/account/status_confirmation.html",
+        lambda target: f"Status active → frozen (admin action “Freeze”; reason: “{REASON}”).",
+        lambda world: [money(world["alice"].posted, "EUR"), money(world["alice"].available, "EUR")],
+    ),
+    "activate_accounts": (
+        Account,
+        "admin/accounts/account/status_confirmation.html",
+        lambda target: (
+            f"Status frozen → active (admin action “Unfreeze (activate)”; reason: “{REASON}”)."
+        ),
+        lambda world: ["20.00 EUR"],  # Bob's 25.00 less the 5.00 sent back
+    ),
+    "close_accounts": (
+        Account,
+        "admin/accounts/account/status_confirmation.html",
+        lambda target: f"Status active → closed (admin action “Close”; reason: “{REASON}”).",
+        lambda world: ["0.00 EUR"],
+    ),
+    "release_holds": (
+        Hold,
+        "admin/accounts/hold/release_confirmation.html",
+        lambda target: (
+            f"Released 10.50 EUR on account {target.account_id} (admin action “Release”; "
+            f"reason: “{REASON}”)."
+        ),
+        lambda world: ["10.50 EUR", "0.00 EUR"],
+    ),
+    "reverse_transfers": (
+        Transfer,
+        "admin/transfers/transfer/reverse_confirmation.html",
+        lambda target: (
+            f"Reversed 20.00 EUR (reversal "
+            f"{TransferReversal.objects.filter(transfer=target).latest('id').pk}; admin action "
+            f"“Reverse”; reason: “{REASON}”)."
+        ),
+        lambda world: ["25.00 EUR", "5.00 EUR", "20.00 EUR"],  # amount, reversed, to reverse
+    ),
+}
+
+
+def row_of(obj) -> dict:
+    return type(obj).objects.filter(pk=obj.pk).values().get()
+
+
+@pytest.mark.parametrize("case", REASON_ACTIONS)
+def test_an_action_first_shows_what_it_changes_and_asks_for_the_reason(
+    admin_client, money_world, fi, case
+):
+    model, template, _, shown = REASON_ACTIONS[case]
+    target = reason_target(case, money_world, fi)
+    before, events, entries = row_of(target), Event.objects.count(), LogEntry.objects.count()
+
+    page = start_action(admin_client, model, case, target)
+
+    assert page.status_code == 200
+    assert template in [t.name for t in page.templates]
+    assert page.context["objects"] == [target]
+    assert list(page.context["form"].fields) == ["reason"]
+    assert page.context["form"].fields["reason"].required
+    html = page.content.decode()
+    assert target.pk in html
+    for amount in shown(money_world):
+        assert amount in html, amount
+    for number in account_numbers():
+        assert number not in html  # the last four only
+    assert (row_of(target), Event.objects.count(), LogEntry.objects.count()) == (
+        before,
+        events,
+        entries,
+    )
+
+
+@pytest.mark.parametrize("reason", ["", "   ", "x" * 501], ids=["empty", "blank", "too-long"])
+@pytest.mark.parametrize("case", REASON_ACTIONS)
+def test_without_a_reason_the_page_comes_again_and_nothing_changes(
+    admin_client, money_world, fi, case, reason
+):
+    model, template, _, _ = REASON_ACTIONS[case]
+    target = reason_target(case, money_world, fi)
+    before, events, entries = row_of(target), Event.objects.count(), LogEntry.objects.count()
+
+    page = run_action(admin_client, model, case, target, reason=reason)
+
+    assert page.status_code == 200
+    assert template in [t.name for t in page.templates]
+    expected = (
+        "Ensure this value has at most 500 characters (it has 501)."
+        if reason and reason.strip()
+        else "This field is required."
+    )
+    assert page.context["form"].errors == {"reason": [expected]}
+    assert expected in page.content.decode()
+    assert (row_of(target), Event.objects.count(), LogEntry.objects.count()) == (
+        before,
+        events,
+        entries,
+    )
+    assert ledger_breaches() == []
+
+
+@pytest.mark.parametrize("case", REASON_ACTIONS)
+def test_from_the_page_button_the_reason_is_asked_and_the_page_comes_back(
+    admin_client, admin_user, money_world, fi, case
+):
+    """The row's page button (`return_to_object`): its confirmation, refused without a reason,
+    then run with one and back to the row's page."""
+    model, template, message, _ = REASON_ACTIONS[case]
+    target = reason_target(case, money_world, fi)
+    before = row_of(target)
+    pressed = {
+        "action": case,
+        "_selected_action": target.pk,
+        "index": "0",
+        "return_to_object": target.pk,
+    }
+
+    page = admin_client.post(url(model), pressed)
+    assert template in [t.name for t in page.templates]
+    assert f'name="return_to_object" value="{target.pk}"' in page.content.decode()
+
+    again = admin_client.post(url(model), {**pressed, "confirm": "yes", "reason": ""})
+    assert again.status_code == 200
+    assert again.context["form"].errors == {"reason": ["This field is required."]}
+    assert f'name="return_to_object" value="{target.pk}"' in again.content.decode()
+    assert row_of(target) == before
+    assert not LogEntry.objects.filter(object_id=target.pk).exists()
+
+    done = admin_client.post(url(model), {**pressed, "confirm": "yes", "reason": REASON})
+    assert (done.status_code, done["Location"]) == (302, url(model, "change", target.pk))
+    assert row_of(target) != before
+    entry = LogEntry.objects.get(object_id=target.pk)
+    assert (entry.action_flag, entry.user) == (CHANGE, admin_user)
+    assert entry.get_change_message() == message(target)
     assert ledger_breaches() == []
 
 
@@ -532,5 +717,6 @@ def test_staff_without_change_permission_has_no_actions(client, money_world):
         assert action_names(response) == []
     alice = money_world["alice"]
     client.post(url(Account), {"action": "freeze_accounts", "_selected_action": [alice.pk]})
+    run_action(client, Account, "freeze_accounts", alice)  # the confirmation's post too
     assert refreshed(alice).status == "active"
     assert not LogEntry.objects.exists()

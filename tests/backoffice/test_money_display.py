@@ -136,6 +136,9 @@ CONFIRMATIONS = [
     ("monitoring.monitoringalert", "resolve_alerts"),
     ("accounts.fee", "waive_fees"),
     ("disputes.dispute", "submit"),
+    ("accounts.account", "freeze_accounts"),
+    ("accounts.hold", "release_holds"),
+    ("transfers.transfer", "reverse_transfers"),
 ]
 
 
