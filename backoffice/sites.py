@@ -12,9 +12,16 @@ and, under /admin/second-factor/:
 
 Both answer with `Cache-Control: no-store` (never_cache): the secret and the codes are shown
 once and kept by no cache.
+
+Headings in plain language (`admin_view`, `plain_heading`): every admin page goes through the
+site's `admin_view`, Django's own admins' too, so the headings are set there once, not per
+admin. A list is titled by what it lists ("Accounts"), a row's page by the row's own name
+("Account acc_... (EUR)"), an add form "New ..."; Django's "Select account to change",
+"Change account", "View account" and "Add account" never show (docs/back-office.md).
 """
 
 from base64 import b32encode
+from functools import wraps
 
 import django_otp
 import qrcode
@@ -27,6 +34,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme, urlencode
 from django.utils.safestring import mark_safe
+from django.utils.text import capfirst
+from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
 from django_otp.plugins.otp_static.models import StaticToken
@@ -111,6 +120,22 @@ class StaffAdminSite(admin.AdminSite):
 
     def has_permission(self, request):
         return super().has_permission(request) and request.user.is_verified()
+
+    def admin_view(self, view, cacheable=False):
+        """Django's wrapper of every admin page (permission, CSRF, no cache), then the page's
+        heading and browser title in plain language (`plain_heading`)."""
+        inner = super().admin_view(view, cacheable)
+
+        @wraps(inner)
+        def with_plain_heading(request, *args, **kwargs):
+            response = inner(request, *args, **kwargs)
+            # A TemplateResponse renders after the view returns: its context can still change.
+            context = getattr(response, "context_data", None)
+            if context is not None and not response.is_rendered:
+                plain_heading(context)
+            return response
+
+        return with_plain_heading
 
     def login(self, request, extra_context=None):
         if _needs_enrolment(request.user):
@@ -211,6 +236,49 @@ class StaffAdminSite(admin.AdminSite):
         }
         request.current_app = self.name
         return TemplateResponse(request, "backoffice/second_factor_codes.html", context)
+
+
+def list_title(opts) -> str:
+    """A changelist's heading: what it lists, as the menu names it ("Accounts", "Staff
+    users")."""
+    return ADMINISTRATION_NAMES.get(opts.label, capfirst(opts.verbose_name_plural))
+
+
+def object_title(opts, obj) -> str:
+    """A row's page's heading: the row's own name (its `__str__`, shown by Django under its
+    heading before), after what it is unless the name already says it."""
+    name = str(obj)
+    kind = str(opts.verbose_name)
+    if name.lower().startswith(kind.lower()):
+        return capfirst(name)
+    return f"{capfirst(kind)} {name}"
+
+
+def plain_heading(context: dict) -> None:
+    """Replace the heading (and so the browser tab's title) Django gives a changelist or a
+    change form with a plain one. Only Django's own words are replaced: a page that set its
+    own title (the customer page, an action's confirmation) keeps it."""
+    opts, title = context.get("opts"), context.get("title")
+    if opts is None or title is None:
+        return
+    changelist = context.get("cl")
+    if changelist is not None:
+        if title == changelist.title:  # "Select account to change" / "... to view" / "Select"
+            context["title"] = list_title(opts)
+        return
+    if "original" not in context or "add" not in context:
+        return
+    django_titles = {
+        gettext(word) % opts.verbose_name for word in ("Add %s", "Change %s", "View %s")
+    }
+    if title not in django_titles:
+        return
+    original = context["original"]
+    if original is None:
+        context["title"] = f"New {opts.verbose_name}"
+    else:
+        context["title"] = object_title(opts, original)
+        context["subtitle"] = None  # the name was Django's subtitle: now the heading
 
 
 def _works_on_no_institution(request) -> bool:

@@ -4,8 +4,10 @@ shows, and staff users in each role, limited or not."""
 import importlib
 from datetime import date
 
+from django.contrib import admin
 from django.contrib.auth.models import Group, Permission, User
 from django.test import RequestFactory
+from django.urls import reverse
 
 from backoffice.services.thresholds import approval_threshold_set
 from institutions.models import InstitutionAccess
@@ -41,6 +43,30 @@ def populated(institution) -> AdminWorld:
     # Set by the bank's administrators in the back office only.
     approval_threshold_set(institution=institution, kind="adjustment", currency="EUR", up_to=5_000)
     return world
+
+
+def admin_pages(client, institution, registered=None, rows: int = 20):
+    """The back office walked as `client` (a superuser): each registered model's changelist
+    (`registered`: (model, admin) pairs; default every one, Django's own too), then the
+    change pages of up to `rows` of its rows, the institution's for a model that belongs to one.
+    Yields (url, response), each answered 200."""
+    if registered is None:
+        registered = list(admin.site._registry.items())
+    for model, model_admin in registered:
+        opts = model._meta
+        changelist = reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist")
+        response = client.get(changelist)
+        assert response.status_code == 200, changelist
+        yield changelist, response
+        path = getattr(model_admin, "get_institution_path", lambda: None)()
+        objects = model_admin.get_queryset(response.wsgi_request)
+        if path is not None:
+            objects = objects.filter(**{path: institution.pk})
+        for pk in objects.values_list("pk", flat=True)[:rows]:
+            url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[pk])
+            page = client.get(url)
+            assert page.status_code == 200, url
+            yield url, page
 
 
 def staff(username: str, *, roles=(), institutions=(), everywhere=False) -> User:

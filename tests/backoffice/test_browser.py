@@ -12,6 +12,7 @@ from base64 import b32decode
 from pathlib import Path
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.db import connections
 from django.utils import timezone
 from django_otp.oath import TOTP
@@ -20,6 +21,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 from accounts.models import Account, Adjustment, Hold
 from backoffice.models import ApprovalRequest
 from cards.models import Card
+from core.money import money
 from monitoring.models import MonitoringAlert
 from tests.backoffice.helpers import restore_roles, staff
 from tests.cards.helpers import make_institution
@@ -178,6 +180,42 @@ def test_operations_suspend_a_card_through_the_action(browser, live_server, worl
     assert (card.status, card.status_reason) == (
         "suspended",
         "Reported lost by the cardholder on the phone.",
+    )
+
+
+def test_operations_freeze_an_account_from_its_page_with_a_reason(browser, live_server, world):
+    """The account's page is headed by its name; its Freeze button shows the account with its
+    balance and asks for the reason (the browser does not send the form without one), then
+    comes back to the page, the account frozen and the reason in its history."""
+    account_id = world["account"]
+    account = Account.objects.get(pk=account_id)
+    name = f"Account {account_id} ({account.currency})"
+    user = staff("operations", roles=["operations"], institutions=[world.institution])
+    page = signed_in(browser, live_server, user)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    url = f"{live_server.url}/admin/accounts/account/{account_id}/change/"
+
+    page.goto(url)
+    sync_api.expect(page.locator("h1")).to_have_text(name)
+    sync_api.expect(page).to_have_title(f"{name} | TX back office")
+    page.click("button.object-action-button[value=freeze_accounts]")
+    sync_api.expect(page.locator("h1")).to_have_text("Freeze accounts")
+    sync_api.expect(page.locator("#content")).to_contain_text(
+        money(account.posted, account.currency)
+    )
+    page.click("input[type=submit]")  # no reason: the required field stops it here
+    sync_api.expect(page.locator("h1")).to_have_text("Freeze accounts")
+    assert Account.objects.get(pk=account_id).status == "active"
+
+    page.fill("textarea[name=reason]", "Card fraud suspected, the customer was told.")
+    page.click("input[type=submit]")
+    sync_api.expect(page.locator("ul.messagelist")).to_contain_text("Froze 1 account(s).")
+    sync_api.expect(page.locator("h1")).to_have_text(name)
+    assert page.url == url
+    assert Account.objects.get(pk=account_id).status == "frozen"
+    assert LogEntry.objects.get(object_id=account_id).get_change_message() == (
+        "Status active → frozen (admin action “Freeze”; reason: “Card fraud suspected, the "
+        "customer was told.”)."
     )
 
 

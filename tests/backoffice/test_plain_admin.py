@@ -3,16 +3,22 @@ docs/back-office.md "The menu and its words"): business apps first and the frame
 grouped under "Administration", headings and plurals in plain language, no "View site",
 products by name."""
 
+import html
 import re
 
 import pytest
 from django.contrib import admin
 from django.contrib.auth.models import Permission, User
+from django.test import RequestFactory
 from django.urls import reverse
+from django.utils.html import escape
+from django.utils.text import capfirst
 
 from accounts.models import Account, AccountProduct
+from backoffice.sites import ADMINISTRATION_NAMES
 from cards.models import Card
-from tests.backoffice.helpers import populated, staff
+from customers.models import Customer
+from tests.backoffice.helpers import admin_pages, populated, staff
 from tests.cards.helpers import make_institution
 from tests.staff import sign_in
 
@@ -149,3 +155,89 @@ def test_products_are_shown_by_name(client, institution):
     products = client.get(reverse("admin:accounts_accountproduct_changelist"))
     assert products.context["cl"].list_display[0] == "name"
     assert AccountProduct.objects.filter(institution=institution).exists()
+
+
+# --- plain-language headings (backoffice.sites.plain_heading) --------------------------------
+# Django's words for its headings: "Select account to change", "Select account to view",
+# "Change account", "View account", "Add account".
+DEVELOPER_WORDS = re.compile(r"Select | to change| to view|Change |View |Add ")
+SITE_TITLE = "TX back office"
+
+
+def headings(response) -> tuple[str, str]:
+    """The page's one <h1> and its browser tab's title, as read."""
+    page = response.content.decode()
+    (h1,) = re.findall(r"<h1[^>]*>(.*?)</h1>", page, re.S)
+    (title,) = re.findall(r"<title>(.*?)</title>", page, re.S)
+    return html.unescape(h1.strip()), html.unescape(title.strip())
+
+
+def test_every_list_and_page_has_a_plain_heading(admin_client, institution):
+    """As a superuser, every registered model's list (Django's own admins too) and the pages
+    of its rows: no heading in Django's words; a list says what it lists, a row's page names
+    the row, and the browser tab says the same."""
+    populated(institution)
+    lists = pages = 0
+    for url, response in admin_pages(admin_client, institution, rows=3):
+        heading, tab = headings(response)
+        assert not DEVELOPER_WORDS.search(heading), (url, heading)
+        assert not DEVELOPER_WORDS.search(tab), (url, tab)
+        assert tab == f"{heading} | {SITE_TITLE}", url
+        opts = response.context["opts"]
+        if "cl" in response.context:
+            lists += 1
+            plural = capfirst(opts.verbose_name_plural)
+            assert heading == ADMINISTRATION_NAMES.get(opts.label, plural), url
+            continue
+        pages += 1
+        original = response.context["original"]
+        if isinstance(original, Customer):  # the customer page: their name
+            assert heading == f"{original.first_name} {original.last_name}", url
+            continue
+        name, kind = str(original), capfirst(opts.verbose_name)
+        assert heading in {capfirst(name), f"{kind} {name}"}, (url, heading)
+        assert "<h2>" + escape(name) not in response.content.decode()  # not said twice
+    assert lists == len(admin.site._registry)
+    assert pages > 40
+
+
+def test_a_row_page_and_a_list_read_as_staff_say_them(admin_client, institution):
+    populated(institution)
+    account = Account.objects.filter(institution=institution, kind="customer").first()
+    user = User.objects.get(username="maker")
+
+    page = admin_client.get(reverse("admin:accounts_account_change", args=[account.pk]))
+    assert headings(page) == (
+        f"Account {account.pk} (EUR)",
+        f"Account {account.pk} (EUR) | {SITE_TITLE}",
+    )
+    page = admin_client.get(reverse("admin:auth_user_change", args=[user.pk]))
+    assert headings(page) == ("User maker", f"User maker | {SITE_TITLE}")
+    # Statement lines are "transactions" to staff (accounts.models.statement).
+    lines = admin_client.get(reverse("admin:accounts_statementline_changelist"))
+    assert headings(lines) == ("Transactions", f"Transactions | {SITE_TITLE}")
+    users = admin_client.get(reverse("admin:auth_user_changelist"))
+    assert headings(users)[0] == "Staff users"  # as the menu names them
+    # A page that sets its own title keeps it: an action's confirmation.
+    confirmation = admin_client.post(
+        reverse("admin:accounts_account_changelist"),
+        {"action": "freeze_accounts", "_selected_action": [account.pk]},
+    )
+    assert headings(confirmation)[0] == "Freeze accounts"
+
+
+def test_every_add_form_is_new_something(admin_client, admin_user, institution):
+    request = RequestFactory().get("/admin/")
+    request.user = admin_user
+    checked = 0
+    for model, model_admin in admin.site._registry.items():
+        if not model_admin.has_add_permission(request):
+            continue
+        opts = model._meta
+        response = admin_client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_add"))
+        assert response.status_code == 200, opts.label
+        heading, tab = headings(response)
+        assert heading == f"New {opts.verbose_name}", opts.label
+        assert tab == f"New {opts.verbose_name} | {SITE_TITLE}", opts.label
+        checked += 1
+    assert checked >= 5
