@@ -118,13 +118,29 @@ _prepare_threshold = env.str("DATABASE_PREPARE_THRESHOLD", default="5")
 DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
     None if _prepare_threshold == "off" else int(_prepare_threshold)
 )
-DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
-if DATABASE_POOL:
-    DATABASES["default"]["OPTIONS"]["pool"] = {
+DATABASE_POOL_TIMEOUT = env.int("DATABASE_POOL_TIMEOUT", default=10)
+
+
+def pool_options(timeout: int = DATABASE_POOL_TIMEOUT) -> dict:
+    """OPTIONS["pool"] of a database alias (Django hands them to psycopg_pool.ConnectionPool).
+    Its alias also sets CONN_HEALTH_CHECKS: Django then gives the pool a `check`, and a pooled
+    connection to a server that went away is replaced before a request gets it
+    (docs/deployment.md, "When the primary goes away")."""
+    from core.postgresql.hosts import PrimaryFirstConnection
+
+    return {
         "min_size": env.int("DATABASE_POOL_MIN", default=2),
         "max_size": env.int("DATABASE_POOL_MAX", default=20),
-        "timeout": env.int("DATABASE_POOL_TIMEOUT", default=10),
+        "timeout": timeout,
+        # A multi-host DATABASE_URL's last host to accept goes first (core.postgresql.hosts).
+        "connection_class": PrimaryFirstConnection,
     }
+
+
+DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
+if DATABASE_POOL:
+    DATABASES["default"]["OPTIONS"]["pool"] = pool_options()
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

@@ -3,7 +3,14 @@
 from django.core.exceptions import ImproperlyConfigured
 
 from .base import *  # noqa: F403
-from .base import DATABASE_REPLICA_CONNECT_TIMEOUT, DATABASES, SECRET_KEY_FALLBACKS, env
+from .base import (
+    DATABASE_POOL_TIMEOUT,
+    DATABASE_REPLICA_CONNECT_TIMEOUT,
+    DATABASES,
+    SECRET_KEY_FALLBACKS,
+    env,
+    pool_options,
+)
 
 DEBUG = False
 SECRET_KEY = env.str("SECRET_KEY")
@@ -33,15 +40,14 @@ if env.bool("DATABASE_POOL", default=True):
     # connection no longer than it may take to connect (docs/read-replicas.md).
     for _alias, _database in DATABASES.items():
         _database.pop("CONN_MAX_AGE", None)
-        _database.pop("CONN_HEALTH_CHECKS", None)
-        _timeout = env.int("DATABASE_POOL_TIMEOUT", default=10)
-        _database["OPTIONS"]["pool"] = {
-            "min_size": env.int("DATABASE_POOL_MIN", default=2),
-            "max_size": env.int("DATABASE_POOL_MAX", default=20),
-            "timeout": _timeout
+        # With a pool, Django gives it `check=ConnectionPool.check_connection`: one round trip
+        # when a request takes a connection, so that none to a dead server is handed out.
+        _database["CONN_HEALTH_CHECKS"] = True
+        _database["OPTIONS"]["pool"] = pool_options(
+            DATABASE_POOL_TIMEOUT
             if _alias == "default"
-            else min(_timeout, DATABASE_REPLICA_CONNECT_TIMEOUT),
-        }
+            else min(DATABASE_POOL_TIMEOUT, DATABASE_REPLICA_CONNECT_TIMEOUT)
+        )
 
 # Webhooks: https to public addresses only, whatever the environment says.
 WEBHOOK_REQUIRE_HTTPS = True

@@ -23,9 +23,16 @@ NAMES = (
 )
 
 
-def production(**environment) -> subprocess.CompletedProcess:
+# Prints the HTTPS settings as JSON.
+HTTPS_SETTINGS = (
+    "import json; from config.settings import production as p; "
+    f"print(json.dumps({{n: getattr(p, n, None) for n in {NAMES!r}}}))"
+)
+
+
+def production(code: str = HTTPS_SETTINGS, **environment) -> subprocess.CompletedProcess:
     """Import config.settings.production with the secrets it needs plus `environment`, in a
-    subprocess (settings are read once per process). Prints the HTTPS settings as JSON."""
+    subprocess (settings are read once per process), and run `code` there."""
     env = {
         name: value
         for name, value in os.environ.items()
@@ -40,10 +47,6 @@ def production(**environment) -> subprocess.CompletedProcess:
             "PAN_FINGERPRINT_KEY": "f" * 32,
             **environment,
         }
-    )
-    code = (
-        "import json; from config.settings import production as p; "
-        f"print(json.dumps({{n: getattr(p, n, None) for n in {NAMES!r}}}))"
     )
     return subprocess.run(  # noqa: S603 (this interpreter, fixed arguments)
         [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True
@@ -112,3 +115,36 @@ def test_behind_a_tls_proxy_the_redirect_is_harmless(settings, client, db):
     proxied = client.get("/admin/login/", HTTP_X_FORWARDED_PROTO="https")
     assert proxied.status_code == 200
     assert proxied["Strict-Transport-Security"] == "max-age=31536000; includeSubDomains"
+
+
+# Each alias's pool options and health check, the connection class by its name.
+DATABASES_CODE = (
+    "import json; from config.settings import production as p; print(json.dumps({"
+    "a: dict(d['OPTIONS']['pool'], connection_class=d['OPTIONS']['pool']['connection_class']"
+    ".__qualname__, CONN_HEALTH_CHECKS=d['CONN_HEALTH_CHECKS'], CONN_MAX_AGE="
+    "d.get('CONN_MAX_AGE')) for a, d in p.DATABASES.items()}))"
+)
+
+
+def test_every_pool_checks_its_connections_and_tries_the_last_primary_first():
+    """docs/deployment.md, "When the primary goes away": the pool's `check` (Django passes
+    it when CONN_HEALTH_CHECKS is on), the host that accepted last first."""
+    result = production(
+        DATABASES_CODE,
+        DATABASE_URL="postgres://u:p@db1.example.com,db2.example.com/tx"
+        "?target_session_attrs=read-write",
+        DATABASE_REPLICA_URLS="postgres://u:p@replica.example.com/tx",
+        DATABASE_POOL_TIMEOUT="7",
+    )
+    assert result.returncode == 0, result.stderr
+    pool = {
+        "min_size": 2,
+        "max_size": 20,
+        "connection_class": "PrimaryFirstConnection",
+        "CONN_HEALTH_CHECKS": True,
+        "CONN_MAX_AGE": None,
+    }
+    assert json.loads(result.stdout) == {
+        "default": {**pool, "timeout": 7},
+        "replica_1": {**pool, "timeout": 2},  # DATABASE_REPLICA_CONNECT_TIMEOUT
+    }

