@@ -138,6 +138,9 @@ def pool_options(timeout: int = DATABASE_POOL_TIMEOUT) -> dict:
 
 
 DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
+# Each process logs an ERROR at its first connection when the primary replicates
+# asynchronously (core.postgresql.replication); on in production.
+DATABASE_REPLICATION_CHECK = env.bool("DATABASE_REPLICATION_CHECK", default=False)
 if DATABASE_POOL:
     DATABASES["default"]["OPTIONS"]["pool"] = pool_options()
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True

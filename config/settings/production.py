@@ -49,6 +49,10 @@ if env.bool("DATABASE_POOL", default=True):
             else min(DATABASE_POOL_TIMEOUT, DATABASE_REPLICA_CONNECT_TIMEOUT)
         )
 
+# An ERROR in the log when the primary's standbys are asynchronous (docs/deployment.md, "When
+# the primary goes away"); DATABASE_REPLICATION_CHECK=0 for a deliberate exception.
+DATABASE_REPLICATION_CHECK = env.bool("DATABASE_REPLICATION_CHECK", default=True)
+
 # Webhooks: https to public addresses only, whatever the environment says.
 WEBHOOK_REQUIRE_HTTPS = True
 WEBHOOK_ALLOW_PRIVATE_TARGETS = False
