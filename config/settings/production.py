@@ -49,6 +49,14 @@ if env.bool("DATABASE_POOL", default=True):
             else min(DATABASE_POOL_TIMEOUT, DATABASE_REPLICA_CONNECT_TIMEOUT)
         )
 
+# A host that is gone (its machine, not only its PostgreSQL) costs a new connection this long,
+# not the operating system's TCP timeout (minutes): with a multi-host DATABASE_URL the host
+# tried first after a failover is the old primary (core.postgresql.hosts). 2 s is libpq's least.
+# A connect_timeout in DATABASE_URL wins.
+DATABASES["default"]["OPTIONS"].setdefault(
+    "connect_timeout", env.int("DATABASE_CONNECT_TIMEOUT", default=2)
+)
+
 # An ERROR in the log when the primary's standbys are asynchronous (docs/deployment.md, "When
 # the primary goes away"); DATABASE_REPLICATION_CHECK=0 for a deliberate exception.
 DATABASE_REPLICATION_CHECK = env.bool("DATABASE_REPLICATION_CHECK", default=True)

@@ -122,7 +122,8 @@ DATABASES_CODE = (
     "import json; from config.settings import production as p; print(json.dumps({"
     "a: dict(d['OPTIONS']['pool'], connection_class=d['OPTIONS']['pool']['connection_class']"
     ".__qualname__, CONN_HEALTH_CHECKS=d['CONN_HEALTH_CHECKS'], CONN_MAX_AGE="
-    "d.get('CONN_MAX_AGE')) for a, d in p.DATABASES.items()}))"
+    "d.get('CONN_MAX_AGE'), connect_timeout=d['OPTIONS'].get('connect_timeout'))"
+    " for a, d in p.DATABASES.items()}))"
 )
 
 
@@ -145,6 +146,19 @@ def test_every_pool_checks_its_connections_and_tries_the_last_primary_first():
         "CONN_MAX_AGE": None,
     }
     assert json.loads(result.stdout) == {
-        "default": {**pool, "timeout": 7},
-        "replica_1": {**pool, "timeout": 2},  # DATABASE_REPLICA_CONNECT_TIMEOUT
+        "default": {**pool, "timeout": 7, "connect_timeout": 2},
+        # both 2 s: DATABASE_REPLICA_CONNECT_TIMEOUT
+        "replica_1": {**pool, "timeout": 2, "connect_timeout": 2},
     }
+
+
+def test_a_connect_timeout_in_the_url_wins():
+    result = production(
+        DATABASES_CODE,
+        DATABASE_URL="postgres://u:p@db1.example.com,db2.example.com/tx?connect_timeout=5",
+        DATABASE_CONNECT_TIMEOUT="3",
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["default"]["connect_timeout"] == 5
+    result = production(DATABASES_CODE, DATABASE_CONNECT_TIMEOUT="3")
+    assert json.loads(result.stdout)["default"]["connect_timeout"] == 3
