@@ -17,6 +17,7 @@ import pytest
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
 
 from config.settings.base import pool_options
+from core.postgresql import hosts
 from core.postgresql.hosts import PrimaryFirstConnection
 from tests.customers.helpers import SPEC_FIELDS
 from tests.throwaway_postgres import postgres_template, servers  # noqa: F401 (fixtures)
@@ -179,10 +180,12 @@ def test_new_connections_go_first_to_the_host_that_accepted_last(
     servers,  # noqa: F811 (the fixture imported above)
     server,
     django_db_blocker,
+    monkeypatch,
 ):
     """A multi-host DATABASE_URL whose first host refuses read-write sessions (a standby:
     here a server whose sessions are read-only): the pool's first connection is refused there
-    and opened on the second host; the next new connections go straight to the second host."""
+    and opened on the second host; the next new connections go straight to the second host.
+    The same without a pool."""
     standby = servers("default_transaction_read_only=on", "log_connections=on")
     primary = server
     if not primary.running():
@@ -196,15 +199,26 @@ def test_new_connections_go_first_to_the_host_that_accepted_last(
     def tried_on_the_standby() -> int:
         return standby.log().count("connection authorized: user=postgres database=postgres")
 
+    def on_the_primary():
+        with connections[ALIAS].cursor() as cursor:
+            cursor.execute("SELECT current_setting('default_transaction_read_only')")
+            assert cursor.fetchone()[0] == "off"
+        connections[ALIAS].close()
+
     try:
         with django_db_blocker.unblock():
             for pool_number in range(3):  # a new pool each time: new connections
-                with connections[ALIAS].cursor() as cursor:
-                    cursor.execute("SELECT current_setting('default_transaction_read_only')")
-                    assert cursor.fetchone()[0] == "off"
-                connections[ALIAS].close()
+                on_the_primary()
                 connections[ALIAS].close_pool()
                 assert tried_on_the_standby() == 1, f"pool {pool_number}"
+
+            # Without a pool (DATABASE_POOL=0), from a process that knows no host yet.
+            monkeypatch.setattr(hosts, "_accepted", {})
+            del connections[ALIAS]
+            settings_dict["OPTIONS"].pop("pool")
+            for connection_number in range(3):
+                on_the_primary()
+                assert tried_on_the_standby() == 2, f"connection {connection_number}"
     finally:
         del connections[ALIAS]
         del connections.settings[ALIAS]
