@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -264,6 +265,26 @@ def scrape_metrics(port: int) -> dict[tuple[str, str], float]:
 # --- The SQL of one transfer, through Django's test client in this process
 
 
+def wal_position(admin_url: str) -> int:
+    """The server's WAL insert position, in bytes: the WAL a phase wrote is its difference
+    (every database of the server: run on a server nothing else writes to)."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        return int(conn.execute("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").fetchone()[0])
+
+
+def rows_written(admin_url: str, database: str) -> int:
+    """Table rows inserted, updated and deleted in `database` so far (pg_stat_database: heap
+    rows, no index entries). A backend reports its counts when it goes idle for a while or
+    exits, so read this after the phase's connections are idle past that or closed."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT tup_inserted + tup_updated + tup_deleted FROM pg_stat_database "
+            "WHERE datname = %s",
+            [database],
+        ).fetchone()
+    return int(row[0])
+
+
 def transfer_queries(api_key: str, account_ids: list[str], rate_limited: bool) -> list[str]:
     """SQL of one POST /TX/v2/transfers (after a warm-up one): with the rate limits as the
     service ran, or with every one of them off."""
@@ -371,7 +392,9 @@ def main():
         print(f"\nRunning pgbench tpcb-like, {args.concurrency} clients, {args.seconds} s ...")
         postgres = postmaster_pid(PGDATA) if origin == "the embedded" else None
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
+        wal_before = wal_position(admin_url)
         tps, pgbench_output = run_pgbench(pgbench_url, args.concurrency, args.seconds)
+        wal_pgbench = wal_position(admin_url) - wal_before
         pg_pgbench = tree_cpu_seconds(postgres) - pg_before if postgres else None
         mode = f"hot: every transfer debits {account_ids[0]}" if args.hot else "uniform"
         target = (
@@ -386,6 +409,9 @@ def main():
             f"Running {method} {target} ({mode}), {args.concurrency} clients, {args.seconds} s ..."
         )
         metrics_before = scrape_metrics(port)
+        # The set-up's counts were reported while pgbench ran (its connections idle since).
+        rows_before = rows_written(admin_url, TX_DATABASE)
+        wal_before = wal_position(admin_url)
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
         client_before = time.process_time()  # this script's threads: the HTTP clients
@@ -402,9 +428,12 @@ def main():
         client_http = time.process_time() - client_before
         app_http = tree_cpu_seconds(gunicorn.pid) - app_before
         pg_http = tree_cpu_seconds(postgres) - pg_before if postgres else None
+        wal_http = wal_position(admin_url) - wal_before
         metrics_after = scrape_metrics(port)
     finally:
         stop_gunicorn(gunicorn)
+    # Its connections closed, every backend of the run has reported its counts.
+    rows_http = rows_written(admin_url, TX_DATABASE) - rows_before
 
     queries = transfer_queries(api_key, account_ids, rate_limited=True)
     unlimited_queries = transfer_queries(api_key, account_ids, rate_limited=False)
@@ -446,6 +475,17 @@ def main():
         )
     else:
         print("PostgreSQL CPU:   not measured (not the embedded server of this checkout)")
+    pgbench_transactions = max(tps * args.seconds, 1)
+    print(
+        f"WAL:              {wal_http / max(posted, 1):10.0f} bytes per {unit}, "
+        f"{wal_pgbench / pgbench_transactions:.0f} per tpcb-like transaction "
+        f"(x{(wal_http / max(posted, 1)) / max(wal_pgbench / pgbench_transactions, 1):.1f}; "
+        "the whole server's)"
+    )
+    print(
+        f"rows written:     {rows_http / max(posted, 1):10.1f} per {unit} (inserted, updated, "
+        "deleted; a tpcb-like transaction writes 4)"
+    )
     print(
         f"\nSQL queries per transfer, rate limit on as served: {len(queries)} "
         "(BEGIN and COMMIT included)"
