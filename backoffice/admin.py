@@ -521,6 +521,32 @@ def staff_change_described(change: StaffChange, made: str, action: str, reason: 
     return f"{made} (made at once: {change.made}; admin action “{action}”; reason: “{reason}”)."
 
 
+def apply_staff_changes(
+    model_admin,
+    request,
+    objects,
+    service,
+    *,
+    arguments,
+    made: str,
+    action: str,
+    reason: str,
+    already: str,
+):
+    """`apply_each` of a staff change of money (`backoffice.services.staff_changes`): each made
+    at once or asked for, the history and the message saying which."""
+    return apply_each(
+        model_admin,
+        request,
+        objects,
+        service,
+        arguments=arguments,
+        describe=lambda outcome: staff_change_described(outcome.value, made, action, reason),
+        done=staff_changes_done,
+        already=already,
+    )
+
+
 def _one(model_admin, request, queryset, what: str):
     """The one selected row of an action that works on one (None and a warning otherwise)."""
     rows = list(queryset.order_by("pk")[:2])
@@ -552,7 +578,7 @@ class AccountRequestAdmin(AccountAdmin):
         if form.is_bound and form.is_valid():
             data = form.cleaned_data
             verb = "Load (credit)" if data["direction"] == "credit" else "Unload (debit)"
-            apply_each(
+            apply_staff_changes(
                 self,
                 request,
                 [account],
@@ -564,13 +590,9 @@ class AccountRequestAdmin(AccountAdmin):
                     "description": data["description"],
                     "reason": data["reason"],
                 },
-                describe=lambda outcome: staff_change_described(
-                    outcome.value,
-                    f"{verb} of {money(data['amount'], account.currency)}",
-                    "Adjust",
-                    data["reason"],
-                ),
-                done=staff_changes_done,
+                made=f"{verb} of {money(data['amount'], account.currency)}",
+                action="Adjust",
+                reason=data["reason"],
                 already="Nothing asked: {ids}.",
             )
             return None
@@ -604,19 +626,15 @@ class AccountRequestAdmin(AccountAdmin):
         if form.is_bound and form.is_valid():
             limit, reason = form.cleaned_data["limit"], form.cleaned_data["reason"]
             before = money(account.overdraft_limit, account.currency)
-            apply_each(
+            apply_staff_changes(
                 self,
                 request,
                 [account],
                 staff_set_overdraft_limit,
                 arguments=lambda account: {"account": account, "limit": limit, "reason": reason},
-                describe=lambda outcome: staff_change_described(
-                    outcome.value,
-                    f"Overdraft limit {before} → {money(limit, account.currency)}",
-                    "Change the overdraft limit",
-                    reason,
-                ),
-                done=staff_changes_done,
+                made=f"Overdraft limit {before} → {money(limit, account.currency)}",
+                action="Change the overdraft limit",
+                reason=reason,
                 already="The overdraft limit is that already: {ids}.",
             )
             return None
@@ -659,16 +677,16 @@ class FeeWaiverRequestAdmin(FeeAdmin):
         form = ApprovalReasonForm(request.POST if CONFIRM in request.POST else None)
         if form.is_bound and form.is_valid():
             reason = form.cleaned_data["reason"]
-            apply_each(  # a fee not charged, or one already waiting, is refused by the service
+            # A fee not charged, or one already waiting, is refused by the service.
+            apply_staff_changes(
                 self,
                 request,
                 queryset.order_by("pk"),
                 staff_waive_fee,
                 arguments=lambda fee: {"fee": fee, "reason": reason},
-                describe=lambda outcome: staff_change_described(
-                    outcome.value, "Waived", "Waive", reason
-                ),
-                done=staff_changes_done,
+                made="Waived",
+                action="Waive",
+                reason=reason,
                 already="Nothing asked: {ids}.",
             )
             return None
@@ -703,16 +721,15 @@ class CardRequestAdmin(CardAdmin):
         return super().unblock_pins(request, queryset)
 
     def _unblock_pins(self, request, queryset, reason: str) -> None:
-        apply_each(
+        apply_staff_changes(
             self,
             request,
             queryset.order_by("pk"),
             staff_unblock_pin,
             arguments=lambda card: {"card": card, "reason": reason},
-            describe=lambda outcome: staff_change_described(
-                outcome.value, "PIN unblocked", "Unblock PIN", reason
-            ),
-            done=staff_changes_done,
+            made="PIN unblocked",
+            action="Unblock PIN",
+            reason=reason,
             already="PIN not blocked, left as it was: {ids}.",
         )
 
@@ -737,16 +754,15 @@ class CardRequestAdmin(CardAdmin):
                 for field, value in limits.items()
                 if value != getattr(card, field)
             )
-            apply_each(
+            apply_staff_changes(
                 self,
                 request,
                 [card],
                 staff_set_card_limits,
                 arguments=lambda card: {"card": card, "changes": limits, "reason": reason},
-                describe=lambda outcome: staff_change_described(
-                    outcome.value, f"Limits set: {words}", "Change the limits", reason
-                ),
-                done=staff_changes_done,
+                made=f"Limits set: {words}",
+                action="Change the limits",
+                reason=reason,
                 already="The limits are those already: {ids}.",
             )
             return None
