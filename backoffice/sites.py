@@ -16,8 +16,10 @@ once and kept by no cache.
 Headings in plain language (`admin_view`, `plain_heading`): every admin page goes through the
 site's `admin_view`, Django's own admins' too, so the headings are set there once, not per
 admin. A list is titled by what it lists ("Accounts"), a row's page by the row's own name
-("Account acc_... (EUR)"), an add form "New ..."; Django's "Select account to change",
-"Change account", "View account" and "Add account" never show (docs/back-office.md).
+("Account acc_... (EUR)"), an add form "New ...", a row's history "History: ...", an app's
+page by the app's name; Django's "Select account to change", "Change account", "View account",
+"Add account", "Change history: ..." and "Accounts administration" never show
+(docs/back-office.md).
 """
 
 from base64 import b32encode
@@ -259,7 +261,18 @@ def plain_heading(context: dict) -> None:
     change form with a plain one. Only Django's own words are replaced: a page that set its
     own title (the customer page, an action's confirmation) keeps it."""
     opts, title = context.get("opts"), context.get("title")
+    app_list = context.get("app_list")
+    if opts is None and title is not None and context.get("app_label") and app_list:
+        # An app's own page: "Accounts administration" -> "Accounts".
+        name = app_list[0]["name"]
+        if title == gettext("%(app)s administration") % {"app": name}:
+            context["title"] = name
+        return
     if opts is None or title is None:
+        return
+    obj = context.get("object")
+    if obj is not None and title == gettext("Change history: %s") % obj:
+        context["title"] = f"History: {object_title(opts, obj)}"
         return
     changelist = context.get("cl")
     if changelist is not None:

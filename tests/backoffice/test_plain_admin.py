@@ -241,3 +241,15 @@ def test_every_add_form_is_new_something(admin_client, admin_user, institution):
         assert tab == f"New {opts.verbose_name} | {SITE_TITLE}", opts.label
         checked += 1
     assert checked >= 5
+
+
+def test_a_rows_history_and_an_apps_page_are_plain_too(admin_client, institution):
+    populated(institution)
+    account = Account.objects.filter(institution=institution, kind="customer").first()
+    history = admin_client.get(reverse("admin:accounts_account_history", args=[account.pk]))
+    assert headings(history) == (
+        f"History: Account {account.pk} (EUR)",
+        f"History: Account {account.pk} (EUR) | {SITE_TITLE}",
+    )
+    app_page = admin_client.get(reverse("admin:app_list", args=["accounts"]))
+    assert headings(app_page) == ("Accounts", f"Accounts | {SITE_TITLE}")
