@@ -114,7 +114,22 @@ DATABASES["default"].setdefault("OPTIONS", {})
 # planning it on every request ("off": never prepare, e.g. behind a transaction-mode pooler
 # older than PgBouncer 1.21). docs/configuration.md.
 DATABASES["default"]["OPTIONS"]["server_side_binding"] = True
-_prepare_threshold = env.str("DATABASE_PREPARE_THRESHOLD", default="5")
+# "transaction": TX reaches PostgreSQL through a transaction-mode pooler that does not keep
+# prepared statements (PgBouncer before 1.21, or without max_prepared_statements). It hands each
+# transaction to any server connection, where a statement prepared on another is unknown: so
+# preparing is off, and a threshold set with it is refused rather than failing under load.
+DATABASE_POOLER = env.str("DATABASE_POOLER", default="")
+if DATABASE_POOLER not in ("", "transaction"):
+    raise ImproperlyConfigured('DATABASE_POOLER must be "transaction" or unset.')
+_prepare_threshold = env.str(
+    "DATABASE_PREPARE_THRESHOLD", default="off" if DATABASE_POOLER else "5"
+)
+if DATABASE_POOLER and _prepare_threshold != "off":
+    raise ImproperlyConfigured(
+        "DATABASE_POOLER=transaction: DATABASE_PREPARE_THRESHOLD must be off (or unset): a "
+        "statement prepared on one server connection is unknown on the next the pooler hands "
+        "out (docs/deployment.md, PgBouncer)."
+    )
 DATABASES["default"]["OPTIONS"]["prepare_threshold"] = (
     None if _prepare_threshold == "off" else int(_prepare_threshold)
 )
