@@ -39,6 +39,30 @@ def recreate_database(admin_url: str, name: str) -> None:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
+    wait_on_every_host(with_database(admin_url, name))
+
+
+def wait_on_every_host(url: str, timeout: float = 30) -> None:
+    """With a multi-host URL (a cluster: bench/cluster.py), until every host that answers has
+    the database: a replica replays CREATE DATABASE a moment after the primary, and libpq does
+    not try the next host when one answers that the database does not exist."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(url)
+    hosts, ports = str(params.get("host", "")).split(","), str(params.get("port", "")).split(",")
+    if len(hosts) < 2:
+        return
+    params.pop("target_session_attrs", None)
+    deadline = time.monotonic() + timeout
+    for host, port in zip(hosts, ports, strict=False):
+        while True:
+            try:
+                psycopg.connect(**{**params, "host": host, "port": port}, connect_timeout=2).close()
+                break
+            except psycopg.OperationalError as error:
+                if "does not exist" not in str(error) or time.monotonic() > deadline:
+                    break  # a host that is down is not waited for
+                time.sleep(0.1)
 
 
 def drop_database(admin_url: str, name: str) -> None:

