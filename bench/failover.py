@@ -94,6 +94,12 @@ def parse_args():
         help="L > 0: asynchronous replication, the replicas' WAL receivers stopped L seconds "
         "before the kill (the leader's WAL senders stopped)",
     )
+    parser.add_argument(
+        "--pgbouncer",
+        action="store_true",
+        help="TX connects through the cluster's PgBouncer (DATABASE_POOLER=transaction), which "
+        "Patroni's callback points at the new leader, instead of the multi-host URL",
+    )
     parser.add_argument("--accounts", type=int, default=20, help="accounts (default 20)")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers (default 4)")
     parser.add_argument("--threads", type=int, default=2, help="threads per worker (default 2)")
@@ -288,6 +294,11 @@ def main():
     from django.db import connections
 
     connections.close_all()
+    if args.pgbouncer:  # the service only: setup and checks use the multi-host URL
+        os.environ.update(
+            DATABASE_URL=cluster.pgbouncer_url(DATABASE), DATABASE_POOLER="transaction"
+        )
+        print(f"TX through PgBouncer: DATABASE_URL={os.environ['DATABASE_URL']}")
 
     port = free_port()
     print(
@@ -349,6 +360,8 @@ def main():
         for process in stopped:  # an interruption between the stop and the kill
             process.send_signal(signal.SIGCONT)
         stop_gunicorn(gunicorn)
+        os.environ["DATABASE_URL"] = tx_url
+        os.environ.pop("DATABASE_POOLER", None)
         if args.lag:
             configure(SYNCHRONOUS)
             print("Patroni: synchronous replication restored (patronictl edit-config)")
@@ -380,7 +393,7 @@ def main():
         return f"{later - earlier:.2f} s" if later is not None and earlier is not None else "n/a"
 
     print("\n== Summary ==")
-    print(f"replication:       {mode}")
+    print(f"replication:       {mode}" + (", TX through PgBouncer" if args.pgbouncer else ""))
     print(
         f"run:               {args.seconds} s, {args.concurrency} clients, "
         f"kill at {args.kill_at:g} s"
