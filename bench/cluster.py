@@ -404,8 +404,12 @@ def start() -> None:
 
 
 def stop() -> None:
-    """PgBouncer, then each Patroni (it stops its PostgreSQL: SIGTERM, a fast shutdown), etcd."""
-    for name in ["pgbouncer", *(f"patroni-{n}" for n, _, _ in NODES), "etcd"]:
+    """PgBouncer, then each Patroni (it stops its PostgreSQL: SIGTERM, a fast shutdown), the
+    replicas before the leader (a leader stopped first would hand its key to a replica, a
+    failover for nothing), then etcd."""
+    leader = current_leader()
+    nodes = sorted(NODES, key=lambda node: node == leader)
+    for name in ["pgbouncer", *(f"patroni-{n}" for n, _, _ in nodes), "etcd"]:
         pid = read_pid(name)
         if not alive(pid):
             continue
