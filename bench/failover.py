@@ -203,13 +203,15 @@ def wal_senders() -> list[psutil.Process]:
 
 
 def commits_a_write(port: int) -> bool:
-    """The node at `port` is a primary that commits a transaction that wrote (an xid assigned:
-    with synchronous replication the commit waits for the standby)."""
+    """The node at `port` is a primary that commits a transaction that wrote WAL: a
+    transactional logical message, no table needed; with synchronous replication its commit
+    waits for the standby. (An xid alone, `pg_current_xact_id()`, writes no WAL before the
+    commit record, and such a commit does not wait for any standby.)"""
     try:
         with psycopg.connect(cluster.node_url(port), connect_timeout=1) as conn:
             if conn.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
                 return False
-            conn.execute("SELECT pg_current_xact_id()")
+            conn.execute("SELECT pg_logical_emit_message(true, 'tx-failover-drill', '')")
         return True
     except psycopg.Error:
         return False
