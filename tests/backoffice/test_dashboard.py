@@ -3,6 +3,7 @@ each link listing exactly the rows counted (docs/back-office.md)."""
 
 import re
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.urls import reverse
@@ -63,9 +64,13 @@ def worlds(settings):
 
 def test_the_dashboard_counts_each_queue_and_links_to_its_rows(admin_client, worlds):
     mine, theirs, _ = worlds
-    # Holds expiring "today" depend on the clock: between 23:30 and midnight UTC the hold
-    # expiring within the hour falls on tomorrow.
-    today = 1 if timezone.now().astimezone(UTC).hour < 23 else 0
+    # Holds expiring "today" depend on the clock: after 23:30 in the institution's time zone
+    # the hold expiring in 30 minutes falls on tomorrow.
+    zone = ZoneInfo(mine.time_zone)
+    day = timezone.now().astimezone(zone).date()
+    active = Hold.objects.filter(institution=mine, status=Hold.Status.ACTIVE)
+    expiring = active.values_list("expires_at", flat=True)
+    today = sum(expires.astimezone(zone).date() == day for expires in expiring)
     shown = queues(admin_client)
 
     assert {name: count for name, (count, _) in shown.items()} == {
