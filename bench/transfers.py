@@ -109,6 +109,13 @@ def parse_args():
         "transaction-mode PgBouncer (e.g. scripts/cluster's postgresql://postgres@127.0.0.1:56432"
         "/tx; its database is replaced by tx_bench) with DATABASE_POOLER=transaction",
     )
+    parser.add_argument(
+        "--wal-records",
+        action="store_true",
+        help="after the run, pg_waldump --stats=record over the WAL the HTTP run wrote: which "
+        "records (heap inserts, index inserts, full-page images...) make a transfer's WAL "
+        "(the embedded server of this checkout only)",
+    )
     args = parser.parse_args()
     if args.read and (args.batch or args.hot):
         parser.error("--read sends no transfer: not with --batch or --hot")
@@ -279,6 +286,44 @@ def wal_position(admin_url: str) -> int:
     (every database of the server: run on a server nothing else writes to)."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
         return int(conn.execute("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").fetchone()[0])
+
+
+def wal_lsn(admin_url: str) -> str:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        return conn.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0]
+
+
+def print_wal_records(start: str, end: str, transfers: int) -> None:
+    """pg_waldump's statistics of the WAL from `start` to `end`, per record type, the largest
+    first, with the bytes per transfer (full-page images counted apart)."""
+    waldump = Path(pgbench_binary()).with_name("pg_waldump")
+    result = run(
+        [str(waldump), "--stats=record", "-p", str(PGDATA / "pg_wal"), "-s", start, "-e", end]
+    )
+    if result.returncode:
+        print(f"pg_waldump failed: {(result.stderr or result.stdout).strip()}")
+        return
+    rows = []
+    for line in result.stdout.splitlines():
+        # "Heap/INSERT   123 ( 1.23)   4567 ( 2.34)   890 ( 3.45)   5457 ( 4.56)"
+        match = re.match(
+            r"(\S+)\s+(\d+)\s+\(\s*[\d.]+\)\s+(\d+)\s+\(\s*[\d.]+\)\s+"
+            r"(\d+)\s+\(\s*[\d.]+\)\s+(\d+)",
+            line.strip(),
+        )
+        if match and match.group(1) != "Total":
+            name, count, _record, fpi, combined = match.groups()
+            rows.append((int(combined), name, int(count), int(fpi)))
+    total = sum(row[0] for row in rows) or 1
+    print(
+        f"\nWAL of the run by record ({start} .. {end}; pg_waldump --stats=record), per transfer:"
+    )
+    print(f"  {'record':28s} {'count':>7s} {'bytes':>8s} {'of which FPI':>13s} {'share':>6s}")
+    for combined, name, count, fpi in sorted(rows, reverse=True)[:12]:
+        print(
+            f"  {name:28s} {count / transfers:7.2f} {combined / transfers:8.0f} "
+            f"{fpi / transfers:13.0f} {100 * combined / total:5.1f}%"
+        )
 
 
 def rows_written(admin_url: str, database: str) -> int:
@@ -531,6 +576,7 @@ def main():
         # The set-up's counts were reported while pgbench ran (its connections idle since).
         rows_before = rows_written(admin_url, TX_DATABASE)
         wal_before = wal_position(admin_url)
+        lsn_before = wal_lsn(admin_url)
         pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
         app_before = tree_cpu_seconds(gunicorn.pid)
         client_before = time.process_time()  # this script's threads: the HTTP clients
@@ -541,6 +587,7 @@ def main():
         app_http = tree_cpu_seconds(gunicorn.pid) - app_before
         pg_http = tree_cpu_seconds(postgres) - pg_before if postgres else None
         wal_http = wal_position(admin_url) - wal_before
+        lsn_after = wal_lsn(admin_url)
         metrics_after = scrape_metrics(port)
     finally:
         stop_gunicorn(gunicorn)
@@ -601,6 +648,11 @@ def main():
         f"rows written:     {rows_http / max(posted, 1):10.1f} per {unit} (inserted, updated, "
         "deleted; a tpcb-like transaction writes 4)"
     )
+    if args.wal_records:
+        if postgres:
+            print_wal_records(lsn_before, lsn_after, max(posted, 1))
+        else:
+            print("WAL records: not read (not the embedded server of this checkout)")
     print(
         f"\nSQL queries per transfer, rate limit on as served: {len(queries)} "
         "(BEGIN and COMMIT included)"
