@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 
 from accounts.models import Entry, Hold, StatementLine
+from api.models import IdempotencyRecord
 from authorizations.models import Authorization
 from events.models import Event
 from monitoring.models import MonitoringAlert
@@ -128,6 +129,16 @@ def test_every_lookup_of_statement_lines_has_its_index(lookup, index):
                 "events_event_pkey",
             ],
         ),
+        (
+            IdempotencyRecord,
+            # No `institution_id` index: the unique (institution_id, key) begins with it
+            # (api/migrations/0011).
+            [
+                "api_idempotencyrecord_pkey",
+                "idempotency_created_idx",
+                "idempotency_key_unique",
+            ],
+        ),
     ],
 )
 def test_the_tables_a_transfer_writes_keep_only_the_indexes_their_reads_use(model, expected):
@@ -142,6 +153,7 @@ def test_the_tables_a_transfer_writes_keep_only_the_indexes_their_reads_use(mode
         (Transfer, {"source_account_id": "acc_x"}, "transfer_source_idx"),
         (Transfer, {"destination_account_id": "acc_x"}, "transfer_destination_idx"),
         (Event, {"institution_id": "fi_x"}, "event_"),  # any of the three per-institution ones
+        (IdempotencyRecord, {"institution_id": "fi_x"}, "idempotency_key_unique"),
     ],
 )
 def test_a_foreign_key_without_its_own_index_is_still_looked_up_by_one(model, lookup, index):
