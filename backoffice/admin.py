@@ -38,9 +38,9 @@ from accounts.admin import (
 from accounts.models import Account, Fee, Hold, StatementLine
 from accounts.models.statement import POSITION
 from backoffice.forms import (
+    APPROVAL_REASON_HELP,
     CARD_LIMIT_LABELS,
     AdjustmentRequestForm,
-    ApprovalReasonForm,
     ApprovalThresholdForm,
     CardLimitsForm,
     OverdraftLimitForm,
@@ -60,10 +60,12 @@ from backoffice.services.thresholds import approval_threshold_set
 from cards.admin import SECRET_FIELDS, CardAdmin
 from cards.models import Card
 from core.admin import (
+    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ModelAdmin,
     ReadOnlyModelAdmin,
+    ReasonForm,
     admin_link,
     adopt,
     apply_each,
@@ -331,8 +333,6 @@ admin.site.unregister(StaticDevice)
 
 
 # --- Four eyes where money moves (docs/back-office.md, "Four eyes") ---------------------------
-# The confirmation pages' submit marker: without it, an action only shows its page.
-CONFIRM = "confirm"
 # Where each kind's target and result live in the admin.
 TARGETS = {
     ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "account"),
@@ -462,7 +462,9 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         """First call: the confirmation page with the reason form. Its submission: each request
         decided (or refused, alone: one's own, decided already, the change refused), then back
         to the changelist."""
-        form = ApprovalReasonForm(request.POST if CONFIRM in request.POST else None)
+        form = ReasonForm(
+            request.POST if CONFIRM in request.POST else None, help_text=APPROVAL_REASON_HELP
+        )
         if form.is_bound and form.is_valid():
             reason = form.cleaned_data["reason"]
             apply_each(
@@ -674,7 +676,9 @@ class FeeWaiverRequestAdmin(FeeAdmin):
         permissions=["change"],
     )
     def waive_fees(self, request, queryset):
-        form = ApprovalReasonForm(request.POST if CONFIRM in request.POST else None)
+        form = ReasonForm(
+            request.POST if CONFIRM in request.POST else None, help_text=APPROVAL_REASON_HELP
+        )
         if form.is_bound and form.is_valid():
             reason = form.cleaned_data["reason"]
             # A fee not charged, or one already waiting, is refused by the service.

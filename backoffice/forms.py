@@ -11,6 +11,7 @@ from django.contrib.auth.signals import user_login_failed
 
 from backoffice import second_factor
 from backoffice.models import ApprovalRequest, ApprovalThreshold
+from core.admin import MAX_REASON
 from core.exceptions import ValidationFailed
 from core.money import MAX_AMOUNT, currency_exponent, money
 
@@ -69,7 +70,6 @@ class CodeForm(forms.Form):
 
 
 # --- Four eyes (docs/back-office.md) -----------------------------------------------------------
-MAX_REASON = 500
 MAJOR_UNITS = re.compile(r"\d+(\.\d+)?")
 
 
@@ -107,10 +107,7 @@ def reason_field(help_text: str) -> forms.CharField:
     )
 
 
-class ApprovalReasonForm(forms.Form):
-    """The reason of a waiver asked for, or of a decision (approve, reject)."""
-
-    reason = reason_field("Why: kept on the request and written in the admin history.")
+APPROVAL_REASON_HELP = "Why: kept on the request and written in the admin history."
 
 
 class AdjustmentRequestForm(forms.Form):

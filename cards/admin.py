@@ -30,9 +30,11 @@ from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from core.admin import (
+    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyModelAdmin,
+    ReasonForm,
     ServiceFormModelAdmin,
     actor_display,
     admin_link,
@@ -284,34 +286,14 @@ CARD_STATUS_ACTIONS = {
     "suspend_cards": StatusAction(Card.Status.SUSPENDED, "Suspend", "Suspended", True),
     "close_cards": StatusAction(Card.Status.CLOSED, "Close", "Closed", True),
 }
-# The confirmation page's submit marker: without it, an action only shows that page.
-CONFIRM = "confirm"
-
-
-class StatusReasonForm(forms.Form):
-    reason = forms.CharField(
-        max_length=500,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text=(
-            "Kept as each card's status reason, sent in its card.status_changed event and "
-            "written in the admin history."
-        ),
-    )
-
-    def __init__(self, *args, reason_required: bool, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["reason"].required = reason_required
-
-
-class PinUnblockReasonForm(forms.Form):
-    reason = forms.CharField(
-        max_length=500,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text=(
-            "Why staff unblock this PIN (e.g. the cardholder's identity checked by phone). "
-            "Kept with the unblock and written in the admin history."
-        ),
-    )
+STATUS_REASON_HELP = (
+    "Kept as each card's status reason, sent in its card.status_changed event and written in "
+    "the admin history."
+)
+PIN_UNBLOCK_REASON_HELP = (
+    "Why staff unblock this PIN (e.g. the cardholder's identity checked by phone). Kept with "
+    "the unblock and written in the admin history."
+)
 
 
 class ProductKindFilter(admin.SimpleListFilter):
@@ -565,7 +547,9 @@ class CardAdmin(ActionsOnlyModelAdmin):
     def unblock_pins(self, request, queryset):
         """First call: the confirmation page asking for the reason. Its submission: each
         blocked PIN unblocked through `card_pin_unblock` (staff actor), then the changelist."""
-        form = PinUnblockReasonForm(request.POST if CONFIRM in request.POST else None)
+        form = ReasonForm(
+            request.POST if CONFIRM in request.POST else None, help_text=PIN_UNBLOCK_REASON_HELP
+        )
         if form.is_bound and form.is_valid():
             self._unblock_pins(request, queryset, form.cleaned_data["reason"])
             return None
@@ -601,7 +585,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
         set, a valid reason): the change, then back to the changelist (None)."""
         action = CARD_STATUS_ACTIONS[action_name]
         data = request.POST if CONFIRM in request.POST else None
-        form = StatusReasonForm(data, reason_required=action.reason_required)
+        form = ReasonForm(data, required=action.reason_required, help_text=STATUS_REASON_HELP)
         if form.is_bound and form.is_valid():
             self._apply_status(request, queryset, action, form.cleaned_data["reason"])
             return None

@@ -27,6 +27,7 @@ from accounts.models import StatementLine
 from api.names import api_data
 from core.actors import current_actor
 from core.admin import (
+    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyInline,
@@ -49,7 +50,6 @@ from .services.stages import (
     dispute_transition,
 )
 
-CONFIRM = "confirm"
 MAX_REASON = 300
 
 

@@ -19,6 +19,7 @@ from api.names import api_data, api_path
 from api.versions import V2
 from cards.admin import SECRET_FIELDS, masked_pan_link
 from core.admin import (
+    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     admin_link,
@@ -34,10 +35,6 @@ from events.models import Event
 from .models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
 from .services import alert_resolve, monitoring_rule_update
 from .services.alerts import MAX_NOTE_LENGTH
-
-# The confirmation page's submit marker: without it, the action only shows that page.
-CONFIRM = "confirm"
-
 
 # A rule's parameters that are amounts in minor units of its `currency`.
 MONEY_PARAMETERS = frozenset({"amount", "max_amount"})

@@ -15,6 +15,7 @@ from django import forms
 from django.contrib import admin
 
 from core.admin import (
+    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     admin_link,
@@ -27,8 +28,6 @@ from events.types import EVENT_TYPES
 from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from .services import delivery_retry, webhook_endpoint_update
 
-# The confirmation page's submit marker: without it, the action only shows that page.
-CONFIRM = "confirm"
 SECRET_FIELDS = ["secret_encrypted"]
 
 
