@@ -8,6 +8,7 @@ only parse, call one service or selector, and hand a version-neutral resource di
 """
 
 from django.db import transaction
+from django.http import HttpResponseBase
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -149,9 +150,11 @@ class TXView(APIView):
 
     def _run_write(self, request, handler, *args, **kwargs):
         """One operation (`core.operations`) with the request's idempotency record in its
-        transaction. A refusal the record stores (422, 409) commits with it, together with
-        what the refusal keeps; any other refusal (a 404) rolls the whole request back, its
-        claim included, and what it keeps commits on its own right after."""
+        transaction, and no savepoint between them: a success commits with its stored answer.
+        A refusal the record stores (422, 409) rolls the operation back whole, claim included,
+        and a second transaction claims the key again and commits the refusal's answer with
+        what the refusal keeps (`_answer_refusal`); any other refusal (a 404) rolls the whole
+        request back, and what it keeps commits on its own right after."""
         key = idempotency.parse_key(request, required=request.version == V2)
         # Parse first: a malformed body (400) or media type (415) is rejected before any record.
         request_fingerprint = (
@@ -159,41 +162,71 @@ class TXView(APIView):
             if key is None
             else idempotency.fingerprint(request.method, request.path, request.data)
         )
-        with operations.operation(Actor(api_key=request.auth)) as operation:
-            claimed = None
-            if key is not None:
-                claimed = idempotency.claim(
-                    institution_id=self.institution.id,
-                    key=key,
-                    fingerprint=request_fingerprint,
-                    method=request.method,
-                    path=request.path,
-                )
-                if isinstance(claimed, IdempotencyRecord):
-                    if claimed.status_code is None:  # committed without its answer
-                        return self._resume(request, claimed, request_fingerprint)
-                    return idempotency.replay(claimed, request_fingerprint, request)
-            try:
-                with operation.attempt(answered=idempotency.is_stored_error):
-                    response = handler(request, *args, **kwargs)
-                    if not isinstance(response, Continued):
-                        response = self._rendered(request, response, *args, **kwargs)
-            except TXError as error:
-                if not idempotency.is_stored_error(error):
-                    raise
-                response = self._rendered(request, self.handle_exception(error), *args, **kwargs)
-            if isinstance(response, Continued):
-                if claimed is not None:
-                    idempotency.continue_later(claimed, response.resource_id, request)
-            elif claimed is None:  # v1 without a key: still one atomic write, nothing stored
-                return response
-            elif idempotency.is_stored_status(response.status_code):
-                idempotency.store(claimed, response, request)
-                return response
-            else:
-                transaction.set_rollback(True)
-                return response
+        actor = Actor(api_key=request.auth)
+        handled = False  # a refusal of the claim itself (a reused key) is not the operation's
+        try:
+            with operations.operation(actor, answered=idempotency.is_stored_error) as operation:
+                claimed = self._claim(request, key, request_fingerprint)
+                if isinstance(claimed, HttpResponseBase):
+                    return claimed
+                handled = True
+                response = handler(request, *args, **kwargs)
+                if not isinstance(response, Continued):
+                    response = self._rendered(request, response, *args, **kwargs)
+                if isinstance(response, Continued):
+                    if claimed is not None:
+                        idempotency.continue_later(claimed, response.resource_id, request)
+                elif claimed is None:  # v1 without a key: still one atomic write, nothing stored
+                    return response
+                elif idempotency.is_stored_status(response.status_code):
+                    idempotency.store(claimed, response, request)
+                    return response
+                else:
+                    transaction.set_rollback(True)
+                    return response
+        except TXError as error:
+            if not handled or not idempotency.is_stored_error(error):
+                raise
+            return self._answer_refusal(
+                request, operation, error, key, request_fingerprint, *args, **kwargs
+            )
         return self._continue(request, claimed, response, *args, **kwargs)
+
+    def _claim(self, request, key, request_fingerprint):
+        """The key claimed in the open transaction: its record's id; the answer when the key
+        holds one already (a replay, or a resumed `Continued` write); None without a key."""
+        if key is None:
+            return None
+        claimed = idempotency.claim(
+            institution_id=self.institution.id,
+            key=key,
+            fingerprint=request_fingerprint,
+            method=request.method,
+            path=request.path,
+        )
+        if not isinstance(claimed, IdempotencyRecord):
+            return claimed
+        if claimed.status_code is None:  # committed without its answer
+            return self._resume(request, claimed, request_fingerprint)
+        return idempotency.replay(claimed, request_fingerprint, request)
+
+    def _answer_refusal(self, request, refused, error, key, request_fingerprint, *args, **kwargs):
+        """The answer of a refused operation (`refused`, rolled back) that its key stores: in a
+        transaction of its own, the key claimed again, what the refusal keeps written (it may
+        answer another error: `Operation.keep`) and the answer stored. The key was free in
+        between: a request with the same key that took it meanwhile answered first, and this
+        one replays that answer instead (the operation's refusal, and what it keeps, are then
+        that request's). Refusals are the rarer answer: the savepoint that would keep the
+        claim through them cost every write request two statements."""
+        with operations.operation(refused.actor):
+            claimed = self._claim(request, key, request_fingerprint)
+            if isinstance(claimed, HttpResponseBase):
+                return claimed
+            answer = refused.keep(error)
+            response = self._rendered(request, self.handle_exception(answer), *args, **kwargs)
+            if claimed is not None:
+                idempotency.store(claimed, response, request)
+        return response
 
     def _continue(self, request, claimed, continued: Continued, *args, **kwargs):
         """The rest of a `Continued` write, its first operation committed."""

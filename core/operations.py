@@ -12,10 +12,10 @@ so a write guarantees the same things whichever door it came through:
   counts against card-number guessing, a monitoring alert about a refused payment is raised.
   The service says so with `keep_if_refused(write)` before it raises; the operation runs those
   writes after undoing the service's own, once, and commits them with whatever commits the
-  refusal: with the stored answer of an API request (`Operation.attempt`), otherwise in a
-  transaction of their own right after the rollback. A kept write may return the error to
-  answer instead of the one raised (the PIN count answers how many tries are left once the try
-  is counted);
+  refusal: with the stored answer of an API request (the caller runs `Operation.keep` in the
+  transaction that stores it), otherwise in a transaction of their own right after the
+  rollback. A kept write may return the error to answer instead of the one raised (the PIN
+  count answers how many tries are left once the try is counted);
 - an `Outcome`: what the service returned, whether it changed anything, and the value it
   changed from (`Outcome.changed`, `Outcome.previous`), so no caller re-reads or re-locks rows
   to tell "done" from "already so".
@@ -70,26 +70,10 @@ class Operation:
     # whole operation is refused, so run again then.
     kept_by_parts: list[KeptWrite] = field(default_factory=list)
 
-    @contextmanager
-    def attempt(self, *, answered: Callable[[TXError], bool]) -> Iterator[None]:
-        """A savepoint around the service, inside an outer transaction that can survive its
-        refusal (the API's, which holds the idempotency record). On a refusal the service's
-        writes are undone; when `answered(error)` (the outer transaction will commit with the
-        refusal's answer) the kept writes run now, in it, and the error to answer (the one
-        raised or a kept write's) goes on to the caller. Otherwise they are left to the
-        operation, which runs them after the outer rollback."""
-        try:
-            with transaction.atomic():
-                yield
-        except TXError as error:
-            if not answered(error):
-                raise
-            answer = self._keep(error)
-            if answer is error:
-                raise
-            raise answer from None
-
-    def _keep(self, error: TXError) -> TXError:
+    def keep(self, error: TXError) -> TXError:
+        """Run what this operation's refusal `error` keeps, in the caller's transaction (the
+        one that commits the refusal's answer: `operation(answered=...)`); the error to answer:
+        `error` or a kept write's."""
         by_parts, kept, self.kept_by_parts, self.kept = self.kept_by_parts, self.kept, [], []
         for write in by_parts:
             write()  # a part's refusal was answered already: only its write is redone
@@ -152,10 +136,15 @@ def keep_if_refused(write: KeptWrite) -> None:
 
 
 @contextmanager
-def operation(actor: Actor) -> Iterator[Operation]:
+def operation(
+    actor: Actor, *, answered: Callable[[TXError], bool] | None = None
+) -> Iterator[Operation]:
     """The durable transaction of one operation, run as `actor`. A `TXError` leaving the block
     rolls the transaction back; the writes to keep then commit in a transaction of their own
-    and the error (or its replacement) goes on to the caller."""
+    and the error (or its replacement) goes on to the caller. When `answered(error)`, the
+    caller commits an answer to the refusal (an API request's stored answer): the error goes
+    on at once and the caller runs `op.keep(error)` in the transaction that commits it, so the
+    kept writes and the answer commit together or not at all."""
     op = Operation(actor)
     token = _current.set(op)
     try:
@@ -164,10 +153,10 @@ def operation(actor: Actor) -> Iterator[Operation]:
                 with transaction.atomic(durable=True):
                     yield op
             except TXError as error:
-                if not op.kept and not op.kept_by_parts:
+                if (not op.kept and not op.kept_by_parts) or (answered and answered(error)):
                     raise
                 with transaction.atomic(durable=True):
-                    answer = op._keep(error)
+                    answer = op.keep(error)
                 if answer is error:
                     raise
                 raise answer from None

@@ -128,26 +128,45 @@ def test_a_success_runs_no_kept_write():
     assert _notes(fi) == ["done"]
 
 
-def test_attempt_keeps_in_the_outer_transaction_only_what_will_be_answered():
-    """The API's shape: the outer transaction holds the idempotency record; a refusal it stores
-    commits its kept writes with it, any other leaves them to the operation's exit."""
+def test_an_answered_refusal_leaves_its_kept_writes_to_the_transaction_that_answers_it():
+    """The API's shape: the operation rolls back whole; a refusal the caller answers (an
+    idempotency record stores it) has its kept writes run by the caller, in the transaction
+    that commits the answer; any other runs them itself, after the rollback."""
     fi = make_institution()
-    with operations.operation(SYSTEM) as operation:
-        _note(fi, "outer")
-        with pytest.raises(ValidationFailed):
-            with operation.attempt(answered=lambda error: True):
-                _note(fi, "undone")
-                keep_if_refused(lambda: _note(fi, "kept with the answer"))
-                raise ValidationFailed()
-    assert _notes(fi) == ["outer", "kept with the answer"]
+    with pytest.raises(ValidationFailed) as refused:
+        with operations.operation(SYSTEM, answered=lambda error: True) as operation:
+            _note(fi, "undone")
+            keep_if_refused(lambda: _note(fi, "kept with the answer"))
+            raise ValidationFailed()
+    assert _notes(fi) == []  # nothing kept yet: not without the answer
+    with operations.operation(SYSTEM):
+        _note(fi, "the answer")
+        assert operation.keep(refused.value) is refused.value
+    assert _notes(fi) == ["the answer", "kept with the answer"]
 
     with pytest.raises(NotFound):
-        with operations.operation(SYSTEM) as operation:
+        with operations.operation(SYSTEM, answered=lambda error: False):
             _note(fi, "rolled back")
-            with operation.attempt(answered=lambda error: False):
-                keep_if_refused(lambda: _note(fi, "kept after the rollback"))
-                raise NotFound()
-    assert _notes(fi) == ["outer", "kept with the answer", "kept after the rollback"]
+            keep_if_refused(lambda: _note(fi, "kept after the rollback"))
+            raise NotFound()
+    assert _notes(fi) == ["the answer", "kept with the answer", "kept after the rollback"]
+
+
+def test_a_kept_write_answering_in_its_place_is_what_keep_returns():
+    fi = make_institution()
+
+    def counted():
+        _note(fi, "counted")
+        return IncorrectPin(details={"remainingTries": 0})
+
+    with pytest.raises(IncorrectPin) as refused:
+        with operations.operation(SYSTEM, answered=lambda error: True) as operation:
+            keep_if_refused(counted)
+            raise IncorrectPin(details={"remainingTries": 1})
+    with operations.operation(SYSTEM):
+        answer = operation.keep(refused.value)
+    assert answer.details == {"remainingTries": 0}
+    assert _notes(fi) == ["counted"]
 
 
 def test_keep_if_refused_outside_an_operation_keeps_nothing_to_undo():
@@ -309,20 +328,22 @@ def test_a_redone_parts_kept_write_does_not_answer_for_the_operation():
     assert _customers(fi) == {"kept by the part": 1}
 
 
-def test_an_answered_attempt_redoes_a_refused_parts_kept_write_once():
-    """The API's shape: the refusal of the attempt is stored with the outer transaction, which
-    commits; the part's kept write, undone with the attempt's savepoint, is done again in it."""
+def test_an_answered_refusal_redoes_a_refused_parts_kept_write_once():
+    """The API's shape: the operation's rollback undid the part's kept write (its refusal was
+    answered within the operation); the transaction that answers the operation's refusal does
+    it again, once."""
     fi = make_institution()
-    with operations.operation(SYSTEM) as operation:
-        with pytest.raises(ValidationFailed):
-            with operation.attempt(answered=lambda error: True):
-                with pytest.raises(NotFound):
-                    with operations.part():
-                        keep_if_refused(lambda: _customer(fi, "kept by the part"))
-                        raise NotFound()
-                _customer(fi, "undone")
-                raise ValidationFailed()
-        assert _customers(fi) == {"kept by the part": 1}
+    with pytest.raises(ValidationFailed) as refused:
+        with operations.operation(SYSTEM, answered=lambda error: True) as operation:
+            with pytest.raises(NotFound):
+                with operations.part():
+                    keep_if_refused(lambda: _customer(fi, "kept by the part"))
+                    raise NotFound()
+            _customer(fi, "undone")
+            raise ValidationFailed()
+    assert _customers(fi) == {}
+    with operations.operation(SYSTEM):
+        operation.keep(refused.value)
     assert _customers(fi) == {"kept by the part": 1}
 
 

@@ -21,7 +21,8 @@ EXPECTED = [
     # Claim the Idempotency-Key, its wait bounded for this statement only: one function
     # (`api.idempotency.claim`, api/sql/idempotency.sql).
     "SELECT tx_idempotency_claim",
-    "SAVEPOINT",  # a business refusal undoes the operation, not the key's record
+    # No savepoint: a business refusal undoes the whole transaction, and a second one stores
+    # its answer (`api.views.TXView._answer_refusal`).
     "SELECT accounts_account",  # both endpoints in one query
     # The posting function (accounts/sql/posting.sql): both accounts locked in id order and
     # checked; the journal, both legs, both balances, the transfer, both statement lines and
@@ -30,7 +31,6 @@ EXPECTED = [
     # The event's webhook endpoints (none here): deliveries and their jobs are written only
     # when some endpoint is subscribed (two statements more, whatever their number).
     "SELECT webhooks_webhookendpoint",
-    "RELEASE SAVEPOINT",
     "UPDATE api_idempotencyrecord",  # the response stored for replay
     "RELEASE SAVEPOINT",
 ]
@@ -40,8 +40,10 @@ def kind(sql: str) -> str:
     sql = " ".join(sql.split())
     table = re.search(r'(?:FROM|INTO|UPDATE) "?(\w+)"?', sql)
     verb = sql.split(" ", 1)[0]
-    if verb in ("SAVEPOINT", "RELEASE"):
-        return "RELEASE SAVEPOINT" if verb == "RELEASE" else "SAVEPOINT"
+    if verb in ("SAVEPOINT", "RELEASE", "ROLLBACK"):
+        return {"SAVEPOINT": "SAVEPOINT", "RELEASE": "RELEASE SAVEPOINT"}.get(
+            verb, "ROLLBACK TO SAVEPOINT"
+        )
     function = re.match(r"SELECT ((?:tx|pg)_\w+)\(", sql)
     if function:
         return f"SELECT {function.group(1)}"
@@ -63,6 +65,39 @@ def test_one_transfer_costs_these_statements(api_v2):
     assert [kind(query["sql"]) for query in queries.captured_queries] == EXPECTED
 
 
+# The same transfer refused (insufficient funds): the operation is undone whole, then a second
+# transaction claims the key again and stores the refusal (`api.views.TXView._answer_refusal`);
+# refusals pay the second transaction so that every transfer that passes costs no savepoint.
+REFUSED_EXPECTED = [
+    "SELECT api_apikey",
+    "WITH api_rate_counter",
+    "SAVEPOINT",
+    "SELECT tx_idempotency_claim",
+    "SELECT accounts_account",
+    "SELECT tx_post",  # refused: SQLSTATE TX001
+    "ROLLBACK TO SAVEPOINT",  # with the RELEASE after it, one ROLLBACK outside a test
+    "RELEASE SAVEPOINT",
+    "SAVEPOINT",
+    "SELECT tx_idempotency_claim",
+    "UPDATE api_idempotencyrecord",
+    "RELEASE SAVEPOINT",
+]
+
+
+def test_a_refused_transfer_costs_these_statements(api_v2):
+    source = funded_account(api_v2, 10)["accountId"]
+    destination = open_account(api_v2)["accountId"]
+    body = {
+        "source": {"accountId": source},
+        "destination": {"accountId": destination},
+        "amount": 100,
+        "currency": "EUR",
+    }
+    with CaptureQueriesContext(connection) as queries:
+        assert api_v2.post("/transfers", body).status_code == 422
+    assert [kind(query["sql"]) for query in queries.captured_queries] == REFUSED_EXPECTED
+
+
 # One atomic POST /TX/v2/transfer-batches of account-to-account items, in order: the same
 # request around `transfer_batch_create` (transfers/batches.py).
 BATCH_EXPECTED = [
@@ -70,7 +105,6 @@ BATCH_EXPECTED = [
     "WITH api_rate_counter",
     "SAVEPOINT",
     "SELECT tx_idempotency_claim",
-    "SAVEPOINT",
     "SELECT accounts_account",  # the accounts of every item in one query
     # The batch's row with the results it has if every item posts, before the queue.
     "INSERT transfers_transferbatch",
@@ -80,7 +114,6 @@ BATCH_EXPECTED = [
     "SAVEPOINT",  # a reference taken meanwhile undoes this call only
     "SELECT tx_post_many",
     "SELECT webhooks_webhookendpoint",
-    "RELEASE SAVEPOINT",
     "RELEASE SAVEPOINT",
     "UPDATE api_idempotencyrecord",
     "RELEASE SAVEPOINT",
