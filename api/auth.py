@@ -3,9 +3,9 @@
 Missing, unknown, revoked or expired key: 401 `authentication_failed`, the same answer for each
 so that a caller learns nothing about which keys exist. A valid key used from outside its
 allowlist: 403 `ip_not_allowed`. Both refusals count against the client address and an accepted
-request against its key and institution (`api.ratelimit`: one counting statement either way);
-past a limit the answer is 429 `rate_limited` instead. The key itself comes from a per-process
-cache with bounded staleness (`institutions.key_cache`).
+request against its key and institution (`api.ratelimit`: a refusal at once, an accepted request
+in its process's batches); past a limit the answer is 429 `rate_limited` instead. The key itself
+comes from a per-process cache with bounded staleness (`institutions.key_cache`).
 """
 
 from dataclasses import dataclass

@@ -285,8 +285,8 @@ MAX_BATCH_BODY_BYTES = env.int("MAX_BATCH_BODY_BYTES", default=1024 * 1024)
 # Django's own cap, above both: the API's per-path limits are BodySizeLimitMiddleware's.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(MAX_BODY_BYTES, MAX_BATCH_BODY_BYTES)
 # Rate limits (api/ratelimit.py, docs/configuration.md): requests per fixed window, shared by
-# every app process, counted in one statement per request; 0 disables a limit. Counted in
-# PostgreSQL (an UNLOGGED table), or in Redis when CACHE_URL names it.
+# every app process; 0 disables a limit. Counted in PostgreSQL (an UNLOGGED table), or in Redis
+# when CACHE_URL names it.
 RATE_LIMIT_WINDOW_SECONDS = env.int("RATE_LIMIT_WINDOW_SECONDS", default=60)
 if RATE_LIMIT_WINDOW_SECONDS < 1:
     raise ImproperlyConfigured("RATE_LIMIT_WINDOW_SECONDS must be at least 1.")
@@ -301,6 +301,16 @@ RATE_LIMIT_FAILED_AUTH_REQUESTS = env.int("RATE_LIMIT_FAILED_AUTH_REQUESTS", def
 # Requests for the schema documents (/schema, /docs: no key) per client address.
 RATE_LIMIT_SCHEMA_REQUESTS = env.int("RATE_LIMIT_SCHEMA_REQUESTS", default=60)
 RATE_LIMIT_BACKEND = "redis" if CACHE_URL.startswith(("redis://", "rediss://")) else "postgresql"
+# Each process counts a key's and an institution's requests locally and writes them to the shared
+# counters every RATE_LIMIT_FLUSH_EVERY requests of the bucket, or on its first request after
+# RATE_LIMIT_FLUSH_SECONDS: a limit is overshot by at most (app processes) x (FLUSH_EVERY - 1)
+# requests per window (api/ratelimit.py). 1 writes every request, exact as a single counter.
+RATE_LIMIT_FLUSH_EVERY = env.int("RATE_LIMIT_FLUSH_EVERY", default=10)
+RATE_LIMIT_FLUSH_SECONDS = env.float("RATE_LIMIT_FLUSH_SECONDS", default=1.0)
+if RATE_LIMIT_FLUSH_EVERY < 1 or not RATE_LIMIT_FLUSH_SECONDS > 0:
+    raise ImproperlyConfigured(
+        "RATE_LIMIT_FLUSH_EVERY must be at least 1 and RATE_LIMIT_FLUSH_SECONDS more than 0."
+    )
 # Card-number guessing (cards.services.pan_guard): an API key with this many failed PAN
 # resolutions (a PAN no card of its institution holds) within the window gets 429 on every
 # operation that takes a PAN until the oldest of them leaves the window.

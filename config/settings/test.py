@@ -20,3 +20,6 @@ DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="t
 # Every request reads its key from the database (tests change keys with the ORM and expect the
 # next request to see it); tests/api/test_key_cache.py turns the cache on.
 API_KEY_CACHE_SECONDS = 0
+# Every request writes its rate-limit counts (as one shared counter would: tests assert exact
+# counts and statements); tests/api/test_ratelimit.py turns the batches on.
+RATE_LIMIT_FLUSH_EVERY = 1

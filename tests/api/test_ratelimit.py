@@ -308,6 +308,206 @@ def test_purge_deletes_ended_windows_only(api_v2, limits, clock):
     assert ratelimit.rate_counters_purge(now=WINDOW_START + 120) == 2
 
 
+# --- Batches: each process counts locally, writes every RATE_LIMIT_FLUSH_EVERY ---------------
+
+
+@pytest.fixture
+def batches(limits, monkeypatch):
+    """Batches of 4, a fresh process's counters (restored after the test)."""
+    limits.RATE_LIMIT_FLUSH_EVERY = 4
+    limits.RATE_LIMIT_FLUSH_SECONDS = 1.0
+    monkeypatch.setattr(ratelimit, "local_counters", ratelimit.LocalCounters())
+    return limits
+
+
+def statements_per_request(api, count: int, path: str = "/customers") -> list[int]:
+    statements = []
+    for _ in range(count):
+        with CaptureQueriesContext(connection) as queries:
+            assert api.get(path).status_code == 200
+        statements.append(len(counter_statements(queries)))
+    return statements
+
+
+def shared_counts() -> dict[str, int]:
+    """The shared counters of the clock's window, by kind of bucket."""
+    rows = RateCounter.objects.filter(window_start=WINDOW_START).values_list("bucket", "count")
+    return {bucket.split(":")[0]: count for bucket, count in rows}
+
+
+def test_a_batch_writes_once_per_flush_every_requests(api_v2, batches):
+    # The first request of the window learns the shared counts; then one statement per 4.
+    assert statements_per_request(api_v2, 9) == [1, 0, 0, 0, 1, 0, 0, 0, 1]
+    assert shared_counts() == {"key": 9, "institution": 9}
+    assert statements_per_request(api_v2, 3) == [0, 0, 0]
+    assert shared_counts() == {"key": 9, "institution": 9}  # 3 pending in this process
+    with CaptureQueriesContext(connection) as queries:
+        ratelimit.flush()
+    assert len(counter_statements(queries)) == 1
+    assert shared_counts() == {"key": 12, "institution": 12}
+
+
+def test_a_single_process_refuses_exactly_at_the_limit(api_v2, batches):
+    """Alone, a process's shared count + pending is the exact count: no request late."""
+    batches.RATE_LIMIT_REQUESTS = 6
+    for _ in range(6):
+        assert api_v2.get("/customers").status_code == 200
+    assert_rate_limited(api_v2.get("/customers"), ratelimit.KEY_LIMITED)
+
+
+def test_with_two_processes_the_429_comes_at_most_flush_every_minus_1_late(
+    api_v2, batches, monkeypatch
+):
+    batches.RATE_LIMIT_REQUESTS = 10
+    first, second = ratelimit.LocalCounters(), ratelimit.LocalCounters()
+
+    def statuses(process, count):
+        monkeypatch.setattr(ratelimit, "local_counters", process)
+        return [api_v2.get("/customers").status_code for _ in range(count)]
+
+    assert statuses(first, 1) == [200]  # sees 1
+    # The second flushes at its 1st, 5th and 9th requests (2, 6, 10): exact, the 10th is late
+    # by nothing.
+    assert statuses(second, 12) == [200] * 9 + [429] * 3
+    # The first still knows 1: 3 requests (FLUSH_EVERY - 1) beyond the limit, then its batch
+    # is due, it learns 14 and refuses.
+    assert statuses(first, 5) == [200] * 3 + [429] * 2
+    # 18 requests, 13 granted: limit + 3, within 2 processes x (4 - 1).
+    first.flush(ratelimit.backend())
+    second.flush(ratelimit.backend())
+    assert shared_counts() == {"key": 18, "institution": 18}
+
+
+def test_a_new_window_flushes_and_an_ended_windows_pending_is_dropped(api_v2, batches, clock):
+    assert statements_per_request(api_v2, 2) == [1, 0]
+    clock.value = WINDOW_START + 60
+    assert statements_per_request(api_v2, 2) == [1, 0]
+    counts = RateCounter.objects.values_list("window_start", "bucket", "count")
+    # The ended window's 1 pending request was never written: it can refuse nothing any more.
+    assert sorted((start, bucket.split(":")[0], count) for start, bucket, count in counts) == [
+        (WINDOW_START, "institution", 1),
+        (WINDOW_START, "key", 1),
+        (WINDOW_START + 60, "institution", 1),
+        (WINDOW_START + 60, "key", 1),
+    ]
+
+
+def test_a_batch_is_written_after_flush_seconds_whatever_its_size(api_v2, batches, clock):
+    batches.RATE_LIMIT_FLUSH_EVERY = 100
+    assert statements_per_request(api_v2, 1) == [1]
+    clock.value += 0.99
+    assert statements_per_request(api_v2, 2) == [0, 0]
+    clock.value += 0.01  # 1.0 s after the last flush
+    assert statements_per_request(api_v2, 2) == [1, 0]
+    assert shared_counts() == {"key": 4, "institution": 4}
+
+
+def test_an_address_blocked_elsewhere_is_seen_within_flush_seconds(
+    version, institution, batches, clock, monkeypatch
+):
+    batches.RATE_LIMIT_FAILED_AUTH_REQUESTS = 2
+    secret = issue_key(institution, allow=["0.0.0.0/0"])[1]
+    address = "198.51.100.70"
+    first, second = ratelimit.LocalCounters(), ratelimit.LocalCounters()
+
+    def status(process, key):
+        monkeypatch.setattr(ratelimit, "local_counters", process)
+        return Api(version, key, remote_addr=address).get("/customers").status_code
+
+    assert status(first, secret) == 200  # the first process reads 0 refusals
+    assert status(second, secret) == 200
+    # Refusals are counted at once, one statement each: the address is blocked in the 3rd.
+    assert [status(second, WRONG_KEY) for _ in range(3)] == [401, 401, 429]
+    # The process that counted them knows at once; the other one at its next flush.
+    assert status(second, secret) == 429
+    clock.value += 0.5
+    assert status(first, secret) == 200
+    clock.value += 0.5
+    assert status(first, secret) == 429
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_threads_of_a_batching_process_are_exact(batches):
+    """8 threads x 25 requests of one process: its lock makes them one sequence, so exactly
+    100 pass, and the shared counters hold every request once its batches are written."""
+    batches.RATE_LIMIT_REQUESTS = 100
+    secret = issue_key(InstitutionFactory())[1]
+    statuses = []
+    start = threading.Barrier(8)
+
+    def client():
+        api = Api("v2", secret)
+        try:
+            start.wait()
+            for _ in range(25):
+                statuses.append(api.get("/products/accounts").status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(statuses) == [200] * 100 + [429] * 100
+    ratelimit.flush()
+    assert shared_counts() == {"key": 200, "institution": 200}
+
+
+class CountingBackend:
+    """A backend in memory that records its calls."""
+
+    def __init__(self):
+        self.counts: dict[str, int] = {}
+        self.calls: list[dict[str, int]] = []
+
+    def count(self, *, window_start, window, hits, reads):
+        self.calls.append(dict(hits))
+        for bucket, amount in hits.items():
+            self.counts[bucket] = self.counts.get(bucket, 0) + amount
+        return {bucket: self.counts.get(bucket, 0) for bucket in [*hits, *reads]}
+
+
+def test_the_process_keeps_at_most_max_buckets(batches, monkeypatch):
+    monkeypatch.setattr(ratelimit, "MAX_BUCKETS", 4)
+    counters, backend = ratelimit.LocalCounters(), CountingBackend()
+
+    def count(*hits, reads=()):
+        return counters.count(
+            backend, now=WINDOW_START, window_start=WINDOW_START, window=60, hits=hits, reads=reads
+        )
+
+    def kept():
+        return {bucket: state.pending for (bucket, _), state in counters._buckets.items()}
+
+    assert count("key:1", "institution:1", reads=["refused:a"]) == {
+        "key:1": 1,
+        "institution:1": 1,
+        "refused:a": 0,
+    }
+    assert count("key:1", "institution:1", reads=["refused:a"])["key:1"] == 2  # pending
+    assert count("key:2", "institution:1") == {"key:2": 1, "institution:1": 3}  # new: flushed
+    assert kept() == {"key:1": 1, "institution:1": 0, "refused:a": 0, "key:2": 0}
+    # A 5th bucket: the buckets with nothing pending make room, the pending hit stays.
+    assert count("key:3") == {"key:3": 1}
+    assert kept() == {"key:1": 1, "key:3": 0}
+    for bucket in ("key:3", "key:4", "key:4", "key:5", "key:5"):
+        count(bucket)
+    assert kept() == {"key:1": 1, "key:3": 1, "key:4": 1, "key:5": 1}
+    # Full of pending hits: start over, as a restarted process would (4 pending dropped).
+    assert count("key:6") == {"key:6": 1}
+    assert kept() == {"key:6": 0}
+    assert backend.calls == [
+        {"key:1": 1, "institution:1": 1},
+        {"key:2": 1, "institution:1": 2},
+        {"key:3": 1},
+        {"key:4": 1},
+        {"key:5": 1},
+        {"key:6": 1},
+    ]
+
+
 # --- Redis (a fake that records round trips; no server is needed) ---------------------------
 
 
@@ -326,8 +526,8 @@ class FakePipeline:
         self.redis = redis
         self.commands = []
 
-    def incr(self, key):
-        self.commands.append(("incr", key))
+    def incr(self, key, amount=1):  # redis-py's signature
+        self.commands.append(("incr", key, amount))
 
     def expireat(self, key, when):
         self.commands.append(("expireat", key, when))
@@ -340,7 +540,7 @@ class FakePipeline:
         replies = []
         for name, key, *args in self.commands:
             if name == "incr":
-                self.redis.values[key] = self.redis.values.get(key, 0) + 1
+                self.redis.values[key] = self.redis.values.get(key, 0) + args[0]
                 replies.append(self.redis.values[key])
             elif name == "expireat":
                 self.redis.expire_at[key] = args[0]

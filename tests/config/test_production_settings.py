@@ -1,5 +1,6 @@
 """Production settings, imported in a fresh interpreter with a minimal valid environment: the
-HTTPS settings (HSTS, redirect, secure cookies, the proxy's protocol header)."""
+HTTPS settings (HSTS, redirect, secure cookies, the proxy's protocol header), the database pools,
+the rate limiter's batches."""
 
 import base64
 import json
@@ -162,3 +163,39 @@ def test_a_connect_timeout_in_the_url_wins():
     assert json.loads(result.stdout)["default"]["connect_timeout"] == 5
     result = production(DATABASES_CODE, DATABASE_CONNECT_TIMEOUT="3")
     assert json.loads(result.stdout)["default"]["connect_timeout"] == 3
+
+
+# The rate limiter's batches (api/ratelimit.py: the bound they cost).
+RATE_LIMIT_CODE = (
+    "import json; from config.settings import production as p; "
+    "print(json.dumps([p.RATE_LIMIT_FLUSH_EVERY, p.RATE_LIMIT_FLUSH_SECONDS]))"
+)
+
+
+def test_rate_limit_batches_default_to_10_requests_or_1_second():
+    result = production(RATE_LIMIT_CODE)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [10, 1.0]
+    result = production(
+        RATE_LIMIT_CODE, RATE_LIMIT_FLUSH_EVERY="1", RATE_LIMIT_FLUSH_SECONDS="0.25"
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [1, 0.25]
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        {"RATE_LIMIT_FLUSH_EVERY": "0"},
+        {"RATE_LIMIT_FLUSH_EVERY": "-3"},
+        {"RATE_LIMIT_FLUSH_SECONDS": "0"},
+        {"RATE_LIMIT_FLUSH_SECONDS": "-1.5"},
+    ],
+)
+def test_rate_limit_batches_out_of_range_refuse_to_start(environment):
+    result = production(RATE_LIMIT_CODE, **environment)
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: RATE_LIMIT_FLUSH_EVERY must be at least 1 and "
+        "RATE_LIMIT_FLUSH_SECONDS more than 0." in result.stderr
+    )

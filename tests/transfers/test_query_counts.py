@@ -1,14 +1,19 @@
 """The statements one transfer costs, pinned (STYLE.md: pinned query counts on hot paths).
 
 A change that adds a query to the transfer path fails here and has to say why. Measured with the
-rate limits on, at their defaults (on PostgreSQL they cost one statement; docs/api-contract.md).
+rate limits on, at their defaults, and with the test settings' RATE_LIMIT_FLUSH_EVERY=1 (one
+counting statement per request); with the production default a request sends it only when its
+process's batch is due (docs/api-contract.md, the last test here).
 """
 
 import re
+import types
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from api import ratelimit
+from config.settings import base
 from tests.accounts.api.helpers import created, funded_account, open_account
 
 # One POST /TX/v2/transfers with an Idempotency-Key, in order (the test's own transaction
@@ -155,3 +160,29 @@ def test_an_independent_batch_with_a_refusal_writes_its_actual_results(api_v2):
     assert [result["status"] for result in answer["results"]] == ["posted", "failed", "posted"]
     stored = api_v2.get(f"/transfer-batches/{answer['batchId']}").json()
     assert stored["results"] == answer["results"]
+
+
+def test_with_the_production_batches_a_transfer_sends_no_counting_statement_until_one_is_due(
+    api_v2, settings, monkeypatch
+):
+    batch = base.RATE_LIMIT_FLUSH_EVERY  # the production default (tests/config pins it)
+    settings.RATE_LIMIT_FLUSH_EVERY = batch
+    # A fresh process, and a clock that stands still (no window change, no flush by time).
+    monkeypatch.setattr(ratelimit, "local_counters", ratelimit.LocalCounters())
+    monkeypatch.setattr(ratelimit, "time", types.SimpleNamespace(time=lambda: 1_700_000_015.0))
+    source = funded_account(api_v2, 10_000)["accountId"]
+    destination = open_account(api_v2)["accountId"]
+    body = {
+        "source": {"accountId": source},
+        "destination": {"accountId": destination},
+        "amount": 1,
+        "currency": "EUR",
+    }
+    ratelimit.flush()  # the steady state: nothing pending
+    kinds = []
+    for _ in range(batch):
+        with CaptureQueriesContext(connection) as queries:
+            created(api_v2.post("/transfers", body), "v2")
+        kinds.append([kind(query["sql"]) for query in queries.captured_queries])
+    steady = [k for k in EXPECTED if k != "WITH api_rate_counter"]
+    assert kinds == [steady] * (batch - 1) + [EXPECTED]
