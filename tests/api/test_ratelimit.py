@@ -580,6 +580,23 @@ def test_redis_backend_one_round_trip_per_request(api_v2, redis, limits):
     assert redis.round_trips == 7
 
 
+def test_redis_counts_the_same_batches(api_v2, redis, batches):
+    batches.RATE_LIMIT_REQUESTS = 6
+
+    def counts():
+        return {name.split(":")[2]: value for name, value in redis.values.items()}
+
+    for _ in range(6):
+        assert api_v2.get("/customers").status_code == 200
+    assert_rate_limited(api_v2.get("/customers"), ratelimit.KEY_LIMITED)
+    # Round trips at the 1st and 5th requests: 1, then 4 added at once (INCRBY).
+    assert redis.round_trips == 2
+    assert counts() == {"key": 5, "institution": 5}
+    ratelimit.flush()
+    assert redis.round_trips == 3
+    assert counts() == {"key": 7, "institution": 7}
+
+
 def test_backend_follows_the_settings(settings, monkeypatch):
     settings.RATE_LIMIT_BACKEND = "postgresql"
     assert isinstance(ratelimit.backend(), ratelimit.PostgresBackend)
