@@ -6,6 +6,7 @@ and later posted (all or part of it, one journal then), voided or expired. A rev
 journal the other way; reversals may be partial and add up to at most the posted amount.
 """
 
+from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -30,6 +31,27 @@ def _batch_id():
     return new_id("trb")
 
 
+def _created_by_user():
+    """`CreatedBy`'s staff user, without the full index Django gives a foreign key: the API
+    makes nearly every row here, with no user, and a full index takes an entry for each of them.
+    Each model indexes the rows that have a user instead (`WHERE created_by_user_id IS NOT
+    NULL`), which serves every lookup by a user (an equality implies the column is not null)."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+
+
+def _created_by_user_index(name: str) -> models.Index:
+    return models.Index(
+        fields=["created_by_user"], condition=Q(created_by_user__isnull=False), name=name
+    )
+
+
 class TransferBatch(CreatedBy):
     """Many transfers in one request (docs/transfer-batches.md). `results` is the answer's list,
     one entry per item in request order; only batches that posted (or, independent, ran) are
@@ -44,11 +66,15 @@ class TransferBatch(CreatedBy):
     mode = models.CharField(max_length=16, choices=Mode.choices)
     results = models.JSONField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by_user = _created_by_user()
 
     class Meta:
         verbose_name_plural = "transfer batches"
         ordering = ["-id"]
-        indexes = [models.Index(fields=["institution", "-id"], name="batch_institution_idx")]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="batch_institution_idx"),
+            _created_by_user_index("batch_created_by_user_idx"),
+        ]
 
     def __str__(self):
         return f"{self.id} ({self.mode}, {len(self.results)} items)"
@@ -106,8 +132,16 @@ class Transfer(CreatedBy, Timestamped):
     )
     # Two-phase only: the hold of the amount on the source and when it ends by itself, and the
     # day a card source's limits counted the amount (given back there when voided or expired).
-    hold = models.OneToOneField(
-        Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="transfer"
+    # One transfer per hold (`transfer_hold_unique`, partial: a transfer posted at once, nearly
+    # every one, has no hold and takes no entry there), so a foreign key, not a one-to-one
+    # field, whose unique index would take one for each null too.
+    hold = models.ForeignKey(
+        Hold,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="transfer",
+        db_index=False,
     )
     expires_at = models.DateTimeField(null=True, blank=True)
     spend_day = models.DateField(null=True, blank=True)
@@ -125,6 +159,7 @@ class Transfer(CreatedBy, Timestamped):
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by_user = _created_by_user()
 
     class Meta:
         ordering = ["-id"]
@@ -133,6 +168,9 @@ class Transfer(CreatedBy, Timestamped):
                 fields=["institution", "reference"],
                 condition=Q(reference__isnull=False),
                 name="transfer_reference_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["hold"], condition=Q(hold__isnull=False), name="transfer_hold_unique"
             ),
             models.CheckConstraint(condition=Q(amount__gt=0), name="transfer_amount_positive"),
             models.CheckConstraint(
@@ -173,6 +211,7 @@ class Transfer(CreatedBy, Timestamped):
             models.Index(fields=["institution", "-id"], name="transfer_institution_idx"),
             models.Index(fields=["source_account", "-id"], name="transfer_source_idx"),
             models.Index(fields=["destination_account", "-id"], name="transfer_destination_idx"),
+            _created_by_user_index("transfer_created_by_user_idx"),
         ]
 
     def __str__(self):
@@ -188,12 +227,14 @@ class TransferReversal(CreatedBy):
         Journal, on_delete=models.PROTECT, related_name="transfer_reversal"
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by_user = _created_by_user()
 
     class Meta:
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="reversal_amount_positive"),
         ]
+        indexes = [_created_by_user_index("reversal_created_by_user_idx")]
 
     def __str__(self):
         return f"{self.id} of {self.transfer_id}: {money(self.amount, self.currency)}"

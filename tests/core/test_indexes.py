@@ -6,15 +6,19 @@ core/migrations/0001_no_like_indexes.py dropped the old ones; the tables every t
 (bench/README.md): a foreign key that leads a composite index has no index of its own.
 """
 
+from datetime import timedelta
+
 import pytest
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from accounts.models import Entry, Hold, StatementLine
 from api.models import IdempotencyRecord
 from authorizations.models import Authorization
 from events.models import Event
 from monitoring.models import MonitoringAlert
-from transfers.models import Transfer
+from tests.accounts.api.helpers import created, funded_account, open_account, transfer
+from transfers.models import Transfer, TransferBatch, TransferReversal
 
 pytestmark = pytest.mark.django_db
 
@@ -108,13 +112,15 @@ def test_every_lookup_of_statement_lines_has_its_index(lookup, index):
         (
             Transfer,
             [
+                # partial: only the transfers a staff user made (transfers/migrations/0009)
+                "transfer_created_by_user_idx",
                 "transfer_destination_idx",
+                # partial and unique: only two-phase transfers have a hold
+                "transfer_hold_unique",
                 "transfer_institution_idx",
-                "transfer_reference_unique",
+                "transfer_reference_unique",  # partial: only transfers with a reference
                 "transfer_source_idx",
                 "transfers_transfer_created_by_api_key_id_6344633f",
-                "transfers_transfer_created_by_user_id_ee2ebfe2",
-                "transfers_transfer_hold_id_key",
                 "transfers_transfer_journal_id_key",
                 "transfers_transfer_pkey",
             ],
@@ -146,6 +152,73 @@ def test_the_tables_a_transfer_writes_keep_only_the_indexes_their_reads_use(mode
 
 
 @pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        (
+            TransferBatch,
+            [
+                "batch_created_by_user_idx",  # partial
+                "batch_institution_idx",
+                "transfers_transferbatch_created_by_api_key_id_7961cd17",
+                "transfers_transferbatch_institution_id_ff9f8c87",
+                "transfers_transferbatch_pkey",
+            ],
+        ),
+        (
+            TransferReversal,
+            [
+                "reversal_created_by_user_idx",  # partial
+                "transfers_transferreversal_created_by_api_key_id_b7bab248",
+                "transfers_transferreversal_journal_id_key",
+                "transfers_transferreversal_pkey",
+                "transfers_transferreversal_transfer_id_1e880631",
+            ],
+        ),
+    ],
+)
+def test_the_batches_and_reversals_indexes(model, expected):
+    assert sorted(indexes(model._meta.db_table)) == expected
+
+
+@pytest.mark.parametrize(
+    ("table", "index", "definition"),
+    [
+        (
+            "transfers_transfer",
+            "transfer_created_by_user_idx",
+            "INDEX {} ON {}.transfers_transfer USING btree (created_by_user_id)"
+            " WHERE (created_by_user_id IS NOT NULL)",
+        ),
+        (
+            "transfers_transfer",
+            "transfer_hold_unique",
+            "UNIQUE INDEX {} ON {}.transfers_transfer USING btree (hold_id)"
+            " WHERE (hold_id IS NOT NULL)",
+        ),
+        (
+            "transfers_transferbatch",
+            "batch_created_by_user_idx",
+            "INDEX {} ON {}.transfers_transferbatch USING btree (created_by_user_id)"
+            " WHERE (created_by_user_id IS NOT NULL)",
+        ),
+        (
+            "transfers_transferreversal",
+            "reversal_created_by_user_idx",
+            "INDEX {} ON {}.transfers_transferreversal USING btree (created_by_user_id)"
+            " WHERE (created_by_user_id IS NOT NULL)",
+        ),
+    ],
+)
+def test_a_column_null_on_nearly_every_row_is_indexed_only_where_set(table, index, definition):
+    """transfers/migrations/0009: the API's rows have no staff user and a transfer posted at once
+    no hold; a full index took an entry for each of those nulls."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_schema()")
+        schema = cursor.fetchone()[0]
+    assert indexes(table)[index] == "CREATE " + definition.format(index, schema)
+
+
+@pytest.mark.parametrize(
     ("model", "lookup", "index"),
     [
         (Entry, {"account_id": "acc_x"}, "entry_account_"),
@@ -154,6 +227,16 @@ def test_the_tables_a_transfer_writes_keep_only_the_indexes_their_reads_use(mode
         (Transfer, {"destination_account_id": "acc_x"}, "transfer_destination_idx"),
         (Event, {"institution_id": "fi_x"}, "event_"),  # any of the three per-institution ones
         (IdempotencyRecord, {"institution_id": "fi_x"}, "idempotency_key_unique"),
+        # Partial indexes (an equality implies IS NOT NULL); `__in` is the lookup of a deleted
+        # user's or hold's rows that on_delete=PROTECT makes.
+        (Transfer, {"created_by_user_id": 1}, "transfer_created_by_user_idx"),
+        (Transfer, {"created_by_user__in": [1, 2]}, "transfer_created_by_user_idx"),
+        (Transfer, {"hold_id": "hld_x"}, "transfer_hold_unique"),
+        (Transfer, {"hold__in": ["hld_x", "hld_y"]}, "transfer_hold_unique"),
+        (TransferBatch, {"created_by_user_id": 1}, "batch_created_by_user_idx"),
+        (TransferBatch, {"created_by_user__in": [1, 2]}, "batch_created_by_user_idx"),
+        (TransferReversal, {"created_by_user_id": 1}, "reversal_created_by_user_idx"),
+        (TransferReversal, {"created_by_user__in": [1, 2]}, "reversal_created_by_user_idx"),
     ],
 )
 def test_a_foreign_key_without_its_own_index_is_still_looked_up_by_one(model, lookup, index):
@@ -162,6 +245,77 @@ def test_a_foreign_key_without_its_own_index_is_still_looked_up_by_one(model, lo
         cursor.execute("SET LOCAL enable_seqscan = off")
         plan = query.explain()
     assert index in plan, plan
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "index"),
+    [
+        ("transfers_transfer", "created_by_user_id", "transfer_created_by_user_idx"),
+        ("transfers_transfer", "hold_id", "transfer_hold_unique"),
+        ("transfers_transferbatch", "created_by_user_id", "batch_created_by_user_idx"),
+        ("transfers_transferreversal", "created_by_user_id", "reversal_created_by_user_idx"),
+    ],
+)
+def test_the_foreign_keys_own_check_on_a_delete_reads_the_partial_index(table, column, index):
+    """Deleting a user or a hold, PostgreSQL looks for the rows that still refer to it with this
+    query (ri_triggers.c, `ri_restrict`), planned once for any value: the generic plan must still
+    prove the partial index's predicate."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(
+            "EXPLAIN (GENERIC_PLAN) SELECT 1 FROM ONLY"  # noqa: S608 (names from the test itself)
+            f" {table} x WHERE $1 OPERATOR(pg_catalog.=) {column} FOR KEY SHARE OF x"
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert index in plan, plan
+
+
+def index_entries(table: str) -> int:
+    """The entries of all of `table`'s indexes: one per live row for each index whose predicate
+    holds for it (a partial index skips the rest)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_get_expr(indpred, indrelid) FROM pg_index WHERE indrelid = %s::regclass",
+            [table],
+        )
+        predicates = [predicate or "true" for (predicate,) in cursor.fetchall()]
+        total = 0
+        for predicate in predicates:
+            cursor.execute(f"SELECT count(*) FROM {table} WHERE {predicate}")  # noqa: S608
+            total += cursor.fetchone()[0]
+    return total
+
+
+# What one transfer posted at once through the API inserts, by table: its rows' index entries
+# (docs/money.md, "What one transfer writes, row by row"). Updates here are HOT and take none.
+ENTRIES_PER_TRANSFER = {
+    "transfers_transfer": 6,  # pkey, institution, source, destination, API key, journal
+    "transactions_transaction": 12,  # two lines: pkey, three per account, journal, transfer
+    "accounts_entry": 8,  # two legs: pkey, journal, two per account
+    "accounts_journal": 2,  # pkey, institution
+    "events_event": 5,  # pkey, institution, actor, type, object
+    "api_idempotencyrecord": 3,  # pkey, (institution, key), created_at
+}
+
+
+def test_a_transfer_through_the_api_takes_36_index_entries(api_v2):
+    source = funded_account(api_v2, 10_000)["accountId"]
+    destination = open_account(api_v2)["accountId"]
+    before = {table: index_entries(table) for table in ENTRIES_PER_TRANSFER}
+    created(transfer(api_v2, source, destination, 100), "v2")
+    after = {table: index_entries(table) for table in ENTRIES_PER_TRANSFER}
+    assert {table: after[table] - before[table] for table in before} == ENTRIES_PER_TRANSFER
+    assert sum(ENTRIES_PER_TRANSFER.values()) == 36
+
+
+def test_one_transfer_per_hold_still(api_v2):
+    source = funded_account(api_v2, 10_000)["accountId"]
+    destination = open_account(api_v2)["accountId"]
+    expires = (timezone.now() + timedelta(days=1)).isoformat().replace("+00:00", "Z")
+    pending = created(transfer(api_v2, source, destination, 100, hold={"expiresAt": expires}), "v2")
+    with pytest.raises(IntegrityError, match="transfer_hold_unique"), transaction.atomic():
+        _clone("transfers_transfer", pending["transferId"], 1, "jsonb_build_object('id', 'tr_2')")
+    assert Transfer.objects.filter(hold__isnull=False).count() == 1
 
 
 def _plan(query) -> str:
