@@ -138,9 +138,9 @@ DATABASE_POOL_TIMEOUT = env.int("DATABASE_POOL_TIMEOUT", default=10)
 
 def pool_options(timeout: int = DATABASE_POOL_TIMEOUT) -> dict:
     """OPTIONS["pool"] of a database alias (Django hands them to psycopg_pool.ConnectionPool).
-    Its alias also sets CONN_HEALTH_CHECKS: Django then gives the pool a `check`, and a pooled
-    connection to a server that went away is replaced before a request gets it
-    (docs/deployment.md, "When the primary goes away")."""
+    Its alias also sets CONN_HEALTH_CHECKS: the pool then gets a `check`
+    (core.postgresql.base.check_connection), and a pooled connection to a server that went away
+    is replaced before a request gets it (docs/deployment.md, "When the primary goes away")."""
     from core.postgresql.hosts import PrimaryFirstConnection
 
     return {

@@ -40,8 +40,9 @@ if env.bool("DATABASE_POOL", default=True):
     # connection no longer than it may take to connect (docs/read-replicas.md).
     for _alias, _database in DATABASES.items():
         _database.pop("CONN_MAX_AGE", None)
-        # With a pool, Django gives it `check=ConnectionPool.check_connection`: one round trip
-        # when a request takes a connection, so that none to a dead server is handed out.
+        # With a pool, the pool checks a connection when a request takes it, so that none to a
+        # dead server is handed out (core.postgresql.base.check_connection: a poll of its
+        # socket, a round trip only when the server sent something).
         _database["CONN_HEALTH_CHECKS"] = True
         _database["OPTIONS"]["pool"] = pool_options(
             DATABASE_POOL_TIMEOUT

@@ -4,10 +4,16 @@ happens when the server goes away (docs/deployment.md, "When the primary goes aw
 - a request whose connection died inside `transaction.atomic()` gets its error at once, not
   after DATABASE_POOL_TIMEOUT (`DatabaseWrapper.set_autocommit`);
 - the pool tries to reconnect every 0.1 s, not after 1, 2, 4, ... s (`_reconnect_quickly`);
-- a multi-host DATABASE_URL opens its connections on the host that accepted last (`hosts`).
+- a multi-host DATABASE_URL opens its connections on the host that accepted last (`hosts`);
+- the pool checks a connection before handing it out by looking at its socket, not with a
+  statement (`check_connection`).
 """
 
+import select
+
+import psycopg
 from django.db.backends.postgresql import base
+from psycopg_pool import ConnectionPool
 from psycopg_pool.base import AttemptWithBackoff
 
 from core.postgresql.hosts import primary_first, remember
@@ -33,8 +39,38 @@ RECONNECT_DELAY_SECONDS = 0.1
 _reconnect_quickly()
 
 
+def check_connection(conn: psycopg.Connection) -> None:
+    """The pool's check of an idle connection before a request gets it (its `check`: return
+    to hand it out, raise to have it replaced). psycopg_pool's own (`check_connection`) sends an
+    empty query, a round trip on every request. Idle, a connection receives nothing unless
+    the server ended it: a killed or restarted server's backend sends its FATAL and closes the
+    socket, or the socket just closes. So: closed already, replaced; nothing to read on its
+    socket (a poll that does not wait), handed out; something to read, the full check, which
+    raises if the server is gone (and the pool replaces the connection: psycopg marks it
+    broken) and otherwise consumes what came (a notice). What neither check sees in time is a
+    host that vanished without closing its sockets: the empty query would wait as long as the
+    request's first statement does."""
+    if conn.closed:
+        raise psycopg.OperationalError("the connection is closed")
+    poller = select.poll()  # not select.select: no limit on the descriptor's number
+    poller.register(conn.fileno(), select.POLLIN)
+    if poller.poll(0):  # readable, hung up or in error: the server said something
+        ConnectionPool.check_connection(conn)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     SchemaEditorClass = DatabaseSchemaEditor
+
+    @property
+    def pool(self):
+        pool = super().pool
+        # With CONN_HEALTH_CHECKS, Django makes the pool with `ConnectionPool.check_connection`
+        # and has no setting to name another; ours replaces it before the pool is opened (its
+        # first connection comes through this property). psycopg_pool 3.3 keeps it in `_check`
+        # (tests/core/test_database_recovery.py fails if that changes).
+        if pool is not None and pool._check is ConnectionPool.check_connection:
+            pool._check = check_connection
+        return pool
 
     def get_new_connection(self, conn_params):
         if self.pool:  # the pool's connection class orders the hosts (settings: OPTIONS["pool"])

@@ -10,14 +10,17 @@ checkpoint, as in a crash) and start it again while the pool holds connections t
 """
 
 import copy
+import select
 import threading
 import time
 
+import psycopg
 import pytest
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
 
 from config.settings.base import pool_options
 from core.postgresql import hosts
+from core.postgresql.base import check_connection
 from core.postgresql.hosts import PrimaryFirstConnection
 from tests.customers.helpers import SPEC_FIELDS
 from tests.throwaway_postgres import postgres_template, servers  # noqa: F401 (fixtures)
@@ -82,6 +85,91 @@ def test_the_pool_has_the_production_check_and_connection_class(alias):
     assert alias.pool._check is not None
     assert alias.pool.connection_class is PrimaryFirstConnection
     assert alias.pool.timeout == POOL_TIMEOUT
+
+
+def outside(server) -> psycopg.Connection:
+    """A connection of the test's own to the server, outside the pool."""
+    return psycopg.connect(
+        host=str(server.directory),
+        dbname="postgres",
+        user="postgres",
+        autocommit=True,
+        application_name="outside",
+    )
+
+
+def activity(server) -> dict[int, tuple]:
+    """What the server last saw of each of the pool's backends: its last statement, its state
+    and when that last changed (pg_stat_activity)."""
+    with outside(server) as conn:
+        rows = conn.execute(
+            "SELECT pid, query, state, state_change FROM pg_stat_activity"
+            " WHERE backend_type = 'client backend' AND application_name <> 'outside'"
+        ).fetchall()
+    return {pid: rest for pid, *rest in rows}
+
+
+def test_a_healthy_connection_is_handed_out_without_a_statement(server, alias):
+    """The pool's check (core.postgresql.base.check_connection) looks at the idle connection's
+    socket, sends nothing: the server saw no statement and no change of state on any of the
+    pool's connections (psycopg_pool's own check would have sent an empty query)."""
+    backend_pid(alias)
+    alias.close()  # back to the pool, idle
+    seen = activity(server)
+    assert seen and all(state == "idle" for _, state, _ in seen.values()), seen
+
+    alias.ensure_connection()  # from the pool, through its check
+
+    assert alias.pool._check is check_connection
+    assert alias.connection.info.backend_pid in seen
+    assert activity(server) == seen
+
+
+def test_a_connection_whose_backend_was_terminated_is_not_handed_out(server, alias):
+    """pg_terminate_backend from another session (an operator, a failover tool): the backend
+    sends its FATAL and closes the socket; the check finds something to read, runs the full
+    check, which fails, and the pool hands out a new connection: no error, no wait."""
+    before = backend_pid(alias)
+    alias.close()
+    lost = alias.pool.get_stats().get("connections_lost", 0)
+    with outside(server) as conn:
+        # Waits (up to 5 s) for the backend to have exited.
+        assert conn.execute("SELECT pg_terminate_backend(%s, 5000)", [before]).fetchone() == (True,)
+
+    started = time.monotonic()
+    after = backend_pid(alias)
+    elapsed = time.monotonic() - started
+
+    assert after != before
+    assert elapsed < 0.6, f"the first query after the termination took {elapsed:.2f} s"
+    assert alias.pool.get_stats().get("connections_lost", 0) == lost + 1
+
+
+def test_a_connection_with_something_to_read_gets_the_full_check(server, alias):
+    """Something arrived on an idle connection that is not its end (here a notification): the
+    check runs psycopg_pool's empty query, which reads it, and the connection is handed out."""
+    with outside(server) as listening, outside(server) as notifying:
+        listening.execute("LISTEN tx_check")
+        notifying.execute("NOTIFY tx_check")
+        poller = select.poll()
+        poller.register(listening.fileno(), select.POLLIN)
+        assert poller.poll(5000), "the notification did not arrive"
+
+        check_connection(listening)
+
+        last = notifying.execute(
+            "SELECT query, state FROM pg_stat_activity WHERE pid = %s",
+            [listening.info.backend_pid],
+        ).fetchone()
+        assert last == ("", "idle")  # the full check's empty query
+        assert listening.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_closed_connection_fails_the_check(server):
+    conn = outside(server)
+    conn.close()
+    with pytest.raises(psycopg.OperationalError, match="the connection is closed"):
+        check_connection(conn)
 
 
 def test_a_connection_to_the_dead_server_is_never_handed_out(server, alias):
