@@ -18,7 +18,7 @@ from . import consumers
 from .models import Event
 from .types import EVENT_TYPES, OBJECT_TYPES
 
-__all__ = ["EVENT_TYPES", "announce", "emit", "emit_for", "event_for", "event_new"]
+__all__ = ["EVENT_TYPES", "announce", "emit", "emit_for", "event_for", "event_new", "lookups"]
 
 
 def event_new(
@@ -88,11 +88,23 @@ def event_for(
     )
 
 
-def announce(events: list[Event]) -> None:
+def announce(events: list[Event], found: dict | None = None) -> None:
     """Tell the consumers of events just written, in their transaction (e.g. their webhook
-    deliveries and their jobs): all at once, so a batch costs its consumers one query."""
+    deliveries and their jobs): all at once, so a batch costs its consumers one query, or none
+    when `found` holds what their lookups read with the writing statement (`lookups`)."""
     if events:
-        consumers.notify(events)
+        consumers.notify(events, found)
+
+
+def lookups(events: list[Event]) -> list[tuple[object, str, list]]:
+    """The consumers' reads of `events` that the statement writing them can carry:
+    (consumer, scalar subquery, its parameters) each; `announce` takes their values as
+    `found`, by consumer. None when there are no events."""
+    if not events:
+        return []
+    return [
+        (consumer, lookup.sql, lookup.params(events)) for consumer, lookup in consumers.lookups()
+    ]
 
 
 def emit(**fields) -> Event:

@@ -15,11 +15,13 @@ class WebhooksConfig(AppConfig):
         from events import consumers
 
         from .services import deliveries_schedule
+        from .services.scheduling import ENDPOINTS
         from .tasks import PlannedRetryLogFilter
 
         # Webhooks subscribe to events (events know nothing of webhooks): every event's
-        # deliveries are scheduled by `emit()`, in the transaction of the change.
-        consumers.register(deliveries_schedule)
+        # deliveries are scheduled by `emit()`, in the transaction of the change; a posting's
+        # statement reads their endpoints with it (ENDPOINTS).
+        consumers.register(deliveries_schedule, lookup=ENDPOINTS)
 
         worker_logger = logging.getLogger("procrastinate.worker")
         if not any(isinstance(f, PlannedRetryLogFilter) for f in worker_logger.filters):

@@ -27,6 +27,7 @@ from django.utils import timezone
 from procrastinate.contrib.django import app
 
 from core import pg_array
+from events.consumers import Lookup
 from events.models import Event
 from jobs.services import django_job_manager
 
@@ -40,26 +41,22 @@ def delivery_lock(*, endpoint_id: str, event: Event) -> str:
     return f"webhook:{endpoint_id}:{event.object_type}:{event.object_id}"
 
 
-def deliveries_schedule(*, events: list[Event]) -> list[WebhookDelivery]:
+def deliveries_schedule(*, events: list[Event], found: list | None = None) -> list[WebhookDelivery]:
     """One pending delivery, and its job, per event and per enabled endpoint of the event's
     institution subscribed to the event's type (or to "*"). Runs in the caller's transaction
     (the one that wrote the events). One query when no endpoint matches, three otherwise,
-    however many events (a transfer batch announces all its events at once)."""
+    however many events (a transfer batch announces all its events at once); none for the
+    endpoints when `found` holds them already ([id, institution, types] each: `ENDPOINTS`,
+    read by the posting function's statement)."""
     if not events:
         return []
-    # Every money movement asks this once: a plain statement, not an ORM query built anew each
-    # time (its compilation was a tenth of a transfer's CPU, bench/README.md).
-    with connection.cursor() as cursor:
-        cursor.execute(
-            'SELECT id, institution_id, event_types FROM "webhooks_webhookendpoint" '
-            "WHERE institution_id = ANY(%s::varchar[]) AND enabled "
-            "AND event_types && %s::varchar[] ORDER BY id",
-            [
-                pg_array.literal(sorted({event.institution_id for event in events})),
-                pg_array.literal([*sorted({event.type for event in events}), ALL_EVENTS]),
-            ],
-        )
-        endpoints = cursor.fetchall()
+    endpoints = found
+    if endpoints is None:
+        # Every event emitted alone asks this once: a plain statement, not an ORM query built
+        # anew each time (its compilation was a tenth of a transfer's CPU, bench/README.md).
+        with connection.cursor() as cursor:
+            cursor.execute(_ENDPOINTS_SQL, _endpoints_params(events))
+            endpoints = cursor.fetchall()
     if not endpoints:
         return []
     now = timezone.now()
@@ -82,6 +79,31 @@ def deliveries_schedule(*, events: list[Event]) -> list[WebhookDelivery]:
         WebhookDelivery.objects.bulk_create(deliveries)
         deliveries_defer(deliveries)
     return deliveries
+
+
+_ENDPOINTS_WHERE = (
+    'FROM "webhooks_webhookendpoint" WHERE institution_id = ANY(%s::varchar[]) AND enabled '
+    "AND event_types && %s::varchar[]"
+)
+_ENDPOINTS_SQL = f"SELECT id, institution_id, event_types {_ENDPOINTS_WHERE} ORDER BY id"
+
+
+def _endpoints_params(events: list[Event]) -> list[str]:
+    return [
+        pg_array.literal(sorted({event.institution_id for event in events})),
+        pg_array.literal([*sorted({event.type for event in events}), ALL_EVENTS]),
+    ]
+
+
+# The same read as one JSON value, for the posting function's statement to carry
+# (`events.consumers.Lookup`, registered by `webhooks.apps`).
+ENDPOINTS = Lookup(
+    sql=(
+        "SELECT coalesce(json_agg(json_build_array(id, institution_id, event_types) ORDER BY id),"
+        f" '[]') {_ENDPOINTS_WHERE}"
+    ),
+    params=_endpoints_params,
+)
 
 
 def deliveries_defer(deliveries: list[WebhookDelivery]) -> None:
