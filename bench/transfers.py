@@ -58,8 +58,9 @@ POOLED_LOG_FILE = ROOT / ".data" / "bench" / "gunicorn-pooled.log"
 INSTITUTION = "TX Bench Bank"
 CURRENCY = "EUR"
 LOAD_AMOUNT = 10**12  # minor units loaded on each account: transfers of 1..100 never drain it
-# The rate limit is on, as in production, and counts every request; per key and per institution
-# it is set far above what a run can send (some thousands a second at most), so it never bites.
+# The rate limit is on, as in production, and counts every request (each process writes its
+# counts in batches, api/ratelimit.py); per key and per institution it is set far above what a
+# run can send (some thousands a second at most), so it never bites.
 RATE_LIMIT = 10**7
 # A ledger with some history, its statistics up to date, as a running bank's (bench/README.md:
 # a backend that plans a foreign-key check while a table holds a hundred rows keeps a
@@ -540,7 +541,8 @@ def main():
         f"{args.threads} threads on 127.0.0.1:{port} (log: {LOG_FILE.relative_to(ROOT)})"
     )
     print(
-        f"Rate limit: ON, counting every request; RATE_LIMIT_REQUESTS and "
+        f"Rate limit: ON, counting every request (written in batches of "
+        f"RATE_LIMIT_FLUSH_EVERY per process); RATE_LIMIT_REQUESTS and "
         f"RATE_LIMIT_INSTITUTION_REQUESTS={RATE_LIMIT} per window, high enough never to answer 429"
     )
     gunicorn = start_gunicorn(port, args.workers, args.threads, LOG_FILE)
@@ -658,7 +660,10 @@ def main():
         "(BEGIN and COMMIT included)"
     )
     print_queries(queries)
-    print(f"With every rate limit off: {len(unlimited_queries)} queries; the rate limit adds")
+    print(
+        f"With every rate limit off: {len(unlimited_queries)} queries; the rate limit adds (a "
+        "request that writes its process's batch, one in RATE_LIMIT_FLUSH_EVERY, adds one)"
+    )
     extra = Counter(map(statement_kind, queries)) - Counter(map(statement_kind, unlimited_queries))
     for kind, count in extra.items():
         print(f"  +{count:2d}  {kind}")

@@ -129,20 +129,26 @@ def test_a_connection_whose_backend_was_terminated_is_not_handed_out(server, ali
     """pg_terminate_backend from another session (an operator, a failover tool): the backend
     sends its FATAL and closes the socket; the check finds something to read, runs the full
     check, which fails, and the pool hands out a new connection: no error, no wait."""
-    before = backend_pid(alias)
+    backend_pid(alias)
     alias.close()
     lost = alias.pool.get_stats().get("connections_lost", 0)
+    # Every backend of the pool (it may hold two, when its first request queued while it
+    # connected): whichever it hands out next was terminated.
+    terminated = set(activity(server))
+    assert terminated
     with outside(server) as conn:
-        # Waits (up to 5 s) for the backend to have exited.
-        assert conn.execute("SELECT pg_terminate_backend(%s, 5000)", [before]).fetchone() == (True,)
+        for pid in terminated:
+            # Waits (up to 5 s) for the backend to have exited.
+            done = conn.execute("SELECT pg_terminate_backend(%s, 5000)", [pid]).fetchone()
+            assert done == (True,)
 
     started = time.monotonic()
     after = backend_pid(alias)
     elapsed = time.monotonic() - started
 
-    assert after != before
+    assert after not in terminated
     assert elapsed < 0.6, f"the first query after the termination took {elapsed:.2f} s"
-    assert alias.pool.get_stats().get("connections_lost", 0) == lost + 1
+    assert alias.pool.get_stats().get("connections_lost", 0) > lost
 
 
 def test_a_connection_with_something_to_read_gets_the_full_check(server, alias):
