@@ -382,6 +382,10 @@ def statement_kind(sql: str) -> str:
         match = re.search(r'\b(INSERT INTO|UPDATE|DELETE FROM) "?(\w+)"?', sql)
         if match:
             return f"WITH ... {match.group(1)} {match.group(2)}"
+    function = re.match(r"SELECT (tx_\w+)\(", sql)
+    if function:  # a function of ours, with what its statement carries (a consumer's lookup)
+        carried = " + a lookup" if " FROM " in sql else ""
+        return f"SELECT {function.group(1)}{carried}"
     if sql.startswith("SELECT"):
         match = re.search(r'\bFROM "?(\w+)"?', sql) or re.match(r"SELECT (\w+)", sql)
         return f"SELECT {match.group(1)}" + (" FOR UPDATE" if "FOR UPDATE" in sql else "")

@@ -138,3 +138,44 @@ def test_a_refusal_waits_for_the_request_that_holds_the_key(api_v2, monkeypatch)
     assert_error(first, "v2", 422, "idempotency_key_reused")
     assert Transfer.objects.count() == 1
     assert balances(api_v2, source) == money(5)
+
+
+def test_what_a_refusal_keeps_is_written_once_when_its_retry_answers_first(api_v2, monkeypatch):
+    """A PIN change with a wrong current PIN, sent twice with one key: the second arrives
+    between the first's refusal and its answer, runs (a wrong PIN again), and stores its answer
+    with its try counted. The first replays that answer: the try is counted once for the key,
+    not once per attempt."""
+    from tests.cards.api.helpers import account, card_of, customer, issue
+
+    ada = customer(api_v2)
+    card_id = issue(api_v2, account(api_v2, ada), ada, status="active")["cardId"]
+    assert api_v2.patch(f"/cards/{card_id}/pin", {"pin": "482915"}).status_code == 200
+    key = uuid.uuid4()
+    wrong = {"pin": "730264", "currentPin": "591736"}
+    answers = {}
+    answer_refusal = TXView._answer_refusal
+
+    def meanwhile(self, *args, **kwargs):
+        def other():
+            try:
+                answers["other"] = api_v2.patch(f"/cards/{card_id}/pin", wrong, idempotency_key=key)
+            finally:
+                connection.close()
+
+        if "other" not in answers:  # the first request's refusal only
+            answers["other"] = None
+            thread = threading.Thread(target=other)
+            thread.start()
+            thread.join(timeout=60)
+            assert not thread.is_alive()
+        return answer_refusal(self, *args, **kwargs)
+
+    monkeypatch.setattr(TXView, "_answer_refusal", meanwhile)
+    first = api_v2.patch(f"/cards/{card_id}/pin", wrong, idempotency_key=key)
+
+    other = answers["other"]
+    assert_error(other, "v2", 422, "incorrect_pin", {"remainingTries": 2})
+    assert "Idempotent-Replayed" not in other
+    assert (first.status_code, first.content) == (422, other.content)
+    assert first["Idempotent-Replayed"] == "true"
+    assert card_of(api_v2, card_id)["pin"] == {"set": True, "blocked": False, "remainingTries": 2}
