@@ -119,11 +119,9 @@ def test_the_next_window_starts_from_zero(api, limits, clock):
     assert stranger.get("/customers").status_code == 401
 
 
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_requests_never_lose_a_count(limits):
-    """8 threads x 25 requests, each on its own connection, committing: exactly 100 pass."""
-    limits.RATE_LIMIT_REQUESTS = 100
-    secret = issue_key(InstitutionFactory())[1]
+def eight_clients(secret: str) -> list[int]:
+    """The statuses of 8 threads x 25 GETs with key `secret`, each thread on its own
+    connection, released together."""
     statuses = []
     start = threading.Barrier(8)
 
@@ -141,6 +139,15 @@ def test_concurrent_requests_never_lose_a_count(limits):
         thread.start()
     for thread in threads:
         thread.join()
+    return statuses
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_requests_never_lose_a_count(limits):
+    """8 threads x 25 requests, each on its own connection, committing: exactly 100 pass."""
+    limits.RATE_LIMIT_REQUESTS = 100
+    secret = issue_key(InstitutionFactory())[1]
+    statuses = eight_clients(secret)
 
     assert sorted(statuses) == [200] * 100 + [429] * 100
     counts = dict(RateCounter.objects.values_list("bucket", "count"))
@@ -432,23 +439,7 @@ def test_concurrent_threads_of_a_batching_process_are_exact(batches):
     100 pass, and the shared counters hold every request once its batches are written."""
     batches.RATE_LIMIT_REQUESTS = 100
     secret = issue_key(InstitutionFactory())[1]
-    statuses = []
-    start = threading.Barrier(8)
-
-    def client():
-        api = Api("v2", secret)
-        try:
-            start.wait()
-            for _ in range(25):
-                statuses.append(api.get("/products/accounts").status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=client) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    statuses = eight_clients(secret)
 
     assert sorted(statuses) == [200] * 100 + [429] * 100
     ratelimit.flush()

@@ -55,15 +55,20 @@ def kind(sql: str) -> str:
     return f"{verb} {table.group(1)}{suffix}" if table else verb
 
 
-def test_one_transfer_costs_these_statements(api_v2):
-    source = funded_account(api_v2, 10_000)["accountId"]
+def transfer_between(api_v2, *, funded: int) -> dict:
+    """The body of a transfer of 100 from a new account loaded with `funded` to a new one."""
+    source = funded_account(api_v2, funded)["accountId"]
     destination = open_account(api_v2)["accountId"]
-    body = {
+    return {
         "source": {"accountId": source},
         "destination": {"accountId": destination},
         "amount": 100,
         "currency": "EUR",
     }
+
+
+def test_one_transfer_costs_these_statements(api_v2):
+    body = transfer_between(api_v2, funded=10_000)
     with CaptureQueriesContext(connection) as queries:
         created(api_v2.post("/transfers", body), "v2")
     assert [kind(query["sql"]) for query in queries.captured_queries] == EXPECTED
@@ -89,14 +94,7 @@ REFUSED_EXPECTED = [
 
 
 def test_a_refused_transfer_costs_these_statements(api_v2):
-    source = funded_account(api_v2, 10)["accountId"]
-    destination = open_account(api_v2)["accountId"]
-    body = {
-        "source": {"accountId": source},
-        "destination": {"accountId": destination},
-        "amount": 100,
-        "currency": "EUR",
-    }
+    body = transfer_between(api_v2, funded=10)
     with CaptureQueriesContext(connection) as queries:
         assert api_v2.post("/transfers", body).status_code == 422
     assert [kind(query["sql"]) for query in queries.captured_queries] == REFUSED_EXPECTED
@@ -168,14 +166,7 @@ def test_with_the_production_batches_a_transfer_sends_no_counting_statement_unti
     # A fresh process, and a clock that stands still (no window change, no flush by time).
     monkeypatch.setattr(ratelimit, "local_counters", ratelimit.LocalCounters())
     monkeypatch.setattr(ratelimit, "time", types.SimpleNamespace(time=lambda: 1_700_000_015.0))
-    source = funded_account(api_v2, 10_000)["accountId"]
-    destination = open_account(api_v2)["accountId"]
-    body = {
-        "source": {"accountId": source},
-        "destination": {"accountId": destination},
-        "amount": 1,
-        "currency": "EUR",
-    }
+    body = transfer_between(api_v2, funded=10_000)
     ratelimit.flush()  # the steady state: nothing pending
     kinds = []
     for _ in range(batch):
