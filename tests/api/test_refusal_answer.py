@@ -35,6 +35,30 @@ def body(source: str, destination: str, amount: int) -> dict:
     }
 
 
+def before_the_first_answer(monkeypatch, other) -> None:
+    """Run `other()` to its end, in a thread of its own (its own connection), between the
+    first refused request's rollback and its answer (`TXView._answer_refusal`)."""
+    answer_refusal = TXView._answer_refusal
+    ran = []
+
+    def meanwhile(self, *args, **kwargs):
+        def run():
+            try:
+                other()
+            finally:
+                connection.close()
+
+        if not ran:  # the first request's refusal only
+            ran.append(True)
+            thread = threading.Thread(target=run)
+            thread.start()
+            thread.join(timeout=60)
+            assert not thread.is_alive()
+        return answer_refusal(self, *args, **kwargs)
+
+    monkeypatch.setattr(TXView, "_answer_refusal", meanwhile)
+
+
 def test_a_refusal_is_stored_and_replayed_with_nothing_moved(api_v2):
     source = funded_account(api_v2, 10)["accountId"]
     destination = open_account(api_v2)["accountId"]
@@ -66,23 +90,12 @@ def test_a_request_that_takes_the_key_meanwhile_answers_for_both(api_v2, monkeyp
     key = uuid.uuid4()
     request = body(source, destination, 100)
     answers = {}
-    answer_refusal = TXView._answer_refusal
 
-    def meanwhile(self, *args, **kwargs):
-        def other():
-            try:
-                load(api_v2, source, 1_000)
-                answers["other"] = api_v2.post("/transfers", request, idempotency_key=key)
-            finally:
-                connection.close()
+    def other():
+        load(api_v2, source, 1_000)
+        answers["other"] = api_v2.post("/transfers", request, idempotency_key=key)
 
-        thread = threading.Thread(target=other)
-        thread.start()
-        thread.join(timeout=60)
-        assert not thread.is_alive()
-        return answer_refusal(self, *args, **kwargs)
-
-    monkeypatch.setattr(TXView, "_answer_refusal", meanwhile)
+    before_the_first_answer(monkeypatch, other)
     first = api_v2.post("/transfers", request, idempotency_key=key)
 
     other = answers["other"]
@@ -153,24 +166,11 @@ def test_what_a_refusal_keeps_is_written_once_when_its_retry_answers_first(api_v
     key = uuid.uuid4()
     wrong = {"pin": "730264", "currentPin": "591736"}
     answers = {}
-    answer_refusal = TXView._answer_refusal
 
-    def meanwhile(self, *args, **kwargs):
-        def other():
-            try:
-                answers["other"] = api_v2.patch(f"/cards/{card_id}/pin", wrong, idempotency_key=key)
-            finally:
-                connection.close()
+    def other():
+        answers["other"] = api_v2.patch(f"/cards/{card_id}/pin", wrong, idempotency_key=key)
 
-        if "other" not in answers:  # the first request's refusal only
-            answers["other"] = None
-            thread = threading.Thread(target=other)
-            thread.start()
-            thread.join(timeout=60)
-            assert not thread.is_alive()
-        return answer_refusal(self, *args, **kwargs)
-
-    monkeypatch.setattr(TXView, "_answer_refusal", meanwhile)
+    before_the_first_answer(monkeypatch, other)
     first = api_v2.patch(f"/cards/{card_id}/pin", wrong, idempotency_key=key)
 
     other = answers["other"]
