@@ -6,7 +6,6 @@ and later posted (all or part of it, one journal then), voided or expired. A rev
 journal the other way; reversals may be partial and add up to at most the posted amount.
 """
 
-from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -14,7 +13,7 @@ from django.utils import timezone
 from accounts.models import Account, Hold, Journal
 from core.ids import new_id
 from core.metadata import MetadataField
-from core.models import CreatedBy, Timestamped
+from core.models import CreatedBy, Timestamped, staff_user_index, staff_user_unindexed
 from core.money import money
 from institutions.models import Institution
 
@@ -31,27 +30,6 @@ def _batch_id():
     return new_id("trb")
 
 
-def _created_by_user():
-    """`CreatedBy`'s staff user, without the full index Django gives a foreign key: the API
-    makes nearly every row here, with no user, and a full index takes an entry for each of them.
-    Each model indexes the rows that have a user instead (`WHERE created_by_user_id IS NOT
-    NULL`), which serves every lookup by a user (an equality implies the column is not null)."""
-    return models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
-    )
-
-
-def _created_by_user_index(name: str) -> models.Index:
-    return models.Index(
-        fields=["created_by_user"], condition=Q(created_by_user__isnull=False), name=name
-    )
-
-
 class TransferBatch(CreatedBy):
     """Many transfers in one request (docs/transfer-batches.md). `results` is the answer's list,
     one entry per item in request order; only batches that posted (or, independent, ran) are
@@ -66,14 +44,14 @@ class TransferBatch(CreatedBy):
     mode = models.CharField(max_length=16, choices=Mode.choices)
     results = models.JSONField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
-    created_by_user = _created_by_user()
+    created_by_user = staff_user_unindexed()
 
     class Meta:
         verbose_name_plural = "transfer batches"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["institution", "-id"], name="batch_institution_idx"),
-            _created_by_user_index("batch_created_by_user_idx"),
+            staff_user_index("created_by", "batch_created_by_user_idx"),
         ]
 
     def __str__(self):
@@ -159,7 +137,7 @@ class Transfer(CreatedBy, Timestamped):
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
-    created_by_user = _created_by_user()
+    created_by_user = staff_user_unindexed()
 
     class Meta:
         ordering = ["-id"]
@@ -211,7 +189,7 @@ class Transfer(CreatedBy, Timestamped):
             models.Index(fields=["institution", "-id"], name="transfer_institution_idx"),
             models.Index(fields=["source_account", "-id"], name="transfer_source_idx"),
             models.Index(fields=["destination_account", "-id"], name="transfer_destination_idx"),
-            _created_by_user_index("transfer_created_by_user_idx"),
+            staff_user_index("created_by", "transfer_created_by_user_idx"),
         ]
 
     def __str__(self):
@@ -227,14 +205,14 @@ class TransferReversal(CreatedBy):
         Journal, on_delete=models.PROTECT, related_name="transfer_reversal"
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
-    created_by_user = _created_by_user()
+    created_by_user = staff_user_unindexed()
 
     class Meta:
         ordering = ["-id"]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="reversal_amount_positive"),
         ]
-        indexes = [_created_by_user_index("reversal_created_by_user_idx")]
+        indexes = [staff_user_index("created_by", "reversal_created_by_user_idx")]
 
     def __str__(self):
         return f"{self.id} of {self.transfer_id}: {money(self.amount, self.currency)}"

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from core.ids import new_id
 from core.metadata import MetadataField
-from core.models import Timestamped, actor_stamped
+from core.models import Timestamped, actor_stamped, staff_user_index, staff_user_unindexed
 from core.money import money
 from institutions.models import Institution
 
@@ -40,8 +40,15 @@ class Hold(actor_stamped("placed_by"), Timestamped):
         TRANSFER = "transfer", "A two-phase transfer's hold"
 
     id = models.CharField(primary_key=True, max_length=40, default=_hold_id, editable=False)
-    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="holds")
-    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="holds")
+    # No index of their own: hold_institution_idx and hold_account_idx start with them.
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="holds", db_index=False
+    )
+    account = models.ForeignKey(
+        Account, on_delete=models.PROTECT, related_name="holds", db_index=False
+    )
+    # A card authorization's hold has no staff user: indexed only where set.
+    placed_by_user = staff_user_unindexed()
     amount = models.BigIntegerField()
     captured_amount = models.BigIntegerField(default=0)
     currency = models.CharField(max_length=3)
@@ -84,6 +91,7 @@ class Hold(actor_stamped("placed_by"), Timestamped):
                 condition=Q(purpose="card_authorization"),
                 name="hold_card_auth_status_idx",
             ),
+            staff_user_index("placed_by", "hold_placed_by_user_idx"),
         ]
 
     def __str__(self):

@@ -180,6 +180,21 @@ def test_the_batches_and_reversals_indexes(model, expected):
     assert sorted(indexes(model._meta.db_table)) == expected
 
 
+def test_a_hold_keeps_only_the_indexes_its_reads_use():
+    """accounts/migrations/0033: no index of the account's or the institution's own (the
+    composite ones start with them), the staff user's partial."""
+    assert sorted(indexes(Hold._meta.db_table)) == [
+        "accounts_hold_capture_journal_id_key",
+        "accounts_hold_pkey",
+        "accounts_hold_placed_by_api_key_id_beea2275",
+        "hold_account_idx",
+        "hold_active_expiry_idx",
+        "hold_card_auth_status_idx",
+        "hold_institution_idx",
+        "hold_placed_by_user_idx",  # partial
+    ]
+
+
 @pytest.mark.parametrize(
     ("table", "index", "definition"),
     [
@@ -206,6 +221,12 @@ def test_the_batches_and_reversals_indexes(model, expected):
             "reversal_created_by_user_idx",
             "INDEX {} ON {}.transfers_transferreversal USING btree (created_by_user_id)"
             " WHERE (created_by_user_id IS NOT NULL)",
+        ),
+        (
+            "accounts_hold",
+            "hold_placed_by_user_idx",
+            "INDEX {} ON {}.accounts_hold USING btree (placed_by_user_id)"
+            " WHERE (placed_by_user_id IS NOT NULL)",
         ),
     ],
 )
@@ -237,6 +258,12 @@ def test_a_column_null_on_nearly_every_row_is_indexed_only_where_set(table, inde
         (TransferBatch, {"created_by_user__in": [1, 2]}, "batch_created_by_user_idx"),
         (TransferReversal, {"created_by_user_id": 1}, "reversal_created_by_user_idx"),
         (TransferReversal, {"created_by_user__in": [1, 2]}, "reversal_created_by_user_idx"),
+        (Hold, {"placed_by_user_id": 1}, "hold_placed_by_user_idx"),
+        (Hold, {"placed_by_user__in": [1, 2]}, "hold_placed_by_user_idx"),
+        (Hold, {"account_id": "acc_x"}, "hold_account_idx"),
+        (Hold, {"account__in": ["acc_x", "acc_y"]}, "hold_account_idx"),
+        (Hold, {"institution_id": "fi_x"}, "hold_"),  # its own index or the card status one
+        (Hold, {"institution__in": ["fi_x", "fi_y"]}, "hold_"),
     ],
 )
 def test_a_foreign_key_without_its_own_index_is_still_looked_up_by_one(model, lookup, index):
@@ -254,6 +281,9 @@ def test_a_foreign_key_without_its_own_index_is_still_looked_up_by_one(model, lo
         ("transfers_transfer", "hold_id", "transfer_hold_unique"),
         ("transfers_transferbatch", "created_by_user_id", "batch_created_by_user_idx"),
         ("transfers_transferreversal", "created_by_user_id", "reversal_created_by_user_idx"),
+        ("accounts_hold", "placed_by_user_id", "hold_placed_by_user_idx"),
+        ("accounts_hold", "account_id", "hold_account_idx"),
+        ("accounts_hold", "institution_id", "hold_institution_idx"),
     ],
 )
 def test_the_foreign_keys_own_check_on_a_delete_reads_the_partial_index(table, column, index):
