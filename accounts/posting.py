@@ -119,7 +119,7 @@ def post(
         _json([as_row(line) for line in lines]),
         _json([as_row(event) for event in events]),
     ]
-    reads = lookups(events)
+    carried = lookups(events)
     try:
         with connection.cursor() as cursor:
             for move in moves:
@@ -127,10 +127,10 @@ def post(
                     cursor.execute(_ALLOW_FORCED_SQL, [move.pending, move.posted, move.account_id])
             cursor.execute(
                 "SELECT tx_post(%s, %s, %s, %s::text[], %s::text[], %s::bigint[], %s::bigint[], "
-                "%s::bigint[], %s::jsonb, %s::jsonb, %s::jsonb, %s::jsonb)" + _carried(reads),
-                arguments + [param for _, _, params in reads for param in params],
+                "%s::bigint[], %s::jsonb, %s::jsonb, %s::jsonb, %s::jsonb)" + carried.sql,
+                [*arguments, *carried.params],
             )
-            found = _found(reads, cursor.fetchone())
+            found = carried.found(cursor.fetchone()[1:])
     except DatabaseError as error:
         refusal = _refusal(error)
         if refusal is None:
@@ -192,16 +192,16 @@ def post_many(
         _json([[as_row(line) for line in m.lines] for m in movements]),
         _json([as_row(m.event) for m in movements]),
     ]
-    reads = lookups([m.event for m in movements])
+    carried = lookups([m.event for m in movements])
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT tx_post_many(%s, %s, %s, %s::text[], %s::text[], %s::bigint[], %s::text[], "
-            "%s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb)" + _carried(reads),
-            arguments + [param for _, _, params in reads for param in params],
+            "%s::jsonb, %s, %s::jsonb, %s::jsonb, %s::jsonb)" + carried.sql,
+            [*arguments, *carried.params],
         )
         answer, *values = cursor.fetchone()
     # Read for every item's event: a superset of the written ones', which is all it must be.
-    found = _found(reads, [None, *values])
+    found = carried.found(values)
     refused = {
         refusal["index"]: REFUSALS[refusal["code"]](refusal["message"], details=refusal["details"])
         for refusal in (json.loads(answer) if isinstance(answer, str) else answer)
@@ -223,17 +223,6 @@ def _written(rows: list, events: list, found: dict) -> None:
     for row in [*rows, *events]:
         row._state.adding = False
     announce(events, found)
-
-
-def _carried(reads: list) -> str:
-    """The consumers' lookups of the events (`events.services.lookups`) as more columns of the
-    posting function's statement: what they read costs them no round trip of their own."""
-    return "".join(f", ({sql})" for _, sql, _ in reads)
-
-
-def _found(reads: list, row) -> dict:
-    """Each consumer's lookup value, from the columns after the posting function's."""
-    return {consumer: value for (consumer, _, _), value in zip(reads, row[1:], strict=True)}
 
 
 def _json(value) -> str:

@@ -6,6 +6,7 @@ A change of balances writes its events in the posting function's round trip inst
 (`accounts.posting.post`): it makes them with `event_for()` and announces them with
 `announce()` once written."""
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -96,15 +97,31 @@ def announce(events: list[Event], found: dict | None = None) -> None:
         consumers.notify(events, found)
 
 
-def lookups(events: list[Event]) -> list[tuple[object, str, list]]:
-    """The consumers' reads of `events` that the statement writing them can carry:
-    (consumer, scalar subquery, its parameters) each; `announce` takes their values as
-    `found`, by consumer. None when there are no events."""
+@dataclass(frozen=True)
+class Carried:
+    """The consumers' reads of some events (`consumers.Lookup`), for the statement that writes
+    them to carry: `sql`, more columns to append to its SELECT list; `params`, theirs, after the
+    statement's own; `found(values)`, the values of those columns by consumer, for `announce`."""
+
+    sql: str = ""
+    params: tuple = ()
+    consumers: tuple = ()
+
+    def found(self, values) -> dict:
+        return dict(zip(self.consumers, values, strict=True))
+
+
+def lookups(events: list[Event]) -> Carried:
+    """What the statement writing `events` carries for their consumers (nothing without
+    events)."""
     if not events:
-        return []
-    return [
-        (consumer, lookup.sql, lookup.params(events)) for consumer, lookup in consumers.lookups()
-    ]
+        return Carried()
+    registered = consumers.lookups()
+    return Carried(
+        sql="".join(f", ({lookup.sql})" for _, lookup in registered),
+        params=tuple(param for _, lookup in registered for param in lookup.params(events)),
+        consumers=tuple(consumer for consumer, _ in registered),
+    )
 
 
 def emit(**fields) -> Event:
