@@ -11,7 +11,7 @@ from django.contrib.auth.signals import user_login_failed
 
 from backoffice import second_factor
 from backoffice.models import ApprovalRequest, ApprovalThreshold
-from core.admin import MAX_REASON
+from core.admin import reason_field
 from core.exceptions import ValidationFailed
 from core.money import MAX_AMOUNT, currency_exponent, money
 
@@ -97,14 +97,6 @@ def minor_units(text: str, currency: str, *, zero: bool = False) -> int:
     if amount > MAX_AMOUNT:
         raise forms.ValidationError(f"At most {money(MAX_AMOUNT, currency)}.")
     return amount
-
-
-def reason_field(help_text: str) -> forms.CharField:
-    return forms.CharField(
-        max_length=MAX_REASON,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text=help_text,
-    )
 
 
 APPROVAL_REASON_HELP = "Why: kept on the request and written in the admin history."

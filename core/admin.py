@@ -291,13 +291,20 @@ CONFIRM = "confirm"
 MAX_REASON = 500
 
 
+def reason_field(help_text: str = "") -> forms.CharField:
+    """A staff user's reason, as every admin form asks for it."""
+    return forms.CharField(
+        max_length=MAX_REASON,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text=help_text,
+    )
+
+
 class ReasonForm(forms.Form):
     """The reason staff give on an action's confirmation page: required unless
     `required=False`; `help_text` says where it is kept."""
 
-    reason = forms.CharField(
-        max_length=MAX_REASON, widget=forms.Textarea(attrs={"rows": 3, "cols": 60})
-    )
+    reason = reason_field()
 
     def __init__(self, *args, required: bool = True, help_text: str = "", **kwargs):
         super().__init__(*args, **kwargs)
