@@ -1,6 +1,7 @@
 """Transfers over HTTP next to pgbench's tpcb-like, on the same PostgreSQL (DESIGN.md 12).
 
     .venv/bin/python bench/transfers.py [--concurrency 8] [--seconds 20] [--drop]
+    .venv/bin/python bench/transfers.py --drop --without lines --without transfer   # a floor
 
 Recreates two databases of its own (tx_bench, tx_bench_pgbench), starts the service under
 gunicorn with production settings, posts some history (--history) and analyzes, runs pgbench,
@@ -117,7 +118,23 @@ def parse_args():
         "records (heap inserts, index inserts, full-page images...) make a transfer's WAL "
         "(the embedded server of this checkout only)",
     )
+    parser.add_argument(
+        "--without",
+        action="append",
+        choices=sorted(OMITTED),
+        default=[],
+        help="a floor, not the service: before the runs, tx_bench's tx_post (and tx_post_many) "
+        "is replaced by a copy that does not write these rows (lines: the statement lines; "
+        "transfer: the transfers_transfer row), to measure at most what issue 35's schema moves "
+        "that remove them can save. Repeat for both. The copy lives in tx_bench only",
+    )
     args = parser.parse_args()
+    if args.without and args.read:
+        parser.error("--read posts no transfer: not with --without")
+    if "transfer" in args.without and "lines" not in args.without:
+        # A statement line's foreign key names its transfer: without the transfer's row the
+        # lines' check fails at COMMIT.
+        parser.error("--without transfer needs --without lines (the lines reference it)")
     if args.read and (args.batch or args.hot):
         parser.error("--read sends no transfer: not with --batch or --hot")
     return args
@@ -140,6 +157,74 @@ def run_pgbench(url: str, concurrency: int, seconds: int) -> tuple[float, str]:
     if match is None:
         raise RuntimeError(f"No tps in pgbench's output:\n{result.stdout}\n{result.stderr}")
     return float(match.group(1)), result.stdout
+
+
+# --- A floor: the posting functions without the rows a schema move would remove
+
+# What each --without leaves out of the posting functions (accounts/sql/posting.sql,
+# posting_many.sql): by function, (the statement, what takes its place). A statement found other
+# than once stops the run, so that the floor cannot silently measure the service itself once the
+# SQL changes.
+OMITTED = {
+    "lines": {
+        "tx_post": (
+            r"INSERT INTO transactions_transaction\s+SELECT \* FROM "
+            r"jsonb_populate_recordset\(NULL::transactions_transaction,[^;]*;",
+            "",
+        ),
+        "tx_post_many": (
+            r"INSERT INTO transactions_transaction\s+SELECT r\.\*[^;]*;",
+            "",
+        ),
+    },
+    "transfer": {
+        "tx_post": (
+            r"INSERT INTO transfers_transfer\s+SELECT \* FROM "
+            r"jsonb_populate_record\(NULL::transfers_transfer,[^;]*;",
+            "NULL;",
+        ),
+        "tx_post_many": (
+            r"EXECUTE format\(\s+'INSERT INTO %1\$I[^;]*;",
+            "IF p_table <> 'transfers_transfer' THEN \\g<0> END IF;",
+        ),
+    },
+}
+
+
+FLOOR_FUNCTIONS = ("tx_post", "tx_post_many")
+
+
+def floor_functions(definitions: dict[str, str], omitted: list[str]) -> list[str]:
+    """`CREATE OR REPLACE FUNCTION` statements of the posting functions that skip the `omitted`
+    rows, from their definitions as the database has them (`pg_get_functiondef`, by name)."""
+    statements = []
+    for function in FLOOR_FUNCTIONS:
+        sql = definitions[function]
+        for what in omitted:
+            pattern, replacement = OMITTED[what][function]
+            sql, found = re.subn(pattern, replacement, sql)
+            if found != 1:
+                raise RuntimeError(f"--without {what}: {found} matches in {function}")
+        statements.append(sql)
+    return statements
+
+
+def post_without(url: str, omitted: list[str]) -> None:
+    """Replace tx_bench's posting functions with copies that skip the `omitted` rows.
+
+    A lower bound of what a schema move saves PostgreSQL: the rows, their indexes, foreign-key
+    checks and triggers go, and nothing takes their place (a statement line merged into its
+    entry would widen the entry and bring some of the line's indexes with it). The service
+    posts as before; verify_ledger reads none of the rows left out."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        definitions = {
+            function: conn.execute(
+                "SELECT pg_get_functiondef(%s::regproc)", (function,)
+            ).fetchone()[0]
+            for function in FLOOR_FUNCTIONS
+        }
+        for statement in floor_functions(definitions, omitted):
+            conn.execute(statement)
 
 
 # --- The service's data: some history
@@ -557,6 +642,12 @@ def main():
         if args.history:
             post_history(port, api_key, account_ids, args.history)
             print(f"History: {args.history} transfers posted, then ANALYZE")
+        if args.without:
+            post_without(tx_url, args.without)
+            print(
+                f"FLOOR: tx_post without {' and '.join(args.without)} rows (--without): the "
+                "figures below are a bound, not the service"
+            )
         load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
         print(f"Machine: {os.cpu_count()} cores, load average {load} (other work skews results)")
         print(f"\nRunning pgbench tpcb-like, {args.concurrency} clients, {args.seconds} s ...")

@@ -1,0 +1,93 @@
+"""bench/transfers.py --without: its copies of the posting functions leave out the rows they
+name, and only those (bench/README.md, "A floor, not the service").
+
+The floor's figures bound what issue 35's schema moves can buy; they mean that only while its
+copies match today's SQL. A change to the posting functions that the floor's patterns no longer
+find fails here, not in a benchmark run by hand. The copies are made in the test's transaction
+and rolled back with it.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from accounts.models import Entry, Journal, StatementLine
+from tests.accounts.api.helpers import balances, created, funded_account, open_account
+from transfers.models import Transfer
+
+BENCH = Path(settings.BASE_DIR) / "bench"
+
+
+@pytest.fixture
+def floor(monkeypatch):
+    """bench/transfers.py as a module (it imports bench/common.py and bench/cpu.py by name; the
+    folder goes last on the path, so that `transfers` stays the app)."""
+    monkeypatch.setattr(sys, "path", [*sys.path, str(BENCH)])
+    spec = importlib.util.spec_from_file_location("bench_transfers", BENCH / "transfers.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def install(floor, omitted: list[str]) -> None:
+    with connection.cursor() as cursor:
+        definitions = {}
+        for function in floor.FLOOR_FUNCTIONS:
+            cursor.execute("SELECT pg_get_functiondef(%s::regproc)", [function])
+            definitions[function] = cursor.fetchone()[0]
+        for statement in floor.floor_functions(definitions, omitted):
+            cursor.execute(statement)
+
+
+def item(source: str, destination: str) -> dict:
+    return {
+        "source": {"accountId": source},
+        "destination": {"accountId": destination},
+        "amount": 100,
+        "currency": "EUR",
+    }
+
+
+def test_without_lines_and_transfer_a_transfer_posts_its_journal_entries_and_event_only(
+    api_v2, floor
+):
+    source = funded_account(api_v2, 10_000)["accountId"]
+    destination = open_account(api_v2)["accountId"]
+    install(floor, ["lines", "transfer"])
+
+    transfer_id = created(api_v2.post("/transfers", item(source, destination)), "v2")["transferId"]
+    batch = api_v2.post(
+        "/transfer-batches", {"mode": "atomic", "transfers": [item(source, destination)]}
+    )
+    assert batch.status_code == 201, batch.content
+    batched_id = batch.json()["results"][0]["transferId"]
+
+    for posted in (transfer_id, batched_id):
+        assert not Transfer.objects.filter(pk=posted).exists()
+        assert not StatementLine.objects.filter(transfer_id=posted).exists()
+    # Each posting's journal and its two legs are written, the balances moved.
+    journals = Journal.objects.filter(entries__account_id=destination).distinct()
+    assert journals.count() == 2
+    assert Entry.objects.filter(journal__in=journals).count() == 4
+    assert balances(api_v2, destination)["posted"] == 200
+
+
+def test_without_lines_the_transfer_row_stays(api_v2, floor):
+    source = funded_account(api_v2, 10_000)["accountId"]
+    destination = open_account(api_v2)["accountId"]
+    install(floor, ["lines"])
+
+    transfer_id = created(api_v2.post("/transfers", item(source, destination)), "v2")["transferId"]
+
+    assert Transfer.objects.filter(pk=transfer_id).exists()
+    assert not StatementLine.objects.filter(transfer_id=transfer_id).exists()
+
+
+def test_a_posting_function_the_floor_does_not_recognise_stops_it(floor):
+    definitions = {name: "CREATE FUNCTION changed() ..." for name in floor.FLOOR_FUNCTIONS}
+    with pytest.raises(RuntimeError, match="--without lines: 0 matches in tx_post"):
+        floor.floor_functions(definitions, ["lines"])
