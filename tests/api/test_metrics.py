@@ -3,14 +3,10 @@ counters against what the test did (read from the exposition text, as Prometheus
 rollback that counts nothing, the job queues read at scrape time, and multiprocess mode (values
 of several processes summed, a dead one's live gauges dropped)."""
 
-import http.client
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
-import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -29,6 +25,7 @@ from jobs.services import job_defer
 from tests.accounts.api.helpers import created, funded_account
 from tests.authorizations.helpers import approved, declined, funded
 from tests.conftest import Api
+from tests.gunicorn import free_port, http_get, serving
 from tests.jobs.workers import ROOT, clear_jobs, database_url
 from tests.webhooks.helpers import Receiver, pending_delivery
 from transfers.services import transfer_create
@@ -514,22 +511,6 @@ def test_gunicorn_worker_freezes_what_it_loaded():
     assert state["walked"] == 0
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def http_get(port: int, path: str, headers=None) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request("GET", path, headers=headers or {})
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize("directory_given", [True, False], ids=["directory-given", "no-directory"])
 def test_under_gunicorn_every_scrape_sums_every_worker(tmp_path, directory_given):
@@ -548,26 +529,7 @@ def test_under_gunicorn_every_scrape_sums_every_worker(tmp_path, directory_given
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "3",
     }
-    log = (tmp_path / "gunicorn.log").open("w")
-    server = subprocess.Popen(  # noqa: S603
-        [str(Path(sys.executable).parent / "gunicorn"), "config.wsgi"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, (tmp_path / "gunicorn.log").read_text()
-            try:
-                # Not the route counted below: a probe that timed out on a loaded machine may
-                # still be answered, and counted, after the client gave up on it.
-                http_get(port, "/health/ready")
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "gunicorn did not answer"
-                time.sleep(0.2)
+    with serving(env, tmp_path / "gunicorn.log"):
         for _ in range(30):  # one new connection each: spread over the workers
             assert http_get(port, "/health/live")[0] == 200
         bearer = {"Authorization": f"Bearer {TOKEN}", "Connection": "close"}
@@ -582,7 +544,3 @@ def test_under_gunicorn_every_scrape_sums_every_worker(tmp_path, directory_given
             assert value(samples, "tx_http_requests_total", **scrapes) == scrape_number
         if directory_given:
             assert len(list((tmp_path / "metrics").glob("counter_*.db"))) == 3  # one per worker
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
-        log.close()
