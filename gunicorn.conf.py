@@ -79,6 +79,19 @@ def child_exit(server, worker):
     multiprocess.mark_process_dead(worker.pid)
 
 
+def worker_exit(server, worker):
+    """A worker is ending gracefully (a restart, a deploy, SIGTERM): the rate limits' requests it
+    counted and has not written yet are written now, so that a restart forgives none of them
+    (api/ratelimit.py, `LocalCounters`). gunicorn also calls this in the arbiter for a worker
+    already gone, which has nothing of its own to write. A worker killed outright skips it: the
+    bound of docs/api-contract.md, "Rate limits", holds then."""
+    if os.getpid() != worker.pid:
+        return
+    from api import ratelimit
+
+    ratelimit.flush()
+
+
 def on_exit(server):
     if _made_metrics_dir is not None:
         shutil.rmtree(_made_metrics_dir, ignore_errors=True)

@@ -43,11 +43,13 @@ process first (`LocalCounters`) and written to the shared counters in batches:
   refusal knows the new count at once; another process sees an address block at its next flush
   for that address, within FLUSH_SECONDS: until then a valid key from a blocked address can
   still be served there.
-- Pending hits are lost when a process ends (at most FLUSH_EVERY - 1 per bucket), and dropped
-  when their window ends (they can no longer refuse anything): the counters are disposable
-  already (UNLOGGED, below). Memory: buckets of ended windows are dropped; at most MAX_BUCKETS
-  are kept (when full, those with nothing pending are dropped, which costs them a flush later;
-  if all have pending hits, all are dropped, as if the process restarted).
+- Pending hits are written when a gunicorn worker ends gracefully (`flush`, from
+  gunicorn.conf.py's `worker_exit`) and lost when a process is killed (at most FLUSH_EVERY - 1
+  per bucket); they are dropped when their window ends (they can no longer refuse anything):
+  the counters are disposable already (UNLOGGED, below). Memory: buckets of ended windows are
+  dropped; at most MAX_BUCKETS are kept (when full, those with nothing pending are dropped,
+  which costs them a flush later; if all have pending hits, all are dropped, as if the process
+  restarted).
 
 The schema documents' counter (no key, any address: not for a local table that anyone could
 fill) is one statement per request, as are refusals. Nothing is read first and written later,
@@ -275,8 +277,9 @@ class LocalCounters:
                 state.seen, state.flushed_at = count, now
 
     def flush(self, backend: Backend) -> None:
-        """Write every pending hit now (one statement per window). Requests never need it:
-        tests do, to compare the shared counts with the requests made."""
+        """Write every pending hit now (one statement per window). Requests never need it; a
+        gunicorn worker's exit does (gunicorn.conf.py), and tests, to compare the shared counts
+        with the requests made."""
         now = time.time()
         with self._lock:
             by_window: dict[int, dict[str, int]] = {}
