@@ -40,7 +40,10 @@ class TransferBatch(CreatedBy):
         INDEPENDENT = "independent"
 
     id = models.CharField(primary_key=True, max_length=40, default=_batch_id, editable=False)
-    institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="+")
+    # batch_institution_idx below starts with it (migrations/0010).
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
     mode = models.CharField(max_length=16, choices=Mode.choices)
     results = models.JSONField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
