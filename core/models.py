@@ -57,6 +57,23 @@ def staff_user_unindexed() -> models.ForeignKey:
     )
 
 
+def api_key_unindexed() -> models.ForeignKey:
+    """An `actor_stamped` model's API key (`<prefix>_api_key`) without the index Django gives a
+    foreign key, for a table the API writes on every money movement (transfers). No read looks
+    rows up by their key (the events' actor index serves "what did this key do"), and a key is
+    never deleted (the admin forbids it, no service does it: keys are revoked), so the index
+    served only the foreign key's check of a deletion that does not happen, and took an entry
+    for every row."""
+    return models.ForeignKey(
+        "institutions.ApiKey",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+
+
 def staff_user_index(prefix: str, name: str) -> models.Index:
     """The partial index of `staff_user_unindexed`'s column: `WHERE <prefix>_user_id IS NOT
     NULL`."""

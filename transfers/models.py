@@ -13,7 +13,13 @@ from django.utils import timezone
 from accounts.models import Account, Hold, Journal
 from core.ids import new_id
 from core.metadata import MetadataField
-from core.models import CreatedBy, Timestamped, staff_user_index, staff_user_unindexed
+from core.models import (
+    CreatedBy,
+    Timestamped,
+    api_key_unindexed,
+    staff_user_index,
+    staff_user_unindexed,
+)
 from core.money import money
 from institutions.models import Institution
 
@@ -47,6 +53,7 @@ class TransferBatch(CreatedBy):
     mode = models.CharField(max_length=16, choices=Mode.choices)
     results = models.JSONField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by_api_key = api_key_unindexed()
     created_by_user = staff_user_unindexed()
 
     class Meta:
@@ -140,6 +147,7 @@ class Transfer(CreatedBy, Timestamped):
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by_api_key = api_key_unindexed()
     created_by_user = staff_user_unindexed()
 
     class Meta:
@@ -208,6 +216,7 @@ class TransferReversal(CreatedBy):
         Journal, on_delete=models.PROTECT, related_name="transfer_reversal"
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    created_by_api_key = api_key_unindexed()
     created_by_user = staff_user_unindexed()
 
     class Meta:
