@@ -52,6 +52,10 @@ AMOUNT = 100
 THREADS = 7
 NOT_CALLED = "degraded: not called"
 FAILED = "status 500: the endpoint must answer 2xx"
+# A call the program received but answered after the endpoint's deadline (the test's 1,500 ms:
+# a loaded machine, seven authorizations at once) failed too, and counts as one.
+TIMED_OUT = "timeout: no answer within 1500 ms"
+CALL_FAILED = {FAILED, TIMED_OUT}
 
 
 @pytest.fixture
@@ -255,10 +259,10 @@ def test_concurrent_failures_degrade_once_and_one_request_probes(api_v2, program
     failed = run_threads(THREADS, work)
 
     assert {body["decidedBy"] for body in failed} == {"standin"}
-    called = [body for body in failed if body["program"]["error"] == FAILED]
+    called = [body for body in failed if body["program"]["error"] in CALL_FAILED]
     # At least the five that degraded it were called; the rest maybe not (degraded already).
     assert len(called) == len(program.calls) >= FAILURES_TO_DEGRADE
-    assert {body["program"]["error"] for body in failed} <= {FAILED, NOT_CALLED}
+    assert {body["program"]["error"] for body in failed} <= CALL_FAILED | {NOT_CALLED}
     assert [t for t, _ in breaker_events(api_v2, endpoint_id)] == ["decisioning_endpoint.degraded"]
 
     program.delay = 0.5  # the probe is still thinking while the others arrive
@@ -267,8 +271,9 @@ def test_concurrent_failures_degrade_once_and_one_request_probes(api_v2, program
     together = run_threads(THREADS, work)
 
     assert len(program.calls) == calls_before + 1
-    errors = sorted(body["program"]["error"] for body in together)
-    assert errors == sorted([FAILED] + [NOT_CALLED] * (THREADS - 1))
+    errors = [body["program"]["error"] for body in together]
+    assert [error for error in errors if error != NOT_CALLED] in ([FAILED], [TIMED_OUT])
+    assert errors.count(NOT_CALLED) == THREADS - 1
     assert [t for t, _ in breaker_events(api_v2, endpoint_id)] == ["decisioning_endpoint.degraded"]
     assert state(endpoint_id).degraded_at is not None
 
