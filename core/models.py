@@ -19,21 +19,16 @@ def actor_stamped(prefix: str) -> type[models.Model]:
             "__module__": __name__,
             "__qualname__": name,
             "Meta": type("Meta", (), {"abstract": True}),
-            f"{prefix}_api_key": models.ForeignKey(
-                "institutions.ApiKey",
-                on_delete=models.PROTECT,
-                null=True,
-                blank=True,
-                related_name="+",
-            ),
-            f"{prefix}_user": models.ForeignKey(
-                settings.AUTH_USER_MODEL,
-                on_delete=models.PROTECT,
-                null=True,
-                blank=True,
-                related_name="+",
-            ),
+            f"{prefix}_api_key": _actor_field("institutions.ApiKey"),
+            f"{prefix}_user": _actor_field(settings.AUTH_USER_MODEL),
         },
+    )
+
+
+def _actor_field(to: str, **options) -> models.ForeignKey:
+    """One of an actor's two columns: nullable, protected, no reverse accessor."""
+    return models.ForeignKey(
+        to, on_delete=models.PROTECT, null=True, blank=True, related_name="+", **options
     )
 
 
@@ -47,14 +42,7 @@ def staff_user_unindexed() -> models.ForeignKey:
     a full index takes an entry for each of them. The model indexes the rows that have a user
     instead (`staff_user_index`), which serves every lookup by a user (an equality implies the
     column is not null)."""
-    return models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
-    )
+    return _actor_field(settings.AUTH_USER_MODEL, db_index=False)
 
 
 def api_key_unindexed() -> models.ForeignKey:
@@ -64,14 +52,7 @@ def api_key_unindexed() -> models.ForeignKey:
     never deleted (the admin forbids it, no service does it: keys are revoked), so the index
     served only the foreign key's check of a deletion that does not happen, and took an entry
     for every row."""
-    return models.ForeignKey(
-        "institutions.ApiKey",
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-        db_index=False,
-    )
+    return _actor_field("institutions.ApiKey", db_index=False)
 
 
 def staff_user_index(prefix: str, name: str) -> models.Index:
