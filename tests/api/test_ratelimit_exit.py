@@ -3,10 +3,13 @@
 (docs/api-contract.md, "Rate limits")."""
 
 import os
+import runpy
 import time
+import types
 
 import pytest
 
+from api import ratelimit
 from api.models import RateCounter
 from tests.gunicorn import free_port, http_get, serving
 from tests.jobs.workers import database_url
@@ -16,12 +19,15 @@ def counted(bucket: str) -> int:
     return sum(RateCounter.objects.filter(bucket=bucket).values_list("count", flat=True))
 
 
-def test_the_arbiters_call_for_a_worker_already_gone_writes_nothing():
-    import runpy
-    import types
-
+@pytest.mark.parametrize(("pid_offset", "flushes"), [(0, 1), (1, 0)], ids=["worker", "arbiter"])
+def test_only_the_worker_itself_flushes(monkeypatch, pid_offset, flushes):
+    """gunicorn calls `worker_exit` in the exiting worker, and in the arbiter for a worker
+    already gone: only the first has counts of its own to write."""
+    calls = []
+    monkeypatch.setattr(ratelimit, "flush", lambda: calls.append(True))
     hook = runpy.run_path("gunicorn.conf.py")["worker_exit"]
-    assert hook(None, types.SimpleNamespace(pid=os.getpid() + 1)) is None
+    hook(None, types.SimpleNamespace(pid=os.getpid() + pid_offset))
+    assert len(calls) == flushes
 
 
 @pytest.mark.django_db(transaction=True)

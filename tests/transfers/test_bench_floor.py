@@ -17,6 +17,7 @@ from django.db import connection
 
 from accounts.models import Entry, Journal, StatementLine
 from tests.accounts.api.helpers import balances, created, funded_account, open_account
+from tests.transfers.test_batches import item
 from transfers.models import Transfer
 
 BENCH = Path(settings.BASE_DIR) / "bench"
@@ -43,15 +44,6 @@ def install(floor, omitted: list[str]) -> None:
             cursor.execute(statement)
 
 
-def item(source: str, destination: str) -> dict:
-    return {
-        "source": {"accountId": source},
-        "destination": {"accountId": destination},
-        "amount": 100,
-        "currency": "EUR",
-    }
-
-
 def test_without_lines_and_transfer_a_transfer_posts_its_journal_entries_and_event_only(
     api_v2, floor
 ):
@@ -59,9 +51,10 @@ def test_without_lines_and_transfer_a_transfer_posts_its_journal_entries_and_eve
     destination = open_account(api_v2)["accountId"]
     install(floor, ["lines", "transfer"])
 
-    transfer_id = created(api_v2.post("/transfers", item(source, destination)), "v2")["transferId"]
+    response = api_v2.post("/transfers", item(source, destination, 100))
+    transfer_id = created(response, "v2")["transferId"]
     batch = api_v2.post(
-        "/transfer-batches", {"mode": "atomic", "transfers": [item(source, destination)]}
+        "/transfer-batches", {"mode": "atomic", "transfers": [item(source, destination, 100)]}
     )
     assert batch.status_code == 201, batch.content
     batched_id = batch.json()["results"][0]["transferId"]
@@ -81,7 +74,8 @@ def test_without_lines_the_transfer_row_stays(api_v2, floor):
     destination = open_account(api_v2)["accountId"]
     install(floor, ["lines"])
 
-    transfer_id = created(api_v2.post("/transfers", item(source, destination)), "v2")["transferId"]
+    response = api_v2.post("/transfers", item(source, destination, 100))
+    transfer_id = created(response, "v2")["transferId"]
 
     assert Transfer.objects.filter(pk=transfer_id).exists()
     assert not StatementLine.objects.filter(transfer_id=transfer_id).exists()
