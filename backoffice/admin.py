@@ -45,7 +45,7 @@ from backoffice.forms import (
     CardLimitsForm,
     OverdraftLimitForm,
 )
-from backoffice.models import ApprovalRequest, ApprovalThreshold, SignInLockout
+from backoffice.models import ApprovalRequest, ApprovalThreshold, SignInLockout, StaffEvent
 from backoffice.selectors import approvals_waiting_for
 from backoffice.services.approvals import approval_approve, approval_reject
 from backoffice.services.staff_changes import (
@@ -323,6 +323,20 @@ class SignInLockoutAdmin(ReadOnlyModelAdmin):
     search_fields = ("=username",)
     date_hierarchy = "started_at"
     ordering = ("-started_at",)
+
+
+@admin.register(StaffEvent)
+class StaffEventAdmin(ReadOnlyModelAdmin):
+    """The security events of staff accounts (backoffice.staff_events): enrolments, resets,
+    renewed recovery codes, card numbers guessed in the search. Read-only, for whoever
+    investigates them (superusers, or a group given the view permission)."""
+
+    institution_path = None  # a staff account belongs to no institution
+    list_display = ("id", "type", "user", "by", "created_at")
+    list_filter = ("type",)
+    list_select_related = ("user", "by")
+    search_fields = ("=user__username", "=id")
+    date_hierarchy = "created_at"
 
 
 # django-otp's own admins show each device's secret key and its QR code: whoever could open

@@ -216,3 +216,42 @@ class ApprovalThreshold(Timestamped):
         if self.kind == ApprovalRequest.Kind.PIN_UNBLOCK:
             return f"{self.get_kind_display()}: {self.up_to} a card alone"
         return f"{self.get_kind_display()} up to {self.up_to} {self.currency}"
+
+
+def _staff_event_id():
+    return new_id("sev")
+
+
+class StaffEvent(models.Model):
+    """A security event of a staff account (docs/back-office.md, "Staff events"): an enrolment
+    token issued, a second factor enrolled or reset, recovery codes renewed, card numbers
+    guessed in the search. Not an event of the `events` app: those are an institution's outbox,
+    delivered to its webhooks, and a staff account belongs to no institution. Written in the
+    transaction of the change it records (`backoffice.staff_events`), never changed after."""
+
+    class Type(models.TextChoices):
+        ENROLMENT_TOKEN_ISSUED = "staff.enrolment_token_issued", "enrolment token issued"
+        SECOND_FACTOR_ENROLLED = "staff.second_factor_enrolled", "second factor enrolled"
+        SECOND_FACTOR_RESET = "staff.second_factor_reset", "second factor reset"
+        RECOVERY_CODES_RENEWED = "staff.recovery_codes_renewed", "recovery codes renewed"
+        PAN_GUESSING_SUSPECTED = "security.pan_guessing_suspected", "card numbers guessed"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_staff_event_id, editable=False)
+    type = models.CharField(max_length=64, choices=Type.choices)
+    # Whose account the event is about.
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    # Who did it: the user themselves, another staff user (a reset), or nobody (a command run
+    # by an operator without a staff account: `by` is then null and `data` says who ran it).
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "staff event"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["user", "-id"], name="staff_event_user_idx")]
+
+    def __str__(self):
+        return f"{self.get_type_display()}: {self.user} ({self.created_at:%Y-%m-%d %H:%M:%S})"

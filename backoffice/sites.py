@@ -66,6 +66,7 @@ ADMINISTRATION_MODELS = [
     "institutions.ApiKey",
     "institutions.InstitutionAccess",
     "backoffice.SignInLockout",
+    "backoffice.StaffEvent",
 ]
 ADMINISTRATION_NAMES = {
     "axes.AccessAttempt": "Sign-in failures (lockouts)",
@@ -74,6 +75,7 @@ ADMINISTRATION_NAMES = {
     "procrastinate.ProcrastinateJob": "Background jobs",
     "auth.User": "Staff users",
     "auth.Group": "Staff roles (groups)",
+    "backoffice.StaffEvent": "Staff security events",
 }
 
 

@@ -20,7 +20,10 @@ from tests.staff import sign_in
 pytestmark = pytest.mark.django_db
 
 # Models the admin shows that belong to no institution: named here, on purpose.
-NOT_INSTITUTION_BOUND: set[str] = {"backoffice.SignInLockout"}  # a staff username's lockouts
+NOT_INSTITUTION_BOUND: set[str] = {
+    "backoffice.SignInLockout",  # a staff username's lockouts
+    "backoffice.StaffEvent",  # a staff account's security events
+}
 
 
 def registered():

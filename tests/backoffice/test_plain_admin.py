@@ -95,6 +95,7 @@ def test_superusers_find_the_framework_under_administration_at_the_end(client, i
         "Sign-in lockouts",
         "Sign-in log",
         "Staff roles (groups)",
+        "Staff security events",
         "Staff users",
     ]
     # Still reached as before: each page of the section opens.
