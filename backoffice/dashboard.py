@@ -100,19 +100,20 @@ def _pan_guessing(request) -> Queue | None:
     if failures is None:
         return None
     since = timezone.now() - timedelta(seconds=settings.PAN_GUESSING_WINDOW_SECONDS)
-    keys = (
+    # An API key's failures or a staff user's (the search): one of the two is set on each row.
+    subjects = (
         failures.filter(created_at__gt=since)
-        .values("api_key_id")
+        .values("api_key_id", "staff_user_id")
         .annotate(failures=Count("id"))
         .filter(failures__gte=settings.PAN_GUESSING_MAX_FAILURES)
     )
     return Queue(
-        "API keys suspected of PAN guessing",
-        keys.count(),
+        "API keys and staff users suspected of PAN guessing",
+        subjects.count(),
         _changelist(PanResolutionFailure, created_at__gt=since.isoformat()),
-        f"Keys with at least {settings.PAN_GUESSING_MAX_FAILURES} card numbers matching no "
-        "card in the guessing window: refused on every PAN operation until it passes. The "
-        "link lists the window's failures.",
+        f"Keys and staff users with at least {settings.PAN_GUESSING_MAX_FAILURES} card numbers "
+        "matching no card in the guessing window: refused on every PAN operation (staff: no "
+        "card-number search) until it passes. The link lists the window's failures.",
     )
 
 

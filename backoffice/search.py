@@ -9,7 +9,10 @@ the user may not view is not searched. What the box takes:
   theirs, customers by their national id's last four;
 - more digits (spaces and dashes ignored): an account number, whole, and its holders; a phone
   number; a card number, through its fingerprint (the number itself is never stored, shown or
-  logged);
+  logged). A card number that matches no card the user may see counts as a miss in the API's
+  guard against guessing (`backoffice.services.pan_guessing`): past the limit, the card-number
+  branch stops for that user until the window passes, and the page says so (a group with a
+  `notice` and no hits);
 - an e-mail address: that customer's, in any case;
 - words: customers named so (one word: either name; more: the first and the last word are the
   first and last names, in either order), cards embossed with exactly those words; whole names,
@@ -31,6 +34,7 @@ from django.urls import reverse
 from stdnum import luhn
 
 from accounts.models import Account
+from backoffice.services.pan_guessing import staff_pan_miss_record, staff_pan_search_wait
 from cards.models import Card
 from cards.secrets import pan_fingerprint
 from customers.models import Customer
@@ -51,11 +55,13 @@ class Hit:
 
 @dataclass(frozen=True)
 class Group:
-    """The hits of one kind: at most LIMIT of them; `more` when there were others."""
+    """The hits of one kind: at most LIMIT of them; `more` when there were others. `notice`:
+    why this kind was not searched (no hits then)."""
 
     kind: str
     hits: list[Hit]
     more: bool
+    notice: str = ""
 
 
 def search(request, query: str) -> list[Group]:
@@ -106,9 +112,35 @@ def _by_digits(request, digits: str) -> list[Group]:
         (Account, numbered),
         (Customer, Q(phone=f"+{digits}") | _holders(numbered)),
     ]
+    groups = _groups(request, lookups)
     if MIN_PAN <= len(digits) <= MAX_PAN and luhn.is_valid(digits):
-        lookups.append((Card, Q(pan_fingerprint=pan_fingerprint(digits))))
-    return _groups(request, lookups)
+        groups += _by_card_number(request, digits)
+    return groups
+
+
+def _by_card_number(request, pan: str) -> list[Group]:
+    """The card holding `pan` among those the user may see; a miss counted against the user
+    (the guard against guessing), and nothing looked up while they are over its limit."""
+    model_admin = admin.site._registry.get(Card)
+    if model_admin is None or not model_admin.has_view_permission(request):
+        return []
+    wait = staff_pan_search_wait(user=request.user)
+    if wait:
+        minutes = -(-wait // 60)
+        return [
+            Group(
+                str(Card._meta.verbose_name_plural),
+                [],
+                False,
+                notice="Card-number search is stopped for you: too many card numbers that match "
+                f"no card. It is back in {minutes} minute{'s' if minutes != 1 else ''}; until "
+                "then, find the card by its last four digits, its name or its customer.",
+            )
+        ]
+    groups = _groups(request, [(Card, Q(pan_fingerprint=pan_fingerprint(pan)))])
+    if not groups:
+        staff_pan_miss_record(user=request.user)
+    return groups
 
 
 def _holders(numbered: Q) -> Q:

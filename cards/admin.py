@@ -703,15 +703,17 @@ class PinUnblockAdmin(ReadOnlyModelAdmin):
 
 @admin.register(PanResolutionFailure)
 class PanResolutionFailureAdmin(ReadOnlyModelAdmin):
-    """Written only by `pan_failure_record`: one PAN an API key tried that no card of its
-    institution holds (the PAN is not kept). Rows older than the guessing window are deleted;
-    a key crossing the threshold also leaves a `security.pan_guessing_suspected` event."""
+    """Written only by `pan_failure_count`: one PAN an API key tried that no card of its
+    institution holds, or a staff user searched for that no card they may see holds (the PAN
+    is not kept). Rows older than the guessing window are deleted; a key or a staff user
+    crossing the threshold also leaves a `security.pan_guessing_suspected` event (a staff
+    user's: a staff event)."""
 
-    list_display = ["api_key", "institution", "created_at"]
+    list_display = ["api_key", "staff_user", "institution", "created_at"]
     list_filter = ["institution"]
-    list_select_related = ["api_key", "institution"]
-    search_fields = ["=api_key__id", "=api_key__prefix"]
-    search_help_text = "An exact API key id or prefix."
+    list_select_related = ["api_key", "staff_user", "institution"]
+    search_fields = ["=api_key__id", "=api_key__prefix", "=staff_user__username"]
+    search_help_text = "An exact API key id or prefix, or a staff username."
     date_hierarchy = "created_at"
-    fields = ["id", "api_key", "institution", "created_at"]
+    fields = ["id", "api_key", "staff_user", "institution", "created_at"]
     readonly_fields = fields

@@ -1,16 +1,18 @@
-"""Card-number guessing: failed PAN resolutions are counted per API key over a sliding window;
-at `PAN_GUESSING_MAX_FAILURES` within `PAN_GUESSING_WINDOW_SECONDS` the key gets 429
-`rate_limited` on every operation that resolves a PAN until enough failures leave the window.
+"""Card-number guessing: failed PAN resolutions are counted per API key, and per staff user in
+the back office's search, over a sliding window; at `PAN_GUESSING_MAX_FAILURES` within
+`PAN_GUESSING_WINDOW_SECONDS` the key gets 429 `rate_limited` on every operation that resolves
+a PAN (the staff user: no card-number search) until enough failures leave the window.
 
 - `card_by_pan` resolves a PAN to its card for every operation that takes one, guarded by the
   two below. It is a service, not a selector: a failed resolution writes (the failure it keeps).
-- `pan_guard_check` runs before a PAN is resolved (one index-backed query: the key's N-th newest
-  failure in the window; when it exists the key is refused until it leaves the window, which is
-  the `Retry-After`).
+- `pan_guard_wait` / `pan_guard_check` run before a PAN is resolved (one index-backed query:
+  the subject's N-th newest failure in the window; when it exists the subject is refused until
+  it leaves the window, which is the `Retry-After`).
 - `pan_failure_record` is the write a failed resolution keeps: `card_by_pan` asks its operation to
   keep it (`core.operations.keep_if_refused`), which runs it after the operation's own
-  transaction has been rolled back, in a short transaction of its own. A failure only counts for
-  an API key: staff and the system resolve PANs uncounted.
+  transaction has been rolled back, in a short transaction of its own. The system (jobs) and
+  staff outside the search resolve PANs uncounted; the search counts each staff user's misses
+  here too (`pan_failure_count`, from `backoffice.services.pan_guessing`).
 - The crossing (the failure that brings the count to the threshold) emits exactly one
   `security.pan_guessing_suspected` event: the key's row is locked (FOR NO KEY UPDATE, which
   does not block the foreign-key checks of the key's other writes) while the failure is written
@@ -23,6 +25,7 @@ from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -43,42 +46,78 @@ def _window() -> timedelta:
     return timedelta(seconds=settings.PAN_GUESSING_WINDOW_SECONDS)
 
 
-def pan_guard_check(*, api_key: ApiKey) -> None:
-    """Refuse (429 `rate_limited`, `Retry-After` in seconds) a key that has reached the number
-    of failed PAN resolutions allowed in the window. Writes nothing."""
+def _failures_of(*, api_key_id: str | None, staff_user_id: int | None):
+    if (api_key_id is None) == (staff_user_id is None):
+        raise ValueError("One subject: an API key or a staff user.")
+    if api_key_id is not None:
+        return PanResolutionFailure.objects.filter(api_key_id=api_key_id)
+    return PanResolutionFailure.objects.filter(staff_user_id=staff_user_id)
+
+
+def pan_guard_wait(*, api_key_id: str | None = None, staff_user_id: int | None = None) -> int:
+    """Seconds before the API key or the staff user may resolve a PAN again: 0 when they may
+    now. One index-backed query, no write."""
     limit = settings.PAN_GUESSING_MAX_FAILURES
     now = timezone.now()
-    # The limit-th newest failure in the window: when it exists the key has reached the limit,
-    # and it is unblocked when that failure (the oldest one that matters) leaves the window.
+    # The limit-th newest failure in the window: when it exists the subject has reached the
+    # limit, and is unblocked when that failure (the oldest one that matters) leaves the window.
     blocking = list(
-        PanResolutionFailure.objects.filter(api_key_id=api_key.pk, created_at__gt=now - _window())
+        _failures_of(api_key_id=api_key_id, staff_user_id=staff_user_id)
+        .filter(created_at__gt=now - _window())
         .order_by("-created_at")
         .values_list("created_at", flat=True)[limit - 1 : limit]
     )
-    if blocking:
-        wait = (blocking[0] + _window() - now).total_seconds()
+    if not blocking:
+        return 0
+    return max(1, math.ceil((blocking[0] + _window() - now).total_seconds()))
+
+
+def pan_guard_check(*, api_key: ApiKey) -> None:
+    """Refuse (429 `rate_limited`, `Retry-After` in seconds) a key that has reached the number
+    of failed PAN resolutions allowed in the window. Writes nothing."""
+    wait = pan_guard_wait(api_key_id=api_key.pk)
+    if wait:
         raise RateLimited(
             "Too many card numbers that match no card: operations that take a PAN are refused "
             "for this API key until the time in Retry-After.",
-            retry_after=max(1, math.ceil(wait)),
+            retry_after=wait,
         )
+
+
+def pan_failure_count(*, api_key_id: str | None = None, staff_user_id: int | None = None) -> int:
+    """Write one failed PAN resolution of the API key or the staff user (the PAN is not kept)
+    in the caller's transaction, and return their failures in the window, this one included.
+    The subject's row is locked first (FOR NO KEY UPDATE, which does not block the foreign-key
+    checks of its other writes), so concurrent failures are counted one after the other and
+    exactly one of them sees the count reach the threshold. Deletes the subject's failures that
+    have left the window."""
+    if api_key_id is not None:
+        institution_id = lock_api_key_for_counting(api_key_id).institution_id
+    else:
+        get_user_model().objects.select_for_update(no_key=True).filter(pk=staff_user_id).get()
+        institution_id = None
+    now = timezone.now()  # after the lock: failures are written in the order they count
+    start = now - _window()
+    failures = _failures_of(api_key_id=api_key_id, staff_user_id=staff_user_id)
+    failures.filter(created_at__lte=start).delete()
+    PanResolutionFailure.objects.create(
+        api_key_id=api_key_id,
+        staff_user_id=staff_user_id,
+        institution_id=institution_id,
+        created_at=now,
+    )
+    return failures.filter(created_at__gt=start).count()
 
 
 def pan_failure_record(*, api_key_id: str) -> None:
-    """Count one failed PAN resolution of the key (the PAN is not kept); emit
-    `security.pan_guessing_suspected` when this failure brings the key's count in the window to
-    the threshold. Deletes the key's failures that have left the window."""
+    """Count one failed PAN resolution of the key (`pan_failure_count`, in a transaction of its
+    own); emit `security.pan_guessing_suspected` when this failure brings the key's count in
+    the window to the threshold. (A staff user's failures are the back office's:
+    `backoffice.services.pan_guessing`.)"""
     with transaction.atomic():
-        api_key = lock_api_key_for_counting(api_key_id)
-        now = timezone.now()  # after the lock: failures are written in the order they count
-        start = now - _window()
-        failures = PanResolutionFailure.objects.filter(api_key_id=api_key.pk)
-        failures.filter(created_at__lte=start).delete()
-        PanResolutionFailure.objects.create(
-            api_key=api_key, institution_id=api_key.institution_id, created_at=now
-        )
-        count = failures.filter(created_at__gt=start).count()
+        count = pan_failure_count(api_key_id=api_key_id)
         if count == settings.PAN_GUESSING_MAX_FAILURES:
+            api_key = ApiKey.objects.select_related("institution").get(pk=api_key_id)
             emit_for(
                 api_key,
                 EVENT_TYPE,

@@ -151,7 +151,7 @@ def test_the_dashboard_shows_the_queues_and_their_rows(browser, live_server, wor
         "Open monitoring alerts": "1",
         "Failed webhook deliveries": "1",
         "Holds expiring today": "1",
-        "API keys suspected of PAN guessing": "0",
+        "API keys and staff users suspected of PAN guessing": "0",
     }
     for name, count in expected.items():
         sync_api.expect(queue_row(page, name).locator("a.work-queue-count")).to_have_text(count)

@@ -79,13 +79,13 @@ def test_the_dashboard_counts_each_queue_and_links_to_its_rows(admin_client, wor
         "Disputes due": 2,
         "Failed webhook deliveries": 2,
         "Holds expiring today": today,
-        "API keys suspected of PAN guessing": 1,
+        "API keys and staff users suspected of PAN guessing": 1,
     }
     for name, (count, url) in shown.items():
-        if name != "API keys suspected of PAN guessing":
+        if name != "API keys and staff users suspected of PAN guessing":
             assert listed(admin_client, url) == count, name
     # The guessing queue links to the window's failures: 2 of mine, 1 of theirs.
-    assert listed(admin_client, shown["API keys suspected of PAN guessing"][1]) == 3
+    assert listed(admin_client, shown["API keys and staff users suspected of PAN guessing"][1]) == 3
 
 
 def test_a_limited_user_counts_only_their_institutions(client, worlds):
@@ -102,10 +102,10 @@ def test_a_limited_user_counts_only_their_institutions(client, worlds):
         "Disputes due": 1,
         "Failed webhook deliveries": 1,
         "Holds expiring today": 0,
-        "API keys suspected of PAN guessing": 0,
+        "API keys and staff users suspected of PAN guessing": 0,
     }
     for name, (count, url) in shown.items():
-        if name != "API keys suspected of PAN guessing":
+        if name != "API keys and staff users suspected of PAN guessing":
             assert listed(client, url) == count, name
 
 

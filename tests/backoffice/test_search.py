@@ -3,12 +3,16 @@
 every lookup on an index, and no number typed into it in a URL or on the page."""
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
+from django.test import Client
 from django.urls import reverse
+from stdnum import luhn
 
 from accounts.models import Account
 from backoffice import search
-from cards.models import Card
+from backoffice.models import StaffEvent
+from cards.models import Card, PanResolutionFailure
 from customers.models import Customer
 from tests.api.test_scopes import World
 from tests.backoffice.helpers import staff
@@ -127,6 +131,75 @@ def test_no_number_typed_is_shown_back_or_put_in_a_url(support, world):
         assert secret not in page
         assert f"…{secret[-4:]}" in page  # said by its last four
     assert support.get(SEARCH).status_code == 200  # the empty box; the query is never a GET
+
+
+def guesses(pan: str, count: int) -> list[str]:
+    """`count` Luhn-valid card numbers with `pan`'s BIN and length, none of them `pan`: what
+    someone who sees a masked card number would try."""
+    numbers, middle = [], 0
+    while len(numbers) < count:
+        body = f"{pan[:6]}{middle:0{len(pan) - 7}d}"
+        candidate = body + luhn.calc_check_digit(body)
+        if candidate != pan:
+            numbers.append(candidate)
+        middle += 1
+    return numbers
+
+
+def test_card_numbers_guessed_stop_the_card_number_search_for_that_user(
+    support, world, settings, caplog, django_capture_on_commit_callbacks
+):
+    """H5 of the third review: a staff user who sees first six and last four cannot find the
+    middle by searching. Misses count in the API's guard (the same limit and window); at the
+    limit the card-number branch stops, also for the right number, the page says so, one staff
+    event is written and logged; the rest of the search goes on."""
+    settings.PAN_GUESSING_MAX_FAILURES = 3
+    number = Account.objects.get(pk=world["account"]).account_number
+    assert ids(support, world["pan"]) == {world["card"]}  # a hit counts nothing
+
+    with django_capture_on_commit_callbacks(execute=True):  # the log line follows the commit
+        for guess in guesses(world["pan"], 3):
+            assert ids(support, guess) == set()
+    response = support.post(SEARCH, {"q": world["pan"]})
+    page = response.content.decode()
+    assert not [hit for group in response.context["groups"] for hit in group.hits]
+    assert "Card-number search is stopped for you" in page
+    assert world["pan"] not in page
+    assert ids(support, number) == {world["account"], world["customer"]}  # the rest works
+
+    user = User.objects.get(username="support")
+    events = StaffEvent.objects.filter(user=user)
+    assert [(e.type, e.by_id, e.data) for e in events] == [
+        (
+            "security.pan_guessing_suspected",
+            user.pk,
+            {"failures": 3, "window_seconds": settings.PAN_GUESSING_WINDOW_SECONDS},
+        )
+    ]
+    assert PanResolutionFailure.objects.filter(staff_user=user).count() == 3
+    warned = [r for r in caplog.records if r.name == "tx.staff" and r.levelname == "WARNING"]
+    assert [r.getMessage() for r in warned] == ["staff event security.pan_guessing_suspected"]
+
+
+def test_card_number_misses_count_per_staff_user_and_include_other_institutions_cards(
+    client, bank, world, settings
+):
+    """Another institution's card number is a miss like an unknown one; a colleague's misses
+    are theirs."""
+    settings.PAN_GUESSING_MAX_FAILURES = 2
+    other = make_institution()
+    guesser = staff("elsewhere", roles=["support"], institutions=[other])
+    sign_in(client, guesser)
+    assert ids(client, world["pan"]) == set()  # bank's card, not visible: a miss
+    assert ids(client, guesses(world["pan"], 1)[0]) == set()
+    page = client.post(SEARCH, {"q": world["pan"]}).content.decode()
+    assert "Card-number search is stopped for you" in page
+
+    colleague = Client()
+    sign_in(colleague, staff("colleague", roles=["support"], institutions=[bank]))
+    assert ids(colleague, world["pan"]) == {world["card"]}
+    assert PanResolutionFailure.objects.filter(staff_user=guesser).count() == 2
+    assert not PanResolutionFailure.objects.filter(staff_user__username="colleague").exists()
 
 
 def test_the_search_needs_a_signed_in_verified_staff_user(client):
