@@ -23,8 +23,6 @@ from django.db.models import Q
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
-from django_otp.plugins.otp_static.models import StaticDevice
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.admin import (
     LINE_STATE_RELATED,
@@ -339,11 +337,9 @@ class StaffEventAdmin(ReadOnlyModelAdmin):
     date_hierarchy = "created_at"
 
 
-# django-otp's own admins show each device's secret key and its QR code: whoever could open
-# them could copy a colleague's authenticator. Devices are made by enrolment and removed by
-# `manage.py reset_second_factor` (backoffice.second_factor), never edited here.
-admin.site.unregister(TOTPDevice)
-admin.site.unregister(StaticDevice)
+# The second factor's devices, recovery codes and enrolment tokens have no admin: they are
+# made by enrolment and the commands and removed by `manage.py reset_second_factor`
+# (backoffice.second_factor), never edited or shown here. Their events are above.
 
 
 # --- Four eyes where money moves (docs/back-office.md, "Four eyes") ---------------------------

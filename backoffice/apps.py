@@ -24,6 +24,8 @@ class BackofficeConfig(AppConfig):
         from django.contrib import admin
 
         from backoffice.lockouts import on_user_locked_out
+        from backoffice.reencryption import STAFF_APP_KEYS
+        from core import reencryption
 
         admin.site.site_header = "TX back office"
         admin.site.site_title = "TX back office"
@@ -32,3 +34,6 @@ class BackofficeConfig(AppConfig):
         admin.site.index_template = "backoffice/index.html"
         # Each lockout of a staff username is recorded and logged (backoffice.lockouts).
         user_locked_out.connect(on_user_locked_out, dispatch_uid="backoffice.lockouts")
+        # The staff's authenticator-app keys re-encrypt under a new key with the other
+        # encrypted fields (`manage.py reencrypt_sensitive_data`).
+        reencryption.register(STAFF_APP_KEYS)

@@ -17,12 +17,17 @@ from core.money import MAX_AMOUNT, currency_exponent, money
 
 
 class StaffLoginForm(AdminAuthenticationForm):
+    """Username, password and a code (`backoffice.second_factor`): the app's code or a recovery
+    code, or, for a staff user who has no app yet, their one-time enrolment token. A wrong code
+    or token counts towards the username's lockout like a wrong password. The password alone
+    signs nobody in."""
+
     otp_token = forms.CharField(
         label="Code",
         required=False,
         max_length=32,
         help_text="The 6 digits of your authenticator app, or one of your recovery codes. "
-        "Leave empty at your first sign-in: you will set up the app next.",
+        "At your first sign-in (or after a reset): the enrolment token you were given.",
         widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "autocapitalize": "none"}),
     )
 
@@ -30,15 +35,32 @@ class StaffLoginForm(AdminAuthenticationForm):
         **AdminAuthenticationForm.error_messages,
         "code_required": "Enter the code of your authenticator app or a recovery code.",
         "code_wrong": "That code is wrong or used up. Wait for the app's next code and try again.",
+        "token_required": "You have no authenticator app yet: enter the enrolment token you "
+        "were given.",
+        "token_wrong": "That enrolment token is wrong, used or expired. A superuser issues a "
+        "new one (manage.py reset_second_factor).",
     }
 
     def clean(self):
         cleaned_data = super().clean()  # the password (axes counts a wrong one), staff only
         user = self.user_cache
-        if user is None or not second_factor.has_second_factor(user):
-            # First sign-in: the session reaches the enrolment page only (backoffice.sites).
+        if user is None:
             return cleaned_data
         code = cleaned_data.get("otp_token", "")
+        if not second_factor.has_second_factor(user):
+            # First sign-in, or after a reset: the token handed over out of band, then a
+            # session that reaches the enrolment page only (backoffice.sites).
+            if not code:
+                raise forms.ValidationError(
+                    self.error_messages["token_required"], code="token_required"
+                )
+            token = second_factor.enrolment_token_check(user=user, token=code)
+            if token is None:
+                self._count_failure(user)
+                raise forms.ValidationError(self.error_messages["token_wrong"], code="token_wrong")
+            # The site keeps it in the session once Django has logged the user in.
+            user.enrolment_token_id = token.pk
+            return cleaned_data
         if not code:
             raise forms.ValidationError(self.error_messages["code_required"], code="code_required")
         try:
@@ -46,17 +68,20 @@ class StaffLoginForm(AdminAuthenticationForm):
         except ValidationFailed as error:  # throttled: nothing was checked, nothing counted
             raise forms.ValidationError(error.message, code="throttled") from None
         if device is None:
-            # A wrong code counts towards the username's lockout like a wrong password (the
-            # password was right: guessing codes is what is left).
-            user_login_failed.send(
-                sender=__name__,
-                credentials={"username": user.get_username()},
-                request=self.request,
-            )
+            self._count_failure(user)
             raise forms.ValidationError(self.error_messages["code_wrong"], code="code_wrong")
         # django-otp marks the session verified by this device when Django logs the user in.
         user.otp_device = device
         return cleaned_data
+
+    def _count_failure(self, user) -> None:
+        # A wrong code or token counts towards the username's lockout like a wrong password
+        # (the password was right: guessing the second factor is what is left).
+        user_login_failed.send(
+            sender=__name__,
+            credentials={"username": user.get_username()},
+            request=self.request,
+        )
 
 
 class CodeForm(forms.Form):

@@ -1,12 +1,12 @@
 """The row locks of the back office (STYLE.md, Concurrency; the order: docs/money.md,
-"Locking"): a staff user's second-factor devices and sign-in lockouts, each locked alone; an
-approval request, the operation's own row, locked first, before what its approval changes (the
-fee of a waiver, then the accounts the posting locks)."""
+"Locking"): a staff user's enrolment token first, then their second-factor devices (an
+enrolment begun, confirmed or replaced: one at a time per token); a device alone when a code is
+checked; sign-in lockouts alone; an approval request, the operation's own row, locked first,
+before what its approval changes (the fee of a waiver, then the accounts the posting locks)."""
 
 from django.db.models import QuerySet
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from .models import ApprovalRequest, SignInLockout
+from .models import AppDevice, ApprovalRequest, EnrolmentToken, SignInLockout
 
 
 def lock_first_device(devices: QuerySet):
@@ -15,10 +15,24 @@ def lock_first_device(devices: QuerySet):
     return devices.select_for_update().order_by("pk").first()
 
 
-def lock_totp_device(device_id, user) -> TOTPDevice:
-    """The authenticator-app device `device_id` of `user`, its row locked until the
-    transaction ends."""
-    return TOTPDevice.objects.select_for_update().get(pk=device_id, user=user)
+def lock_enrolment_token(token_id, user) -> EnrolmentToken | None:
+    """The enrolment token `token_id` of `user`, its row locked until the transaction ends (an
+    enrolment begun, or confirmed, by one session at a time), or None."""
+    if token_id is None:
+        return None
+    return EnrolmentToken.objects.select_for_update().filter(pk=token_id, user=user).first()
+
+
+def lock_pending_app_device(device_id, user) -> AppDevice | None:
+    """The authenticator app `device_id` of `user` that waits for its first code, its row
+    locked until the transaction ends, or None (confirmed, replaced, or never this user's)."""
+    if device_id is None:
+        return None
+    return (
+        AppDevice.objects.select_for_update()
+        .filter(pk=device_id, user=user, confirmed=False)
+        .first()
+    )
 
 
 def lock_latest_lockout(username: str, since) -> SignInLockout | None:

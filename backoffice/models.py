@@ -1,11 +1,23 @@
-"""The back office's own records: the sign-in lockouts of staff usernames (backoffice.lockouts)
-and the approval requests of the four-eyes flow (backoffice.services.approvals)."""
+"""The back office's own records: the sign-in lockouts of staff usernames (backoffice.lockouts),
+the approval requests of the four-eyes flow (backoffice.services.approvals), staff security
+events, and the staff's second factor (backoffice.second_factor): their authenticator apps,
+recovery codes and enrolment tokens, none of them readable from the database alone."""
+
+import hmac
+import time
+from base64 import b32encode
+from binascii import unhexlify
+from urllib.parse import quote, urlencode
 
 from django.conf import settings
-from django.db import models
+from django.db import connection, models
 from django.db.models import F, Q
 from django.utils import timezone
+from django_otp.models import Device, ThrottlingMixin, TimestampMixin
+from django_otp.oath import TOTP
 
+from backoffice import secrets
+from core import crypto
 from core.ids import new_id
 from core.models import Timestamped
 
@@ -255,3 +267,223 @@ class StaffEvent(models.Model):
 
     def __str__(self):
         return f"{self.get_type_display()}: {self.user} ({self.created_at:%Y-%m-%d %H:%M:%S})"
+
+
+# --- The second factor (backoffice.second_factor, docs/back-office.md "Signing in") -----------
+# django-otp's own TOTP and static devices keep the seed in hex and the recovery codes as typed:
+# these are built on its `Device` base instead (with its throttling), so its session marking
+# (`django_otp.login`, `request.user.is_verified()`, `persistent_id`) works as before.
+
+# After a device's n-th wrong code in a row, none is checked for 2^(n-1) seconds.
+THROTTLE_FACTOR = 1
+
+
+def app_key_context(device_id: int) -> str:
+    """The associated data of an authenticator app's encrypted key: its column and its row."""
+    return f"backoffice.AppDevice.key:{device_id}"
+
+
+class AppDevice(TimestampMixin, ThrottlingMixin, Device):
+    """A staff user's authenticator app: TOTP (RFC 6238), 6 digits every 30 seconds, the codes
+    of the step before and after accepted too, each step's code once.
+
+    The key (the seed the QR code carries) is stored encrypted with the field keys
+    (`core.crypto`, AES-GCM), bound to this row's id and column: `key_encrypted` copied to
+    another row does not decrypt. It is decrypted in memory only, to check a code or to show it
+    once at enrolment, and re-encrypted under a new key by `reencrypt_sensitive_data`.
+
+    PostgreSQL keeps at most one confirmed app per user and at most one waiting for its first
+    code (an enrolment in progress: a new one replaces it)."""
+
+    # What an authenticator app assumes from an otpauth:// URI: the same for every device.
+    step = 30
+    t0 = 0
+    digits = 6
+    tolerance = 1
+
+    key_encrypted = models.TextField(editable=False)
+    drift = models.SmallIntegerField(default=0)
+    # The step of the last code accepted: a code is accepted once, and never an older one.
+    last_t = models.BigIntegerField(default=-1)
+
+    class Meta:
+        verbose_name = "authenticator app"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user"], condition=Q(confirmed=True), name="app_device_one_confirmed"
+            ),
+            models.UniqueConstraint(
+                fields=["user"], condition=Q(confirmed=False), name="app_device_one_pending"
+            ),
+        ]
+
+    @classmethod
+    def create(cls, *, user, confirmed: bool) -> "AppDevice":
+        """A new device with a new random key. Its id is taken from the table's sequence
+        before the insert, so that the key is sealed to it in the same statement."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id'))", [cls._meta.db_table])
+            (device_id,) = cursor.fetchone()
+        device = cls(id=device_id, user=user, name="Authenticator app", confirmed=confirmed)
+        device.seal(secrets.app_key_new())
+        device.save(force_insert=True)
+        return device
+
+    def seal(self, key_hex: str) -> None:
+        """Encrypt the key (hex) under the newest field key, bound to this device."""
+        self.key_encrypted = crypto.encrypt(key_hex, context=self._context())
+
+    def key_hex(self) -> str:
+        return crypto.decrypt(self.key_encrypted, context=self._context())
+
+    @property
+    def bin_key(self) -> bytes:
+        return unhexlify(self.key_hex())
+
+    @property
+    def config_url(self) -> str:
+        """The otpauth:// URI the enrolment page's QR code carries (Google's Key Uri Format;
+        the issuer `OTP_TOTP_ISSUER`), as django-otp's TOTP device writes it."""
+        issuer = settings.OTP_TOTP_ISSUER.replace(":", "")
+        label = f"{issuer}:{self.user.get_username()}"
+        parameters = urlencode(
+            {
+                "secret": b32encode(self.bin_key),
+                "algorithm": "SHA1",
+                "digits": self.digits,
+                "period": self.step,
+            }
+        )
+        return f"otpauth://totp/{quote(label)}?{parameters}&issuer={quote(issuer)}"
+
+    def get_throttle_factor(self) -> int:
+        return THROTTLE_FACTOR
+
+    def verify_token(self, token) -> bool:
+        """Whether `token` is the app's code now (within one step either way) and newer than the
+        last one accepted; django-otp's TOTP check, with the key decrypted for it. A right code
+        resets the throttle and moves `last_t`; a wrong one counts towards the throttle."""
+        allowed, _ = self.verify_is_allowed()
+        if not allowed:
+            return False
+        try:
+            code = int(token)
+        except (TypeError, ValueError):
+            verified = False
+        else:
+            totp = TOTP(self.bin_key, self.step, self.t0, self.digits, self.drift)
+            totp.time = time.time()
+            verified = totp.verify(code, self.tolerance, self.last_t + 1)
+        if not verified:
+            self.throttle_increment(commit=True)
+            return False
+        self.last_t = totp.t()
+        self.drift = totp.drift
+        self.throttle_reset(commit=False)
+        self.set_last_used_timestamp(commit=False)
+        self.save()
+        return True
+
+    def _context(self) -> str:
+        return app_key_context(self.id)
+
+
+class RecoveryCodeDevice(TimestampMixin, ThrottlingMixin, Device):
+    """A staff user's recovery codes (`RecoveryCode`, each used once), one device per user:
+    renewing replaces its codes and keeps the device, so a session it verified stays so."""
+
+    class Meta:
+        verbose_name = "recovery codes"
+        verbose_name_plural = "recovery codes"
+        constraints = [models.UniqueConstraint(fields=["user"], name="recovery_codes_one")]
+
+    def get_throttle_factor(self) -> int:
+        return THROTTLE_FACTOR
+
+    def verify_token(self, token) -> bool:
+        """Whether `token` is one of the unused codes; that code is used up. Every stored code
+        is compared whether or not one matched before it: the time taken does not tell which."""
+        allowed, _ = self.verify_is_allowed()
+        if not allowed:
+            return False
+        match = None
+        for code in self.codes.all():
+            if code.matches(str(token)) and match is None:
+                match = code
+        if match is None:
+            self.throttle_increment(commit=True)
+            return False
+        match.delete()
+        self.throttle_reset(commit=False)
+        self.set_last_used_timestamp(commit=False)
+        self.save()
+        return True
+
+
+class RecoveryCode(models.Model):
+    """One recovery code, as a salted keyed hash (`backoffice.secrets`): never the code."""
+
+    device = models.ForeignKey(RecoveryCodeDevice, on_delete=models.CASCADE, related_name="codes")
+    salt = models.CharField(max_length=32)
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        verbose_name = "recovery code"
+
+    def __str__(self):
+        return f"recovery code {self.pk}"
+
+    @classmethod
+    def of(cls, *, device: RecoveryCodeDevice, code: str) -> "RecoveryCode":
+        salt, digest = secrets.recovery_code_hash(code)
+        return cls(device=device, salt=salt, digest=digest)
+
+    def matches(self, code: str) -> bool:
+        return secrets.recovery_code_matches(code, salt=self.salt, digest=self.digest)
+
+
+class EnrolmentToken(models.Model):
+    """A one-time token that lets a staff user enrol an authenticator app: issued by
+    `create_staff_user` or `reset_second_factor`, handed over out of band, asked for with the
+    password at sign-in, used up when the app is confirmed. Stored as its hash
+    (`backoffice.secrets`). It is open until used, voided (by a newer token) or expired.
+
+    PostgreSQL keeps at most one open (neither used nor voided) token per user."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    digest = models.CharField(max_length=64)
+    # The superuser who issued it (a reset), or null (`create_staff_user`, an operator).
+    issued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    voided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "enrolment token"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=Q(used_at__isnull=True, voided_at__isnull=True),
+                name="enrolment_token_one_open",
+            ),
+            models.CheckConstraint(
+                condition=Q(used_at__isnull=True) | Q(voided_at__isnull=True),
+                name="enrolment_token_used_or_voided",
+            ),
+            models.CheckConstraint(
+                condition=Q(expires_at__gt=F("created_at")),
+                name="enrolment_token_expires_after_issue",
+            ),
+        ]
+
+    def __str__(self):
+        return f"enrolment token {self.pk} of {self.user}"
+
+    def is_live(self) -> bool:
+        return self.used_at is None and self.voided_at is None and timezone.now() < self.expires_at
+
+    def matches(self, token: str) -> bool:
+        return hmac.compare_digest(secrets.enrolment_token_digest(token), self.digest)

@@ -6,9 +6,11 @@ second factor (PCI DSS 8.4.2; `backoffice.second_factor`, docs/back-office.md).
 through `has_permission`. Pages of its own: the search (/admin/search/, `backoffice.search`)
 and, under /admin/second-factor/:
 
-- enrolment: for a signed-in staff user with no device yet (first sign-in, or after a reset),
-  the only page their password-only session reaches;
-- recovery codes: a verified user renews theirs.
+- enrolment: for a staff user with no app yet (first sign-in, or after a reset), signed in
+  with their password and one-time enrolment token: the only page that session reaches. The
+  token's and the new device's ids are kept in the session (`ENROLMENT_TOKEN`,
+  `ENROLMENT_DEVICE`), so the key shown is this session's alone;
+- recovery codes: a verified user renews theirs with a current code of the app.
 
 Both answer with `Cache-Control: no-store` (never_cache): the secret and the codes are shown
 once and kept by no cache.
@@ -40,14 +42,18 @@ from django.utils.text import capfirst
 from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_protect
-from django_otp.plugins.otp_static.models import StaticToken
 
 from backoffice import search, second_factor
 from backoffice.forms import CodeForm, StaffLoginForm
+from backoffice.models import RecoveryCode
 from core.admin import staff_institutions
 from core.exceptions import ValidationFailed
 
 MAX_QUERY = 200  # characters of a search
+# What a session signed in with an enrolment token keeps: the token's row and the device it
+# showed (ids, never the token or the key).
+ENROLMENT_TOKEN = "backoffice_enrolment_token"  # noqa: S105 (a session key's name)
+ENROLMENT_DEVICE = "backoffice_enrolment_device"
 
 # The framework's tables and the platform's own, apart from the business (docs/back-office.md,
 # "The menu"): one "Administration" section at the end of the index and the sidebar. No role
@@ -58,8 +64,6 @@ ADMINISTRATION_APPS = [
     "axes",
     "procrastinate",
     "api",
-    "otp_totp",
-    "otp_static",
 ]
 # The back office's own approval requests are business (four eyes); its lockouts are not.
 ADMINISTRATION_MODELS = [
@@ -143,12 +147,23 @@ class StaffAdminSite(admin.AdminSite):
 
     def login(self, request, extra_context=None):
         if _needs_enrolment(request.user):
-            target = reverse("admin:second_factor_enrol", current_app=self.name)
-            redirect_to = request.GET.get(REDIRECT_FIELD_NAME, "")
-            if redirect_to:
-                target = f"{target}?{urlencode({REDIRECT_FIELD_NAME: redirect_to})}"
-            return HttpResponseRedirect(target)
-        return super().login(request, extra_context)
+            return self._to_enrolment(request)
+        response = super().login(request, extra_context)
+        # Signed in just now with the password and an enrolment token (StaffLoginForm): the
+        # session keeps the token's id and goes to enrolment, where its own key is made.
+        token_id = getattr(request.user, "enrolment_token_id", None)
+        if token_id is not None:
+            request.session[ENROLMENT_TOKEN] = token_id
+            request.session.pop(ENROLMENT_DEVICE, None)
+            return self._to_enrolment(request)
+        return response
+
+    def _to_enrolment(self, request):
+        target = reverse("admin:second_factor_enrol", current_app=self.name)
+        redirect_to = request.POST.get(REDIRECT_FIELD_NAME) or request.GET.get(REDIRECT_FIELD_NAME)
+        if redirect_to:
+            target = f"{target}?{urlencode({REDIRECT_FIELD_NAME: redirect_to})}"
+        return HttpResponseRedirect(target)
 
     def get_urls(self):
         return [
@@ -167,36 +182,59 @@ class StaffAdminSite(admin.AdminSite):
         ]
 
     def second_factor_enrol(self, request):
-        """Scan the QR code (or type the secret), enter the app's first code: the device is
-        confirmed, the session verified, and the recovery codes shown once."""
+        """This session's new key as a QR code (and as text to type), then the app's first
+        code: the device is confirmed, the token used up, the session verified, and the
+        recovery codes shown once. A session whose token is closed (used by another session,
+        replaced, expired) is signed out."""
         user = request.user
+        login_url = reverse("admin:login", current_app=self.name)
         if not _needs_enrolment(user):
             # Not signed in, not staff, or enrolled already (a new device is a reset's).
-            return redirect_to_login(
-                request.get_full_path(), reverse("admin:login", current_app=self.name)
-            )
+            return redirect_to_login(request.get_full_path(), login_url)
         if request.method == "POST" and "cancel" in request.POST:
             logout(request)
-            return HttpResponseRedirect(reverse("admin:login", current_app=self.name))
-        device = second_factor.enrolment_device(user)
+            return HttpResponseRedirect(login_url)
+        token_id = request.session.get(ENROLMENT_TOKEN)
         form = CodeForm(request.POST if request.method == "POST" else None)
+        notice = None
         if form.is_valid():
             try:
-                codes = second_factor.enrolment_confirm(
-                    user=user, device=device, code=form.cleaned_data["code"]
+                enrolled = second_factor.enrolment_confirm(
+                    user=user,
+                    token_id=token_id,
+                    device_id=request.session.get(ENROLMENT_DEVICE),
+                    code=form.cleaned_data["code"],
                 )
+            except second_factor.EnrolmentClosed:
+                logout(request)
+                return HttpResponseRedirect(login_url)
+            except second_factor.EnrolmentKeyReplaced as replaced:
+                notice, form = replaced.message, CodeForm()
             except ValidationFailed as error:
                 form.add_error(None, error.message)
             else:
-                if codes is None:
+                if enrolled is None:
                     form.add_error("code", "That code is wrong. Enter the app's current code.")
                 else:
-                    django_otp.login(request, device)
-                    return self._codes_page(request, codes, next_url=_next_url(request))
+                    request.session.pop(ENROLMENT_DEVICE, None)
+                    request.session.pop(ENROLMENT_TOKEN, None)
+                    django_otp.login(request, enrolled.device)
+                    return self._codes_page(request, enrolled.codes, next_url=_next_url(request))
+        try:
+            device, made = second_factor.enrolment_device(
+                user=user, token_id=token_id, device_id=request.session.get(ENROLMENT_DEVICE)
+            )
+        except ValidationFailed:  # the token is closed, or the user enrolled meanwhile
+            logout(request)
+            return HttpResponseRedirect(login_url)
+        if made and ENROLMENT_DEVICE in request.session and notice is None:
+            notice = second_factor.EnrolmentKeyReplaced.message
+        request.session[ENROLMENT_DEVICE] = device.pk
         context = {
             **self.each_context(request),
             "title": "Set up your second factor",
             "form": form,
+            "notice": notice,
             "qr_svg": _qr_svg(device.config_url),
             "secret": _grouped(b32encode(device.bin_key).decode()),
             REDIRECT_FIELD_NAME: _next_url(request),
@@ -205,13 +243,24 @@ class StaffAdminSite(admin.AdminSite):
         return TemplateResponse(request, "backoffice/second_factor_enrol.html", context)
 
     def recovery_codes(self, request):
-        """A verified user's new recovery codes (the old ones stop working), shown once."""
-        if request.method == "POST":
-            codes = second_factor.recovery_codes_renew(user=request.user)
-            return self._codes_page(request, codes, next_url=reverse("admin:index"))
+        """A verified user's new recovery codes (the old ones stop working), shown once, for a
+        current code of their app."""
+        form = CodeForm(request.POST if request.method == "POST" else None)
+        if form.is_valid():
+            try:
+                codes = second_factor.recovery_codes_renew(
+                    user=request.user, code=form.cleaned_data["code"]
+                )
+            except ValidationFailed as error:
+                form.add_error(None, error.message)
+            else:
+                if codes is not None:
+                    return self._codes_page(request, codes, next_url=reverse("admin:index"))
+                form.add_error("code", "That code is wrong. Enter the app's current code.")
         context = {
             **self.each_context(request),
             "title": "Recovery codes",
+            "form": form,
             "remaining": _remaining_codes(request.user),
         }
         request.current_app = self.name
@@ -335,4 +384,4 @@ def _grouped(secret: str) -> str:
 
 
 def _remaining_codes(user) -> int:
-    return StaticToken.objects.filter(device__user=user, device__confirmed=True).count()
+    return RecoveryCode.objects.filter(device__user=user).count()

@@ -83,6 +83,7 @@ def service_environment(
         "FIELD_ENCRYPTION_KEYS": "bench:" + base64.b64encode(os.urandom(32)).decode(),
         "PIN_KEY": secrets.token_urlsafe(32),
         "PAN_FINGERPRINT_KEY": secrets.token_urlsafe(32),
+        "STAFF_RECOVERY_CODE_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "0",  # plain http on loopback, no TLS proxy
         "RATE_LIMIT_REQUESTS": str(rate_limit),

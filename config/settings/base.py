@@ -38,9 +38,9 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "procrastinate.contrib.django",
     "axes",
+    # The second factor's framework (devices, throttling, session marking); the devices
+    # themselves are the back office's (backoffice.models: encrypted seeds, hashed codes).
     "django_otp",
-    "django_otp.plugins.otp_totp",  # the authenticator app's codes
-    "django_otp.plugins.otp_static",  # recovery codes
     "core",
     "institutions",
     "api",
@@ -247,6 +247,28 @@ AXES_LOCKOUT_TEMPLATE = "backoffice/locked_out.html"
 AXES_SENSITIVE_PARAMETERS = ["username", "ip_address", "otp_token"]
 # The enrolment QR code names the issuer in the staff user's authenticator app.
 OTP_TOTP_ISSUER = "TX back office"
+# A staff user's second factor (docs/back-office.md, "Signing in"). An enrolment token
+# (`create_staff_user`, `reset_second_factor`) works for this many hours, at most 24.
+STAFF_ENROLMENT_TOKEN_HOURS = env.int("STAFF_ENROLMENT_TOKEN_HOURS", default=24)
+if not 1 <= STAFF_ENROLMENT_TOKEN_HOURS <= 24:
+    raise ImproperlyConfigured("STAFF_ENROLMENT_TOKEN_HOURS must be between 1 and 24.")
+# Keys the recovery codes' hash (HMAC-SHA256 with a salt per code): without it, a copy of the
+# database cannot test a guess. Never rotated: a new key voids every stored recovery code.
+STAFF_RECOVERY_CODE_KEY = env.str("STAFF_RECOVERY_CODE_KEY", default="")
+
+# Mail to staff users about their own account (an enrolment token, an enrolment, a reset,
+# renewed recovery codes): Django's mail backend, SMTP unless EMAIL_BACKEND says otherwise
+# (development prints to the console, tests keep them in django.core.mail.outbox).
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend")
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="TX back office <tx@localhost>")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_USE_SSL = env.bool("EMAIL_USE_SSL", default=False)
+# A mail server that does not answer holds the command or request that sends for this long.
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 
 # Staff sessions end after 15 minutes without a request (PCI DSS 8.2.8): every request saves
 # the session and so pushes its end back; the cookie itself ends with the browser.

@@ -11,6 +11,11 @@ FIELD_ENCRYPTION_KEYS = env.str(
 )
 PIN_KEY = env.str("PIN_KEY", default="dev-only-pin-key")
 PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY", default="dev-only-pan-fingerprint-key")
+STAFF_RECOVERY_CODE_KEY = env.str(
+    "STAFF_RECOVERY_CODE_KEY", default="dev-only-staff-recovery-code-key"
+)
+# Mails to staff are printed by the development server (or the command that sends them).
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 # Webhooks to a receiver on this machine (loopback, private networks) over plain http, and
 # short retry waits: a local receiver that was restarted gets its backlog within half a minute.
 WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=False)

@@ -17,12 +17,14 @@ SECRET_KEY = env.str("SECRET_KEY")
 FIELD_ENCRYPTION_KEYS = env.str("FIELD_ENCRYPTION_KEYS")
 PIN_KEY = env.str("PIN_KEY")
 PAN_FINGERPRINT_KEY = env.str("PAN_FINGERPRINT_KEY")
+STAFF_RECOVERY_CODE_KEY = env.str("STAFF_RECOVERY_CODE_KEY")
 
 _DEVELOPMENT_VALUES = {
     "dev-insecure-secret-key-do-not-use-in-production",
     "dev1:ZGV2LW9ubHktZmllbGQta2V5LTMyLWJ5dGVzLSEhISE=",
     "dev-only-pin-key",
     "dev-only-pan-fingerprint-key",
+    "dev-only-staff-recovery-code-key",
 }
 for _name, _value in (
     ("SECRET_KEY", SECRET_KEY),
@@ -30,6 +32,7 @@ for _name, _value in (
     ("FIELD_ENCRYPTION_KEYS", FIELD_ENCRYPTION_KEYS),
     ("PIN_KEY", PIN_KEY),
     ("PAN_FINGERPRINT_KEY", PAN_FINGERPRINT_KEY),
+    ("STAFF_RECOVERY_CODE_KEY", STAFF_RECOVERY_CODE_KEY),
 ):
     if _value in _DEVELOPMENT_VALUES or len(_value) < 16:
         raise ImproperlyConfigured(f"{_name} is a development value or too short.")

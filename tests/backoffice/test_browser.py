@@ -16,10 +16,10 @@ from django.contrib.admin.models import LogEntry
 from django.db import connections
 from django.utils import timezone
 from django_otp.oath import TOTP
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from accounts.models import Account, Adjustment, Hold
-from backoffice.models import ApprovalRequest
+from backoffice.models import AppDevice, ApprovalRequest
+from backoffice.second_factor import enrolment_token_issue
 from cards.models import Card
 from core.money import money
 from monitoring.models import MonitoringAlert
@@ -97,14 +97,23 @@ def signed_in(browser, live_server, user):
 
 def test_a_first_sign_in_enrols_the_app_then_signs_in_with_its_codes(browser, live_server, world):
     user = staff("newcomer", roles=["support"], institutions=[world.institution])
+    # What `create_staff_user` prints, handed to the newcomer in person.
+    token = enrolment_token_issue(user=user, via="test").token
     page = browser.new_page()
     page.set_default_timeout(15_000)
     page.goto(f"{live_server.url}/admin/")
     page.fill("#id_username", "newcomer")
     page.fill("#id_password", "pw")
     page.click("input[type=submit]")
+    # No app yet: the password alone is not enough, the enrolment token is asked for.
+    sync_api.expect(page.locator(".errornote")).to_contain_text(
+        "enter the enrolment token you were given"
+    )
+    page.fill("#id_password", "pw")
+    page.fill("#id_otp_token", token)
+    page.click("input[type=submit]")
 
-    # No device yet: led to enrolment, which shows a QR code and the key to type.
+    # Led to enrolment, which shows a QR code and the key to type, made for this session.
     sync_api.expect(page.locator("h1")).to_have_text("Set up your second factor")
     sync_api.expect(page.locator("#second-factor-qr svg")).to_be_visible()
     secret = page.locator("#second-factor-secret").inner_text().replace(" ", "")
@@ -131,7 +140,7 @@ def test_a_first_sign_in_enrols_the_app_then_signs_in_with_its_codes(browser, li
     page.fill("#id_otp_token", code)
     page.click("input[type=submit]")
     sync_api.expect(page.locator("#work-queues")).to_be_visible()
-    assert TOTPDevice.objects.get(user=user).confirmed
+    assert AppDevice.objects.get(user=user).confirmed
 
 
 def queue_row(page, name: str):

@@ -30,6 +30,7 @@ def production(**environment) -> subprocess.CompletedProcess:
             "FIELD_ENCRYPTION_KEYS": "k1:" + base64.b64encode(b"k" * 32).decode(),
             "PIN_KEY": "p" * 32,
             "PAN_FINGERPRINT_KEY": "f" * 32,
+            "STAFF_RECOVERY_CODE_KEY": "r" * 32,
             **environment,
         }
     )

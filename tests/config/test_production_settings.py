@@ -46,6 +46,7 @@ def production(code: str = HTTPS_SETTINGS, **environment) -> subprocess.Complete
             "FIELD_ENCRYPTION_KEYS": "k1:" + base64.b64encode(b"k" * 32).decode(),
             "PIN_KEY": "p" * 32,
             "PAN_FINGERPRINT_KEY": "f" * 32,
+            "STAFF_RECOVERY_CODE_KEY": "r" * 32,
             **environment,
         }
     )
@@ -199,3 +200,10 @@ def test_rate_limit_batches_out_of_range_refuse_to_start(environment):
         "ImproperlyConfigured: RATE_LIMIT_FLUSH_EVERY must be at least 1 and "
         "RATE_LIMIT_FLUSH_SECONDS more than 0." in result.stderr
     )
+
+
+@pytest.mark.parametrize("value", ["", "dev-only-staff-recovery-code-key"])
+def test_the_recovery_codes_key_is_required_and_never_the_development_one(value):
+    result = production(STAFF_RECOVERY_CODE_KEY=value)
+    assert result.returncode != 0
+    assert "STAFF_RECOVERY_CODE_KEY is a development value or too short." in result.stderr

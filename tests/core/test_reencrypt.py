@@ -5,16 +5,20 @@ import base64
 import io
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import override_settings
 
+from backoffice.models import AppDevice
+from backoffice.second_factor import device_for_code
 from cards.models import Card
 from core.reencryption import sensitive_data_reencrypt
 from customers.models import Customer
 from customers.services import customer_create
 from tests.accounts.ledger.helpers import run_threads
 from tests.cards.helpers import issue_card, make_account, make_institution
+from tests.staff import app_code
 from webhooks.models import WebhookEndpoint
 from webhooks.services import webhook_endpoint_create
 
@@ -96,8 +100,8 @@ def test_every_value_moves_to_the_newest_key_and_nothing_else_changes():
 
     assert out == (
         "Re-encrypted under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
-        "0 decisioning signing secret(s), 0 stored idempotent response(s) and 0 webhook signing "
-        "secret(s).\n"
+        "0 decisioning signing secret(s), 0 stored idempotent response(s), 0 staff authenticator "
+        "app key(s) and 0 webhook signing secret(s).\n"
     )
     assert err == f"[{'#' * 30}] 5/5\n"
     assert key_ids(after) == {"new"}
@@ -128,8 +132,8 @@ def test_a_second_run_changes_nothing():
 
         assert out == (
             "Re-encrypted under key 'new': 0 card(s) (PAN and CVV), 0 customer national id(s), "
-            "0 decisioning signing secret(s), 0 stored idempotent response(s) and 0 webhook "
-            "signing secret(s).\n"
+            "0 decisioning signing secret(s), 0 stored idempotent response(s), 0 staff "
+            "authenticator app key(s) and 0 webhook signing secret(s).\n"
         )
         assert err == f"[{'#' * 30}] 0/0\n"
         assert stored() == once
@@ -164,8 +168,8 @@ def test_a_dry_run_only_counts():
 
     assert out == (
         "Would re-encrypt under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
-        "0 decisioning signing secret(s), 0 stored idempotent response(s) and 0 webhook signing "
-        "secret(s).\n"
+        "0 decisioning signing secret(s), 0 stored idempotent response(s), 0 staff authenticator "
+        "app key(s) and 0 webhook signing secret(s).\n"
     )
     assert err == ""
     assert stored() == before
@@ -243,3 +247,25 @@ def test_webhook_signing_secrets_move_to_the_newest_key():
 
     assert out.endswith("and 1 webhook signing secret(s).\n")
     assert again.endswith("and 0 webhook signing secret(s).\n")
+
+
+@pytest.mark.django_db
+def test_staff_authenticator_app_keys_move_to_the_newest_key():
+    user = User.objects.create_user("ops", is_staff=True)
+    with override_settings(FIELD_ENCRYPTION_KEYS=OLD):
+        device = AppDevice.create(user=user, confirmed=True)
+        key = device.bin_key
+    stored = AppDevice.objects.values_list("key_encrypted", flat=True).get()
+    assert stored.startswith("old:")
+
+    with override_settings(FIELD_ENCRYPTION_KEYS=ROTATING):
+        out, _ = run()
+        again, _ = run()
+    device.refresh_from_db()
+    assert device.key_encrypted.startswith("new:") and device.key_encrypted != stored
+    assert "1 staff authenticator app key(s)" in out
+    assert "0 staff authenticator app key(s)" in again
+    # The old key can go: the app's codes still check.
+    with override_settings(FIELD_ENCRYPTION_KEYS=NEW):
+        assert device.bin_key == key
+        assert device_for_code(user, app_code(device)) == device

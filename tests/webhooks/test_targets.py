@@ -208,6 +208,7 @@ def test_production_settings_force_https_and_public_targets():
         "FIELD_ENCRYPTION_KEYS": "k1:" + base64.b64encode(b"k" * 32).decode(),
         "PIN_KEY": "p" * 32,
         "PAN_FINGERPRINT_KEY": "f" * 32,
+        "STAFF_RECOVERY_CODE_KEY": "r" * 32,
         "WEBHOOK_REQUIRE_HTTPS": "0",
         "WEBHOOK_ALLOW_PRIVATE_TARGETS": "1",
     }

@@ -9,7 +9,8 @@ from core.reencryption import sensitive_data_reencrypt
 class Command(TXCommand):
     help = (
         "Re-encrypt under the newest key of FIELD_ENCRYPTION_KEYS every value encrypted at rest "
-        "(card PANs and CVVs, customer national ids, webhook and decisioning signing secrets) "
+        "(card PANs and CVVs, customer national ids, webhook and decisioning signing secrets, "
+        "stored idempotent responses, staff authenticator-app keys) "
         "stored under an "
         "older key (run after putting a new key first). Idempotent; safe to run from several "
         "machines at once."
