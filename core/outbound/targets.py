@@ -8,7 +8,8 @@ is set (development and tests only), every address the host resolves to must be 
 block of IANA's special-purpose registries, IPv4 and IPv6, is refused (loopback, private, shared,
 link-local, site-local, unique-local, documentation, 6to4, Teredo, ...: `SPECIAL_NETWORKS`), and
 an IPv4 address written as IPv4-mapped or NAT64 IPv6 is judged as the IPv4 address it is. Names
-resolve within WEBHOOK_RESOLVE_TIMEOUT_SECONDS, and every refusal has one message (`REFUSED`).
+resolve within WEBHOOK_RESOLVE_TIMEOUT_SECONDS (`core.outbound.resolver`: on the caller's
+thread, cached), and every refusal has one message (`REFUSED`).
 
 The addresses are checked twice: when the endpoint is created or changed (a clear 400 for the
 client), and when a delivery connects (DNS may have changed since). At delivery the check is on
@@ -18,15 +19,12 @@ a public address for the check and to a private one for the connection is refuse
 
 import ipaddress
 import logging
-import os
-import socket
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
+
+from . import resolver
 
 logger = logging.getLogger(__name__)
 
@@ -162,41 +160,11 @@ def refusal(address: str) -> str | None:
     return None
 
 
-# Names are resolved on a few threads of their own, so that a caller waits at most its timeout:
-# `getaddrinfo` has none (the system resolver's own retries can take tens of seconds). A thread
-# whose lookup outlives its caller's wait finishes in the background; the pool's size bounds how
-# many can. Made per process (a forked worker does not inherit threads).
-_RESOLVER_THREADS = 4
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-_pool_lock = threading.Lock()
-
-
-def _resolver() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid():
-            _pool = (os.getpid(), ThreadPoolExecutor(_RESOLVER_THREADS, "tx-resolve"))
-        return _pool[1]
-
-
-def getaddrinfo(host: str, port: int, family: int, timeout: float) -> list:
-    """`socket.getaddrinfo(host, port, family, SOCK_STREAM)` within `timeout` seconds. Raises
-    OSError (TimeoutError when the time runs out) or UnicodeError."""
-    if timeout <= 0:
-        raise TimeoutError("no time left to resolve the host")
-    future = _resolver().submit(socket.getaddrinfo, host, port, family, socket.SOCK_STREAM)
-    try:
-        return future.result(timeout=timeout)
-    except FutureTimeout:
-        future.cancel()
-        raise TimeoutError(f"the host did not resolve within {timeout:g} s") from None
-
-
-def resolve(host: str, port: int) -> list[str]:
-    """The addresses `host` resolves to, within WEBHOOK_RESOLVE_TIMEOUT_SECONDS. Raises
-    OSError."""
-    infos = getaddrinfo(host, port, 0, settings.WEBHOOK_RESOLVE_TIMEOUT_SECONDS)
-    return sorted({info[4][0] for info in infos})
+def resolve(host: str) -> list[str]:
+    """The addresses `host` resolves to (`core.outbound.resolver`: on this thread, cached),
+    within WEBHOOK_RESOLVE_TIMEOUT_SECONDS, sorted. Raises OSError."""
+    addresses = resolver.addresses(host, timeout=settings.WEBHOOK_RESOLVE_TIMEOUT_SECONDS)
+    return sorted(set(addresses))
 
 
 def check_addresses(target: Target) -> list[str]:
@@ -205,7 +173,7 @@ def check_addresses(target: Target) -> list[str]:
     address is not allowed (a name with one public and one private address is refused: the
     connection may take either)."""
     try:
-        addresses = resolve(target.host, target.port)
+        addresses = resolve(target.host)
     except (OSError, UnicodeError) as exc:
         logger.info("Webhook target refused: the host did not resolve (%s)", type(exc).__name__)
         raise TargetRefused(REFUSED) from None

@@ -21,10 +21,9 @@ left, so the deadline holds however the peer trickles:
 - sending: the time left before each `sendall` (which CPython bounds as a whole too);
 - the response: the status line, headers and body are read through `_BoundedReader`, which sets
   the socket's timeout to the time left before each read, and stops the attempt
-  (`DeadlinePassed`) when none is left.
-
-- resolving the name: the system resolver on a thread of `core.outbound.targets`, waited for with
-  the time left (`getaddrinfo` itself has no timeout).
+  (`DeadlinePassed`) when none is left;
+- resolving the name: `core.outbound.resolver`, on the caller's thread, with the time left as its
+  lifetime (or from its cache).
 
 **A cap on the bytes read.** http.client accepts header lines of up to 64 KiB, 100 of them.
 Here every byte taken from the socket (status line, headers and body together) counts against
@@ -60,7 +59,8 @@ from urllib3.exceptions import (
 )
 from urllib3.util.connection import allowed_gai_family
 
-from .targets import REFUSED, getaddrinfo, refusal
+from . import resolver
+from .targets import REFUSED, refusal
 
 # The first characters of a response kept for its record, and the longest error description
 # (the columns of webhook attempts hold them).
@@ -124,18 +124,22 @@ def _checked(sock, conn):
 
 
 def _connect(conn, budget: Budget) -> socket.socket:
-    """urllib3's `create_connection`, except that each address the host resolves to is tried
-    with the time left only. Raises what it does (gaierror, TimeoutError, OSError)."""
+    """urllib3's `create_connection`, except that the host is resolved by
+    `core.outbound.resolver` within the time left, and each of its addresses is tried with the
+    time left only. Raises what it does (gaierror, TimeoutError, OSError)."""
     host = conn._dns_host
     if host.startswith("["):
         host = host.strip("[]")
-    error: OSError = OSError("getaddrinfo returns an empty list")
-    for family, kind, proto, _, address in getaddrinfo(
-        host, conn.port, allowed_gai_family(), budget.time_left()
-    ):
+    error: OSError = OSError("the host has no address")
+    for ip in resolver.addresses(host, timeout=budget.time_left(), family=allowed_gai_family()):
         left = budget.time_left()
         if left <= 0:
             raise TimeoutError("no time left to connect")
+        # The socket address of an IP literal (an IPv6 zone id made a scope id): numeric only,
+        # nothing is resolved here.
+        [(family, kind, proto, _, address)] = socket.getaddrinfo(
+            ip, conn.port, 0, socket.SOCK_STREAM, socket.IPPROTO_TCP, socket.AI_NUMERICHOST
+        )
         sock = socket.socket(family, kind, proto)
         try:
             for option in conn.socket_options or ():

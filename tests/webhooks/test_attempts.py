@@ -13,6 +13,8 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from core.outbound import targets
 from events.payloads import event_payload
+from tests import dns
+from tests.dns import Records
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from webhooks.services import deliveries as deliveries_module
 from webhooks.services import (
@@ -160,12 +162,18 @@ def test_http_is_refused_at_delivery_when_https_is_required(receiver, settings):
 
 
 def test_a_name_that_rebinds_to_loopback_is_refused_on_connect(receiver, settings, monkeypatch):
-    """The check resolves a public address, the connection lands on loopback: the socket's
-    peer is what counts, and nothing is sent."""
-    delivery, _ = pending_delivery(receiver.url)
-    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
-    monkeypatch.setattr(targets, "resolve", lambda host, port: ["93.184.216.34"])
-    assert delivery_attempt(delivery_id=delivery.pk) is not None
+    """The check resolved a public address (here, the check's lookup says so), the connection's
+    lookup (the DNS's answer now, tests/dns.py) lands on loopback: the socket's peer is what
+    counts, and nothing is sent."""
+    with dns.serving() as names:
+        names.records = {"hooks.rebind.example": Records(["127.0.0.1"], ttl=0)}
+        dns.use(monkeypatch, names)
+        url = f"http://hooks.rebind.example:{receiver.port}/hooks"
+        delivery, _ = pending_delivery(url)
+        settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = False
+        monkeypatch.setattr(targets, "resolve", lambda host: ["93.184.216.34"])
+        assert delivery_attempt(delivery_id=delivery.pk) is not None
+    assert names.questions("hooks.rebind.example") >= 1  # the connection asked
     assert receiver.received == []
     assert WebhookAttempt.objects.get(delivery=delivery).error == f"refused: {targets.REFUSED}"
 

@@ -24,7 +24,7 @@ from cryptography.x509.oid import NameOID
 from django.db import connection, transaction
 from django.utils import timezone
 
-from core.outbound import transport
+from core.outbound import resolver, transport
 from events.services import emit
 from tests.factories import InstitutionFactory
 from webhooks.models import WebhookAttempt, WebhookDelivery
@@ -148,14 +148,14 @@ def unreachable():
 def test_each_address_of_a_host_gets_only_the_time_left(unreachable, monkeypatch):
     """urllib3 gives each address the whole connect timeout: five unreachable addresses would
     take five timeouts. The attempt still ends at its one deadline."""
-    real = socket.getaddrinfo
+    real = resolver.addresses
 
-    def resolve(host, port, *args, **kwargs):
+    def addresses(host, **kwargs):
         if host == "unreachable.example":
-            return real("127.0.0.1", unreachable, socket.AF_INET, socket.SOCK_STREAM) * 5
-        return real(host, port, *args, **kwargs)
+            return ["127.0.0.1"] * 5
+        return real(host, **kwargs)
 
-    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    monkeypatch.setattr(resolver, "addresses", addresses)
     outcome, elapsed = timed(lambda: post(f"http://unreachable.example:{unreachable}/hooks"))
     assert DEADLINE <= elapsed < DEADLINE + SLACK
     assert (outcome.status_code, outcome.error) == (None, "timeout: no connection within 1 s")

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from core.outbound import targets
+from core.outbound import resolver, targets
 from core.outbound.targets import TargetRefused, check_url, parse_url, refusal
+from tests import dns
+from tests.dns import Records
 
 
 @pytest.fixture
@@ -143,59 +145,71 @@ def test_http_is_allowed_outside_production(settings):
     assert parse_url("https://hooks.example.com/").port == 443
 
 
-def test_every_address_of_the_host_must_be_public(production, monkeypatch):
-    answers = {
-        "public.example.com": ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"],
-        "mixed.example.com": ["93.184.216.34", "10.0.0.5"],
-        "internal.example.com": ["192.168.10.10"],
-        "tunnel.example.com": ["2002:a00:1::"],
+@pytest.fixture
+def names(monkeypatch):
+    """The DNS this process asks: a server on loopback (tests/dns.py)."""
+    with dns.serving() as server:
+        dns.use(monkeypatch, server)
+        yield server
+
+
+def test_every_address_of_the_host_must_be_public(production, names):
+    names.records = {
+        "public.example.com": Records(["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]),
+        "mixed.example.com": Records(["93.184.216.34", "10.0.0.5"]),
+        "mixed6.example.com": Records(["93.184.216.34", "fd12:3456::1"]),
+        "internal.example.com": Records(["192.168.10.10"]),
+        "tunnel.example.com": Records(["2002:a00:1::"]),
     }
-
-    def resolve(host, port):
-        if host not in answers:
-            raise OSError("Name or service not known")
-        return answers[host]
-
-    monkeypatch.setattr(targets, "resolve", resolve)
     assert check_url("https://public.example.com/hooks").host == "public.example.com"
     # One message whatever the reason: a name that does not resolve reads like a private one.
-    for host in ("mixed", "internal", "tunnel", "nowhere"):
+    for host in ("mixed", "mixed6", "internal", "tunnel", "nowhere"):
         with pytest.raises(TargetRefused) as refused:
             check_url(f"https://{host}.example.com/hooks")
         assert str(refused.value) == targets.REFUSED
+    # Both families were asked of every name that exists (NXDOMAIN ends it at once).
+    assert names.queries.count(("mixed6.example.com", "AAAA")) == 1
+    assert names.queries.count(("nowhere.example.com", "AAAA")) == 0
 
 
-def test_a_name_that_does_not_resolve_in_time_is_refused(production, settings, monkeypatch):
-    """getaddrinfo has no timeout of its own: the API request waits the setting, no longer."""
+def test_a_name_that_does_not_resolve_in_time_is_refused(production, settings, names):
+    """The lookup asks DNS itself, on the request's thread, for the setting's time: the API
+    request waits that long, no longer, and nothing goes on resolving after it."""
     settings.WEBHOOK_RESOLVE_TIMEOUT_SECONDS = 0.2
-    release = threading.Event()
-
-    def stuck(*args):
-        release.wait(10)
-        return []
-
-    monkeypatch.setattr(targets.socket, "getaddrinfo", stuck)
+    names.silent = {"slow.example.com"}
+    threads = threading.active_count()
     started = time.monotonic()
-    try:
-        with pytest.raises(TargetRefused) as refused:
-            check_url("https://slow.example.com/hooks")
-        waited = time.monotonic() - started
-    finally:
-        release.set()
+    with pytest.raises(TargetRefused) as refused:
+        check_url("https://slow.example.com/hooks")
+    waited = time.monotonic() - started
     assert str(refused.value) == targets.REFUSED
-    assert waited < 5  # the lookup would have held the request for 10 s
+    assert 0.2 <= waited < 1.0
+    assert names.questions("slow.example.com") >= 1
+    assert threading.active_count() == threads
 
 
-def test_loopback_names_and_literals_are_refused(production):
-    for url in ("https://localhost/", "https://127.0.0.1:8443/", "https://[::1]/"):
+def test_loopback_names_and_literals_are_refused(production, names):
+    """Literals, in every form the system's resolver reads too (decimal, hex, short), are their
+    own addresses, and `localhost` names are loopback: none of them is asked of DNS."""
+    for url in (
+        "https://localhost/",
+        "https://api.localhost/",
+        "https://127.0.0.1:8443/",
+        "https://[::1]/",
+        "https://[::ffff:127.0.0.1]/",
+        "https://2130706433/",
+        "https://0x7f000001/",
+        "https://127.1/",
+    ):
         with pytest.raises(TargetRefused) as refused:
             check_url(url)
         assert str(refused.value) == targets.REFUSED
+    assert names.queries == []
 
 
 def test_private_targets_are_not_even_resolved_when_allowed(settings, monkeypatch):
     settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
-    monkeypatch.setattr(targets, "resolve", pytest.fail)
+    monkeypatch.setattr(resolver, "addresses", pytest.fail)
     assert check_url("http://receiver.internal:9000/").host == "receiver.internal"
 
 
