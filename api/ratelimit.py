@@ -52,8 +52,10 @@ process first (`LocalCounters`) and written to the shared counters in batches:
   restarted).
 
 The schema documents' counter (no key, any address: not for a local table that anyone could
-fill) is one statement per request, as are refusals. Nothing is read first and written later,
-so concurrent requests never lose a count.
+fill) is one statement per request, as are refusals, and so is each API key's counter of
+decisioning self-tests (`self-tests:key:<id>`, DECISIONING_SELF_TESTS_PER_KEY: each is a call of
+a program, docs/decisioning.md): `count_exactly`. Nothing is read first and written later, so
+concurrent requests never lose a count.
 
 Backends, chosen by settings.RATE_LIMIT_BACKEND (from CACHE_URL's scheme), both below the
 local counters:
@@ -376,20 +378,27 @@ def count_refusal(*, address) -> None:
         raise RateLimited(ADDRESS_LIMITED, retry_after=retry_after)
 
 
+def count_exactly(*, bucket: str, limit: int, message: str) -> None:
+    """Count one request in `bucket` at once (one statement or round trip, no batch: exact
+    over every process) and raise RateLimited(message) when the window's count is past
+    `limit` (0: no limit, nothing counted). The request is counted even then."""
+    if limit <= 0:
+        return
+    _, window_start, window, retry_after = _window()
+    counts = backend().count(window_start=window_start, window=window, hits={bucket: 1}, reads=[])
+    if counts[bucket] > limit:
+        raise RateLimited(message, retry_after=retry_after)
+
+
 class SchemaRateThrottle(BaseThrottle):
     """The schema documents (no key): RATE_LIMIT_SCHEMA_REQUESTS per window per client address."""
 
     def allow_request(self, request, view):
-        limit = settings.RATE_LIMIT_SCHEMA_REQUESTS
-        if limit <= 0:
-            return True
-        bucket = _address_bucket("schema", client_address(request._request))
-        _, window_start, window, retry_after = _window()
-        counts = backend().count(
-            window_start=window_start, window=window, hits={bucket: 1}, reads=[]
+        count_exactly(
+            bucket=_address_bucket("schema", client_address(request._request)),
+            limit=settings.RATE_LIMIT_SCHEMA_REQUESTS,
+            message=SCHEMA_LIMITED,
         )
-        if counts[bucket] > limit:
-            raise RateLimited(SCHEMA_LIMITED, retry_after=retry_after)
         return True
 
 

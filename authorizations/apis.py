@@ -36,6 +36,7 @@ from cards.selectors import card_get
 from cards.services import card_by_pan
 from core.actors import Actor
 from core.exceptions import IdempotencyKeyInUse
+from decisioning import calls
 from decisioning.models import DecisioningEndpoint
 from institutions import scopes
 
@@ -232,8 +233,9 @@ class ProgramCallOut(Serializer):
         source="program_error_or_none",
         allow_null=True,
         help_text="Why there is no valid answer: `timeout: ...`, `status 500: ...`, `invalid "
-        "answer: ...`, `connection failed: ...`, `refused: ...`, `degraded: not called`, `no "
-        "answer recorded: ...`.",
+        "answer: ...`, `connection failed: ...`, `refused: ...`, `degraded: not called`, `busy: "
+        "not called, ...` (the institution's calls in flight at their limit), `no answer "
+        "recorded: ...`.",
     )
     answer = serializers.JSONField(
         source="program_answer", allow_null=True, help_text="Its valid answer, as it sent it."
@@ -357,7 +359,17 @@ def _card(view, data):
 PAN_IN_BODY = scopes.BodyScope(scopes.CARDS_SENSITIVE, "a `pan` in the body", lambda d: "pan" in d)
 
 
-class AuthorizationListView(TXView):
+# A view whose writes may call a card program (docs/decisioning.md): each write runs inside
+# `decisioning.calls.scope()`, so the slot its first transaction takes for the call is given back
+# by the time the request ends whatever happens (the call gives it back as soon as it returns).
+# A comment, not a docstring: drf-spectacular would show a docstring as the views' description.
+class CallsPrograms:
+    def _run_write(self, request, handler, *args, **kwargs):
+        with calls.scope():
+            return super()._run_write(request, handler, *args, **kwargs)
+
+
+class AuthorizationListView(CallsPrograms, TXView):
     write_scope = scopes.NETWORK
     body_scopes = (PAN_IN_BODY,)
 
@@ -524,7 +536,7 @@ class ReversalsView(TXView):
         return self.created(_represent(self, authorization))
 
 
-class IncrementsView(TXView):
+class IncrementsView(CallsPrograms, TXView):
     """v2 only (`authorization_urls`): incremental authorizations."""
 
     write_scope = scopes.NETWORK

@@ -74,7 +74,8 @@ DECISIONING_CALLS = Counter(
     "tx_decisioning_calls",
     "Authorizations a program's endpoint was asked about, by mode (live, shadow) and outcome: "
     "approved, partial, declined (its answer), failed (late, non-2xx, malformed, unreachable), "
-    "skipped (degraded: not called), stranded (no answer recorded: the recovery job decided).",
+    "skipped (degraded: not called), busy (not called: the institution's calls in flight at "
+    "their limit), stranded (no answer recorded: the recovery job decided).",
     ["mode", "outcome"],
     registry=REGISTRY,
 )

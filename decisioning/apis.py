@@ -5,9 +5,10 @@ test them. v1, the legacy line, has none of these paths.
 The serializers check formats; the rules (URL targets, timeout range, choices, one endpoint per
 institution and per card product) are the services' (`decisioning.services`)."""
 
+from django.conf import settings
 from rest_framework import serializers
 
-from api import idempotency
+from api import idempotency, ratelimit
 from api.schema import document
 from api.serializers import (
     Serializer,
@@ -49,6 +50,7 @@ ON_FAILURE_HELP = (
     "JSON decision: `decline`, `approve`, or `standin` (TX's own ledger and controls decide)."
 )
 MODE_HELP = "`live`: the program's answer is obeyed. `shadow`: called and recorded, not obeyed."
+SELF_TESTS_LIMITED = "Too many self-tests for this API key. Retry after the time in Retry-After."
 SIGNING_HELP = (
     "Requests are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, "
     "`webhook-signature`); during a rotation's overlap `webhook-signature` carries two `v1,` "
@@ -269,11 +271,18 @@ class SecretRotationView(TXView):
 class SelfTestView(TXView):
     """Changes nothing: it runs with no operation, no transaction and no idempotency record
     (the `Idempotency-Key` is still required and checked, as on every v2 POST, but each
-    request calls the endpoint anew), so no database transaction is open while TX waits."""
+    request calls the endpoint anew), so no database transaction is open while TX waits.
+    Each request is a call of a program: DECISIONING_SELF_TESTS_PER_KEY per API key and
+    rate-limit window, counted exactly, before anything else (429 `rate_limited`)."""
 
     write_scope = scopes.DECISIONING_WRITE
 
     def _run_write(self, request, handler, *args, **kwargs):
+        ratelimit.count_exactly(
+            bucket=f"self-tests:key:{request.auth.pk}",
+            limit=settings.DECISIONING_SELF_TESTS_PER_KEY,
+            message=SELF_TESTS_LIMITED,
+        )
         idempotency.parse_key(request, required=True)
         request.data  # noqa: B018 (parsed first: a malformed body is 400 before anything runs)
         return handler(request, *args, **kwargs)
@@ -286,7 +295,9 @@ class SelfTestView(TXView):
         description='POSTs a signed `{type: "decisioning.test", id, endpointId, createdAt}` '
         "to the endpoint within its `timeoutMs` and reports the outcome: ok when it answers "
         "2xx with a JSON object carrying a boolean `approved`. Changes nothing, is not "
-        "replayed by its Idempotency-Key. " + SIGNING_HELP,
+        "replayed by its Idempotency-Key. 429 `rate_limited` (with `Retry-After`) past the "
+        "self-tests an API key may run per rate-limit window, and while the institution's "
+        "calls of its programs in flight are at their limit. " + SIGNING_HELP,
         operation_id="decisioning_endpoint_tests_create",
         tags=TAGS,
     )

@@ -20,6 +20,8 @@ The self-test (`decisioning_endpoint_test`) POSTs a signed `decisioning.test` re
 reports what came back; it writes nothing and must be called with no database transaction open
 (it refuses otherwise): no row lock or transaction is held while TX waits for a program. Item 2
 of issue 31 calls the endpoint during an authorization the same way (`ask_about_authorization`).
+Every call holds one of its institution's slots in the process (`decisioning.calls`): a
+self-test takes its own, an authorization's is taken in its first transaction.
 """
 
 import base64
@@ -36,7 +38,7 @@ from standardwebhooks import Webhook
 
 from cards.selectors import card_product_get
 from core.actors import current_actor
-from core.exceptions import AlreadyExists, ValidationFailed
+from core.exceptions import AlreadyExists, RateLimited, ValidationFailed
 from core.ids import new_id
 from core.operations import Outcome, changed, unchanged
 from core.outbound import transport
@@ -46,6 +48,7 @@ from core.timestamps import iso_millis
 from events.services import emit_for
 from institutions.models import Institution
 
+from . import calls
 from .locks import lock_endpoint
 from .models import MAX_TIMEOUT_MS, MIN_TIMEOUT_MS, DecisioningEndpoint
 from .payloads import authorization_payload, increment_payload, test_payload
@@ -58,6 +61,10 @@ DEFAULT_OVERLAP_SECONDS = 24 * 3600
 MAX_OVERLAP_SECONDS = 7 * 24 * 3600
 # The most of a program's answer read (characters): an answer is a small JSON object.
 MAX_ANSWER_CHARS = 4096
+SELF_TEST_BUSY = (
+    "This institution's calls of its programs in flight are at their limit. Retry after the "
+    "time in Retry-After."
+)
 
 # The fields a change may name (domain names). The card product is what the endpoint is for:
 # not changed, another endpoint is created instead.
@@ -416,11 +423,17 @@ def decisioning_endpoint_test(*, endpoint: DecisioningEndpoint) -> CallResult:
     """The self-test: POST a signed `decisioning.test` request (`{type, id, endpointId,
     createdAt}`) to the endpoint as an authorization would be sent, and report whether the
     answer would have been accepted (`CallResult`). Writes nothing, emits nothing, also for a
-    disabled endpoint (to test it before enabling it). No transaction may be open."""
+    disabled endpoint (to test it before enabling it). No transaction may be open. The call
+    holds one of its institution's slots (`decisioning.calls`, shared with its authorizations):
+    429 `rate_limited` (RateLimited, retry after the longest call) when they are all taken,
+    and the endpoint is not called."""
     endpoint = DecisioningEndpoint.objects.get(pk=endpoint.pk)  # with its secrets
     message_id = new_id("dct")
     payload = test_payload(message_id=message_id, endpoint_id=endpoint.pk, at=timezone.now())
-    return call(endpoint=endpoint, message_id=message_id, payload=payload)
+    with calls.scope():
+        if not calls.take(institution_id=endpoint.institution_id, call_id=message_id):
+            raise RateLimited(SELF_TEST_BUSY, retry_after=calls.RETRY_AFTER)
+        return call(endpoint=endpoint, message_id=message_id, payload=payload)
 
 
 # --- validation

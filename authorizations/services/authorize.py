@@ -45,7 +45,7 @@ from core.metrics import (
     count_on_commit,
 )
 from core.rows import new_row
-from decisioning import breaker
+from decisioning import breaker, calls
 from decisioning.models import DecisioningEndpoint
 from decisioning.selectors import decisioning_endpoint_for_card
 from events.services import emit_for
@@ -104,8 +104,10 @@ def authorization_create(
     authorization is returned held and `awaiting_program`, and the caller, once this
     transaction has committed, asks the program and finalizes it
     (`authorizations.services.program`). A shadow endpoint is asked the same way after TX has
-    decided, and only recorded. A degraded endpoint (`decisioning.breaker`) is not asked: its
-    `on_failure` decides here at once."""
+    decided, and only recorded. A degraded endpoint (`decisioning.breaker`) is not asked, nor
+    one whose institution has its bound of calls in flight in this process: its `on_failure`
+    decides here at once. The call's slot is taken here (`decisioning.calls`): the caller runs
+    this inside `decisioning.calls.scope()`, open until the call has returned."""
     metadata = metadata_check(metadata or {})
     foreign = foreign_amount_check(
         amount=amount,
@@ -211,23 +213,39 @@ def authorization_declined_record(authorization: Authorization) -> None:
 def program_gate(record: ProgramDecided, endpoint: DecisioningEndpoint) -> None:
     """Set how `endpoint` takes part in deciding `record` (an authorization or an increment),
     TX's checks having passed: a live endpoint that is called leaves it `awaiting_program`; a
-    shadow one is only recorded. A degraded one (`decisioning.breaker`, this request not its
-    probe) is not called: a live one's `on_failure` decides now (raises the
-    `program_unavailable` Decline, or lets TX's approval stand in)."""
+    shadow one is only recorded. A call takes one of the institution's slots
+    (`decisioning.calls`, inside the request's scope), given back when it returns. Not called,
+    and a live one's `on_failure` decides now (raises the `program_unavailable` Decline, or lets
+    TX's approval stand in): when the institution's calls in flight in this process are at
+    their bound (`busy`), or when the endpoint is degraded (`decisioning.breaker`) and this
+    request is not its probe (`skipped`)."""
     record.decisioning_endpoint = endpoint
     record.program_mode = endpoint.mode
+    # The slot first: a busy request must not claim the degraded endpoint's probe.
+    if not calls.take(institution_id=endpoint.institution_id, call_id=record.pk):
+        limit = settings.DECISIONING_CALLS_PER_INSTITUTION
+        return _not_called(record, endpoint, calls.busy_error(limit), outcome="busy")
     gate = breaker.gate(endpoint)
     if gate.call:
         if endpoint.mode == DecisioningEndpoint.Mode.LIVE:
             record.decision = ProgramDecided.Decision.AWAITING_PROGRAM
         return None
-    record.program_error = NOT_CALLED
-    count_on_commit(DECISIONING_CALLS.labels(mode=endpoint.mode, outcome="skipped"))
+    calls.release(record.pk)
+    return _not_called(record, endpoint, NOT_CALLED, outcome="skipped")
+
+
+def _not_called(
+    record: ProgramDecided, endpoint: DecisioningEndpoint, error: str, *, outcome: str
+) -> None:
+    """The program is not asked about `record`: `error` says why; a live endpoint's
+    `on_failure` decides now (raises the `program_unavailable` Decline for `decline`)."""
+    record.program_error = error
+    count_on_commit(DECISIONING_CALLS.labels(mode=endpoint.mode, outcome=outcome))
     if endpoint.mode == DecisioningEndpoint.Mode.SHADOW:
-        return None
+        return
     record.decided_by = ProgramDecided.DecidedBy.STANDIN
     if endpoint.on_failure == DecisioningEndpoint.OnFailure.DECLINE:
-        raise program_unavailable(NOT_CALLED)
+        raise program_unavailable(error)
 
 
 def program_unavailable(error: str) -> Decline:

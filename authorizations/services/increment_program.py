@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from core.metrics import DECISIONING_CALLS, DECISIONING_LATENCY, count_on_commit
-from decisioning import breaker
+from decisioning import breaker, calls
 from decisioning.models import DecisioningEndpoint
 from decisioning.services import CallResult, ask_about_increment
 
@@ -54,11 +54,17 @@ def increment_program_to_ask(increment: AuthorizationIncrement) -> bool:
 
 def increment_ask_program(*, increment: AuthorizationIncrement) -> CallResult:
     """Ask the increment's endpoint for its decision; never raises for what the program does.
-    Refuses to run inside a database transaction (`decisioning.services.call`)."""
+    Refuses to run inside a database transaction (`decisioning.services.call`). Gives back the
+    call's slot (`decisioning.calls`) as it returns, whatever happened."""
     endpoint = increment.decisioning_endpoint
     authorization = increment.authorization
-    available = Account.objects.values_list("available", flat=True).get(pk=authorization.account_id)
-    result = ask_about_increment(endpoint=endpoint, increment=increment, available=available)
+    try:
+        available = Account.objects.values_list("available", flat=True).get(
+            pk=authorization.account_id
+        )
+        result = ask_about_increment(endpoint=endpoint, increment=increment, available=available)
+    finally:
+        calls.release(increment.pk)
     DECISIONING_LATENCY.labels(mode=endpoint.mode).observe(result.latency_ms / 1000)
     return result
 

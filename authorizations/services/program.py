@@ -34,7 +34,7 @@ from accounts.services import hold_release
 from core.exceptions import ValidationFailed
 from core.metadata import metadata_merge
 from core.metrics import DECISIONING_CALLS, DECISIONING_LATENCY, count_on_commit
-from decisioning import breaker
+from decisioning import breaker, calls
 from decisioning.models import MAX_TIMEOUT_MS, DecisioningEndpoint
 from decisioning.services import CallResult, ask_about_authorization
 
@@ -71,12 +71,18 @@ def program_to_ask(authorization: Authorization) -> bool:
 def authorization_ask_program(*, authorization: Authorization) -> CallResult:
     """Ask the authorization's endpoint (set by `authorization_create`) for its decision; never
     raises for what the program does. Refuses to run inside a database transaction
-    (`decisioning.services.call`)."""
+    (`decisioning.services.call`). Gives back the call's slot (`decisioning.calls`) as it
+    returns, whatever happened."""
     endpoint = authorization.decisioning_endpoint
-    available = Account.objects.values_list("available", flat=True).get(pk=authorization.account_id)
-    result = ask_about_authorization(
-        endpoint=endpoint, authorization=authorization, available=available
-    )
+    try:
+        available = Account.objects.values_list("available", flat=True).get(
+            pk=authorization.account_id
+        )
+        result = ask_about_authorization(
+            endpoint=endpoint, authorization=authorization, available=available
+        )
+    finally:
+        calls.release(authorization.pk)
     DECISIONING_LATENCY.labels(mode=endpoint.mode).observe(result.latency_ms / 1000)
     return result
 

@@ -412,6 +412,19 @@ WEBHOOK_SLOTS_PER_INSTITUTION = env.int("WEBHOOK_SLOTS_PER_INSTITUTION", default
 WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=10.0)
 WEBHOOK_RETRY_CAP_SECONDS = env.float("WEBHOOK_RETRY_CAP_SECONDS", default=3600.0)
 WEBHOOK_RETRY_WINDOW_SECONDS = env.int("WEBHOOK_RETRY_WINDOW_SECONDS", default=3 * 24 * 3600)
+# Calls of one institution's programs (decisioning endpoints: authorizations, increments,
+# self-tests) in flight at once in each app process (decisioning/calls.py): a call holds its
+# request thread for up to timeoutMs, and these leave the process's other threads to everyone
+# else. Past it an authorization is decided by its endpoint's onFailure at once, a self-test is
+# 429. Over the deployment: app processes x this. Default: half of gunicorn's threads, at least 1.
+DECISIONING_CALLS_PER_INSTITUTION = env.int(
+    "DECISIONING_CALLS_PER_INSTITUTION", default=max(1, env.int("GUNICORN_THREADS", default=2) // 2)
+)
+if DECISIONING_CALLS_PER_INSTITUTION < 1:
+    raise ImproperlyConfigured("DECISIONING_CALLS_PER_INSTITUTION must be at least 1.")
+# Self-tests of decisioning endpoints per API key per RATE_LIMIT_WINDOW_SECONDS, counted exactly
+# (api.ratelimit.count_exactly); 0 disables.
+DECISIONING_SELF_TESTS_PER_KEY = env.int("DECISIONING_SELF_TESTS_PER_KEY", default=6)
 # The daily card job renews the cards whose validity ends within this many days (jobs/tasks.py).
 CARD_RENEWAL_WITHIN_DAYS = env.int("CARD_RENEWAL_WITHIN_DAYS", default=30)
 

@@ -17,6 +17,7 @@ from authorizations.services import authorization_create
 from cards.models import Card
 from core import operations
 from core.actors import SYSTEM
+from decisioning import calls
 from tests.accounts.api.helpers import (
     CREATED,
     assert_error,
@@ -107,9 +108,10 @@ def declined(api, card_id: str, amount: int, code: str, **fields) -> dict:
 
 def awaiting_program(api, card_id: str, amount: int) -> dict:
     """An authorization left awaiting its live program: the request's first transaction, by
-    the service, the call never made (an endpoint at a port nothing listens on)."""
+    the service, the call never made (an endpoint at a port nothing listens on). Its call's
+    slot is given back when the scope a request would hold ends."""
     create_endpoint(api, url=url_at(free_port()))
-    with operations.operation(SYSTEM):
+    with calls.scope(), operations.operation(SYSTEM):
         authorization = authorization_create(
             card=Card.objects.get(pk=card_id),
             amount=amount,

@@ -3,8 +3,10 @@ thread) and creating endpoints through the API.
 
 `Program` is `http.server.ThreadingHTTPServer` on 127.0.0.1 (port 0: the system picks one). It
 records every request (headers, body) and answers what `answer` says: a status and a body
-(`APPROVE`, `GARBAGE`, ...), after `delay` seconds; `called` is set when the first request
-arrives (a test then acts while the program is still thinking). While it handles a request it
+(`APPROVE`, `GARBAGE`, ...), after `delay` seconds, or (`held=True`) once the test calls
+`answer_now()`; `called` is set when the first request arrives and `wait_for(n)` returns when n
+have (a test then acts while the program is still thinking); `most_thinking` is the most
+requests it was answering at once. While it handles a request it
 also looks at PostgreSQL: `open_transactions` records how many sessions of the test database
 were inside a transaction at that moment (none may be: TX calls a program with nothing open).
 `port`: a given one (`free_port()`: the program that was down comes back there).
@@ -71,12 +73,19 @@ class Program:
         delay: float = 0.0,
         watch_transactions: bool = False,
         port: int = 0,
+        held: bool = False,
     ):
         self.answer = answer
         self.delay = delay
         self.watch_transactions = watch_transactions
         self.calls: list[Call] = []
         self.called = threading.Event()  # set by the first request (the program is thinking)
+        self._arrived = threading.Condition()
+        self.thinking = 0
+        self.most_thinking = 0
+        self._released = threading.Event()
+        if not held:
+            self._released.set()
         program = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,10 +93,21 @@ class Program:
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 open_now = _open_transactions() if program.watch_transactions else None
-                program.calls.append(Call(headers=headers, body=body, open_transactions=open_now))
+                with program._arrived:
+                    program.calls.append(
+                        Call(headers=headers, body=body, open_transactions=open_now)
+                    )
+                    program.thinking += 1
+                    program.most_thinking = max(program.most_thinking, program.thinking)
+                    program._arrived.notify_all()
                 program.called.set()
-                if program.delay:
-                    time.sleep(program.delay)
+                try:
+                    program._released.wait(10)
+                    if program.delay:
+                        time.sleep(program.delay)
+                finally:
+                    with program._arrived:
+                        program.thinking -= 1
                 status, payload = program.answer
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -106,7 +126,23 @@ class Program:
     def url(self) -> str:
         return url_at(self.port)
 
+    def wait_for(self, count: int, timeout: float = 10) -> None:
+        """Return once `count` requests have arrived (each is thinking, if held)."""
+        with self._arrived:
+            assert self._arrived.wait_for(lambda: len(self.calls) >= count, timeout), (
+                f"{len(self.calls)} of {count} calls arrived"
+            )
+
+    def answer_now(self) -> None:
+        """A held program answers every request waiting, and the later ones at once."""
+        self._released.set()
+
+    def hold(self) -> None:
+        """From now on requests wait for `answer_now()` (at most 10 s)."""
+        self._released.clear()
+
     def stop(self) -> None:
+        self._released.set()
         self.server.shutdown()
         self.server.server_close()
 

@@ -20,6 +20,7 @@ from authorizations.services.program import authorization_decide
 from cards.models import Card
 from core import operations
 from core.actors import SYSTEM
+from decisioning import calls
 from decisioning.breaker import FAILURES_TO_DEGRADE, PROBE_SECONDS
 from decisioning.models import DecisioningEndpoint
 from decisioning.services import CallResult
@@ -246,9 +247,11 @@ def test_a_degraded_shadow_endpoint_is_not_called_and_tx_decides(api_v2, program
     assert items_of(api_v2, "/events", type="authorization.stood_in", limit=100) == []
 
 
-def test_concurrent_failures_degrade_once_and_one_request_probes(api_v2, program):
+def test_concurrent_failures_degrade_once_and_one_request_probes(api_v2, program, settings):
     """Real threads, each with its own client and connection: failures counted together degrade
-    the endpoint once; when the probe is due, of requests arriving together one calls."""
+    the endpoint once; when the probe is due, of requests arriving together one calls. (Every
+    thread may call: the bound of calls in flight, decisioning.calls, is not what is tested.)"""
+    settings.DECISIONING_CALLS_PER_INSTITUTION = THREADS
     endpoint_id = create_endpoint(api_v2, url=program.url, onFailure="standin")["endpointId"]
     cards = [funded(api_v2, first=f"Card{index}").card_id for index in range(THREADS)]
 
@@ -285,7 +288,7 @@ def awaiting_authorization(api, on_failure: str, failures_before: int):
     endpoint_id = create_endpoint(api, url=url_at(free_port()), onFailure=on_failure)["endpointId"]
     DecisioningEndpoint.objects.filter(pk=endpoint_id).update(consecutive_failures=failures_before)
     f = funded(api)
-    with operations.operation(SYSTEM):
+    with calls.scope(), operations.operation(SYSTEM):
         authorization = authorization_create(
             card=Card.objects.get(pk=f.card_id),
             amount=AMOUNT,

@@ -19,6 +19,7 @@ from authorizations.services.increment_program import increment_decide
 from authorizations.services.program import STRANDED, STRANDED_AFTER
 from core import operations
 from core.actors import SYSTEM
+from decisioning import calls
 from decisioning.models import DecisioningEndpoint
 from decisioning.services import CallResult
 from jobs import tasks
@@ -391,7 +392,7 @@ def test_a_request_killed_mid_call_is_decided_by_the_job_once(api_v2):
 def test_a_hold_that_expires_while_the_program_thinks_declines_the_increment(api_v2, program):
     f, auth, _ = pending(api_v2, program)
     authorization = Authorization.objects.select_related("card").get(pk=auth["authorizationId"])
-    with operations.operation(SYSTEM):
+    with calls.scope(), operations.operation(SYSTEM):
         left = authorization_increment(
             authorization=authorization, amount=MORE, actor=SYSTEM, ask_program=True
         )
