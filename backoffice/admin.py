@@ -54,7 +54,7 @@ from backoffice.services.staff_changes import (
     staff_unblock_pin,
     staff_waive_fee,
 )
-from backoffice.services.thresholds import approval_threshold_set
+from backoffice.services.thresholds import UNSUMMED, approval_threshold_set
 from cards.admin import SECRET_FIELDS, CardAdmin
 from cards.models import Card
 from core.admin import (
@@ -212,7 +212,9 @@ class CustomerPageAdmin(CustomerAdmin):
     def alerts_panel(self, customer):
         alerts = (
             MonitoringAlert.objects.filter(
-                status=MonitoringAlert.Status.OPEN, card__customer=customer
+                Q(card__customer=customer)
+                | Q(account__in=[account.pk for account in self._accounts(customer)]),
+                status=MonitoringAlert.Status.OPEN,
             )
             .select_related("rule")
             .order_by("-pk")[:PANEL_ROWS]
@@ -220,7 +222,7 @@ class CustomerPageAdmin(CustomerAdmin):
         rows = [
             (
                 admin_link(alert, alert.pk),
-                alert.rule.name,
+                alert.rule.name if alert.rule is not None else alert.get_subject_type_display(),
                 alert.action,
                 money(alert.amount, alert.currency),
                 alert.created_at.strftime("%Y-%m-%d %H:%M"),
@@ -799,15 +801,23 @@ class ApprovalThresholdAdmin(ModelAdmin):
     eyes"). Staff see them; the bank's administrators (superusers) set them."""
 
     form = ApprovalThresholdForm
-    list_display = ["institution", "kind", "up_to_display", "updated_at"]
+    list_display = ["institution", "kind", "up_to_display", "daily_up_to_display", "updated_at"]
     list_filter = ["kind", "institution"]
-    fields = ["institution", "kind", "currency", "up_to_text"]
+    fields = ["institution", "kind", "currency", "up_to_text", "daily_up_to_text"]
 
     @admin.display(description="one staff user alone up to", ordering="up_to")
     def up_to_display(self, obj):
         if obj.kind == ApprovalRequest.Kind.PIN_UNBLOCK:
             return f"{obj.up_to} unblock(s) of a card in 30 days"
         return money(obj.up_to, obj.currency)
+
+    @admin.display(description="one staff user in 24 hours up to")
+    def daily_up_to_display(self, obj):
+        if obj.kind == ApprovalRequest.Kind.PIN_UNBLOCK:
+            return "—" if obj.daily_up_to is None else f"{obj.daily_up_to} unblock(s)"
+        if obj.kind in UNSUMMED:
+            return "—"
+        return money(obj.up_to if obj.daily_up_to is None else obj.daily_up_to, obj.currency)
 
     def get_actions(self, request):
         # A threshold is removed from its own page, one at a time.
@@ -826,6 +836,7 @@ class ApprovalThresholdAdmin(ModelAdmin):
             kind=obj.kind,
             currency=obj.currency,
             up_to=data["up_to"],
+            daily_up_to=data["daily_up_to"],
         )
         adopt(obj, threshold)
 

@@ -238,6 +238,16 @@ class ApprovalThresholdForm(forms.ModelForm):
         "how many unblocks of a card in 30 days one user makes alone (0: always a second user).",
     )
 
+    daily_up_to_text = forms.CharField(
+        max_length=32,
+        required=False,
+        label="One staff user in 24 hours up to",
+        help_text="Every account together: the sum of a user's adjustments or waived fees "
+        "made alone (blank: the same as one change); for a PIN unblock, how many one user makes "
+        "alone (blank: no daily count). Leave blank for limit raises (a limit is measured by "
+        "the value it sets).",
+    )
+
     class Meta:
         model = ApprovalThreshold
         fields = ["institution", "kind", "currency"]
@@ -246,13 +256,9 @@ class ApprovalThresholdForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         threshold = self.instance
         if threshold.pk is not None:
-            self.fields["up_to_text"].initial = (
-                str(threshold.up_to)
-                if threshold.kind == ApprovalRequest.Kind.PIN_UNBLOCK
-                else money(threshold.up_to, threshold.currency)
-                .removesuffix(f" {threshold.currency}")
-                .replace(",", "")
-            )
+            self.fields["up_to_text"].initial = _typed(threshold, threshold.up_to)
+            if threshold.daily_up_to is not None:
+                self.fields["daily_up_to_text"].initial = _typed(threshold, threshold.daily_up_to)
         if "currency" in self.fields:
             self.fields["currency"].help_text = "ISO 4217 (EUR); blank for a PIN unblock."
 
@@ -266,18 +272,43 @@ class ApprovalThresholdForm(forms.ModelForm):
         text = (data.get("up_to_text") or "").strip()
         if not kind or "up_to_text" not in data:
             return data
+        if kind == ApprovalRequest.Kind.PIN_UNBLOCK:
+            if currency:
+                self.add_error("currency", "A PIN unblock has no currency: leave it blank.")
+        elif not re.fullmatch(r"[A-Z]{3}", currency):
+            self.add_error("currency", "An ISO 4217 code, e.g. EUR.")
+            return data
         try:
-            if kind == ApprovalRequest.Kind.PIN_UNBLOCK:
-                if currency:
-                    self.add_error("currency", "A PIN unblock has no currency: leave it blank.")
-                if not text.isdigit() or int(text) > 1000:
-                    raise forms.ValidationError("A whole number of unblocks, 0 to 1000.")
-                data["up_to"] = int(text)
-            else:
-                if not re.fullmatch(r"[A-Z]{3}", currency):
-                    self.add_error("currency", "An ISO 4217 code, e.g. EUR.")
-                    return data
-                data["up_to"] = minor_units(text, currency, zero=True)
+            data["up_to"] = _read(kind, currency, text)
         except forms.ValidationError as error:
             self.add_error("up_to_text", error)
+        daily = (data.get("daily_up_to_text") or "").strip()
+        data["daily_up_to"] = None
+        if daily and kind in (
+            ApprovalRequest.Kind.OVERDRAFT_RAISE,
+            ApprovalRequest.Kind.CARD_LIMITS_RAISE,
+        ):
+            self.add_error("daily_up_to_text", "A limit raise has no daily total: leave it blank.")
+        elif daily:
+            try:
+                data["daily_up_to"] = _read(kind, currency, daily)
+            except forms.ValidationError as error:
+                self.add_error("daily_up_to_text", error)
         return data
+
+
+def _typed(threshold: ApprovalThreshold, value: int) -> str:
+    """`value` of `threshold` as a person types it: a count of unblocks, or major units."""
+    if threshold.kind == ApprovalRequest.Kind.PIN_UNBLOCK:
+        return str(value)
+    return money(value, threshold.currency).removesuffix(f" {threshold.currency}").replace(",", "")
+
+
+def _read(kind: str, currency: str, text: str) -> int:
+    """A threshold's amount as typed: a count of unblocks (0 to 1000) for a PIN unblock, else
+    major units of `currency` (`minor_units`, zero allowed)."""
+    if kind == ApprovalRequest.Kind.PIN_UNBLOCK:
+        if not text.isdigit() or int(text) > 1000:
+            raise forms.ValidationError("A whole number of unblocks, 0 to 1000.")
+        return int(text)
+    return minor_units(text, currency, zero=True)

@@ -204,6 +204,16 @@ class ApprovalThreshold(Timestamped):
         help_text="Minor units of the currency (1050 is 10.50 EUR); for a PIN unblock, "
         "unblocks of the card in the last 30 days."
     )
+    # What one staff user does alone in 24 hours, every target together (the sum of their
+    # alone-made adjustments or waived fees in the currency; their alone-made PIN unblocks).
+    # NULL: the same as `up_to`. A limit raise is measured by the limit it sets, which slicing
+    # cannot raise: it has no daily total (NULL, a CHECK).
+    daily_up_to = models.BigIntegerField(
+        null=True,
+        blank=True,
+        help_text="Per staff user in 24 hours, every account or card together; blank: the same "
+        "as one change's.",
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -215,7 +225,13 @@ class ApprovalThreshold(Timestamped):
                 fields=["institution", "kind", "currency"], name="approval_threshold_unique"
             ),
             models.CheckConstraint(
-                condition=Q(up_to__gte=0), name="approval_threshold_not_negative"
+                condition=Q(up_to__gte=0) & (Q(daily_up_to__isnull=True) | Q(daily_up_to__gte=0)),
+                name="approval_threshold_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(daily_up_to__isnull=True)
+                | ~Q(kind__in=["overdraft_raise", "card_limits_raise"]),
+                name="approval_threshold_daily_of_sums",
             ),
             models.CheckConstraint(
                 condition=Q(kind="pin_unblock", currency="")
@@ -228,6 +244,54 @@ class ApprovalThreshold(Timestamped):
         if self.kind == ApprovalRequest.Kind.PIN_UNBLOCK:
             return f"{self.get_kind_display()}: {self.up_to} a card alone"
         return f"{self.get_kind_display()} up to {self.up_to} {self.currency}"
+
+
+class AloneChange(models.Model):
+    """A change a staff user made alone, within the institution's thresholds (no second
+    person): what the four-eyes sums count (`backoffice.services.staff_changes`). A change
+    is made alone only while the same user's alone-made changes of its kind to its target
+    over the last 24 hours, it included, stay within the threshold, and every target
+    together within the daily total; several alone-made changes to one account raise a
+    monitoring alert. Written in the change's transaction; never changed."""
+
+    id = models.BigAutoField(primary_key=True)
+    institution = models.ForeignKey(
+        "institutions.Institution", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    kind = models.CharField(max_length=32, choices=ApprovalRequest.Kind.choices)
+    # The account (an adjustment, a fee waiver, an overdraft raise) or the card (limits, a PIN
+    # unblock) changed.
+    target_id = models.CharField(max_length=40)
+    # What the change is measured by (`ApprovalRequest.amount`); none for a PIN unblock.
+    amount = models.BigIntegerField(null=True, blank=True)
+    currency = models.CharField(max_length=3, blank=True)
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # What the change made: the adjustment, the waived fee, the account or card, the unblock.
+    made_id = models.CharField(max_length=40)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "change made alone"
+        verbose_name_plural = "changes made alone"
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="pin_unblock", amount__isnull=True, currency="")
+                | (~Q(kind="pin_unblock") & Q(amount__gt=0) & ~Q(currency="")),
+                name="alone_change_amount_positive",
+            ),
+        ]
+        indexes = [
+            # A user's sums: of a kind to a target, of a kind in a currency.
+            models.Index(fields=["made_by", "kind", "created_at"], name="alone_change_user_idx"),
+            # An account's alone-made changes, whoever made them (the alert).
+            models.Index(fields=["target_id", "created_at"], name="alone_change_target_idx"),
+        ]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} of {self.target_id} by {self.made_by_id}"
 
 
 def _staff_event_id():

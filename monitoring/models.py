@@ -150,9 +150,15 @@ class MonitoringRule(Timestamped):
 
 
 class MonitoringAlert(models.Model):
+    """A rule's hit on a card payment (`rule`, `card`, the payment as `subject`), or the
+    back office's own watch on staff: several changes of money made alone to one account
+    (`account`, `subject_type` staff_changes; no rule, no card; backoffice.services.
+    staff_changes)."""
+
     class SubjectType(models.TextChoices):
         AUTHORIZATION = "authorization"
         TRANSFER = "transfer"
+        STAFF_CHANGES = "staff_changes", "staff changes made alone"
 
     class Status(models.TextChoices):
         OPEN = "open"
@@ -164,10 +170,28 @@ class MonitoringAlert(models.Model):
     )
     # Indexed by monitoring_alert_rule_idx (rule, -id), which its lookups use.
     rule = models.ForeignKey(
-        MonitoringRule, on_delete=models.PROTECT, related_name="alerts", db_index=False
+        MonitoringRule,
+        on_delete=models.PROTECT,
+        related_name="alerts",
+        db_index=False,
+        null=True,
+        blank=True,
     )
     card = models.ForeignKey(
-        "cards.Card", on_delete=models.PROTECT, related_name="monitoring_alerts"
+        "cards.Card",
+        on_delete=models.PROTECT,
+        related_name="monitoring_alerts",
+        null=True,
+        blank=True,
+    )
+    # A staff_changes alert's account (indexed by monitoring_alert_account_idx, partial).
+    account = models.ForeignKey(
+        "accounts.Account",
+        on_delete=models.PROTECT,
+        related_name="monitoring_alerts",
+        null=True,
+        blank=True,
+        db_index=False,
     )
     subject_type = models.CharField(max_length=16, choices=SubjectType.choices)
     # The authorization or transfer; NULL when the payment was refused before it had an id
@@ -206,9 +230,31 @@ class MonitoringAlert(models.Model):
                 condition=Q(status="open"),
                 name="monitoring_alert_open_idx",
             ),
+            models.Index(
+                fields=["account", "-id"],
+                condition=Q(account__isnull=False),
+                name="monitoring_alert_account_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="monitoring_alert_amount_pos"),
+            # A payment's alert has its rule and card; the watch on staff its account only.
+            models.CheckConstraint(
+                condition=Q(
+                    subject_type__in=["authorization", "transfer"],
+                    rule__isnull=False,
+                    card__isnull=False,
+                    account__isnull=True,
+                )
+                | Q(
+                    subject_type="staff_changes",
+                    rule__isnull=True,
+                    card__isnull=True,
+                    account__isnull=False,
+                    action="alert",
+                ),
+                name="monitoring_alert_subject",
+            ),
             models.CheckConstraint(
                 condition=(
                     Q(status="open", resolved_at__isnull=True, resolved_by__isnull=True)

@@ -11,13 +11,17 @@ from institutions.services import validate_currency
 
 from ..models import ApprovalRequest, ApprovalThreshold
 
+# Kinds measured by the value they set (a limit), which slicing cannot raise: no daily total.
+UNSUMMED = (ApprovalRequest.Kind.OVERDRAFT_RAISE, ApprovalRequest.Kind.CARD_LIMITS_RAISE)
+
 
 def approval_threshold_set(
-    *, institution, kind: str, currency: str, up_to: int
+    *, institution, kind: str, currency: str, up_to: int, daily_up_to: int | None = None
 ) -> ApprovalThreshold:
     """The institution's threshold of `kind` in `currency` (blank for a PIN unblock) set to
-    `up_to` (minor units; unblocks for a PIN unblock), made or changed. 400 for a kind, a
-    currency or an amount that is not one."""
+    `up_to` (minor units; unblocks for a PIN unblock) and `daily_up_to` (what one staff user
+    does alone in 24 hours, every target together; None: the same as `up_to`; none for a limit
+    raise), made or changed. 400 for a kind, a currency or an amount that is not one."""
     if kind not in ApprovalRequest.Kind.values:
         raise ValidationFailed(details={"kind": f"One of {', '.join(ApprovalRequest.Kind)}."})
     if kind == ApprovalRequest.Kind.PIN_UNBLOCK:
@@ -25,13 +29,23 @@ def approval_threshold_set(
             raise ValidationFailed(details={"currency": "A PIN unblock has no currency."})
     else:
         validate_currency(currency)
-    if not isinstance(up_to, int) or isinstance(up_to, bool) or not 0 <= up_to <= MAX_AMOUNT:
-        raise ValidationFailed(details={"up_to": f"An integer from 0 to {MAX_AMOUNT}."})
+    for name, value in (("up_to", up_to), ("daily_up_to", daily_up_to)):
+        if value is None and name == "daily_up_to":
+            continue
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_AMOUNT:
+            raise ValidationFailed(details={name: f"An integer from 0 to {MAX_AMOUNT}."})
+    if daily_up_to is not None and kind in UNSUMMED:
+        raise ValidationFailed(
+            details={
+                "daily_up_to": "A limit raise is measured by the limit it sets: it has no daily "
+                "total."
+            }
+        )
     with transaction.atomic(savepoint=False):
         threshold, _ = ApprovalThreshold.objects.update_or_create(
             institution=institution,
             kind=kind,
             currency=currency,
-            defaults={"up_to": up_to, "updated_at": timezone.now()},
+            defaults={"up_to": up_to, "daily_up_to": daily_up_to, "updated_at": timezone.now()},
         )
     return threshold

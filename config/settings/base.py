@@ -336,6 +336,11 @@ if RATE_LIMIT_FLUSH_EVERY < 1 or not RATE_LIMIT_FLUSH_SECONDS > 0:
 # Card-number guessing (cards.services.pan_guard): an API key with this many failed PAN
 # resolutions (a PAN no card of its institution holds) within the window gets 429 on every
 # operation that takes a PAN until the oldest of them leaves the window.
+# Four eyes (docs/back-office.md): this many changes of money made alone by staff to one
+# account within 24 hours, whoever made them, raise a monitoring alert.
+FOUR_EYES_ALERT_CHANGES = env.int("FOUR_EYES_ALERT_CHANGES", default=3)
+if FOUR_EYES_ALERT_CHANGES < 2:
+    raise ImproperlyConfigured("FOUR_EYES_ALERT_CHANGES must be at least 2.")
 PAN_GUESSING_MAX_FAILURES = env.int("PAN_GUESSING_MAX_FAILURES", default=10)
 PAN_GUESSING_WINDOW_SECONDS = env.int("PAN_GUESSING_WINDOW_SECONDS", default=3600)
 if PAN_GUESSING_MAX_FAILURES < 1 or PAN_GUESSING_WINDOW_SECONDS < 1:

@@ -148,22 +148,38 @@ class MonitoringAlertMerchant(StoredDataSerializer):
 
 class MonitoringAlertOut(Serializer):
     alertId = serializers.CharField(source="id")  # noqa: N815
-    ruleId = serializers.CharField(source="rule_id")  # noqa: N815
+    ruleId = serializers.CharField(  # noqa: N815
+        source="rule_id",
+        allow_null=True,
+        help_text="The rule that hit; null for `subjectType: staff_changes` (the back office's "
+        "own watch on changes made alone by staff).",
+    )
     kind = serializers.ChoiceField(
-        source="rule.kind", choices=MonitoringRule.Kind.choices, help_text="The rule's kind."
+        source="rule.kind",
+        choices=MonitoringRule.Kind.choices,
+        allow_null=True,
+        help_text="The rule's kind; null without a rule.",
     )
     action = serializers.ChoiceField(
         choices=MonitoringRule.Action.choices, help_text="The rule's action when it hit."
     )
     status = serializers.ChoiceField(choices=MonitoringAlert.Status.choices)
-    cardId = serializers.CharField(source="card_id")  # noqa: N815
+    cardId = serializers.CharField(  # noqa: N815
+        source="card_id", allow_null=True, help_text="The card paid with; null for staff_changes."
+    )
+    accountId = serializers.CharField(  # noqa: N815
+        source="account_id",
+        allow_null=True,
+        help_text="staff_changes only: the account changed several times by staff alone.",
+    )
     subjectType = serializers.ChoiceField(  # noqa: N815
-        source="subject_type", choices=MonitoringAlert.SubjectType.choices
+        source="subject_type", choices=MonitoringAlert.SubjectType.values
     )
     subjectId = serializers.CharField(  # noqa: N815
         source="subject_id",
         allow_null=True,
-        help_text="The authorization or transfer; null for a refused transfer (it has no id).",
+        help_text="The authorization or transfer; null for a refused transfer (it has no id). "
+        "staff_changes: what the latest change made (an adjustment, a waived fee, the account).",
     )
     amount = serializers.IntegerField()
     currency = serializers.CharField()

@@ -79,6 +79,42 @@ def alerts_raise(
     return alerts
 
 
+def alert_raise_staff_changes(
+    *, account, amount: int, currency: str, made_id: str, details: dict
+) -> MonitoringAlert:
+    """An open alert on `account`: several changes of money made alone by staff within the
+    window (`details`: how many, the window, each change), the latest one's amount and what it
+    made (`made_id`, the alert's subject). In the caller's transaction; emits
+    `monitoring.alert_raised`."""
+    with transaction.atomic(savepoint=False):
+        alert = MonitoringAlert.objects.create(
+            institution_id=account.institution_id,
+            account=account,
+            subject_type=MonitoringAlert.SubjectType.STAFF_CHANGES,
+            subject_id=made_id,
+            amount=amount,
+            currency=currency,
+            action="alert",
+            details=details,
+        )
+        emit_for(
+            alert,
+            "monitoring.alert_raised",
+            data={
+                "alert_id": alert.pk,
+                "rule_id": None,
+                "kind": None,
+                "action": alert.action,
+                "card_id": None,
+                "account_id": account.pk,
+                "subject_type": alert.subject_type,
+                "subject_id": made_id,
+            },
+            institution=account.institution,
+        )
+    return alert
+
+
 def alert_resolve(*, alert: MonitoringAlert, user, note: str) -> MonitoringAlert:
     """Resolve an open alert: who (`user`, a staff user), when, and why (`note`, required, 400
     when blank). An alert that is not open: 409 `invalid_state_transition`. Emits

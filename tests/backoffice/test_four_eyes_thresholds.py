@@ -3,19 +3,24 @@ raises and PIN unblocks join adjustments and fee waivers. Each is made at once b
 when it takes no risk (a lower limit) or stays within the institution's `ApprovalThreshold` for
 its kind and currency; otherwise it waits for a second staff user, who approves it (the real
 service runs then, as them) or rejects it. With no threshold, everything waits: the default.
-Nobody approves their own request, whatever its kind."""
+Nobody approves their own request, whatever its kind.
+
+Four eyes that cannot be sliced (issue 46 H7, the last section): a change of money is made
+alone only while the same user's alone-made changes of its kind to its target in the last 24
+hours, it included, stay within the threshold, and every target together within the daily
+total; several alone-made changes to one account raise a monitoring alert."""
 
 from datetime import timedelta
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import Account, AccountProduct, Adjustment, Fee
 from accounts.services import fee_charge
-from backoffice.models import ApprovalRequest, ApprovalThreshold
+from backoffice.models import AloneChange, ApprovalRequest, ApprovalThreshold
 from backoffice.services.approvals import approval_approve, approval_reject
 from backoffice.services.staff_changes import (
     staff_adjust,
@@ -24,6 +29,7 @@ from backoffice.services.staff_changes import (
     staff_unblock_pin,
     staff_waive_fee,
 )
+from backoffice.services.thresholds import approval_threshold_set
 from cards.models import Card, PinUnblock
 from core.actors import SYSTEM, Actor
 from core.exceptions import (
@@ -34,10 +40,13 @@ from core.exceptions import (
 )
 from core.operations import run
 from events.models import Event
-from tests.accounts.ledger.helpers import fresh, open_account
+from monitoring.models import MonitoringAlert
+from tests.accounts.ledger.helpers import fresh, open_account, run_threads
 from tests.backoffice.helpers import staff
 from tests.backoffice.test_approvals import ACCOUNTS, act, client_of, messages_of
 from tests.cards.helpers import issue_card, make_institution
+from tests.conftest import Api
+from tests.factories import issue_key
 
 pytestmark = pytest.mark.django_db
 
@@ -464,3 +473,194 @@ def test_only_the_banks_administrators_set_thresholds(bank, checker, admin_clien
         "currency": ["A PIN unblock has no currency: leave it blank."]
     }
     assert ApprovalThreshold.objects.count() == 1
+
+
+# --- sums: four eyes that cannot be sliced --------------------------------------------------
+
+
+def adjust(user, account, amount: int):
+    """A load of `amount` asked by `user`: the StaffChange (made alone or asked)."""
+    return as_(
+        user,
+        staff_adjust,
+        account=account,
+        direction="credit",
+        amount=amount,
+        description="Goodwill",
+        reason="Ticket 7.",
+    ).value
+
+
+def made_alone(changes) -> list[bool]:
+    return [not change.asked for change in changes]
+
+
+def test_slices_to_one_account_are_asked_once_their_sum_passes_the_threshold(bank, account, maker):
+    """50 x 1,000 under a 1,000 threshold was the hole: now the sum decides. Exactly the
+    threshold is alone (<=); a minor unit more is asked."""
+    threshold(bank, "adjustment", 1_000)
+    ApprovalThreshold.objects.update(daily_up_to=10**9)  # the per-target sum alone here
+    changes = [adjust(maker, account, amount) for amount in (400, 400, 201, 200, 1)]
+    assert made_alone(changes) == [True, True, False, True, False]
+    assert [c.approval.amount for c in changes if c.asked] == [201, 1]
+    assert fresh(account).posted == 10_000 + 1_000
+
+
+def test_the_daily_total_covers_every_account_of_the_user(bank, account, maker):
+    threshold(bank, "adjustment", 1_000)
+    ApprovalThreshold.objects.update(daily_up_to=1_500)
+    other, third = open_account(bank, balance=0), open_account(bank, balance=0)
+    changes = [adjust(maker, account, 1_000), adjust(maker, other, 500), adjust(maker, third, 1)]
+    assert made_alone(changes) == [True, True, False]
+
+
+def test_without_a_daily_total_the_threshold_is_the_days_total_too(bank, account, maker):
+    """The strict default: what one change may be is what one user does alone in a day."""
+    threshold(bank, "adjustment", 1_000)
+    other = open_account(bank, balance=0)
+    assert made_alone([adjust(maker, account, 1_000), adjust(maker, other, 1)]) == [True, False]
+
+
+def test_a_change_older_than_24_hours_no_longer_counts(bank, account, maker):
+    threshold(bank, "adjustment", 1_000)
+    assert made_alone([adjust(maker, account, 1_000)]) == [True]
+    now = timezone.now()
+    AloneChange.objects.update(created_at=now - timedelta(hours=24) + timedelta(seconds=5))
+    assert made_alone([adjust(maker, account, 1)]) == [False]  # 23:59:55 ago: counted
+    AloneChange.objects.filter(amount=1_000).update(created_at=now - timedelta(hours=24))
+    assert made_alone([adjust(maker, account, 1_000)]) == [True]  # 24 h ago: out
+
+
+def test_each_user_has_their_own_sum_and_approved_changes_are_not_alone(
+    bank, account, maker, checker
+):
+    threshold(bank, "adjustment", 1_000)
+    colleague = staff("ops-2", roles=["operations"], institutions=[bank])
+    asked = adjust(maker, account, 1_001)
+    approve(checker, asked.approval)  # a second pair of eyes: counts for nobody
+    assert made_alone([adjust(maker, account, 1_000), adjust(colleague, account, 1_000)]) == [
+        True,
+        True,
+    ]
+    assert AloneChange.objects.count() == 2
+
+
+def test_fee_waivers_on_one_account_are_summed(bank, account, maker):
+    threshold(bank, "fee_waiver", 1_000)
+    first, second = charged(account, 600, "2026-01"), charged(account, 600, "2026-02")
+    alone = as_(maker, staff_waive_fee, fee=first, reason="Goodwill.").value
+    asked = as_(maker, staff_waive_fee, fee=second, reason="Goodwill.").value
+    assert made_alone([alone, asked]) == [True, False]
+    assert (asked.approval.kind, asked.approval.amount) == ("fee_waiver", 600)
+
+
+def test_a_limit_raise_is_measured_by_the_limit_it_sets_not_summed(bank, account, maker):
+    """Slicing cannot raise a limit past the threshold: each raise is the new limit itself."""
+    threshold(bank, "overdraft_raise", 1_000)
+    raises = [
+        as_(maker, staff_set_overdraft_limit, account=account, limit=limit, reason="r").value
+        for limit in (600, 1_000, 1_001)
+    ]
+    assert made_alone(raises) == [True, True, False]
+
+
+def test_a_daily_total_is_set_in_the_admin_and_refused_on_a_limit_raise(bank, admin_client):
+    response = admin_client.post(
+        THRESHOLDS + "add/",
+        {
+            "institution": bank.pk,
+            "kind": "adjustment",
+            "currency": "EUR",
+            "up_to_text": "100.00",
+            "daily_up_to_text": "250.50",
+        },
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert ApprovalThreshold.objects.values_list("up_to", "daily_up_to").get() == (10_000, 25_050)
+    refused = admin_client.post(
+        THRESHOLDS + "add/",
+        {
+            "institution": bank.pk,
+            "kind": "card_limits_raise",
+            "currency": "EUR",
+            "up_to_text": "100.00",
+            "daily_up_to_text": "250.00",
+        },
+    )
+    assert refused.context["adminform"].form.errors == {
+        "daily_up_to_text": ["A limit raise has no daily total: leave it blank."]
+    }
+    with pytest.raises(ValidationFailed) as service_refused:
+        approval_threshold_set(
+            institution=bank, kind="card_limits_raise", currency="EUR", up_to=1, daily_up_to=5
+        )
+    assert list(service_refused.value.details) == ["daily_up_to"]
+    assert ApprovalThreshold.objects.count() == 1
+
+
+def test_several_alone_made_changes_to_one_account_raise_one_alert(bank, account, maker, settings):
+    """Whoever made them: the third alone-made change to the account in 24 hours raises one
+    open alert (subject staff_changes, the account, each change); a fourth raises none more."""
+    settings.FOUR_EYES_ALERT_CHANGES = 3
+    threshold(bank, "adjustment", 10_000)
+    ApprovalThreshold.objects.update(daily_up_to=10**9)
+    colleague = staff("ops-2", roles=["operations"], institutions=[bank])
+    made = [adjust(maker, account, 100), adjust(colleague, account, 100)]
+    assert not MonitoringAlert.objects.exists()
+    made += [adjust(maker, account, 100), adjust(colleague, account, 100)]
+
+    alert = MonitoringAlert.objects.get()
+    assert (alert.subject_type, alert.account_id, alert.card_id, alert.rule_id) == (
+        "staff_changes",
+        account.pk,
+        None,
+        None,
+    )
+    assert (alert.status, alert.action, alert.amount, alert.currency) == (
+        "open",
+        "alert",
+        100,
+        "EUR",
+    )
+    assert alert.subject_id == made[2].made
+    assert alert.details == {
+        "count": 3,
+        "window_seconds": 86400,
+        "changes": [
+            {"kind": "adjustment", "made_id": change.made, "staff_user_id": user.pk}
+            for change, user in zip(made[:3], (maker, colleague, maker), strict=True)
+        ],
+    }
+    raised = Event.objects.get(type="monitoring.alert_raised")
+    assert (raised.object_id, raised.data["account_id"], raised.data["subject_type"]) == (
+        alert.pk,
+        account.pk,
+        "staff_changes",
+    )
+    # The bank sees it through the API as any alert: no rule and no card, its account.
+    api = Api("v2", issue_key(bank)[1])
+    shown = api.get(f"/monitoring-alerts/{alert.pk}").json()
+    assert (shown["ruleId"], shown["kind"], shown["cardId"], shown["accountId"]) == (
+        None,
+        None,
+        None,
+        account.pk,
+    )
+    assert shown["subjectType"] == "staff_changes"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_users_slices_racing_are_summed_one_after_the_other(bank, account, maker):
+    """Two alone-made adjustments of one user to one account at once, 600 each under a 1,000
+    threshold: the user's row is locked while each is summed, so exactly one is made alone and
+    the other asked (without the lock both read 0 and both pass)."""
+    threshold(bank, "adjustment", 1_000)
+
+    def slice_(index):
+        return adjust(maker, account, 600)
+
+    changes = run_threads(2, slice_)
+    connection.close()
+    assert sorted(made_alone(changes)) == [False, True]
+    assert Adjustment.objects.filter(account=account, amount=600).count() == 1
+    assert fresh(account).posted == 10_600

@@ -387,6 +387,7 @@ def test_get_an_alert(api, alerts):
         "action": "decline",
         "status": "open",
         "cardId": card.pk,
+        "accountId": None,  # a staff_changes alert's (tests/backoffice/test_four_eyes_thresholds)
         "subjectType": "authorization",
         "subjectId": "auth_A",
         "amount": 5_000,
