@@ -272,17 +272,14 @@ class SelfTestView(TXView):
     """Changes nothing: it runs with no operation, no transaction and no idempotency record
     (the `Idempotency-Key` is still required and checked, as on every v2 POST, but each
     request calls the endpoint anew), so no database transaction is open while TX waits.
-    Each request is a call of a program: DECISIONING_SELF_TESTS_PER_KEY per API key and
-    rate-limit window, counted exactly, before anything else (429 `rate_limited`)."""
+    Each self-test is a call of a program: DECISIONING_SELF_TESTS_PER_KEY per API key and
+    rate-limit window, counted exactly once the request is one (its key, body and endpoint
+    checked: a malformed request is its 400, never a self-test's 429), before the call (429
+    `rate_limited`)."""
 
     write_scope = scopes.DECISIONING_WRITE
 
     def _run_write(self, request, handler, *args, **kwargs):
-        ratelimit.count_exactly(
-            bucket=f"self-tests:key:{request.auth.pk}",
-            limit=settings.DECISIONING_SELF_TESTS_PER_KEY,
-            message=SELF_TESTS_LIMITED,
-        )
         idempotency.parse_key(request, required=True)
         request.data  # noqa: B018 (parsed first: a malformed body is 400 before anything runs)
         return handler(request, *args, **kwargs)
@@ -304,5 +301,10 @@ class SelfTestView(TXView):
     def post(self, request, endpointId):  # noqa: N803
         endpoint = decisioning_endpoint_get(institution=self.institution, endpoint_id=endpointId)
         self.parse(SelfTestCreate)
+        ratelimit.count_exactly(
+            bucket=f"self-tests:key:{request.auth.pk}",
+            limit=settings.DECISIONING_SELF_TESTS_PER_KEY,
+            message=SELF_TESTS_LIMITED,
+        )
         result = decisioning_endpoint_test(endpoint=endpoint)
         return self.respond(SelfTestOut(result).data)
