@@ -1,6 +1,8 @@
 """The row locks of institutions' API keys (STYLE.md, Concurrency; the order: docs/money.md,
 "Locking"). A key is locked alone, by the change that reads and writes it."""
 
+from django.contrib.auth import get_user_model
+
 from .models import ApiKey
 
 
@@ -21,3 +23,11 @@ def lock_api_key_for_counting(api_key_id: str) -> ApiKey:
         .select_related("institution")
         .get(pk=api_key_id)
     )
+
+
+def lock_staff_user_for_counting(user_id: int):
+    """The staff user's row only, locked FOR NO KEY UPDATE until the transaction ends: what is
+    counted per staff user (card numbers missed in the search, `cards.services.pan_guard`;
+    changes of money made alone, `backoffice.services.staff_changes`) is counted one at a time,
+    while the rows that reference the user (the counted rows themselves) can still be written."""
+    return get_user_model().objects.select_for_update(no_key=True).get(pk=user_id)

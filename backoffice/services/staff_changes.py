@@ -36,11 +36,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from accounts.locks import lock_accounts
 from accounts.models import Account, Fee
 from accounts.services import account_set_overdraft_limit, adjustment_create, fee_waive
 from cards.locks import lock_card
@@ -50,6 +50,7 @@ from cards.services.pin import UNBLOCK_WINDOW
 from core.actors import Actor
 from core.exceptions import BusinessRuleViolation
 from core.operations import Outcome, changed, unchanged
+from institutions.locks import lock_staff_user_for_counting
 from monitoring.services.alerts import alert_raise_staff_changes
 
 from ..models import AloneChange, ApprovalRequest, ApprovalThreshold
@@ -119,7 +120,7 @@ def _alone(
 
 def _made_alone_by(actor: Actor, kind: str):
     """The user's alone-made changes of `kind` in the window, their row locked first."""
-    get_user_model().objects.select_for_update(no_key=True).filter(pk=actor.user.pk).get()
+    lock_staff_user_for_counting(actor.user.pk)
     return AloneChange.objects.filter(
         made_by=actor.user, kind=kind, created_at__gt=timezone.now() - WINDOW
     )
@@ -151,13 +152,10 @@ def _made_alone(
 
 def _watch_account(change: AloneChange) -> None:
     """One monitoring alert when `change` brings the alone-made changes to its account in the
-    window, whoever made them, to FOUR_EYES_ALERT_CHANGES. The account's row is locked (FOR NO
-    KEY UPDATE) while they are counted, so exactly one change sees the count reach it."""
-    account = (
-        Account.objects.select_for_update(no_key=True, of=("self",))
-        .select_related("institution")
-        .get(pk=change.target_id)
-    )
+    window, whoever made them, to FOUR_EYES_ALERT_CHANGES. The account's row is locked while
+    they are counted (the change locked it already: its own posting), so exactly one change
+    sees the count reach it."""
+    account = lock_accounts([change.target_id])[change.target_id]
     recent = AloneChange.objects.filter(
         target_id=account.pk, kind__in=OF_ACCOUNTS, created_at__gt=timezone.now() - WINDOW
     )

@@ -25,7 +25,6 @@ from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -33,7 +32,7 @@ from core.actors import Actor
 from core.exceptions import NotFound, RateLimited
 from core.operations import keep_if_refused
 from events.services import emit_for
-from institutions.locks import lock_api_key_for_counting
+from institutions.locks import lock_api_key_for_counting, lock_staff_user_for_counting
 from institutions.models import ApiKey, Institution
 
 from ..models import Card, PanResolutionFailure
@@ -94,7 +93,7 @@ def pan_failure_count(*, api_key_id: str | None = None, staff_user_id: int | Non
     if api_key_id is not None:
         institution_id = lock_api_key_for_counting(api_key_id).institution_id
     else:
-        get_user_model().objects.select_for_update(no_key=True).filter(pk=staff_user_id).get()
+        lock_staff_user_for_counting(staff_user_id)
         institution_id = None
     now = timezone.now()  # after the lock: failures are written in the order they count
     start = now - _window()
