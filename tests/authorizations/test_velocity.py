@@ -71,6 +71,7 @@ def test_decline_rule_declines_the_payment_after_max_count(api):
         "action": "decline",
         "status": "open",
         "cardId": f.card_id,
+        "accountId": None,  # a staff_changes alert's
         "subjectType": "authorization",
         "subjectId": body["authorizationId"],
         "amount": 100,
