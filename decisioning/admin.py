@@ -1,9 +1,10 @@
 """Back office for decisioning endpoints: a read-only list and page for staff (issue 31 item 1).
 
 Endpoints are created, changed, rotated and tested through the API (v2); here staff see which
-endpoint decides for which institution or card product, its timeout, failure rule, mode and
-whether it is on, its circuit breaker (failures in a row, degraded since, next probe:
-decisioning.breaker), and who changed it last. The signing secrets are never shown, searched or
+endpoint decides for which institution or card product, its timeout, failure rule, mode,
+whether it is on and whether it takes unsigned answers (a weaker setting a bank chose), its
+circuit breaker (failures in a row, degraded since, next probe: decisioning.breaker), and who
+changed it last. The signing secrets are never shown, searched or
 even read by these pages (the columns are deferred)."""
 
 from django.contrib import admin
@@ -24,9 +25,10 @@ class DecisioningEndpointAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "on_failure",
         "mode",
         "enabled",
+        "accept_unsigned_answers",
         "degraded_at",
     ]
-    list_filter = ["enabled", "mode", "on_failure", "institution"]
+    list_filter = ["enabled", "mode", "on_failure", "accept_unsigned_answers", "institution"]
     list_select_related = ["institution", "card_product"]
     search_fields = ["id"]
     search_help_text = "An exact endpoint id."
@@ -39,6 +41,7 @@ class DecisioningEndpointAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "on_failure",
         "mode",
         "enabled",
+        "accept_unsigned_answers",
         "previous_secret_expires_at",
         "consecutive_failures",
         "degraded_at",

@@ -47,14 +47,23 @@ TIMEOUT_HELP = (
 )
 ON_FAILURE_HELP = (
     "What decides when the program does not answer in time, or answers anything but a 2xx "
-    "JSON decision: `decline`, `approve`, or `standin` (TX's own ledger and controls decide)."
+    "JSON decision signed for the request: `decline`, `approve`, or `standin` (TX's own ledger "
+    "and controls decide)."
 )
 MODE_HELP = "`live`: the program's answer is obeyed. `shadow`: called and recorded, not obeyed."
+UNSIGNED_HELP = (
+    "Whether an answer with no signature (no `webhook-signature`) is taken. Default false: the "
+    "program signs its answer as TX signs its request (Standard Webhooks over the answer's "
+    "body with the endpoint's secret, its `webhook-id` the request's) and an unsigned answer "
+    "is a failure `onFailure` decides. True still refuses a wrongly signed, stale or replayed "
+    "answer."
+)
 SELF_TESTS_LIMITED = "Too many self-tests for this API key. Retry after the time in Retry-After."
 SIGNING_HELP = (
     "Requests are signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, "
     "`webhook-signature`); during a rotation's overlap `webhook-signature` carries two `v1,` "
-    "signatures, one per secret."
+    "signatures, one per secret. The program signs its answer the same way, with its "
+    "`webhook-id` the request's (either secret during the overlap)."
 )
 
 
@@ -81,6 +90,9 @@ class DecisioningEndpointCreate(StrictSerializer):
         "endpoint, for every card whose product has none. One of each at most.",
     )
     enabled = StrictBooleanField(required=False, help_text="Default true.")
+    acceptUnsignedAnswers = StrictBooleanField(  # noqa: N815
+        source="accept_unsigned_answers", required=False, help_text=UNSIGNED_HELP
+    )
 
 
 class DecisioningEndpointUpdate(StrictSerializer):
@@ -104,6 +116,9 @@ class DecisioningEndpointUpdate(StrictSerializer):
         required=False, choices=DecisioningEndpoint.Mode.choices, help_text=MODE_HELP
     )
     enabled = StrictBooleanField(required=False)
+    acceptUnsignedAnswers = StrictBooleanField(  # noqa: N815
+        source="accept_unsigned_answers", required=False, help_text=UNSIGNED_HELP
+    )
 
     def validate(self, attrs):
         if not attrs:
@@ -137,6 +152,9 @@ class DecisioningEndpointOut(Serializer):
     )
     mode = serializers.ChoiceField(choices=DecisioningEndpoint.Mode.choices)
     enabled = serializers.BooleanField()
+    acceptUnsignedAnswers = serializers.BooleanField(  # noqa: N815
+        source="accept_unsigned_answers", help_text=UNSIGNED_HELP
+    )
     previousSecretExpiresAt = TimestampField(  # noqa: N815
         source="previous_secret_expires_at",
         allow_null=True,
@@ -166,8 +184,8 @@ class DecisioningEndpointWithSecret(DecisioningEndpointOut):
 
 class SelfTestOut(Serializer):
     ok = serializers.BooleanField(
-        help_text="The endpoint answered 2xx within `timeoutMs` with a JSON object carrying a "
-        f"boolean `approved` (at most {MAX_ANSWER_CHARS} characters)."
+        help_text="The endpoint answered 2xx within `timeoutMs`, signed for this request, with "
+        f"a JSON object carrying a boolean `approved` (at most {MAX_ANSWER_CHARS} characters)."
     )
     status = serializers.IntegerField(
         allow_null=True, help_text="The HTTP status; null when there was no answer."
@@ -236,7 +254,8 @@ class DecisioningEndpointDetailView(TXView):
         request={V2: DecisioningEndpointUpdate},
         summary="Change a decisioning endpoint",
         description="Send only what changes: `url`, `timeoutMs`, `onFailure`, `mode`, "
-        "`enabled`. The card product an endpoint is for does not change.",
+        "`enabled`, `acceptUnsignedAnswers`. The card product an endpoint is for does not "
+        "change.",
         operation_id="decisioning_endpoints_update",
         tags=TAGS,
     )
@@ -291,10 +310,11 @@ class SelfTestView(TXView):
         summary="Test a decisioning endpoint",
         description='POSTs a signed `{type: "decisioning.test", id, endpointId, createdAt}` '
         "to the endpoint within its `timeoutMs` and reports the outcome: ok when it answers "
-        "2xx with a JSON object carrying a boolean `approved`. Changes nothing, is not "
-        "replayed by its Idempotency-Key. 429 `rate_limited` (with `Retry-After`) past the "
-        "self-tests an API key may run per rate-limit window, and while the institution's "
-        "calls of its programs in flight are at their limit. " + SIGNING_HELP,
+        "2xx, signed for this request, with a JSON object carrying a boolean `approved`. "
+        "Changes nothing, is not replayed by its Idempotency-Key. 429 `rate_limited` (with "
+        "`Retry-After`) past the self-tests an API key may run per rate-limit window, and "
+        "while the institution's calls of its programs in flight are at their limit. "
+        + SIGNING_HELP,
         operation_id="decisioning_endpoint_tests_create",
         tags=TAGS,
     )

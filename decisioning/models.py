@@ -6,7 +6,9 @@ cards): both rules are unique indexes, so two concurrent creations cannot both s
 endpoint has a URL (the outbound target rules of webhooks, `core.outbound.targets`), a timeout
 in milliseconds (100..3000, a CHECK), what to do when the program fails to answer
 (`on_failure`), whether its answers are obeyed (`live`) or only recorded (`shadow`), and
-whether it is `enabled`.
+whether it is `enabled`. The program signs its answer as TX signs its request (Standard
+Webhooks, bound to the request's message id); `accept_unsigned_answers`, off by default, lets
+a program answer unsigned.
 
 The signing secret (Standard Webhooks, `whsec_` + base64) is encrypted at rest (`core.crypto`,
 AES-GCM, the associated data binding each ciphertext to its column and endpoint), shown once on
@@ -65,6 +67,12 @@ class DecisioningEndpoint(Timestamped, CreatedBy, UpdatedBy):
     on_failure = models.CharField(max_length=16, choices=OnFailure.choices)
     mode = models.CharField(max_length=16, choices=Mode.choices)
     enabled = models.BooleanField(default=True)
+    # Whether an answer that carries no signature (no `webhook-signature`) is taken. Off by
+    # default: an unsigned answer is a failure that `on_failure` decides, because anyone who
+    # can answer in the program's place (a misrouted host, a proxy) would otherwise decide
+    # payments. On, it still never takes a wrongly signed, stale or replayed answer
+    # (decisioning.services.call).
+    accept_unsigned_answers = models.BooleanField(default=False, db_default=False)
     # `whsec_<base64>`, encrypted (core.crypto); read only through `secrets_at()` to sign.
     secret_encrypted = models.TextField()
     # The secret before the last rotation, still signing until `previous_secret_expires_at`.

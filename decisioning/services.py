@@ -14,7 +14,11 @@ Signing: Standard Webhooks, as webhook deliveries (`webhook-id`, `webhook-timest
 `webhook-signature`). After a rotation the request carries two signatures in its one
 `webhook-signature` header (`v1,<new> v1,<previous>`, space-separated, as the specification
 allows) until the previous secret's overlap ends, so a program verifying with either secret
-accepts it.
+accepts it. The program signs its answer the same way (issue 47): over the answer's body, with
+either secret while both sign, its `webhook-id` the request's message id (an answer recorded
+for one authorization is no answer for another) and its timestamp within Standard Webhooks'
+tolerance; anything else is a failed call (`call`, `verify_answer`). An endpoint with
+`accept_unsigned_answers` takes an answer that carries no signature at all, never a wrong one.
 
 The self-test (`decisioning_endpoint_test`) POSTs a signed `decisioning.test` request and
 reports what came back; it writes nothing and must be called with no database transaction open
@@ -34,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
-from standardwebhooks import Webhook
+from standardwebhooks import Webhook, WebhookVerificationError
 
 from cards.selectors import card_product_get
 from core.actors import current_actor
@@ -61,6 +65,15 @@ DEFAULT_OVERLAP_SECONDS = 24 * 3600
 MAX_OVERLAP_SECONDS = 7 * 24 * 3600
 # The most of a program's answer read (characters): an answer is a small JSON object.
 MAX_ANSWER_CHARS = 4096
+# The headers that sign a program's answer (Standard Webhooks), the only ones TX reads of it.
+SIGNATURE_HEADERS = ("webhook-id", "webhook-timestamp", "webhook-signature")
+# How far an answer's `webhook-timestamp` may be from TX's clock, either way: the tolerance of
+# Standard Webhooks (its libraries' verify refuses beyond it too).
+ANSWER_TOLERANCE_SECONDS = 5 * 60
+INVALID_ANSWER = (
+    "invalid answer: not a JSON object with a boolean `approved` "
+    f"(at most {MAX_ANSWER_CHARS} characters)"
+)
 SELF_TEST_BUSY = (
     "This institution's calls of its programs in flight are at their limit. Retry after the "
     "time in Retry-After."
@@ -68,9 +81,12 @@ SELF_TEST_BUSY = (
 
 # The fields a change may name (domain names). The card product is what the endpoint is for:
 # not changed, another endpoint is created instead.
-UPDATABLE = frozenset({"url", "timeout_ms", "on_failure", "mode", "enabled"})
-# A change of these gives a degraded endpoint a fresh start (decisioning.breaker).
-RESETS_BREAKER = frozenset({"url", "timeout_ms", "enabled"})
+UPDATABLE = frozenset(
+    {"url", "timeout_ms", "on_failure", "mode", "enabled", "accept_unsigned_answers"}
+)
+# A change of these gives a degraded endpoint a fresh start (decisioning.breaker): a new target,
+# deadline or rule for the answer's signature is not the one that failed.
+RESETS_BREAKER = frozenset({"url", "timeout_ms", "enabled", "accept_unsigned_answers"})
 
 
 @dataclass(frozen=True)
@@ -97,6 +113,7 @@ def _event_data(endpoint: DecisioningEndpoint) -> dict:
         "on_failure": endpoint.on_failure,
         "mode": endpoint.mode,
         "enabled": endpoint.enabled,
+        "accept_unsigned_answers": endpoint.accept_unsigned_answers,
     }
 
 
@@ -110,8 +127,10 @@ def decisioning_endpoint_create(
     mode: str,
     card_product_id: str | None = None,
     enabled: bool = True,
+    accept_unsigned_answers: bool = False,
 ) -> WithSecret:
-    """The institution's endpoint (`card_product_id` None) or one card product's. 400 on a
+    """The institution's endpoint (`card_product_id` None) or one card product's; it refuses
+    unsigned answers unless `accept_unsigned_answers`. 400 on a
     field out of its rules; 404 when the card product is not the institution's; 409
     `already_exists` (details: the `endpoint_id` there is) when the institution, or the card
     product, has its endpoint already, also when two requests race (the unique indexes decide).
@@ -124,6 +143,7 @@ def decisioning_endpoint_create(
             "on_failure": on_failure,
             "mode": mode,
             "enabled": enabled,
+            "accept_unsigned_answers": accept_unsigned_answers,
         },
         errors,
     )
@@ -172,11 +192,12 @@ def _existing(institution: Institution, card_product) -> str | None:
 def decisioning_endpoint_update(
     *, endpoint: DecisioningEndpoint, changes: dict
 ) -> Outcome[DecisioningEndpoint]:
-    """Change `url`, `timeout_ms`, `on_failure`, `mode` and `enabled` (domain names), validated
-    as `decisioning_endpoint_create` does. No change writes nothing (`Outcome.changed` false);
-    otherwise emits `decisioning_endpoint.updated` naming what changed (`changed_fields`). A
-    new `url` or `timeout_ms`, or `enabled` switched, resets the circuit breaker (failures
-    forgotten, no longer degraded).
+    """Change `url`, `timeout_ms`, `on_failure`, `mode`, `enabled` and
+    `accept_unsigned_answers` (domain names), validated as `decisioning_endpoint_create` does.
+    No change writes nothing (`Outcome.changed` false); otherwise emits
+    `decisioning_endpoint.updated` naming what changed (`changed_fields`). A new `url` or
+    `timeout_ms`, or `enabled` or `accept_unsigned_answers` switched, resets the circuit breaker
+    (failures forgotten, no longer degraded).
     `Outcome.previous` has the old values of the fields that changed."""
     unknown = set(changes) - UPDATABLE
     if unknown:
@@ -296,9 +317,10 @@ def signed_headers(
 # --- calling the endpoint
 @dataclass(frozen=True)
 class CallResult:
-    """What one call of a program's endpoint got. `ok`: a 2xx within the timeout whose body is
-    a JSON object with a boolean `approved` (`answer`); otherwise `error` says why, in a few
-    words (never the URL)."""
+    """What one call of a program's endpoint got. `ok`: a 2xx within the timeout, signed by the
+    program for this request (`verify_answer`), whose body is a JSON object with a boolean
+    `approved` (`answer`); otherwise `error` says why, in a few words (never the URL, never a
+    secret)."""
 
     ok: bool
     status: int | None
@@ -310,8 +332,11 @@ class CallResult:
 def call(*, endpoint: DecisioningEndpoint, message_id: str, payload: dict) -> CallResult:
     """POST `payload` (JSON), signed, to the endpoint within its `timeout_ms` (everything
     included: resolving, connecting, TLS, the answer), reading at most MAX_ANSWER_CHARS of the
-    answer. Never raises for what the network or the program does. Refuses (RuntimeError) to
-    run inside a database transaction: nothing may be held while TX waits."""
+    answer. A 2xx answer is taken only when the program signed it for `message_id`
+    (`verify_answer`: else `unsigned answer: ...`, `invalid signature: ...`, `stale answer:
+    ...` or `replayed answer: ...`), before its body is read as a decision. Never raises for
+    what the network or the program does. Refuses (RuntimeError) to run inside a database
+    transaction: nothing may be held while TX waits."""
     if _transaction_open():
         raise RuntimeError(
             "A decisioning endpoint is called with no database transaction open (docs/"
@@ -337,7 +362,10 @@ def call(*, endpoint: DecisioningEndpoint, message_id: str, payload: dict) -> Ca
         headers=headers,
         timeout=endpoint.timeout_ms / 1000,
         max_response_bytes=settings.WEBHOOK_MAX_RESPONSE_BYTES,
-        excerpt_chars=MAX_ANSWER_CHARS,
+        # One character more than an answer may have: a longer one is told apart from one that
+        # fits (its signature, over the whole body, could not be checked on a part of it).
+        excerpt_chars=MAX_ANSWER_CHARS + 1,
+        keep_headers=SIGNATURE_HEADERS,
     )
     latency = _since(started)
     if outcome.status_code is None:
@@ -352,16 +380,80 @@ def call(*, endpoint: DecisioningEndpoint, message_id: str, payload: dict) -> Ca
             latency_ms=latency,
             error=f"status {outcome.status_code}: the endpoint must answer 2xx",
         )
-    answer = _answer(outcome.response_excerpt)
-    if answer is None:
-        return CallResult(
-            ok=False,
-            status=outcome.status_code,
-            latency_ms=latency,
-            error="invalid answer: not a JSON object with a boolean `approved` "
-            f"(at most {MAX_ANSWER_CHARS} characters)",
+    text = outcome.response_excerpt
+    answer = None
+    if len(text) > MAX_ANSWER_CHARS:
+        error = INVALID_ANSWER  # too long: a signature over the whole is not checked on a part
+    else:
+        # What was signed is checked before anything in it is believed.
+        error = verify_answer(
+            endpoint=endpoint, message_id=message_id, body=text, headers=outcome.headers, at=at
         )
+        if error is None:
+            answer = _answer(text)
+            error = INVALID_ANSWER if answer is None else None
+    if error is not None:
+        return CallResult(ok=False, status=outcome.status_code, latency_ms=latency, error=error)
     return CallResult(ok=True, status=outcome.status_code, latency_ms=latency, answer=answer)
+
+
+def verify_answer(
+    *, endpoint: DecisioningEndpoint, message_id: str, body: str, headers: dict, at: datetime
+) -> str | None:
+    """Why the program's answer `body` (its text, whole) with `headers` (its Standard Webhooks
+    headers, lower-case names) is not signed by the program for the request `message_id` made
+    at `at`, or None when it is. The rules, in this order:
+
+    - no `webhook-signature`: `unsigned answer` (None, taken, when the endpoint has
+      `accept_unsigned_answers`);
+    - no `webhook-id` or `webhook-timestamp` with it, or a timestamp that is not Unix seconds:
+      `invalid signature`;
+    - a timestamp more than ANSWER_TOLERANCE_SECONDS from now, either way: `stale answer`;
+    - no `v1,` signature over `<webhook-id>.<webhook-timestamp>.<body>` by a secret that signed
+      the request (`secrets_at(at)`: the previous one too during a rotation's overlap):
+      `invalid signature` (the standardwebhooks library's verify);
+    - signed, but for another `webhook-id` than `message_id`: `replayed answer` (an answer
+      recorded for another authorization, increment or self-test).
+
+    Never raises for what the program sends; the error names no secret and no header's value."""
+    signature = (headers.get("webhook-signature") or "").strip()
+    if not signature:
+        if endpoint.accept_unsigned_answers:
+            return None
+        return (
+            "unsigned answer: no webhook-signature (the program signs its answer with the "
+            "endpoint's secret: docs/decisioning.md)"
+        )
+    answer_id = headers.get("webhook-id") or ""
+    timestamp = headers.get("webhook-timestamp") or ""
+    if not answer_id or not timestamp:
+        return "invalid signature: webhook-id and webhook-timestamp must come with the signature"
+    if not timestamp.isascii() or not timestamp.isdigit():
+        return "invalid signature: webhook-timestamp must be Unix time in seconds"
+    if abs(time.time() - int(timestamp)) > ANSWER_TOLERANCE_SECONDS:
+        return (
+            "stale answer: webhook-timestamp is more than "
+            f"{ANSWER_TOLERANCE_SECONDS // 60} minutes from TX's clock"
+        )
+    signed = {
+        "webhook-id": answer_id,
+        "webhook-timestamp": timestamp,
+        "webhook-signature": signature,
+    }
+    if not any(_verifies(secret, body, signed) for secret in endpoint.secrets_at(at)):
+        return "invalid signature: no signature of the answer verifies with the endpoint's secret"
+    if answer_id != message_id:
+        return "replayed answer: signed for another message, not this request's webhook-id"
+    return None
+
+
+def _verifies(secret: str, body: str, headers: dict) -> bool:
+    try:
+        Webhook(secret).verify(body, headers, json_parse=False)
+    except (WebhookVerificationError, ValueError):
+        # ValueError: what the library raises on a malformed `v1,` entry (no comma, bad base64).
+        return False
+    return True
 
 
 def _transaction_open() -> bool:
@@ -463,9 +555,10 @@ def _clean(values: dict, errors: dict) -> dict:
                 errors[field] = f"Must be one of {', '.join(choices)}."
             else:
                 cleaned[field] = values[field]
-    if "enabled" in values:
-        if not isinstance(values["enabled"], bool):
-            errors["enabled"] = "Must be true or false."
-        else:
-            cleaned["enabled"] = values["enabled"]
+    for field in ("enabled", "accept_unsigned_answers"):
+        if field in values:
+            if not isinstance(values[field], bool):
+                errors[field] = "Must be true or false."
+            else:
+                cleaned[field] = values[field]
     return cleaned

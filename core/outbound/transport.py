@@ -45,7 +45,7 @@ import os
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -69,6 +69,10 @@ MAX_ERROR_LENGTH = 200
 
 # Bytes read from a response for its excerpt (a UTF-8 character is at most four bytes).
 EXCERPT_BYTES = RESPONSE_EXCERPT_CHARS * 4
+# The longest value kept of a response header the caller asks for (`post(keep_headers=...)`):
+# a decisioning answer's signature headers are well under it (a `v1,` signature is 47
+# characters); what is longer is cut, which can only make a signature fail to verify.
+MAX_KEPT_HEADER_CHARS = 1024
 
 
 class DeadlinePassed(Exception):  # noqa: N818 (reads as what happened)
@@ -269,13 +273,16 @@ class GuardedAdapter(HTTPAdapter):
 @dataclass
 class Outcome:
     """What one POST got: a status code and an excerpt, or an error (no complete response).
-    `bytes_read` is what was taken from the socket (not recorded)."""
+    `headers`: the response headers the caller asked to keep (lower-case names, each value at
+    most MAX_KEPT_HEADER_CHARS), those present only. `bytes_read` is what was taken from the
+    socket (not recorded)."""
 
     duration_ms: int
     status_code: int | None = None
     response_excerpt: str = ""
     error: str = ""
     bytes_read: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def succeeded(self) -> bool:
@@ -290,12 +297,15 @@ def post(
     timeout: float,
     max_response_bytes: int,
     excerpt_chars: int = RESPONSE_EXCERPT_CHARS,
+    keep_headers: tuple[str, ...] = (),
 ) -> Outcome:
     """POST `body` to `url` within `timeout` seconds (wall clock, everything included),
     reading at most `max_response_bytes`; never raises for what the network or the receiver
     does. A response not complete by the deadline (status line, headers and the excerpt's part
     of the body) is a timeout: no status. The excerpt is the body's first `excerpt_chars`
-    characters (a decisioning endpoint's answer is read whole this way: its size is capped)."""
+    characters (a decisioning endpoint's answer is read whole this way: its size is capped).
+    `keep_headers`: the response headers (lower-case names) returned in `Outcome.headers`
+    (a decisioning answer's signature); the headers are read anyway, within the byte cap."""
     started = time.monotonic()
     budget = Budget(deadline=started + timeout, max_bytes=max_response_bytes)
     session = requests.Session()
@@ -326,6 +336,11 @@ def post(
                 status_code=response.status_code,
                 response_excerpt=excerpt,
                 bytes_read=budget.bytes_read,
+                headers={
+                    name: response.headers[name][:MAX_KEPT_HEADER_CHARS]
+                    for name in keep_headers
+                    if name in response.headers
+                },
             )
     except DeadlinePassed:
         return failed(f"timeout: no response within {timeout:g} s")

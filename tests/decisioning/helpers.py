@@ -11,6 +11,15 @@ also looks at PostgreSQL: `open_transactions` records how many sessions of the t
 were inside a transaction at that moment (none may be: TX calls a program with nothing open).
 `port`: a given one (`free_port()`: the program that was down comes back there).
 
+It signs its answers as docs/decisioning.md says a program does (`sign_answer`, "Signed
+answers"): Standard Webhooks headers over the answer's body with its `secret`, its
+`webhook-id` the request's. `create_endpoint` gives the program at the endpoint's URL the
+endpoint's secret, as a bank configures its program with the secret it was shown (a test that
+rotates gives it the new one itself, `program.secret = ...`, or keeps the old one). `signing`
+answers otherwise: `UNSIGNED`, `WRONG_SECRET`, `OTHER_ID` (signed, for another message id),
+`STALE` (signed, its timestamp 10 minutes old); `replay`, when set, is an answer it sent
+before (`replies`), sent again byte for byte with its headers.
+
 Loopback is a private target: the tests run with WEBHOOK_ALLOW_PRIVATE_TARGETS (the test
 settings, as development's), which is what lets webhooks' tests reach their local receiver too
 (tests/webhooks/helpers.py); the production rules are switched on by the `production` fixture.
@@ -21,10 +30,12 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import psycopg
 from django.db import connection
+from standardwebhooks import Webhook
 
 from tests.accounts.api.helpers import created
 from tests.conftest import Api
@@ -33,6 +44,35 @@ APPROVE = (200, b'{"approved": true}')
 FAIL = (500, b'{"error": "down"}')
 GARBAGE = (200, b"<html>definitely not json</html>")
 NO_DECISION = (200, b'{"ok": true}')
+
+# How the program signs its answers (`Program.signing`).
+SIGNED = "signed"  # as the docs say: its secret, the request's webhook-id, now
+UNSIGNED = "unsigned"  # no webhook-* header at all
+WRONG_SECRET = "wrong secret"  # a secret TX never gave (anyone answering in its place)
+OTHER_ID = "other id"  # the right secret, for another message id
+STALE = "stale"  # the right secret and id, timestamped 10 minutes ago
+# A secret nobody gave the program: what a host answering in the program's place signs with.
+A_WRONG_SECRET = "whsec_" + "d3Jvbmcgc2VjcmV0IG9mIDMyIGJ5dGVzISEhISEhISE="
+
+
+def sign_answer(secret: str, message_id: str, body: bytes, at: datetime | None = None) -> dict:
+    """The Standard Webhooks headers of a program's answer `body` to the request `message_id`,
+    as docs/decisioning.md's signer makes them (`at`: now unless given)."""
+    at = at or datetime.now(tz=UTC)
+    return {
+        "webhook-id": message_id,
+        "webhook-timestamp": str(int(at.timestamp())),
+        "webhook-signature": Webhook(secret).sign(message_id, at, body.decode()),
+    }
+
+
+@dataclass
+class Reply:
+    """An answer the program sent: its status, signature headers and body."""
+
+    status: int
+    headers: dict
+    body: bytes
 
 
 @dataclass
@@ -59,6 +99,10 @@ def _open_transactions() -> int:
         ).fetchone()[0]
 
 
+# The programs running, by URL: `create_endpoint` gives the one at the endpoint's URL its secret.
+_RUNNING: dict[str, "Program"] = {}
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -74,10 +118,16 @@ class Program:
         watch_transactions: bool = False,
         port: int = 0,
         held: bool = False,
+        signing: str = SIGNED,
+        secret: str | None = None,
     ):
         self.answer = answer
         self.delay = delay
         self.watch_transactions = watch_transactions
+        self.signing = signing
+        self.secret = secret  # the endpoint's, set by `create_endpoint`
+        self.replay: Reply | None = None
+        self.replies: list[Reply] = []
         self.calls: list[Call] = []
         self.called = threading.Event()  # set by the first request (the program is thinking)
         self._arrived = threading.Condition()
@@ -108,23 +158,45 @@ class Program:
                 finally:
                     with program._arrived:
                         program.thinking -= 1
-                status, payload = program.answer
-                self.send_response(status)
+                reply = program.replay or program.reply_to(headers.get("webhook-id", ""))
+                with program._arrived:
+                    program.replies.append(reply)
+                self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Content-Length", str(len(reply.body)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                self.wfile.write(reply.body)
 
             def log_message(self, format, *args):
                 pass
 
         self.server = _Server(("127.0.0.1", port), Handler)
         self.port = self.server.server_address[1]
+        _RUNNING[self.url] = self
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
     def url(self) -> str:
         return url_at(self.port)
+
+    def reply_to(self, message_id: str) -> Reply:
+        """`answer`, signed as `signing` says, to the request `message_id`."""
+        status, body = self.answer
+        if self.signing == UNSIGNED:
+            return Reply(status, {}, body)
+        assert self.secret is not None, "the program has no secret: create_endpoint gives it"
+        secret, at = self.secret, None
+        if self.signing == WRONG_SECRET:
+            secret = A_WRONG_SECRET
+        elif self.signing == OTHER_ID:
+            message_id = "auth_0000000000000000000000000"
+        elif self.signing == STALE:
+            at = datetime.now(tz=UTC) - timedelta(minutes=10)
+        else:
+            assert self.signing == SIGNED, self.signing
+        return Reply(status, sign_answer(secret, message_id, body, at), body)
 
     def wait_for(self, count: int, timeout: float = 10) -> None:
         """Return once `count` requests have arrived (each is thinking, if held)."""
@@ -142,6 +214,7 @@ class Program:
         self._released.clear()
 
     def stop(self) -> None:
+        _RUNNING.pop(self.url, None)
         self._released.set()
         self.server.shutdown()
         self.server.server_close()
@@ -170,8 +243,12 @@ def endpoint_body(**fields) -> dict:
 
 
 def create_endpoint(api, **fields) -> dict:
-    """Create an endpoint through the API; returns the created body (with its `secret`)."""
-    return created(api.post("/decisioning-endpoints", endpoint_body(**fields)), api.version)
+    """Create an endpoint through the API; returns the created body (with its `secret`). The
+    program running at its URL, if any, is given the secret to sign its answers with."""
+    body = created(api.post("/decisioning-endpoints", endpoint_body(**fields)), api.version)
+    if body["url"] in _RUNNING:
+        _RUNNING[body["url"]].secret = body["secret"]
+    return body
 
 
 class InThread:

@@ -49,6 +49,7 @@ def stored_body(endpoint: DecisioningEndpoint) -> dict:
         "onFailure": endpoint.on_failure,
         "mode": endpoint.mode,
         "enabled": endpoint.enabled,
+        "acceptUnsignedAnswers": endpoint.accept_unsigned_answers,
         "previousSecretExpiresAt": iso(endpoint.previous_secret_expires_at),
         "consecutiveFailures": endpoint.consecutive_failures,
         "degradedAt": iso(endpoint.degraded_at),
@@ -77,6 +78,8 @@ def test_create_shows_the_secret_once(api_v2, institution, key):
         "live",
     )
     assert body["enabled"] is True and body["previousSecretExpiresAt"] is None
+    # Unsigned answers are refused unless the bank says otherwise.
+    assert body["acceptUnsignedAnswers"] is False
     assert secret.startswith("whsec_") and len(base64.b64decode(secret[6:])) == 32
     assert endpoint.secret() == secret
     assert secret[6:] not in endpoint.secret_encrypted
@@ -109,6 +112,7 @@ def test_create_shows_the_secret_once(api_v2, institution, key):
         "onFailure": "standin",
         "mode": "live",
         "enabled": True,
+        "acceptUnsignedAnswers": False,
     }
 
 
@@ -205,6 +209,8 @@ def test_timeout_boundaries_in_a_change(api_v2):
         ({"timeoutMs": "500"}, {"timeoutMs": "Must be an integer."}),
         ({"timeoutMs": 500.0}, {"timeoutMs": "Must be an integer."}),
         ({"enabled": "yes"}, {"enabled": "Must be true or false."}),
+        ({"acceptUnsignedAnswers": "true"}, {"acceptUnsignedAnswers": "Must be true or false."}),
+        ({"acceptUnsignedAnswers": None}, {"acceptUnsignedAnswers": "This field may not be null."}),
         ({"url": "ftp://decide.example.com/"}, {"url": "The scheme must be http or https."}),
         ({"url": "https://"}, {"url": "The URL has no host."}),
         ({"secret": "whsec_mine"}, {"secret": "Unknown field."}),
@@ -302,8 +308,28 @@ def test_change_and_its_event(api_v2, key):
     ]
     assert event.actor_id == str(key[0].pk)
     # The same values again: nothing written, no event.
-    resource(api_v2.patch(path, {"mode": "shadow"}), "v2")
+    resource(api_v2.patch(path, {"mode": "shadow", "acceptUnsignedAnswers": False}), "v2")
     assert Event.objects.filter(type="decisioning_endpoint.updated").count() == 1
+    # Accepting unsigned answers is a change of its own, named in its event.
+    body = resource(api_v2.patch(path, {"acceptUnsignedAnswers": True}), "v2")
+    assert body["acceptUnsignedAnswers"] is True
+    assert DecisioningEndpoint.objects.get().accept_unsigned_answers is True
+    latest = Event.objects.filter(type="decisioning_endpoint.updated").order_by("-pk").first()
+    assert event_payload(latest)["data"] == {
+        "endpointId": endpoint["endpointId"],
+        "cardProductRid": None,
+        "timeoutMs": 800,
+        "onFailure": "decline",
+        "mode": "shadow",
+        "enabled": False,
+        "acceptUnsignedAnswers": True,
+        "changedFields": ["acceptUnsignedAnswers"],
+    }
+    assert_validation_error(
+        api_v2.patch(path, {"acceptUnsignedAnswers": "yes"}),
+        "v2",
+        {"acceptUnsignedAnswers": "Must be true or false."},
+    )
     # The card product does not change; nothing else is a field.
     assert_validation_error(
         api_v2.patch(path, {"cardProductRid": "cprd_x"}), "v2", {"cardProductRid": "Unknown field."}

@@ -178,14 +178,15 @@ def test_a_new_url_gives_a_degraded_endpoint_a_fresh_start(api_v2, program):
     """A PATCH of the URL (or the timeout, or `enabled`) resets the breaker: the next
     authorization calls the new target at once, not at the next probe; a change of `mode` or
     `onFailure` does not."""
-    endpoint_id = create_endpoint(api_v2, url=program.url, onFailure="standin")["endpointId"]
+    endpoint = create_endpoint(api_v2, url=program.url, onFailure="standin")
+    endpoint_id = endpoint["endpointId"]
     f = funded(api_v2)
     degrade(api_v2, program, endpoint_id, f.card_id)
     api_v2.patch(f"/decisioning-endpoints/{endpoint_id}", {"onFailure": "approve"})
     assert state(endpoint_id).degraded_at is not None
 
     program.answer = APPROVE
-    fixed = Program()
+    fixed = Program(secret=endpoint["secret"])  # the program moved, with its secret
     try:
         patched = api_v2.patch(f"/decisioning-endpoints/{endpoint_id}", {"url": fixed.url})
         assert patched.status_code == 200, patched.content

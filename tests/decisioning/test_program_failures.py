@@ -124,6 +124,13 @@ FAILURES = {
         'invalid answer: metadata: The value of "n" must be a string (or null to remove the key).',
         200,
     ),
+    "an answer too long": (
+        (200, b'{"approved": true, "note": "' + b"x" * 4_096 + b'"}'),
+        0,
+        1500,
+        INVALID_ANSWER,
+        200,
+    ),
     "metadata not an object": (
         (200, b'{"approved": true, "metadata": ["a"]}'),
         0,
@@ -238,7 +245,7 @@ def test_a_late_program_is_stood_in_for_and_the_hold_kept(api_v2, program, on_fa
 
 def test_a_program_that_is_down_then_comes_back(api_v2):
     port = free_port()
-    create_endpoint(api_v2, url=url_at(port), onFailure="decline")
+    secret = create_endpoint(api_v2, url=url_at(port), onFailure="decline")["secret"]
     f = funded(api_v2)
 
     down = decide(api_v2, f.card_id)
@@ -253,7 +260,7 @@ def test_a_program_that_is_down_then_comes_back(api_v2):
     assert balances(api_v2, f.account_id) == money(START)
     assert usage(api_v2, f.card_id) == (0, 0, 0)
 
-    back = Program(answer=(200, b'{"approved": true, "amount": 900}'), port=port)
+    back = Program(answer=(200, b'{"approved": true, "amount": 900}'), port=port, secret=secret)
     try:
         body = decide(api_v2, f.card_id)
     finally:
