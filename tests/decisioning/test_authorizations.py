@@ -8,6 +8,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from tests.authorizations.helpers import (
+    MERCHANT,
     START,
     authorization_of,
     authorize,
@@ -15,6 +16,7 @@ from tests.authorizations.helpers import (
     created,
     funded,
     hold_of,
+    increment,
     money,
     usage,
 )
@@ -55,6 +57,30 @@ def test_the_program_approves_with_nothing_open_while_it_thinks(api_v2, program)
     assert balances(api_v2, f.account_id) == money(START, 1_500)
     assert usage(api_v2, f.card_id)[0] == 1_500
     assert body["transactionId"] is not None
+
+
+def test_the_program_is_told_the_merchants_amount_and_the_rate(api_v2, program):
+    """docs/card-transactions.md, "Foreign currency": 1,600 JPY billed 10.00 EUR reaches the
+    program with both amounts and the rate, and its increment with the authorization's."""
+    endpoint = create_endpoint(api_v2, url=program.url)
+    f = funded(api_v2)
+    body = {"cardId": f.card_id, "amount": 1_000, "currency": "EUR", "type": "Goods"}
+    foreign = {"merchantAmount": 1_600, "merchantCurrency": "JPY"}
+
+    auth = created(
+        api_v2.post("/card-authorizations", {**body, **foreign, "merchant": MERCHANT}), "v2"
+    )
+    created(increment(api_v2, auth["authorizationId"], 200), "v2")
+
+    asked, raised = (
+        Webhook(endpoint["secret"]).verify(call.body, call.headers) for call in program.calls
+    )
+    told = {"merchantAmount": 1_600, "merchantCurrency": "JPY", "conversionRate": "0.00625"}
+    for payload in (asked, raised):
+        authorization = payload["authorization"]
+        assert {key: authorization[key] for key in told} == told
+        assert (authorization["amount"], authorization["currency"]) == (1_000, "EUR")
+    assert raised["type"] == "authorization.increment"
 
 
 def test_the_program_declines_and_the_hold_is_released(api_v2, program):
