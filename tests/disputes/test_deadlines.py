@@ -5,12 +5,16 @@ frozen clock: `now=`): `dispute.deadline_approaching` and `dispute.deadline_miss
 a draft past its filing deadline closed `expired`."""
 
 from datetime import date, datetime, timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
+from django.utils import timezone
 
 from authorizations.models import Authorization
 from core import operations
 from core.actors import SYSTEM
+from disputes.models import DisputeDeadline
 from disputes.services.watch import disputes_watch_deadlines
 from institutions.calendar import local_date
 from institutions.services import holiday_add
@@ -194,6 +198,45 @@ def test_the_disputes_due_queue(api_v2, institution):
     assert due_by("2026-12-09") == [later, soon]
     moved(api_v2, soon, "submitted")  # credited: its credit deadline is met
     assert due_by("2026-12-09") == [later]
+
+
+def test_the_command_watches_the_deadlines_now(api_v2, institution):
+    """`manage.py watch_dispute_deadlines`, the job's service run now: a deadline due today
+    is approaching; a draft whose filing deadline was yesterday is missed and expires."""
+    policy(api_v2, institution, "regE")
+    now = timezone.now()
+    today = local_date(institution, now)
+    # Contacted now: the policy's own deadlines are 10 business days and 45 days away, whatever
+    # the day the test runs; only the two set below are due.
+    contacted = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    approaching, late = (
+        filed(api_v2, payment(api_v2).authorization_id, cardholderContactedAt=contacted)[
+            "disputeId"
+        ]
+        for _ in range(2)
+    )
+    DisputeDeadline.objects.filter(dispute_id=approaching, name="resolution").update(due_on=today)
+    DisputeDeadline.objects.filter(dispute_id=late, name="network_filing").update(
+        due_on=today - timedelta(days=1)
+    )
+
+    def command() -> str:
+        out = StringIO()
+        call_command("watch_dispute_deadlines", stdout=out)
+        return out.getvalue()
+
+    assert command() == (
+        "Dispute deadlines: 1 approaching, 1 missed; 1 draft(s) expired, 0 credited by their "
+        "deadline, 0 held reversal(s) posted.\n"
+    )
+    [warned] = event_data(api_v2, "dispute.deadline_approaching", approaching)
+    assert (warned["deadline"], warned["dueOn"]) == ("resolution", today.isoformat())
+    assert dispute_of(api_v2, late)["outcome"] == "expired"
+    # Each once: the next run finds nothing to do.
+    assert command() == (
+        "Dispute deadlines: 0 approaching, 0 missed; 0 draft(s) expired, 0 credited by their "
+        "deadline, 0 held reversal(s) posted.\n"
+    )
 
 
 def test_the_job_runs_through_procrastinate(api_v2, institution):
