@@ -114,8 +114,10 @@ def parse_args():
 
 class Program:
     """`ThreadingHTTPServer` on 127.0.0.1: verifies each request's Standard Webhooks signature
-    with the endpoint's secret, then answers `{"approved": true}` after `delay` seconds (401
-    without waiting when the signature is wrong: TX then counts a failure)."""
+    with the endpoint's secret, then answers `{"approved": true}` after `delay` seconds, signed
+    for the request as docs/decisioning.md's signer does ("Signed answers": TX refuses an
+    unsigned answer); 401 without waiting when the signature is wrong: TX then counts a
+    failure."""
 
     def __init__(self):
         self.delay = 0.0
@@ -126,10 +128,13 @@ class Program:
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 (http.server's name)
+                from datetime import UTC, datetime
+
                 from standardwebhooks import Webhook
 
                 body = self.rfile.read(int(self.headers.get("content-length") or 0))
                 headers = {name.lower(): value for name, value in self.headers.items()}
+                signed = {}
                 try:
                     Webhook(program.secret).verify(body, headers, json_parse=False)
                 except Exception:  # noqa: BLE001 (any failure to verify is a refusal)
@@ -139,9 +144,19 @@ class Program:
                     program.count("verified")
                     time.sleep(program.delay)
                     status, answer = 200, b'{"approved": true}'
+                    now, message_id = datetime.now(tz=UTC), headers["webhook-id"]
+                    signed = {
+                        "webhook-id": message_id,
+                        "webhook-timestamp": str(int(now.timestamp())),
+                        "webhook-signature": Webhook(program.secret).sign(
+                            message_id, now, answer.decode()
+                        ),
+                    }
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))
+                for name, value in signed.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(answer)
 
