@@ -54,6 +54,9 @@ def test_pages_render_and_are_view_only(admin_client, world):
     assert changelist.context["cl"].result_count == 2
     html = changelist.content.decode()
     assert "https://decide.example.com/tx" in html and "shadow" in html
+    # Whether an endpoint takes unsigned answers: a column and a filter of the list.
+    assert "column-accept_unsigned_answers" in html
+    assert "accept_unsigned_answers__exact=1" in html
     for endpoint in world["endpoints"]:
         response = admin_client.get(url("change", endpoint.pk))
         assert response.status_code == 200
@@ -61,6 +64,7 @@ def test_pages_render_and_are_view_only(admin_client, world):
         page = response.content.decode()
         assert 'name="_save"' not in page
         assert f"API key {world['api_key'].prefix}" in page  # created and updated by
+        assert "Accept unsigned answers" in page
     assert admin_client.get(url("add")).status_code == 403
     assert admin_client.get(url("delete", world["endpoints"][0].pk)).status_code == 403
     assert admin_client.get(url(), {"q": world["endpoints"][1].pk}).context["cl"].result_count == 1
