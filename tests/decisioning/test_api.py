@@ -116,6 +116,14 @@ def test_create_shows_the_secret_once(api_v2, institution, key):
     }
 
 
+def test_an_endpoint_may_be_created_taking_unsigned_answers(api_v2):
+    body = create_endpoint(api_v2, acceptUnsignedAnswers=True)
+    assert body["acceptUnsignedAnswers"] is True
+    assert DecisioningEndpoint.objects.get().accept_unsigned_answers is True
+    event = Event.objects.get(type="decisioning_endpoint.created")
+    assert event_payload(event)["data"]["acceptUnsignedAnswers"] is True
+
+
 def test_an_idempotent_replay_answers_the_same_and_creates_one(api_v2):
     key = uuid.uuid4()
     first = api_v2.post("/decisioning-endpoints", endpoint_body(), idempotency_key=key)
