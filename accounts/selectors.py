@@ -191,3 +191,22 @@ def holds_expiring_today(holds, *, now: datetime | None = None):
         expires_at__gte=min(start for start, _ in days.values()),
         expires_at__lt=max(end for _, end in days.values()),
     )
+
+
+def program_funding_accounts(*, institution: Institution):
+    """The institution's just-in-time program funding accounts (one per currency), newest
+    first."""
+    return Account.objects.filter(
+        institution=institution,
+        kind=Account.Kind.INTERNAL,
+        internal_code=Account.InternalCode.PROGRAM_FUNDING,
+    ).order_by("-pk")
+
+
+def program_funding_account_get(*, institution: Institution, account_id: str) -> Account:
+    return get_of_institution(
+        program_funding_accounts(institution=institution),
+        institution=institution,
+        id=account_id,
+        missing="No program funding account with this id.",
+    )

@@ -1,6 +1,9 @@
 """The ledger's invariants (DESIGN.md section 7), checked over the whole database in SQL.
 
 Each check returns the rows that break it; an empty result everywhere means the ledger holds.
+An app above `accounts` whose money follows rules of its own adds its checks when Django starts
+(`register`, the registration pattern of docs/architecture.md): `authorizations`' just-in-time
+funding, for one.
 """
 
 from dataclasses import dataclass
@@ -85,6 +88,13 @@ CHECKS = {
            AND network_overdraft > GREATEST(0, pending - posted - overdraft_limit)
     """,
 }
+
+
+def register(name: str, sql: str) -> None:
+    """Add a check: `sql` returns the rows that break the rule `name` says."""
+    if name in CHECKS and CHECKS[name] != sql:
+        raise ValueError(f"Another check is registered as {name!r}.")
+    CHECKS[name] = sql
 
 
 @dataclass(frozen=True)

@@ -242,8 +242,28 @@ class ProgramCallOut(Serializer):
     )
 
 
+class ProgramFundingOut(Serializer):
+    """What a just-in-time program funded for the payment (docs/decisioning.md, "Just-in-time
+    funding")."""
+
+    funded = serializers.IntegerField(
+        source="program_funded",
+        help_text="Moved from the program's funding account to the account for this payment.",
+    )
+    returned = serializers.IntegerField(
+        source="program_defunded",
+        help_text="Given back to the program's funding account: released, presented for less, "
+        "or refunded.",
+    )
+
+
 class AuthorizationOutV2(AuthorizationOut):
     metadata = MetadataField()
+    partialApproval = serializers.BooleanField(  # noqa: N815
+        source="partial_approval",
+        help_text="The merchant takes less than asked: only then may TX or the program approve "
+        "part.",
+    )
     merchantAmount = serializers.IntegerField(  # noqa: N815
         source="merchant_amount",
         allow_null=True,
@@ -282,6 +302,11 @@ class AuthorizationOutV2(AuthorizationOut):
     )
     program = ProgramCallOut(
         source="program_call", allow_null=True, help_text="Null: no program was asked."
+    )
+    programFunding = ProgramFundingOut(  # noqa: N815
+        source="program_funding",
+        allow_null=True,
+        help_text="Null unless a just-in-time program approved and funded it.",
     )
 
 

@@ -19,6 +19,8 @@ INSUFFICIENT_FUNDS = "insufficient_funds"  # the account's available balance is 
 # After TX's own checks, from the program's decisioning endpoint (docs/decisioning.md):
 PROGRAM_DECLINED = "program_declined"  # its answer; details.program_decline_code when it gave one
 PROGRAM_UNAVAILABLE = "program_unavailable"  # no valid answer, and its on_failure is decline
+# A JIT program approved, and its funding account cannot pay for it (details: available, amount).
+INSUFFICIENT_PROGRAM_FUNDS = "insufficient_program_funds"
 # An increment's only: its authorization's hold expired while the program decided it.
 AUTHORIZATION_EXPIRED = "authorization_expired"
 
@@ -38,6 +40,6 @@ ORDER = [
     INSUFFICIENT_FUNDS,
 ]
 # The program's, after every check of ORDER passed (docs/decisioning.md).
-PROGRAM = [PROGRAM_DECLINED, PROGRAM_UNAVAILABLE]
+PROGRAM = [PROGRAM_DECLINED, PROGRAM_UNAVAILABLE, INSUFFICIENT_PROGRAM_FUNDS]
 # Every code an authorization or an increment may carry.
 CODES = ORDER + PROGRAM + [AUTHORIZATION_EXPIRED]

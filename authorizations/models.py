@@ -185,6 +185,9 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     pin_given = models.BooleanField(default=False)
+    # The merchant takes less than asked (the network's partial-approval indicator): only then
+    # may TX or the program approve less (docs/decisioning.md, "Partial approvals").
+    partial_approval = models.BooleanField(default=False, db_default=False)
     hold = models.OneToOneField(
         Hold, on_delete=models.PROTECT, null=True, blank=True, related_name="authorization"
     )
@@ -213,6 +216,12 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
         max_length=16, choices=Kind.choices, default=Kind.REQUEST, db_default=Kind.REQUEST
     )
     overdrawn_by = models.BigIntegerField(default=0, db_default=0)
+    # Just-in-time funding (docs/decisioning.md): what the program's funding account moved to
+    # the account for this payment, and what came back to it. What it still funds is what the
+    # payment still needs: held now, plus presented, less returned (`program_funding_follow`,
+    # checked by verify_ledger). 0 and 0 but for an authorization its JIT program approved.
+    program_funded = models.BigIntegerField(default=0, db_default=0)
+    program_defunded = models.BigIntegerField(default=0, db_default=0)
     # The client's own key-value pairs (core.metadata, docs/metadata.md).
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -224,17 +233,21 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="authorization_amount_positive"),
             # What the network did not ask is approved, by the network; only it overdraws.
+            # ... and a JIT program's `on_failure: approve`, which forces the hold it funds not
+            # (docs/decisioning.md, "Just-in-time funding").
             models.CheckConstraint(
                 condition=Q(kind="request", overdrawn_by=0)
+                | Q(kind="request", decided_by="standin", program_mode="jit", overdrawn_by__gte=0)
                 | Q(
                     kind__in=["advice", "force_post"],
                     decision="approved",
                     decided_by="network",
                     overdrawn_by__gte=0,
                 ),
-                name="authorization_network_message_approved",
+                name="authorization_network_message_approved_v2",
             ),
-            # Approved and awaiting the program: a hold, no decline code. Declined: a code, and
+            # Approved and awaiting the program: a hold, no decline code (awaiting a JIT
+            # program: no hold yet, nothing is funded until it approves). Declined: a code, and
             # no hold unless the program declined after TX held (a released hold, kept linked).
             models.CheckConstraint(
                 condition=(
@@ -242,8 +255,16 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
                     & Q(hold__isnull=False)
                     & Q(decline_code="")
                 )
+                | Q(decision="awaiting_program", program_mode="jit", decline_code="")
                 | (Q(decision="declined") & ~Q(decline_code="")),
-                name="authorization_decision_consistent_v2",
+                name="authorization_decision_consistent_v3",
+            ),
+            # What came back to the program is never more than it funded; only a JIT program
+            # funds.
+            models.CheckConstraint(
+                condition=Q(program_defunded__gte=0, program_defunded__lte=F("program_funded"))
+                & (Q(program_funded=0) | Q(program_mode="jit")),
+                name="authorization_program_funding_valid",
             ),
             models.CheckConstraint(
                 condition=Q(requested_amount__isnull=True) | Q(requested_amount__gt=F("amount")),
@@ -300,6 +321,11 @@ class Authorization(Merchant, ProgramDecided, CreatedBy, Timestamped):
     @property
     def conversion_rate_text(self) -> str | None:
         return decimal_text(self.conversion_rate)
+
+    @property
+    def program_funding(self):
+        """Itself when its JIT program funded it (the API's `programFunding`), else None."""
+        return self if self.program_funded else None
 
     @property
     def requested_amount_or_amount(self) -> int:
@@ -376,8 +402,9 @@ class AuthorizationIncrement(ProgramDecided, CreatedBy):
                     & Q(hold__isnull=False)
                     & Q(decline_code="")
                 )
+                | Q(decision="awaiting_program", program_mode="jit", decline_code="")
                 | (Q(decision="declined") & ~Q(decline_code="")),
-                name="authorization_increment_decision_consistent_v2",
+                name="authorization_increment_decision_consistent_v3",
             ),
         ]
         indexes = [

@@ -50,7 +50,11 @@ ON_FAILURE_HELP = (
     "JSON decision signed for the request: `decline`, `approve`, or `standin` (TX's own ledger "
     "and controls decide)."
 )
-MODE_HELP = "`live`: the program's answer is obeyed. `shadow`: called and recorded, not obeyed."
+MODE_HELP = (
+    "`live`: the program's answer is obeyed. `shadow`: called and recorded, not obeyed. `jit`: "
+    "live, asked before TX's funds check, and its approval funds the payment from the "
+    "program's funding account (`/program-funding-accounts`)."
+)
 UNSIGNED_HELP = (
     "Whether an answer with no signature (no `webhook-signature`) is taken. Default false: the "
     "program signs its answer as TX signs its request (Standard Webhooks over the answer's "

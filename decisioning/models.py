@@ -49,6 +49,10 @@ class DecisioningEndpoint(Timestamped, CreatedBy, UpdatedBy):
         LIVE = "live"
         # Called and recorded, not obeyed: TX decides.
         SHADOW = "shadow"
+        # Live, and the program funds what it approves (just-in-time funding): asked before
+        # TX's funds check, its approval moves the money from its funding account to the
+        # cardholder's (docs/decisioning.md, "Just-in-time funding").
+        JIT = "jit"
 
     id = models.CharField(primary_key=True, max_length=40, default=_endpoint_id, editable=False)
     institution = models.ForeignKey(
@@ -112,7 +116,7 @@ class DecisioningEndpoint(Timestamped, CreatedBy, UpdatedBy):
                 name="decisioning_endpoint_on_failure_valid",
             ),
             models.CheckConstraint(
-                condition=Q(mode__in=["live", "shadow"]),
+                condition=Q(mode__in=["live", "shadow", "jit"]),
                 name="decisioning_endpoint_mode_valid",
             ),
             models.CheckConstraint(

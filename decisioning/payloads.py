@@ -89,6 +89,11 @@ def _authorization(authorization) -> dict:
             "channel": authorization.channel,
         },
         "pinVerified": authorization.pin_given,
+        # Whether the merchant takes less than asked (the network's partial-approval
+        # indicator): only then may the answer approve part (`amount` below this one).
+        "partialApproval": authorization.partial_approval,
+        # `jit`: the program funds what it approves (docs/decisioning.md, "Just-in-time
+        # funding"); `account.available` is then before any funding.
         "metadata": dict(authorization.metadata),
         "createdAt": iso_millis(authorization.created_at),
     }

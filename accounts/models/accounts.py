@@ -54,6 +54,11 @@ class Account(Timestamped):
         # Disputes (docs/disputes.md): what the issuer fronts and recovers, and what it absorbs.
         DISPUTE_CLEARING = "dispute_clearing", "Dispute clearing"
         DISPUTE_LOSSES = "dispute_losses", "Dispute losses (written off)"
+        # Just-in-time funding (docs/decisioning.md, "Just-in-time funding"): what the program
+        # has put at the bank to fund its cardholders' payments as it approves them. Unlike the
+        # other internal accounts it may not go below zero, but by the `overdraft_limit` the
+        # institution grants the program (a CHECK).
+        PROGRAM_FUNDING = "program_funding", "Program funding (just-in-time)"
 
     id = models.CharField(primary_key=True, max_length=40, default=_account_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="accounts")
@@ -123,6 +128,13 @@ class Account(Timestamped):
                 condition=Q(kind="internal")
                 | Q(posted__gte=F("pending") - F("overdraft_limit") - F("network_overdraft")),
                 name="account_available_nonneg",
+            ),
+            # The program's funding account holds what the program prefunded, and no less than
+            # the credit the institution grants it.
+            models.CheckConstraint(
+                condition=~Q(internal_code="program_funding")
+                | Q(posted__gte=F("pending") - F("overdraft_limit")),
+                name="account_program_funding_nonneg",
             ),
             models.CheckConstraint(
                 condition=Q(secondary_customer__isnull=True) | ~Q(secondary_customer=F("customer")),

@@ -32,6 +32,9 @@ class Journal(models.Model):
         FEE = "fee"
         FEE_WAIVER = "fee_waiver"
         DISPUTE = "dispute"  # a dispute's money step (disputes.models.DisputeStep)
+        # Just-in-time funding: the program's funding account to a cardholder's account as the
+        # program approves a payment, and back as the payment is released, reduced or refunded.
+        PROGRAM_FUNDING = "program_funding"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

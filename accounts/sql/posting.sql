@@ -27,16 +27,22 @@ CREATE OR REPLACE FUNCTION tx_currency_refusal(account_id text, account_currency
             'account_currency', account_currency, 'currency', currency)) END;
 $$ LANGUAGE sql STABLE;
 
--- Money or a hold leaves the account: it is active and, a customer account, has `needs`
--- available (0: only the status is checked).
-CREATE OR REPLACE FUNCTION tx_debit_refusal(account_id text, status text, kind text,
+-- Money or a hold leaves the account: it is active and, when its funds count (`funded`: a
+-- customer account, or the program's funding account of just-in-time funding, whose credit is its
+-- overdraft_limit: tx_funds_count), has `needs` available (0: only the status is checked). The
+-- institution's other internal accounts may go below zero.
+CREATE OR REPLACE FUNCTION tx_funds_count(kind text, internal_code text) RETURNS boolean AS $$
+    SELECT kind = 'customer' OR internal_code = 'program_funding';
+$$ LANGUAGE sql IMMUTABLE;
+
+CREATE OR REPLACE FUNCTION tx_debit_refusal(account_id text, status text, funded boolean,
                                             available bigint, needs bigint) RETURNS jsonb AS $$
     SELECT CASE
         WHEN status <> 'active' THEN jsonb_build_object(
             'code', 'account_not_active',
             'message', format('The account is %s: money cannot leave it.', status),
             'details', jsonb_build_object('account_id', account_id, 'status', status))
-        WHEN kind = 'customer' AND needs > 0 AND available < needs THEN jsonb_build_object(
+        WHEN funded AND needs > 0 AND available < needs THEN jsonb_build_object(
             'code', 'insufficient_funds', 'message', NULL,
             'details', jsonb_build_object('account_id', account_id,
                 'available', available, 'amount', needs))
@@ -160,7 +166,8 @@ BEGIN
             RAISE EXCEPTION 'tx_post: money leaves account % without the debit check', account.id;
         END IF;
         IF p_checks[i] = 'debit' THEN
-            refusal := tx_debit_refusal(account.id, account.status, account.kind,
+            refusal := tx_debit_refusal(account.id, account.status,
+                                        tx_funds_count(account.kind, account.internal_code),
                                         account.available, p_needs[i]);
         ELSIF p_checks[i] = 'credit' OR p_checks[i] = 'forced' THEN
             -- 'forced': an advice or a force post, which the network already paid: taken

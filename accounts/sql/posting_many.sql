@@ -32,7 +32,7 @@ DECLARE
     n int := cardinality(p_sources);
     ids text[];
     statuses text[];
-    kinds text[];
+    funded boolean[];
     currencies text[];
     funds bigint[];
     posteds bigint[];
@@ -62,10 +62,11 @@ BEGIN
     PERFORM 1 FROM accounts_account
       WHERE id = ANY (p_sources || p_destinations) AND institution_id = p_institution_id
       ORDER BY id FOR UPDATE;
-    SELECT array_agg(id ORDER BY id), array_agg(status ORDER BY id), array_agg(kind ORDER BY id),
+    SELECT array_agg(id ORDER BY id), array_agg(status ORDER BY id),
+           array_agg(tx_funds_count(kind, internal_code) ORDER BY id),
            array_agg(currency ORDER BY id), array_agg(available ORDER BY id),
            array_agg(posted ORDER BY id)
-      INTO ids, statuses, kinds, currencies, funds, posteds
+      INTO ids, statuses, funded, currencies, funds, posteds
       FROM accounts_account
      WHERE id = ANY (p_sources || p_destinations) AND institution_id = p_institution_id;
     ids := coalesce(ids, '{}');
@@ -82,7 +83,7 @@ BEGIN
             ELSE coalesce(
                 tx_currency_refusal(ids[s], currencies[s], p_currencies[i]),
                 tx_currency_refusal(ids[d], currencies[d], p_currencies[i]),
-                tx_debit_refusal(ids[s], statuses[s], kinds[s], funds[s], p_amounts[i]),
+                tx_debit_refusal(ids[s], statuses[s], funded[s], funds[s], p_amounts[i]),
                 tx_range_refusal(ids[s], posteds[s] + delta[s], 0, funds[s], -p_amounts[i], 0),
                 tx_credit_refusal(ids[d], statuses[d]),
                 tx_range_refusal(ids[d], posteds[d] + delta[d], 0, funds[d], p_amounts[i], 0))

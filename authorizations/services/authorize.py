@@ -129,12 +129,14 @@ def authorization_create(
             currency=currency,
             **Authorization.merchant_fields(merchant),
             pin_given=pin is not None,
+            partial_approval=partial_approval,
             metadata=metadata,
             **(foreign.fields() if foreign else {}),
             **actor.stamp("created_by"),
         )
         authorization.decided_at = authorization.created_at
         screening = None
+        forced = False
         try:
             check_card(card, account, authorization)
             if pin is not None:
@@ -143,12 +145,20 @@ def authorization_create(
             usage = check_card_limits(card, amount, cash)
             screening = screen(card=card, amount=amount, currency=currency, merchant=merchant)
             check_screening(screening)
-            approvable = check_account(account, amount, partial_approval)
-            if approvable < amount:
-                authorization.requested_amount = amount
-                authorization.amount = amount = approvable
-            if endpoint is not None:
+            if endpoint is not None and endpoint.mode == DecisioningEndpoint.Mode.JIT:
+                # The program funds what it approves: asked before any funds check.
+                check_account_active(account)
                 program_gate(authorization, endpoint)
+                if not authorization.awaiting_program:  # not called: `on_failure` decides
+                    forced = jit_stand_in(authorization, endpoint, account, partial_approval)
+                    amount = authorization.amount
+            else:
+                approvable = check_account(account, amount, partial_approval)
+                if approvable < amount:
+                    authorization.requested_amount = amount
+                    authorization.amount = amount = approvable
+                if endpoint is not None:
+                    program_gate(authorization, endpoint)
         except Decline as decline:
             authorization.decision = Authorization.Decision.DECLINED
             authorization.decline_code = decline.code
@@ -158,6 +168,15 @@ def authorization_create(
             raise_alerts(screening, authorization, merchant)
             authorization_declined_record(authorization)
             return authorization
+        if authorization.awaiting_program and authorization.program_mode == "jit":
+            # Nothing held until the program approves and funds it; its usage counts now, so
+            # that two payments of the card racing cannot pass a limit while it thinks.
+            count_payment(card, usage.day, amount, currency=currency, cash=cash)
+            authorization.spend_day = usage.day
+            raise_alerts(screening, authorization, merchant)
+            authorization.decided_at = None
+            authorization.save(force_insert=True)
+            return authorization
         hold = hold_place(
             account=account,
             amount=amount,
@@ -166,6 +185,7 @@ def authorization_create(
             reason=f"{type} at {merchant['name']}",
             actor=actor,
             purpose=Hold.Purpose.CARD_AUTHORIZATION,
+            forced=forced,
         )
         count_payment(card, usage.day, amount, currency=currency, cash=cash)
         authorization.hold = hold
@@ -227,7 +247,7 @@ def program_gate(record: ProgramDecided, endpoint: DecisioningEndpoint) -> None:
         return _not_called(record, endpoint, calls.busy_error(limit), outcome="busy")
     gate = breaker.gate(endpoint)
     if gate.call:
-        if endpoint.mode == DecisioningEndpoint.Mode.LIVE:
+        if endpoint.mode != DecisioningEndpoint.Mode.SHADOW:
             record.decision = ProgramDecided.Decision.AWAITING_PROGRAM
         return None
     calls.release(record.pk)
@@ -246,6 +266,30 @@ def _not_called(
     record.decided_by = ProgramDecided.DecidedBy.STANDIN
     if endpoint.on_failure == DecisioningEndpoint.OnFailure.DECLINE:
         raise program_unavailable(error)
+
+
+def jit_stand_in(
+    authorization: Authorization,
+    endpoint: DecisioningEndpoint,
+    account: Account,
+    partial_approval: bool,
+) -> bool:
+    """A JIT program's authorization it did not decide (not called: the endpoint degraded, or
+    its institution's calls at their bound; or no valid answer): its `on_failure` decides, and
+    nothing is funded (docs/decisioning.md, "Just-in-time funding"). For `decline` the caller
+    has declined it already; `standin`: TX's ledger decides on the account's own funds
+    (`check_account`, a Decline when they fall short); `approve`: approved whatever the account
+    has: its hold is forced, as the network's stand-in is, and what it takes beyond the
+    available balance is the account's `network_overdraft` (`overdrawn_by`). Returns whether
+    the hold is forced."""
+    if endpoint.on_failure == DecisioningEndpoint.OnFailure.APPROVE:
+        authorization.overdrawn_by = max(authorization.amount - max(account.available, 0), 0)
+        return True
+    approvable = check_account(account, authorization.amount, partial_approval)
+    if approvable < authorization.amount:
+        authorization.requested_amount = authorization.amount
+        authorization.amount = approvable
+    return False
 
 
 def program_unavailable(error: str) -> Decline:
@@ -353,15 +397,19 @@ def check_screening(screening) -> None:
         )
 
 
-def check_account(account: Account, amount: int, partial_approval: bool) -> int:
-    """The amount that can be approved: `amount`, or what is available when less is and a
-    partial approval is allowed."""
+def check_account_active(account: Account) -> None:
     if account.status != Account.Status.ACTIVE:
         raise Decline(
             declines.ACCOUNT_NOT_ACTIVE,
             f"The card's account is {account.status}.",
             {"status": account.status},
         )
+
+
+def check_account(account: Account, amount: int, partial_approval: bool) -> int:
+    """The amount that can be approved: `amount`, or what is available when less is and a
+    partial approval is allowed."""
+    check_account_active(account)
     if account.available >= amount:
         return amount
     if partial_approval and account.available > 0:

@@ -30,14 +30,21 @@ from accounts.services import (
     internal_account,
 )
 from accounts.services.fees import basis_points_of
+from accounts.services.program_funding import ProgramFundsShort
 from cards.services import spend_more
 from core.actors import Actor
-from core.exceptions import AmountExceedsRemaining, InvalidStateTransition, ValidationFailed
+from core.exceptions import (
+    AmountExceedsRemaining,
+    InsufficientFunds,
+    InvalidStateTransition,
+    ValidationFailed,
+)
 from events.services import emit_for
 
 from ..locks import lock_authorization
 from ..models import Authorization, AuthorizationIncrement
 from .currency import is_foreign_currency
+from .funding import is_program_funded, program_funding_add, program_funding_follow
 from .held import give_back, hold_again, release, unsettled_line
 
 OVER_PRESENTMENT_PERCENT = 20
@@ -78,6 +85,8 @@ def authorization_present(
         fees = _fees(authorization, already + amount if final else None)
         if fees:
             _lock_accounts_with_fees(authorization)
+        if amount > held.amount and is_program_funded(authorization):
+            _fund_beyond_the_hold(authorization, amount - held.amount)
         hold = hold_capture(
             hold=held,
             amount=amount,
@@ -101,6 +110,7 @@ def authorization_present(
         authorization.presented_amount = presented
         authorization.presented_at = authorization.updated_at = timezone.now()
         authorization.save(update_fields=["hold", "presented_amount", "presented_at", "updated_at"])
+        program_funding_follow(authorization)  # a final presentment below the hold
         emit_for(
             line,
             "transaction.settled",
@@ -118,6 +128,27 @@ def authorization_present(
         )
         _charge_fees(authorization, fees)
     return authorization
+
+
+def _fund_beyond_the_hold(authorization: Authorization, beyond: int) -> None:
+    """A presentment above what a JIT program's authorization holds (a tip, fuel): the program
+    funds the difference too, before the capture needs it (422 `insufficient_funds` when its
+    funding account cannot). The payment's accounts are locked first, the funding account
+    last, as on every path (`accounts.services.program_funding`)."""
+    clearing = internal_account(
+        institution=authorization.card.institution,
+        code=Account.InternalCode.CARD_CLEARING,
+        currency=authorization.currency,
+    )
+    lock_accounts([authorization.account_id, clearing.pk])
+    try:
+        program_funding_add(authorization, beyond)
+    except ProgramFundsShort as short:
+        raise InsufficientFunds(
+            "The card program's funding account cannot pay this presentment's amount above "
+            "the authorization.",
+            details={"available": short.available, "amount": short.amount},
+        ) from None
 
 
 def _line_presented(hold: Hold, amount: int) -> StatementLine:
@@ -244,8 +275,11 @@ def authorizations_expire(*, now=None, batch_size: int = 500) -> int:
 
 
 def _expired(hold: Hold) -> None:
-    authorization = Authorization.objects.select_related("card__institution").get(hold=hold)
+    authorization = Authorization.objects.select_related(
+        "card__institution", "account__institution", "hold"
+    ).get(hold=hold)
     give_back(authorization, hold.amount)
+    program_funding_follow(authorization)
     _emit(authorization, "authorization.expired")
 
 

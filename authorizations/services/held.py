@@ -10,9 +10,10 @@ from cards.services import unspend
 from core.actors import current_actor
 
 from ..models import Authorization
+from .funding import program_funding_follow
 
 
-def hold_again(authorization: Authorization, held: Hold, amount: int) -> Hold:
+def hold_again(authorization: Authorization, held: Hold, amount: int, forced: bool = False) -> Hold:
     """A new hold of `amount` on the authorization's account, as `held` was (its expiry and
     reason), to take its place; the caller has released or captured `held`.
 
@@ -22,7 +23,8 @@ def hold_again(authorization: Authorization, held: Hold, amount: int) -> Hold:
     zero since (docs/card-transactions.md) keeps its authorization's rest held. Releasing
     `held` lowered the account's `network_overdraft` to what was still below zero; the new hold
     raises it back to what it was at most, never beyond. A larger one (an increment) needs the
-    whole `amount` available after the release, as any new hold."""
+    whole `amount` available after the release, as any new hold, unless `forced` (a JIT
+    program's `on_failure: approve`)."""
     return hold_place(
         account=authorization.account,
         amount=amount,
@@ -31,16 +33,18 @@ def hold_again(authorization: Authorization, held: Hold, amount: int) -> Hold:
         reason=held.reason,
         actor=current_actor(),
         purpose=Hold.Purpose.CARD_AUTHORIZATION,
-        forced=amount <= held.amount,
+        forced=forced or amount <= held.amount,
     )
 
 
 def release(authorization: Authorization) -> None:
-    """Release its hold and give what it held back to the card's limits."""
+    """Release its hold and give what it held back to the card's limits, and to its JIT
+    program what it funded for it (`funding.program_funding_follow`)."""
     authorization.hold = hold_release(
         hold=authorization.hold, purpose=Hold.Purpose.CARD_AUTHORIZATION
     )
     give_back(authorization, authorization.hold.amount)
+    program_funding_follow(authorization)
 
 
 def give_back(authorization: Authorization, amount: int) -> None:

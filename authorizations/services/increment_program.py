@@ -24,7 +24,9 @@ authorization and decide only what is still awaiting.
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.locks import lock_accounts
 from accounts.models import Account
+from accounts.services.program_funding import ProgramFundsShort
 from core.metrics import DECISIONING_CALLS, DECISIONING_LATENCY, count_on_commit
 from decisioning import breaker, calls
 from decisioning.models import DecisioningEndpoint
@@ -34,12 +36,16 @@ from .. import declines
 from ..locks import lock_authorization, lock_stranded_increment
 from ..models import Authorization, AuthorizationIncrement
 from .authorize import Decline, program_unavailable
+from .funding import program_funding_add
+from .held import give_back
 from .increments import (
     grow,
     hold_less,
+    hold_what_is_counted,
     increment_approved_record,
     increment_declined,
     increment_declined_record,
+    jit_increment_stand_in,
 )
 from .program import CALL_FIELDS, STRANDED, STRANDED_AFTER, program_declined, record_call
 
@@ -124,6 +130,27 @@ def increments_resolve_stranded(*, now=None, batch_size: int = 100) -> int:
             return resolved
 
 
+def _hold_jit_increment(increment: AuthorizationIncrement, *, forced: bool) -> Decline | None:
+    """Hold a JIT program's approved increment on its authorization (usage counted already):
+    its program funds it first when it approved it; None, or the Decline when the program's
+    funding account cannot pay for it (nothing funded or held)."""
+    authorization = increment.authorization
+    if increment.decided_by == AuthorizationIncrement.DecidedBy.PROGRAM:
+        try:
+            program_funding_add(authorization, increment.amount)
+        except ProgramFundsShort as short:
+            increment.decided_by = AuthorizationIncrement.DecidedBy.TX
+            return Decline(
+                declines.INSUFFICIENT_PROGRAM_FUNDS,
+                "The card program approved this increment, and its funding account cannot pay "
+                "for it.",
+                {"available": short.available, "amount": short.amount},
+            )
+    hold_what_is_counted(authorization, increment.amount, forced=forced)
+    increment.hold = authorization.hold
+    return None
+
+
 def _record_call(
     increment: AuthorizationIncrement, result: CallResult, endpoint: DecisioningEndpoint
 ) -> dict | None:
@@ -149,36 +176,63 @@ def _decide(increment: AuthorizationIncrement, answer: dict) -> None:
 
 def _stand_in(increment: AuthorizationIncrement) -> None:
     """No valid answer: the endpoint's `on_failure` decides. `approve` and `standin` keep TX's
-    approval (its checks all ran before the call); `decline` gives the increment back."""
+    approval (its checks all ran before the call); `decline` gives the increment back. A JIT
+    program's increment holds nothing yet and is funded by nothing: `standin` needs the
+    account's own funds, `approve` forces the hold (`increments.jit_increment_stand_in`)."""
     increment.decided_by = AuthorizationIncrement.DecidedBy.STANDIN
-    on_failure = increment.decisioning_endpoint.on_failure
+    endpoint = increment.decisioning_endpoint
     decline = None
-    if on_failure == DecisioningEndpoint.OnFailure.DECLINE:
+    forced = False
+    if endpoint.on_failure == DecisioningEndpoint.OnFailure.DECLINE:
         decline = program_unavailable(increment.program_error)
-    _finish(increment, decline)
+    elif increment.hold_id is None and _pending(increment):
+        authorization = increment.authorization
+        account = lock_accounts([authorization.account_id])[authorization.account_id]
+        try:
+            forced = jit_increment_stand_in(increment, endpoint, account)
+        except Decline as refused:
+            decline = refused
+    _finish(increment, decline, forced=forced)
 
 
-def _finish(increment: AuthorizationIncrement, decline: Decline | None) -> None:
+def _pending(increment: AuthorizationIncrement) -> bool:
+    return increment.authorization.status == Authorization.Status.PENDING
+
+
+def _finish(
+    increment: AuthorizationIncrement, decline: Decline | None, forced: bool = False
+) -> None:
     """Approve the increment (`decline` None) or decline it, on its authorization as it now
-    stands, and record it with its events."""
+    stands, and record it with its events. A JIT program's increment (nothing held yet) is
+    held when approved: funded by the program first when its program approved it
+    (`insufficient_program_funds` when its funding account cannot), held whatever the account
+    has when `forced`."""
     authorization = increment.authorization
-    expired = authorization.status != Authorization.Status.PENDING
+    expired = not _pending(increment)
     if expired:  # the expiry job released the whole hold and gave its usage back
         decline = Decline(
             declines.AUTHORIZATION_EXPIRED,
             "The authorization's hold expired while its program decided this increment.",
             {"status": authorization.status},
         )
+    jit = increment.hold_id is None
+    if decline is None and jit:
+        decline = _hold_jit_increment(increment, forced=forced)
     if decline is None:
         grow(authorization, increment.amount)
         increment.decision = AuthorizationIncrement.Decision.APPROVED
     else:
-        if not expired:
+        if expired:
+            pass  # nothing of it is held or counted any more
+        elif jit:
+            give_back(authorization, increment.amount)
+        else:
             hold_less(authorization, increment.amount)
         increment_declined(increment, decline)
     increment.decided_at = timezone.now()
     increment.save(
         update_fields=[
+            "hold",
             "decision",
             "decided_by",
             "decided_at",

@@ -40,6 +40,7 @@ from cards.models import Card
 from cards.services import count_payment, lock_card
 from core.actors import Actor
 from core.rows import new_row
+from decisioning.models import DecisioningEndpoint
 from decisioning.selectors import decisioning_endpoint_for_card
 from monitoring.services import screen
 
@@ -48,14 +49,17 @@ from ..models import Authorization, AuthorizationIncrement
 from .authorize import (
     Decline,
     check_account,
+    check_account_active,
     check_card,
     check_card_limits,
     check_screening,
     emit,
+    hold_expiry,
     program_gate,
     raise_alerts,
 )
 from .clearing import lock_pending
+from .funding import is_program_funded
 from .held import give_back, hold_again
 
 # The state an approved increment takes its authorization to (409 names it).
@@ -84,6 +88,7 @@ def authorization_increment(
         )
         increment.decided_at = increment.created_at
         screening = None
+        forced = False
         try:
             check_card(card, account, authorization)
             _check_limits(card, authorization, amount)
@@ -94,16 +99,30 @@ def authorization_increment(
                 merchant=authorization.merchant,
             )
             check_screening(screening)
-            check_account(account, amount, partial_approval=False)
-            if endpoint is not None:
+            if jit_funds(authorization, endpoint):
+                # Its program funds it too, once it approves: asked before any funds check.
+                check_account_active(account)
                 program_gate(increment, endpoint)
+                if not increment.awaiting_program:  # not called: `on_failure` decides
+                    forced = jit_increment_stand_in(increment, endpoint, account)
+            else:
+                check_account(account, amount, partial_approval=False)
+                if endpoint is not None:
+                    program_gate(increment, endpoint)
         except Decline as decline:
             increment_declined(increment, decline)
             increment.save(force_insert=True)
             raise_alerts(screening, authorization, authorization.merchant, amount)
             increment_declined_record(authorization, increment)
             return increment
-        hold_more(authorization, card, amount)
+        if increment.awaiting_program and increment.program_mode == DecisioningEndpoint.Mode.JIT:
+            # Nothing held until the program approves and funds it; the usage counts now.
+            count_more(authorization, card, amount)
+            raise_alerts(screening, authorization, authorization.merchant, amount)
+            increment.decided_at = None
+            increment.save(force_insert=True)
+            return increment
+        hold_more(authorization, card, amount, forced=forced)
         increment.hold = authorization.hold
         raise_alerts(screening, authorization, authorization.merchant, amount)
         if increment.awaiting_program:
@@ -136,11 +155,40 @@ def _check_limits(card: Card, authorization: Authorization, amount: int) -> None
     check_card_limits(card, amount, authorization.type == Authorization.Type.CASH)
 
 
-def hold_more(authorization: Authorization, card: Card, amount: int) -> None:
+def jit_funds(authorization: Authorization, endpoint: DecisioningEndpoint | None) -> bool:
+    """Whether a JIT program funds an increment of `authorization`: its endpoint is one, and it
+    funded the authorization itself (one that TX or a stand-in approved is the account's own)."""
+    return (
+        endpoint is not None
+        and endpoint.mode == DecisioningEndpoint.Mode.JIT
+        and is_program_funded(authorization)
+    )
+
+
+def jit_increment_stand_in(
+    increment: AuthorizationIncrement, endpoint: DecisioningEndpoint, account
+) -> bool:
+    """A JIT program's increment it did not decide: `on_failure` as for an authorization
+    (`authorize.jit_stand_in`), nothing funded. `decline`: declined by the caller already;
+    `standin`: the account's own funds must cover it (Decline `insufficient_funds`);
+    `approve`: held whatever the account has (forced). Returns whether the hold is forced."""
+    if endpoint.on_failure == DecisioningEndpoint.OnFailure.APPROVE:
+        return True
+    check_account(account, increment.amount, partial_approval=False)
+    return False
+
+
+def hold_more(authorization: Authorization, card: Card, amount: int, forced: bool = False) -> None:
     """`amount` more held and counted: the authorization's hold replaced by one of its total
     and `amount`, its `Unsettled` line following the new hold, the usage counted on the
-    authorization's day. Its amounts stay as they are (`grow` raises them)."""
-    _hold_again(authorization, authorization.hold.amount + amount)
+    authorization's day. Its amounts stay as they are (`grow` raises them). `forced`: held
+    whatever the account has (a JIT program's `on_failure: approve`)."""
+    hold_what_is_counted(authorization, amount, forced=forced)
+    count_more(authorization, card, amount)
+
+
+def count_more(authorization: Authorization, card: Card, amount: int) -> None:
+    """`amount` more counted against the card's limits on the authorization's day."""
     count_payment(
         card,
         authorization.spend_day,
@@ -148,6 +196,12 @@ def hold_more(authorization: Authorization, card: Card, amount: int) -> None:
         currency=authorization.currency,
         cash=authorization.type == Authorization.Type.CASH,
     )
+
+
+def hold_what_is_counted(authorization: Authorization, amount: int, forced: bool = False) -> None:
+    """`amount` more held (its usage counted already): the hold replaced by one of the new
+    total, its line following."""
+    _hold_again(authorization, authorization.hold.amount + amount, forced=forced)
 
 
 def hold_less(authorization: Authorization, amount: int) -> None:
@@ -158,10 +212,10 @@ def hold_less(authorization: Authorization, amount: int) -> None:
     give_back(authorization, amount)
 
 
-def _hold_again(authorization: Authorization, amount: int) -> None:
+def _hold_again(authorization: Authorization, amount: int, forced: bool = False) -> None:
     held = authorization.hold
     hold_release(hold=held, purpose=Hold.Purpose.CARD_AUTHORIZATION)
-    authorization.hold = hold_again(authorization, held, amount)
+    authorization.hold = hold_again(authorization, held, amount, forced=forced)
     StatementLine.objects.filter(hold=held).update(hold=authorization.hold)
     authorization.updated_at = timezone.now()
     authorization.save(update_fields=["hold", "updated_at"])
@@ -169,7 +223,15 @@ def _hold_again(authorization: Authorization, amount: int) -> None:
 
 def grow(authorization: Authorization, amount: int) -> None:
     """The approved increment in the authorization's amounts and its `Unsettled` line (held
-    already by `hold_more`)."""
+    already by `hold_more`), and its hold's expiry pushed to AUTHORIZATION_HOLD_DAYS from now
+    when that is later: as the schemes count an authorization's validity from its latest
+    approved increment (a hotel stay extended on day 6 of 7 is held 7 more days), never
+    shortened (docs/card-transactions.md, "Incremental authorizations")."""
+    hold = authorization.hold
+    expires_at = max(hold.expires_at, hold_expiry())
+    if expires_at != hold.expires_at:
+        Hold.objects.filter(pk=hold.pk).update(expires_at=expires_at)
+        hold.expires_at = expires_at
     # What the merchant charged in its currency is known for the first amount only.
     StatementLine.objects.filter(hold=authorization.hold).update(
         amount=F("amount") + amount, merchant_amount=None, merchant_currency=None

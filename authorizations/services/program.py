@@ -29,8 +29,11 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.locks import lock_accounts
 from accounts.models import Account, Hold
-from accounts.services import hold_release
+from accounts.services import hold_place, hold_release
+from accounts.services.program_funding import ProgramFundsShort
+from core.actors import current_actor
 from core.exceptions import ValidationFailed
 from core.metadata import metadata_merge
 from core.metrics import DECISIONING_CALLS, DECISIONING_LATENCY, count_on_commit
@@ -45,8 +48,11 @@ from .authorize import (
     Decline,
     authorization_approved,
     authorization_declined_record,
+    hold_expiry,
+    jit_stand_in,
     program_unavailable,
 )
+from .funding import program_funding_add
 from .held import give_back, hold_again, release
 
 # An authorization awaiting its program longer than the longest call and a margin was left by a
@@ -213,14 +219,55 @@ def _record_call(
         endpoint,
         amount=authorization.amount,
         metadata=authorization.metadata,
+        partial=authorization.partial_approval,
     )
 
 
 def _approve(authorization: Authorization, answer: dict) -> None:
     authorization.decided_by = Authorization.DecidedBy.PROGRAM
+    _merge_metadata(authorization, answer)
+    if authorization.hold_id is None:  # a JIT program's: it funds what it approves
+        _fund_and_hold(authorization, answer.get("amount", authorization.amount))
+        return
     if "amount" in answer:
         _reduce(authorization, answer["amount"])
-    _merge_metadata(authorization, answer)
+    _finish(authorization, Authorization.Decision.APPROVED)
+    authorization_approved(authorization)
+
+
+def _fund_and_hold(authorization: Authorization, amount: int) -> None:
+    """A JIT program approved `amount` (all of it, or part where the merchant takes part): the
+    program's funding account pays it to the cardholder's account, then it is held, in this
+    transaction (`funding.program_funding_add`). A funding account that cannot pay it: declined
+    `insufficient_program_funds`, nothing funded, the usage given back."""
+    try:
+        program_funding_add(authorization, amount)
+    except ProgramFundsShort as short:
+        give_back(authorization, authorization.amount)
+        authorization.decided_by = Authorization.DecidedBy.TX
+        _declined(
+            authorization,
+            Decline(
+                declines.INSUFFICIENT_PROGRAM_FUNDS,
+                "The card program approved this payment, and its funding account cannot pay "
+                "for it.",
+                {"available": short.available, "amount": short.amount},
+            ),
+        )
+        return
+    authorization.hold = hold_place(
+        account=authorization.account,
+        amount=amount,
+        currency=authorization.currency,
+        expires_at=hold_expiry(),
+        reason=f"{authorization.type} at {authorization.merchant_name}",
+        actor=current_actor(),
+        purpose=Hold.Purpose.CARD_AUTHORIZATION,
+    )
+    if amount < authorization.amount:
+        give_back(authorization, authorization.amount - amount)
+        authorization.requested_amount = authorization.amount
+        authorization.amount = amount
     _finish(authorization, Authorization.Decision.APPROVED)
     authorization_approved(authorization)
 
@@ -248,8 +295,20 @@ def program_declined(answer: dict) -> Decline:
 def _decline(authorization: Authorization, answer: dict) -> None:
     authorization.decided_by = Authorization.DecidedBy.PROGRAM
     _merge_metadata(authorization, answer)
-    release(authorization)
-    decline = program_declined(answer)
+    _let_go(authorization)
+    _declined(authorization, program_declined(answer))
+
+
+def _let_go(authorization: Authorization) -> None:
+    """What a declined authorization held and counted is given back: its hold released, or,
+    a JIT program's (nothing held, nothing funded), its usage."""
+    if authorization.hold_id is None:
+        give_back(authorization, authorization.amount)
+    else:
+        release(authorization)
+
+
+def _declined(authorization: Authorization, decline: Decline) -> None:
     authorization.decline_code = decline.code
     authorization.decline_reason = decline.reason
     authorization.decline_details = decline.details or None
@@ -259,19 +318,49 @@ def _decline(authorization: Authorization, answer: dict) -> None:
 
 def _stand_in(authorization: Authorization, endpoint: DecisioningEndpoint) -> None:
     """No valid answer: the endpoint's `on_failure` decides. `approve` and `standin` keep TX's
-    approval (its checks all ran before the call); `decline` releases the hold."""
+    approval (its checks all ran before the call); `decline` releases the hold. A JIT
+    program's authorization holds nothing yet, and nothing is funded without its answer:
+    `standin` lets TX's ledger decide on the account's own funds, `approve` forces the hold
+    (`_jit_stand_in`)."""
     authorization.decided_by = Authorization.DecidedBy.STANDIN
-    if endpoint.on_failure != DecisioningEndpoint.OnFailure.DECLINE:
-        _finish(authorization, Authorization.Decision.APPROVED)
-        authorization_approved(authorization)
+    if endpoint.on_failure == DecisioningEndpoint.OnFailure.DECLINE:
+        _let_go(authorization)
+        _declined(authorization, program_unavailable(authorization.program_error))
         return
-    decline = program_unavailable(authorization.program_error)
-    release(authorization)
-    authorization.decline_code = decline.code
-    authorization.decline_reason = decline.reason
-    authorization.decline_details = decline.details
-    _finish(authorization, Authorization.Decision.DECLINED)
-    authorization_declined_record(authorization)
+    if authorization.hold_id is None:
+        _jit_stand_in(authorization, endpoint)
+        return
+    _finish(authorization, Authorization.Decision.APPROVED)
+    authorization_approved(authorization)
+
+
+def _jit_stand_in(authorization: Authorization, endpoint: DecisioningEndpoint) -> None:
+    """`on_failure` of a JIT program that did not answer (`authorize.jit_stand_in`, the same
+    rule as when it was not called at all). `standin`: held only if the account's own funds cover
+    it (in part where the merchant takes part), else declined `insufficient_funds`; `approve`:
+    held whatever the account has (forced; what it takes beyond is `overdrawn_by`)."""
+    account = lock_accounts([authorization.account_id])[authorization.account_id]
+    try:
+        forced = jit_stand_in(authorization, endpoint, account, authorization.partial_approval)
+    except Decline as decline:
+        give_back(authorization, authorization.amount)
+        _declined(authorization, decline)
+        return
+    if authorization.requested_amount is not None:  # approved for what the account has
+        give_back(authorization, authorization.requested_amount - authorization.amount)
+    authorization.account = account
+    authorization.hold = hold_place(
+        account=account,
+        amount=authorization.amount,
+        currency=authorization.currency,
+        expires_at=hold_expiry(),
+        reason=f"{authorization.type} at {authorization.merchant_name}",
+        actor=current_actor(),
+        purpose=Hold.Purpose.CARD_AUTHORIZATION,
+        forced=forced,
+    )
+    _finish(authorization, Authorization.Decision.APPROVED)
+    authorization_approved(authorization)
 
 
 def _merge_metadata(authorization: Authorization, answer: dict) -> None:
@@ -295,6 +384,7 @@ def _finish(authorization: Authorization, decision: str) -> None:
             "decline_details",
             "metadata",
             "hold",
+            "overdrawn_by",
             *CALL_FIELDS,
         ]
     )

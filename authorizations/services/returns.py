@@ -8,6 +8,10 @@ CHECK of PostgreSQL's: docs/disputes.md). Without one it is a standalone refund.
 status does not matter (a refund reaches a closed card's account); the account must not be
 closed (422 `account_not_active`) and must be in the return's currency (422
 `currency_mismatch`).
+
+A refund of a payment its just-in-time program funded goes back to the program's funding
+account (`funding.program_funding_follow`); a standalone refund stays with the cardholder, as a
+load does.
 """
 
 from django.db import transaction
@@ -24,6 +28,7 @@ from events.services import event_for
 
 from ..locks import lock_authorization
 from ..models import Authorization, CardReturn
+from .funding import program_funding_follow
 
 
 def card_return_create(
@@ -39,7 +44,7 @@ def card_return_create(
     `transaction.settled`."""
     with transaction.atomic(savepoint=False):
         if authorization is not None:
-            _check_refundable(authorization, card, amount)
+            authorization = _check_refundable(authorization, card, amount)
         clearing = internal_account(
             institution=card.institution,
             code=Account.InternalCode.CARD_CLEARING,
@@ -94,11 +99,15 @@ def card_return_create(
                 )
             ],
         )
+        if authorization is not None:
+            # A refund of a payment its JIT program funded goes back to the program.
+            program_funding_follow(authorization)
     return card_return
 
 
-def _check_refundable(authorization: Authorization, card: Card, amount: int) -> None:
-    authorization = lock_authorization(authorization.pk, "hold")
+def _check_refundable(authorization: Authorization, card: Card, amount: int) -> Authorization:
+    """The authorization, locked, with `amount` more returned (refused when it may not be)."""
+    authorization = lock_authorization(authorization.pk, "hold", "card", "account__institution")
     if authorization.card_id != card.pk:
         raise ValidationFailed(details={"authorization_id": "An authorization of another card."})
     if authorization.status != Authorization.Status.PRESENTED:
@@ -117,3 +126,4 @@ def _check_refundable(authorization: Authorization, card: Card, amount: int) -> 
     # Counted on its row: PostgreSQL refuses more than was presented, disputes included.
     authorization.returned_amount += amount
     authorization.save(update_fields=["returned_amount"])
+    return authorization

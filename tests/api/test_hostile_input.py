@@ -271,6 +271,12 @@ class World:
         return self._created("/webhook-endpoints", body)["endpointId"]
 
     @cached_property
+    def program_funding_account(self) -> str:
+        body = {"currency": "EUR", "direction": "credit", "amount": 10_000}
+        self._created("/program-funding-accounts/adjustments", body)
+        return self.api.get("/program-funding-accounts").json()["data"][0]["accountId"]
+
+    @cached_property
     def decisioning_endpoint(self) -> str:
         body = {"url": LOCAL_URL, "timeoutMs": 200, "onFailure": "standin", "mode": "shadow"}
         return self._created("/decisioning-endpoints", body)["endpointId"]
@@ -549,6 +555,13 @@ BODIES = {
     ("SecretRotationView", "post"): lambda w, v: {"overlapSeconds": 3600},
     # Nothing listens there: the self-test answers 200 with `ok: false`.
     ("SelfTestView", "post"): lambda w, v: {},
+    ("ProgramFundingAdjustmentsView", "post"): lambda w, v: {
+        "currency": "EUR",
+        "direction": "credit",
+        "amount": 5_000,
+        "description": "Prefunding",
+    },
+    ("ProgramFundingAccountDetailView", "patch"): lambda w, v: {"overdraftLimit": 10_000},
     ("DisputeListView", "post"): lambda w, v: dispute_body(w),
     ("DisputeDetailView", "patch"): lambda w, v: {
         key: value for key, value in dispute_body(w).items() if key in ("note", "evidence")
@@ -670,6 +683,10 @@ VARIANTS = {
 PATH_OVERRIDES = {
     ("TransferDetailView", "patch"): lambda w: {"transferId": w.pending_transfer},
     ("NetworkMessagesView", "post"): lambda w: {"disputeId": w.submitted_dispute},
+    # `accountId` names a customer's account elsewhere.
+    ("ProgramFundingAccountDetailView", "patch"): lambda w: {
+        "accountId": w.program_funding_account
+    },
     # `endpointId` names a webhook endpoint elsewhere.
     **{
         (view, handler): lambda w: {"endpointId": w.decisioning_endpoint}

@@ -272,6 +272,11 @@ class World:
         body = {"url": "http://127.0.0.1:9/decide", "timeoutMs": 200, "onFailure": "standin"}
         return self._post("/decisioning-endpoints", {**body, "mode": "shadow"})["endpointId"]
 
+    def _make_programFundingAccount(self):  # noqa: N802 (v2 only)
+        body = {"currency": "EUR", "direction": "credit", "amount": 10_000}
+        self._post("/program-funding-accounts/adjustments", body)
+        return self.api.get("/program-funding-accounts").json()["data"][0]["accountId"]
+
     def _make_event(self):
         self["customer"]
         return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
@@ -394,6 +399,8 @@ def path_of(operation: Operation, ids: dict) -> str:
         path = path.replace("{disputeId}", ids["submitted_dispute"])
     if operation.route.startswith("/decisioning-endpoints/"):  # not a webhook endpoint
         path = path.replace("{endpointId}", ids["decisioningEndpoint"])
+    if operation.route.startswith("/program-funding-accounts/"):  # not a customer's account
+        path = path.replace("{accountId}", ids["programFundingAccount"])
     for name, value in FAKE_IDS.items():
         path = path.replace("{" + name + "}", value)
     return re.sub(r"\{(\w+)\}", lambda m: ids[PATH_IDS[m.group(1)]], path)
@@ -498,6 +505,12 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("POST", "/disputes/{disputeId}/network-messages"): lambda ids: {
             "type": "chargeback_accepted"
         },
+        ("POST", "/program-funding-accounts/adjustments"): lambda ids: {
+            "currency": "EUR",
+            "direction": "credit",
+            "amount": 500,
+        },
+        ("PATCH", "/program-funding-accounts/{accountId}"): lambda ids: {"overdraftLimit": 100},
         # Nothing listens on port 9: the self-test answers 200 with `ok: false`.
         ("POST", "/decisioning-endpoints/{endpointId}/tests"): lambda ids: {},
     }

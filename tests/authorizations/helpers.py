@@ -76,6 +76,7 @@ def authorize(
     type: str = "Goods",
     merchant: dict | None = None,
     pin: str | None = None,
+    partial_approval: bool | None = None,
     **kwargs,
 ):
     body = {
@@ -87,6 +88,8 @@ def authorize(
     }
     if pin is not None:
         body["pin"] = pin
+    if partial_approval is not None:
+        body["partialApproval"] = partial_approval
     return api.post("/card-authorizations", body, **kwargs)
 
 
@@ -106,11 +109,11 @@ def declined(api, card_id: str, amount: int, code: str, **fields) -> dict:
     return body
 
 
-def awaiting_program(api, card_id: str, amount: int) -> dict:
-    """An authorization left awaiting its live program: the request's first transaction, by
-    the service, the call never made (an endpoint at a port nothing listens on). Its call's
-    slot is given back when the scope a request would hold ends."""
-    create_endpoint(api, url=url_at(free_port()))
+def awaiting_program(api, card_id: str, amount: int, mode: str = "live") -> dict:
+    """An authorization left awaiting its live (or `jit`) program: the request's first
+    transaction, by the service, the call never made (an endpoint at a port nothing listens
+    on). Its call's slot is given back when the scope a request would hold ends."""
+    create_endpoint(api, url=url_at(free_port()), mode=mode)
     with calls.scope(), operations.operation(SYSTEM):
         authorization = authorization_create(
             card=Card.objects.get(pk=card_id),

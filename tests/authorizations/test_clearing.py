@@ -118,6 +118,8 @@ def test_approval_then_presentments_lower_equal_and_higher(api):
                     # asked by the network, not an advice or a force post
                     "kind": "request",
                     "overdrawnBy": 0,
+                    "partialApproval": False,
+                    "programFunding": None,
                 }
                 if api.version == "v2"
                 else {}

@@ -278,6 +278,8 @@ def test_one_failing_check_declines_with_its_code_and_moves_nothing(api, code):
                 # asked by the network, not an advice or a force post
                 "kind": "request",
                 "overdrawnBy": 0,
+                "partialApproval": False,
+                "programFunding": None,
             }
             if api.version == "v2"
             else {}

@@ -16,6 +16,7 @@ retry; and increments racing a transfer never spend more than the account has.""
 
 import time
 import uuid
+from datetime import datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -93,6 +94,10 @@ def decline_rule(api, amount: int) -> str:
 
 
 # --- approved --------------------------------------------------------------------------------
+def instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
 def test_an_approved_increment_replaces_the_hold_and_follows_the_line_and_usage(api_v2):
     f = funded(api_v2)
     auth = approved(api_v2, f.card_id, 1_000)
@@ -133,11 +138,12 @@ def test_an_approved_increment_replaces_the_hold_and_follows_the_line_and_usage(
     assert Authorization.objects.get(pk=authorization_id).requested_amount is None
 
     new_hold = hold_of(api_v2, new_hold_id)
-    assert (new_hold["status"], new_hold["amount"], new_hold["expiresAt"]) == (
-        "active",
-        1_500,
-        old_hold["expiresAt"],
-    )
+    assert (new_hold["status"], new_hold["amount"]) == ("active", 1_500)
+    # The schemes count an authorization's validity from its latest approved increment: held
+    # AUTHORIZATION_HOLD_DAYS from the increment, later than the authorization's own expiry.
+    assert new_hold["expiresAt"] > old_hold["expiresAt"]
+    held_for = instant(new_hold["expiresAt"]) - instant(body["createdAt"])
+    assert timedelta(days=7) <= held_for < timedelta(days=7, seconds=5)
     released = hold_of(api_v2, auth["holdId"])
     assert (released["status"], released["amount"], released["capturedAmount"]) == (
         "released",
@@ -176,7 +182,7 @@ def test_an_approved_increment_replaces_the_hold_and_follows_the_line_and_usage(
     second = incremented(api_v2, authorization_id, 250)
     assert second["authorization"]["amount"] == 1_750
     assert hold_of(api_v2, new_hold_id)["status"] == "released"
-    assert hold_of(api_v2, second["holdId"])["expiresAt"] == old_hold["expiresAt"]
+    assert hold_of(api_v2, second["holdId"])["expiresAt"] > new_hold["expiresAt"]  # pushed again
     assert balances(api_v2, f.account_id) == money(START, 1_750)
     assert usage(api_v2, f.card_id) == (1_750, 0, 1_750)
     [line] = card_lines(api_v2, f.card_id)

@@ -123,7 +123,9 @@ def test_a_covered_advice_is_approved_by_the_network_and_held(api_v2):
         "kind": "advice",
         "overdrawnBy": 0,
         "requestedAmount": 1_000,
+        "partialApproval": False,
         "program": None,
+        "programFunding": None,
         "createdAt": body["createdAt"],
         "updatedAt": body["updatedAt"],
     }

@@ -104,11 +104,13 @@ def test_the_program_declines_and_the_hold_is_released(api_v2, program):
 
 
 def test_the_program_approves_part(api_v2, program):
+    """Where the merchant takes part (its `partialApproval`): tests/decisioning/
+    test_partial_approvals.py has the other side."""
     program.answer = (200, b'{"approved": true, "amount": 600}')
     create_endpoint(api_v2, url=program.url)
     f = funded(api_v2)
 
-    body = decide(api_v2, f.card_id, 1_500)
+    body = decide(api_v2, f.card_id, 1_500, partial_approval=True)
 
     assert (body["approved"], body["amount"], body["requestedAmount"]) == (True, 600, 1_500)
     assert hold_of(api_v2, body["holdId"])["amount"] == 600

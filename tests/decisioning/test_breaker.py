@@ -323,6 +323,8 @@ def test_the_decision_writes_the_endpoints_row_last(api_v2, result, failures_bef
     card and account before the breaker's gate; the other order could wait in a cycle with a
     probe's first transaction on the same card."""
     endpoint_id, f, authorization = awaiting_authorization(api_v2, "decline", failures_before)
+    # The merchant takes part, so that a partial answer is one (not a failure).
+    Authorization.objects.filter(pk=authorization.pk).update(partial_approval=True)
 
     with CaptureQueriesContext(connection) as queries, operations.operation(SYSTEM):
         decided = authorization_decide(authorization=authorization, result=result)

@@ -161,7 +161,9 @@ def test_each_failure_is_declined_by_on_failure_and_gives_everything_back(api_v2
         program.answer, program.delay = answer, delay
         DecisioningEndpoint.objects.filter(pk=endpoint_id).update(consecutive_failures=0)
 
-        body = decide(api_v2, f.card_id, metadata={"terminal": "T-1"})
+        # The merchant takes part: a partial amount out of range is what fails, not its being
+        # partial (tests/decisioning/test_partial_approvals.py).
+        body = decide(api_v2, f.card_id, metadata={"terminal": "T-1"}, partialApproval=True)
 
         assert len(program.calls) == count, failure
         assert (body["approved"], body["status"], body["declineCode"], body["decidedBy"]) == (
@@ -262,7 +264,7 @@ def test_a_program_that_is_down_then_comes_back(api_v2):
 
     back = Program(answer=(200, b'{"approved": true, "amount": 900}'), port=port, secret=secret)
     try:
-        body = decide(api_v2, f.card_id)
+        body = decide(api_v2, f.card_id, partialApproval=True)
     finally:
         back.stop()
 
