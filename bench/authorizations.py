@@ -410,6 +410,10 @@ def main():
     print(f"Database: {DATABASE}, made anew")
     recreate_database(admin_url, DATABASE)
     os.environ.update(service_environment(url, rate_limit=RATE_LIMIT, settings="bench.settings"))
+    # One institution is the whole load here: its calls in flight are bounded by the threads
+    # alone (the bound per institution protects other tenants, docs/decisioning.md "Calls in
+    # flight", and would decide half of these calls by `onFailure` at once: `busy`).
+    os.environ["DECISIONING_CALLS_PER_INSTITUTION"] = str(args.threads)
     run([sys.executable, "manage.py", "migrate", "--noinput"], check=True)
     import django
 
