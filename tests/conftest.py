@@ -5,11 +5,42 @@ import pytest
 from django.test import Client
 
 from institutions import key_cache
-from tests import fast_flush
+from tests import fast_flush, template_database
 from tests.factories import InstitutionFactory, issue_key
 from tests.staff import sign_in
 
 fast_flush.install()  # the flush after a transactional test keeps unchanged content types
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(
+    request,
+    django_test_environment,
+    django_db_blocker,
+    django_db_createdb,
+    django_db_modify_db_settings,
+):
+    """pytest-django's, but each process's test database is a clone of one migrated template
+    (`tests.template_database`) instead of a database migrated from zero: handed to Django's
+    `setup_databases` with `keepdb`, whose `migrate` then has nothing to apply. Dropped at the
+    end like pytest-django's own."""
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
+    with django_db_blocker.unblock():
+        for alias in aliases:
+            template_database.clone_for_this_process(alias, rebuild=django_db_createdb)
+        databases = setup_databases(
+            verbosity=request.config.option.verbose,
+            interactive=False,
+            aliases=aliases,
+            serialized_aliases=serialized_aliases,
+            keepdb=True,
+        )
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(databases, verbosity=request.config.option.verbose, keepdb=False)
 
 
 class Api:
