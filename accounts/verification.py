@@ -1,4 +1,4 @@
-"""The ledger's invariants (DESIGN.md section 7), checked over the whole database in SQL.
+"""The ledger's invariants (docs/design.md section 7), checked over the whole database in SQL.
 
 Each check returns the rows that break it; an empty result everywhere means the ledger holds.
 An app above `accounts` whose money follows rules of its own adds its checks when Django starts

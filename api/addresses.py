@@ -1,5 +1,5 @@
 """Postal addresses in request and response bodies. v2 names the country `countryCode`, v1
-`countryId` (DESIGN.md section 4, `api.names.V1_RENAMES`); both are ISO 3166-1 numeric codes of
+`countryId` (docs/design.md section 4, `api.names.V1_RENAMES`); both are ISO 3166-1 numeric codes of
 three digits."""
 
 from rest_framework import serializers

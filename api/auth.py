@@ -1,4 +1,4 @@
-"""`x-api-key` authentication, the key's IP allowlist, and scope checks (DESIGN.md section 3).
+"""`x-api-key` authentication, the key's IP allowlist, and scope checks (docs/design.md section 3).
 
 Missing, unknown, revoked or expired key: 401 `authentication_failed`, the same answer for each
 so that a caller learns nothing about which keys exist. A valid key used from outside its

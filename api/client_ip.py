@@ -1,4 +1,4 @@
-"""The client address an allowlist is checked against (DESIGN.md section 3).
+"""The client address an allowlist is checked against (docs/design.md section 3).
 
 The socket peer (REMOTE_ADDR), unless that peer is one of TRUSTED_PROXIES: only then is
 X-Forwarded-For read, and its right-most entry (the address our proxy saw) is taken, through

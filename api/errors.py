@@ -1,4 +1,4 @@
-"""Renders every error the API answers, in the caller's version (DESIGN.md section 5).
+"""Renders every error the API answers, in the caller's version (docs/design.md section 5).
 
 `exception_handler` is DRF's hook: it maps DRF's and Django's own exceptions onto our hierarchy
 and renders them. `error_response` is the same rendering for errors raised outside DRF views

@@ -1,4 +1,5 @@
-"""Idempotent writes (spec 4.1, DESIGN.md section 6), applied by `TXView` to every POST and PATCH.
+"""Idempotent writes (spec 4.1, docs/design.md section 6), applied by `TXView` to every POST and
+PATCH.
 
 The scope of a key is (institution, key); the fingerprint is method + path + the canonical JSON
 of the parsed body. The record is inserted in the same database transaction as the operation it

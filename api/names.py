@@ -1,4 +1,4 @@
-"""The API's names for the domain's (DESIGN.md section 4; docs/api-contract.md, "Names").
+"""The API's names for the domain's (docs/design.md section 4; docs/api-contract.md, "Names").
 
 Services and selectors speak the domain's names (`account_id`, `delivery_address`); the API
 speaks camelCase, and v1 renames a few of v2's fields. This module is the one place that maps

@@ -1,4 +1,4 @@
-"""The two presentations of one API (DESIGN.md section 4), as small explicit adapters.
+"""The two presentations of one API (docs/design.md section 4), as small explicit adapters.
 
 v2 is the current model: the resource at the root plus `meta`, 201 on creation, errors as
 `{code, message, details?}`. v1 is the legacy line: `{data, meta}` envelopes, 200 on creation,

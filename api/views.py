@@ -139,7 +139,8 @@ class TXView(APIView):
         return self.response
 
     def _v1_post_is_patch(self) -> bool:
-        """v1 accepts POST on any path that has PATCH and no POST of its own (DESIGN.md 4)."""
+        """v1 accepts POST on any path that has PATCH and no POST of its own (docs/design.md
+        section 4)."""
         return hasattr(self, "patch") and not hasattr(self, "post")
 
     def _rendered(self, request, response, *args, **kwargs):

@@ -1,4 +1,5 @@
-"""Statement-line listing at 10 k and 1 M lines: page time within a constant factor (DESIGN.md 12).
+"""Statement-line listing at 10 k and 1 M lines: page time within a constant factor
+(docs/design.md section 12).
 
     .venv/bin/python bench/listing.py [--repeat 200] [--drop]
 

@@ -1,4 +1,5 @@
-"""Transfers over HTTP next to pgbench's tpcb-like, on the same PostgreSQL (DESIGN.md 12).
+"""Transfers over HTTP next to pgbench's tpcb-like, on the same PostgreSQL (docs/design.md
+section 12).
 
     .venv/bin/python bench/transfers.py [--concurrency 8] [--seconds 20] [--drop]
     .venv/bin/python bench/transfers.py --drop --without lines --without transfer   # a floor

@@ -1,4 +1,4 @@
-"""Card routes. The joint-account path differs per version (DESIGN.md section 4), so the routes
+"""Card routes. The joint-account path differs per version (docs/design.md section 4), so the routes
 are built per version; `cards/joint-account` comes before `cards/<cardId>`."""
 
 from django.urls import path

@@ -1,4 +1,4 @@
-"""Field encryption at rest: AES-256-GCM with a key id, for rotation (DESIGN.md section 8).
+"""Field encryption at rest: AES-256-GCM with a key id, for rotation (docs/design.md section 8).
 
 FIELD_ENCRYPTION_KEYS is "kid:base64key[,kid:base64key...]", newest first. A value is stored as
 `kid:base64(nonce || ciphertext+tag)`; it is encrypted under the newest key and decrypted with

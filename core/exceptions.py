@@ -1,4 +1,4 @@
-"""One exception hierarchy for every error the API answers (DESIGN.md section 5).
+"""One exception hierarchy for every error the API answers (docs/design.md section 5).
 
 Each class carries its stable `code` and HTTP `status`; `details` is optional structured data.
 Services raise these; `api.errors.exception_handler` renders them for both versions.

@@ -1,6 +1,6 @@
-"""Key rotation for the fields encrypted at rest (`core.crypto`, DESIGN.md 8): card PANs and
-CVVs, customers' national ids, webhook and decisioning endpoints' signing secrets, idempotency
-records' stored responses, staff authenticator apps' keys.
+"""Key rotation for the fields encrypted at rest (`core.crypto`, docs/design.md section 8): card
+PANs and CVVs, customers' national ids, webhook and decisioning endpoints' signing secrets,
+idempotency records' stored responses, staff authenticator apps' keys.
 
 To rotate, put a new key first in FIELD_ENCRYPTION_KEYS (the old ones stay after it, so stored
 values still decrypt), deploy, then run `reencrypt_sensitive_data`: every value whose key id is

@@ -11,7 +11,7 @@ def get_of_institution(
     """The one row of `rows` (a model, or a queryset with its `select_related`, `defer`,
     annotations...) that belongs to `institution` and matches `lookup` (`id=...`).
 
-    Another institution's row answers exactly as an unknown one (DESIGN.md section 3): 404
+    Another institution's row answers exactly as an unknown one (docs/design.md section 3): 404
     `not_found` with the message `missing`, the one clients see ("No card with this id.").
     """
     queryset = rows._default_manager.all() if isinstance(rows, type) else rows

@@ -1,5 +1,5 @@
 """A decisioning endpoint: where the program (the bank's or fintech's own system) decides card
-authorizations in real time (DESIGN.md section 13; issue 31; docs/decisioning.md).
+authorizations in real time (docs/design.md section 13; issue 31; docs/decisioning.md).
 
 One per institution (its default) and at most one per card product (it wins for that product's
 cards): both rules are unique indexes, so two concurrent creations cannot both succeed. Each

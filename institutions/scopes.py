@@ -1,4 +1,4 @@
-"""API key scopes and roles (DESIGN.md section 3; docs/tenancy-and-keys.md has the table).
+"""API key scopes and roles (docs/design.md section 3; docs/tenancy-and-keys.md has the table).
 
 Every operation requires exactly one scope. A view names it: `read_scope` for GET (default
 `read`), `write_scope` for POST and PATCH (no default: a write without a declared scope is refused

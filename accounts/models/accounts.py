@@ -73,7 +73,7 @@ class Account(Timestamped):
         blank=True,
         related_name="accounts",
     )
-    # The second holder of a joint account (DESIGN.md 8: two holders, one card each).
+    # The second holder of a joint account (docs/design.md section 8: two holders, one card each).
     secondary_customer = models.ForeignKey(
         "customers.Customer",
         on_delete=models.PROTECT,

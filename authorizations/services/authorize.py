@@ -1,4 +1,4 @@
-"""The authorization decision (DESIGN.md 8, Card transactions).
+"""The authorization decision (docs/design.md section 8, Card transactions).
 
 Checked in the order of `authorizations.declines.ORDER`, on the card locked first and then its
 account (the lock order of `accounts/locks.py`), so concurrent authorizations of one card are

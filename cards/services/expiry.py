@@ -1,5 +1,5 @@
-"""Validity jobs (DESIGN.md 8 and 11): expire the cards whose validity has ended and renew the
-ones about to end. `renew_expiring_cards` runs both, expiry first.
+"""Validity jobs (docs/design.md sections 8 and 11): expire the cards whose validity has ended and
+renew the ones about to end. `renew_expiring_cards` runs both, expiry first.
 
 A card is valid through the last day of its expiry month in its institution's time zone
 (`cards.dates`). No zone is a day or more ahead of UTC, so a card that has ended anywhere has

@@ -1,5 +1,5 @@
-"""Joint accounts: one account, two holders, one card each, in one transaction (DESIGN.md 8,
-spec 2.3 and its v1.1.3 rules: both cards are required)."""
+"""Joint accounts: one account, two holders, one card each, in one transaction (docs/design.md
+section 8, spec 2.3 and its v1.1.3 rules: both cards are required)."""
 
 from dataclasses import dataclass
 

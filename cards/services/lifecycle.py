@@ -1,5 +1,6 @@
-"""Renewals, reissues and replacements (DESIGN.md 8). Each makes a new card that links to the
-old one (`predecessor` / `successor`) and carries over its controls, limits, risk level and PIN.
+"""Renewals, reissues and replacements (docs/design.md section 8). Each makes a new card that links
+to the old one (`predecessor` / `successor`) and carries over its controls, limits, risk level and
+PIN.
 
 | operation   | PAN  | expiry | CVV  | new card's status       | old card becomes              |
 |-------------|------|--------|------|-------------------------|-------------------------------|

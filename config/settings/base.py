@@ -300,7 +300,7 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
-# --- The HTTP contract (DESIGN.md sections 3-6)
+# --- The HTTP contract (docs/design.md sections 3-6)
 MAX_BODY_BYTES = env.int("MAX_BODY_BYTES", default=64 * 1024)
 # A transfer batch (up to 1,000 items, docs/transfer-batches.md) may be this large.
 MAX_BATCH_BODY_BYTES = env.int("MAX_BATCH_BODY_BYTES", default=1024 * 1024)

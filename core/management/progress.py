@@ -1,4 +1,4 @@
-"""A progress bar for long operators' commands (DESIGN.md 11), without dependencies.
+"""A progress bar for long operators' commands (docs/design.md section 11), without dependencies.
 
 It writes to the command's stderr, so stdout keeps only the result (and `--json` stays one
 line). On a terminal it redraws one line, `\\r[#####.....] 40/100`, at most ten times a second

@@ -1,5 +1,5 @@
 """`/monitoring-alerts`: the hits of the institution's rules, newest first. Read-only: staff
-review and resolve alerts in the back office (DESIGN.md section 8)."""
+review and resolve alerts in the back office (docs/design.md section 8)."""
 
 from drf_spectacular.utils import OpenApiParameter
 

@@ -1,4 +1,5 @@
-"""`x-api-key` authentication, the per-key IP allowlist and TRUSTED_PROXIES (DESIGN.md section 3).
+"""`x-api-key` authentication, the per-key IP allowlist and TRUSTED_PROXIES (docs/design.md
+section 3).
 
 Every failure to authenticate is the same 401 `authentication_failed`, so a caller learns nothing
 about which keys exist; a good key from outside its allowlist is 403 `ip_not_allowed`.

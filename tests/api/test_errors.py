@@ -1,4 +1,4 @@
-"""Every error the HTTP foundation answers, in both versions (DESIGN.md sections 4 and 5).
+"""Every error the HTTP foundation answers, in both versions (docs/design.md sections 4 and 5).
 
 v2 errors are `{code, message, details?}`; v1 errors are `{"error": {...}, "meta": {...}}`. Every
 response is JSON (never Django's HTML pages, DEBUG or not) and carries `X-Request-Id`, which is

@@ -6,7 +6,7 @@ valid body (BODIES) built on real objects of one institution; the catalogue brea
 a time: encodings, JSON that Python's parser would take but RFC 8259 does not, every leaf of the
 body replaced by the wrong type, an overlong string, control characters, huge or non-integer
 numbers, odd headers and hostile path ids. Every case must answer its 4xx with the error body of
-DESIGN.md section 5 in the operation's version, and the database must be unchanged afterwards
+docs/design.md section 5 in the operation's version, and the database must be unchanged afterwards
 (one query hashes every table). Last, the valid body itself is sent and must succeed: the
 catalogue breaks bodies that would otherwise have passed.
 """
@@ -37,7 +37,7 @@ LOCAL_URL = "http://127.0.0.1:9000/hooks"
 MERCHANT = {"name": "Corner Shop", "mcc": "5411", "countryCode": "276", "channel": "pos"}
 AUTO = object()  # a fresh Idempotency-Key (v2) / none (v1)
 
-# Every code DESIGN.md section 5 lists for a 4xx.
+# The 4xx codes of docs/design.md section 5's table, its business rules aside.
 CLIENT_ERROR_CODES = {
     "validation_error",
     "idempotency_key_missing",

@@ -1,4 +1,5 @@
-"""Idempotent writes: POST /customers and PATCH /customers/{id} (spec 4.1, DESIGN.md section 6).
+"""Idempotent writes: POST /customers and PATCH /customers/{id} (spec 4.1, docs/design.md
+section 6).
 
 Scope (institution, key); fingerprint method + path + canonical JSON body. A replay is the
 original response byte for byte with `Idempotent-Replayed: true`; nothing runs twice, not even

@@ -1,4 +1,4 @@
-"""Structured logs (DESIGN.md section 4, `api.jsonlog`): one `tx.access` line per request, the
+"""Structured logs (docs/design.md section 4, `api.jsonlog`): one `tx.access` line per request, the
 request's `tranId` on every line it writes, and no secret (API key, national id) in any line."""
 
 import io

@@ -1,4 +1,4 @@
-"""A scope on every operation (DESIGN.md section 3, docs/tenancy-and-keys.md).
+"""A scope on every operation (docs/design.md section 3, docs/tenancy-and-keys.md).
 
 The operations are not listed by hand: they are found by walking the URL resolver (every API view
 of both versions, every method it answers, and v1's POST alias of PATCH), so an operation added

@@ -1,4 +1,4 @@
-"""Operators' commands (DESIGN.md section 11): institutions, keys, allowlists, demo seed.
+"""Operators' commands (docs/design.md section 11): institutions, keys, allowlists, demo seed.
 
 Each key a command prints is checked over HTTP, where it matters: that it authenticates, from
 where, and until when.

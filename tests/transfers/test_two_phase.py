@@ -82,7 +82,7 @@ def pending(api, source: str, destination: str, amount: int, **fields) -> dict:
 
 
 def resolve(api, transfer_id: str, **body):
-    """v2: PATCH; v1: POST to the same path (its alias of PATCH, DESIGN.md section 4)."""
+    """v2: PATCH; v1: POST to the same path (its alias of PATCH, docs/design.md section 4)."""
     send = api.patch if api.version == "v2" else api.post
     return send(f"/transfers/{transfer_id}", body)
 

@@ -312,7 +312,8 @@ def test_retired_product_opens_no_account_and_its_accounts_go_on(api_v2, institu
 
 
 def test_a_refused_opening_is_replayed_under_its_key(api_v2):
-    """422 is stored with its Idempotency-Key (DESIGN.md 6) like every business refusal."""
+    """422 is stored with its Idempotency-Key (docs/design.md section 6) like every business
+    refusal."""
     import uuid
 
     product = make(api_v2, code="AccountPrepaidAPI", allowsOverdraft=False, maxOverdraftLimit=0)

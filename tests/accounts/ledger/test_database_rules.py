@@ -1,4 +1,4 @@
-"""The ledger's database rules hold when Python is bypassed (DESIGN.md section 7).
+"""The ledger's database rules hold when Python is bypassed (docs/design.md section 7).
 
 Raw SQL, `bulk_create`, `QuerySet.update()` and `.delete()` skip every service check; PostgreSQL
 alone must refuse the write: the deferred trigger that balances journals (at commit, hence

@@ -21,7 +21,8 @@ from .helpers import (
     set_status,
 )
 
-# What a client may ask for (DESIGN.md 8): everything else is 409, `expired` is the system's.
+# What a client may ask for (docs/design.md section 8): everything else is 409, `expired` is the
+# system's.
 ALLOWED = {
     "inactive": {"active"},
     "active": {"suspended", "lost", "stolen", "closed"},
