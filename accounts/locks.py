@@ -1,6 +1,6 @@
 """The row locks of the money core, and the one order every lock of the domain is taken in.
 
-Each app that locks rows has a `locks.py` (STYLE.md, Concurrency) whose functions build the
+Each app that locks rows has a `locks.py` (docs/design.md section 2) whose functions build the
 locking querysets; no other module calls `select_for_update` (tests/core/test_locks.py). Two
 transactions can wait for each other in a cycle (a deadlock) only if they take their locks in
 different orders, so every code path takes them in this one (docs/money.md, "Locking"):

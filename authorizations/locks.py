@@ -1,4 +1,4 @@
-"""The row locks of card authorizations (STYLE.md, Concurrency). An authorization is the
+"""The row locks of card authorizations (docs/design.md section 2). An authorization is the
 operation's own row: locked before its hold and its accounts (docs/money.md, "Locking")."""
 
 from .models import Authorization, AuthorizationIncrement

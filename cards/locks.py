@@ -1,4 +1,4 @@
-"""The row locks of cards (STYLE.md, Concurrency). A card is locked before its account (the
+"""The row locks of cards (docs/design.md section 2). A card is locked before its account (the
 order of every lock of the domain: docs/money.md, "Locking", and `accounts.locks`).
 
 Only the card row, never the institution read with it: a bare FOR UPDATE would lock the joined

@@ -1,4 +1,4 @@
-"""Row locks of the generic machinery (STYLE.md, Concurrency: each app's locks in its
+"""Row locks of the generic machinery (docs/design.md section 2: each app's locks in its
 `locks.py`; the order between them is in docs/money.md, "Locking").
 
 A batch job that may run in several processes at once takes only the rows no one else holds

@@ -1,4 +1,4 @@
-"""The row locks of customers (STYLE.md, Concurrency; the order: docs/money.md, "Locking")."""
+"""The row locks of customers (docs/design.md section 2; the order: docs/money.md, "Locking")."""
 
 from .models import Customer
 

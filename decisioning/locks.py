@@ -1,4 +1,4 @@
-"""The row locks of decisioning (STYLE.md, Concurrency): an endpoint is locked alone, by the
+"""The row locks of decisioning (docs/design.md section 2): an endpoint is locked alone, by the
 change that reads and writes it (an update, a secret rotation)."""
 
 from .models import DecisioningEndpoint

@@ -1,4 +1,4 @@
-"""The row locks of disputes (STYLE.md, Concurrency). A dispute is the operation's own row:
+"""The row locks of disputes (docs/design.md section 2). A dispute is the operation's own row:
 locked first, then its authorization (whose presented amount it shares with returns and the
 other disputes), then the accounts its money moves (docs/money.md, "Locking")."""
 

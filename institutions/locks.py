@@ -1,4 +1,4 @@
-"""The row locks of institutions' API keys (STYLE.md, Concurrency; the order: docs/money.md,
+"""The row locks of institutions' API keys (docs/design.md section 2; the order: docs/money.md,
 "Locking"). A key is locked alone, by the change that reads and writes it."""
 
 from django.contrib.auth import get_user_model

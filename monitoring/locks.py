@@ -1,4 +1,4 @@
-"""The row locks of monitoring (STYLE.md, Concurrency): a rule or an alert changed by staff,
+"""The row locks of monitoring (docs/design.md section 2): a rule or an alert changed by staff,
 each alone (docs/money.md, "Locking"). The row only, not the institution or rule read with it."""
 
 from .models import MonitoringAlert, MonitoringRule

@@ -1,4 +1,4 @@
-"""The row locks of webhooks (STYLE.md, Concurrency; the order: docs/money.md, "Locking"). A
+"""The row locks of webhooks (docs/design.md section 2; the order: docs/money.md, "Locking"). A
 delivery or an endpoint is locked alone, by the change that reads and writes it; the jobs'
 concurrency slots are advisory locks (`services.slots`), not row locks."""
 

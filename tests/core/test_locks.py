@@ -1,4 +1,4 @@
-"""Every row lock of the project is taken in a module named `locks.py` (STYLE.md, Concurrency;
+"""Every row lock of the project is taken in a module named `locks.py` (docs/design.md section 2;
 the one order of the locks: docs/money.md, "Locking", and `accounts.locks`).
 
 The source is read with `ast`, so a comment or a docstring that names `select_for_update` is

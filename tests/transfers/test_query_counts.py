@@ -1,4 +1,5 @@
-"""The statements one transfer costs, pinned (STYLE.md: pinned query counts on hot paths).
+"""The statements one transfer costs, pinned (docs/design.md section 2: a hot path's statements
+are pinned).
 
 A change that adds a query to the transfer path fails here and has to say why. Measured with the
 rate limits on, at their defaults, and with the test settings' RATE_LIMIT_FLUSH_EVERY=1 (one
