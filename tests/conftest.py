@@ -2,6 +2,7 @@ import json
 import uuid
 
 import pytest
+from django.db import connections
 from django.test import Client
 
 from institutions import key_cache
@@ -29,8 +30,11 @@ def django_db_setup(
 
     aliases, serialized_aliases = _get_databases_for_setup(request.session.items)
     with django_db_blocker.unblock():
-        for alias in aliases:
-            template_database.clone_for_this_process(alias, rebuild=django_db_createdb)
+        # Only the aliases the settings have, and no mirror: others (a replica a fixture adds
+        # for its test) are skipped by setup_databases too.
+        for alias in connections:
+            if alias in aliases and not connections[alias].settings_dict["TEST"].get("MIRROR"):
+                template_database.clone_for_this_process(alias, rebuild=django_db_createdb)
         databases = setup_databases(
             verbosity=request.config.option.verbose,
             interactive=False,
