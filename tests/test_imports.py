@@ -37,6 +37,7 @@ LAYERS = [
     "decisioning",
     "authorizations",
     "disputes",
+    "payments",
     "jobs",
     "webhooks",
     "sandbox",
@@ -256,6 +257,7 @@ DOMAIN_APPS = {
     "decisioning",
     "authorizations",
     "disputes",
+    "payments",
     "jobs",
     "webhooks",
 }
