@@ -710,9 +710,24 @@ def write_lines(header: FileHeader, batches: Iterable[Batch]) -> Iterator[str]:
     rules.finish()
 
 
-def write_file(header: FileHeader, batches: Iterable[Batch], *, line_ending: str = "\n") -> bytes:
-    """A whole file's bytes: `write_lines` joined, every record (the last included) followed by
-    `line_ending` (LF unless the ODFI asks for CR LF)."""
+def write_to(
+    stream: BinaryIO, header: FileHeader, batches: Iterable[Batch], *, line_ending: str = "\n"
+) -> int:
+    """Write a whole file to a binary stream a record at a time, every record (the last
+    included) followed by `line_ending` (LF unless the ODFI asks for CR LF); return the number
+    of records. A batch refused midway leaves a partial stream: write to a temporary file and
+    keep it only once this returns."""
     if line_ending not in LINE_ENDINGS:
         raise ValueError(f"line ending {line_ending!r} is not LF or CR LF")
-    return "".join(line + line_ending for line in write_lines(header, batches)).encode("ascii")
+    count = 0
+    for line in write_lines(header, batches):
+        stream.write((line + line_ending).encode("ascii"))
+        count += 1
+    return count
+
+
+def write_file(header: FileHeader, batches: Iterable[Batch], *, line_ending: str = "\n") -> bytes:
+    """A whole file's bytes (`write_to` into memory)."""
+    buffer = io.BytesIO()
+    write_to(buffer, header, batches, line_ending=line_ending)
+    return buffer.getvalue()
