@@ -17,9 +17,11 @@ account locks (`post` takes them in id order).
 """
 
 from django.db import transaction
+from django.utils import timezone
 
 from core.exceptions import BusinessRuleViolation, ValidationFailed
 from core.money import MAX_AMOUNT
+from events.services import emit_for
 from institutions.models import Institution
 
 from ..locks import lock_accounts
@@ -116,7 +118,9 @@ def program_funding_set_limit(*, account: Account, limit: int) -> Account:
     """How far below zero the institution lets the program's funding account go (its
     `overdraft_limit`, minor units; 0: not at all). 400 for a limit that is not one; 422 when
     the account is not a program funding account, or the new limit leaves it below zero
-    (PostgreSQL's CHECK would refuse it: the program owes more than that already)."""
+    (PostgreSQL's CHECK would refuse it: the program owes more than that already). Emits
+    `account.overdraft_limit_changed`, as a customer account's limit does; the same limit
+    again changes nothing."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 <= limit <= MAX_AMOUNT:
         raise ValidationFailed(details={"overdraft_limit": f"An integer from 0 to {MAX_AMOUNT}."})
     with transaction.atomic(savepoint=False):
@@ -131,6 +135,12 @@ def program_funding_set_limit(*, account: Account, limit: int) -> Account:
                 "The program's funding account is below zero by more than that limit.",
                 details={"posted": account.posted, "overdraft_limit": limit},
             )
-        Account.objects.filter(pk=account.pk).update(overdraft_limit=limit)
-        account.refresh_from_db()
+        previous = account.overdraft_limit
+        if limit == previous:
+            return account
+        account.overdraft_limit = limit
+        account.updated_at = timezone.now()
+        account.save(update_fields=["overdraft_limit", "updated_at"])
+        account.refresh_from_db(fields=["available"])
+        emit_for(account, "account.overdraft_limit_changed", data={"from": previous, "to": limit})
     return account
