@@ -1,0 +1,232 @@
+"""The staff surface as staff meet it: every model registered in the admin, the actions its
+admin offers a superuser (name and label, in their order: a row's page shows them as buttons in
+that order) and which of add, change and delete its forms allow.
+
+Issue 48 moves every admin module into the back office and every staff write into declared
+actions (docs/back-office.md, "Where it lives" and "Staff actions"); this listing was taken
+from the code before the move and must stay the same after it: the same models, the same
+actions, the same forms. A change to it is a change of what staff can do, made on purpose,
+here too.
+"""
+
+import pytest
+from django.contrib import admin
+from django.test import RequestFactory
+
+pytestmark = pytest.mark.django_db
+
+# model -> [(action name, its label)], as `get_actions()` returns them for a superuser.
+ACTIONS = {
+    "accounts.account": [
+        (
+            "freeze_accounts",
+            "Freeze selected accounts (no money can leave them; asks for a reason)",
+        ),
+        ("activate_accounts", "Unfreeze (activate) selected accounts (asks for a reason)"),
+        (
+            "close_accounts",
+            "Close selected accounts (zero balance and no active hold; final; asks for a reason)",
+        ),
+        (
+            "request_adjustment",
+            "Adjust (load or unload; above the threshold another staff user approves)",
+        ),
+        (
+            "change_overdraft_limit",
+            "Change the overdraft limit (a raise above the threshold: another staff user approves)",
+        ),
+    ],
+    "accounts.accountproduct": [],
+    "accounts.adjustment": [],
+    "accounts.entry": [],
+    "accounts.fee": [
+        (
+            "waive_fees",
+            "Waive selected fees (asks for a reason; above the threshold another staff "
+            "user approves)",
+        ),
+    ],
+    "accounts.hold": [
+        ("release_holds", "Release selected holds (give the amount back; asks for a reason)"),
+    ],
+    "accounts.journal": [],
+    "accounts.statementline": [],
+    "api.idempotencyrecord": [],
+    "auth.group": [
+        ("delete_selected", "Delete selected %(verbose_name_plural)s"),
+    ],
+    "auth.user": [
+        ("delete_selected", "Delete selected %(verbose_name_plural)s"),
+    ],
+    "authorizations.authorization": [],
+    "authorizations.authorizationincrement": [],
+    "authorizations.cardreturn": [],
+    "axes.accessattempt": [
+        ("delete_selected", "Delete selected %(verbose_name_plural)s"),
+        ("cleanup_expired_attempts", "Clean up expired attempts"),
+    ],
+    "axes.accessfailurelog": [
+        ("delete_selected", "Delete selected %(verbose_name_plural)s"),
+    ],
+    "axes.accesslog": [
+        ("delete_selected", "Delete selected %(verbose_name_plural)s"),
+    ],
+    "backoffice.approvalrequest": [
+        ("approve_requests", "Approve selected requests (the change is made now)"),
+        ("reject_requests", "Reject selected requests (nothing moves)"),
+    ],
+    "backoffice.approvalthreshold": [],
+    "backoffice.signinlockout": [],
+    "backoffice.staffevent": [],
+    "cards.card": [
+        ("activate_cards", "Activate selected cards (asks for a reason)"),
+        ("suspend_cards", "Suspend selected cards (asks for a reason)"),
+        ("close_cards", "Close selected cards (final; asks for a reason)"),
+        (
+            "unblock_pins",
+            "Unblock the PIN of selected cards (asks for a reason; above the threshold "
+            "another staff user approves)",
+        ),
+        (
+            "change_limits",
+            "Change the limits (a raise above the threshold: another staff user approves)",
+        ),
+    ],
+    "cards.cardproduct": [],
+    "cards.panresolutionfailure": [],
+    "cards.pinunblock": [],
+    "cards.sensitivedetailsaccess": [],
+    "customers.customer": [],
+    "decisioning.decisioningendpoint": [],
+    "disputes.dispute": [
+        (
+            "submit",
+            "Submit (credits the cardholder provisionally, unless the product credits by "
+            "the deadline)",
+        ),
+        ("grant_credit", "Grant the provisional credit now"),
+        ("deny", "Deny (reverses the provisional credit)"),
+        ("withdraw", "Withdraw (reverses the provisional credit)"),
+        ("write_off", "Accept the loss: write it off"),
+        (
+            "cardholder_bears",
+            "Accept the loss: the cardholder bears it (reverses that much credit)",
+        ),
+    ],
+    "events.event": [],
+    "institutions.apikey": [
+        ("revoke_keys", "Revoke selected API keys (at once)"),
+        ("rotate_keys", "Rotate selected API keys (new key; the old one works for a grace period)"),
+        (
+            "rotate_keys_now",
+            "Rotate selected API keys now (new key; the old one is revoked at once)",
+        ),
+    ],
+    "institutions.holiday": [],
+    "institutions.institution": [],
+    "institutions.institutionaccess": [],
+    "monitoring.monitoringalert": [
+        ("resolve_alerts", "Resolve selected alerts (asks for a note)"),
+    ],
+    "monitoring.monitoringrule": [
+        ("enable_rules", "Enable selected rules"),
+        ("disable_rules", "Disable selected rules (they stop hitting)"),
+    ],
+    "procrastinate.procrastinatejob": [
+        ("retry", "Retry Job"),
+        ("cancel", "Cancel Job (only 'todo' jobs)"),
+        ("abort", "Abort Job (includes 'todo' & 'doing' jobs)"),
+    ],
+    "transfers.transfer": [
+        (
+            "reverse_transfers",
+            "Reverse selected transfers (full remaining amount; asks for a reason)",
+        ),
+    ],
+    "transfers.transferbatch": [],
+    "webhooks.webhookdelivery": [
+        ("retry_deliveries", "Retry selected failed deliveries"),
+    ],
+    "webhooks.webhookendpoint": [
+        ("enable_endpoints", "Enable selected endpoints"),
+        ("disable_endpoints", "Disable selected endpoints (no new deliveries; pending ones fail)"),
+    ],
+}
+
+# model -> which of its admin's add, change and delete a superuser has (no object given).
+FORMS = {
+    "accounts.account": "change",
+    "accounts.accountproduct": "add change",
+    "accounts.adjustment": "",
+    "accounts.entry": "",
+    "accounts.fee": "change",
+    "accounts.hold": "change",
+    "accounts.journal": "",
+    "accounts.statementline": "",
+    "api.idempotencyrecord": "",
+    "auth.group": "add change delete",
+    "auth.user": "add change delete",
+    "authorizations.authorization": "",
+    "authorizations.authorizationincrement": "",
+    "authorizations.cardreturn": "",
+    "axes.accessattempt": "change delete",
+    "axes.accessfailurelog": "change delete",
+    "axes.accesslog": "change delete",
+    "backoffice.approvalrequest": "change",
+    "backoffice.approvalthreshold": "add change delete",
+    "backoffice.signinlockout": "",
+    "backoffice.staffevent": "",
+    "cards.card": "change",
+    "cards.cardproduct": "add change",
+    "cards.panresolutionfailure": "",
+    "cards.pinunblock": "",
+    "cards.sensitivedetailsaccess": "",
+    "customers.customer": "change",
+    "decisioning.decisioningendpoint": "",
+    "disputes.dispute": "change",
+    "events.event": "",
+    "institutions.apikey": "add change",
+    "institutions.holiday": "add change delete",
+    "institutions.institution": "add",
+    "institutions.institutionaccess": "add change delete",
+    "monitoring.monitoringalert": "change",
+    "monitoring.monitoringrule": "change",
+    "procrastinate.procrastinatejob": "",
+    "transfers.transfer": "change",
+    "transfers.transferbatch": "change",
+    "webhooks.webhookdelivery": "change",
+    "webhooks.webhookendpoint": "change",
+}
+
+
+def superuser_request(admin_user):
+    request = RequestFactory().get("/admin/")
+    request.user = admin_user
+    return request
+
+
+def registered():
+    return sorted(admin.site._registry.items(), key=lambda item: item[0]._meta.label_lower)
+
+
+def test_every_registered_model_offers_the_same_actions(admin_user):
+    request = superuser_request(admin_user)
+    assert {
+        model._meta.label_lower: [
+            (name, str(description))
+            for name, (_function, _name, description) in model_admin.get_actions(request).items()
+        ]
+        for model, model_admin in registered()
+    } == ACTIONS
+
+
+def test_every_registered_model_has_the_same_forms(admin_user):
+    request = superuser_request(admin_user)
+    assert {
+        model._meta.label_lower: " ".join(
+            what
+            for what in ("add", "change", "delete")
+            if getattr(model_admin, f"has_{what}_permission")(request)
+        )
+        for model, model_admin in registered()
+    } == FORMS
