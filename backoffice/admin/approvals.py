@@ -1,40 +1,13 @@
-"""The customer page, the staff lockouts' page, and four eyes where money moves: the approval
-requests and thresholds, the account's "Adjust" and "Change the overdraft limit", the card's
-"Change the limits" and "Unblock the PIN", and the fee's "Waive" (docs/back-office.md).
-
-The customer page, to read first (issue 33 item 2): who the customer is, their accounts with
-balances, cards, open monitoring alerts, active holds, disputes and latest activity (pending
-apart from posted, what was not charged shown so), each row linking to its record. Editing their
-details is a step: the page's "Edit details" button opens Django's form (`?edit=1`).
-
-`customers` sits below `accounts` and `cards` (docs/architecture.md), so its admin cannot show
-them; this app, at the top, registers the customer's admin again with its own page. The form
-is the customers admin's, untouched: it still saves through `customer_update` alone. Nothing
-secret is read: cards without their secret columns (`cards.admin.SECRET_FIELDS`, shown by
-masked PAN), account numbers by their last four digits, the national id by its last four (the
-customer admin's own field).
-"""
-
-from heapq import merge
+"""Four eyes where money moves (docs/back-office.md, "Four eyes"): the approval requests and
+thresholds, the account's "Adjust" and "Change the overdraft limit", the card's "Change the
+limits" and "Unblock the PIN", and the fee's "Waive"."""
 
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
-from django.db.models import Q
-from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
+from django.utils.html import format_html
 
-from accounts.admin import (
-    LINE_STATE_RELATED,
-    LINE_STATES,
-    AccountAdmin,
-    FeeAdmin,
-    line_amount_display,
-    line_state,
-    masked_account_number,
-)
-from accounts.models import Account, Fee, Hold, StatementLine
-from accounts.models.statement import POSITION
+from accounts.admin import AccountAdmin, FeeAdmin
+from accounts.models import Account, Fee
 from backoffice.forms import (
     APPROVAL_REASON_HELP,
     CARD_LIMIT_LABELS,
@@ -43,7 +16,7 @@ from backoffice.forms import (
     CardLimitsForm,
     OverdraftLimitForm,
 )
-from backoffice.models import ApprovalRequest, ApprovalThreshold, SignInLockout, StaffEvent
+from backoffice.models import ApprovalRequest, ApprovalThreshold
 from backoffice.selectors import approvals_waiting_for
 from backoffice.services.approvals import approval_approve, approval_reject
 from backoffice.services.staff_changes import (
@@ -55,294 +28,20 @@ from backoffice.services.staff_changes import (
     staff_waive_fee,
 )
 from backoffice.services.thresholds import UNSUMMED, approval_threshold_set
-from cards.admin import SECRET_FIELDS, CardAdmin
+from cards.admin import CardAdmin
 from cards.models import Card
 from core.admin import (
     CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ModelAdmin,
-    ReadOnlyModelAdmin,
     ReasonForm,
-    admin_link,
     adopt,
     apply_each,
-    changelist_link,
     confirmation_page,
-    metadata_display,
     money_column,
 )
 from core.money import money
-from customers.admin import ADDRESS_FIELDS, CustomerAdmin, country_name
-from customers.models import Customer
-from disputes.models import Dispute
-from monitoring.models import MonitoringAlert
-
-# Rows each panel shows at most; a link under it lists them all.
-PANEL_ROWS = 20
-EDIT = "edit"  # the customer page's query parameter that opens the form
-
-
-def _table(headers: list[str], rows, empty: str, more):
-    if not rows:
-        return format_html("<p>{}</p>{}", empty, more)
-    head = format_html_join("", "<th>{}</th>", ((header,) for header in headers))
-    body = format_html_join(
-        "",
-        "<tr>{}</tr>",
-        ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows),
-    )
-    return format_html(
-        '<table class="customer-panel"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>{}',
-        head,
-        body,
-        more,
-    )
-
-
-class CustomerPageAdmin(CustomerAdmin):
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        """The page to read first: who they are, then their money (`customer_page.html`).
-        Editing their details is a step (`?edit=1`, a button on the page), and the form's
-        post; Django's own view answers those, and an unknown or forbidden id."""
-        if request.method == "POST" or EDIT in request.GET:
-            return super().change_view(request, object_id, form_url, extra_context)
-        customer = self.get_object(request, unquote(object_id))
-        if customer is None or not self.has_view_or_change_permission(request, customer):
-            return super().change_view(request, object_id, form_url, extra_context)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"{customer.first_name} {customer.last_name}",
-            "subtitle": None,
-            "opts": self.opts,
-            "original": customer,
-            "details": self._details(customer),
-            "can_edit": self.has_change_permission(request, customer),
-            "panels": [
-                ("Accounts", self.accounts_panel(customer)),
-                ("Cards", self.cards_panel(customer)),
-                ("Open monitoring alerts", self.alerts_panel(customer)),
-                ("Holds (money set aside)", self.holds_panel(customer)),
-                ("Disputes", self.disputes_panel(customer)),
-                (
-                    f"Latest activity (newest {PANEL_ROWS} lines)",
-                    self.statement_lines_panel(customer),
-                ),
-            ],
-        }
-        request.current_app = self.admin_site.name
-        return TemplateResponse(request, "backoffice/customer_page.html", context)
-
-    def _details(self, customer) -> list[tuple[str, str]]:
-        address = ", ".join(
-            value for value in (getattr(customer, field) for field in ADDRESS_FIELDS) if value
-        )
-        return [
-            ("Customer", customer.pk),
-            ("Institution", str(customer.institution)),
-            ("Country", country_name(customer.country_code)),
-            ("E-mail", customer.email or "—"),
-            ("Phone", customer.phone or "—"),
-            (
-                "Date of birth",
-                customer.date_of_birth.isoformat() if customer.date_of_birth else "—",
-            ),
-            ("National id", self.national_id_masked(customer)),
-            ("Address", address or "—"),
-            ("Customer since", customer.created_at.strftime("%Y-%m-%d")),
-            ("Client metadata (set through the API)", metadata_display(customer)),
-        ]
-
-    def _accounts(self, customer) -> list[Account]:
-        if not hasattr(customer, "_panel_accounts"):
-            customer._panel_accounts = list(
-                Account.objects.filter(Q(customer=customer) | Q(secondary_customer=customer))
-                .select_related("product")
-                .order_by("-pk")[:PANEL_ROWS]
-            )
-        return customer._panel_accounts
-
-    @admin.display(description="accounts")
-    def accounts_panel(self, customer):
-        rows = [
-            (
-                admin_link(account, account.pk),
-                "holder" if account.customer_id == customer.pk else "secondary holder",
-                account.product.name if account.product else "—",
-                masked_account_number(account),
-                account.status,
-                money(account.posted, account.currency),
-                money(account.available, account.currency),
-            )
-            for account in self._accounts(customer)
-        ]
-        return _table(
-            ["account", "role", "product", "number", "status", "posted", "available"],
-            rows,
-            "No account.",
-            changelist_link(Account, "All accounts of this customer", customer=customer.pk),
-        )
-
-    @admin.display(description="cards")
-    def cards_panel(self, customer):
-        cards = (
-            Card.objects.defer(*SECRET_FIELDS)
-            .filter(customer=customer)
-            .select_related("product")
-            .order_by("-pk")[:PANEL_ROWS]
-        )
-        rows = [
-            (
-                admin_link(card, card.masked_pan),
-                card.status,
-                card.form,
-                card.product.name,
-                f"{card.expiry_month:02d}/{card.expiry_year}",
-                card.account_id,
-            )
-            for card in cards
-        ]
-        return _table(
-            ["card (masked PAN)", "status", "form", "product", "expiry", "account"],
-            rows,
-            "No card.",
-            changelist_link(Card, "All cards of this customer", customer=customer.pk),
-        )
-
-    def alerts_panel(self, customer):
-        alerts = (
-            MonitoringAlert.objects.filter(
-                Q(card__customer=customer)
-                | Q(account__in=[account.pk for account in self._accounts(customer)]),
-                status=MonitoringAlert.Status.OPEN,
-            )
-            .select_related("rule")
-            .order_by("-pk")[:PANEL_ROWS]
-        )
-        rows = [
-            (
-                admin_link(alert, alert.pk),
-                alert.rule.name if alert.rule is not None else alert.get_subject_type_display(),
-                alert.action,
-                money(alert.amount, alert.currency),
-                alert.created_at.strftime("%Y-%m-%d %H:%M"),
-            )
-            for alert in alerts
-        ]
-        return _table(["alert", "rule", "action", "amount", "at"], rows, "No open alert.", "")
-
-    def holds_panel(self, customer):
-        holds = Hold.objects.filter(
-            account__in=[account.pk for account in self._accounts(customer)],
-            status=Hold.Status.ACTIVE,
-        ).order_by("-pk")[:PANEL_ROWS]
-        rows = [
-            (
-                admin_link(hold, hold.pk),
-                hold.account_id,
-                hold.get_purpose_display(),
-                money(hold.amount - hold.captured_amount, hold.currency),
-                hold.expires_at.strftime("%Y-%m-%d %H:%M"),
-            )
-            for hold in holds
-        ]
-        return _table(
-            ["hold", "account", "for", "set aside", "expires"], rows, "No active hold.", ""
-        )
-
-    def disputes_panel(self, customer):
-        disputes = Dispute.objects.filter(
-            account__in=[account.pk for account in self._accounts(customer)]
-        ).order_by("-pk")[:PANEL_ROWS]
-        rows = [
-            (
-                admin_link(dispute, dispute.pk),
-                dispute.outcome or dispute.status,
-                dispute.get_reason_display(),
-                money(dispute.amount, dispute.currency),
-                money(dispute.remaining, dispute.currency),
-            )
-            for dispute in disputes
-        ]
-        return _table(
-            ["dispute", "stage", "reason", "disputed", "still open"], rows, "No dispute.", ""
-        )
-
-    @admin.display(description=f"statement lines (newest {PANEL_ROWS})")
-    def statement_lines_panel(self, customer):
-        # Each account's newest lines from its own index, merged: no sort of every line of
-        # every account.
-        newest = (
-            StatementLine.objects.filter(account=account)
-            .select_related(*LINE_STATE_RELATED)
-            .order_by(POSITION.desc())[:PANEL_ROWS]
-            for account in self._accounts(customer)
-        )
-        lines = list(merge(*newest, key=lambda line: line.pk, reverse=True))[:PANEL_ROWS]
-        pending = [line for line in lines if line_state(line) == "pending"]
-        settled = [line for line in lines if line_state(line) != "pending"]
-        return format_html(
-            "<h3>Pending: authorized, not yet presented</h3>{}"
-            "<h3>Posted, and what was not charged</h3>{}",
-            _lines_table(pending, "No pending line."),
-            _lines_table(settled, "No statement line."),
-        )
-
-
-def _lines_table(lines: list[StatementLine], empty: str):
-    rows = [
-        (
-            line.created_at.strftime("%Y-%m-%d %H:%M"),
-            admin_link(line, line.pk),
-            line.account_id,
-            line.type,
-            LINE_STATES[line_state(line)],
-            line_amount_display(line),
-            line.description or "—",
-        )
-        for line in lines
-    ]
-    return _table(
-        ["at", "line", "account", "type", "state", "amount", "description"], rows, empty, ""
-    )
-
-
-admin.site.unregister(Customer)
-admin.site.register(Customer, CustomerPageAdmin)
-
-
-@admin.register(SignInLockout)
-class SignInLockoutAdmin(ReadOnlyModelAdmin):
-    """The lockouts of staff usernames (backoffice.lockouts), for whoever investigates them:
-    superusers, or a group an administrator gives the view permission. Lifting a lockout is
-    `manage.py axes_reset_username` or deleting the username's rows under "Access attempts"
-    (docs/back-office.md)."""
-
-    institution_path = None  # a staff username belongs to no institution
-    list_display = ("username", "started_at", "ip_address", "refused_attempts", "last_refused_at")
-    search_fields = ("=username",)
-    date_hierarchy = "started_at"
-    ordering = ("-started_at",)
-
-
-@admin.register(StaffEvent)
-class StaffEventAdmin(ReadOnlyModelAdmin):
-    """The security events of staff accounts (backoffice.staff_events): enrolments, resets,
-    renewed recovery codes, card numbers guessed in the search. Read-only, for whoever
-    investigates them (superusers, or a group given the view permission)."""
-
-    institution_path = None  # a staff account belongs to no institution
-    list_display = ("id", "type", "user", "by", "created_at")
-    list_filter = ("type",)
-    list_select_related = ("user", "by")
-    search_fields = ("=user__username", "=id")
-    date_hierarchy = "created_at"
-
-
-# The second factor's devices, recovery codes and enrolment tokens have no admin: they are
-# made by enrolment and the commands and removed by `manage.py reset_second_factor`
-# (backoffice.second_factor), never edited or shown here. Their events are above.
-
 
 # --- Four eyes where money moves (docs/back-office.md, "Four eyes") ---------------------------
 # Where each kind's target and result live in the admin.

@@ -1,0 +1,7 @@
+"""The back office's pages, one module per domain (docs/back-office.md, "Where it lives").
+
+Django's admin imports this package when it starts (`autodiscover`); each module registers its
+models' admins on the site (`backoffice.sites.StaffAdminSite`) as it is imported.
+"""
+
+from . import approvals, customers, staff  # noqa: F401 (each registers its admins)
