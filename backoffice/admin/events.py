@@ -5,8 +5,7 @@ from django.contrib import admin
 
 from api.names import api_data
 from core.admin import ReadOnlyModelAdmin, fields_display
-
-from .models import Event
+from events.models import Event
 
 
 @admin.register(Event)

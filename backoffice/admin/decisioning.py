@@ -10,9 +10,8 @@ even read by these pages (the columns are deferred)."""
 from django.contrib import admin
 
 from core.admin import ExactIdSearchMixin, ReadOnlyModelAdmin, actor_display
-
-from .models import DecisioningEndpoint
-from .selectors import SECRET_FIELDS
+from decisioning.models import DecisioningEndpoint
+from decisioning.selectors import SECRET_FIELDS
 
 
 @admin.register(DecisioningEndpoint)
