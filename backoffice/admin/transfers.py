@@ -24,9 +24,8 @@ from core.admin import (
     said,
 )
 from core.money import money
-
-from .models import Transfer, TransferBatch, TransferReversal
-from .services import transfer_reverse
+from transfers.models import Transfer, TransferBatch, TransferReversal
+from transfers.services import transfer_reverse
 
 
 class TransferReversalInline(ReadOnlyInline):

@@ -24,9 +24,8 @@ from core.admin import (
     confirmation_page,
 )
 from events.types import EVENT_TYPES
-
-from .models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from .services import delivery_retry, webhook_endpoint_update
+from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from webhooks.services import delivery_retry, webhook_endpoint_update
 
 SECRET_FIELDS = ["secret_encrypted"]
 
