@@ -4,4 +4,14 @@ Django's admin imports this package when it starts (`autodiscover`); each module
 models' admins on the site (`backoffice.sites.StaffAdminSite`) as it is imported.
 """
 
-from . import api, approvals, customers, decisioning, events, staff, transfers, webhooks  # noqa: F401 (each registers its admins)
+from . import (  # noqa: F401 (each registers its admins)
+    api,
+    approvals,
+    customers,
+    decisioning,
+    events,
+    institutions,
+    staff,
+    transfers,
+    webhooks,
+)
