@@ -22,8 +22,8 @@ from accounts.selectors import holds_expiring_today
 from backoffice.models import ApprovalRequest
 from backoffice.selectors import approvals_waiting_for
 from cards.models import PanResolutionFailure
-from disputes.admin import due_dispute_ids
 from disputes.models import Dispute
+from disputes.selectors import due_dispute_ids
 from monitoring.models import MonitoringAlert
 from webhooks.models import WebhookDelivery
 

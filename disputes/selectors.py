@@ -1,5 +1,6 @@
 """Reads of disputes, scoped to one institution (another institution's id is the same 404 as
-an unknown one), each with its steps (the dispute's history, oldest first) and its deadlines."""
+an unknown one), each with its steps (the dispute's history, oldest first) and its deadlines;
+and the disputes due, for the back office's queue."""
 
 from django.db.models import Exists, OuterRef, Prefetch
 
@@ -47,4 +48,13 @@ def dispute_list(
 def dispute_get(*, institution: Institution, dispute_id: str) -> Dispute:
     return get_of_institution(
         _disputes(), institution=institution, id=dispute_id, missing="No dispute with this id."
+    )
+
+
+def due_dispute_ids():
+    """The ids of the disputes due (a subquery): the dashboard's queue and its list."""
+    return (
+        DisputeDeadline.objects.filter(met_at__isnull=True)
+        .exclude(approaching_at__isnull=True, missed_at__isnull=True)
+        .values("dispute_id")
     )

@@ -9,6 +9,7 @@ from . import (  # noqa: F401 (each registers its admins)
     approvals,
     customers,
     decisioning,
+    disputes,
     events,
     institutions,
     staff,

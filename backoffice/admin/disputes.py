@@ -40,15 +40,15 @@ from core.admin import (
 )
 from core.money import money
 from core.operations import changed
-from events.models import Event
-
-from .models import Dispute, DisputeDeadline, DisputeStep
-from .services.stages import (
+from disputes.models import Dispute, DisputeDeadline, DisputeStep
+from disputes.selectors import due_dispute_ids
+from disputes.services.stages import (
     CARDHOLDER,
     ISSUER,
     dispute_grant_provisional_credit,
     dispute_transition,
 )
+from events.models import Event
 
 MAX_REASON = 300
 
@@ -76,15 +76,6 @@ class DueFilter(admin.SimpleListFilter):
         if self.value() == "yes":
             return queryset.filter(pk__in=due_dispute_ids())
         return queryset
-
-
-def due_dispute_ids():
-    """The ids of the disputes due (a subquery): the dashboard's queue and its list."""
-    return (
-        DisputeDeadline.objects.filter(met_at__isnull=True)
-        .exclude(approaching_at__isnull=True, missed_at__isnull=True)
-        .values("dispute_id")
-    )
 
 
 class DisputeStepInline(ReadOnlyInline):
