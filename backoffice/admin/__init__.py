@@ -7,12 +7,15 @@ models' admins on the site (`backoffice.sites.StaffAdminSite`) as it is imported
 from . import (  # noqa: F401 (each registers its admins)
     api,
     approvals,
+    authorizations,
     customers,
     decisioning,
     disputes,
     events,
     institutions,
+    monitoring,
     staff,
+    statement_lines,
     transfers,
     webhooks,
 )

@@ -31,10 +31,9 @@ from core.admin import (
 )
 from core.money import money
 from events.models import Event
-
-from .models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
-from .services import alert_resolve, monitoring_rule_update
-from .services.alerts import MAX_NOTE_LENGTH
+from monitoring.models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
+from monitoring.services import alert_resolve, monitoring_rule_update
+from monitoring.services.alerts import MAX_NOTE_LENGTH
 
 # A rule's parameters that are amounts in minor units of its `currency`.
 MONEY_PARAMETERS = frozenset({"amount", "max_amount"})

@@ -17,6 +17,7 @@ from django.db.models import Q
 
 from accounts.models import StatementLine
 from api.names import api_data
+from authorizations.models import Authorization, AuthorizationIncrement, CardReturn
 from cards.admin import SECRET_FIELDS, masked_pan_link
 from core.admin import (
     ReadOnlyModelAdmin,
@@ -29,8 +30,6 @@ from core.admin import (
     money_column,
 )
 from events.models import Event
-
-from .models import Authorization, AuthorizationIncrement, CardReturn
 
 _CARD_SECRETS = [f"card__{name}" for name in SECRET_FIELDS]
 
