@@ -13,7 +13,7 @@ class InstitutionFactory(factory.django.DjangoModelFactory):
         model = Institution
 
     # Zero-padded: a bare number in a name could be taken for a CVV by the tests that scan
-    # pages for secrets (tests/cards/test_admin.py: "Test Bank 739" on a page after the
+    # pages for secrets (tests/backoffice/cards/test_admin.py: "Test Bank 739" on a page after the
     # 739th institution of a run).
     name = factory.Sequence(lambda n: f"Test Bank {n:06d}")
     currency = "EUR"

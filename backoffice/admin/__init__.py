@@ -8,6 +8,7 @@ from . import (  # noqa: F401 (each registers its admins)
     api,
     approvals,
     authorizations,
+    cards,
     customers,
     decisioning,
     disputes,

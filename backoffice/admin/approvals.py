@@ -8,6 +8,7 @@ from django.utils.html import format_html
 
 from accounts.admin import AccountAdmin, FeeAdmin
 from accounts.models import Account, Fee
+from backoffice.admin.cards import CardAdmin
 from backoffice.forms import (
     APPROVAL_REASON_HELP,
     CARD_LIMIT_LABELS,
@@ -28,7 +29,6 @@ from backoffice.services.staff_changes import (
     staff_waive_fee,
 )
 from backoffice.services.thresholds import UNSUMMED, approval_threshold_set
-from cards.admin import CardAdmin
 from cards.models import Card
 from core.admin import (
     CONFIRM,

@@ -6,10 +6,10 @@ look at them here and nothing is added, changed or deleted (an authorization's h
 only through its authorization, never through a form or the hold's own actions).
 
 A card is shown by its masked PAN only (first six and last four digits); the card's secret
-columns are never loaded (`cards.admin.SECRET_FIELDS`). An authorization's page links its card,
-account, hold, statement line, returns and events; a return's page its card, account,
-authorization, journal, statement line and events. Amounts are minor units shown with their
-currency (`money`).
+columns are never loaded (`backoffice.admin.cards.SECRET_FIELDS`). An authorization's page
+links its card, account, hold, statement line, returns and events; a return's page its card,
+account, authorization, journal, statement line and events. Amounts are minor units shown with
+their currency (`money`).
 """
 
 from django.contrib import admin
@@ -18,7 +18,7 @@ from django.db.models import Q
 from accounts.models import StatementLine
 from api.names import api_data
 from authorizations.models import Authorization, AuthorizationIncrement, CardReturn
-from cards.admin import SECRET_FIELDS, masked_pan_link
+from backoffice.admin.cards import SECRET_FIELDS, masked_pan_link
 from core.admin import (
     ReadOnlyModelAdmin,
     actor_display,

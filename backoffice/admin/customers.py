@@ -6,9 +6,9 @@ details is a step: the page's "Edit details" button opens Django's form (`?edit=
 `customers` sits below `accounts` and `cards` (docs/architecture.md), so its admin cannot show
 them; this app, at the top, registers the customer's admin again with its own page. The form
 is the customers admin's, untouched: it still saves through `customer_update` alone. Nothing
-secret is read: cards without their secret columns (`cards.admin.SECRET_FIELDS`, shown by
-masked PAN), account numbers by their last four digits, the national id by its last four (the
-customer admin's own field).
+secret is read: cards without their secret columns (`backoffice.admin.cards.SECRET_FIELDS`,
+shown by masked PAN), account numbers by their last four digits, the national id by its last
+four (the customer admin's own field).
 """
 
 from heapq import merge
@@ -28,7 +28,7 @@ from accounts.admin import (
 )
 from accounts.models import Account, Hold, StatementLine
 from accounts.models.statement import POSITION
-from cards.admin import SECRET_FIELDS
+from backoffice.admin.cards import SECRET_FIELDS
 from cards.models import Card
 from core.admin import admin_link, changelist_link, metadata_display
 from core.money import money

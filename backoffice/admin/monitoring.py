@@ -9,7 +9,7 @@ then `alert_resolve` records the staff user, the time and the note. Every change
 ever saves a rule or an alert (both change pages are view-only).
 
 An alert's card is shown by its masked PAN only (first six and last four digits); the card's
-secret columns are never loaded (`cards.admin.SECRET_FIELDS`).
+secret columns are never loaded (`backoffice.admin.cards.SECRET_FIELDS`).
 """
 
 from django import forms
@@ -17,7 +17,7 @@ from django.contrib import admin
 
 from api.names import api_data, api_path
 from api.versions import V2
-from cards.admin import SECRET_FIELDS, masked_pan_link
+from backoffice.admin.cards import SECRET_FIELDS, masked_pan_link
 from core.admin import (
     CONFIRM,
     ActionsOnlyModelAdmin,

@@ -29,6 +29,16 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
+from cards.models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
+from cards.services import (
+    card_pin_unblock,
+    card_product_create,
+    card_product_update,
+    card_set_status,
+    card_usage,
+)
+from cards.services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
+from cards.services.products import SWITCH_FIELDS, card_product_errors
 from core.admin import (
     CONFIRM,
     ActionsOnlyModelAdmin,
@@ -47,17 +57,6 @@ from core.admin import (
 )
 from core.money import money
 from events.models import Event
-
-from .models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
-from .services import (
-    card_pin_unblock,
-    card_product_create,
-    card_product_update,
-    card_set_status,
-    card_usage,
-)
-from .services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
-from .services.products import SWITCH_FIELDS, card_product_errors
 
 # Columns the admin never loads, shows, searches or offers in a form.
 SECRET_FIELDS = ["pan_encrypted", "cvv_encrypted", "pan_fingerprint", "pin_hash"]

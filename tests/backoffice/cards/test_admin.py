@@ -565,7 +565,7 @@ def test_access_list_shows_who_read_what_from_where(admin_client, admin_user, wo
 
 # --- nothing is added, deleted or saved by a form -------------------------------------------
 # (but card products, which staff add and change through their services:
-# tests/cards/test_products_admin.py)
+# tests/backoffice/cards/test_products_admin.py)
 NO_FORMS = [model for model in MODELS if model is not CardProduct]
 
 
