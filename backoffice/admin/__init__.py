@@ -5,6 +5,7 @@ models' admins on the site (`backoffice.sites.StaffAdminSite`) as it is imported
 """
 
 from . import (  # noqa: F401 (each registers its admins)
+    accounts,
     api,
     approvals,
     authorizations,

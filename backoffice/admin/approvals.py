@@ -6,8 +6,8 @@ from django.contrib import admin, messages
 from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.admin import AccountAdmin, FeeAdmin
 from accounts.models import Account, Fee
+from backoffice.admin.accounts import AccountAdmin, FeeAdmin
 from backoffice.admin.cards import CardAdmin
 from backoffice.forms import (
     APPROVAL_REASON_HELP,

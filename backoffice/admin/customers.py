@@ -19,16 +19,16 @@ from django.db.models import Q
 from django.template.response import TemplateResponse
 from django.utils.html import format_html, format_html_join
 
-from accounts.admin import (
+from accounts.models import Account, Hold, StatementLine
+from accounts.models.statement import POSITION
+from backoffice.admin.accounts import masked_account_number
+from backoffice.admin.cards import SECRET_FIELDS
+from backoffice.admin.statement_lines import (
     LINE_STATE_RELATED,
     LINE_STATES,
     line_amount_display,
     line_state,
-    masked_account_number,
 )
-from accounts.models import Account, Hold, StatementLine
-from accounts.models.statement import POSITION
-from backoffice.admin.cards import SECRET_FIELDS
 from cards.models import Card
 from core.admin import admin_link, changelist_link, metadata_display
 from core.money import money

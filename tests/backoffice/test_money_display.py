@@ -218,7 +218,10 @@ def test_a_reversed_authorization_shows_as_reversed_not_as_a_live_debit(admin_cl
 
 
 def test_the_live_lines_add_up_to_the_balance(world):
-    from accounts.admin import line_signed_amount, line_state  # what the pages show
+    from backoffice.admin.statement_lines import (  # what the pages show
+        line_signed_amount,
+        line_state,
+    )
 
     account = Account.objects.get(pk=world["account"])
     lines = StatementLine.objects.filter(account=account).select_related(

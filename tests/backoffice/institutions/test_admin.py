@@ -640,7 +640,7 @@ def test_customers_cannot_be_added_or_deleted(admin_client, customer):
 
 # --- read-only: events, idempotency records ------------------------------------------------
 # (Account products are added and changed through their services:
-# tests/accounts/test_products_admin.py.)
+# tests/backoffice/accounts/test_products_admin.py.)
 @pytest.mark.parametrize("model", [Event, IdempotencyRecord], ids=lambda model: model.__name__)
 def test_read_only_models_have_no_add_change_delete(admin_client, everything, model):
     obj = everything[model]

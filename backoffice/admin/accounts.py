@@ -23,6 +23,29 @@ from django.contrib import admin, messages
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.html import format_html
 
+from accounts.models import (
+    Account,
+    AccountProduct,
+    Adjustment,
+    Entry,
+    Fee,
+    Hold,
+    Journal,
+    StatementLine,
+)
+from accounts.selectors import holds_expiring_today
+from accounts.services import (
+    account_product_create,
+    account_product_update,
+    account_set_status,
+    hold_release,
+)
+from accounts.services.products import account_product_errors
+from backoffice.admin.statement_lines import (
+    LINE_STATE_RELATED,
+    line_amount_display,
+    line_state_display,
+)
 from core.admin import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -42,16 +65,6 @@ from core.admin import (
 )
 from core.money import money
 
-from .models import Account, AccountProduct, Adjustment, Entry, Fee, Hold, Journal, StatementLine
-from .selectors import holds_expiring_today
-from .services import (
-    account_product_create,
-    account_product_update,
-    account_set_status,
-    hold_release,
-)
-from .services.products import account_product_errors
-
 # How many holds and statement lines the account's page shows inline (newest first).
 RECENT_ROWS = 20
 
@@ -59,64 +72,6 @@ RECENT_ROWS = 20
 def masked_account_number(account: Account) -> str:
     number = account.account_number
     return f"•••• {number[-4:]}" if number else "—"
-
-
-# --- Statement lines as staff read them (docs/back-office.md, "Money and line states") -------
-# A line's state: `StatementLine.status` (the API's), and "declined" for a line whose
-# authorization its program declined after TX held it. Only posted and pending lines move the
-# balance; the others are shown struck through, with no sign, never as a live debit.
-LINE_STATES = {
-    "posted": "posted",
-    "pending": "pending (authorized, not yet presented)",
-    "reversed": "reversed (not charged)",
-    "expired": "expired (not charged)",
-    "declined": "declined (not charged)",
-}
-LIVE_STATES = frozenset({"posted", "pending"})
-# What a list of lines loads with them, so a line's state costs no query of its own.
-LINE_STATE_RELATED = ["hold", "authorization"]
-
-
-def line_state(line: StatementLine) -> str:
-    """posted, pending, reversed, expired or declined (LINE_STATES)."""
-    state = line.status
-    if state == "reversed" and line.authorization_id is not None:
-        if line.authorization.decision == "declined":
-            return "declined"
-    return state
-
-
-def line_signed_amount(line: StatementLine) -> int:
-    """As the account holder sees it: credits +, debits -."""
-    return line.amount if line.is_credit else -line.amount
-
-
-def line_amount_display(line: StatementLine):
-    """The line's signed amount when it moves the balance (posted, or pending and marked so);
-    struck through with its state, unsigned, when it does not (reversed, expired, declined)."""
-    state = line_state(line)
-    if state == "posted":
-        return money(line_signed_amount(line), line.currency)
-    if state == "pending":
-        return format_html(
-            '<span class="line-pending">{} <em>pending</em></span>',
-            money(line_signed_amount(line), line.currency),
-        )
-    return format_html(
-        '<span class="line-not-charged"><s>{}</s> {}</span>',
-        money(line.amount, line.currency),
-        state,
-    )
-
-
-@admin.display(description="state")
-def line_state_display(obj) -> str:
-    return LINE_STATES[line_state(obj)]
-
-
-@admin.display(description="amount")
-def line_amount_column(obj):
-    return line_amount_display(obj)
 
 
 # --- Account products -----------------------------------------------------------------------

@@ -12,7 +12,6 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.admin import HoldInline, StatementLineInline
 from accounts.models import Account, AccountProduct, Adjustment, Entry, Hold, Journal, StatementLine
 from accounts.services import (
     account_create,
@@ -23,6 +22,7 @@ from accounts.services import (
     internal_account,
 )
 from accounts.verification import ledger_breaches
+from backoffice.admin.accounts import HoldInline, StatementLineInline
 from core.actors import SYSTEM
 from core.money import money
 from customers.services import customer_create
