@@ -2,7 +2,7 @@
 the changelist that lists exactly those rows (docs/back-office.md).
 
 Each count is taken through the model's registered admin (`get_queryset`), so it holds the
-same rows the linked list shows: the staff user's institutions only (`core.admin`'s
+same rows the linked list shows: the staff user's institutions only (`backoffice.kit`'s
 institution limit), and no queue at all for a model they may not view. Each is one COUNT on
 an indexed column or a small table.
 """

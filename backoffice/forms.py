@@ -10,8 +10,8 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.signals import user_login_failed
 
 from backoffice import second_factor
+from backoffice.kit import reason_field
 from backoffice.models import ApprovalRequest, ApprovalThreshold
-from core.admin import reason_field
 from core.exceptions import ValidationFailed
 from core.money import MAX_AMOUNT, currency_exponent, money
 

@@ -45,8 +45,8 @@ from django.views.decorators.csrf import csrf_protect
 
 from backoffice import search, second_factor
 from backoffice.forms import CodeForm, StaffLoginForm
+from backoffice.kit import staff_institutions
 from backoffice.models import RecoveryCode
-from core.admin import staff_institutions
 from core.exceptions import ValidationFailed
 
 MAX_QUERY = 200  # characters of a search

@@ -9,7 +9,7 @@ from django.db import models
 
 def actor_stamped(prefix: str) -> type[models.Model]:
     """An abstract model with the two columns that `core.actors.Actor.stamp(prefix)` writes and
-    `core.admin.actor_display(obj, prefix)` reads: `<prefix>_api_key` and `<prefix>_user`, at
+    `backoffice.kit.actor_display(obj, prefix)` reads: `<prefix>_api_key` and `<prefix>_user`, at
     most one of them set (both null: the system). `class Hold(actor_stamped("placed_by"))`."""
     name = prefix.title().replace("_", "")  # "placed_by" -> "PlacedBy"
     return type(

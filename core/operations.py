@@ -1,6 +1,6 @@
 """One way into the domain: every write, whoever asks for it, runs as an operation.
 
-API views (`api.views.TXView`), admin actions (`core.admin.apply_each`), management commands
+API views (`api.views.TXView`), admin actions (`backoffice.kit.apply_each`), management commands
 (`core.management.base.TXCommand`) and periodic jobs (`jobs.tasks`) all enter the domain here,
 so a write guarantees the same things whichever door it came through:
 

@@ -1,7 +1,7 @@
 """Which institutions a staff user may work on in the back office (docs/back-office.md).
 
-The admin's bases (`core.admin.InstitutionLimit`) ask this through the function registered
-when Django starts, since `core` is below this app.
+The back office's bases (`backoffice.kit.InstitutionLimit`) ask this: the back office stands
+above this app and imports it.
 """
 
 from .models import InstitutionAccess

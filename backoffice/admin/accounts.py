@@ -46,7 +46,7 @@ from backoffice.admin.statement_lines import (
     line_amount_display,
     line_state_display,
 )
-from core.admin import (
+from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyInline,

@@ -3,7 +3,7 @@
 from django.contrib import admin
 
 from api.models import IdempotencyRecord
-from core.admin import ReadOnlyModelAdmin
+from backoffice.kit import ReadOnlyModelAdmin
 
 
 # --- Idempotency records --------------------------------------------------------------------

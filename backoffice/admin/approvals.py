@@ -17,6 +17,17 @@ from backoffice.forms import (
     CardLimitsForm,
     OverdraftLimitForm,
 )
+from backoffice.kit import (
+    CONFIRM,
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    ModelAdmin,
+    ReasonForm,
+    adopt,
+    apply_each,
+    confirmation_page,
+    money_column,
+)
 from backoffice.models import ApprovalRequest, ApprovalThreshold
 from backoffice.selectors import approvals_waiting_for
 from backoffice.services.approvals import approval_approve, approval_reject
@@ -30,17 +41,6 @@ from backoffice.services.staff_changes import (
 )
 from backoffice.services.thresholds import UNSUMMED, approval_threshold_set
 from cards.models import Card
-from core.admin import (
-    CONFIRM,
-    ActionsOnlyModelAdmin,
-    ExactIdSearchMixin,
-    ModelAdmin,
-    ReasonForm,
-    adopt,
-    apply_each,
-    confirmation_page,
-    money_column,
-)
 from core.money import money
 
 # --- Four eyes where money moves (docs/back-office.md, "Four eyes") ---------------------------

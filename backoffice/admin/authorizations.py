@@ -19,7 +19,7 @@ from accounts.models import StatementLine
 from api.names import api_data
 from authorizations.models import Authorization, AuthorizationIncrement, CardReturn
 from backoffice.admin.cards import SECRET_FIELDS, masked_pan_link
-from core.admin import (
+from backoffice.kit import (
     ReadOnlyModelAdmin,
     actor_display,
     admin_link,

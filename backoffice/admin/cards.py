@@ -29,17 +29,7 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from cards.models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
-from cards.services import (
-    card_pin_unblock,
-    card_product_create,
-    card_product_update,
-    card_set_status,
-    card_usage,
-)
-from cards.services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
-from cards.services.products import SWITCH_FIELDS, card_product_errors
-from core.admin import (
+from backoffice.kit import (
     CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -55,6 +45,16 @@ from core.admin import (
     metadata_display,
     money_column,
 )
+from cards.models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
+from cards.services import (
+    card_pin_unblock,
+    card_product_create,
+    card_product_update,
+    card_set_status,
+    card_usage,
+)
+from cards.services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
+from cards.services.products import SWITCH_FIELDS, card_product_errors
 from core.money import money
 from events.models import Event
 

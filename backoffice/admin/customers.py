@@ -34,8 +34,8 @@ from backoffice.admin.statement_lines import (
     line_amount_display,
     line_state,
 )
+from backoffice.kit import ModelAdmin, admin_link, changelist_link, metadata_display
 from cards.models import Card
-from core.admin import ModelAdmin, admin_link, changelist_link, metadata_display
 from core.money import money
 from customers.models import Customer
 from customers.services import customer_field_error, customer_update

@@ -9,7 +9,7 @@ even read by these pages (the columns are deferred)."""
 
 from django.contrib import admin
 
-from core.admin import ExactIdSearchMixin, ReadOnlyModelAdmin, actor_display
+from backoffice.kit import ExactIdSearchMixin, ReadOnlyModelAdmin, actor_display
 from decisioning.models import DecisioningEndpoint
 from decisioning.selectors import SECRET_FIELDS
 

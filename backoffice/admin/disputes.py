@@ -25,8 +25,7 @@ from django.contrib import admin
 
 from accounts.models import StatementLine
 from api.names import api_data
-from core.actors import current_actor
-from core.admin import (
+from backoffice.kit import (
     CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -38,6 +37,7 @@ from core.admin import (
     link_column,
     money_column,
 )
+from core.actors import current_actor
 from core.money import money
 from core.operations import changed
 from disputes.models import Dispute, DisputeDeadline, DisputeStep

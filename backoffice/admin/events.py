@@ -4,7 +4,7 @@ transaction of the change it records)."""
 from django.contrib import admin
 
 from api.names import api_data
-from core.admin import ReadOnlyModelAdmin, fields_display
+from backoffice.kit import ReadOnlyModelAdmin, fields_display
 from events.models import Event
 
 

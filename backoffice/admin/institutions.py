@@ -23,7 +23,7 @@ from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.debug import sensitive_variables
 
-from core.admin import ModelAdmin, admin_link, adopt, apply_each, changelist_link, link_column
+from backoffice.kit import ModelAdmin, admin_link, adopt, apply_each, changelist_link, link_column
 from core.exceptions import NotFound, ValidationFailed
 from institutions import scopes as api_scopes
 from institutions.models import (

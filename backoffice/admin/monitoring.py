@@ -18,7 +18,7 @@ from django.contrib import admin
 from api.names import api_data, api_path
 from api.versions import V2
 from backoffice.admin.cards import SECRET_FIELDS, masked_pan_link
-from core.admin import (
+from backoffice.kit import (
     CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,

@@ -3,8 +3,8 @@ the security events of staff accounts (docs/back-office.md, "Lockouts" and "Sign
 
 from django.contrib import admin
 
+from backoffice.kit import ReadOnlyModelAdmin
 from backoffice.models import SignInLockout, StaffEvent
-from core.admin import ReadOnlyModelAdmin
 
 
 @admin.register(SignInLockout)

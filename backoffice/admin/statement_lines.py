@@ -12,7 +12,7 @@ from django.utils.html import format_html
 
 from accounts.models import StatementLine
 from api.names import api_data
-from core.admin import (
+from backoffice.kit import (
     ExactIdSearchMixin,
     ReadOnlyModelAdmin,
     fields_display,

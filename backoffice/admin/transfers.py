@@ -10,7 +10,7 @@ reason. Reversals show read-only on their transfer's page.
 from django.contrib import admin
 
 from accounts.models import StatementLine
-from core.admin import (
+from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyInline,

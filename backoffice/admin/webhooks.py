@@ -14,7 +14,7 @@ added or deleted here and no change form saves a row.
 from django import forms
 from django.contrib import admin
 
-from core.admin import (
+from backoffice.kit import (
     CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,

@@ -8,8 +8,8 @@ from django.contrib.admin import RelatedOnlyFieldListFilter
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
+from backoffice.kit import InstitutionLimit
 from cards.models import Card
-from core.admin import InstitutionLimit
 from institutions.models import Institution, InstitutionAccess
 from monitoring.models import MonitoringAlert
 from tests.backoffice.helpers import populated, request_of, staff

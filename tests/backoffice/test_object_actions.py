@@ -1,4 +1,4 @@
-"""A row's actions as buttons on its page (issue 33 item 2; core.admin.ActionsOnlyModelAdmin,
+"""A row's actions as buttons on its page (issue 33 item 2; backoffice.kit.ActionsOnlyModelAdmin,
 docs/back-office.md "Actions on a page"): the button leads to the action's own confirmation
 (its reason), runs it as the list's action would, and comes back to the page; a user who may
 not run an action sees no button for it."""

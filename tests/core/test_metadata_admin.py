@@ -1,5 +1,5 @@
 """The admin shows each resource's client metadata read-only, as escaped pretty JSON
-(`core.admin.metadata_display`), and has no form field to change it."""
+(`backoffice.kit.metadata_display`), and has no form field to change it."""
 
 import pytest
 from django.urls import reverse

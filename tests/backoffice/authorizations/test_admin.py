@@ -225,7 +225,7 @@ def test_return_list_and_pages(admin_client, world):
     assert url(Authorization, "change", linked.authorization_id) in html
     assert url(Journal, "change", linked.journal_id) in html
     assert url(StatementLine, "change", line.pk) in html
-    # Created by the API key (core.admin.actor_display), read from the field itself: the menu
+    # Created by the API key (backoffice.kit.actor_display), read from the field itself: the menu
     # names staff and API keys on every page.
     created_by = re.search(r"<label>Created by:</label>\s*<div class=\"readonly\">([^<]*)<", html)
     assert created_by.group(1).startswith("API key ")

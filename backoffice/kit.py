@@ -1,14 +1,15 @@
-"""The admin toolkit every app's back office is built with: links, confirmation pages, the
-per-object action loop (`apply_each`), read-only bases, exact-id search, and who did it.
+"""The toolkit every page of the back office is built with: links, money and detail columns,
+confirmation pages, the reason form, read-only bases, exact-id search, and who did it.
 
-Rows that services write are changed in the admin only through actions that call those services
-(DESIGN.md section 10); these bases make every other path read-only.
+Rows that services write are changed in the back office only through declared actions that
+call those services (`backoffice.actions`, DESIGN.md section 10); these bases make every other
+path read-only.
 
 Every base here limits a staff user to the institutions they may work on (`InstitutionLimit`,
 docs/back-office.md): lists, change pages, history, actions and the institution choices of
 add forms all start from `get_queryset`, which keeps only those institutions' rows. Which
-institutions a user may work on is the `institutions` app's to say (a layer above): it
-registers its answer with `register_staff_institutions` when Django starts.
+institutions a user may work on is the `institutions` app's to say (`institutions.staff`),
+asked here directly: the back office stands above it.
 """
 
 import json
@@ -20,7 +21,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import RelatedOnlyFieldListFilter, helpers
-from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -32,6 +33,7 @@ from core.actors import Actor
 from core.exceptions import TXError
 from core.money import money
 from core.operations import Outcome
+from institutions.staff import staff_institutions as institutions_of
 
 
 def adopt(obj, saved) -> None:
@@ -347,26 +349,15 @@ INSTITUTION_MODEL = "institutions.Institution"
 # `InstitutionLimit.institution_path` until an admin names one: found from the model.
 FROM_MODEL = object()
 
-_staff_institutions: Callable | None = None
-
-
-def register_staff_institutions(function: Callable) -> None:
-    """`function(user)` answers which institutions a (non-superuser) staff user may work on:
-    None for every one, else a queryset of institution ids (used as a subquery)."""
-    global _staff_institutions
-    _staff_institutions = function
-
 
 def staff_institutions(request):
-    """None when `request.user` works on every institution, else the ids' queryset. Asked
-    once per request."""
+    """None when `request.user` works on every institution, else the ids' queryset
+    (`institutions.staff.staff_institutions`). Asked once per request."""
     user = request.user
     if user.is_superuser:
         return None
-    if _staff_institutions is None:
-        raise ImproperlyConfigured("No staff institutions registered (institutions app).")
     if not hasattr(request, "_tx_staff_institutions"):
-        request._tx_staff_institutions = _staff_institutions(user)
+        request._tx_staff_institutions = institutions_of(user)
     return request._tx_staff_institutions
 
 
