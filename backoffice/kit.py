@@ -293,10 +293,10 @@ CONFIRM = "confirm"
 MAX_REASON = 500
 
 
-def reason_field(help_text: str = "") -> forms.CharField:
+def reason_field(help_text: str = "", max_length: int = MAX_REASON) -> forms.CharField:
     """A staff user's reason, as every admin form asks for it."""
     return forms.CharField(
-        max_length=MAX_REASON,
+        max_length=max_length,
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text=help_text,
     )
@@ -304,14 +304,21 @@ def reason_field(help_text: str = "") -> forms.CharField:
 
 class ReasonForm(forms.Form):
     """The reason staff give on an action's confirmation page: required unless
-    `required=False`; `help_text` says where it is kept."""
+    `required=False`; `help_text` says where it is kept; at most `max_length` characters; in
+    the field `name` (an alert's resolution calls it its "note")."""
 
-    reason = reason_field()
-
-    def __init__(self, *args, required: bool = True, help_text: str = "", **kwargs):
+    def __init__(
+        self,
+        *args,
+        required: bool = True,
+        help_text: str = "",
+        max_length: int = MAX_REASON,
+        name: str = "reason",
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
-        self.fields["reason"].required = required
-        self.fields["reason"].help_text = help_text
+        self.fields[name] = reason_field(help_text, max_length)
+        self.fields[name].required = required
 
 
 def said(reason: str) -> str:

@@ -38,9 +38,9 @@ from accounts.services import (
     account_product_create,
     account_product_update,
     account_set_status,
-    hold_release,
 )
 from accounts.services.products import account_product_errors
+from backoffice.actions.accounts import REASON_KEPT, release_holds
 from backoffice.admin.statement_lines import (
     LINE_STATE_RELATED,
     line_amount_display,
@@ -227,9 +227,6 @@ ACCOUNT_STATUS_ACTIONS = {
     "activate_accounts": (Account.Status.ACTIVE, "Unfreeze (activate)", "Activated"),
     "close_accounts": (Account.Status.CLOSED, "Close", "Closed"),
 }
-# Where an action's reason is kept: the services and their events take none (docs/back-office.md,
-# "Actions on a page").
-REASON_KEPT = "Written in the admin history with the action."
 
 
 @admin.register(Account)
@@ -462,7 +459,7 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_select_related = ["account__institution", "placed_by_user", "placed_by_api_key"]
     search_fields = ["id", "account_id"]
     search_help_text = "An exact hold id or account id."
-    actions = ["release_holds"]
+    actions = [release_holds]
     fields = [
         "id",
         "institution",
@@ -498,61 +495,6 @@ class HoldAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="statement lines")
     def statement_lines_link(self, obj):
         return changelist_link(StatementLine, "Statement lines", hold=obj.pk)
-
-    @admin.action(
-        description="Release selected holds (give the amount back; asks for a reason)",
-        permissions=["change"],
-    )
-    def release_holds(self, request, queryset):
-        """First call: the confirmation page (the holds, their amounts, the reason). Its
-        submission with a reason: each active hold through `hold_release`."""
-        holds = list(queryset.order_by("pk"))
-        return reason_confirmation(
-            self,
-            request,
-            holds,
-            run=lambda reason: self._release(request, holds, reason),
-            help_text=REASON_KEPT,
-            template="admin/accounts/hold/release_confirmation.html",
-            title="Release holds",
-            action_name="release_holds",
-            submit_label=f"Release {len(holds)} hold(s)",
-            rows=[
-                {
-                    "hold": hold,
-                    "amount": money(hold.amount, hold.currency),
-                    "captured": money(hold.captured_amount, hold.currency),
-                }
-                for hold in holds
-            ],
-        )
-
-    def _release(self, request, holds, reason: str) -> None:
-        active, not_active = [], []
-        for hold in holds:
-            if hold.status == Hold.Status.ACTIVE:
-                active.append(hold)
-            else:
-                not_active.append(f"{hold.pk} ({hold.status})")
-        apply_each(  # a hold captured or expired meanwhile is refused by the service
-            self,
-            request,
-            active,
-            hold_release,
-            arguments=lambda hold: {"hold": hold},
-            describe=lambda outcome: (
-                f"Released {money(outcome.value.amount, outcome.value.currency)} on account "
-                f"{outcome.value.account_id} (admin action “Release”; {said(reason)})."
-            ),
-            done="Released {n} hold(s).",
-            already="Already released, left as they were: {ids}.",
-        )
-        if not_active:
-            self.message_user(
-                request,
-                f"Only active holds can be released; left as they were: {', '.join(not_active)}.",
-                messages.WARNING,
-            )
 
 
 # --- The ledger: journals and entries (append-only) -----------------------------------------

@@ -7,6 +7,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.models import Account, Fee
+from backoffice.actions.approvals import approve_requests, reject_requests
+from backoffice.actions.four_eyes import asked_for, staff_change_described, staff_changes_done
 from backoffice.admin.accounts import AccountAdmin, FeeAdmin
 from backoffice.admin.cards import CardAdmin
 from backoffice.forms import (
@@ -30,9 +32,7 @@ from backoffice.kit import (
 )
 from backoffice.models import ApprovalRequest, ApprovalThreshold
 from backoffice.selectors import approvals_waiting_for
-from backoffice.services.approvals import approval_approve, approval_reject
 from backoffice.services.staff_changes import (
-    StaffChange,
     staff_adjust,
     staff_set_card_limits,
     staff_set_overdraft_limit,
@@ -59,27 +59,6 @@ RESULTS = {
     ApprovalRequest.Kind.CARD_LIMITS_RAISE: ("cards", "card"),
     ApprovalRequest.Kind.PIN_UNBLOCK: ("cards", "pinunblock"),
 }
-
-
-def asked_for(approval: ApprovalRequest) -> str:
-    """What a request asks for, in words, its money shown by `core.money.money`."""
-    amount = money(approval.amount, approval.currency)
-    parameters = approval.parameters
-    if approval.kind == ApprovalRequest.Kind.ADJUSTMENT:
-        verb = "Load (credit)" if parameters["direction"] == "credit" else "Unload (debit)"
-        description = parameters.get("description") or "no description"
-        return f"{verb} of {amount}: “{description}”"
-    if approval.kind == ApprovalRequest.Kind.FEE_WAIVER:
-        return f"Waive the fee of {amount}"
-    if approval.kind == ApprovalRequest.Kind.OVERDRAFT_RAISE:
-        return f"Raise the overdraft limit to {amount}"
-    if approval.kind == ApprovalRequest.Kind.CARD_LIMITS_RAISE:
-        limits = ", ".join(
-            f"{CARD_LIMIT_LABELS[field].lower()} {money(value, approval.currency)}"
-            for field, value in parameters["limits"].items()
-        )
-        return f"Set the card's limits: {limits}"
-    return "Unblock the card's PIN"
 
 
 def _link(kind_urls, approval: ApprovalRequest, object_id: str):
@@ -126,7 +105,7 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_select_related = ["requested_by", "decided_by"]
     search_fields = ["id", "target_id"]
     search_help_text = "An exact request id, or the account, fee or card id it is about."
-    actions = ["approve_requests", "reject_requests"]
+    actions = [approve_requests, reject_requests]
     fields = [
         "id",
         "institution",
@@ -158,80 +137,6 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="asked for")
     def details(self, obj):
         return asked_for(obj)
-
-    @admin.action(
-        description="Approve selected requests (the change is made now)", permissions=["change"]
-    )
-    def approve_requests(self, request, queryset):
-        return self._decide(request, queryset, "approve_requests", "Approve", approval_approve)
-
-    @admin.action(description="Reject selected requests (nothing moves)", permissions=["change"])
-    def reject_requests(self, request, queryset):
-        return self._decide(request, queryset, "reject_requests", "Reject", approval_reject)
-
-    def _decide(self, request, queryset, action: str, label: str, service):
-        """First call: the confirmation page with the reason form. Its submission: each request
-        decided (or refused, alone: one's own, decided already, the change refused), then back
-        to the changelist."""
-        form = ReasonForm(
-            request.POST if CONFIRM in request.POST else None, help_text=APPROVAL_REASON_HELP
-        )
-        if form.is_bound and form.is_valid():
-            reason = form.cleaned_data["reason"]
-            apply_each(
-                self,
-                request,
-                queryset.order_by("pk"),
-                service,
-                arguments=lambda approval: {"approval": approval, "reason": reason},
-                describe=lambda outcome: (
-                    f"{label} ({asked_for(outcome.value)}"
-                    + (f", made {outcome.value.result_id}" if outcome.value.result_id else "")
-                    + f"; admin action “{label}”; reason: “{reason}”)."
-                ),
-                done=f"{label}: {{n}} request(s).",
-                already="Left as they were: {ids}.",
-            )
-            return None
-        approvals = list(queryset.select_related("requested_by").order_by("pk"))
-        return confirmation_page(
-            self,
-            request,
-            template="admin/backoffice/approvalrequest/decide_confirmation.html",
-            title=f"{label}: approval requests",
-            form=form,
-            action_name=action,
-            confirm_name=CONFIRM,
-            objects=approvals,
-            submit_label=f"{label} {len(approvals)} request(s)",
-            label=label,
-            rows=[{"approval": a, "asked_for": self.details(a)} for a in approvals],
-        )
-
-
-def staff_changes_done(outcomes) -> str:
-    """The message after staff changes of money: how many were made at once, how many wait."""
-    asked = sum(1 for outcome in outcomes if outcome.value.asked)
-    made = len(outcomes) - asked
-    parts = []
-    if made:
-        parts.append(
-            f"Made {made} change(s) at once (within the institution's approval threshold, or "
-            "lowering a limit)."
-        )
-    if asked:
-        parts.append(f"Asked for {asked} change(s): another staff user approves each (Approvals).")
-    return " ".join(parts)
-
-
-def staff_change_described(change: StaffChange, made: str, action: str, reason: str) -> str:
-    """The admin history's words for one staff change: what was made (`made`), or asked for."""
-    if change.asked:
-        return (
-            f"Asked for approval: {asked_for(change.approval)} (approval request "
-            f"{change.approval.pk}; admin action “{action}”; reason: “{reason}”)."
-        )
-    return f"{made} (made at once: {change.made}; admin action “{action}”; reason: “{reason}”)."
 
 
 def apply_staff_changes(

@@ -20,46 +20,30 @@ A move the dispute's stage does not allow is refused for that dispute alone (409
 message) and changes nothing. No form ever saves a dispute.
 """
 
-from django import forms
 from django.contrib import admin
 
 from accounts.models import StatementLine
 from api.names import api_data
+from backoffice.actions.disputes import (
+    cardholder_bears,
+    deny,
+    grant_credit,
+    submit,
+    withdraw,
+    write_off,
+)
 from backoffice.kit import (
-    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyInline,
-    apply_each,
     changelist_link,
-    confirmation_page,
     fields_display,
     link_column,
     money_column,
 )
-from core.actors import current_actor
-from core.money import money
-from core.operations import changed
 from disputes.models import Dispute, DisputeDeadline, DisputeStep
 from disputes.selectors import due_dispute_ids
-from disputes.services.stages import (
-    CARDHOLDER,
-    ISSUER,
-    dispute_grant_provisional_credit,
-    dispute_transition,
-)
 from events.models import Event
-
-MAX_REASON = 300
-
-
-class ReasonForm(forms.Form):
-    reason = forms.CharField(
-        max_length=MAX_REASON,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text="Why (what was checked, what was decided): kept on the dispute's step, shown "
-        "to the institution through the API and written in the admin history.",
-    )
 
 
 class DueFilter(admin.SimpleListFilter):
@@ -127,7 +111,7 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     search_fields = ["id", "authorization_id", "card_id", "account_id"]
     search_help_text = "An exact dispute, card payment (authorization), card or account id."
     show_full_result_count = False
-    actions = ["submit", "grant_credit", "deny", "withdraw", "write_off", "cardholder_bears"]
+    actions = [submit, grant_credit, deny, withdraw, write_off, cardholder_bears]
     inlines = [DisputeDeadlineInline, DisputeStepInline]
     fields = [
         "id",
@@ -195,106 +179,3 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="events")
     def events_link(self, obj):
         return changelist_link(Event, "Events of this dispute", object_id=obj.pk)
-
-    # --- actions: each a stage move through the service, with a reason
-    @admin.action(
-        description="Submit (credits the cardholder provisionally, unless the product credits "
-        "by the deadline)",
-        permissions=["change"],
-    )
-    def submit(self, request, queryset):
-        return self._move(request, queryset, "submit", "Submit", to=Dispute.Status.SUBMITTED)
-
-    @admin.action(description="Grant the provisional credit now", permissions=["change"])
-    def grant_credit(self, request, queryset):
-        return self._move(
-            request, queryset, "grant_credit", "Grant the provisional credit", grant=True
-        )
-
-    @admin.action(description="Deny (reverses the provisional credit)", permissions=["change"])
-    def deny(self, request, queryset):
-        return self._move(
-            request, queryset, "deny", "Deny", to="closed", outcome=Dispute.Outcome.DENIED
-        )
-
-    @admin.action(description="Withdraw (reverses the provisional credit)", permissions=["change"])
-    def withdraw(self, request, queryset):
-        return self._move(
-            request,
-            queryset,
-            "withdraw",
-            "Withdraw",
-            to="closed",
-            outcome=Dispute.Outcome.WITHDRAWN,
-        )
-
-    @admin.action(description="Accept the loss: write it off", permissions=["change"])
-    def write_off(self, request, queryset):
-        return self._move(
-            request, queryset, "write_off", "Write off", to="closed", liability=ISSUER
-        )
-
-    @admin.action(
-        description="Accept the loss: the cardholder bears it (reverses that much credit)",
-        permissions=["change"],
-    )
-    def cardholder_bears(self, request, queryset):
-        return self._move(
-            request,
-            queryset,
-            "cardholder_bears",
-            "Cardholder bears",
-            to="closed",
-            liability=CARDHOLDER,
-        )
-
-    def _move(self, request, queryset, action: str, label: str, **move):
-        """First call: the confirmation page with the reason form. Its submission: each
-        dispute moved (or refused, alone), then back to the changelist."""
-        form = ReasonForm(request.POST if CONFIRM in request.POST else None)
-        if form.is_bound and form.is_valid():
-            reason = form.cleaned_data["reason"]
-            apply_each(
-                self,
-                request,
-                queryset.order_by("pk"),
-                _transition,
-                arguments=lambda dispute: {"dispute": dispute, "reason": reason, **move},
-                describe=lambda outcome: f"{label} (admin action; reason: “{reason}”).",
-                done=f"{label}: {{n}} dispute(s).",
-                already="Left as they were: {ids}.",
-            )
-            return None
-        disputes = list(queryset.order_by("pk"))
-        return confirmation_page(
-            self,
-            request,
-            template="admin/disputes/dispute/move_confirmation.html",
-            title=f"{label}: disputes",
-            form=form,
-            action_name=action,
-            confirm_name=CONFIRM,
-            objects=disputes,
-            submit_label=f"{label}: {len(disputes)} dispute(s)",
-            rows=[
-                {
-                    "dispute": dispute,
-                    "amount": money(dispute.amount, dispute.currency),
-                    "provisional_credit": money(dispute.provisional_credit, dispute.currency),
-                    "remaining": money(dispute.remaining, dispute.currency),
-                }
-                for dispute in disputes
-            ],
-        )
-
-
-def _transition(*, dispute: Dispute, reason: str, grant: bool = False, **move):
-    """`dispute_transition` (or, `grant`, `dispute_grant_provisional_credit`) as one operation
-    of the staff user (`apply_each` runs it)."""
-    if grant:
-        return changed(
-            dispute_grant_provisional_credit(dispute=dispute, actor=current_actor(), reason=reason)
-        )
-    return changed(
-        dispute_transition(dispute=dispute, actor=current_actor(), reason=reason, **move)
-    )

@@ -12,28 +12,25 @@ An alert's card is shown by its masked PAN only (first six and last four digits)
 secret columns are never loaded (`backoffice.admin.cards.SECRET_FIELDS`).
 """
 
-from django import forms
 from django.contrib import admin
 
 from api.names import api_data, api_path
 from api.versions import V2
+from backoffice.actions.monitoring import resolve_alerts
 from backoffice.admin.cards import SECRET_FIELDS, masked_pan_link
 from backoffice.kit import (
-    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     admin_link,
     apply_each,
     changelist_link,
-    confirmation_page,
     fields_display,
     money_column,
 )
 from core.money import money
 from events.models import Event
 from monitoring.models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
-from monitoring.services import alert_resolve, monitoring_rule_update
-from monitoring.services.alerts import MAX_NOTE_LENGTH
+from monitoring.services import monitoring_rule_update
 
 # A rule's parameters that are amounts in minor units of its `currency`.
 MONEY_PARAMETERS = frozenset({"amount", "max_amount"})
@@ -126,15 +123,6 @@ class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
 
 # --- Alerts ---------------------------------------------------------------------------------
-class ResolutionForm(forms.Form):
-    note = forms.CharField(
-        max_length=MAX_NOTE_LENGTH,
-        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text="Why the alert is resolved (what was checked, what was decided). Kept on each "
-        "alert, shown to the institution through the API and written in the admin history.",
-    )
-
-
 class RuleKindFilter(admin.SimpleListFilter):
     title = "kind"
     parameter_name = "kind"
@@ -166,7 +154,7 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_filter = ["status", "action", RuleKindFilter, "institution"]
     search_fields = ["id", "card_id", "rule_id", "account_id", "subject_id"]
     search_help_text = "An exact alert, card, rule, account, authorization or transfer id."
-    actions = ["resolve_alerts"]
+    actions = [resolve_alerts]
     fields = [
         "id",
         "institution",
@@ -240,36 +228,3 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="events")
     def events_link(self, obj):
         return changelist_link(Event, "Events of this alert", object_id=obj.pk)
-
-    @admin.action(description="Resolve selected alerts (asks for a note)", permissions=["change"])
-    def resolve_alerts(self, request, queryset):
-        """First call: the confirmation page with the note form. Its submission (`CONFIRM`
-        set, a note given): the alerts are resolved, then back to the changelist (None)."""
-        form = ResolutionForm(request.POST if CONFIRM in request.POST else None)
-        if form.is_bound and form.is_valid():
-            self._resolve(request, queryset, form.cleaned_data["note"])
-            return None
-        alerts = list(queryset.order_by("pk"))
-        return confirmation_page(
-            self,
-            request,
-            template="admin/monitoring/monitoringalert/resolve_confirmation.html",
-            title="Resolve alerts",
-            form=form,
-            action_name="resolve_alerts",
-            confirm_name=CONFIRM,
-            objects=alerts,
-            submit_label=f"Resolve {len(alerts)} alert(s)",
-        )
-
-    def _resolve(self, request, queryset, note: str) -> None:
-        apply_each(  # an alert resolved meanwhile is refused by the service
-            self,
-            request,
-            queryset.order_by("pk"),
-            alert_resolve,
-            arguments=lambda alert: {"alert": alert, "user": request.user, "note": note},
-            describe=lambda outcome: f"Resolved (admin action “Resolve”; note: “{note}”).",
-            done="Resolved {n} alert(s).",
-            already="Already resolved, left as they were: {ids}.",
-        )

@@ -10,22 +10,18 @@ reason. Reversals show read-only on their transfer's page.
 from django.contrib import admin
 
 from accounts.models import StatementLine
+from backoffice.actions.transfers import reverse_transfers
 from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyInline,
     actor_display,
-    apply_each,
     changelist_link,
     link_column,
     metadata_display,
     money_column,
-    reason_confirmation,
-    said,
 )
-from core.money import money
 from transfers.models import Transfer, TransferBatch, TransferReversal
-from transfers.services import transfer_reverse
 
 
 class TransferReversalInline(ReadOnlyInline):
@@ -67,7 +63,7 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     search_help_text = (
         "An exact transfer id, account id (source or destination), reference or batch id."
     )
-    actions = ["reverse_transfers"]
+    actions = [reverse_transfers]
     inlines = [TransferReversalInline]
     fields = [
         "id",
@@ -114,54 +110,6 @@ class TransferAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="created by")
     def created_by(self, obj):
         return actor_display(obj, "created_by")
-
-    @admin.action(
-        description="Reverse selected transfers (full remaining amount; asks for a reason)",
-        permissions=["change"],
-    )
-    def reverse_transfers(self, request, queryset):
-        """First call: the confirmation page (the transfers, what remains of each, the
-        reason). Its submission with a reason: each through `transfer_reverse`."""
-        transfers = list(queryset.order_by("pk"))
-        return reason_confirmation(
-            self,
-            request,
-            transfers,
-            run=lambda reason: self._reverse(request, transfers, reason),
-            # `transfer_reverse` and `transfer.reversed` take no reason; its statement lines'
-            # text ("Reversal of ...") is the customer's, not the place for a staff note.
-            help_text="Written in the admin history with the action.",
-            template="admin/transfers/transfer/reverse_confirmation.html",
-            title="Reverse transfers",
-            action_name="reverse_transfers",
-            submit_label=f"Reverse {len(transfers)} transfer(s)",
-            rows=[
-                {
-                    "transfer": transfer,
-                    "amount": money(transfer.amount, transfer.currency),
-                    "reversed": money(transfer.reversed_amount, transfer.currency),
-                    "remaining": money(
-                        transfer.posted_amount - transfer.reversed_amount, transfer.currency
-                    ),
-                }
-                for transfer in transfers
-            ],
-        )
-
-    def _reverse(self, request, transfers, reason: str) -> None:
-        apply_each(  # a transfer reversed in full already is refused by the service
-            self,
-            request,
-            transfers,
-            transfer_reverse,
-            arguments=lambda transfer: {"transfer": transfer},
-            describe=lambda outcome: (
-                f"Reversed {money(outcome.value.amount, outcome.value.currency)} "
-                f"(reversal {outcome.value.pk}; admin action “Reverse”; {said(reason)})."
-            ),
-            done="Reversed {n} transfer(s).",
-            already="Not reversed, left as they were: {ids}.",
-        )
 
 
 @admin.register(TransferBatch)

@@ -11,21 +11,19 @@ three-day window. Every change leaves one `LogEntry` per object (who, when, what
 added or deleted here and no change form saves a row.
 """
 
-from django import forms
 from django.contrib import admin
 
+from backoffice.actions.webhooks import retry_deliveries
 from backoffice.kit import (
-    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     admin_link,
     apply_each,
     changelist_link,
-    confirmation_page,
 )
 from events.types import EVENT_TYPES
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from webhooks.services import delivery_retry, webhook_endpoint_update
+from webhooks.services import webhook_endpoint_update
 
 SECRET_FIELDS = ["secret_encrypted"]
 
@@ -128,10 +126,6 @@ class EventTypeFilter(admin.SimpleListFilter):
         return queryset
 
 
-class RetryForm(forms.Form):
-    """Nothing to ask: the page only confirms which deliveries are retried."""
-
-
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     institution_path = "endpoint__institution"
@@ -148,7 +142,7 @@ class WebhookDeliveryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_filter = ["status", EventTypeFilter, "endpoint__institution"]
     search_fields = ["id", "event_id", "endpoint_id"]
     search_help_text = "An exact delivery, event or endpoint id."
-    actions = ["retry_deliveries"]
+    actions = [retry_deliveries]
     inlines = [AttemptInline]
     fields = [
         "id",
@@ -185,36 +179,3 @@ class WebhookDeliveryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="endpoint", ordering="endpoint_id")
     def endpoint_link(self, obj):
         return admin_link(obj.endpoint, obj.endpoint.url)
-
-    @admin.action(description="Retry selected failed deliveries", permissions=["change"])
-    def retry_deliveries(self, request, queryset):
-        """First call: the confirmation page. Its submission (`CONFIRM` set): the deliveries
-        are retried, then back to the changelist (None)."""
-        form = RetryForm(request.POST if CONFIRM in request.POST else None)
-        if form.is_bound and form.is_valid():
-            self._retry(request, queryset)
-            return None
-        deliveries = list(queryset.order_by("pk"))
-        return confirmation_page(
-            self,
-            request,
-            template="admin/webhooks/webhookdelivery/retry_confirmation.html",
-            title="Retry deliveries",
-            form=form,
-            action_name="retry_deliveries",
-            confirm_name=CONFIRM,
-            objects=deliveries,
-            submit_label=f"Retry {len(deliveries)} delivery(ies)",
-        )
-
-    def _retry(self, request, queryset) -> None:
-        apply_each(  # not failed, or its endpoint disabled: refused by the service
-            self,
-            request,
-            queryset.order_by("pk"),
-            delivery_retry,
-            arguments=lambda delivery: {"delivery": delivery},
-            describe=lambda outcome: "Retried (admin action “Retry”).",
-            done="Retrying {n} delivery(ies): queued now.",
-            already="Not retried, left as they were: {ids}.",
-        )
