@@ -1,9 +1,19 @@
-"""What staff do to monitoring: resolve alerts (docs/monitoring.md)."""
+"""What staff do to monitoring: switch rules on and off, resolve alerts (docs/monitoring.md)."""
 
-from backoffice.actions.base import Confirmation, Reason, StaffAction
-from monitoring.models import MonitoringAlert
-from monitoring.services import alert_resolve
+from backoffice.actions.base import Confirmation, Reason, StaffAction, enable_actions
+from monitoring.models import MonitoringAlert, MonitoringRule
+from monitoring.services import alert_resolve, monitoring_rule_update
 from monitoring.services.alerts import MAX_NOTE_LENGTH
+
+# On the press: a rule's switch changes no customer's money (docs/back-office.md).
+enable_rules, disable_rules = enable_actions(
+    model=MonitoringRule,
+    service=monitoring_rule_update,
+    noun="rule",
+    names=("enable_rules", "disable_rules"),
+    labels=("Enable selected rules", "Disable selected rules (they stop hitting)"),
+    arguments=lambda rule, enabled: {"rule": rule, "changes": {"enabled": enabled}},
+)
 
 resolve_alerts = StaffAction(
     name="resolve_alerts",

@@ -1,8 +1,21 @@
-"""What staff do to webhooks: retry failed deliveries (docs/webhooks.md)."""
+"""What staff do to webhooks: switch endpoints on and off, retry failed deliveries
+(docs/webhooks.md)."""
 
-from backoffice.actions.base import Confirmation, StaffAction
-from webhooks.models import WebhookDelivery
-from webhooks.services import delivery_retry
+from backoffice.actions.base import Confirmation, StaffAction, enable_actions
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from webhooks.services import delivery_retry, webhook_endpoint_update
+
+enable_endpoints, disable_endpoints = enable_actions(
+    model=WebhookEndpoint,
+    service=webhook_endpoint_update,
+    noun="endpoint",
+    names=("enable_endpoints", "disable_endpoints"),
+    labels=(
+        "Enable selected endpoints",
+        "Disable selected endpoints (no new deliveries; pending ones fail)",
+    ),
+    arguments=lambda endpoint, enabled: {"endpoint": endpoint, "changes": {"enabled": enabled}},
+)
 
 retry_deliveries = StaffAction(
     name="retry_deliveries",

@@ -34,11 +34,7 @@ from accounts.models import (
     StatementLine,
 )
 from accounts.selectors import holds_expiring_today
-from accounts.services import (
-    account_product_create,
-    account_product_update,
-    account_set_status,
-)
+from accounts.services import account_product_create, account_product_update, account_set_status
 from accounts.services.products import account_product_errors
 from backoffice.actions.accounts import REASON_KEPT, release_holds
 from backoffice.admin.statement_lines import (

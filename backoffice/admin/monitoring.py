@@ -16,13 +16,12 @@ from django.contrib import admin
 
 from api.names import api_data, api_path
 from api.versions import V2
-from backoffice.actions.monitoring import resolve_alerts
+from backoffice.actions.monitoring import disable_rules, enable_rules, resolve_alerts
 from backoffice.admin.cards import SECRET_FIELDS, masked_pan_link
 from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     admin_link,
-    apply_each,
     changelist_link,
     fields_display,
     money_column,
@@ -30,7 +29,6 @@ from backoffice.kit import (
 from core.money import money
 from events.models import Event
 from monitoring.models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
-from monitoring.services import monitoring_rule_update
 
 # A rule's parameters that are amounts in minor units of its `currency`.
 MONEY_PARAMETERS = frozenset({"amount", "max_amount"})
@@ -71,7 +69,7 @@ class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_select_related = ["institution"]
     search_fields = ["id"]
     search_help_text = "An exact rule id."
-    actions = ["enable_rules", "disable_rules"]
+    actions = [enable_rules, disable_rules]
     fields = [
         "id",
         "institution",
@@ -99,27 +97,6 @@ class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="events")
     def events_link(self, obj):
         return changelist_link(Event, "Events of this rule", object_id=obj.pk)
-
-    @admin.action(description="Enable selected rules", permissions=["change"])
-    def enable_rules(self, request, queryset):
-        self._set_enabled(request, queryset, True)
-
-    @admin.action(description="Disable selected rules (they stop hitting)", permissions=["change"])
-    def disable_rules(self, request, queryset):
-        self._set_enabled(request, queryset, False)
-
-    def _set_enabled(self, request, queryset, enabled: bool) -> None:
-        name, verb = ("Enable", "Enabled") if enabled else ("Disable", "Disabled")
-        apply_each(
-            self,
-            request,
-            queryset.order_by("pk"),
-            monitoring_rule_update,
-            arguments=lambda rule: {"rule": rule, "changes": {"enabled": enabled}},
-            describe=lambda outcome: f"{verb} (admin action “{name}”).",
-            done=f"{verb} {{n}} rule(s).",
-            already=f"Already {verb.lower()}, left as they were: {{ids}}.",
-        )
 
 
 # --- Alerts ---------------------------------------------------------------------------------

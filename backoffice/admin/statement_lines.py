@@ -12,12 +12,7 @@ from django.utils.html import format_html
 
 from accounts.models import StatementLine
 from api.names import api_data
-from backoffice.kit import (
-    ExactIdSearchMixin,
-    ReadOnlyModelAdmin,
-    fields_display,
-    link_column,
-)
+from backoffice.kit import ExactIdSearchMixin, ReadOnlyModelAdmin, fields_display, link_column
 from core.money import money
 
 # --- Statement lines as staff read them (docs/back-office.md, "Money and line states") -------

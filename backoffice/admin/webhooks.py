@@ -13,17 +13,10 @@ added or deleted here and no change form saves a row.
 
 from django.contrib import admin
 
-from backoffice.actions.webhooks import retry_deliveries
-from backoffice.kit import (
-    ActionsOnlyModelAdmin,
-    ExactIdSearchMixin,
-    admin_link,
-    apply_each,
-    changelist_link,
-)
+from backoffice.actions.webhooks import disable_endpoints, enable_endpoints, retry_deliveries
+from backoffice.kit import ActionsOnlyModelAdmin, ExactIdSearchMixin, admin_link, changelist_link
 from events.types import EVENT_TYPES
 from webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from webhooks.services import webhook_endpoint_update
 
 SECRET_FIELDS = ["secret_encrypted"]
 
@@ -36,7 +29,7 @@ class WebhookEndpointAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_select_related = ["institution"]
     search_fields = ["id"]
     search_help_text = "An exact endpoint id."
-    actions = ["enable_endpoints", "disable_endpoints"]
+    actions = [enable_endpoints, disable_endpoints]
     fields = [
         "id",
         "institution",
@@ -60,30 +53,6 @@ class WebhookEndpointAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     def deliveries_link(self, obj):
         count = WebhookDelivery.objects.filter(endpoint=obj).count()
         return changelist_link(WebhookDelivery, f"{count} deliveries", endpoint=obj.pk)
-
-    @admin.action(description="Enable selected endpoints", permissions=["change"])
-    def enable_endpoints(self, request, queryset):
-        self._set_enabled(request, queryset, True)
-
-    @admin.action(
-        description="Disable selected endpoints (no new deliveries; pending ones fail)",
-        permissions=["change"],
-    )
-    def disable_endpoints(self, request, queryset):
-        self._set_enabled(request, queryset, False)
-
-    def _set_enabled(self, request, queryset, enabled: bool) -> None:
-        name, verb = ("Enable", "Enabled") if enabled else ("Disable", "Disabled")
-        apply_each(
-            self,
-            request,
-            queryset.order_by("pk"),
-            webhook_endpoint_update,
-            arguments=lambda endpoint: {"endpoint": endpoint, "changes": {"enabled": enabled}},
-            describe=lambda outcome: f"{verb} (admin action “{name}”).",
-            done=f"{verb} {{n}} endpoint(s).",
-            already=f"Already {verb.lower()}, left as they were: {{ids}}.",
-        )
 
 
 # --- Deliveries -----------------------------------------------------------------------------
