@@ -104,6 +104,13 @@ def money_column(
     return column
 
 
+def masked_account_number(account) -> str:
+    """An account number as the back office shows it: its last four digits only (the number is
+    a sensitive identifier: never in a list, never searchable)."""
+    number = account.account_number
+    return f"•••• {number[-4:]}" if number else "—"
+
+
 def pretty_json(value) -> str:
     return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
 

@@ -19,7 +19,7 @@ per institution; staff add and change them through the products' services (docs/
 """
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.html import format_html
 
@@ -34,9 +34,14 @@ from accounts.models import (
     StatementLine,
 )
 from accounts.selectors import holds_expiring_today
-from accounts.services import account_product_create, account_product_update, account_set_status
+from accounts.services import account_product_create, account_product_update
 from accounts.services.products import account_product_errors
-from backoffice.actions.accounts import REASON_KEPT, release_holds
+from backoffice.actions.accounts import (
+    activate_accounts,
+    close_accounts,
+    freeze_accounts,
+    release_holds,
+)
 from backoffice.admin.statement_lines import (
     LINE_STATE_RELATED,
     line_amount_display,
@@ -51,23 +56,15 @@ from backoffice.kit import (
     ServiceFormModelAdmin,
     actor_display,
     admin_link,
-    apply_each,
     changelist_link,
     link_column,
+    masked_account_number,
     metadata_display,
     money_column,
-    reason_confirmation,
-    said,
 )
-from core.money import money
 
 # How many holds and statement lines the account's page shows inline (newest first).
 RECENT_ROWS = 20
-
-
-def masked_account_number(account: Account) -> str:
-    number = account.account_number
-    return f"•••• {number[-4:]}" if number else "—"
 
 
 # --- Account products -----------------------------------------------------------------------
@@ -215,16 +212,6 @@ class StatementLineInline(ReadOnlyInline):
         return line_amount_display(obj)
 
 
-ACCOUNT_STATUS_ACTIONS = {
-    # action -> (target status, name in the log and on the confirmation page, verb for the
-    # summary). Each asks for a reason, unfreezing too: lifting a freeze undoes a decision that
-    # was taken with a reason, so the history says why it was lifted (docs/back-office.md).
-    "freeze_accounts": (Account.Status.FROZEN, "Freeze", "Froze"),
-    "activate_accounts": (Account.Status.ACTIVE, "Unfreeze (activate)", "Activated"),
-    "close_accounts": (Account.Status.CLOSED, "Close", "Closed"),
-}
-
-
 @admin.register(Account)
 class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin):
     """Accounts are opened through the API (`account_create`); here they are reviewed and
@@ -246,7 +233,7 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     list_select_related = ["institution", "customer", "product"]
     search_fields = ["id", "customer_id"]
     search_help_text = "An exact account id or customer id."
-    actions = ["freeze_accounts", "activate_accounts", "close_accounts"]
+    actions = [freeze_accounts, activate_accounts, close_accounts]
     inlines = [HoldInline, StatementLineInline]
     fieldsets = [
         (
@@ -338,84 +325,6 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
             "{} · {}",
             changelist_link("transfers.Transfer", "Out of this account", source_account=obj.pk),
             changelist_link("transfers.Transfer", "Into this account", destination_account=obj.pk),
-        )
-
-    # -- actions
-    @admin.action(
-        description="Freeze selected accounts (no money can leave them; asks for a reason)",
-        permissions=["change"],
-    )
-    def freeze_accounts(self, request, queryset):
-        return self._set_status(request, queryset, "freeze_accounts")
-
-    @admin.action(
-        description="Unfreeze (activate) selected accounts (asks for a reason)",
-        permissions=["change"],
-    )
-    def activate_accounts(self, request, queryset):
-        return self._set_status(request, queryset, "activate_accounts")
-
-    @admin.action(
-        description="Close selected accounts (zero balance and no active hold; final; asks for "
-        "a reason)",
-        permissions=["change"],
-    )
-    def close_accounts(self, request, queryset):
-        return self._set_status(request, queryset, "close_accounts")
-
-    def _set_status(self, request, queryset, action_name: str):
-        """First call: the confirmation page (the accounts, their balances, the reason). Its
-        submission with a reason: each account through `account_set_status`."""
-        status, name, _verb = ACCOUNT_STATUS_ACTIONS[action_name]
-        accounts = list(queryset.select_related("customer", "product").order_by("pk"))
-        return reason_confirmation(
-            self,
-            request,
-            accounts,
-            run=lambda reason: self._apply_status(request, accounts, action_name, reason),
-            help_text=REASON_KEPT,
-            template="admin/accounts/account/status_confirmation.html",
-            title=f"{name} accounts",
-            action_name=action_name,
-            submit_label=f"{name} {len(accounts)} account(s)",
-            status=status,
-            rows=[
-                {
-                    "account": account,
-                    "number": masked_account_number(account),
-                    "posted": money(account.posted, account.currency),
-                    "available": money(account.available, account.currency),
-                }
-                for account in accounts
-            ],
-        )
-
-    def _apply_status(self, request, accounts, action_name: str, reason: str) -> None:
-        status, name, verb = ACCOUNT_STATUS_ACTIONS[action_name]
-        customer_accounts = []
-        for account in accounts:
-            if account.is_internal:
-                self.message_user(
-                    request,
-                    f"{account}: an internal account carries the institution's side of every "
-                    "journal; its status is not changed here.",
-                    messages.ERROR,
-                )
-            else:
-                customer_accounts.append(account)
-
-        apply_each(
-            self,
-            request,
-            customer_accounts,
-            account_set_status,
-            arguments=lambda account: {"account": account, "status": status},
-            describe=lambda outcome: (
-                f"Status {outcome.previous} → {outcome.value.status} "
-                f"(admin action “{name}”; {said(reason)})."
-            ),
-            done=f"{verb} {{n}} account(s).",
-            already=f"Already {status}, left as they were: {{ids}}.",
         )
 
 

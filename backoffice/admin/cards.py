@@ -23,12 +23,11 @@ reason), logged (`LogEntry`) and announced (`card.pin_changed`) like any other. 
 failed PAN resolutions (card-number guessing, `cards.services.pan_guard`) are read-only lists.
 """
 
-from dataclasses import dataclass
-
 from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
+from backoffice.actions.cards import activate_cards, close_cards, suspend_cards
 from backoffice.kit import (
     CONFIRM,
     ActionsOnlyModelAdmin,
@@ -50,7 +49,6 @@ from cards.services import (
     card_pin_unblock,
     card_product_create,
     card_product_update,
-    card_set_status,
     card_usage,
 )
 from cards.services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
@@ -272,23 +270,6 @@ class CardProductAdmin(ServiceFormModelAdmin):
 
 
 # --- Cards ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StatusAction:
-    status: str
-    name: str  # in the log entry and on the confirmation page
-    verb: str  # in the summary message
-    reason_required: bool
-
-
-CARD_STATUS_ACTIONS = {
-    "activate_cards": StatusAction(Card.Status.ACTIVE, "Activate", "Activated", False),
-    "suspend_cards": StatusAction(Card.Status.SUSPENDED, "Suspend", "Suspended", True),
-    "close_cards": StatusAction(Card.Status.CLOSED, "Close", "Closed", True),
-}
-STATUS_REASON_HELP = (
-    "Kept as each card's status reason, sent in its card.status_changed event and written in "
-    "the admin history."
-)
 PIN_UNBLOCK_REASON_HELP = (
     "Why staff unblock this PIN (e.g. the cardholder's identity checked by phone). Kept with "
     "the unblock and written in the admin history."
@@ -329,7 +310,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
     search_help_text = (
         "An exact card id, the last four digits of the PAN, or part of the embossed name."
     )
-    actions = ["activate_cards", "suspend_cards", "close_cards", "unblock_pins"]
+    actions = [activate_cards, suspend_cards, close_cards, "unblock_pins"]
     exclude = SECRET_FIELDS
     fieldsets = [
         (
@@ -523,21 +504,6 @@ class CardAdmin(ActionsOnlyModelAdmin):
     def events_link(self, obj):
         return changelist_link(Event, "Events of this card", object_id=obj.pk)
 
-    # -- actions
-    @admin.action(description="Activate selected cards (asks for a reason)", permissions=["change"])
-    def activate_cards(self, request, queryset):
-        return self._set_status(request, queryset, "activate_cards")
-
-    @admin.action(description="Suspend selected cards (asks for a reason)", permissions=["change"])
-    def suspend_cards(self, request, queryset):
-        return self._set_status(request, queryset, "suspend_cards")
-
-    @admin.action(
-        description="Close selected cards (final; asks for a reason)", permissions=["change"]
-    )
-    def close_cards(self, request, queryset):
-        return self._set_status(request, queryset, "close_cards")
-
     @admin.action(
         description="Unblock the PIN of selected cards (staff only, beyond the API's cap; "
         "asks for a reason)",
@@ -577,45 +543,6 @@ class CardAdmin(ActionsOnlyModelAdmin):
             ),
             done="Unblocked the PIN of {n} card(s).",
             already="PIN not blocked, left as it was: {ids}.",
-        )
-
-    def _set_status(self, request, queryset, action_name: str):
-        """First call: the confirmation page with the reason form. Its submission (`CONFIRM`
-        set, a valid reason): the change, then back to the changelist (None)."""
-        action = CARD_STATUS_ACTIONS[action_name]
-        data = request.POST if CONFIRM in request.POST else None
-        form = ReasonForm(data, required=action.reason_required, help_text=STATUS_REASON_HELP)
-        if form.is_bound and form.is_valid():
-            self._apply_status(request, queryset, action, form.cleaned_data["reason"])
-            return None
-        cards = list(queryset.order_by("pk"))
-        return confirmation_page(
-            self,
-            request,
-            template="admin/cards/card/status_confirmation.html",
-            title=f"{action.name} cards",
-            form=form,
-            action_name=action_name,
-            confirm_name=CONFIRM,
-            objects=cards,
-            submit_label=f"{action.name} {len(cards)} card(s)",
-            action=action,
-        )
-
-    def _apply_status(self, request, queryset, action: StatusAction, reason: str) -> None:
-        said = f"reason: “{reason}”" if reason else "no reason given"
-        apply_each(
-            self,
-            request,
-            queryset.order_by("pk"),
-            card_set_status,
-            arguments=lambda card: {"card": card, "status": action.status, "reason": reason},
-            describe=lambda outcome: (
-                f"Status {outcome.previous} → {outcome.value.status} "
-                f"(admin action “{action.name}”; {said})."
-            ),
-            done=f"{action.verb} {{n}} card(s).",
-            already=f"Already {action.status}, left as they were: {{ids}}.",
         )
 
 

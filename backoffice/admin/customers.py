@@ -26,7 +26,6 @@ from django.utils.html import format_html, format_html_join
 
 from accounts.models import Account, Hold, StatementLine
 from accounts.models.statement import POSITION
-from backoffice.admin.accounts import masked_account_number
 from backoffice.admin.cards import SECRET_FIELDS
 from backoffice.admin.statement_lines import (
     LINE_STATE_RELATED,
@@ -34,7 +33,13 @@ from backoffice.admin.statement_lines import (
     line_amount_display,
     line_state,
 )
-from backoffice.kit import ModelAdmin, admin_link, changelist_link, metadata_display
+from backoffice.kit import (
+    ModelAdmin,
+    admin_link,
+    changelist_link,
+    masked_account_number,
+    metadata_display,
+)
 from cards.models import Card
 from core.money import money
 from customers.models import Customer
