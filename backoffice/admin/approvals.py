@@ -36,7 +36,6 @@ from backoffice.services.staff_changes import (
     staff_adjust,
     staff_set_card_limits,
     staff_set_overdraft_limit,
-    staff_unblock_pin,
     staff_waive_fee,
 )
 from backoffice.services.thresholds import UNSUMMED, approval_threshold_set
@@ -326,32 +325,10 @@ class FeeWaiverRequestAdmin(FeeAdmin):
 
 
 class CardRequestAdmin(CardAdmin):
-    """The cards' admin, whose "Unblock the PIN" unblocks at once within the institution's
-    threshold and asks otherwise, with "Change the limits" (a raise above the threshold: another
-    staff user approves)."""
+    """The cards' admin, with "Change the limits" (a raise above the threshold: another staff
+    user approves)."""
 
     actions = [*CardAdmin.actions, "change_limits"]
-
-    @admin.action(
-        description="Unblock the PIN of selected cards (asks for a reason; above the threshold "
-        "another staff user approves)",
-        permissions=["change"],
-    )
-    def unblock_pins(self, request, queryset):
-        return super().unblock_pins(request, queryset)
-
-    def _unblock_pins(self, request, queryset, reason: str) -> None:
-        apply_staff_changes(
-            self,
-            request,
-            queryset.order_by("pk"),
-            staff_unblock_pin,
-            arguments=lambda card: {"card": card, "reason": reason},
-            made="PIN unblocked",
-            action="Unblock PIN",
-            reason=reason,
-            already="PIN not blocked, left as it was: {ids}.",
-        )
 
     @admin.action(
         description="Change the limits (a raise above the threshold: another staff user approves)",

@@ -1,12 +1,11 @@
 """Back office for cards: products, cards and the audit trail of sensitive-details reads.
 
-Staff look at cards and change their status only through the changelist actions "Activate",
-"Suspend" and "Close", which call `card_set_status` as the API does (DESIGN.md section 10), so
-its transitions, its lock and the `card.status_changed` event hold. Each action first asks for a
-reason on a confirmation page (required to suspend or close); the reason becomes the card's
-status reason and is named, with the action, in the card's `LogEntry` (who, when). Nothing is
-added or deleted here and no change form ever saves a card: a form saving a whole row could
-overwrite what a service wrote under its lock (limits, PIN tries, status).
+Staff look at cards and change them only through the actions declared in
+`backoffice.actions.cards` ("Activate", "Suspend", "Close", "Unblock the PIN"; "Change the
+limits" in `backoffice.admin.approvals` until it is declared too), which call the services as
+the API does (DESIGN.md section 10). Nothing is added or deleted here and no change form ever
+saves a card: a form saving a whole row could overwrite what a service wrote under its lock
+(limits, PIN tries, status).
 
 Card secrets never reach a page: the full PAN, the CVV and the PIN are not shown, their
 ciphertexts, the PAN fingerprint and the PIN hash are neither shown nor searchable, and the
@@ -14,39 +13,29 @@ admin's pages do not even read those columns (`SECRET_FIELDS` are deferred; only
 the actions call load whole cards). A card is shown by its masked PAN (first six and last four
 digits, which are not secret) and found by its id, the last four digits or the embossed name.
 Staff add and change card products through the products' services (docs/products.md);
-sensitive-details accesses are read-only.
-
-"Unblock PIN" is the staff's way past the API's cap on PIN unblocks (two per card chain in 30
-days, `cards.services.pin`): it asks for a reason on a confirmation page and calls
-`card_pin_unblock` with the staff actor, so the unblock is recorded (`PinUnblock`, with the
-reason), logged (`LogEntry`) and announced (`card.pin_changed`) like any other. PIN unblocks and
-failed PAN resolutions (card-number guessing, `cards.services.pan_guard`) are read-only lists.
+sensitive-details accesses, PIN unblocks and failed PAN resolutions (card-number guessing,
+`cards.services.pan_guard`) are read-only lists.
 """
 
 from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from backoffice.actions.cards import activate_cards, close_cards, suspend_cards
+from backoffice.actions.cards import activate_cards, close_cards, suspend_cards, unblock_pins
 from backoffice.kit import (
-    CONFIRM,
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyModelAdmin,
-    ReasonForm,
     ServiceFormModelAdmin,
     actor_display,
     admin_link,
-    apply_each,
     changelist_link,
-    confirmation_page,
     link_column,
     metadata_display,
     money_column,
 )
 from cards.models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
 from cards.services import (
-    card_pin_unblock,
     card_product_create,
     card_product_update,
     card_usage,
@@ -270,12 +259,6 @@ class CardProductAdmin(ServiceFormModelAdmin):
 
 
 # --- Cards ----------------------------------------------------------------------------------
-PIN_UNBLOCK_REASON_HELP = (
-    "Why staff unblock this PIN (e.g. the cardholder's identity checked by phone). Kept with "
-    "the unblock and written in the admin history."
-)
-
-
 class ProductKindFilter(admin.SimpleListFilter):
     title = "product kind"
     parameter_name = "product_kind"
@@ -310,7 +293,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
     search_help_text = (
         "An exact card id, the last four digits of the PAN, or part of the embossed name."
     )
-    actions = [activate_cards, suspend_cards, close_cards, "unblock_pins"]
+    actions = [activate_cards, suspend_cards, close_cards, unblock_pins]
     exclude = SECRET_FIELDS
     fieldsets = [
         (
@@ -503,47 +486,6 @@ class CardAdmin(ActionsOnlyModelAdmin):
     @admin.display(description="events")
     def events_link(self, obj):
         return changelist_link(Event, "Events of this card", object_id=obj.pk)
-
-    @admin.action(
-        description="Unblock the PIN of selected cards (staff only, beyond the API's cap; "
-        "asks for a reason)",
-        permissions=["change"],
-    )
-    def unblock_pins(self, request, queryset):
-        """First call: the confirmation page asking for the reason. Its submission: each
-        blocked PIN unblocked through `card_pin_unblock` (staff actor), then the changelist."""
-        form = ReasonForm(
-            request.POST if CONFIRM in request.POST else None, help_text=PIN_UNBLOCK_REASON_HELP
-        )
-        if form.is_bound and form.is_valid():
-            self._unblock_pins(request, queryset, form.cleaned_data["reason"])
-            return None
-        cards = list(queryset.order_by("pk"))
-        return confirmation_page(
-            self,
-            request,
-            template="admin/cards/card/pin_unblock_confirmation.html",
-            title="Unblock PINs",
-            form=form,
-            action_name="unblock_pins",
-            confirm_name=CONFIRM,
-            objects=cards,
-            submit_label=f"Unblock the PIN of {len(cards)} card(s)",
-        )
-
-    def _unblock_pins(self, request, queryset, reason: str) -> None:
-        apply_each(
-            self,
-            request,
-            queryset.order_by("pk"),
-            card_pin_unblock,
-            arguments=lambda card: {"card": card, "reason": reason},
-            describe=lambda outcome: (
-                f"PIN unblocked (admin action “Unblock PIN”; reason: “{reason}”)."
-            ),
-            done="Unblocked the PIN of {n} card(s).",
-            already="PIN not blocked, left as it was: {ids}.",
-        )
 
 
 # --- Sensitive-details accesses (the audit trail of PAN/CVV reads) --------------------------
