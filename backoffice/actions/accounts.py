@@ -1,13 +1,22 @@
 """What staff do to the accounts side: freeze, unfreeze and close accounts, release holds
-(docs/back-office.md, "Actions on a page").
+(docs/back-office.md, "Actions on a page"); adjust a balance, change an overdraft limit, waive
+fees (four eyes: docs/back-office.md, "Four eyes").
 
-Each asks for a reason and writes it in the admin history only: `account_set_status` and
-`hold_release` take none, and their events carry none."""
+A status change and a release ask for a reason and write it in the admin history only:
+`account_set_status` and `hold_release` take none, and their events carry none. A change of
+money is made at once within the institution's threshold, else asked for: another staff user
+approves it (the change is made then, as them, with this reason)."""
 
 from django.contrib import messages
 
-from accounts.models import Account, Hold
-from accounts.services import account_set_status, hold_release
+from accounts.models import Account, Fee, Hold
+from accounts.services import (
+    account_set_overdraft_limit,
+    account_set_status,
+    adjustment_create,
+    fee_waive,
+    hold_release,
+)
 from backoffice.actions.base import (
     Confirmation,
     LeftOut,
@@ -17,6 +26,8 @@ from backoffice.actions.base import (
     said,
     status_actions,
 )
+from backoffice.actions.four_eyes import ADJUSTMENT, FEE_WAIVER, OVERDRAFT_RAISE
+from backoffice.forms import APPROVAL_REASON_HELP, AdjustmentRequestForm, OverdraftLimitForm
 from backoffice.kit import masked_account_number
 from core.money import money
 
@@ -108,4 +119,101 @@ release_holds = StaffAction(
     ),
     done="Released {n} hold(s).",
     already="Already released, left as they were: {ids}.",
+)
+
+
+# --- Four eyes -------------------------------------------------------------------------------
+def account_row(account: Account) -> dict:
+    """An account on the page of an action that works on one: its balances and limit."""
+    return {
+        "account": account,
+        "posted": money(account.posted, account.currency),
+        "available": money(account.available, account.currency),
+        "overdraft_limit": money(account.overdraft_limit, account.currency),
+    }
+
+
+def _adjusted(account: Account, asked) -> str:
+    verb = "Load (credit)" if asked["direction"] == "credit" else "Unload (debit)"
+    return f"{verb} of {money(asked['amount'], account.currency)}"
+
+
+request_adjustment = StaffAction(
+    name="request_adjustment",
+    label="Adjust (load or unload; above the threshold another staff user approves)",
+    model=Account,
+    service=adjustment_create,
+    four_eyes=ADJUSTMENT,
+    arguments=lambda account, asked: {
+        "account": account,
+        "direction": asked["direction"],
+        "amount": asked["amount"],
+        "description": asked["description"],
+        "reason": asked.reason,
+    },
+    # Direction, the amount in the account's currency, the statement line's description, and
+    # the reason.
+    reason=Reason(),
+    form=lambda data, accounts: AdjustmentRequestForm(data, currency=accounts[0].currency),
+    confirmation=Confirmation(
+        template="admin/accounts/account/adjustment_request.html",
+        title="Adjust the balance",
+        submit="Adjust, or ask for approval",
+        rows=account_row,
+    ),
+    one="account to adjust",
+    verb="Adjust",
+    made=_adjusted,
+    already="Nothing asked: {ids}.",
+)
+
+change_overdraft_limit = StaffAction(
+    name="change_overdraft_limit",
+    label="Change the overdraft limit (a raise above the threshold: another staff user approves)",
+    model=Account,
+    service=account_set_overdraft_limit,
+    # A lower limit is set at once (it takes risk away); a raise above the threshold is asked.
+    four_eyes=OVERDRAFT_RAISE,
+    arguments=lambda account, asked: {
+        "account": account,
+        "limit": asked["limit"],
+        "reason": asked.reason,
+    },
+    reason=Reason(),
+    form=lambda data, accounts: OverdraftLimitForm(data, currency=accounts[0].currency),
+    confirmation=Confirmation(
+        template="admin/accounts/account/overdraft_limit.html",
+        title="Change the overdraft limit",
+        submit="Set the limit, or ask for approval",
+        rows=account_row,
+    ),
+    one="account to change the overdraft limit of",
+    verb="Change the overdraft limit",
+    made=lambda account, asked: (
+        f"Overdraft limit {money(account.overdraft_limit, account.currency)} → "
+        f"{money(asked['limit'], account.currency)}"
+    ),
+    already="The overdraft limit is that already: {ids}.",
+)
+
+waive_fees = StaffAction(
+    name="waive_fees",
+    label="Waive selected fees (asks for a reason; above the threshold another staff user "
+    "approves)",
+    model=Fee,
+    service=fee_waive,
+    # One request per fee (the waiver's reason once approved: docs/fees.md); a fee not charged,
+    # or one already waiting, is refused by the service.
+    four_eyes=FEE_WAIVER,
+    arguments=lambda fee, asked: {"fee": fee, "reason": asked.reason},
+    reason=Reason(help_text=APPROVAL_REASON_HELP),
+    confirmation=Confirmation(
+        template="admin/accounts/fee/waive_confirmation.html",
+        title="Waive fees",
+        submit="Waive {n} fee(s), or ask for approval",
+        rows=lambda fee: {"fee": fee, "amount": money(fee.amount, fee.currency)},
+    ),
+    verb="Waive",
+    made=lambda fee, asked: "Waived",
+    already="Nothing asked: {ids}.",
 )

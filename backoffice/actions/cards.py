@@ -1,5 +1,5 @@
 """What staff do to cards: activate, suspend and close them (docs/back-office.md, "Actions on a
-page"), unblock their PIN (four eyes).
+page"), unblock their PIN and change their limits (four eyes).
 
 A status change asks for a reason (required to suspend or close: activating a new card is
 routine); the reason becomes the card's status reason, goes in its `card.status_changed` event
@@ -12,9 +12,11 @@ institution's threshold, else asked for (docs/back-office.md, "Four eyes").
 """
 
 from backoffice.actions.base import Confirmation, Move, Reason, StaffAction, status_actions
-from backoffice.actions.four_eyes import PIN_UNBLOCK
+from backoffice.actions.four_eyes import CARD_LIMITS_RAISE, PIN_UNBLOCK
+from backoffice.forms import CARD_LIMIT_LABELS, CardLimitsForm
 from cards.models import Card
-from cards.services import card_pin_unblock, card_set_status
+from cards.services import card_limits_set, card_pin_unblock, card_set_status
+from core.money import money
 
 STATUS_REASON_HELP = (
     "Kept as each card's status reason, sent in its card.status_changed event and written in "
@@ -79,4 +81,49 @@ unblock_pins = StaffAction(
     verb="Unblock PIN",
     made=lambda card, asked: "PIN unblocked",
     already="PIN not blocked, left as it was: {ids}.",
+)
+
+
+def _limits(asked) -> dict:
+    """The four limits asked for, in minor units of the card's account currency."""
+    return {field: asked[field] for field in CARD_LIMIT_LABELS}
+
+
+def _limits_set(card: Card, asked) -> str:
+    currency = card.account.currency
+    words = ", ".join(
+        f"{CARD_LIMIT_LABELS[field].lower()} {money(value, currency)}"
+        for field, value in _limits(asked).items()
+        if value != getattr(card, field)
+    )
+    return f"Limits set: {words}"
+
+
+change_limits = StaffAction(
+    name="change_limits",
+    label="Change the limits (a raise above the threshold: another staff user approves)",
+    model=Card,
+    service=card_limits_set,
+    # Lower limits are set at once; a change that raises any limit is one request for the whole
+    # change, unless within the threshold.
+    four_eyes=CARD_LIMITS_RAISE,
+    arguments=lambda card, asked: {
+        "card": card,
+        "changes": _limits(asked),
+        "reason": asked.reason,
+    },
+    # The four limits, shown as they are, in the card's account currency, and the reason.
+    reason=Reason(),
+    form=lambda data, cards: CardLimitsForm(
+        data, card=cards[0], currency=cards[0].account.currency
+    ),
+    confirmation=Confirmation(
+        template="admin/cards/card/limits_change.html",
+        title="Change the card's limits",
+        submit="Set the limits, or ask for approval",
+    ),
+    one="card to change the limits of",
+    verb="Change the limits",
+    made=_limits_set,
+    already="The limits are those already: {ids}.",
 )

@@ -38,9 +38,12 @@ from accounts.services import account_product_create, account_product_update
 from accounts.services.products import account_product_errors
 from backoffice.actions.accounts import (
     activate_accounts,
+    change_overdraft_limit,
     close_accounts,
     freeze_accounts,
     release_holds,
+    request_adjustment,
+    waive_fees,
 )
 from backoffice.admin.statement_lines import (
     LINE_STATE_RELATED,
@@ -233,7 +236,13 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     list_select_related = ["institution", "customer", "product"]
     search_fields = ["id", "customer_id"]
     search_help_text = "An exact account id or customer id."
-    actions = [freeze_accounts, activate_accounts, close_accounts]
+    actions = [
+        freeze_accounts,
+        activate_accounts,
+        close_accounts,
+        request_adjustment,
+        change_overdraft_limit,
+    ]
     inlines = [HoldInline, StatementLineInline]
     fieldsets = [
         (
@@ -514,10 +523,10 @@ class AdjustmentAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 # --- Fees (docs/fees.md) --------------------------------------------------------------------
 @admin.register(Fee)
 class FeeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
-    """Charged by the services (presentments, replacements, the monthly job); read here.
-    Waiving one takes two staff users (four eyes): `backoffice.admin` registers this admin
-    again with the action "Waive", which asks for the waiver; another staff user approves it
-    and `fee_waive` runs then (docs/back-office.md, "Four eyes")."""
+    """Charged by the services (presentments, replacements, the monthly job); read here, and
+    waived with "Waive" (`backoffice.actions.accounts.waive_fees`): at once within the
+    institution's threshold, else another staff user approves it and `fee_waive` runs then
+    (docs/back-office.md, "Four eyes")."""
 
     list_display = [
         "id",
@@ -534,6 +543,7 @@ class FeeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_select_related = ["account__institution"]
     search_fields = ["id", "account_id", "card_id", "authorization_id"]
     search_help_text = "An exact fee, account, card or authorization id."
+    actions = [waive_fees]
     fields = [
         "id",
         "institution",

@@ -21,7 +21,13 @@ from django import forms
 from django.contrib import admin
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from backoffice.actions.cards import activate_cards, close_cards, suspend_cards, unblock_pins
+from backoffice.actions.cards import (
+    activate_cards,
+    change_limits,
+    close_cards,
+    suspend_cards,
+    unblock_pins,
+)
 from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -35,11 +41,7 @@ from backoffice.kit import (
     money_column,
 )
 from cards.models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
-from cards.services import (
-    card_product_create,
-    card_product_update,
-    card_usage,
-)
+from cards.services import card_product_create, card_product_update, card_usage
 from cards.services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
 from cards.services.products import SWITCH_FIELDS, card_product_errors
 from core.money import money
@@ -293,7 +295,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
     search_help_text = (
         "An exact card id, the last four digits of the PAN, or part of the embossed name."
     )
-    actions = [activate_cards, suspend_cards, close_cards, unblock_pins]
+    actions = [activate_cards, suspend_cards, close_cards, unblock_pins, change_limits]
     exclude = SECRET_FIELDS
     fieldsets = [
         (

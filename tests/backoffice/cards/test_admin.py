@@ -602,7 +602,7 @@ def test_card_actions_are_the_status_actions_the_pin_unblock_and_the_limits(admi
         "suspend_cards",
         "close_cards",
         "unblock_pins",
-        "change_limits",  # four eyes above the threshold (backoffice.admin.CardRequestAdmin)
+        "change_limits",  # four eyes above the threshold (backoffice.actions.cards.change_limits)
     ]
     for model in [CardProduct, SensitiveDetailsAccess]:
         assert action_names(admin_client.get(url(model))) == []
