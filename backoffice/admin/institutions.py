@@ -17,13 +17,11 @@ into the messages framework, its cookie or the session, nor into any table.
 
 from django import forms
 from django.contrib import admin, messages
-from django.template.response import TemplateResponse
-from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import add_never_cache_headers
 from django.views.decorators.debug import sensitive_variables
 
-from backoffice.kit import ModelAdmin, admin_link, adopt, apply_each, changelist_link, link_column
+from backoffice.actions.institutions import revoke_keys, rotate_keys, rotate_keys_now, secrets_page
+from backoffice.kit import ModelAdmin, admin_link, adopt, changelist_link, link_column
 from core.exceptions import NotFound, ValidationFailed
 from institutions import scopes as api_scopes
 from institutions.models import (
@@ -35,12 +33,9 @@ from institutions.models import (
     default_weekend_days,
 )
 from institutions.services import (
-    IssuedKey,
     allowlist_add,
     allowlist_remove,
     api_key_create,
-    api_key_revoke,
-    api_key_rotate,
     api_key_set_scopes,
     holiday_add,
     holiday_remove,
@@ -51,9 +46,6 @@ from institutions.services import (
     validate_time_zone,
     validate_weekend_days,
 )
-
-# Each new secret must be copied from the one page that shows it: a handful at a time.
-MAX_KEYS_ROTATED_AT_ONCE = 5
 
 
 # --- Institutions ---------------------------------------------------------------------------
@@ -391,7 +383,7 @@ class ApiKeyAdmin(ModelAdmin):
     list_filter = [ApiKeyStatusFilter, "institution"]
     list_select_related = ["institution"]
     search_fields = ["prefix", "id", "name", "institution__name"]
-    actions = ["revoke_keys", "rotate_keys", "rotate_keys_now"]
+    actions = [revoke_keys, rotate_keys, rotate_keys_now]
     detail_fields = [
         "id",
         "institution",
@@ -538,117 +530,7 @@ class ApiKeyAdmin(ModelAdmin):
     def response_add(self, request, obj, post_url_continue=None):
         issued = getattr(request, "_tx_issued_keys", [])
         request._tx_issued_keys = []
-        return self._secrets_page(request, issued, title="New API key: copy it now")
-
-    @sensitive_variables("issued")
-    def _secrets_page(self, request, issued: list[IssuedKey], *, title: str) -> TemplateResponse:
-        """The one page that shows new secrets: the answer to the POST that made them, never
-        stored or cached anywhere (no message, no session, `Cache-Control: no-store`)."""
-        response = TemplateResponse(
-            request,
-            "admin/institutions/apikey/new_secrets.html",
-            {
-                **self.admin_site.each_context(request),
-                "title": title,
-                "subtitle": None,
-                "opts": self.opts,
-                "issued": [
-                    {
-                        "api_key": item.api_key,
-                        "secret": item.secret,
-                        "change_url": reverse(
-                            "admin:institutions_apikey_change", args=[item.api_key.pk]
-                        ),
-                    }
-                    for item in issued
-                ],
-            },
-        )
-        add_never_cache_headers(response)  # Cache-Control: max-age=0, no-cache, no-store, ...
-        response["Pragma"] = "no-cache"
-        return response
-
-    # -- actions
-    @admin.action(description="Revoke selected API keys (at once)", permissions=["change"])
-    def revoke_keys(self, request, queryset):
-        username = request.user.get_username()
-        apply_each(
-            self,
-            request,
-            queryset.order_by("pk"),
-            api_key_revoke,
-            arguments=lambda api_key: {"api_key": api_key, "revoked_by": username},
-            describe=lambda outcome: "Revoked (admin action “Revoke”).",
-            done="Revoked {n} API key(s).",
-            already="Already revoked, left as they were: {ids}.",
-        )
-
-    @admin.action(
-        description="Rotate selected API keys (new key; the old one works for a grace period)",
-        permissions=["change"],
-    )
-    def rotate_keys(self, request, queryset):
-        return self._rotate(request, queryset, retire_now=False)
-
-    @admin.action(
-        description="Rotate selected API keys now (new key; the old one is revoked at once)",
-        permissions=["change"],
-    )
-    def rotate_keys_now(self, request, queryset):
-        """For a key that leaked: its successor works at once and the old key stops at once."""
-        return self._rotate(request, queryset, retire_now=True)
-
-    @sensitive_variables("issued")
-    def _rotate(self, request, queryset, *, retire_now: bool):
-        if queryset.count() > MAX_KEYS_ROTATED_AT_ONCE:
-            self.message_user(
-                request,
-                f"Rotate at most {MAX_KEYS_ROTATED_AT_ONCE} keys at a time: each new secret "
-                "is shown once, and they must all fit on one page.",
-                messages.ERROR,
-            )
-            return None
-        username = request.user.get_username()
-        action = "Rotate now" if retire_now else "Rotate"
-
-        def describe(outcome) -> str:
-            old, new_key = outcome.value.replaces, outcome.value.api_key
-            retired = (
-                f"this key was revoked at {old.revoked_at.isoformat()}"
-                if retire_now
-                else f"this key expires at {old.expires_at.isoformat()}"
-            )
-            return (
-                f"Rotated (admin action “{action}”): successor {new_key.id} "
-                f"(prefix {new_key.prefix}); {retired}."
-            )
-
-        def record(api_key, outcome) -> None:
-            self.log_addition(
-                request, outcome.value.api_key, f"Created by rotating {api_key.id} (admin action)."
-            )
-
-        rotated = [
-            outcome.value
-            for outcome in apply_each(
-                self,
-                request,
-                queryset.order_by("pk"),
-                api_key_rotate,
-                arguments=lambda api_key: {
-                    "api_key": api_key,
-                    "rotated_by": username,
-                    "retire_now": retire_now,
-                },
-                describe=describe,
-                record=record,
-                done="Rotated {n} API key(s).",
-                already="Not rotated: {ids}.",
-            )
-        ]
-        if rotated:
-            return self._secrets_page(request, rotated, title="Rotated API keys: copy them now")
-        return None
+        return secrets_page(self, request, issued, title="New API key: copy it now")
 
 
 @admin.register(InstitutionAccess)
