@@ -1,4 +1,5 @@
-"""What staff do to API keys: revoke and rotate them (docs/tenancy-and-keys.md).
+"""What staff do to API keys: revoke and rotate them; add one, change its scopes and its
+allowlist (docs/tenancy-and-keys.md).
 
 Each leaves a `LogEntry` naming the action and the public key id or prefix, never a secret. A
 new secret (a key rotated here, or added by the key's form) is shown once, on a page of its own
@@ -6,14 +7,25 @@ answering the POST that made it (`secrets_page`, `Cache-Control: no-store`); it 
 the messages framework, its cookie or the session, nor into any table.
 """
 
+from django.contrib import messages
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.debug import sensitive_variables
 
 from backoffice.actions.base import StaffAction
-from institutions.models import ApiKey
-from institutions.services import IssuedKey, api_key_revoke, api_key_rotate
+from backoffice.actions.forms import FormWrite, InlineWrite, Saving, adopt
+from core.exceptions import NotFound, TXError, ValidationFailed
+from institutions.models import AllowedNetwork, ApiKey
+from institutions.services import (
+    IssuedKey,
+    allowlist_add,
+    allowlist_remove,
+    api_key_create,
+    api_key_revoke,
+    api_key_rotate,
+    api_key_set_scopes,
+)
 
 # Each new secret must be copied from the one page that shows it: a handful at a time.
 MAX_KEYS_ROTATED_AT_ONCE = 5
@@ -124,4 +136,124 @@ rotate_keys_now = _rotate(
     "rotate_keys_now",
     "Rotate selected API keys now (new key; the old one is revoked at once)",
     retire_now=True,
+)
+
+
+# --- The API key's forms (review move 6: the change form's writers are declared) -------------
+@sensitive_variables("outcome")
+def _issued(saving: Saving, outcome) -> None:
+    adopt(saving.obj, outcome.value.api_key)
+    # Kept on the request only, for the add form's answer (`response_add`) to show once.
+    saving.request._tx_issued_keys = [outcome.value]
+
+
+add_api_key = FormWrite(
+    page="add",
+    model=ApiKey,
+    service=api_key_create,
+    arguments=lambda saving: {
+        "institution": saving.data["institution"],
+        "allow": saving.data["networks"],
+        "role": saving.data["role"] or None,
+        "scopes": saving.data["scopes"],
+        "name": saving.data["name"],
+        "expires_at": saving.data["expires_at"],
+        "created_by": saving.request.user.get_username(),
+    },
+    then=_issued,
+)
+
+
+def _scopes_changed(saving: Saving, outcome) -> None:
+    """Its own LogEntry, saying what was granted and taken away (the admin's own entry for this
+    save covers the allowlist)."""
+    api_key, before = outcome.value
+    adopt(saving.obj, api_key)
+    added = sorted(set(api_key.scopes) - set(before))
+    removed = sorted(set(before) - set(api_key.scopes))
+    if added or removed:
+        saving.model_admin.log_change(
+            saving.request,
+            api_key,
+            "Scopes changed: "
+            + "; ".join(
+                part
+                for part in (
+                    f"granted {', '.join(added)}" if added else "",
+                    f"removed {', '.join(removed)}" if removed else "",
+                )
+                if part
+            )
+            + f" (now: {', '.join(api_key.scopes)}).",
+        )
+
+
+def _scopes_refused(saving: Saving, error: TXError) -> None:
+    if not isinstance(error, ValidationFailed):
+        raise error
+    # E.g. revoked meanwhile: nothing changed, and the page says so.
+    saving.obj.scopes = ApiKey.objects.get(pk=saving.obj.pk).scopes
+    saving.model_admin.message_user(
+        saving.request, f"Scopes not changed: {error.message}", messages.ERROR
+    )
+
+
+change_scopes = FormWrite(
+    page="change: its scopes (a revoked key's are final)",
+    model=ApiKey,
+    service=api_key_set_scopes,
+    arguments=lambda saving: {"api_key": saving.obj, "scopes": saving.data["scopes"]},
+    when=lambda saving: "scopes" in saving.form.changed_data,
+    then=_scopes_changed,
+    refused=_scopes_refused,
+)
+
+
+def _removed_meanwhile(saving: Saving, error: TXError) -> None:
+    if not isinstance(error, NotFound):
+        raise error
+    # Removed meanwhile by someone else: the outcome is the one asked for.
+
+
+allowlist_add_write = FormWrite(
+    page="change: its allowlist, a network added",
+    model=AllowedNetwork,
+    service=allowlist_add,
+    arguments=lambda saving, cidr: {"api_key": saving.obj, "cidr": cidr},
+)
+allowlist_remove_write = FormWrite(
+    page="change: its allowlist, a network removed",
+    model=AllowedNetwork,
+    service=allowlist_remove,
+    arguments=lambda saving, cidr: {"api_key": saving.obj, "cidr": cidr},
+    refused=_removed_meanwhile,
+)
+
+
+def _save_allowlist(saving: Saving, formset) -> None:
+    """The allowlist inline's rows: a removed or changed network through `allowlist_remove`, a
+    new or changed one through `allowlist_add`, and what `formset.save()` would have recorded,
+    for the admin's change message."""
+    formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+    for inline_form in formset.initial_forms:
+        old_cidr = inline_form.initial["cidr"]
+        if formset._should_delete_form(inline_form):
+            allowlist_remove_write.run(saving, cidr=old_cidr)
+            formset.deleted_objects.append(inline_form.instance)
+        elif inline_form.has_changed():
+            new_cidr = inline_form.cleaned_data["cidr"]
+            if new_cidr != old_cidr:
+                allowlist_remove_write.run(saving, cidr=old_cidr)
+                network = allowlist_add_write.run(saving, cidr=new_cidr).value
+                formset.changed_objects.append((network, ["cidr"]))
+    for inline_form in formset.extra_forms:
+        if inline_form.has_changed() and not formset._should_delete_form(inline_form):
+            network = allowlist_add_write.run(saving, cidr=inline_form.cleaned_data["cidr"]).value
+            formset.new_objects.append(network)
+
+
+allowlist = InlineWrite(
+    model=AllowedNetwork,
+    writes=(allowlist_add_write, allowlist_remove_write),
+    save=_save_allowlist,
 )

@@ -16,13 +16,21 @@ into the messages framework, its cookie or the session, nor into any table.
 """
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.utils import timezone
-from django.views.decorators.debug import sensitive_variables
 
-from backoffice.actions.institutions import revoke_keys, rotate_keys, rotate_keys_now, secrets_page
+from backoffice.actions.forms import DeclaredForms
+from backoffice.actions.institutions import (
+    add_api_key,
+    allowlist,
+    change_scopes,
+    revoke_keys,
+    rotate_keys,
+    rotate_keys_now,
+    secrets_page,
+)
 from backoffice.kit import ModelAdmin, admin_link, adopt, changelist_link, link_column
-from core.exceptions import NotFound, ValidationFailed
+from core.exceptions import ValidationFailed
 from institutions import scopes as api_scopes
 from institutions.models import (
     AllowedNetwork,
@@ -33,10 +41,6 @@ from institutions.models import (
     default_weekend_days,
 )
 from institutions.services import (
-    allowlist_add,
-    allowlist_remove,
-    api_key_create,
-    api_key_set_scopes,
     holiday_add,
     holiday_remove,
     institution_create,
@@ -329,7 +333,8 @@ class AllowedNetworkForm(forms.ModelForm):
 
 
 class AllowedNetworkInline(admin.TabularInline):
-    """Saved through `allowlist_add` / `allowlist_remove` (`ApiKeyAdmin.save_formset`)."""
+    """Saved through `allowlist_add` / `allowlist_remove` (`backoffice.actions.institutions.
+    allowlist`)."""
 
     model = AllowedNetwork
     form = AllowedNetworkForm
@@ -363,7 +368,7 @@ class ApiKeyStatusFilter(admin.SimpleListFilter):
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(ModelAdmin):
+class ApiKeyAdmin(DeclaredForms, ModelAdmin):
     """Keys are created by `api_key_create` and never shown again; `secret_hash` is never shown.
 
     An existing key's scopes are edited through `api_key_set_scopes` (a revoked key's are
@@ -384,6 +389,9 @@ class ApiKeyAdmin(ModelAdmin):
     list_select_related = ["institution"]
     search_fields = ["prefix", "id", "name", "institution__name"]
     actions = [revoke_keys, rotate_keys, rotate_keys_now]
+    add_write = add_api_key
+    change_write = change_scopes
+    inline_writes = (allowlist,)
     detail_fields = [
         "id",
         "institution",
@@ -443,89 +451,12 @@ class ApiKeyAdmin(ModelAdmin):
     def replaces_link(self, obj):
         return admin_link(ApiKey.objects.filter(replaced_by=obj).first())
 
-    # -- writes
-    @sensitive_variables("issued")
-    def save_model(self, request, obj, form, change):
-        if change:
-            # The allowlist is saved by save_formset; the scopes here, when they changed.
-            if "scopes" in form.changed_data:
-                self._set_scopes(request, obj, form.cleaned_data["scopes"])
-            return
-        issued = api_key_create(
-            institution=form.cleaned_data["institution"],
-            allow=form.cleaned_data["networks"],
-            role=form.cleaned_data["role"] or None,
-            scopes=form.cleaned_data["scopes"],
-            name=form.cleaned_data["name"],
-            expires_at=form.cleaned_data["expires_at"],
-            created_by=request.user.get_username(),
-        )
-        adopt(obj, issued.api_key)
-        # Kept on the request only, for response_add to show once.
-        request._tx_issued_keys = [issued]
-
-    def _set_scopes(self, request, obj, scopes) -> None:
-        """Through the service, with its own LogEntry saying what was granted and taken away
-        (the admin's own entry for this save covers the allowlist)."""
-        try:
-            api_key, before = api_key_set_scopes(api_key=obj, scopes=scopes)
-        except ValidationFailed as exc:  # e.g. revoked meanwhile: nothing changed
-            obj.scopes = ApiKey.objects.get(pk=obj.pk).scopes
-            self.message_user(request, f"Scopes not changed: {exc.message}", messages.ERROR)
-            return
-        adopt(obj, api_key)
-        added = sorted(set(api_key.scopes) - set(before))
-        removed = sorted(set(before) - set(api_key.scopes))
-        if added or removed:
-            self.log_change(
-                request,
-                api_key,
-                "Scopes changed: "
-                + "; ".join(
-                    part
-                    for part in (
-                        f"granted {', '.join(added)}" if added else "",
-                        f"removed {', '.join(removed)}" if removed else "",
-                    )
-                    if part
-                )
-                + f" (now: {', '.join(api_key.scopes)}).",
-            )
-
+    # -- writes: declared (backoffice.actions.institutions)
     def construct_change_message(self, request, form, formsets, add=False):
-        # Scope changes have their own entry (`_set_scopes`), with before and after.
+        # Scope changes have their own entry (`change_scopes`), with before and after.
         if not add and "scopes" in form.changed_data:
             form.changed_data.remove("scopes")
         return super().construct_change_message(request, form, formsets, add)
-
-    def save_formset(self, request, form, formset, change):
-        if formset.model is not AllowedNetwork:
-            return super().save_formset(request, form, formset, change)
-        api_key = form.instance
-        # What `formset.save()` would record, for the admin's change message.
-        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
-        for inline_form in formset.initial_forms:
-            old_cidr = inline_form.initial["cidr"]
-            if formset._should_delete_form(inline_form):
-                self._allowlist_remove(api_key, old_cidr)
-                formset.deleted_objects.append(inline_form.instance)
-            elif inline_form.has_changed():
-                new_cidr = inline_form.cleaned_data["cidr"]
-                if new_cidr != old_cidr:
-                    self._allowlist_remove(api_key, old_cidr)
-                    network = allowlist_add(api_key=api_key, cidr=new_cidr)
-                    formset.changed_objects.append((network, ["cidr"]))
-        for inline_form in formset.extra_forms:
-            if inline_form.has_changed() and not formset._should_delete_form(inline_form):
-                network = allowlist_add(api_key=api_key, cidr=inline_form.cleaned_data["cidr"])
-                formset.new_objects.append(network)
-
-    @staticmethod
-    def _allowlist_remove(api_key, cidr):
-        try:
-            allowlist_remove(api_key=api_key, cidr=cidr)
-        except NotFound:
-            pass  # removed meanwhile by someone else: the outcome is the one asked for
 
     def response_add(self, request, obj, post_url_continue=None):
         issued = getattr(request, "_tx_issued_keys", [])

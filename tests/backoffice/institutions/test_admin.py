@@ -508,6 +508,25 @@ def test_allowlist_inline_adds_normalized_and_removes(admin_client, admin_user, 
     assert key_works(full_key) == 403
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_key_form_post_is_one_operation_of_the_staff_user(admin_client, admin_user, key):
+    """No test transaction around it: the post's writes (the scopes, a network added) run in
+    the one durable transaction of the staff user's operation (backoffice.actions.forms), with
+    the admin's LogEntries, and commit together."""
+    api_key, _ = key
+    loopback = api_key.allowed_networks.get()
+    data = inline_data(api_key, [(loopback, "127.0.0.1/32", False), (None, "10.0.0.7/8", False)])
+    response = admin_client.post(url(ApiKey, "change", api_key.pk), data | {"scopes": ["read"]})
+    assert response.status_code == 302
+    api_key.refresh_from_db()
+    assert api_key.scopes == ["read"]
+    assert sorted(api_key.allowed_networks.values_list("cidr", flat=True)) == [
+        "10.0.0.0/8",
+        "127.0.0.1/32",
+    ]
+    assert {entry.user for entry in LogEntry.objects.filter(object_id=api_key.pk)} == {admin_user}
+
+
 def test_allowlist_inline_rejects_invalid_cidr(admin_client, key):
     api_key, _ = key
     loopback = api_key.allowed_networks.get()
