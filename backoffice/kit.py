@@ -36,17 +36,6 @@ from core.operations import Outcome
 from institutions.staff import staff_institutions as institutions_of
 
 
-def adopt(obj, saved) -> None:
-    """Make the admin's unsaved `obj` the row a service just saved (`saved`), in place.
-
-    The admin keeps using the instance its form built (for the log entry and the redirect).
-    """
-    for field in type(saved)._meta.concrete_fields:
-        setattr(obj, field.attname, getattr(saved, field.attname))
-    obj._state.adding = False
-    obj._state.db = saved._state.db
-
-
 def admin_link(obj, text=None):
     if obj is None:
         return "—"
@@ -469,22 +458,15 @@ def failure(admin_, request, obj_id: str, exc: TXError) -> None:
 
 
 class ServiceFormModelAdmin(ModelAdmin):
-    """Add and change forms that write through a domain's services, never `obj.save()`: the
-    add form calls `create(institution=..., **values)` with `create_fields` (blank ones left
-    out: the service's defaults apply), the change form `update(obj, changes)` with the
-    `change_fields` the staff user changed; `detail_fields` are shown read-only once made. The
-    service validates, emits its events and runs in the admin's transaction; nothing is ever
-    deleted."""
+    """The pages of add and change forms that write through a domain's services, never
+    `obj.save()` (their writes are declared: `backoffice.actions.forms.created` and
+    `changed_fields` read `create_fields` and `change_fields` from here): the add form asks
+    the institution and `create_fields`, the change form `change_fields`; `detail_fields` are
+    shown read-only once made. Nothing is ever deleted."""
 
     create_fields: list[str] = []
     change_fields: list[str] = []
     detail_fields: list[str] = []
-
-    def create(self, *, institution, **values):
-        raise NotImplementedError
-
-    def update(self, obj, changes: dict):
-        raise NotImplementedError
 
     def get_fields(self, request, obj=None):
         if obj is None:
@@ -496,22 +478,6 @@ class ServiceFormModelAdmin(ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-    def save_model(self, request, obj, form, change):
-        data = form.cleaned_data
-        if not change:
-            values = {
-                field: data[field]
-                for field in self.create_fields
-                if data.get(field) not in (None, "")
-            }
-            saved = self.create(institution=data["institution"], **values)
-        else:
-            changes = {
-                field: data[field] for field in form.changed_data if field in self.change_fields
-            }
-            saved = self.update(obj, changes)
-        adopt(obj, saved)
 
 
 # The field a page's action button posts (and its confirmation page carries on): back to the

@@ -26,6 +26,7 @@ from institutions.models import (
     ApiKey,
     Holiday,
     Institution,
+    InstitutionAccess,
     default_weekend_days,
 )
 from institutions.signals import institution_created
@@ -160,6 +161,18 @@ def holiday_remove(*, holiday: Holiday) -> None:
     """`holiday`'s date is a business day again (unless it is a weekend day). Deadlines already
     computed from the calendar are not recomputed: whoever stored one keeps it."""
     holiday.delete()
+
+
+def institution_access_grant(*, user, institution: Institution) -> InstitutionAccess:
+    """Let the staff user `user` work on `institution`'s rows in the back office
+    (docs/back-office.md, "The institution limit"): one row per pair (the unique constraint)."""
+    return InstitutionAccess.objects.create(user=user, institution=institution)
+
+
+def institution_access_remove(*, access: InstitutionAccess) -> None:
+    """Take a grant away: the user no longer works on that institution's rows (their other
+    grants stay)."""
+    access.delete()
 
 
 def institution_get(*, reference: str) -> Institution:

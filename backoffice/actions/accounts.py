@@ -1,6 +1,7 @@
 """What staff do to the accounts side: freeze, unfreeze and close accounts, release holds
 (docs/back-office.md, "Actions on a page"); adjust a balance, change an overdraft limit, waive
-fees (four eyes: docs/back-office.md, "Four eyes").
+fees (four eyes: docs/back-office.md, "Four eyes"); add and change account products
+(docs/products.md).
 
 A status change and a release ask for a reason and write it in the admin history only:
 `account_set_status` and `hold_release` take none, and their events carry none. A change of
@@ -9,8 +10,10 @@ approves it (the change is made then, as them, with this reason)."""
 
 from django.contrib import messages
 
-from accounts.models import Account, Fee, Hold
+from accounts.models import Account, AccountProduct, Fee, Hold
 from accounts.services import (
+    account_product_create,
+    account_product_update,
     account_set_overdraft_limit,
     account_set_status,
     adjustment_create,
@@ -26,6 +29,7 @@ from backoffice.actions.base import (
     said,
     status_actions,
 )
+from backoffice.actions.forms import FormWrite, changed_fields, created
 from backoffice.actions.four_eyes import ADJUSTMENT, FEE_WAIVER, OVERDRAFT_RAISE
 from backoffice.forms import APPROVAL_REASON_HELP, AdjustmentRequestForm, OverdraftLimitForm
 from backoffice.kit import masked_account_number
@@ -216,4 +220,17 @@ waive_fees = StaffAction(
     verb="Waive",
     made=lambda fee, asked: "Waived",
     already="Nothing asked: {ids}.",
+)
+
+
+# --- Account products: their forms write through the products' services --------------------
+# As the API's v2 does: `product.created`, `product.updated` name the staff user.
+add_account_product = FormWrite(
+    page="add", model=AccountProduct, service=account_product_create, arguments=created
+)
+change_account_product = FormWrite(
+    page="change",
+    model=AccountProduct,
+    service=account_product_update,
+    arguments=lambda saving: {"product": saving.obj, "changes": changed_fields(saving)},
 )

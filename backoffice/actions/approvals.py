@@ -1,12 +1,15 @@
 """What staff do to approval requests: the second staff user's decision (docs/back-office.md,
 "Four eyes"). Approving runs the real service as the approver, in the approval's transaction;
-nobody decides their own request (the service refuses it, and the database)."""
+nobody decides their own request (the service refuses it, and the database). And the bank's
+administrators set and remove the thresholds up to which one staff user acts alone."""
 
 from backoffice.actions.base import Confirmation, Reason, StaffAction
+from backoffice.actions.forms import FormWrite
 from backoffice.actions.four_eyes import asked_for
 from backoffice.forms import APPROVAL_REASON_HELP
-from backoffice.models import ApprovalRequest
+from backoffice.models import ApprovalRequest, ApprovalThreshold
 from backoffice.services.approvals import approval_approve, approval_reject
+from backoffice.services.thresholds import approval_threshold_remove, approval_threshold_set
 
 
 def _decide(name: str, label: str, verb: str, service) -> StaffAction:
@@ -46,4 +49,26 @@ approve_requests = _decide(
 )
 reject_requests = _decide(
     "reject_requests", "Reject selected requests (nothing moves)", "Reject", approval_reject
+)
+
+
+# --- Thresholds: one at a time, from its own page ---------------------------------------------
+# What a threshold is about (institution, kind, currency) stays once made; its amounts change.
+set_threshold = FormWrite(
+    page="add, change",
+    model=ApprovalThreshold,
+    service=approval_threshold_set,
+    arguments=lambda saving: {
+        "institution": saving.obj.institution,
+        "kind": saving.obj.kind,
+        "currency": saving.obj.currency,
+        "up_to": saving.data["up_to"],
+        "daily_up_to": saving.data["daily_up_to"],
+    },
+)
+remove_threshold = FormWrite(
+    page="delete",
+    model=ApprovalThreshold,
+    service=approval_threshold_remove,
+    arguments=lambda saving: {"threshold": saving.obj},
 )

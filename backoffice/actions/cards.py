@@ -1,5 +1,6 @@
 """What staff do to cards: activate, suspend and close them (docs/back-office.md, "Actions on a
-page"), unblock their PIN and change their limits (four eyes).
+page"), unblock their PIN and change their limits (four eyes); add and change card products
+(docs/products.md).
 
 A status change asks for a reason (required to suspend or close: activating a new card is
 routine); the reason becomes the card's status reason, goes in its `card.status_changed` event
@@ -12,10 +13,17 @@ institution's threshold, else asked for (docs/back-office.md, "Four eyes").
 """
 
 from backoffice.actions.base import Confirmation, Move, Reason, StaffAction, status_actions
+from backoffice.actions.forms import FormWrite, changed_fields, created
 from backoffice.actions.four_eyes import CARD_LIMITS_RAISE, PIN_UNBLOCK
 from backoffice.forms import CARD_LIMIT_LABELS, CardLimitsForm
-from cards.models import Card
-from cards.services import card_limits_set, card_pin_unblock, card_set_status
+from cards.models import Card, CardProduct
+from cards.services import (
+    card_limits_set,
+    card_pin_unblock,
+    card_product_create,
+    card_product_update,
+    card_set_status,
+)
 from core.money import money
 
 STATUS_REASON_HELP = (
@@ -126,4 +134,17 @@ change_limits = StaffAction(
     verb="Change the limits",
     made=_limits_set,
     already="The limits are those already: {ids}.",
+)
+
+
+# --- Card products: their forms write through the products' services -----------------------
+# As the API's v2 does: `product.created`, `product.updated` name the staff user.
+add_card_product = FormWrite(
+    page="add", model=CardProduct, service=card_product_create, arguments=created
+)
+change_card_product = FormWrite(
+    page="change",
+    model=CardProduct,
+    service=card_product_update,
+    arguments=lambda saving: {"product": saving.obj, "changes": changed_fields(saving)},
 )

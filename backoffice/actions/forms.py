@@ -154,3 +154,21 @@ class DeclaredForms:
         if write is None:
             raise ImproperlyConfigured(f"{type(self).__name__}: no declared write for {obj!r}.")
         return write
+
+
+# --- The service forms (`backoffice.kit.ServiceFormModelAdmin`: products) ---------------------
+def created(saving: Saving) -> dict:
+    """A service form's add: the institution and the admin's `create_fields` given (blank ones
+    left out: the service's defaults apply)."""
+    data = saving.data
+    fields = saving.model_admin.create_fields
+    return {
+        "institution": data["institution"],
+        **{field: data[field] for field in fields if data.get(field) not in (None, "")},
+    }
+
+
+def changed_fields(saving: Saving) -> dict:
+    """A service form's change: the admin's `change_fields` the staff user changed."""
+    fields = saving.model_admin.change_fields
+    return {field: saving.data[field] for field in saving.form.changed_data if field in fields}

@@ -1,5 +1,6 @@
-"""What staff do to API keys: revoke and rotate them; add one, change its scopes and its
-allowlist (docs/tenancy-and-keys.md).
+"""What staff do to institutions and their access: add an institution, add and remove its
+holidays, grant and take away a staff user's institution; revoke and rotate API keys, add one,
+change its scopes and its allowlist (docs/tenancy-and-keys.md, docs/calendar.md).
 
 Each leaves a `LogEntry` naming the action and the public key id or prefix, never a secret. A
 new secret (a key rotated here, or added by the key's form) is shown once, on a page of its own
@@ -16,7 +17,7 @@ from django.views.decorators.debug import sensitive_variables
 from backoffice.actions.base import StaffAction
 from backoffice.actions.forms import FormWrite, InlineWrite, Saving, adopt
 from core.exceptions import NotFound, TXError, ValidationFailed
-from institutions.models import AllowedNetwork, ApiKey
+from institutions.models import AllowedNetwork, ApiKey, Holiday, Institution, InstitutionAccess
 from institutions.services import (
     IssuedKey,
     allowlist_add,
@@ -25,8 +26,64 @@ from institutions.services import (
     api_key_revoke,
     api_key_rotate,
     api_key_set_scopes,
+    holiday_add,
+    holiday_remove,
+    institution_access_grant,
+    institution_access_remove,
+    institution_create,
 )
 
+# --- Institutions, their calendars, staff access --------------------------------------------
+# Made with its account products (`institution_created`); never changed here.
+add_institution = FormWrite(
+    page="add",
+    model=Institution,
+    service=institution_create,
+    arguments=lambda saving: {
+        "name": saving.data["name"],
+        "currency": saving.data["currency"],
+        "time_zone": saving.data["time_zone"],
+        "weekend_days": saving.data.get("weekend_days"),
+    },
+    # `institution_create` answers (institution, created).
+    then=lambda saving, outcome: adopt(saving.obj, outcome.value[0]),
+)
+# A date that is a holiday already is refused by the form's unique check. Never edited: a holiday
+# with the wrong date or name is removed and added again.
+add_holiday = FormWrite(
+    page="add",
+    model=Holiday,
+    service=holiday_add,
+    arguments=lambda saving: {
+        "institution": saving.data["institution"],
+        "date": saving.data["date"],
+        "name": saving.data["name"],
+    },
+)
+remove_holiday = FormWrite(
+    page="delete",
+    model=Holiday,
+    service=holiday_remove,
+    arguments=lambda saving: {"holiday": saving.obj},
+)
+grant_institution = FormWrite(
+    page="add",
+    model=InstitutionAccess,
+    service=institution_access_grant,
+    arguments=lambda saving: {
+        "user": saving.data["user"],
+        "institution": saving.data["institution"],
+    },
+)
+remove_institution_access = FormWrite(
+    page="delete",
+    model=InstitutionAccess,
+    service=institution_access_remove,
+    arguments=lambda saving: {"access": saving.obj},
+)
+
+
+# --- API keys ---------------------------------------------------------------------------------
 # Each new secret must be copied from the one page that shows it: a handful at a time.
 MAX_KEYS_ROTATED_AT_ONCE = 5
 

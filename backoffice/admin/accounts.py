@@ -34,10 +34,11 @@ from accounts.models import (
     StatementLine,
 )
 from accounts.selectors import holds_expiring_today
-from accounts.services import account_product_create, account_product_update
 from accounts.services.products import account_product_errors
 from backoffice.actions.accounts import (
     activate_accounts,
+    add_account_product,
+    change_account_product,
     change_overdraft_limit,
     close_accounts,
     freeze_accounts,
@@ -45,6 +46,7 @@ from backoffice.actions.accounts import (
     request_adjustment,
     waive_fees,
 )
+from backoffice.actions.forms import DeclaredForms
 from backoffice.admin.statement_lines import (
     LINE_STATE_RELATED,
     line_amount_display,
@@ -139,7 +141,7 @@ ACCOUNT_PRODUCT_CHANGE_FIELDS = [
 
 
 @admin.register(AccountProduct)
-class AccountProductAdmin(ServiceFormModelAdmin):
+class AccountProductAdmin(DeclaredForms, ServiceFormModelAdmin):
     """Staff add and change products through `account_product_create` and
     `account_product_update`, as the API's v2 does (`product.created`, `product.updated` name
     the staff user; the admin's `LogEntry` says who and when). Retire by setting the status.
@@ -163,6 +165,8 @@ class AccountProductAdmin(ServiceFormModelAdmin):
     search_fields = ["=id", "name", "institution__name"]
     create_fields = ACCOUNT_PRODUCT_CREATE_FIELDS
     change_fields = ACCOUNT_PRODUCT_CHANGE_FIELDS
+    add_write = add_account_product
+    change_write = change_account_product
     detail_fields = ["id", "institution", "code", "kind", "currency", "created_at", "updated_at"]
 
     max_overdraft_limit_display = money_column(
@@ -171,12 +175,6 @@ class AccountProductAdmin(ServiceFormModelAdmin):
     monthly_fee_display = money_column(
         "monthly_fee", description="monthly fee", ordering="monthly_fee"
     )
-
-    def create(self, *, institution, **values):
-        return account_product_create(institution=institution, **values)
-
-    def update(self, obj, changes):
-        return account_product_update(product=obj, changes=changes).value
 
 
 # --- Accounts -------------------------------------------------------------------------------

@@ -7,19 +7,19 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from backoffice.actions.approvals import approve_requests, reject_requests
+from backoffice.actions.approvals import (
+    approve_requests,
+    reject_requests,
+    remove_threshold,
+    set_threshold,
+)
+from backoffice.actions.forms import DeclaredForms
 from backoffice.actions.four_eyes import asked_for
 from backoffice.forms import ApprovalThresholdForm
-from backoffice.kit import (
-    ActionsOnlyModelAdmin,
-    ExactIdSearchMixin,
-    ModelAdmin,
-    adopt,
-    money_column,
-)
+from backoffice.kit import ActionsOnlyModelAdmin, ExactIdSearchMixin, ModelAdmin, money_column
 from backoffice.models import ApprovalRequest, ApprovalThreshold
 from backoffice.selectors import approvals_waiting_for
-from backoffice.services.thresholds import UNSUMMED, approval_threshold_set
+from backoffice.services.thresholds import UNSUMMED
 from core.money import money
 
 # --- Four eyes where money moves (docs/back-office.md, "Four eyes") ---------------------------
@@ -119,11 +119,14 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
 
 @admin.register(ApprovalThreshold)
-class ApprovalThresholdAdmin(ModelAdmin):
+class ApprovalThresholdAdmin(DeclaredForms, ModelAdmin):
     """Up to where one staff user of an institution acts alone (docs/back-office.md, "Four
     eyes"). Staff see them; the bank's administrators (superusers) set them."""
 
     form = ApprovalThresholdForm
+    add_write = set_threshold
+    change_write = set_threshold
+    delete_write = remove_threshold
     list_display = ["institution", "kind", "up_to_display", "daily_up_to_display", "updated_at"]
     list_filter = ["kind", "institution"]
     fields = ["institution", "kind", "currency", "up_to_text", "daily_up_to_text"]
@@ -151,14 +154,3 @@ class ApprovalThresholdAdmin(ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # What a threshold is about stays; its amount changes.
         return ["institution", "kind", "currency"] if obj is not None else []
-
-    def save_model(self, request, obj, form, change):
-        data = form.cleaned_data
-        threshold = approval_threshold_set(
-            institution=obj.institution,
-            kind=obj.kind,
-            currency=obj.currency,
-            up_to=data["up_to"],
-            daily_up_to=data["daily_up_to"],
-        )
-        adopt(obj, threshold)

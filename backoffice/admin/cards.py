@@ -23,11 +23,14 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from backoffice.actions.cards import (
     activate_cards,
+    add_card_product,
+    change_card_product,
     change_limits,
     close_cards,
     suspend_cards,
     unblock_pins,
 )
+from backoffice.actions.forms import DeclaredForms
 from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -41,7 +44,7 @@ from backoffice.kit import (
     money_column,
 )
 from cards.models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
-from cards.services import card_product_create, card_product_update, card_usage
+from cards.services import card_usage
 from cards.services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
 from cards.services.products import SWITCH_FIELDS, card_product_errors
 from core.money import money
@@ -167,7 +170,7 @@ class CardProductForm(forms.ModelForm):
 
 
 @admin.register(CardProduct)
-class CardProductAdmin(ServiceFormModelAdmin):
+class CardProductAdmin(DeclaredForms, ServiceFormModelAdmin):
     """Staff add and change products through `card_product_create` and `card_product_update`,
     as the API's v2 does (`product.created`, `product.updated` name the staff user; the
     admin's `LogEntry` says who and when). Retire by setting the status. Code, kind, BIN and
@@ -195,6 +198,8 @@ class CardProductAdmin(ServiceFormModelAdmin):
     search_fields = ["=id", "code", "name", "institution__name"]
     create_fields = CARD_PRODUCT_CREATE_FIELDS
     change_fields = CARD_PRODUCT_CHANGE_FIELDS
+    add_write = add_card_product
+    change_write = change_card_product
     detail_fields = [
         "id",
         "institution",
@@ -206,12 +211,6 @@ class CardProductAdmin(ServiceFormModelAdmin):
         "created_at",
         "updated_at",
     ]
-
-    def create(self, *, institution, **values):
-        return card_product_create(institution=institution, **values)
-
-    def update(self, obj, changes):
-        return card_product_update(product=obj, changes=changes).value
 
     @admin.display(description="forms")
     def forms_display(self, obj):

@@ -26,6 +26,8 @@ from django.utils.html import format_html, format_html_join
 
 from accounts.models import Account, Hold, StatementLine
 from accounts.models.statement import POSITION
+from backoffice.actions.customers import change_customer
+from backoffice.actions.forms import DeclaredForms
 from backoffice.admin.cards import SECRET_FIELDS
 from backoffice.admin.statement_lines import (
     LINE_STATE_RELATED,
@@ -43,7 +45,7 @@ from backoffice.kit import (
 from cards.models import Card
 from core.money import money
 from customers.models import Customer
-from customers.services import customer_field_error, customer_update
+from customers.services import customer_field_error
 from disputes.models import Dispute
 from monitoring.models import MonitoringAlert
 
@@ -127,6 +129,14 @@ class CustomerForm(forms.ModelForm):
         values = {key: self.cleaned_data.get(name) for name, key in ADDRESS_FIELDS.items()}
         return values if any(value is not None for value in values.values()) else None
 
+    def changes(self) -> dict:
+        """What the staff user changed, as `customer_update` takes it: the address whole."""
+        changed = set(self.changed_data)
+        changes = {name: self.cleaned_data[name] for name in PLAIN_FIELDS if name in changed}
+        if changed & set(ADDRESS_FIELDS):
+            changes["address"] = self.address()
+        return changes
+
 
 class CountryFilter(admin.SimpleListFilter):
     title = "country"
@@ -170,11 +180,12 @@ def _table(headers: list[str], rows, empty: str, more):
 
 
 @admin.register(Customer)
-class CustomerAdmin(ModelAdmin):
+class CustomerAdmin(DeclaredForms, ModelAdmin):
     """The customer's page (`change_view`), and the form of their details a step away
     (`?edit=1`), saved through `customer_update`."""
 
     form = CustomerForm
+    change_write = change_customer
     list_display = ["id", "first_name", "last_name", "institution", "country", "created_at"]
     list_filter = [CountryFilter, "institution"]
     list_select_related = ["institution"]
@@ -232,14 +243,6 @@ class CustomerAdmin(ModelAdmin):
             return f"•••• {obj.national_id_last4}"
         # A short id keeps no last four (customers.models.national_id_last4).
         return "•••• (too short to show any of it)" if obj.has_national_id else "—"
-
-    def save_model(self, request, obj, form, change):
-        changed = set(form.changed_data)
-        changes = {name: form.cleaned_data[name] for name in PLAIN_FIELDS if name in changed}
-        if changed & set(ADDRESS_FIELDS):
-            changes["address"] = form.address()
-        customer = customer_update(customer=obj, changes=changes)
-        obj.updated_at = customer.updated_at
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """The page to read first: who they are, then their money (`customer_page.html`).

@@ -22,14 +22,19 @@ from django.utils import timezone
 from backoffice.actions.forms import DeclaredForms
 from backoffice.actions.institutions import (
     add_api_key,
+    add_holiday,
+    add_institution,
     allowlist,
     change_scopes,
+    grant_institution,
+    remove_holiday,
+    remove_institution_access,
     revoke_keys,
     rotate_keys,
     rotate_keys_now,
     secrets_page,
 )
-from backoffice.kit import ModelAdmin, admin_link, adopt, changelist_link, link_column
+from backoffice.kit import ModelAdmin, admin_link, changelist_link, link_column
 from core.exceptions import ValidationFailed
 from institutions import scopes as api_scopes
 from institutions.models import (
@@ -41,9 +46,6 @@ from institutions.models import (
     default_weekend_days,
 )
 from institutions.services import (
-    holiday_add,
-    holiday_remove,
-    institution_create,
     normalize_cidr,
     validate_currency,
     validate_scopes,
@@ -99,11 +101,12 @@ class InstitutionCreateForm(forms.ModelForm):
 
 
 @admin.register(Institution)
-class InstitutionAdmin(ModelAdmin):
+class InstitutionAdmin(DeclaredForms, ModelAdmin):
     """Created through `institution_create` (so it gets its account products); then read-only:
     there is no service that renames an institution or changes its currency."""
 
     form = InstitutionCreateForm
+    add_write = add_institution
     list_display = ["name", "id", "currency", "time_zone", "created_at"]
     search_fields = ["name", "id"]
     list_filter = ["currency"]
@@ -133,17 +136,6 @@ class InstitutionAdmin(ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-    def save_model(self, request, obj, form, change):
-        if change:  # pragma: no cover - change is not permitted
-            raise RuntimeError("Institutions are not edited in the admin.")
-        institution, _ = institution_create(
-            name=form.cleaned_data["name"],
-            currency=form.cleaned_data["currency"],
-            time_zone=form.cleaned_data["time_zone"],
-            weekend_days=form.cleaned_data.get("weekend_days"),
-        )
-        adopt(obj, institution)
 
     @admin.display(description="Holidays")
     def holidays_link(self, obj):
@@ -179,7 +171,7 @@ class HolidayForm(forms.ModelForm):
 
 
 @admin.register(Holiday)
-class HolidayAdmin(ModelAdmin):
+class HolidayAdmin(DeclaredForms, ModelAdmin):
     """Added through `holiday_add` (a date that is one already is refused on the form), removed
     through `holiday_remove`; never edited: a holiday with the wrong date or name is removed and
     added again. The institution limit holds: a staff user sees, adds and removes the holidays
@@ -187,6 +179,8 @@ class HolidayAdmin(ModelAdmin):
     them: docs/back-office.md)."""
 
     form = HolidayForm
+    add_write = add_holiday
+    delete_write = remove_holiday
     list_display = ["date", "name", "weekday", "institution", "created_at"]
     list_filter = ["institution"]
     date_hierarchy = "date"
@@ -207,21 +201,11 @@ class HolidayAdmin(ModelAdmin):
     def weekday(self, obj):
         return obj.date.strftime("%A")
 
-    def save_model(self, request, obj, form, change):
-        if change:  # pragma: no cover - change is not permitted
-            raise RuntimeError("Holidays are not edited: remove one and add it again.")
-        data = form.cleaned_data  # a date that is a holiday already: the form's unique check
-        holiday = holiday_add(institution=data["institution"], date=data["date"], name=data["name"])
-        adopt(obj, holiday)
-
     def get_actions(self, request):
         # One holiday at a time, from its own page: no bulk removal.
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
-
-    def delete_model(self, request, obj):
-        holiday_remove(holiday=obj)
 
 
 # --- API keys and their allowlists ----------------------------------------------------------
@@ -465,7 +449,7 @@ class ApiKeyAdmin(DeclaredForms, ModelAdmin):
 
 
 @admin.register(InstitutionAccess)
-class InstitutionAccessAdmin(ModelAdmin):
+class InstitutionAccessAdmin(DeclaredForms, ModelAdmin):
     """Which institutions a staff user may work on in the back office (docs/back-office.md).
 
     A grant is added or removed here, never changed (remove it and add another); the admin's
@@ -478,6 +462,8 @@ class InstitutionAccessAdmin(ModelAdmin):
     list_select_related = ["user", "institution"]
     search_fields = ["user__username", "institution__name"]
     fields = ["user", "institution"]
+    add_write = grant_institution
+    delete_write = remove_institution_access
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request)

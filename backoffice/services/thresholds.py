@@ -49,3 +49,9 @@ def approval_threshold_set(
             defaults={"up_to": up_to, "daily_up_to": daily_up_to, "updated_at": timezone.now()},
         )
     return threshold
+
+
+def approval_threshold_remove(*, threshold: ApprovalThreshold) -> None:
+    """Remove a threshold: every change of its kind and currency at that institution waits for
+    a second staff user again (the default with no threshold)."""
+    threshold.delete()
