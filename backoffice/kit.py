@@ -19,7 +19,7 @@ from operator import attrgetter
 from typing import Any
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin import RelatedOnlyFieldListFilter, helpers
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Q
@@ -28,11 +28,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from core import operations
-from core.actors import Actor
-from core.exceptions import TXError
 from core.money import money
-from core.operations import Outcome
 from institutions.staff import staff_institutions as institutions_of
 
 
@@ -197,58 +193,6 @@ def metadata_display(obj) -> str:
     return pretty_json(obj.metadata) if obj.metadata else "—"
 
 
-def apply_each(
-    model_admin,
-    request,
-    objects,
-    service: Callable,
-    *,
-    arguments: Callable[[Any], dict],
-    describe: Callable[[Outcome], str],
-    done: str | Callable[[list[Outcome]], str],
-    already: str,
-    record: Callable[[Any, Outcome], None] | None = None,
-) -> list[Outcome]:
-    """The loop of every per-object action: for each object, `service(**arguments(obj))` runs
-    as one operation of the staff user (`core.operations.run`: its own transaction, the user as
-    the actor of its events, what a refusal keeps). A changed object gets one LogEntry
-    (`describe(outcome)`) in the same transaction; an object the service left as it was
-    (`Outcome.changed` false) is listed in one `already` message (with `{ids}`); a refusal
-    (TXError) is reported for that object alone and changes nothing of it. Then one `done`
-    message (with `{n}`; or `done(outcomes)`) for the changed. `record(obj, outcome)`, when
-    given, records more of a change in its transaction (a rotated key's successor). Returns
-    the outcomes that changed."""
-    actor = Actor(user=request.user)
-    changed, unchanged = [], []
-
-    for obj in objects:
-
-        def log(outcome: Outcome, obj=obj) -> None:
-            # On the selected object, as the service left it when it hands that object back
-            # (a reversal's transfer is logged on the transfer).
-            if outcome.changed:
-                logged = outcome.value if isinstance(outcome.value, type(obj)) else obj
-                model_admin.log_change(request, logged, describe(outcome))
-                if record is not None:
-                    record(obj, outcome)
-
-        try:
-            outcome = operations.run(service, actor=actor, then=log, **arguments(obj))
-        except TXError as exc:
-            failure(model_admin, request, obj.pk, exc)
-            continue
-        if outcome.changed:
-            changed.append(outcome)
-        else:
-            unchanged.append(str(obj.pk))
-    if changed:
-        message = done(changed) if callable(done) else done.format(n=len(changed))
-        model_admin.message_user(request, message, messages.SUCCESS)
-    if unchanged:
-        model_admin.message_user(request, already.format(ids=", ".join(unchanged)), messages.INFO)
-    return changed
-
-
 def confirmation_page(
     model_admin,
     request,
@@ -315,36 +259,6 @@ class ReasonForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields[name] = reason_field(help_text, max_length)
         self.fields[name].required = required
-
-
-def said(reason: str) -> str:
-    """How a reason reads in an admin history's change message."""
-    return f"reason: “{reason}”" if reason else "no reason given"
-
-
-def reason_confirmation(
-    model_admin,
-    request,
-    objects: list,
-    *,
-    run: Callable[[str], None],
-    required: bool = True,
-    help_text: str = "",
-    **page,
-) -> TemplateResponse | None:
-    """An action that asks for a reason first: its first call shows the confirmation page
-    (`confirmation_page`, with `page`'s template, title, action_name, submit_label and rows);
-    its submission with a valid reason calls `run(reason)` and answers None (back to the list,
-    or to the row's page). Without a valid reason the page comes again with the form's error,
-    and nothing has changed."""
-    data = request.POST if CONFIRM in request.POST else None
-    form = ReasonForm(data, required=required, help_text=help_text)
-    if form.is_bound and form.is_valid():
-        run(form.cleaned_data["reason"])
-        return None
-    return confirmation_page(
-        model_admin, request, form=form, confirm_name=CONFIRM, objects=objects, **page
-    )
 
 
 # --- The institution limit -----------------------------------------------------------------
@@ -451,10 +365,6 @@ def actor_display(obj, prefix: str) -> str:
     if api_key is not None:
         return f"API key {api_key.prefix}"
     return "system"
-
-
-def failure(admin_, request, obj_id: str, exc: TXError) -> None:
-    admin_.message_user(request, f"{obj_id}: {exc.message}", messages.ERROR)
 
 
 class ServiceFormModelAdmin(ModelAdmin):

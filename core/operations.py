@@ -1,8 +1,8 @@
 """One way into the domain: every write, whoever asks for it, runs as an operation.
 
-API views (`api.views.TXView`), admin actions (`backoffice.kit.apply_each`), management commands
-(`core.management.base.TXCommand`) and periodic jobs (`jobs.tasks`) all enter the domain here,
-so a write guarantees the same things whichever door it came through:
+API views (`api.views.TXView`), the back office's staff actions and forms (`backoffice.actions`),
+management commands (`core.management.base.TXCommand`) and periodic jobs (`jobs.tasks`) all
+enter the domain here, so a write guarantees the same things whichever door it came through:
 
 - one durable transaction: the service's writes commit together or not at all (a service called
   inside an already open transaction is a bug of its caller, and `durable=True` says so);
