@@ -8,7 +8,8 @@ app has its place in `LAYERS`; every import points down the layers (an app impor
 below it); no cycle among apps and none among modules (no two modules import each other,
 directly or through others). Inside an app, the domain's modules import nothing from the wire
 (`api`, views and serializers, urls, admin) and a selector imports no service ("The line inside
-an app").
+an app"). The back office owns the staff surface: no domain app has an admin module, and no staff
+write happens outside the declarations of `backoffice.actions` ("One staff surface").
 """
 
 import ast
@@ -443,3 +444,215 @@ def test_the_domain_keys_its_data_in_its_own_names():
 def test_camel_keys_are_found():
     tree = ast.parse('data = {"account_id": 1, "cardId": 2}\ndata["holdId"] = 3\nx = data["keyId"]')
     assert camel_keys("m", tree) == {"cardId", "holdId"}
+
+
+# --- One staff surface (docs/back-office.md, "Where it lives" and "Staff actions") --------------
+# The back office owns every staff page: no domain app keeps an admin module or admin template,
+# and every staff write is a declaration of `backoffice.actions` (an action on selected rows, a
+# `StaffAction`; a form's write, a `FormWrite`).
+STAFF_SURFACE = "backoffice"
+ACTIONS_PACKAGE = "backoffice.actions"
+# The ModelAdmin methods through which Django's admin writes rows: defined only by the declared
+# writes' base (backoffice.actions.forms.DeclaredForms), never by a page.
+WRITER_METHODS = {"save_model", "save_related", "save_formset", "delete_model", "delete_queryset"}
+# What the pages (`backoffice.admin`, `backoffice.kit`) take from the services: reads, checks and
+# names, never a write. Each with its reason. Keep it short.
+PAGE_SERVICE_IMPORTS = {
+    # A form shows the services' rules field by field before anything is saved.
+    "accounts.services.products.account_product_errors",
+    "cards.services.products.card_product_errors",
+    "customers.services.customer_field_error",
+    "institutions.services.normalize_cidr",
+    "institutions.services.validate_currency",
+    "institutions.services.validate_scopes",
+    "institutions.services.validate_time_zone",
+    "institutions.services.validate_weekend_days",
+    # The fields of a card product's form are the service's.
+    "cards.services.products.LIMIT_FIELDS",
+    "cards.services.products.SWITCH_FIELDS",
+    # A card's page shows what its limits are checked against (a read of its spending).
+    "cards.services.card_usage",
+    # A threshold's page shows no daily total for the kinds that have none.
+    "backoffice.services.thresholds.UNSUMMED",
+}
+
+
+def admin_modules_outside_the_back_office() -> list[str]:
+    """Every `<app>/admin.py`, `<app>/admin/` and `<app>/templates/admin/` of an app other
+    than the back office."""
+    found = []
+    for app in sorted(first_party_apps() - {STAFF_SURFACE}):
+        for name in ("admin.py", "admin", "templates/admin"):
+            if (ROOT / app / name).exists():
+                found.append(f"{app}/{name}")
+    return found
+
+
+def test_no_domain_app_has_an_admin_module():
+    assert admin_modules_outside_the_back_office() == []
+
+
+def _modules():
+    for app in sorted(first_party_apps()):
+        for path in sorted((ROOT / app).rglob("*.py")):
+            if "migrations" not in path.parts:
+                yield _module_name(path), ast.parse(path.read_text(), filename=str(path))
+
+
+def _is_admin_action(decorator: ast.expr) -> bool:
+    """`@admin.action`, `@admin.action(...)` or `@action(...)` (django.contrib.admin's)."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(target, ast.Attribute) and target.attr == "action") or (
+        isinstance(target, ast.Name) and target.id == "action"
+    )
+
+
+def staff_writes_outside_the_declarations(modules) -> list[str]:
+    """What writes for staff outside `backoffice.actions`: an admin action defined with Django's
+    decorator (every action is a declared `StaffAction`), a writer method of a ModelAdmin, an
+    admin's `actions` naming anything but a declaration imported from `backoffice.actions` (a
+    string names a method of the admin), and a page importing a service beyond
+    PAGE_SERVICE_IMPORTS."""
+    found = []
+    for module, tree in modules:
+        declared = module == ACTIONS_PACKAGE or module.startswith(f"{ACTIONS_PACKAGE}.")
+        imported_from_actions = {
+            alias.asname or alias.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(ACTIONS_PACKAGE)
+            for alias in node.names
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if any(_is_admin_action(d) for d in node.decorator_list):
+                    found.append(f"{module}.{node.name}: an admin action not declared")
+                if node.name in WRITER_METHODS and not declared:
+                    found.append(f"{module}.{node.name}: a writer outside {ACTIONS_PACKAGE}")
+            elif isinstance(node, ast.ClassDef):
+                for statement in node.body:
+                    if not (
+                        isinstance(statement, ast.Assign)
+                        and any(getattr(t, "id", None) == "actions" for t in statement.targets)
+                        and isinstance(statement.value, ast.List | ast.Tuple)
+                    ):
+                        continue
+                    for element in statement.value.elts:
+                        name = element.id if isinstance(element, ast.Name) else None
+                        if name not in imported_from_actions:
+                            found.append(
+                                f"{module}.{node.name}.actions: {ast.unparse(element)} is not "
+                                f"a declaration of {ACTIONS_PACKAGE}"
+                            )
+            elif isinstance(node, ast.ImportFrom) and _is_page(module):
+                source = node.module or ""
+                if "services" in source.split("."):
+                    found += [
+                        f"{module} imports {source}.{alias.name}"
+                        for alias in node.names
+                        if f"{source}.{alias.name}" not in PAGE_SERVICE_IMPORTS
+                    ]
+    return sorted(found)
+
+
+def _is_page(module: str) -> bool:
+    return module == f"{STAFF_SURFACE}.kit" or module.startswith(f"{STAFF_SURFACE}.admin")
+
+
+def test_no_staff_write_outside_the_declared_actions():
+    assert staff_writes_outside_the_declarations(_modules()) == []
+
+
+def test_the_page_service_imports_are_used():
+    # A name the pages no longer take leaves the list.
+    taken = {
+        f"{node.module}.{alias.name}"
+        for module, tree in _modules()
+        if _is_page(module)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and "services" in (node.module or "").split(".")
+        for alias in node.names
+    }
+    assert sorted(PAGE_SERVICE_IMPORTS - taken) == []
+
+
+def test_staff_writes_are_found():
+    source = """
+from django.contrib import admin
+from backoffice.actions.cards import suspend_cards
+from cards.services import card_set_status, card_usage
+
+class CardAdmin(admin.ModelAdmin):
+    actions = [suspend_cards, "close_cards", some_function]
+
+    @admin.action(description="Close")
+    def close_cards(self, request, queryset):
+        pass
+
+    def save_model(self, request, obj, form, change):
+        pass
+"""
+    tree = ast.parse(source)
+    assert staff_writes_outside_the_declarations([("backoffice.admin.cards", tree)]) == [
+        "backoffice.admin.cards imports cards.services.card_set_status",
+        "backoffice.admin.cards.CardAdmin.actions: 'close_cards' is not a declaration of "
+        "backoffice.actions",
+        "backoffice.admin.cards.CardAdmin.actions: some_function is not a declaration of "
+        "backoffice.actions",
+        "backoffice.admin.cards.close_cards: an admin action not declared",
+        "backoffice.admin.cards.save_model: a writer outside backoffice.actions",
+    ]
+    # The declarations' own module may define the writers, never an admin action.
+    assert staff_writes_outside_the_declarations([("backoffice.actions.forms", tree)]) == [
+        "backoffice.actions.forms.CardAdmin.actions: 'close_cards' is not a declaration of "
+        "backoffice.actions",
+        "backoffice.actions.forms.CardAdmin.actions: some_function is not a declaration of "
+        "backoffice.actions",
+        "backoffice.actions.forms.close_cards: an admin action not declared",
+    ]
+
+
+def test_every_registered_staff_write_is_declared():
+    """What Django's admin really offers (the registry, for a superuser): every action of an
+    admin of ours is a `StaffAction` of `backoffice.actions`, and every form of ours that can
+    add, change or delete a row does it through a declared `FormWrite`."""
+    from django.contrib import admin
+    from django.contrib.auth.models import User
+    from django.test import RequestFactory
+
+    from backoffice.actions.base import StaffAction
+    from backoffice.actions.forms import DeclaredForms
+
+    request = RequestFactory().get("/admin/")
+    request.user = User(username="root", is_superuser=True, is_staff=True, is_active=True)
+    ours = {
+        model: model_admin
+        for model, model_admin in admin.site._registry.items()
+        if model._meta.app_label in first_party_apps()  # not Django's, axes's, procrastinate's
+    }
+    declared, undeclared = [], []
+    for model, model_admin in ours.items():
+        label = model._meta.label_lower
+        for name, (function, _name, _label) in model_admin.get_actions(request).items():
+            if isinstance(function, StaffAction) and function.model is model:
+                declared.append(f"{label}: action {name}")
+            else:
+                undeclared.append(f"{label}: action {name}")
+        allowed = {
+            "add": model_admin.has_add_permission(request),
+            "change": model_admin.has_change_permission(request, model()),
+            "delete": model_admin.has_delete_permission(request, model()),
+        }
+        for page, writes in allowed.items():
+            write = getattr(model_admin, f"{page}_write", None)
+            if not writes:
+                continue
+            if (
+                isinstance(model_admin, DeclaredForms)
+                and write is not None
+                and write.model is model
+            ):
+                declared.append(f"{label}: {page} form")
+            else:
+                undeclared.append(f"{label}: {page} form")
+    assert undeclared == []
+    assert {"cards.card: action unblock_pins", "institutions.apikey: change form"} <= set(declared)
