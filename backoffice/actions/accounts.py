@@ -226,10 +226,10 @@ waive_fees = StaffAction(
 # --- Account products: their forms write through the products' services --------------------
 # As the API's v2 does: `product.created`, `product.updated` name the staff user.
 add_account_product = FormWrite(
-    page="add", model=AccountProduct, service=account_product_create, arguments=created
+    page="add form", model=AccountProduct, service=account_product_create, arguments=created
 )
 change_account_product = FormWrite(
-    page="change",
+    page="change form",
     model=AccountProduct,
     service=account_product_update,
     arguments=lambda saving: {"product": saving.obj, "changes": changed_fields(saving)},

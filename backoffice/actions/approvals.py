@@ -55,7 +55,7 @@ reject_requests = _decide(
 # --- Thresholds: one at a time, from its own page ---------------------------------------------
 # What a threshold is about (institution, kind, currency) stays once made; its amounts change.
 set_threshold = FormWrite(
-    page="add, change",
+    page="add and change forms",
     model=ApprovalThreshold,
     service=approval_threshold_set,
     arguments=lambda saving: {
@@ -67,7 +67,7 @@ set_threshold = FormWrite(
     },
 )
 remove_threshold = FormWrite(
-    page="delete",
+    page="delete page",
     model=ApprovalThreshold,
     service=approval_threshold_remove,
     arguments=lambda saving: {"threshold": saving.obj},

@@ -140,10 +140,10 @@ change_limits = StaffAction(
 # --- Card products: their forms write through the products' services -----------------------
 # As the API's v2 does: `product.created`, `product.updated` name the staff user.
 add_card_product = FormWrite(
-    page="add", model=CardProduct, service=card_product_create, arguments=created
+    page="add form", model=CardProduct, service=card_product_create, arguments=created
 )
 change_card_product = FormWrite(
-    page="change",
+    page="change form",
     model=CardProduct,
     service=card_product_update,
     arguments=lambda saving: {"product": saving.obj, "changes": changed_fields(saving)},

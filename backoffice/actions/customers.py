@@ -6,7 +6,7 @@ from customers.models import Customer
 from customers.services import customer_update
 
 change_customer = FormWrite(
-    page="change: their details (`?edit=1` on their page)",
+    page="change form: their details (`?edit=1` on their page)",
     model=Customer,
     service=customer_update,
     arguments=lambda saving: {"customer": saving.obj, "changes": saving.form.changes()},

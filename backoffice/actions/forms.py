@@ -60,8 +60,9 @@ class Saving:
 
 @dataclass(frozen=True, eq=False)
 class FormWrite:
-    """One form's write, declared: on `page` ("add", "change", "delete", or an inline's rows)
-    of `model`'s admin, `service(**arguments(saving, **values))`.
+    """One form's write, declared: on `page` of `model`'s admin ("add form", "change form: its
+    scopes", "delete page": how the staff actions' list names it), `service(**arguments(saving,
+    **values))`.
 
     The row the service saved becomes the form's (`adopt`), unless `then(saving, outcome)` says
     what the page keeps of it. `when(saving)`, when given, decides whether there is anything to

@@ -36,7 +36,7 @@ from institutions.services import (
 # --- Institutions, their calendars, staff access --------------------------------------------
 # Made with its account products (`institution_created`); never changed here.
 add_institution = FormWrite(
-    page="add",
+    page="add form",
     model=Institution,
     service=institution_create,
     arguments=lambda saving: {
@@ -51,7 +51,7 @@ add_institution = FormWrite(
 # A date that is a holiday already is refused by the form's unique check. Never edited: a holiday
 # with the wrong date or name is removed and added again.
 add_holiday = FormWrite(
-    page="add",
+    page="add form",
     model=Holiday,
     service=holiday_add,
     arguments=lambda saving: {
@@ -61,13 +61,13 @@ add_holiday = FormWrite(
     },
 )
 remove_holiday = FormWrite(
-    page="delete",
+    page="delete page",
     model=Holiday,
     service=holiday_remove,
     arguments=lambda saving: {"holiday": saving.obj},
 )
 grant_institution = FormWrite(
-    page="add",
+    page="add form",
     model=InstitutionAccess,
     service=institution_access_grant,
     arguments=lambda saving: {
@@ -76,7 +76,7 @@ grant_institution = FormWrite(
     },
 )
 remove_institution_access = FormWrite(
-    page="delete",
+    page="delete page",
     model=InstitutionAccess,
     service=institution_access_remove,
     arguments=lambda saving: {"access": saving.obj},
@@ -205,7 +205,7 @@ def _issued(saving: Saving, outcome) -> None:
 
 
 add_api_key = FormWrite(
-    page="add",
+    page="add form",
     model=ApiKey,
     service=api_key_create,
     arguments=lambda saving: {
@@ -256,7 +256,7 @@ def _scopes_refused(saving: Saving, error: TXError) -> None:
 
 
 change_scopes = FormWrite(
-    page="change: its scopes (a revoked key's are final)",
+    page="change form: the key's scopes (a revoked key's are final)",
     model=ApiKey,
     service=api_key_set_scopes,
     arguments=lambda saving: {"api_key": saving.obj, "scopes": saving.data["scopes"]},
@@ -273,13 +273,13 @@ def _removed_meanwhile(saving: Saving, error: TXError) -> None:
 
 
 allowlist_add_write = FormWrite(
-    page="change: its allowlist, a network added",
+    page="API key's change form: a network added to its allowlist",
     model=AllowedNetwork,
     service=allowlist_add,
     arguments=lambda saving, cidr: {"api_key": saving.obj, "cidr": cidr},
 )
 allowlist_remove_write = FormWrite(
-    page="change: its allowlist, a network removed",
+    page="API key's change form: a network removed from its allowlist",
     model=AllowedNetwork,
     service=allowlist_remove,
     arguments=lambda saving, cidr: {"api_key": saving.obj, "cidr": cidr},

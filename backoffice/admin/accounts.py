@@ -1,21 +1,21 @@
 """Back office for the money core's accounts side: accounts, holds, the ledger, adjustments.
 
-Staff look at everything and change state only through the changelist actions, which call the
-same services as the API (DESIGN.md section 10), so every rule, lock, journal and event holds:
-freeze, unfreeze and close accounts (`account_set_status`), release holds (`hold_release`).
-Moving money takes two staff users (four eyes): `backoffice.admin` adds "Request an
-adjustment" to accounts and "Waive" to fees, each asking for an approval (docs/back-office.md).
-Nothing is added or deleted here, and no change form ever saves a row: balances are written
-only by the services, under their locks (a form saving a whole row could overwrite them).
-Journals and entries are strictly read-only, as the database makes them (append-only).
+Staff look at everything and change state only through the actions declared in
+`backoffice.actions.accounts`, which call the same services as the API (DESIGN.md section 10),
+so every rule, lock, journal and event holds: freeze, unfreeze and close accounts, release
+holds, and, above the institution's threshold with a second staff user (four eyes), adjust a
+balance, change an overdraft limit, waive fees. Nothing is added or deleted here, and no change
+form ever saves a row: balances are written only by the services, under their locks (a form
+saving a whole row could overwrite them). Journals and entries are strictly read-only, as the
+database makes them (append-only).
 
-Each of these actions first shows a confirmation page that lists the selected rows (money
-with `money`) and asks for a reason; each changed object then gets one `LogEntry` (who, when,
-which action, the reason). The services and their events take no reason, so the history keeps
-it (docs/back-office.md, "Actions on a page"). The account number is a sensitive identifier:
+Each action first shows a confirmation page that lists the selected rows (money with `money`)
+and asks for a reason; each changed object then gets one `LogEntry` (who, when, which action,
+the reason: docs/back-office.md, "Actions on a page"). The account number is a sensitive identifier:
 never in a list, never searchable, only its last four digits on the account's page. Amounts
 are integers in minor units, shown with their currency (`money`). Account products are seeded
-per institution; staff add and change them through the products' services (docs/products.md).
+per institution; staff add and change them through the products' services (their forms' writes
+are declared: docs/products.md).
 """
 
 from django import forms

@@ -1,11 +1,10 @@
 """Back office for cards: products, cards and the audit trail of sensitive-details reads.
 
 Staff look at cards and change them only through the actions declared in
-`backoffice.actions.cards` ("Activate", "Suspend", "Close", "Unblock the PIN"; "Change the
-limits" in `backoffice.admin.approvals` until it is declared too), which call the services as
-the API does (DESIGN.md section 10). Nothing is added or deleted here and no change form ever
-saves a card: a form saving a whole row could overwrite what a service wrote under its lock
-(limits, PIN tries, status).
+`backoffice.actions.cards` ("Activate", "Suspend", "Close"; "Unblock the PIN" and "Change the
+limits" with four eyes), which call the services as the API does (DESIGN.md section 10). Nothing
+is added or deleted here and no change form ever saves a card: a form saving a whole row could
+overwrite what a service wrote under its lock (limits, PIN tries, status).
 
 Card secrets never reach a page: the full PAN, the CVV and the PIN are not shown, their
 ciphertexts, the PAN fingerprint and the PIN hash are neither shown nor searchable, and the

@@ -3,9 +3,9 @@
 Disputes are filed and played through the API; here staff read a dispute whole (its stage,
 money, liability split, evidence, steps and deadlines), find the disputes due (the dashboard's
 queue: a deadline the deadline job found approaching or missed, not met), and move it with the
-actions below, each through the stages' services as the API does (its locks, its money, its
-events, the staff user as the actor), with a reason asked on a confirmation page and written
-on the dispute's step and in the admin history:
+actions below (`backoffice.actions.disputes`), each through the stages' services as the API
+does (its locks, its money, its events, the staff user as the actor), with a reason asked on a
+confirmation page and written on the dispute's step and in the admin history:
 
 - "Submit": the dispute is filed and the cardholder credited provisionally (unless its product
   credits by the deadline);

@@ -1,8 +1,9 @@
 """Back office for monitoring: rules and the alerts their hits raised.
 
 Rules are created and tuned through the API; here staff review them and switch them on or off
-with the actions "Enable" and "Disable", which call `monitoring_rule_update` as the API does
-(its validation, its lock and the `monitoring.rule_updated` event hold). Alerts are reviewed
+with the actions "Enable" and "Disable" (`backoffice.actions.monitoring`), which call
+`monitoring_rule_update` as the API does (its validation, its lock and the
+`monitoring.rule_updated` event hold). Alerts are reviewed
 here and resolved with the action "Resolve": a confirmation page asks for a note (required),
 then `alert_resolve` records the staff user, the time and the note. Every change leaves one
 `LogEntry` per object (who, when, what). Nothing is added or deleted here and no change form

@@ -1,10 +1,11 @@
 """Back office for transfers: reviewed here, reversed through `transfer_reverse`.
 
 Transfers are made through the API; nothing is added, edited or deleted here. The one staff
-action reverses what remains of each selected transfer (a new journal the other way, statement
-lines and `transfer.reversed`, as through the API) after a confirmation page that asks for the
-reason, and leaves a `LogEntry` on the transfer naming the action, the reversal and the
-reason. Reversals show read-only on their transfer's page.
+action (`backoffice.actions.transfers.reverse_transfers`) reverses what remains of each selected
+transfer (a new journal the other way, statement lines and `transfer.reversed`, as through the
+API) after a confirmation page that asks for the reason, and leaves a `LogEntry` on the transfer
+naming the action, the reversal and the reason. Reversals show read-only on their transfer's
+page.
 """
 
 from django.contrib import admin

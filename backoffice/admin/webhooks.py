@@ -1,8 +1,9 @@
 """Back office for webhooks: endpoints, and the deliveries of events to them with their attempts.
 
 Endpoints are created and changed through the API; here staff review them and switch them on or
-off with the actions "Enable" and "Disable", which call `webhook_endpoint_update` as the API does.
-The signing secret is never shown, searched or even read by these pages (the column is deferred).
+off with the actions "Enable" and "Disable" (`backoffice.actions.webhooks`), which call
+`webhook_endpoint_update` as the API does. The signing secret is never shown, searched or even
+read by these pages (the column is deferred).
 
 Deliveries are read-only, each with its attempts (status code or error, duration, the start of
 the response). A failed delivery is tried again with the action "Retry": a confirmation page

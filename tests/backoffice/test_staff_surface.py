@@ -7,11 +7,19 @@ actions (docs/back-office.md, "Where it lives" and "Staff actions"); this listin
 from the code before the move and must stay the same after it: the same models, the same
 actions, the same forms. A change to it is a change of what staff can do, made on purpose,
 here too.
+
+And docs/back-office.md lists every declared staff action and form write as the declarations
+say (`backoffice.actions.catalogue`, printed by `manage.py staff_actions`).
 """
 
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.contrib import admin
 from django.test import RequestFactory
+
+from backoffice.actions.catalogue import markdown
 
 pytestmark = pytest.mark.django_db
 
@@ -230,3 +238,12 @@ def test_every_registered_model_has_the_same_forms(admin_user):
         )
         for model, model_admin in registered()
     } == FORMS
+
+
+def test_the_back_office_document_lists_the_declared_staff_actions():
+    text = (Path(settings.BASE_DIR) / "docs" / "back-office.md").read_text()
+    listed = text.split("<!-- staff actions: start -->\n", 1)[1]
+    listed = listed.split("<!-- staff actions: end -->", 1)[0]
+    # On a difference: `manage.py staff_actions` prints the table to paste in its place.
+    assert listed == markdown()
+    assert "| cards.Card | `unblock_pins`: " in listed  # the table is the declarations'
