@@ -2,7 +2,7 @@
 confirmation pages, the reason form, read-only bases, exact-id search, and who did it.
 
 Rows that services write are changed in the back office only through declared actions that
-call those services (`backoffice.actions`, DESIGN.md section 10); these bases make every other
+call those services (`backoffice.actions`, docs/design.md section 10); these bases make every other
 path read-only.
 
 Every base here limits a staff user to the institutions they may work on (`InstitutionLimit`,

@@ -1,8 +1,8 @@
-"""The row locks of the back office (STYLE.md, Concurrency; the order: docs/money.md,
-"Locking"): a staff user's enrolment token first, then their second-factor devices (an
-enrolment begun, confirmed or replaced: one at a time per token); a device alone when a code is
-checked; sign-in lockouts alone; an approval request, the operation's own row, locked first,
-before what its approval changes (the fee of a waiver, then the accounts the posting locks)."""
+"""The row locks of the back office (the order: docs/money.md, "Locking"): a staff user's enrolment
+token first, then their second-factor devices (an enrolment begun, confirmed or replaced: one at
+a time per token); a device alone when a code is checked; sign-in lockouts alone; an approval
+request, the operation's own row, locked first, before what its approval changes (the fee of a
+waiver, then the accounts the posting locks)."""
 
 from django.db.models import QuerySet
 

@@ -1,7 +1,7 @@
 """Back office for the money core's accounts side: accounts, holds, the ledger, adjustments.
 
 Staff look at everything and change state only through the actions declared in
-`backoffice.actions.accounts`, which call the same services as the API (DESIGN.md section 10),
+`backoffice.actions.accounts`, which call the same services as the API (docs/design.md section 10),
 so every rule, lock, journal and event holds: freeze, unfreeze and close accounts, release
 holds, and, above the institution's threshold with a second staff user (four eyes), adjust a
 balance, change an overdraft limit, waive fees. Nothing is added or deleted here, and no change

@@ -1,20 +1,18 @@
 """Back office for cards: products, cards and the audit trail of sensitive-details reads.
 
-Staff look at cards and change them only through the actions declared in
-`backoffice.actions.cards` ("Activate", "Suspend", "Close"; "Unblock the PIN" and "Change the
-limits" with four eyes), which call the services as the API does (DESIGN.md section 10). Nothing
-is added or deleted here and no change form ever saves a card: a form saving a whole row could
-overwrite what a service wrote under its lock (limits, PIN tries, status).
+Staff look at cards and change them only through the actions declared in `backoffice.actions.cards`
+("Activate", "Suspend", "Close"; "Unblock the PIN" and "Change the limits" with four eyes), which
+call the services as the API does (docs/design.md section 10). Nothing is added or deleted here and
+no change form ever saves a card: a form saving a whole row could overwrite what a service wrote
+under its lock (limits, PIN tries, status).
 
-Card secrets never reach a page: the full PAN, the CVV and the PIN are not shown, their
-ciphertexts, the PAN fingerprint and the PIN hash are neither shown nor searchable, and the
-admin's pages do not even read those columns (`SECRET_FIELDS` are deferred; only the services
-the actions call load whole cards). A card is shown by its masked PAN (first six and last four
-digits, which are not secret) and found by its id, the last four digits or the embossed name.
-Staff add and change card products through the products' services (docs/products.md);
-sensitive-details accesses, PIN unblocks and failed PAN resolutions (card-number guessing,
-`cards.services.pan_guard`) are read-only lists.
-"""
+Card secrets never reach a page: the full PAN, the CVV and the PIN are not shown, their ciphertexts,
+the PAN fingerprint and the PIN hash are neither shown nor searchable, and the admin's pages do not
+even read those columns (`SECRET_FIELDS` are deferred; only the services the actions call load whole
+cards). A card is shown by its masked PAN (first six and last four digits, which are not secret) and
+found by its id, the last four digits or the embossed name. Staff add and change card products
+through the products' services (docs/products.md); sensitive-details accesses, PIN unblocks and
+failed PAN resolutions (card-number guessing, `cards.services.pan_guard`) are read-only lists."""
 
 from django import forms
 from django.contrib import admin

@@ -1,21 +1,20 @@
 """Back office for tenants and their access: institutions, their holidays, API keys, allowlists.
 
-Every write goes through `institutions.services`, as the management commands' do (DESIGN.md
+Every write goes through `institutions.services`, as the management commands' do (docs/design.md
 sections 2 and 10), declared in `backoffice.actions.institutions` (its actions and its forms'
-writes): creating an institution seeds its account products, creating or rotating a
-key shows its secret once, revoking records who revoked it, allowlist edits are normalized
-CIDRs. Rows the services never change (an existing key's prefix and hash) are read-only here; a
-key's scopes change through `api_key_set_scopes`. Nothing is deleted: a key is revoked
-instead, an institution is never removed. Holidays are the exception: one added by mistake is
-removed (`holiday_remove`), by a staff user with the model's delete permission, for the
-institutions they work on; and so are a staff user's institutions, granted and taken away by a
-superuser (`institution_access_grant`, `institution_access_remove`).
+writes): creating an institution seeds its account products, creating or rotating a key shows its
+secret once, revoking records who revoked it, allowlist edits are normalized CIDRs. Rows the
+services never change (an existing key's prefix and hash) are read-only here; a key's scopes change
+through `api_key_set_scopes`. Nothing is deleted: a key is revoked instead, an institution is never
+removed. Holidays are the exception: one added by mistake is removed (`holiday_remove`), by a staff
+user with the model's delete permission, for the institutions they work on; and so are a staff
+user's institutions, granted and taken away by a superuser (`institution_access_grant`,
+`institution_access_remove`).
 
-Each staff action leaves a `LogEntry` (who, when, what); its message names the action and the
-public key id or prefix, never a secret. A new secret (a key added or rotated here) is shown once,
-on a page of its own answering the POST that made it (`Cache-Control: no-store`); it never goes
-into the messages framework, its cookie or the session, nor into any table.
-"""
+Each staff action leaves a `LogEntry` (who, when, what); its message names the action and the public
+key id or prefix, never a secret. A new secret (a key added or rotated here) is shown once, on a
+page of its own answering the POST that made it (`Cache-Control: no-store`); it never goes into the
+messages framework, its cookie or the session, nor into any table."""
 
 from django import forms
 from django.contrib import admin
