@@ -20,7 +20,12 @@ class InstitutionFactory(factory.django.DjangoModelFactory):
 
     @classmethod
     def _create(cls, model_class, *args, **kwargs):
-        institution, _ = institution_create(name=kwargs["name"], currency=kwargs["currency"])
+        name, currency = kwargs.pop("name"), kwargs.pop("currency")
+        institution, _ = institution_create(name=name, currency=currency)
+        if kwargs:  # the rest (a time zone...) as given
+            for field, value in kwargs.items():
+                setattr(institution, field, value)
+            institution.save(update_fields=list(kwargs))
         return institution
 
 
