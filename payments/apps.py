@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class PaymentsConfig(AppConfig):
     name = "payments"
     verbose_name = "Payments: payment orders over the rails (ACH files)"
+
+    def ready(self):
+        from accounts import verification
+
+        from .verification import CHECKS
+
+        for name, sql in CHECKS.items():
+            verification.register(name, sql)

@@ -59,6 +59,13 @@ class Account(Timestamped):
         # other internal accounts it may not go below zero, but by the `overdraft_limit` the
         # institution grants the program (a CHECK).
         PROGRAM_FUNDING = "program_funding", "Program funding (just-in-time)"
+        # Payment orders over rails (docs/payments.md), per currency: money in flight in a
+        # file, the bank's settlement account at the rail (its mirror), what customers owe for
+        # returns they could not cover, and inbound money not yet placed.
+        RAIL_CLEARING = "rail_clearing", "Rail clearing (in files)"
+        RAIL_SETTLEMENT = "rail_settlement", "Rail settlement"
+        RETURNS_RECEIVABLE = "returns_receivable", "Returns receivable"
+        RAIL_SUSPENSE = "rail_suspense", "Rail suspense (inbound, not yet placed)"
 
     id = models.CharField(primary_key=True, max_length=40, default=_account_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="accounts")

@@ -38,6 +38,10 @@ class Hold(actor_stamped("placed_by"), Timestamped):
         HOLD = "hold", "Placed through /holds"
         CARD_AUTHORIZATION = "card_authorization", "A card authorization's hold"
         TRANSFER = "transfer", "A two-phase transfer's hold"
+        # Payment orders (docs/payments.md): a credit's money until its file takes it, and a
+        # collected debit's money for its return window.
+        PAYMENT_ORDER = "payment_order", "A payment order's money, until its file"
+        PAYMENT_RETURNS = "payment_returns", "A collected debit's money, for its returns"
 
     id = models.CharField(primary_key=True, max_length=40, default=_hold_id, editable=False)
     # No index of their own: hold_institution_idx and hold_account_idx start with them.

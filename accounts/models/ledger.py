@@ -35,6 +35,8 @@ class Journal(models.Model):
         # Just-in-time funding: the program's funding account to a cardholder's account as the
         # program approves a payment, and back as the payment is released, reduced or refunded.
         PROGRAM_FUNDING = "program_funding"
+        # A payment order's money: into a file, settled, returned (docs/payments.md).
+        PAYMENT_ORDER = "payment_order"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

@@ -342,6 +342,9 @@ if RATE_LIMIT_FLUSH_EVERY < 1 or not RATE_LIMIT_FLUSH_SECONDS > 0:
 FOUR_EYES_ALERT_CHANGES = env.int("FOUR_EYES_ALERT_CHANGES", default=3)
 if FOUR_EYES_ALERT_CHANGES < 2:
     raise ImproperlyConfigured("FOUR_EYES_ALERT_CHANGES must be at least 2.")
+# Payment orders over rails (docs/payments.md, "The connector"): the folders files are exchanged
+# through with the sponsor bank, per institution and rail (its SFTP, mounted or synchronized).
+RAILS_DIR = env.str("RAILS_DIR", default=str(BASE_DIR / ".data" / "rails"))
 PAN_GUESSING_MAX_FAILURES = env.int("PAN_GUESSING_MAX_FAILURES", default=10)
 PAN_GUESSING_WINDOW_SECONDS = env.int("PAN_GUESSING_WINDOW_SECONDS", default=3600)
 if PAN_GUESSING_MAX_FAILURES < 1 or PAN_GUESSING_WINDOW_SECONDS < 1:
@@ -494,6 +497,11 @@ SPECTACULAR_SETTINGS = {
         "AuthorizationKind": "authorizations.models.Authorization.Kind",
         "IncrementDecision": "authorizations.models.ProgramDecided.Decision",
         "DisputeStatus": "disputes.models.Dispute.Status",
+        "ExternalAccountStatus": "payments.models.ExternalAccount.Status",
+        "PaymentOrderStatus": "payments.models.PaymentOrder.Status",
+        "PaymentOrderDirection": "payments.models.PaymentOrder.Direction",
+        "RailFileStatus": "payments.models.RailFile.Status",
+        "RailFileDirection": "payments.models.RailFile.Direction",
         "DisputeReason": "disputes.models.Dispute.Reason",
         "DisputeOutcome": "disputes.models.Dispute.Outcome",
         "DisputeStepKind": "disputes.models.DisputeStep.Kind",

@@ -1,0 +1,432 @@
+"""Money to and from other banks (docs/payments.md; docs/design.md section 15): the accounts at
+other banks (`ExternalAccount`), the orders that move money to or from them over a rail
+(`PaymentOrder`), the files a rail exchanges with the bank (`RailFile`), and each institution's
+standing at its sponsor bank for the ACH rail (`AchProfile`).
+
+One model for every rail: ACH now (NACHA files), SEPA next (ISO 20022), so a rail's own fields
+are few and named for it (`ach_*`), and the states, money and events are the order's.
+
+An order's states (`PaymentOrder.Status`): `needs_approval` (a second person must approve it),
+`approved` (waiting for its cut-off), `scheduled` (taken into a file being written), `sent` (the
+file is in the bank's inbox), `settled` (its effective date passed without a rejection), and the
+ends `cancelled` (before a file), `rejected` (by the bank, before settlement) and `returned`
+(after). PostgreSQL keeps each state whole (CHECKs below): a file once scheduled, a return code
+once returned.
+"""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from core import crypto
+from core.ids import new_id
+from core.metadata import MetadataField
+from core.models import CreatedBy, Timestamped
+from institutions.models import Institution
+
+
+def _external_account_id():
+    return new_id("exa")
+
+
+def _payment_order_id():
+    return new_id("po")
+
+
+def _rail_file_id():
+    return new_id("rfl")
+
+
+class Rail(models.TextChoices):
+    ACH = "ach", "ACH (next day)"
+    ACH_SAME_DAY = "ach_same_day", "ACH same day"
+
+
+class AchProfile(Timestamped):
+    """An institution's standing at its sponsor bank (the ODFI) for ACH: who it is in a file's
+    header, which routing number receives its customers' inbound entries, and its cut-offs in
+    its time zone (docs/payments.md, "Cut-offs"). Made by the operators
+    (`manage.py ach_profile`, the back office); an institution without one sends no ACH."""
+
+    institution = models.OneToOneField(
+        Institution, on_delete=models.PROTECT, primary_key=True, related_name="ach_profile"
+    )
+    # The ODFI: the file's immediate origin and every entry's trace prefix (its 8-digit id).
+    odfi_routing_number = models.CharField(max_length=9)
+    odfi_name = models.CharField(max_length=23)
+    # Where the file goes: the ODFI's ACH operator (the Federal Reserve, or the ODFI itself).
+    destination_routing_number = models.CharField(max_length=9)
+    destination_name = models.CharField(max_length=23)
+    # The originator in every batch header: the company identification and name.
+    company_id = models.CharField(max_length=10)
+    company_name = models.CharField(max_length=16)
+    # The routing number the institution's own accounts are reached at (inbound entries).
+    receiving_routing_number = models.CharField(max_length=9)
+    # Cut-offs, local times "HH:MM" in the institution's time zone: the next-day window's, and
+    # the same-day windows' in their order.
+    next_day_cutoff = models.CharField(max_length=5, default="16:45")
+    same_day_cutoffs = models.JSONField(default=list, blank=True)
+    # The most one same-day entry may be (NACHA's limit: USD 1,000,000).
+    same_day_limit = models.BigIntegerField(default=100_000_000)
+    # Orders to external accounts not verified (prenote or staff) are refused.
+    require_verified = models.BooleanField(default=False)
+    # How long a collected debit's money is held on the account for returns (R01, R09): banking
+    # days after settlement.
+    debit_hold_days = models.PositiveSmallIntegerField(default=2)
+    # Orders above this amount (minor units) wait for a staff user's approval (four eyes: the
+    # API key asked, a person approves); None: none waits.
+    approval_above = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "ACH profile"
+
+    def __str__(self):
+        return f"ACH profile of {self.institution_id}"
+
+
+class ExternalAccount(CreatedBy, Timestamped):
+    """An account at another bank, of a customer's or of the institution itself, that payment
+    orders pay to or collect from. Its account number is a sensitive identifier: stored
+    encrypted (`core.crypto`, bound to this row and column), shown by its last four, never in a
+    URL, a log line or an event (docs/payments.md, "External accounts")."""
+
+    class AccountType(models.TextChoices):
+        CHECKING = "checking"
+        SAVINGS = "savings"
+
+    class Status(models.TextChoices):
+        UNVERIFIED = "unverified"
+        VERIFYING = "verifying", "Verifying (prenote sent)"
+        VERIFIED = "verified"
+        FAILED = "failed", "Failed (prenote returned)"
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_external_account_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # None: the institution's own account elsewhere.
+    customer = models.ForeignKey(
+        "customers.Customer",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="external_accounts",
+        db_index=False,
+    )
+    holder_name = models.CharField(max_length=140)
+    # ISO 3166-1 numeric, as every country of the API.
+    country_code = models.CharField(max_length=3)
+    currency = models.CharField(max_length=3)
+    ach_routing_number = models.CharField(max_length=9)
+    ach_account_number_encrypted = models.TextField(editable=False)
+    ach_account_number_last4 = models.CharField(max_length=4, editable=False)
+    ach_account_type = models.CharField(max_length=8, choices=AccountType.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.UNVERIFIED)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    # How it was verified: "prenote" or "staff".
+    verified_by = models.CharField(max_length=8, blank=True)
+    metadata = MetadataField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "external account"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="external_account_inst_idx"),
+            models.Index(
+                fields=["customer", "-id"],
+                condition=Q(customer__isnull=False),
+                name="external_account_customer_idx",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(ach_routing_number__regex=r"^[0-9]{9}$"),
+                name="external_account_routing_digits",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="verified", verified_at__isnull=False)
+                | (~Q(status="verified") & Q(verified_at__isnull=True)),
+                name="external_account_verified_when",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.holder_name} ••••{self.ach_account_number_last4}"
+
+    def ach_account_number(self) -> str:
+        """The account number in clear: for the file that pays it, never for display."""
+        return crypto.decrypt(self.ach_account_number_encrypted, context=self._context())
+
+    def sealed_account_number(self, number: str) -> dict:
+        """The stored fields of `number`: sealed, and its last four (set them, or pass them to
+        `row_update`)."""
+        return {
+            "ach_account_number_encrypted": crypto.encrypt(number, context=self._context()),
+            "ach_account_number_last4": number[-4:],
+        }
+
+    def _context(self) -> str:
+        return f"payments.ExternalAccount.ach_account_number:{self.id}"
+
+
+class RailFile(Timestamped):
+    """One file exchanged with the bank over a rail: written by TX into its outbox (orders, and
+    the returns of inbound entries TX cannot apply), or read from its inbox (the bank's returns,
+    notifications of change, inbound entries). Its bytes are kept with their SHA-256, and the
+    same bytes are one file (a unique index): an inbound file read twice is applied once."""
+
+    class Direction(models.TextChoices):
+        OUTBOUND = "outbound"
+        INBOUND = "inbound"
+
+    class Status(models.TextChoices):
+        WRITTEN = "written", "Written (not delivered yet)"
+        DELIVERED = "delivered", "Delivered (in the outbox)"
+        APPLIED = "applied", "Applied (read from the inbox)"
+        REFUSED = "refused", "Refused whole (not a valid file)"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_rail_file_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    rail = models.CharField(max_length=16, choices=Rail.choices)
+    direction = models.CharField(max_length=8, choices=Direction.choices)
+    status = models.CharField(max_length=9, choices=Status.choices)
+    name = models.CharField(max_length=200)
+    sha256 = models.CharField(max_length=64)
+    content = models.BinaryField()
+    # Outbound: the window it was written for (the cut-off's local date and time), and the
+    # file id modifier of that day (A-Z, 0-9).
+    window_date = models.DateField(null=True, blank=True)
+    window = models.CharField(max_length=5, blank=True)
+    file_id_modifier = models.CharField(max_length=1, blank=True)
+    entry_count = models.PositiveIntegerField(default=0)
+    debit_total = models.BigIntegerField(default=0)
+    credit_total = models.BigIntegerField(default=0)
+    # A refused inbound file: why, with the record and field (never a number of an account).
+    error = models.CharField(max_length=500, blank=True)
+    # Outbound: when it reached the bank (written into the outbox): its orders are `sent`.
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "rail file"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["institution", "-id"], name="rail_file_inst_idx")]
+        constraints = [
+            models.UniqueConstraint(fields=["institution", "sha256"], name="rail_file_bytes_once"),
+            # A cut-off makes one file: run twice, or twice at once, the second finds it.
+            models.UniqueConstraint(
+                fields=["institution", "rail", "window_date", "window"],
+                condition=Q(direction="outbound"),
+                name="rail_file_one_per_window",
+            ),
+            models.UniqueConstraint(
+                fields=["institution", "window_date", "file_id_modifier"],
+                condition=Q(direction="outbound"),
+                name="rail_file_modifier_per_day",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.name} ({self.direction}, {self.status})"
+
+
+class PaymentOrder(CreatedBy, Timestamped):
+    """Money to (`credit`) or from (`debit`) an external account over a rail (module docstring;
+    docs/payments.md, "Payment orders")."""
+
+    class Direction(models.TextChoices):
+        CREDIT = "credit", "Credit (pay out)"
+        DEBIT = "debit", "Debit (collect)"
+
+    class Status(models.TextChoices):
+        NEEDS_APPROVAL = "needs_approval"
+        APPROVED = "approved"
+        SCHEDULED = "scheduled"
+        SENT = "sent"
+        SETTLED = "settled"
+        CANCELLED = "cancelled"
+        REJECTED = "rejected"
+        RETURNED = "returned"
+
+    class SecCode(models.TextChoices):
+        PPD = "PPD", "PPD (consumer)"
+        CCD = "CCD", "CCD (corporate)"
+        WEB = "WEB", "WEB (consumer, authorized online)"
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_payment_order_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # None for a prenote: a zero-amount entry that moves no account's money.
+    account = models.ForeignKey(
+        "accounts.Account",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    external_account = models.ForeignKey(
+        ExternalAccount, on_delete=models.PROTECT, related_name="orders", db_index=False
+    )
+    direction = models.CharField(max_length=8, choices=Direction.choices)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    rail = models.CharField(max_length=16, choices=Rail.choices)
+    sec_code = models.CharField(max_length=3, choices=SecCode.choices)
+    # The company entry description of the batch (NACHA: 10 characters, e.g. "PAYROLL").
+    description = models.CharField(max_length=10)
+    # The payment related information of its addenda (80 characters).
+    remittance_info = models.CharField(max_length=80, blank=True)
+    # A prenote: a zero-amount entry that verifies the external account.
+    prenote = models.BooleanField(default=False)
+    requested_execution_date = models.DateField()
+    effective_date = models.DateField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    # A credit's money, held from its creation until its file takes it.
+    hold = models.OneToOneField(
+        "accounts.Hold", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # A collected debit's money, held for its return window once it settled.
+    returns_hold = models.OneToOneField(
+        "accounts.Hold", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    file = models.ForeignKey(
+        RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="orders"
+    )
+    trace_number = models.CharField(max_length=15, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+    # A return: its code as the bank sent it, the normalized reason, when, and whether it came
+    # after its window (accepted all the same: a return is a fact).
+    return_code = models.CharField(max_length=3, blank=True)
+    return_reason = models.CharField(max_length=48, blank=True)
+    returned_at = models.DateTimeField(null=True, blank=True)
+    return_late = models.BooleanField(default=False)
+    # A rejection or cancellation: why, in a few words.
+    ended_reason = models.CharField(max_length=200, blank=True)
+    # The four-eyes request it waited for (backoffice.ApprovalRequest), if it did.
+    approval_id = models.CharField(max_length=40, blank=True)
+    metadata = MetadataField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "payment order"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="payment_order_inst_idx"),
+            models.Index(
+                fields=["account", "-id"],
+                condition=Q(account__isnull=False),
+                name="payment_order_account_idx",
+            ),
+            # The cut-off's scan: the approved orders of an institution and rail, by date.
+            models.Index(
+                fields=["institution", "rail", "requested_execution_date"],
+                condition=Q(status="approved"),
+                name="payment_order_approved_idx",
+            ),
+            # A return names its order by trace number; a cut-off continues after the last.
+            models.Index(
+                fields=["institution", "trace_number"],
+                condition=~Q(trace_number=""),
+                name="payment_order_trace_idx",
+            ),
+            models.Index(fields=["external_account", "-id"], name="payment_order_external_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(prenote=False) & Q(amount__gt=0) & Q(account__isnull=False))
+                | Q(prenote=True, amount=0, account__isnull=True),
+                name="payment_order_amount_positive",
+            ),
+            # In a file from `scheduled` on, with its trace number; never before.
+            models.CheckConstraint(
+                condition=(
+                    Q(status__in=["needs_approval", "approved", "cancelled"])
+                    & Q(file__isnull=True, trace_number="")
+                )
+                | (
+                    Q(status__in=["scheduled", "sent", "settled", "returned"])
+                    & Q(file__isnull=False)
+                    & ~Q(trace_number="")
+                )
+                | Q(status="rejected"),
+                name="payment_order_file_when_scheduled",
+            ),
+            # Returned after settlement, or rejected before it by a return of the bank's: its
+            # code; never a code otherwise.
+            models.CheckConstraint(
+                condition=(Q(status="returned") & ~Q(return_code="") & Q(returned_at__isnull=False))
+                | Q(status="rejected")
+                | (~Q(status__in=["returned", "rejected"]) & Q(return_code="")),
+                name="payment_order_return_when_returned",
+            ),
+            # A credit holds its money until its file takes it; a debit never holds.
+            models.CheckConstraint(
+                condition=Q(direction="credit") | Q(hold__isnull=True),
+                name="payment_order_hold_of_a_credit",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.direction} {self.amount} {self.currency} ({self.status})"
+
+
+class RailNotice(models.Model):
+    """What the bank said of an entry in an inbound file: a return (with a dishonored or
+    contested one), or a notification of change. Kept whether or not TX knows the entry: a
+    return for an unknown trace number is recorded here (`order` null) for reconciliation,
+    never an error. A change's corrected values are applied to the external account, and only
+    which fields changed is kept here (an account number is not)."""
+
+    class Kind(models.TextChoices):
+        RETURN = "return"
+        DISHONORED = "dishonored", "Dishonored return"
+        CONTESTED = "contested", "Contested dishonored return"
+        CHANGE = "change", "Notification of change"
+
+    id = models.BigAutoField(primary_key=True)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    file = models.ForeignKey(RailFile, on_delete=models.PROTECT, related_name="notices")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    # As the bank sent it (R01, C03, ...), and normalized (`insufficient_funds`, ...).
+    code = models.CharField(max_length=3)
+    reason = models.CharField(max_length=48)
+    original_trace_number = models.CharField(max_length=15)
+    order = models.ForeignKey(
+        PaymentOrder, on_delete=models.PROTECT, null=True, blank=True, related_name="notices"
+    )
+    # Outside its window (a return is booked all the same).
+    late = models.BooleanField(default=False)
+    changed_fields = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "rail notice"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="rail_notice_inst_idx"),
+            models.Index(
+                fields=["institution", "-id"],
+                condition=Q(order__isnull=True),
+                name="rail_notice_unmatched_idx",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.code} of {self.original_trace_number}"

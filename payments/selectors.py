@@ -1,0 +1,68 @@
+"""Reads of payments: one object of the institution (another institution's answers as an
+unknown one, 404), and the lists the API pages through."""
+
+from core.selectors import get_of_institution
+from institutions.models import Institution
+
+from .models import ExternalAccount, PaymentOrder, RailFile
+
+
+def external_account_get(*, institution: Institution, external_account_id: str) -> ExternalAccount:
+    return get_of_institution(
+        ExternalAccount.objects.select_related("institution"),
+        institution=institution,
+        id=external_account_id,
+        missing="No external account with this id.",
+    )
+
+
+def external_account_list(*, institution: Institution, customer_id: str | None = None):
+    rows = ExternalAccount.objects.filter(institution=institution)
+    if customer_id is not None:
+        rows = rows.filter(customer_id=customer_id)
+    return rows
+
+
+def payment_order_get(*, institution: Institution, order_id: str) -> PaymentOrder:
+    return get_of_institution(
+        PaymentOrder.objects.select_related("institution", "external_account"),
+        institution=institution,
+        id=order_id,
+        missing="No payment order with this id.",
+    )
+
+
+def payment_order_list(
+    *,
+    institution: Institution,
+    status: str | None = None,
+    account_id: str | None = None,
+    external_account_id: str | None = None,
+    direction: str | None = None,
+):
+    rows = PaymentOrder.objects.filter(institution=institution)
+    for field, value in (
+        ("status", status),
+        ("account_id", account_id),
+        ("external_account_id", external_account_id),
+        ("direction", direction),
+    ):
+        if value is not None:
+            rows = rows.filter(**{field: value})
+    return rows
+
+
+def rail_file_get(*, institution: Institution, file_id: str) -> RailFile:
+    return get_of_institution(
+        RailFile.objects.defer("content"),
+        institution=institution,
+        id=file_id,
+        missing="No file with this id.",
+    )
+
+
+def rail_file_list(*, institution: Institution, direction: str | None = None):
+    rows = RailFile.objects.filter(institution=institution).defer("content")
+    if direction is not None:
+        rows = rows.filter(direction=direction)
+    return rows

@@ -1,0 +1,247 @@
+"""The cut-off: the approved orders of a window written into one NACHA file (docs/payments.md,
+"Cut-offs" and "Exactly once").
+
+A window is an institution's rail's cut-off on a date: the next-day window at `next_day_cutoff`,
+each same-day window at its time, local times in the institution's time zone. At a cut-off,
+every approved order of the rail whose requested execution date is on or before the window's
+date goes into the window's file, in one transaction:
+
+1. the institution's cut-offs are serialized (an advisory lock: two windows' files never draw
+   the same trace numbers or file id modifier);
+2. the orders made before the cut-off's instant are locked, by id; none: no file;
+3. the file is written (`payments.nacha.file`: batches by SEC code and description, entries
+   by order, the trace numbers following the institution's last, the next file id modifier of
+   the day) and stored with its SHA-256: **one file per window**, a unique index of PostgreSQL
+   (a cut-off run twice, or twice at once, makes one file: the second finds the window's
+   file, or no approved order left);
+4. each order becomes `scheduled` with its file, trace number and effective date; a credit's
+   held money leaves the account for the rail's clearing account (its hold captured).
+
+Delivering the file to the bank (the outbox, `payments.connector`) makes its orders `sent`.
+"""
+
+import hashlib
+import unicodedata
+from collections import defaultdict
+from datetime import date, datetime, time
+from zoneinfo import ZoneInfo
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import Account, Hold
+from accounts.services import hold_capture
+from institutions.calendar import business_days_after, is_business_day
+
+from ..locks import lock_cutoffs, lock_payment_orders
+from ..models import AchProfile, PaymentOrder, Rail, RailFile
+from ..nacha.addenda import PaymentAddenda
+from ..nacha.batch_header import BatchHeader
+from ..nacha.codes import transaction_code
+from ..nacha.entry import EntryDetail
+from ..nacha.file import Batch, Entry, numbered, write_file
+from ..nacha.file_header import FILE_ID_MODIFIERS, FileHeader
+from .orders import emit_order
+
+MIXED = 200  # service class: credits and debits in one batch
+MODIFIERS = sorted(FILE_ID_MODIFIERS, key=lambda char: (char.isdigit(), char))  # A-Z, then 0-9
+NAME_LENGTH = 22  # the entry's receiver name
+ID_LENGTH = 15  # the entry's identification number
+
+
+def effective_date(profile: AchProfile, rail: str, window_date: date) -> date:
+    """A same-day window's entries settle that day; the next-day window's the next business
+    day of the institution's calendar (both skip non-business days)."""
+    institution = profile.institution
+    if rail == Rail.ACH_SAME_DAY and is_business_day(institution, window_date):
+        return window_date
+    return business_days_after(institution, window_date, 1)
+
+
+def cutoff_run(
+    *, profile: AchProfile, rail: str, window_date: date, window: str
+) -> RailFile | None:
+    """Write the window's file (module docstring) and return it; None when no order was due.
+    The window's file written already: that one (nothing more is written)."""
+    institution = profile.institution
+    with transaction.atomic():
+        lock_cutoffs(institution.pk)
+        existing = RailFile.objects.filter(
+            institution=institution,
+            direction=RailFile.Direction.OUTBOUND,
+            rail=rail,
+            window_date=window_date,
+            window=window,
+        ).first()
+        if existing is not None:
+            return existing
+        orders = lock_payment_orders(
+            PaymentOrder.objects.filter(
+                institution=institution,
+                rail=rail,
+                status=PaymentOrder.Status.APPROVED,
+                requested_execution_date__lte=window_date,
+                # Made before the cut-off's instant: one made at 16:45:00 waits for the next
+                # window, however late this runs.
+                created_at__lt=window_instant(institution, window_date, window),
+            )
+        )
+        if not orders:
+            return None
+        settles_on = effective_date(profile, rail, window_date)
+        batches = numbered(
+            _batches(profile, orders, settles_on), first_trace_sequence=_next_trace(institution)
+        )
+        header = FileHeader(
+            immediate_destination=profile.destination_routing_number,
+            immediate_origin=profile.odfi_routing_number,
+            file_creation_date=window_date,
+            file_creation_time=_local_now(institution).time().replace(second=0, microsecond=0),
+            file_id_modifier=_next_modifier(institution, window_date),
+            immediate_destination_name=_ascii(profile.destination_name, 23),
+            immediate_origin_name=_ascii(profile.odfi_name, 23),
+        )
+        content = write_file(header, batches)
+        rail_file = RailFile(
+            institution=institution,
+            rail=rail,
+            direction=RailFile.Direction.OUTBOUND,
+            status=RailFile.Status.WRITTEN,
+            name=f"{institution.pk}-{window_date:%Y%m%d}-{window.replace(':', '')}-"
+            f"{header.file_id_modifier}.ach",
+            sha256=hashlib.sha256(content).hexdigest(),
+            content=content,
+            window_date=window_date,
+            window=window,
+            file_id_modifier=header.file_id_modifier,
+            entry_count=len(orders),
+            debit_total=sum(o.amount for o in orders if o.direction == "debit"),
+            credit_total=sum(o.amount for o in orders if o.direction == "credit"),
+        )
+        try:
+            with transaction.atomic():
+                rail_file.save(force_insert=True)
+        except IntegrityError:  # the window's file, made meanwhile by another process
+            return None
+        traces = {
+            entry.detail.identification_number: entry.detail.trace_number
+            for batch in batches
+            for entry in batch.entries
+        }
+        for order in orders:
+            _schedule(order, rail_file, traces[_identification(order)], settles_on)
+    return rail_file
+
+
+def _schedule(order: PaymentOrder, rail_file: RailFile, trace: str, settles_on: date) -> None:
+    if order.hold is not None:  # a credit's money leaves the account for the rail's clearing
+        hold_capture(
+            hold=order.hold,
+            purpose=Hold.Purpose.PAYMENT_ORDER,
+            counterparty=Account.InternalCode.RAIL_CLEARING,
+        )
+    order.status = PaymentOrder.Status.SCHEDULED
+    order.file = rail_file
+    order.trace_number = trace
+    order.effective_date = settles_on
+    order.updated_at = timezone.now()
+    order.save(update_fields=["status", "file", "trace_number", "effective_date", "updated_at"])
+    emit_order(order, "payment_order.scheduled", file_id=rail_file.pk, trace_number=trace)
+
+
+def _batches(profile: AchProfile, orders: list[PaymentOrder], settles_on: date) -> list[Batch]:
+    """One batch per SEC code and description (the batch header carries both), entries in
+    order of their orders' ids."""
+    grouped: dict[tuple[str, str], list[Entry]] = defaultdict(list)
+    for order in orders:
+        grouped[(order.sec_code, order.description)].append(_entry(order))
+    return [
+        Batch(
+            BatchHeader(
+                service_class_code=MIXED,
+                company_name=_ascii(profile.company_name, 16),
+                company_identification=profile.company_id,
+                standard_entry_class_code=sec_code,
+                company_entry_description=description,
+                effective_entry_date=settles_on,
+                odfi_identification=profile.odfi_routing_number[:8],
+            ),
+            tuple(entries),
+        )
+        for (sec_code, description), entries in grouped.items()
+    ]
+
+
+def _entry(order: PaymentOrder) -> Entry:
+    external = order.external_account
+    detail = EntryDetail(
+        transaction_code=transaction_code(
+            order.direction, external.ach_account_type, prenote=order.prenote
+        ),
+        routing_number=external.ach_routing_number,
+        dfi_account_number=external.ach_account_number(),
+        amount=order.amount,
+        trace_number="0" * 15,  # numbered() gives each its own
+        identification_number=_identification(order),
+        receiver_name=_ascii(external.holder_name, NAME_LENGTH),
+        # WEB: the payment type code, a single payment (S) unless told otherwise.
+        discretionary_data="S " if order.sec_code == PaymentOrder.SecCode.WEB else "",
+    )
+    addenda = ()
+    if order.remittance_info:
+        addenda = (
+            PaymentAddenda(
+                payment_related_information=order.remittance_info,
+                entry_detail_sequence_number="0000000",
+            ),
+        )
+    return Entry(detail, addenda)
+
+
+def _identification(order: PaymentOrder) -> str:
+    """The entry's identification number: the order's id's last 15 characters (unique: an id's
+    random part), how the bank's returns find the order besides the trace number."""
+    return order.pk[-ID_LENGTH:]
+
+
+def _ascii(text: str, most: int) -> str:
+    """A name as NACHA's alphanumeric fields take it: accents dropped, uppercase, printable
+    ASCII, cut to `most` characters."""
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(char for char in plain.upper() if 32 <= ord(char) < 127)[:most]
+
+
+def _next_trace(institution) -> int:
+    """The sequence after the institution's last trace number (its cut-offs are serialized):
+    trace numbers never repeat for an ODFI."""
+    last = (
+        PaymentOrder.objects.filter(institution=institution)
+        .exclude(trace_number="")
+        .order_by("-trace_number")
+        .values_list("trace_number", flat=True)
+        .first()
+    )
+    return (int(last[-7:]) % 9_999_999) + 1 if last else 1
+
+
+def _next_modifier(institution, day: date) -> str:
+    used = set(
+        RailFile.objects.filter(
+            institution=institution, direction=RailFile.Direction.OUTBOUND, window_date=day
+        ).values_list("file_id_modifier", flat=True)
+    )
+    for modifier in MODIFIERS:
+        if modifier not in used:
+            return modifier
+    raise RuntimeError(f"{institution.pk} has written 36 files on {day}: no file id modifier left")
+
+
+def _local_now(institution) -> datetime:
+    return timezone.now().astimezone(ZoneInfo(institution.time_zone))
+
+
+def window_instant(institution, window_date: date, window: str) -> datetime:
+    """The cut-off's instant: `window` ("HH:MM") on `window_date` in the institution's zone (on
+    a day the clocks change, the wall-clock time as it is that day)."""
+    hours, minutes = (int(part) for part in window.split(":"))
+    return datetime.combine(window_date, time(hours, minutes), ZoneInfo(institution.time_zone))

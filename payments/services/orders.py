@@ -1,0 +1,307 @@
+"""Payment orders made, approved and cancelled (docs/payments.md, "Payment orders"); their cut-off
+(`cutoff`), settlement (`settlement`) and returns (`returns`) have modules of their own.
+
+A **credit** pays out: its money is held on the account when the order is made (a hold of
+purpose `payment_order`: 422 `insufficient_funds` when the account has not got it), and leaves
+the account when the cut-off puts the order in a file. A **debit** collects: nothing moves
+until it settles. A **prenote** is a zero-amount entry that verifies an external account.
+
+Refusals, each before anything is written (docs/payments.md has the codes): a currency the rail
+does not move (ACH: USD) or not the account's (422 `currency_mismatch`); a same-day entry above
+the institution's same-day limit (422 `limit_exceeded`); an external account not verified where
+the institution requires it (422 `external_account_not_verified`); an institution with no ACH
+profile (422 `rail_not_available`); an external account that is neither the institution's nor
+one of the account's holders' (400).
+
+Above the institution's `approval_above`, the order waits for a staff user's approval
+(`needs_approval`, `payment_order_approve`: the API key asked, a person approves); its credit's
+money is held meanwhile.
+"""
+
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Hold
+from accounts.selectors import account_get
+from accounts.services import hold_place, hold_release
+from cards.dates import today_of
+from core.actors import Actor
+from core.exceptions import (
+    BusinessRuleViolation,
+    CurrencyMismatch,
+    InvalidStateTransition,
+    LimitExceeded,
+    PermissionDenied,
+    ValidationFailed,
+)
+from core.metadata import metadata_check
+from core.rows import new_row, row_update
+from events.services import emit_for
+from institutions.models import Institution
+
+from ..locks import lock_payment_order
+from ..models import AchProfile, ExternalAccount, PaymentOrder, Rail
+from ..nacha.fields import PRINTABLE
+from ..selectors import external_account_get
+from .external_accounts import USD, external_account_status
+
+# The currency each rail moves.
+RAIL_CURRENCY = {Rail.ACH: USD, Rail.ACH_SAME_DAY: USD}
+MAX_DESCRIPTION = 10  # NACHA's company entry description
+MAX_REMITTANCE = 80  # an addenda 05's payment related information
+MAX_DAYS_AHEAD = 365
+# A credit's hold outlives any cut-off it can wait for: released when the order is cancelled.
+HOLD_DAYS_AFTER_EXECUTION = 60
+
+Status = PaymentOrder.Status
+
+
+class RailNotAvailable(BusinessRuleViolation):
+    code = "rail_not_available"
+    message = "The institution does not send payment orders over this rail."
+
+
+class ExternalAccountNotVerified(BusinessRuleViolation):
+    code = "external_account_not_verified"
+    message = "The institution pays only verified external accounts: verify it first."
+
+
+def ach_profile_of(institution: Institution) -> AchProfile:
+    profile = AchProfile.objects.filter(institution=institution).first()
+    if profile is None:
+        raise RailNotAvailable(details={"rail": Rail.ACH})
+    return profile
+
+
+def _text(value, field: str, most: int, *, required: bool) -> str:
+    """A NACHA alphanumeric field's text: uppercased, in its character set, at most `most`."""
+    if value is None:
+        value = ""
+    if not isinstance(value, str):
+        raise ValidationFailed(details={field: "Must be a string."})
+    value = value.strip().upper()
+    if required and not value:
+        raise ValidationFailed(details={field: "This field is required."})
+    if len(value) > most:
+        raise ValidationFailed(details={field: f"At most {most} characters."})
+    if any(char not in PRINTABLE for char in value):
+        raise ValidationFailed(
+            details={field: "Printable ASCII only (letters, digits, spaces, punctuation)."}
+        )
+    return value
+
+
+def _execution_date(institution: Institution, value) -> date:
+    today = today_of(institution)
+    if value is None:
+        return today
+    if not isinstance(value, date) or isinstance(value, datetime):
+        raise ValidationFailed(details={"requested_execution_date": "Must be a date."})
+    if not today <= value <= today + timedelta(days=MAX_DAYS_AHEAD):
+        raise ValidationFailed(
+            details={
+                "requested_execution_date": f"From today ({today}) to {MAX_DAYS_AHEAD} days ahead."
+            }
+        )
+    return value
+
+
+def _hold_expiry(institution: Institution, day: date) -> datetime:
+    end = datetime.combine(day + timedelta(days=HOLD_DAYS_AFTER_EXECUTION), time.max)
+    return timezone.make_aware(end, ZoneInfo(institution.time_zone))
+
+
+def _event_data(order: PaymentOrder) -> dict:
+    return {
+        "payment_order_id": order.pk,
+        "account_id": order.account_id,
+        "external_account_id": order.external_account_id,
+        "direction": order.direction,
+        "amount": order.amount,
+        "currency": order.currency,
+        "rail": order.rail,
+        "status": order.status,
+        "prenote": order.prenote,
+    }
+
+
+def emit_order(order: PaymentOrder, event_type: str, **extra) -> None:
+    emit_for(order, event_type, data={**_event_data(order), **extra})
+
+
+def payment_order_create(
+    *,
+    institution: Institution,
+    account_id: str,
+    external_account_id: str,
+    direction: str,
+    amount: int,
+    currency: str,
+    rail: str,
+    sec_code: str,
+    description: str,
+    remittance_info: str = "",
+    requested_execution_date: date | None = None,
+    metadata: dict | None = None,
+    actor: Actor,
+) -> PaymentOrder:
+    """A new order (module docstring): `approved`, or `needs_approval` above the institution's
+    `approval_above`; a credit's amount held on the account. Emits `payment_order.created`."""
+    errors = {}
+    if direction not in PaymentOrder.Direction.values:
+        errors["direction"] = "Must be credit or debit."
+    if rail not in Rail.values:
+        errors["rail"] = f"Must be one of {', '.join(Rail.values)}."
+    if sec_code not in PaymentOrder.SecCode.values:
+        errors["sec_code"] = f"Must be one of {', '.join(PaymentOrder.SecCode.values)}."
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
+        errors["amount"] = "Must be a positive integer of minor units."
+    if errors:
+        raise ValidationFailed(details=errors)
+    description = _text(description, "description", MAX_DESCRIPTION, required=True)
+    remittance_info = _text(remittance_info, "remittance_info", MAX_REMITTANCE, required=False)
+    metadata = metadata_check(metadata or {})
+    account = account_get(institution=institution, account_id=account_id)
+    external = external_account_get(
+        institution=institution, external_account_id=external_account_id
+    )
+    if external.customer_id is not None and not account.is_held_by(external.customer_id):
+        raise ValidationFailed(
+            details={
+                "external_account_id": "An external account of the institution or of one of "
+                "the account's holders."
+            }
+        )
+    if currency != RAIL_CURRENCY[rail] or currency != account.currency:
+        raise CurrencyMismatch(
+            f"The {rail} rail moves {RAIL_CURRENCY[rail]} and the account is in "
+            f"{account.currency}.",
+            details={
+                "currency": currency,
+                "rail_currency": RAIL_CURRENCY[rail],
+                "account_currency": account.currency,
+            },
+        )
+    profile = ach_profile_of(institution)
+    if rail == Rail.ACH_SAME_DAY and amount > profile.same_day_limit:
+        raise LimitExceeded(
+            "Above the same-day ACH limit of one entry: send it next day.",
+            details={"limit": "same_day", "value": profile.same_day_limit, "amount": amount},
+        )
+    if profile.require_verified and external.status != ExternalAccount.Status.VERIFIED:
+        raise ExternalAccountNotVerified(
+            details={"external_account_id": external.pk, "status": external.status}
+        )
+    day = _execution_date(institution, requested_execution_date)
+    needs_approval = profile.approval_above is not None and amount > profile.approval_above
+    order = new_row(
+        PaymentOrder,
+        institution=institution,
+        account=account,
+        external_account=external,
+        direction=direction,
+        amount=amount,
+        currency=currency,
+        rail=rail,
+        sec_code=sec_code,
+        description=description,
+        remittance_info=remittance_info,
+        requested_execution_date=day,
+        status=Status.NEEDS_APPROVAL if needs_approval else Status.APPROVED,
+        metadata=metadata,
+        **actor.stamp("created_by"),
+    )
+    with transaction.atomic(savepoint=False):
+        if direction == PaymentOrder.Direction.CREDIT:
+            order.hold = hold_place(
+                account=account,
+                amount=amount,
+                currency=currency,
+                expires_at=_hold_expiry(institution, day),
+                reason=f"Payment order {order.pk}",
+                actor=actor,
+                purpose=Hold.Purpose.PAYMENT_ORDER,
+            )
+        order.save(force_insert=True)
+        emit_order(order, "payment_order.created")
+    return order
+
+
+def external_account_prenote(*, external: ExternalAccount, actor: Actor) -> PaymentOrder:
+    """A prenote to `external` (a zero-amount credit entry that the receiving bank checks): the
+    external account becomes `verifying`; verified when the prenote's return window passes
+    with no return, `failed` on a return (`payments.services.settlement`, `returns`). 409
+    when it is verified already. Emits `payment_order.created`."""
+    institution = external.institution
+    ach_profile_of(institution)
+    with transaction.atomic(savepoint=False):
+        external_account_status(
+            external=external, status=ExternalAccount.Status.VERIFYING, reason="prenote sent"
+        )
+        order = new_row(
+            PaymentOrder,
+            institution=institution,
+            account=None,
+            external_account=external,
+            direction=PaymentOrder.Direction.CREDIT,
+            amount=0,
+            currency=external.currency,
+            rail=Rail.ACH,
+            sec_code=(
+                PaymentOrder.SecCode.CCD
+                if external.customer_id is None
+                else PaymentOrder.SecCode.PPD
+            ),
+            description="PRENOTE",
+            prenote=True,
+            requested_execution_date=today_of(institution),
+            status=Status.APPROVED,
+            **actor.stamp("created_by"),
+        )
+        order.save(force_insert=True)
+        emit_order(order, "payment_order.created")
+    return order
+
+
+def payment_order_approve(*, order: PaymentOrder, actor: Actor) -> PaymentOrder:
+    """A staff user approves an order waiting for approval (four eyes: never the one who made
+    it, 403). 409 unless `needs_approval`. Emits `payment_order.approved`."""
+    if actor.user is None:
+        raise PermissionDenied("A staff user approves payment orders.")
+    with transaction.atomic(savepoint=False):
+        order = lock_payment_order(order.pk)
+        if order.created_by_user_id is not None and order.created_by_user_id == actor.user.pk:
+            raise PermissionDenied("Nobody approves their own payment order.")
+        _require(order, Status.APPROVED, Status.NEEDS_APPROVAL)
+        row_update(order, {"status": Status.APPROVED, "approval_id": f"staff:{actor.user.pk}"})
+        emit_order(order, "payment_order.approved")
+    return order
+
+
+def payment_order_cancel(*, order: PaymentOrder, reason: str = "") -> PaymentOrder:
+    """Cancel an order not yet in a file (`needs_approval` or `approved`; 409 otherwise): a
+    credit's hold is released. Emits `payment_order.cancelled`."""
+    with transaction.atomic(savepoint=False):
+        order = lock_payment_order(order.pk)
+        _require(order, Status.CANCELLED, Status.NEEDS_APPROVAL, Status.APPROVED)
+        if order.hold is not None:
+            hold_release(hold=order.hold, purpose=Hold.Purpose.PAYMENT_ORDER)
+        if order.prenote:
+            external_account_status(
+                external=order.external_account,
+                status=ExternalAccount.Status.FAILED,
+                reason="prenote cancelled",
+            )
+        row_update(order, {"status": Status.CANCELLED, "ended_reason": reason[:200]})
+        emit_order(order, "payment_order.cancelled")
+    return order
+
+
+def _require(order: PaymentOrder, to: str, *allowed: str) -> None:
+    if order.status not in allowed:
+        raise InvalidStateTransition(
+            f"The payment order is {order.status}.", from_state=order.status, to_state=to
+        )

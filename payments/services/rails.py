@@ -1,0 +1,62 @@
+"""The rails' clock: what the payments job does every minute (docs/payments.md, "Jobs"), for
+each institution with an ACH profile, each step safe to run twice or in two processes at once:
+
+1. the cut-offs of its day that have passed, each once (`cutoff.cutoff_run`: one file per
+   window, a unique index), on its business days only (ACH moves nothing on the others: the
+   orders wait for the next business day's windows);
+2. every written file not yet in the outbox delivered (`connector.deliver_pending`);
+3. the sent orders whose effective date has come settled (`settlement.orders_settle`), the
+   prenotes past their window verified, the collected debits' return holds expired;
+4. its inbox read (`connector.collect`: each file applied once, by its bytes), after the
+   settlement: a return of an entry settled today finds it settled (returned, not rejected).
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.utils import timezone
+
+from institutions.calendar import is_business_day, local_date
+
+from .. import connector
+from ..models import AchProfile, Rail
+from .cutoff import cutoff_run, window_instant
+from .settlement import orders_settle, prenotes_verify, returns_holds_expire
+
+
+@dataclass
+class RailsRun:
+    files_written: list[str] = field(default_factory=list)
+    files_delivered: int = 0
+    files_read: int = 0
+    settled: int = 0
+    verified: int = 0
+    holds_released: int = 0
+
+
+def windows(profile: AchProfile) -> list[tuple[str, str]]:
+    """(rail, "HH:MM") of each of the profile's cut-offs."""
+    return [(Rail.ACH_SAME_DAY, each) for each in profile.same_day_cutoffs] + [
+        (Rail.ACH, profile.next_day_cutoff)
+    ]
+
+
+def rails_run(*, now: datetime | None = None) -> RailsRun:
+    now = now or timezone.now()
+    result = RailsRun()
+    for profile in AchProfile.objects.select_related("institution"):
+        institution = profile.institution
+        day = local_date(institution, now)
+        if is_business_day(institution, day):
+            for rail, window in windows(profile):
+                if window_instant(institution, day, window) <= now:
+                    written = cutoff_run(profile=profile, rail=rail, window_date=day, window=window)
+                    if written is not None and written.delivered_at is None:
+                        result.files_written.append(written.pk)
+    result.files_delivered = connector.deliver_pending()
+    result.settled = orders_settle(now=now)
+    result.verified = prenotes_verify(now=now)
+    result.holds_released = returns_holds_expire(now=now)
+    for profile in AchProfile.objects.select_related("institution"):
+        result.files_read += len(connector.collect(profile.institution, now=now))
+    return result

@@ -1,0 +1,175 @@
+"""Settlement: a sent order whose effective date has come is `settled` (docs/payments.md,
+"Money"); ACH says nothing when an entry settles, only when it does not (a return), so its
+effective date in the institution's calendar is the settlement.
+
+- a **credit**: its money moves from the rail's clearing account (where its file put it) to
+  the rail's settlement account: it has left the bank;
+- a **debit**: the collected money comes from the settlement account to the customer's account
+  (a `CashInc` line), and is held there for the return window of a debit the customer's bank
+  may still refuse (`AchProfile.debit_hold_days` banking days: R01, R09; a hold of purpose
+  `payment_returns`, released by the expiry job);
+- a **prenote** moves nothing; its external account is verified once its own return window
+  (2 banking days) has passed with no return (`prenotes_verify`).
+"""
+
+from datetime import date, datetime, time
+from zoneinfo import ZoneInfo
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.locks import lock_accounts
+from accounts.models import Account, Hold, Journal, StatementLine
+from accounts.posting import credit, debit, journal_new, post
+from accounts.services import hold_place, holds_expire, internal_account
+from accounts.statement_lines import Line, statement_lines_new
+from core.actors import SYSTEM
+from core.locks import lock_free_batch
+from institutions.calendar import business_days_after, local_date
+
+from ..locks import lock_payment_order
+from ..models import AchProfile, ExternalAccount, PaymentOrder
+from .external_accounts import external_account_verify
+from .orders import emit_order
+
+PRENOTE_WINDOW_DAYS = 2
+
+
+def rail_account(institution, code: str, currency: str) -> Account:
+    return internal_account(institution=institution, code=code, currency=currency)
+
+
+def order_journal(order: PaymentOrder, description: str) -> Journal:
+    return journal_new(
+        institution_id=order.institution_id,
+        kind=Journal.Kind.PAYMENT_ORDER,
+        description=f"{description} {order.pk}",
+    )
+
+
+def orders_settle(*, now: datetime | None = None, batch_size: int = 200) -> int:
+    """Settle every sent order whose effective date has come in its institution's calendar;
+    return how many. Rows others hold are skipped (a return applying to one right now): safe
+    from several processes at once."""
+    now = now or timezone.now()
+    settled = 0
+    while True:
+        with transaction.atomic():
+            batch = lock_free_batch(
+                PaymentOrder.objects.filter(
+                    status=PaymentOrder.Status.SENT, effective_date__lte=now.date()
+                ).select_related("institution"),
+                batch_size,
+            )
+            due = [
+                order
+                for order in batch
+                if order.effective_date <= local_date(order.institution, now)
+            ]
+            for order in due:
+                order_settle(order=order, at=now)
+        settled += len(due)
+        if len(batch) < batch_size:
+            return settled
+
+
+def order_settle(*, order: PaymentOrder, at: datetime) -> PaymentOrder:
+    """Settle one sent order (module docstring), in the caller's transaction."""
+    order = lock_payment_order(order.pk)
+    if order.status != PaymentOrder.Status.SENT:
+        return order
+    institution = order.institution
+    if order.prenote:
+        pass
+    elif order.direction == PaymentOrder.Direction.CREDIT:
+        clearing = rail_account(institution, Account.InternalCode.RAIL_CLEARING, order.currency)
+        settlement = rail_account(institution, Account.InternalCode.RAIL_SETTLEMENT, order.currency)
+        post(
+            institution_id=institution.pk,
+            currency=order.currency,
+            moves=[
+                debit(clearing.pk, order.amount, check=""),
+                credit(settlement.pk, order.amount, check=""),
+            ],
+            journal=order_journal(order, "ACH credit settled"),
+        )
+    else:
+        _collect(order)
+    order.status = PaymentOrder.Status.SETTLED
+    order.settled_at = order.updated_at = at
+    order.save(update_fields=["status", "settled_at", "updated_at", "returns_hold"])
+    emit_order(order, "payment_order.settled")
+    return order
+
+
+def _collect(order: PaymentOrder) -> None:
+    """A debit's money into the customer's account, held for its return window."""
+    institution = order.institution
+    account = order.account
+    settlement = rail_account(institution, Account.InternalCode.RAIL_SETTLEMENT, order.currency)
+    journal = order_journal(order, "ACH debit collected")
+    external = order.external_account
+    post(
+        institution_id=institution.pk,
+        currency=order.currency,
+        moves=[credit(account.pk, order.amount), debit(settlement.pk, order.amount, check="")],
+        journal=journal,
+        lines=statement_lines_new(
+            lines=[
+                Line(
+                    account,
+                    StatementLine.Type.CASH_INC,
+                    order.amount,
+                    f"ACH from {external.holder_name} ••••{external.ach_account_number_last4}",
+                )
+            ],
+            currency=order.currency,
+            journal=journal,
+        ),
+    )
+    profile = AchProfile.objects.get(institution=institution)
+    # What came in, as far as it is available: money that paid back the card network's
+    # overdraft first is not there to hold.
+    available = lock_accounts([account.pk])[account.pk].available
+    held = min(order.amount, max(available, 0))
+    if profile.debit_hold_days and held:
+        order.returns_hold = hold_place(
+            account=account,
+            amount=held,
+            currency=order.currency,
+            expires_at=_end_of(
+                institution,
+                business_days_after(institution, order.effective_date, profile.debit_hold_days),
+            ),
+            reason=f"Returns window of payment order {order.pk}",
+            actor=SYSTEM,
+            purpose=Hold.Purpose.PAYMENT_RETURNS,
+        )
+
+
+def _end_of(institution, day: date) -> datetime:
+    return datetime.combine(day, time.max, ZoneInfo(institution.time_zone))
+
+
+def returns_holds_expire(*, now: datetime | None = None) -> int:
+    """Release the collected debits' money whose return window has passed (the expiry job)."""
+    return holds_expire(now=now, purpose=Hold.Purpose.PAYMENT_RETURNS)
+
+
+def prenotes_verify(*, now: datetime | None = None) -> int:
+    """Verify the external accounts whose settled prenote's return window (2 banking days
+    after its effective date) has passed with no return; return how many."""
+    verified = 0
+    orders = PaymentOrder.objects.filter(
+        prenote=True,
+        status=PaymentOrder.Status.SETTLED,
+        external_account__status=ExternalAccount.Status.VERIFYING,
+    ).select_related("institution", "external_account")
+    for order in orders:
+        window_end = business_days_after(
+            order.institution, order.effective_date, PRENOTE_WINDOW_DAYS
+        )
+        if local_date(order.institution, now or timezone.now()) > window_end:
+            if external_account_verify(external=order.external_account, by="prenote").changed:
+                verified += 1
+    return verified
