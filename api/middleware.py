@@ -75,8 +75,8 @@ class RequestContextMiddleware:
 
 
 class BodySizeLimitMiddleware:
-    """413 for a declared body over MAX_BODY_BYTES (MAX_BATCH_BODY_BYTES for a transfer batch),
-    before anything reads it."""
+    """413 for a declared body over MAX_BODY_BYTES (MAX_BATCH_BODY_BYTES for a transfer batch
+    and a bank's file uploaded), before anything reads it."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -88,7 +88,7 @@ class BodySizeLimitMiddleware:
             return error_response(request, tx.ValidationFailed("Content-Length is not a number."))
         limit = (
             settings.MAX_BATCH_BODY_BYTES
-            if request.path.endswith("/transfer-batches")
+            if request.path.endswith(("/transfer-batches", "/rail-files"))
             else settings.MAX_BODY_BYTES
         )
         if length > limit:

@@ -17,6 +17,7 @@ from authorizations.urls import authorization_urls
 from cards.urls import card_urls
 from decisioning.urls import decisioning_urls
 from disputes.urls import dispute_urls
+from payments.urls import payment_urls
 from transfers.urls import transfer_urls
 
 
@@ -37,6 +38,7 @@ def version_urls(version: str):
         *webhooks.urls.urlpatterns,
         *decisioning_urls(version),
         *dispute_urls(version),
+        *payment_urls(version),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
     ]

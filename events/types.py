@@ -64,6 +64,20 @@ OBJECT_TYPES = {
     "dispute.deadline_approaching": "dispute",
     "dispute.deadline_missed": "dispute",
     "dispute.provisional_credit_reversal_scheduled": "dispute",
+    # Payments to and from other banks (docs/payments.md).
+    "external_account.created": "external_account",
+    "external_account.updated": "external_account",
+    "external_account.verified": "external_account",
+    "external_account.status_changed": "external_account",
+    "external_account.corrected": "external_account",
+    "payment_order.created": "payment_order",
+    "payment_order.approved": "payment_order",
+    "payment_order.cancelled": "payment_order",
+    "payment_order.scheduled": "payment_order",
+    "payment_order.sent": "payment_order",
+    "payment_order.settled": "payment_order",
+    "payment_order.rejected": "payment_order",
+    "payment_order.returned": "payment_order",
     # Four eyes in the back office: a staff user asks for a change of money, another approves
     # or rejects it (docs/back-office.md, "Four eyes").
     "approval.requested": "approval_request",

@@ -30,6 +30,12 @@ MONITORING_WRITE = "monitoring:write"
 PRODUCTS_WRITE = "products:write"
 DECISIONING_WRITE = "decisioning:write"
 DISPUTES_WRITE = "disputes:write"
+# Payments to and from other banks (docs/payments.md): external accounts; payment orders, which
+# send money out of the bank (not in `full`: granted on purpose); the bank's side of the rails'
+# files (granted like `network`).
+EXTERNAL_ACCOUNTS_WRITE = "external_accounts:write"
+PAYMENTS_WRITE = "payments:write"
+BANK = "bank"
 
 ALL = [
     READ,
@@ -46,14 +52,20 @@ ALL = [
     PRODUCTS_WRITE,
     DECISIONING_WRITE,
     DISPUTES_WRITE,
+    EXTERNAL_ACCOUNTS_WRITE,
+    PAYMENTS_WRITE,
+    BANK,
 ]
 
 # Presets for `create_api_key --role`. `full` is what an issuing program's back end needs; the
 # card network's side and full card numbers are granted only on purpose.
 ROLES = {
-    "full": [scope for scope in ALL if scope not in (CARDS_SENSITIVE, NETWORK)],
+    "full": [
+        scope for scope in ALL if scope not in (CARDS_SENSITIVE, NETWORK, PAYMENTS_WRITE, BANK)
+    ],
     "readonly": [READ],
     "network": [READ, NETWORK],
+    "bank": [READ, BANK],
 }
 
 

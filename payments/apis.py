@@ -1,0 +1,482 @@
+"""`/external-accounts`, `/payment-orders` and `/rail-files` (v2 only; docs/payments.md).
+
+Scopes (docs/tenancy-and-keys.md): reading is `read`; external accounts are made and changed
+with `external_accounts:write`; payment orders, which send money out of the bank, and prenotes
+need `payments:write`, a scope of their own that no key has unless granted on purpose (not in
+`full`); the bank's side (uploading its files, reading a file's bytes, which carry account
+numbers) needs `bank`, granted like `network` is for the card network's side.
+
+An external account's number travels only in the body that creates it: the API shows its last
+four (`accountNumberLast4`), never the number.
+"""
+
+import base64
+import binascii
+
+from rest_framework import serializers
+
+from api.schema import document
+from api.serializers import (
+    AmountField,
+    CountryNumericField,
+    CurrencyField,
+    MetadataField,
+    MetadataPatchField,
+    Serializer,
+    StrictCharField,
+    StrictDateField,
+    StrictSerializer,
+    TimestampField,
+)
+from api.versions import V2
+from api.views import TXView
+from core.actors import Actor
+from core.exceptions import ValidationFailed
+from institutions import scopes
+
+from .models import ExternalAccount, PaymentOrder, Rail, RailFile
+from .selectors import (
+    external_account_get,
+    external_account_list,
+    payment_order_get,
+    payment_order_list,
+    rail_file_get,
+    rail_file_list,
+)
+from .services.external_accounts import external_account_create, external_account_update
+from .services.inbound_files import rail_file_receive
+from .services.orders import external_account_prenote, payment_order_cancel, payment_order_create
+
+TAGS = ["Payments"]
+
+
+# --- input
+class AchDetails(StrictSerializer):
+    routingNumber = StrictCharField(max_length=9, help_text="The 9-digit ABA routing number.")  # noqa: N815
+    accountNumber = StrictCharField(  # noqa: N815
+        max_length=17, help_text="4 to 17 digits. Sensitive: only ever in this body."
+    )
+    accountType = serializers.ChoiceField(  # noqa: N815
+        choices=ExternalAccount.AccountType.choices
+    )
+
+
+class ExternalAccountCreate(StrictSerializer):
+    customerId = StrictCharField(  # noqa: N815
+        required=False,
+        max_length=40,
+        help_text="Whose account it is; absent: the institution's own.",
+    )
+    holderName = StrictCharField(max_length=140)  # noqa: N815
+    countryCode = CountryNumericField(help_text="ISO 3166-1 numeric; ACH: 840.")  # noqa: N815
+    currency = CurrencyField(help_text="ACH: USD.")
+    ach = AchDetails()
+    metadata = MetadataField(required=False)
+
+
+class ExternalAccountUpdate(StrictSerializer):
+    holderName = StrictCharField(max_length=140, required=False, source="holder_name")  # noqa: N815
+    metadata = MetadataPatchField(required=False)
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give at least one field.")
+        return attrs
+
+
+class PaymentOrderCreate(StrictSerializer):
+    accountId = StrictCharField(max_length=40)  # noqa: N815
+    externalAccountId = StrictCharField(max_length=40)  # noqa: N815
+    direction = serializers.ChoiceField(
+        choices=PaymentOrder.Direction.choices,
+        help_text="credit pays the external account; debit collects from it.",
+    )
+    amount = AmountField()
+    currency = CurrencyField()
+    rail = serializers.ChoiceField(choices=Rail.choices)
+    secCode = serializers.ChoiceField(choices=PaymentOrder.SecCode.choices)  # noqa: N815
+    description = StrictCharField(
+        max_length=10, help_text="The batch's company entry description (e.g. PAYROLL)."
+    )
+    remittanceInfo = StrictCharField(  # noqa: N815
+        max_length=80, required=False, allow_blank=True, help_text="An addenda's 80 characters."
+    )
+    requestedExecutionDate = StrictDateField(  # noqa: N815
+        required=False, help_text="Default: today (the institution's date)."
+    )
+    metadata = MetadataField(required=False)
+
+
+class CancellationCreate(StrictSerializer):
+    reason = StrictCharField(max_length=200, required=False, allow_blank=True)
+
+
+class RailFileUpload(StrictSerializer):
+    rail = serializers.ChoiceField(choices=Rail.choices)
+    name = StrictCharField(max_length=200)
+    contentBase64 = serializers.CharField(  # noqa: N815
+        help_text="The file's bytes, base64 (at most MAX_BATCH_BODY_BYTES of body: larger files "
+        "come through the inbox folder)."
+    )
+
+
+class PaymentOrderQuery(Serializer):
+    status = serializers.ChoiceField(choices=PaymentOrder.Status.choices, required=False)
+    accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    externalAccountId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    direction = serializers.ChoiceField(choices=PaymentOrder.Direction.choices, required=False)
+
+
+class ExternalAccountQuery(Serializer):
+    customerId = StrictCharField(required=False, max_length=40)  # noqa: N815
+
+
+class RailFileQuery(Serializer):
+    direction = serializers.ChoiceField(choices=RailFile.Direction.choices, required=False)
+
+
+# --- output
+class AchDetailsOut(Serializer):
+    routingNumber = serializers.CharField(source="ach_routing_number")  # noqa: N815
+    accountNumberLast4 = serializers.CharField(source="ach_account_number_last4")  # noqa: N815
+    accountType = serializers.CharField(source="ach_account_type")  # noqa: N815
+
+
+class ExternalAccountOut(Serializer):
+    externalAccountId = serializers.CharField(source="id")  # noqa: N815
+    customerId = serializers.CharField(source="customer_id", allow_null=True)  # noqa: N815
+    holderName = serializers.CharField(source="holder_name")  # noqa: N815
+    countryCode = serializers.CharField(source="country_code")  # noqa: N815
+    currency = serializers.CharField()
+    ach = AchDetailsOut(source="*")
+    status = serializers.ChoiceField(choices=ExternalAccount.Status.choices)
+    verifiedAt = TimestampField(source="verified_at", allow_null=True)  # noqa: N815
+    metadata = MetadataField()
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+
+class ReturnOut(Serializer):
+    code = serializers.CharField(source="return_code", help_text="As the bank sent it (R01).")
+    reason = serializers.CharField(source="return_reason", help_text="Normalized.")
+    late = serializers.BooleanField(source="return_late", help_text="After its window.")
+
+
+class PaymentOrderOut(Serializer):
+    paymentOrderId = serializers.CharField(source="id")  # noqa: N815
+    accountId = serializers.CharField(source="account_id", allow_null=True)  # noqa: N815
+    externalAccountId = serializers.CharField(source="external_account_id")  # noqa: N815
+    direction = serializers.ChoiceField(choices=PaymentOrder.Direction.choices)
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    rail = serializers.ChoiceField(choices=Rail.choices)
+    secCode = serializers.CharField(source="sec_code")  # noqa: N815
+    description = serializers.CharField()
+    remittanceInfo = serializers.CharField(source="remittance_info")  # noqa: N815
+    prenote = serializers.BooleanField()
+    status = serializers.ChoiceField(choices=PaymentOrder.Status.choices)
+    requestedExecutionDate = serializers.DateField(source="requested_execution_date")  # noqa: N815
+    effectiveDate = serializers.DateField(source="effective_date", allow_null=True)  # noqa: N815
+    holdId = serializers.CharField(source="hold_id", allow_null=True)  # noqa: N815
+    fileId = serializers.CharField(source="file_id", allow_null=True)  # noqa: N815
+    traceNumber = serializers.CharField(source="trace_number", allow_null=True)  # noqa: N815
+    returnInfo = serializers.SerializerMethodField()  # noqa: N815
+    endedReason = serializers.CharField(source="ended_reason")  # noqa: N815
+    metadata = MetadataField()
+    sentAt = TimestampField(source="sent_at", allow_null=True)  # noqa: N815
+    settledAt = TimestampField(source="settled_at", allow_null=True)  # noqa: N815
+    returnedAt = TimestampField(source="returned_at", allow_null=True)  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+    def get_returnInfo(self, order) -> dict | None:  # noqa: N802
+        return ReturnOut(order).data if order.return_code else None
+
+
+class RailFileOut(Serializer):
+    fileId = serializers.CharField(source="id")  # noqa: N815
+    rail = serializers.ChoiceField(choices=Rail.choices)
+    direction = serializers.ChoiceField(choices=RailFile.Direction.choices)
+    status = serializers.ChoiceField(choices=RailFile.Status.choices)
+    name = serializers.CharField()
+    sha256 = serializers.CharField()
+    windowDate = serializers.DateField(source="window_date", allow_null=True)  # noqa: N815
+    window = serializers.CharField()
+    entryCount = serializers.IntegerField(source="entry_count")  # noqa: N815
+    debitTotal = serializers.IntegerField(source="debit_total")  # noqa: N815
+    creditTotal = serializers.IntegerField(source="credit_total")  # noqa: N815
+    error = serializers.CharField()
+    deliveredAt = TimestampField(source="delivered_at", allow_null=True)  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class RailFileContentOut(Serializer):
+    fileId = serializers.CharField(source="id")  # noqa: N815
+    name = serializers.CharField()
+    contentBase64 = serializers.SerializerMethodField()  # noqa: N815
+
+    def get_contentBase64(self, rail_file) -> str:  # noqa: N802
+        return base64.b64encode(bytes(rail_file.content)).decode()
+
+
+# --- views
+class ExternalAccountListView(TXView):
+    write_scope = scopes.EXTERNAL_ACCOUNTS_WRITE
+
+    @document(
+        name="ExternalAccount",
+        resources={V2: ExternalAccountOut},
+        request={V2: ExternalAccountCreate},
+        created=True,
+        summary="Add an external account (an account at another bank)",
+        description="A customer's (`customerId`) or the institution's own; `unverified` until a "
+        "prenote's window passes or staff verify it. The account number is encrypted and shown "
+        "by its last four from then on.",
+        operation_id="external_accounts_create",
+        tags=TAGS,
+    )
+    def post(self, request):
+        data = self.parse(ExternalAccountCreate)
+        ach = data["ach"]
+        external = external_account_create(
+            institution=self.institution,
+            customer_id=data.get("customerId"),
+            holder_name=data["holderName"],
+            country_code=data["countryCode"],
+            currency=data["currency"],
+            routing_number=ach["routingNumber"],
+            account_number=ach["accountNumber"],
+            account_type=ach["accountType"],
+            metadata=data.get("metadata"),
+            actor=Actor.of_request(request),
+        )
+        return self.created(ExternalAccountOut(external).data)
+
+    @document(
+        name="ExternalAccount",
+        resources={V2: ExternalAccountOut},
+        many=True,
+        summary="List external accounts, newest first",
+        operation_id="external_accounts_list",
+        tags=TAGS,
+    )
+    def get(self, request):
+        query = self.parse_query(ExternalAccountQuery)
+        rows = external_account_list(
+            institution=self.institution, customer_id=query.get("customerId")
+        )
+        return self.respond_list(rows, ExternalAccountOut)
+
+
+class ExternalAccountDetailView(TXView):
+    write_scope = scopes.EXTERNAL_ACCOUNTS_WRITE
+
+    @document(
+        name="ExternalAccount",
+        resources={V2: ExternalAccountOut},
+        summary="Retrieve an external account",
+        operation_id="external_accounts_retrieve",
+        tags=TAGS,
+    )
+    def get(self, request, externalAccountId):  # noqa: N803
+        external = external_account_get(
+            institution=self.institution, external_account_id=externalAccountId
+        )
+        return self.respond(ExternalAccountOut(external).data)
+
+    @document(
+        name="ExternalAccount",
+        resources={V2: ExternalAccountOut},
+        request={V2: ExternalAccountUpdate},
+        summary="Change an external account's holder name or metadata",
+        operation_id="external_accounts_update",
+        tags=TAGS,
+    )
+    def patch(self, request, externalAccountId):  # noqa: N803
+        external = external_account_get(
+            institution=self.institution, external_account_id=externalAccountId
+        )
+        changes = self.parse(ExternalAccountUpdate)
+        external = external_account_update(external=external, changes=changes).value
+        return self.respond(ExternalAccountOut(external).data)
+
+
+class PrenoteView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="PaymentOrder",
+        resources={V2: PaymentOrderOut},
+        request={V2: CancellationCreate},
+        created=True,
+        summary="Verify an external account by a prenote",
+        description="A zero-amount entry to it in the next file: the account is `verifying`, "
+        "then `verified` when the prenote's return window passes with no return, `failed` on a "
+        "return. 409 when it is verified already.",
+        operation_id="external_account_prenotes_create",
+        tags=TAGS,
+    )
+    def post(self, request, externalAccountId):  # noqa: N803
+        external = external_account_get(
+            institution=self.institution, external_account_id=externalAccountId
+        )
+        self.parse(CancellationCreate)
+        order = external_account_prenote(external=external, actor=Actor.of_request(request))
+        return self.created(PaymentOrderOut(order).data)
+
+
+class PaymentOrderListView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="PaymentOrder",
+        resources={V2: PaymentOrderOut},
+        request={V2: PaymentOrderCreate},
+        created=True,
+        summary="Send money to or collect money from an external account",
+        description="`approved` (or `needs_approval` above the institution's threshold); a "
+        "credit's amount held on the account at once. 422 `currency_mismatch` (ACH moves USD, "
+        "in the account's currency), `limit_exceeded` (same-day limit), "
+        "`external_account_not_verified`, `rail_not_available`, `insufficient_funds`.",
+        operation_id="payment_orders_create",
+        tags=TAGS,
+    )
+    def post(self, request):
+        data = self.parse(PaymentOrderCreate)
+        order = payment_order_create(
+            institution=self.institution,
+            account_id=data["accountId"],
+            external_account_id=data["externalAccountId"],
+            direction=data["direction"],
+            amount=data["amount"],
+            currency=data["currency"],
+            rail=data["rail"],
+            sec_code=data["secCode"],
+            description=data["description"],
+            remittance_info=data.get("remittanceInfo", ""),
+            requested_execution_date=data.get("requestedExecutionDate"),
+            metadata=data.get("metadata"),
+            actor=Actor.of_request(request),
+        )
+        return self.created(PaymentOrderOut(order).data)
+
+    @document(
+        name="PaymentOrder",
+        resources={V2: PaymentOrderOut},
+        many=True,
+        summary="List payment orders, newest first",
+        operation_id="payment_orders_list",
+        tags=TAGS,
+    )
+    def get(self, request):
+        query = self.parse_query(PaymentOrderQuery)
+        rows = payment_order_list(
+            institution=self.institution,
+            status=query.get("status"),
+            account_id=query.get("accountId"),
+            external_account_id=query.get("externalAccountId"),
+            direction=query.get("direction"),
+        )
+        return self.respond_list(rows, PaymentOrderOut)
+
+
+class PaymentOrderDetailView(TXView):
+    @document(
+        name="PaymentOrder",
+        resources={V2: PaymentOrderOut},
+        summary="Retrieve a payment order",
+        operation_id="payment_orders_retrieve",
+        tags=TAGS,
+    )
+    def get(self, request, paymentOrderId):  # noqa: N803
+        order = payment_order_get(institution=self.institution, order_id=paymentOrderId)
+        return self.respond(PaymentOrderOut(order).data)
+
+
+class CancellationsView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="PaymentOrder",
+        resources={V2: PaymentOrderOut},
+        request={V2: CancellationCreate},
+        created=True,
+        summary="Cancel a payment order not yet in a file",
+        description="409 `invalid_state_transition` once it is in a file (`scheduled` on).",
+        operation_id="payment_order_cancellations_create",
+        tags=TAGS,
+    )
+    def post(self, request, paymentOrderId):  # noqa: N803
+        order = payment_order_get(institution=self.institution, order_id=paymentOrderId)
+        data = self.parse(CancellationCreate)
+        order = payment_order_cancel(order=order, reason=data.get("reason", ""))
+        return self.created(PaymentOrderOut(order).data)
+
+
+class RailFileListView(TXView):
+    write_scope = scopes.BANK
+
+    @document(
+        name="RailFile",
+        resources={V2: RailFileOut},
+        many=True,
+        summary="List the files exchanged with the bank, newest first",
+        operation_id="rail_files_list",
+        tags=TAGS,
+    )
+    def get(self, request):
+        query = self.parse_query(RailFileQuery)
+        rows = rail_file_list(institution=self.institution, direction=query.get("direction"))
+        return self.respond_list(rows, RailFileOut)
+
+    @document(
+        name="RailFile",
+        resources={V2: RailFileOut},
+        request={V2: RailFileUpload},
+        created=True,
+        summary="Upload one of the bank's files (returns, notifications of change)",
+        description="Validated whole first: a file that is not valid is kept `refused` with "
+        "the record and field, nothing of it applied. The same bytes again are the same file, "
+        "applied once.",
+        operation_id="rail_files_create",
+        tags=TAGS,
+    )
+    def post(self, request):
+        data = self.parse(RailFileUpload)
+        try:
+            content = base64.b64decode(data["contentBase64"], validate=True)
+        except (binascii.Error, ValueError):
+            raise ValidationFailed(details={"contentBase64": "Not base64."}) from None
+        rail_file = rail_file_receive(
+            institution=self.institution, rail=data["rail"], name=data["name"], content=content
+        )
+        return self.created(RailFileOut(rail_file).data)
+
+
+class RailFileDetailView(TXView):
+    @document(
+        name="RailFile",
+        resources={V2: RailFileOut},
+        summary="Retrieve a file's record",
+        operation_id="rail_files_retrieve",
+        tags=TAGS,
+    )
+    def get(self, request, fileId):  # noqa: N803
+        rail_file = rail_file_get(institution=self.institution, file_id=fileId)
+        return self.respond(RailFileOut(rail_file).data)
+
+
+class RailFileContentView(TXView):
+    read_scope = scopes.BANK
+
+    @document(
+        name="RailFileContent",
+        resources={V2: RailFileContentOut},
+        summary="A file's bytes (they carry account numbers: the bank's scope)",
+        operation_id="rail_file_content_retrieve",
+        tags=TAGS,
+    )
+    def get(self, request, fileId):  # noqa: N803
+        rail_file = rail_file_get(institution=self.institution, file_id=fileId)
+        rail_file = RailFile.objects.get(pk=rail_file.pk)  # with its bytes
+        return self.respond(RailFileContentOut(rail_file).data)

@@ -1,0 +1,52 @@
+from django.urls import path
+
+from api.versions import V2
+
+from .apis import (
+    CancellationsView,
+    ExternalAccountDetailView,
+    ExternalAccountListView,
+    PaymentOrderDetailView,
+    PaymentOrderListView,
+    PrenoteView,
+    RailFileContentView,
+    RailFileDetailView,
+    RailFileListView,
+)
+
+
+def payment_urls(version: str):
+    """v2 only: the legacy line has no payment orders (docs/payments.md)."""
+    if version != V2:
+        return []
+    return [
+        path("external-accounts", ExternalAccountListView.as_view(), name="external-accounts"),
+        path(
+            "external-accounts/<id:externalAccountId>",
+            ExternalAccountDetailView.as_view(),
+            name="external-account",
+        ),
+        path(
+            "external-accounts/<id:externalAccountId>/prenotes",
+            PrenoteView.as_view(),
+            name="external-account-prenotes",
+        ),
+        path("payment-orders", PaymentOrderListView.as_view(), name="payment-orders"),
+        path(
+            "payment-orders/<id:paymentOrderId>",
+            PaymentOrderDetailView.as_view(),
+            name="payment-order",
+        ),
+        path(
+            "payment-orders/<id:paymentOrderId>/cancellations",
+            CancellationsView.as_view(),
+            name="payment-order-cancellations",
+        ),
+        path("rail-files", RailFileListView.as_view(), name="rail-files"),
+        path("rail-files/<id:fileId>", RailFileDetailView.as_view(), name="rail-file"),
+        path(
+            "rail-files/<id:fileId>/content",
+            RailFileContentView.as_view(),
+            name="rail-file-content",
+        ),
+    ]
