@@ -1,0 +1,198 @@
+"""The simulated sponsor bank (ODFI) that ships with TX (docs/payments.md, "The simulated bank"):
+every test and the demo exchange real NACHA files with it, as a bank would over its SFTP
+folders. No machine here reaches a bank.
+
+`simulated_bank_run(institution, today)` reads each file TX delivered into the institution's
+ACH outbox that it has not read yet, and answers every entry by the scenario its DFI account
+number names (`SCENARIOS`), with real NACHA files written into the inbox:
+
+| account number | the bank's answer |
+|---|---|
+| `1111000001` | returned R01 (insufficient funds), the day after the entry settles |
+| `1111000002` | returned R02 (account closed), the day after |
+| `1111000003` | returned R03 (no account), the day after |
+| `1111000010` | returned R10 (not authorized), 30 days after: inside its 60-day window |
+| `1111000029` | returned R29 (corporate, not authorized), 5 days after: late (its window is 2) |
+| `2222000001` | a notification of change C01: the account number is 9876543210 |
+| `2222000005` | a notification of change C05: the account is a savings account |
+| `3333000019` | rejected at once, before it settles: R19 (amount field error) |
+| anything else | settles: the bank says nothing (ACH is silent on success) |
+
+An answer is due on a date (the entry's effective date plus its delay in calendar days; a
+rejection on the day the file was sent); each run writes what is due by `today` (default: the
+institution's date) into one file, and keeps what is not due yet in its own state file beside
+the outbox, as a bank keeps its queue. Its returns' trace numbers are the simulated RDFI's.
+"""
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import date, timedelta
+
+from cards.dates import today_of
+from payments.connector import folder
+from payments.models import AchProfile
+from payments.nacha.addenda import NotificationOfChange, ReturnAddenda
+from payments.nacha.batch_header import BatchHeader
+from payments.nacha.codes import TRANSACTION_CODES, transaction_code
+from payments.nacha.entry import EntryDetail
+from payments.nacha.file import Batch, Entry, numbered, parse, write_file
+from payments.nacha.file_header import FileHeader
+
+# The simulated RDFI's identification: its returns' trace numbers start with it.
+RDFI = "09100001"
+RDFI_ROUTING = "091000019"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    kind: str  # "return", "change", "reject"
+    code: str
+    delay_days: int = 1
+    corrected_data: str = ""
+
+
+SCENARIOS = {
+    "1111000001": Scenario("return", "R01"),
+    "1111000002": Scenario("return", "R02"),
+    "1111000003": Scenario("return", "R03"),
+    "1111000010": Scenario("return", "R10", delay_days=30),
+    "1111000029": Scenario("return", "R29", delay_days=5),
+    "2222000001": Scenario("change", "C01", delay_days=0, corrected_data="9876543210"),
+    "2222000005": Scenario("change", "C05", delay_days=0, corrected_data="32"),
+    "3333000019": Scenario("reject", "R19", delay_days=0),
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    due: str  # ISO date
+    kind: str
+    code: str
+    transaction_code: int
+    routing_number: str
+    account_number: str
+    amount: int
+    trace_number: str
+    receiver_name: str
+    corrected_data: str
+    effective_date: str
+
+
+def simulated_bank_run(*, institution, today: date | None = None) -> list[str]:
+    """Answer what TX sent (module docstring); return the names of the files written."""
+    today = today or today_of(institution)
+    outbox = folder(institution.pk, "ach", "outbox")
+    inbox = folder(institution.pk, "ach", "inbox")
+    state_path = outbox.parent / ".simulated-bank.json"
+    state = json.loads(state_path.read_text()) if state_path.exists() else {"read": [], "due": []}
+    for entry in sorted(os.scandir(outbox), key=lambda item: item.name):
+        if entry.name.startswith(".") or entry.name in state["read"] or not entry.is_file():
+            continue
+        with open(entry.path, "rb") as handle:
+            state["due"] += [asdict(answer) for answer in _answers(handle.read())]
+        state["read"].append(entry.name)
+    due = [Answer(**each) for each in state["due"] if date.fromisoformat(each["due"]) <= today]
+    state["due"] = [each for each in state["due"] if date.fromisoformat(each["due"]) > today]
+    written = []
+    if due:
+        profile = AchProfile.objects.get(institution=institution)
+        name = f"simulated-bank-{today:%Y%m%d}-{len(os.listdir(inbox)):04d}.ach"
+        partial = inbox / f".{name}.partial"
+        partial.write_bytes(_file(profile, due, today))
+        os.replace(partial, inbox / name)
+        written.append(name)
+    state_path.write_text(json.dumps(state))
+    return written
+
+
+def _answers(content: bytes) -> list[Answer]:
+    parsed = parse(content)
+    answers = []
+    for header, entry in parsed.entries():
+        detail = entry.detail
+        scenario = SCENARIOS.get(detail.dfi_account_number.strip())
+        if scenario is None:
+            continue
+        effective = header.effective_entry_date
+        # A rejection comes back on the day the file was sent, before the entry settles; the
+        # rest a number of days after the effective date.
+        after = parsed.header.file_creation_date if scenario.kind == "reject" else effective
+        due = after + timedelta(days=scenario.delay_days)
+        answers.append(
+            Answer(
+                due=due.isoformat(),
+                kind=scenario.kind,
+                code=scenario.code,
+                transaction_code=detail.transaction_code,
+                routing_number=detail.routing_number,
+                account_number=detail.dfi_account_number.strip(),
+                amount=detail.amount,
+                trace_number=detail.trace_number,
+                receiver_name=detail.receiver_name,
+                corrected_data=scenario.corrected_data,
+                effective_date=effective.isoformat(),
+            )
+        )
+    return answers
+
+
+def _file(profile: AchProfile, answers: list[Answer], today: date) -> bytes:
+    """One file of returns and changes, from the simulated RDFI to TX's ODFI."""
+    entries = []
+    for answer in answers:
+        original = TRANSACTION_CODES[answer.transaction_code]
+        # A return or change entry: the "return or NOC" code of the original's kind.
+        code = transaction_code(original.direction, original.account_type) - 1
+        if answer.kind == "change":
+            addenda = NotificationOfChange(
+                change_code=answer.code,
+                original_entry_trace_number=answer.trace_number,
+                original_rdfi_identification=answer.routing_number[:8],
+                corrected_data=answer.corrected_data,
+                trace_number="0" * 15,
+            )
+            amount = 0
+        else:
+            addenda = ReturnAddenda(
+                return_reason_code=answer.code,
+                original_entry_trace_number=answer.trace_number,
+                original_rdfi_identification=answer.routing_number[:8],
+                trace_number="0" * 15,
+            )
+            amount = answer.amount
+        detail = EntryDetail(
+            transaction_code=code,
+            routing_number=profile.odfi_routing_number,
+            dfi_account_number=answer.account_number,
+            amount=amount,
+            trace_number="0" * 15,
+            receiver_name=answer.receiver_name,
+        )
+        entries.append(Entry(detail, (addenda,)))
+    changes = [e for e in entries if isinstance(e.addenda[0], NotificationOfChange)]
+    returns = [e for e in entries if not isinstance(e.addenda[0], NotificationOfChange)]
+    batches = [
+        Batch(
+            BatchHeader(
+                service_class_code=200,
+                company_name=profile.company_name,
+                company_identification=profile.company_id,
+                standard_entry_class_code=sec,
+                company_entry_description="RETURN" if sec == "PPD" else "NOC",
+                effective_entry_date=today,
+                odfi_identification=RDFI,
+            ),
+            tuple(group),
+        )
+        for sec, group in (("PPD", returns), ("COR", changes))
+        if group
+    ]
+    header = FileHeader(
+        immediate_destination=profile.odfi_routing_number,
+        immediate_origin=RDFI_ROUTING,
+        file_creation_date=today,
+        immediate_destination_name=profile.odfi_name[:23].upper(),
+        immediate_origin_name="SIMULATED BANK",
+    )
+    return write_file(header, numbered(batches))
