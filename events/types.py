@@ -78,6 +78,7 @@ OBJECT_TYPES = {
     "payment_order.settled": "payment_order",
     "payment_order.rejected": "payment_order",
     "payment_order.returned": "payment_order",
+    "rail_file.received": "rail_file",
     # Four eyes in the back office: a staff user asks for a change of money, another approves
     # or rejects it (docs/back-office.md, "Four eyes").
     "approval.requested": "approval_request",

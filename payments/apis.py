@@ -44,7 +44,7 @@ from .selectors import (
     rail_file_list,
 )
 from .services.external_accounts import external_account_create, external_account_update
-from .services.inbound_files import rail_file_receive
+from .services.inbound_files import FileRefused, rail_file_receive
 from .services.orders import external_account_prenote, payment_order_cancel, payment_order_create
 
 TAGS = ["Payments"]
@@ -111,10 +111,14 @@ class CancellationCreate(StrictSerializer):
     reason = StrictCharField(max_length=200, required=False, allow_blank=True)
 
 
+class PrenoteCreate(StrictSerializer):
+    """Nothing to send: the prenote goes to the external account's details."""
+
+
 class RailFileUpload(StrictSerializer):
     rail = serializers.ChoiceField(choices=Rail.choices)
     name = StrictCharField(max_length=200)
-    contentBase64 = serializers.CharField(  # noqa: N815
+    contentBase64 = StrictCharField(  # noqa: N815
         help_text="The file's bytes, base64 (at most MAX_BATCH_BODY_BYTES of body: larger files "
         "come through the inbox folder)."
     )
@@ -307,7 +311,7 @@ class PrenoteView(TXView):
     @document(
         name="PaymentOrder",
         resources={V2: PaymentOrderOut},
-        request={V2: CancellationCreate},
+        request={V2: PrenoteCreate},
         created=True,
         summary="Verify an external account by a prenote",
         description="A zero-amount entry to it in the next file: the account is `verifying`, "
@@ -320,7 +324,7 @@ class PrenoteView(TXView):
         external = external_account_get(
             institution=self.institution, external_account_id=externalAccountId
         )
-        self.parse(CancellationCreate)
+        self.parse(PrenoteCreate)
         order = external_account_prenote(external=external, actor=Actor.of_request(request))
         return self.created(PaymentOrderOut(order).data)
 
@@ -435,9 +439,9 @@ class RailFileListView(TXView):
         request={V2: RailFileUpload},
         created=True,
         summary="Upload one of the bank's files (returns, notifications of change)",
-        description="Validated whole first: a file that is not valid is kept `refused` with "
-        "the record and field, nothing of it applied. The same bytes again are the same file, "
-        "applied once.",
+        description="Validated whole first: a file that is not valid answers 400 with the "
+        "record and field that failed (`details.contentBase64`), and nothing of it is stored or "
+        "applied. The same bytes again are the same file, applied once (201 with it as it was).",
         operation_id="rail_files_create",
         tags=TAGS,
     )
@@ -447,9 +451,16 @@ class RailFileListView(TXView):
             content = base64.b64decode(data["contentBase64"], validate=True)
         except (binascii.Error, ValueError):
             raise ValidationFailed(details={"contentBase64": "Not base64."}) from None
-        rail_file = rail_file_receive(
-            institution=self.institution, rail=data["rail"], name=data["name"], content=content
-        )
+        try:
+            rail_file = rail_file_receive(
+                institution=self.institution,
+                rail=data["rail"],
+                name=data["name"],
+                content=content,
+                keep_refused=False,
+            )
+        except FileRefused as refused:
+            raise ValidationFailed(details={"contentBase64": refused.reason}) from None
         return self.created(RailFileOut(rail_file).data)
 
 

@@ -99,7 +99,7 @@ def simulated_bank_run(*, institution, today: date | None = None) -> list[str]:
         profile = AchProfile.objects.get(institution=institution)
         name = f"simulated-bank-{today:%Y%m%d}-{len(os.listdir(inbox)):04d}.ach"
         partial = inbox / f".{name}.partial"
-        partial.write_bytes(_file(profile, due, today))
+        partial.write_bytes(answers_file(profile, due, today))
         os.replace(partial, inbox / name)
         written.append(name)
     state_path.write_text(json.dumps(state))
@@ -137,7 +137,7 @@ def _answers(content: bytes) -> list[Answer]:
     return answers
 
 
-def _file(profile: AchProfile, answers: list[Answer], today: date) -> bytes:
+def answers_file(profile: AchProfile, answers: list[Answer], today: date) -> bytes:
     """One file of returns and changes, from the simulated RDFI to TX's ODFI."""
     entries = []
     for answer in answers:

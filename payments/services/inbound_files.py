@@ -22,6 +22,8 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from events.services import emit_for
+
 from ..models import PaymentOrder, RailFile, RailNotice
 from ..nacha.addenda import (
     ContestedReturnAddenda,
@@ -48,11 +50,18 @@ class FileRefused(Exception):  # noqa: N818 (reads as what happened)
 
 
 def rail_file_receive(
-    *, institution, rail: str, name: str, content: bytes, now: datetime | None = None
+    *,
+    institution,
+    rail: str,
+    name: str,
+    content: bytes,
+    now: datetime | None = None,
+    keep_refused: bool = True,
 ) -> RailFile:
     """Store and apply one of the bank's files (module docstring) as it arrives `now`; return
     it, `applied` or `refused`. The same bytes again: the file as it was, nothing applied
-    twice."""
+    twice. `keep_refused=False` (an upload, whose sender is there to be told): a file that is
+    not valid raises `FileRefused` and nothing is stored."""
     digest = hashlib.sha256(content).hexdigest()
     existing = RailFile.objects.filter(institution=institution, sha256=digest).first()
     if existing is not None:
@@ -71,11 +80,15 @@ def rail_file_receive(
             if len(content) > MAX_FILE_BYTES:
                 raise FileRefused(f"larger than {MAX_FILE_BYTES} bytes")
             rail_file.save(force_insert=True)
-            _apply(rail_file, content, now or timezone.now())
+            try:
+                _apply(rail_file, content, now or timezone.now())
+            except NachaError as error:
+                raise FileRefused(str(error)) from None
+            _emit_received(rail_file)
     except FileRefused as refused:
+        if not keep_refused:
+            raise
         return _refused(rail_file, refused.reason)
-    except NachaError as error:
-        return _refused(rail_file, str(error))
     except IntegrityError:  # the same bytes, stored meanwhile by another process
         return RailFile.objects.get(institution=institution, sha256=digest)
     return rail_file
@@ -90,9 +103,26 @@ def _refused(rail_file: RailFile, reason: str) -> RailFile:
     try:
         with transaction.atomic():
             rail_file.save(force_insert=True)
+            _emit_received(rail_file)
     except IntegrityError:  # the same bytes, refused meanwhile by another process
         return RailFile.objects.get(institution=rail_file.institution, sha256=rail_file.sha256)
     return rail_file
+
+
+def _emit_received(rail_file: RailFile) -> None:
+    """`rail_file.received`: the file's id, rail, status, entries and, refused, why (never its
+    name, which is the bank's, nor anything of its content)."""
+    emit_for(
+        rail_file,
+        "rail_file.received",
+        data={
+            "file_id": rail_file.pk,
+            "rail": rail_file.rail,
+            "status": rail_file.status,
+            "entry_count": rail_file.entry_count,
+            "error": rail_file.error,
+        },
+    )
 
 
 def _apply(rail_file: RailFile, content: bytes, now: datetime) -> None:

@@ -2,6 +2,7 @@
 a customer's USD account loaded, external accounts through the API, and the rails' steps run
 at an instant of the test's choosing (the cut-off, the simulated bank, the settlement)."""
 
+import base64
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
@@ -13,7 +14,7 @@ from institutions import scopes
 from payments.models import AchProfile, Rail
 from payments.services.cutoff import cutoff_run
 from payments.services.rails import rails_run
-from sandbox.simulated_bank import simulated_bank_run
+from sandbox.simulated_bank import Answer, answers_file, simulated_bank_run
 from tests.accounts.api.helpers import created, load
 from tests.conftest import Api
 from tests.customers.helpers import SPEC_FIELDS
@@ -21,6 +22,88 @@ from tests.factories import InstitutionFactory, issue_key
 
 ZONE = "America/New_York"
 USD_PRODUCT = {"code": "CBSFinancialContractTypeAPI", "name": "Checking (USD)", "currency": "USD"}
+
+
+# `manage.py ach_profile`'s arguments for a new profile (the demo's sponsor bank's details).
+DEMO_PROFILE_ARGS = [
+    "--odfi-routing-number", "011000015", "--odfi-name", "Sponsor Bank",
+    "--destination-routing-number", "011000015", "--destination-name", "Federal Reserve",
+    "--company-id", "1234567890", "--company-name", "TX Demo Bank",
+    "--receiving-routing-number", "026009593",
+]  # fmt: skip
+
+
+def ach_profile(institution, **fields) -> AchProfile:
+    """The institution's ACH profile (a sponsor bank's details, set by staff)."""
+    return AchProfile.objects.create(
+        institution=institution,
+        odfi_routing_number="011000015",
+        odfi_name="Sponsor Bank",
+        destination_routing_number="011000015",
+        destination_name="Federal Reserve",
+        company_id="1234567890",
+        company_name="TX Demo Bank",
+        receiving_routing_number="026009593",
+        **fields,
+    )
+
+
+def usd_account(api: Api, customer_id: str, load_amount: int = 100_000) -> str:
+    """A new USD account of the customer, loaded with `load_amount` cents."""
+    rid = created(api.post("/products/accounts", USD_PRODUCT), "v2")["rid"]
+    account = created(api.post("/accounts", {"customerId": customer_id, "productRid": rid}), "v2")
+    if load_amount:
+        load(api, account["accountId"], load_amount, currency="USD")
+    return account["accountId"]
+
+
+def external_body(customer_id: str, account_number: str = "123456789") -> dict:
+    return {
+        "customerId": customer_id,
+        "holderName": "Ada Lovelace",
+        "countryCode": "840",
+        "currency": "USD",
+        "ach": {
+            "routingNumber": "021000021",
+            "accountNumber": account_number,
+            "accountType": "checking",
+        },
+    }
+
+
+def order_body(account_id: str, external_id: str, amount: int = 100, direction="credit") -> dict:
+    return {
+        "accountId": account_id,
+        "externalAccountId": external_id,
+        "direction": direction,
+        "amount": amount,
+        "currency": "USD",
+        "rail": "ach",
+        "secCode": "PPD",
+        "description": "RENT",
+    }
+
+
+def unknown_return_file(profile: AchProfile, day: date, trace: str = "091000010000999") -> bytes:
+    """A valid NACHA file from the simulated bank returning (R03) an entry TX never sent."""
+    answer = Answer(
+        due=day.isoformat(),
+        kind="return",
+        code="R03",
+        transaction_code=22,
+        routing_number="021000021",
+        account_number="123456789",
+        amount=100,
+        trace_number=trace,
+        receiver_name="NOBODY",
+        corrected_data="",
+        effective_date=day.isoformat(),
+    )
+    return answers_file(profile, [answer], day)
+
+
+def upload_body(content: bytes, name: str = "returns.ach") -> dict:
+    return {"rail": "ach", "name": name, "contentBase64": base64.b64encode(content).decode()}
 
 
 @dataclass
@@ -32,32 +115,11 @@ class Bank:
     account_id: str
 
     def external(self, account_number: str = "123456789", **fields) -> dict:
-        body = {
-            "customerId": self.customer_id,
-            "holderName": "Ada Lovelace",
-            "countryCode": "840",
-            "currency": "USD",
-            "ach": {
-                "routingNumber": "021000021",
-                "accountNumber": account_number,
-                "accountType": "checking",
-            },
-            **fields,
-        }
+        body = {**external_body(self.customer_id, account_number), **fields}
         return created(self.api.post("/external-accounts", body), "v2")
 
     def order(self, external_id: str, amount: int, direction: str = "credit", **fields):
-        body = {
-            "accountId": self.account_id,
-            "externalAccountId": external_id,
-            "direction": direction,
-            "amount": amount,
-            "currency": "USD",
-            "rail": "ach",
-            "secCode": "PPD",
-            "description": "RENT",
-            **fields,
-        }
+        body = {**order_body(self.account_id, external_id, amount, direction), **fields}
         return self.api.post("/payment-orders", body)
 
     def ordered(self, external_id: str, amount: int, direction: str = "credit", **fields) -> dict:
@@ -71,30 +133,16 @@ class Bank:
         return self.api.get(f"/payment-orders/{order_id}").json()
 
 
-def ach_bank(*, load_amount: int = 100_000, **profile) -> Bank:
-    institution = InstitutionFactory(time_zone=ZONE, currency="USD")
+def ach_bank(*, load_amount: int = 100_000, zone: str = ZONE, **profile) -> Bank:
+    institution = InstitutionFactory(time_zone=zone, currency="USD")
     api = Api("v2", issue_key(institution, scopes=scopes.ALL)[1])
-    rid = created(api.post("/products/accounts", USD_PRODUCT), "v2")["rid"]
     customer_id = created(api.post("/customers", SPEC_FIELDS), "v2")["customerId"]
-    account = created(api.post("/accounts", {"customerId": customer_id, "productRid": rid}), "v2")
-    if load_amount:
-        load(api, account["accountId"], load_amount, currency="USD")
-    ach = AchProfile.objects.create(
-        institution=institution,
-        odfi_routing_number="011000015",
-        odfi_name="Sponsor Bank",
-        destination_routing_number="011000015",
-        destination_name="Federal Reserve",
-        company_id="1234567890",
-        company_name="TX Demo Bank",
-        receiving_routing_number="026009593",
-        **profile,
-    )
-    return Bank(api, institution, ach, customer_id, account["accountId"])
+    account_id = usd_account(api, customer_id, load_amount)
+    return Bank(api, institution, ach_profile(institution, **profile), customer_id, account_id)
 
 
-def local(day: date, hour: int, minute: int = 0, second: int = 0) -> datetime:
-    return datetime.combine(day, time(hour, minute, second), ZoneInfo(ZONE))
+def local(day: date, hour: int, minute: int = 0, second: int = 0, zone: str = ZONE) -> datetime:
+    return datetime.combine(day, time(hour, minute, second), ZoneInfo(zone))
 
 
 def cutoff(bank: Bank, day: date, window: str = "16:45", rail: str = Rail.ACH):

@@ -15,7 +15,15 @@ from events.models import Event
 from payments.models import ExternalAccount, PaymentOrder, RailFile, RailNotice
 from payments.nacha.file import parse
 from tests.accounts.api.helpers import ANY, assert_error, created
-from tests.payments.helpers import ach_bank, bank_answers, cutoff, local, rails_at
+from tests.payments.helpers import (
+    ach_bank,
+    bank_answers,
+    cutoff,
+    local,
+    rails_at,
+    unknown_return_file,
+    upload_body,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -314,21 +322,44 @@ def test_a_notification_of_change_corrects_the_external_account_and_moves_nothin
     assert_ledger_ok()
 
 
-def test_a_file_that_is_not_valid_is_refused_whole_and_a_return_of_an_unknown_trace_is_kept():
+def test_a_file_that_is_not_valid_is_refused_whole_and_a_return_of_an_unknown_trace_is_kept(
+    rails_dir,
+):
+    """Uploaded, a file that is not valid is the sender's 400 and nothing is kept; dropped in
+    the inbox, it is kept `refused` (no one is there to be told) and nothing of it applied."""
     bank = ach_bank()
-    refused = created(
-        bank.api.post(
-            "/rail-files",
-            {
-                "rail": "ach",
-                "name": "bad.ach",
-                "contentBase64": base64.b64encode(b"1" * 94 + b"\n").decode(),
-            },
-        ),
+    bad = b"1" * 94 + b"\n"
+    assert_error(
+        bank.api.post("/rail-files", upload_body(bad, "bad.ach")),
         "v2",
+        400,
+        "validation_error",
+        {
+            "contentBase64": "record 1 (file header), priority code (positions 2-3): '11' is not "
+            "'01'"
+        },
     )
-    assert refused["status"] == "refused"
-    assert "record 1" in refused["error"]
+    assert not RailFile.objects.exists()
+
+    (rails_dir / bank.institution.pk / "ach" / "inbox").mkdir(parents=True)
+    (rails_dir / bank.institution.pk / "ach" / "inbox" / "bad.ach").write_bytes(bad)
+    rails_at(local(business_day(), 9))
+    refused = RailFile.objects.get()
+    assert (refused.status, refused.entry_count) == ("refused", 0)
+    assert "record 1" in refused.error
+
+    unknown = unknown_return_file(bank.profile, business_day())
+    kept = created(bank.api.post("/rail-files", upload_body(unknown)), "v2")
+    assert (kept["status"], kept["entryCount"]) == ("applied", 1)
+    [notice] = RailNotice.objects.all()
+    assert (notice.order, notice.code, notice.original_trace_number) == (
+        None,
+        "R03",
+        "091000010000999",
+    )
+    received = Event.objects.filter(type="rail_file.received").order_by("id")
+    assert [event.data["status"] for event in received] == ["refused", "applied"]
+    assert_ledger_ok()
 
 
 def test_another_institutions_orders_and_accounts_answer_404():
