@@ -26,9 +26,18 @@ from django.urls import URLResolver, get_resolver
 from django.utils import timezone
 
 from api.views import TXView
+from customers.models import Customer
 from institutions import scopes as api_scopes
 from tests.conftest import Api
 from tests.factories import issue_key
+from tests.payments.helpers import (
+    ach_profile,
+    external_body,
+    order_body,
+    unknown_return_file,
+    upload_body,
+    usd_account,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -281,6 +290,26 @@ class World:
         body = {"url": LOCAL_URL, "timeoutMs": 200, "onFailure": "standin", "mode": "shadow"}
         return self._created("/decisioning-endpoints", body)["endpointId"]
 
+    @cached_property
+    def ach(self):
+        """The institution's ACH profile: what payment orders need (set by staff, no API)."""
+        return ach_profile(Customer.objects.get(pk=self.customer).institution)
+
+    @cached_property
+    def usd_account(self) -> str:
+        return usd_account(self.api, self.customer)
+
+    @cached_property
+    def external_account(self) -> str:
+        body = external_body(self.customer)
+        return self._created("/external-accounts", body)["externalAccountId"]
+
+    @cached_property
+    def payment_order(self) -> str:
+        assert self.ach
+        body = order_body(self.usd_account, self.external_account)
+        return self._created("/payment-orders", body)["paymentOrderId"]
+
     def path_id(self, name: str) -> str:
         return getattr(
             self,
@@ -296,6 +325,8 @@ class World:
                 "endpointId": "endpoint",
                 "productRid": "prepaid_account_product",
                 "cardProductRid": "prepaid_card_product",
+                "externalAccountId": "external_account",
+                "paymentOrderId": "payment_order",
             }[name],
         )
 
@@ -562,6 +593,20 @@ BODIES = {
         "description": "Prefunding",
     },
     ("ProgramFundingAccountDetailView", "patch"): lambda w, v: {"overdraftLimit": 10_000},
+    ("ExternalAccountListView", "post"): lambda w, v: external_body(w.customer),
+    ("ExternalAccountDetailView", "patch"): lambda w, v: {"holderName": "Ada King"},
+    ("PrenoteView", "post"): lambda w, v: w.ach and {},
+    ("PaymentOrderListView", "post"): lambda w, v: w.ach
+    and {
+        **order_body(w.usd_account, w.external_account),
+        "remittanceInfo": "Rent for January",
+        "requestedExecutionDate": (timezone.now() + timedelta(days=7)).date().isoformat(),
+    },
+    ("CancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
+    # A valid file of the bank's: a return of an entry TX never sent, kept for reconciliation.
+    ("RailFileListView", "post"): lambda w, v: upload_body(
+        unknown_return_file(w.ach, timezone.now().date())
+    ),
     ("DisputeListView", "post"): lambda w, v: dispute_body(w),
     ("DisputeDetailView", "patch"): lambda w, v: {
         key: value for key, value in dispute_body(w).items() if key in ("note", "evidence")
@@ -709,13 +754,18 @@ EMPTY_IS_VALID = {
     ("CustomerDetailView", "patch"),
     ("SecretRotationView", "post"),
     ("SelfTestView", "post"),
+    ("PrenoteView", "post"),
+    ("CancellationsView", "post"),
 }
 
 
 # Bodies declared larger than this answer 413 (MAX_BODY_BYTES), a transfer batch's larger than
 # its own limit (MAX_BATCH_BODY_BYTES: up to 1,000 items).
 BODY_LIMIT = 64 * 1024
-BODY_LIMITS = {("TransferBatchListView", "post"): 1024 * 1024}
+BODY_LIMITS = {
+    ("TransferBatchListView", "post"): 1024 * 1024,
+    ("RailFileListView", "post"): 1024 * 1024,  # the bank's files, base64
+}
 
 
 def _reference_cases(item_path):

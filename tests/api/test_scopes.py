@@ -24,14 +24,24 @@ from django.conf import settings
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
 from api.auth import required_scope
 from api.views import TXView
 from institutions import scopes
 from institutions.models import ApiKey
+from payments.models import AchProfile
 from tests.cards.api.helpers import product_rid
 from tests.conftest import Api, body_of, error_of
 from tests.factories import issue_key
+from tests.payments.helpers import (
+    ach_profile,
+    external_body,
+    order_body,
+    unknown_return_file,
+    upload_body,
+    usd_account,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -112,6 +122,7 @@ class World:
 
     def __init__(self, version: str, institution):
         self.version = version
+        self.institution = institution
         self.api = Api(version, issue_key(institution, scopes=scopes.ALL)[1])
         self._ids = {}
 
@@ -277,6 +288,25 @@ class World:
         self._post("/program-funding-accounts/adjustments", body)
         return self.api.get("/program-funding-accounts").json()["data"][0]["accountId"]
 
+    def _make_ach(self):  # v2 only: the institution's ACH profile (staff set it, no API)
+        return ach_profile(self.institution).pk
+
+    def _make_usdAccount(self):  # noqa: N802 (v2 only)
+        return usd_account(self.api, self["customer"])
+
+    def _make_externalAccount(self):  # noqa: N802 (v2 only)
+        body = external_body(self["customer"])
+        return self._post("/external-accounts", body)["externalAccountId"]
+
+    def _make_paymentOrder(self):  # noqa: N802 (v2 only)
+        self["ach"]
+        body = order_body(self["usdAccount"], self["externalAccount"])
+        return self._post("/payment-orders", body)["paymentOrderId"]
+
+    def _make_railFile(self):  # noqa: N802 (v2 only): a return of an entry TX never sent
+        content = unknown_return_file(ach_profile_of(self), timezone.now().date())
+        return self._post("/rail-files", upload_body(content))["fileId"]
+
     def _make_event(self):
         self["customer"]
         return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
@@ -304,6 +334,11 @@ CARD_PRODUCT = {
     "validityMonths": 24,
     "defaultLimits": {"perTransaction": 1, "daily": 2, "monthly": 3, "dailyCash": 0},
 }
+
+
+def ach_profile_of(ids) -> AchProfile:
+    ids["ach"]
+    return AchProfile.objects.get(pk=ids.institution.pk)
 
 
 def world(version: str, institution) -> World:
@@ -369,6 +404,9 @@ PATH_IDS = {
     "endpointId": "endpoint",
     "productRid": "accountProduct",
     "cardProductRid": "cardProduct",
+    "externalAccountId": "externalAccount",
+    "paymentOrderId": "paymentOrder",
+    "fileId": "railFile",
 }
 # Objects no request can make without staff, a rule firing or a fee schedule: a made-up id
 # answers 404 after the scope check, which is all these tests need of them.
@@ -513,6 +551,17 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("PATCH", "/program-funding-accounts/{accountId}"): lambda ids: {"overdraftLimit": 100},
         # Nothing listens on port 9: the self-test answers 200 with `ok: false`.
         ("POST", "/decisioning-endpoints/{endpointId}/tests"): lambda ids: {},
+        ("POST", "/external-accounts"): lambda ids: external_body(ids["customer"], "5550001"),
+        ("PATCH", "/external-accounts/{externalAccountId}"): lambda ids: {"holderName": "A K"},
+        ("POST", "/external-accounts/{externalAccountId}/prenotes"): lambda ids: ids["ach"] and {},
+        ("POST", "/payment-orders"): lambda ids: (
+            ids["ach"] and order_body(ids["usdAccount"], ids["externalAccount"], 200)
+        ),
+        ("POST", "/payment-orders/{paymentOrderId}/cancellations"): lambda ids: {},
+        # Another trace than the world's file: other bytes, another file.
+        ("POST", "/rail-files"): lambda ids: upload_body(
+            unknown_return_file(ach_profile_of(ids), timezone.now().date(), "091000010000998")
+        ),
     }
     return bodies[(method, route)](ids)
 
@@ -546,6 +595,7 @@ DOMAIN_APPS = [
     "webhooks",
     "decisioning",
     "disputes",
+    "payments",
 ]
 
 

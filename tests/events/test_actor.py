@@ -120,7 +120,6 @@ def test_a_refusal_keeps_its_surviving_event_with_the_key_as_actor(institution, 
 class AdminWorld(World):
     def __init__(self, institution):
         super().__init__("v2", institution)
-        self.institution = institution
 
 
 def _account(world: World, status: str | None = None) -> str:
