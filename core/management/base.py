@@ -17,7 +17,7 @@ class TXCommand(BaseCommand):
         try:
             return super().execute(*args, **options)
         except TXError as error:
-            raise CommandError(error.message) from None
+            raise CommandError(_described(error)) from None
 
     @staticmethod
     def run(service, /, **arguments) -> Outcome:
@@ -29,3 +29,12 @@ class TXCommand(BaseCommand):
     def run_batches(service, /, **arguments):
         """A service that commits its own batches, as the system."""
         return operations.run_batches(service, actor=SYSTEM, **arguments)
+
+
+def _described(error: TXError) -> str:
+    """The error's message and, when it names fields, each with what is wrong (the details the
+    API would answer: never a secret), so an operator knows what to change."""
+    if not isinstance(error.details, dict) or not error.details:
+        return error.message
+    named = "; ".join(f"{field}: {reason}" for field, reason in error.details.items())
+    return f"{error.message} {named}"

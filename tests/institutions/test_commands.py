@@ -18,6 +18,7 @@ from cards.models import CardProduct
 from customers.models import Customer
 from institutions import scopes
 from institutions.models import AllowedNetwork, ApiKey, Institution
+from payments.models import AchProfile
 from tests.conftest import Api
 from tests.factories import issue_key
 
@@ -225,18 +226,24 @@ def test_create_api_key_role_and_scopes(institution, args, expected):
     assert ApiKey.objects.get(id=result["keyId"]).scopes == sorted(expected)
 
 
-def test_create_api_key_full_role_is_every_scope_but_network_and_sensitive(institution):
+def test_create_api_key_full_role_is_every_scope_but_network_sensitive_and_the_rails(institution):
     result = run_json(
         "create_api_key", "--institution", institution.id, "--allow", "127.0.0.1/32", "--role",
         "full", "--json",
     )  # fmt: skip
     granted = ApiKey.objects.get(id=result["keyId"]).scopes
-    assert sorted(set(scopes.ALL) - set(granted)) == ["cards:sensitive", "network"]
+    assert sorted(set(scopes.ALL) - set(granted)) == [
+        "bank",
+        "cards:sensitive",
+        "network",
+        "payments:write",
+    ]
     api = Api("v2", result["apiKey"])
-    # Over HTTP: full reads and writes, but neither authorizes nor reads full card details.
+    # Over HTTP: full reads and writes, but neither authorizes, reads full card details, sends
+    # money to other banks nor plays the bank.
     assert api.get("/customers").status_code == 200
     assert api.post("/customers", {}).status_code == 400  # allowed in: the body is refused
-    for path in ("/card-authorizations", "/card-lookups"):
+    for path in ("/card-authorizations", "/card-lookups", "/payment-orders", "/rail-files"):
         refused = api.post(path, {})
         assert refused.status_code == 403
         assert refused.json()["code"] == "permission_denied"
@@ -485,9 +492,10 @@ def test_seed_demo_twice(db):
     assert institution.id == first["institutionId"]
     assert Institution.objects.count() == 1
     assert Customer.objects.filter(institution=institution).count() == 3
-    assert AccountProduct.objects.filter(institution=institution).count() == 3
+    assert AccountProduct.objects.filter(institution=institution).count() == 4  # 3 + USD
 
-    # The README sandbox's key: every scope (full, the card network's side, card details).
+    # The README sandbox's key: every scope (full, the card network's side, card details,
+    # payment orders and the sponsor bank's side).
     for result in (first, second):
         assert ApiKey.objects.get(id=result["keyId"]).scopes == sorted(scopes.ALL)
     for result in (first, second):
@@ -497,12 +505,18 @@ def test_seed_demo_twice(db):
         assert status_of(result["apiKey"], remote_addr="10.0.0.1") == 403
     response = Api("v2", second["apiKey"]).get("/customers")
     assert len(response.json()["data"]) == 3
-    # Each demo customer has one prepaid account with 1000.00 EUR, seeded once.
-    accounts = Api("v2", second["apiKey"]).get("/accounts").json()["data"]
+    # Each demo customer has one prepaid account with 1000.00 EUR, seeded once; the first
+    # also a USD current account with 1000.00 to pay out of over ACH.
+    every = Api("v2", second["apiKey"]).get("/accounts").json()["data"]
+    accounts = [a for a in every if a["currency"] == "EUR"]
     assert (
         sorted((a["productCode"], a["balances"]["available"]) for a in accounts)
         == [("AccountPrepaidAPI", 100_000)] * 3
     )
+    assert [
+        (a["currency"], a["balances"]["available"]) for a in every if a["currency"] != "EUR"
+    ] == [("USD", 100_000)]
+    assert AchProfile.objects.filter(institution=institution).count() == 1
     # ... and one active virtual prepaid card on it, issued once.
     cards = Api("v2", second["apiKey"]).get("/cards").json()["data"]
     assert sorted((c["accountId"], c["status"], c["form"], c["kind"]) for c in cards) == sorted(

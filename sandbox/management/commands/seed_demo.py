@@ -1,5 +1,5 @@
 from accounts.models import Account, AccountProduct
-from accounts.services import account_create, adjustment_create
+from accounts.services import account_create, account_product_create, adjustment_create
 from cards.models import Card, CardProduct
 from cards.services import card_issue
 from core import operations
@@ -9,6 +9,8 @@ from customers.models import Customer
 from customers.services import customer_create
 from institutions import scopes
 from institutions.services import api_key_create, institution_create
+from payments.models import AchProfile
+from payments.services.profiles import ach_profile_set
 
 DEMO_NAME = "TX Demo Bank"
 DEMO_BALANCE = 100_000  # 1000.00 in the prepaid product's currency
@@ -51,10 +53,50 @@ def _issue_demo_cards(institution) -> None:
         )
 
 
+# The demo's sponsor bank: the simulated bank that ships with TX (docs/payments.md). Routing
+# numbers with valid check digits, none of them a real bank's business here.
+DEMO_ACH_PROFILE = {
+    "odfi_routing_number": "011000015",
+    "odfi_name": "TX Simulated Bank",
+    "destination_routing_number": "011000015",
+    "destination_name": "TX Simulated Bank",
+    "company_id": "1234567890",
+    "company_name": "TX Demo Bank",
+    "receiving_routing_number": "026009593",
+    "same_day_cutoffs": ["10:30", "14:45"],
+}
+
+
+def _seed_ach(institution) -> None:
+    """The ACH profile and a USD current account of the first demo customer, loaded, to pay
+    out of and collect into (databases seeded before payment orders get theirs on the next
+    run)."""
+    ach_profile_set(institution=institution, **DEMO_ACH_PROFILE)
+    product = account_product_create(
+        institution=institution,
+        code=AccountProduct.Code.CURRENT,
+        name="Checking (USD)",
+        currency="USD",
+    )
+    customer = Customer.objects.filter(institution=institution).order_by("id").first()
+    account = account_create(
+        institution=institution, customer=customer, product=product, currency="USD"
+    )
+    adjustment_create(
+        account=account,
+        direction="credit",
+        amount=DEMO_BALANCE,
+        currency="USD",
+        description="Demo load",
+        actor=SYSTEM,
+    )
+
+
 class Command(TXCommand):
     help = (
         "Seed a demo institution (account and card products, customers with a funded prepaid "
-        "account and an active virtual card each) and print a new API key "
+        "account and an active virtual card each, an ACH profile answered by the simulated "
+        "bank and a funded USD account) and print a new API key "
         "allowed from loopback. Safe to run again: each run adds only a new key."
     )
 
@@ -90,14 +132,22 @@ class Command(TXCommand):
                     )
             if not Card.objects.filter(institution=institution).exists():
                 _issue_demo_cards(institution)
+            if not AchProfile.objects.filter(institution=institution).exists():
+                _seed_ach(institution)
             # The sandbox key may do everything the README's walk-through and the Swagger UI
             # offer: the `full` role, the card network's side (authorizations, presentments,
-            # returns) and full card details. It is usable from loopback only.
+            # returns), full card details, payment orders and the sponsor bank's side. It is
+            # usable from loopback only.
             issued = api_key_create(
                 institution=institution,
                 allow=["127.0.0.0/8", "::1/128"],
                 role="full",
-                scopes=[scopes.NETWORK, scopes.CARDS_SENSITIVE],
+                scopes=[
+                    scopes.NETWORK,
+                    scopes.CARDS_SENSITIVE,
+                    scopes.PAYMENTS_WRITE,
+                    scopes.BANK,
+                ],
                 name="demo",
                 created_by="manage.py seed_demo",
             )

@@ -1,0 +1,95 @@
+"""An institution's ACH profile set by its operators (`manage.py ach_profile`; docs/payments.md,
+"The ACH profile"): its sponsor bank's details, its cut-offs and its limits. Checked whole
+before anything is stored: a routing number with a wrong check digit, a name NACHA cannot
+carry or a cut-off that is not a time is 400 `validation_error` naming the field, and the
+profile is as it was."""
+
+import re
+
+from django.db import transaction
+
+from core.exceptions import ValidationFailed
+from core.operations import Outcome, changed, unchanged
+from core.rows import row_update
+from institutions.models import Institution
+
+from ..models import AchProfile
+from .external_accounts import checked_routing_number
+
+TIME = re.compile(r"\A([01][0-9]|2[0-3]):[0-5][0-9]\Z")
+DIGITS_10 = re.compile(r"\A[0-9A-Z ]{10}\Z")
+# NACHA's alphanumeric fields take printable ASCII; the names are written uppercase.
+NAMES = {"odfi_name": 23, "destination_name": 23, "company_name": 16}
+ROUTING = ("odfi_routing_number", "destination_routing_number", "receiving_routing_number")
+REQUIRED = (*ROUTING, *NAMES, "company_id")
+OPTIONAL = (
+    "next_day_cutoff",
+    "same_day_cutoffs",
+    "same_day_limit",
+    "require_verified",
+    "debit_hold_days",
+    "approval_above",
+)
+
+
+def _errors(values: dict) -> dict:
+    errors = {}
+    for field in ROUTING:
+        if field in values:
+            try:
+                checked_routing_number(values[field], field)
+            except ValidationFailed as refused:
+                errors.update(refused.details)
+    for field, most in NAMES.items():
+        value = values.get(field)
+        if field in values and not (
+            isinstance(value, str)
+            and 0 < len(value.strip()) <= most
+            and all(32 <= ord(char) < 127 for char in value)
+        ):
+            errors[field] = f"Must be 1 to {most} printable ASCII characters."
+    if "company_id" in values and not (
+        isinstance(values["company_id"], str) and DIGITS_10.match(values["company_id"])
+    ):
+        errors["company_id"] = "Must be 10 characters: digits, capitals or spaces (a TIN is 1 + 9)."
+    if "next_day_cutoff" in values and not TIME.match(str(values["next_day_cutoff"])):
+        errors["next_day_cutoff"] = "Must be a local time HH:MM."
+    if "same_day_cutoffs" in values:
+        windows = values["same_day_cutoffs"]
+        if not (
+            isinstance(windows, list)
+            and len(windows) <= 3
+            and all(isinstance(each, str) and TIME.match(each) for each in windows)
+            and windows == sorted(set(windows))
+        ):
+            errors["same_day_cutoffs"] = "Must be up to 3 local times HH:MM, in order."
+    for field in ("same_day_limit", "approval_above"):
+        value = values.get(field)
+        if value is not None and not (isinstance(value, int) and 0 < value <= 10**15):
+            errors[field] = "Must be an amount in cents above 0."
+    if "require_verified" in values and not isinstance(values["require_verified"], bool):
+        errors["require_verified"] = "Must be true or false."
+    if "debit_hold_days" in values and values["debit_hold_days"] not in range(0, 61):
+        errors["debit_hold_days"] = "Must be 0 to 60 banking days."
+    return errors
+
+
+def ach_profile_set(*, institution: Institution, **values) -> Outcome[AchProfile]:
+    """Create the institution's profile (every field of REQUIRED given) or change the fields
+    given; names are kept as given and written uppercase in files."""
+    unknown = set(values) - {*REQUIRED, *OPTIONAL}
+    if unknown:
+        raise ValidationFailed(details={field: "Not a field of the profile." for field in unknown})
+    errors = _errors(values)
+    with transaction.atomic(savepoint=False):
+        profile = AchProfile.objects.select_for_update().filter(institution=institution).first()
+        if profile is None:
+            missing = [field for field in REQUIRED if field not in values]
+            errors.update({field: "Required for a new profile." for field in missing})
+        if errors:
+            raise ValidationFailed(details=errors)
+        if profile is None:
+            profile = AchProfile.objects.create(institution=institution, **values)
+            return changed(profile, {})
+        previous = row_update(profile, values)
+    return changed(profile, previous) if previous else unchanged(profile)
