@@ -23,6 +23,8 @@ The worker logs every job's arguments and return value (`call_string`, "Result: 
 tasks here take only the tick's `timestamp` and return counts and ids, never a secret.
 """
 
+from dataclasses import asdict
+
 from django.conf import settings
 from procrastinate import builtin_tasks
 from procrastinate.contrib.django import app
@@ -40,6 +42,7 @@ from cards.services import cards_expire, cards_renew_expiring
 from core.actors import SYSTEM
 from core.operations import run, run_batches
 from disputes.services.watch import disputes_watch_deadlines
+from payments.services.rails import rails_run
 from transfers.services import transfers_expire
 
 from .services import stalled_jobs_retry
@@ -97,6 +100,20 @@ def watch_dispute_deadlines(timestamp: int) -> dict[str, int]:
     calendar gets its event once; a draft past its network filing deadline closes `expired`
     (docs/disputes.md, "Deadlines")."""
     return run_batches(disputes_watch_deadlines, actor=SYSTEM)
+
+
+@app.periodic(cron="* * * * *", periodic_id="run_rails")
+@app.task(
+    name="jobs.run_rails",
+    queue=QUEUE,
+    queueing_lock="jobs.run_rails",
+    lock="jobs.run_rails",
+)
+def run_rails(timestamp: int) -> dict:
+    """Every minute: the ACH cut-offs that have passed write their files (once each), the
+    files reach the outbox, due orders settle, prenotes verify, the bank's inbox is read
+    (docs/payments.md, "Jobs"). Returns counts and file ids."""
+    return asdict(run_batches(rails_run, actor=SYSTEM))
 
 
 @app.periodic(cron="7 * * * *", periodic_id="purge_idempotency_keys")
