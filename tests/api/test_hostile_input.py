@@ -596,12 +596,14 @@ BODIES = {
     ("ExternalAccountListView", "post"): lambda w, v: external_body(w.customer),
     ("ExternalAccountDetailView", "patch"): lambda w, v: {"holderName": "Ada King"},
     ("PrenoteView", "post"): lambda w, v: w.ach and {},
-    ("PaymentOrderListView", "post"): lambda w, v: w.ach
-    and {
-        **order_body(w.usd_account, w.external_account),
-        "remittanceInfo": "Rent for January",
-        "requestedExecutionDate": (timezone.now() + timedelta(days=7)).date().isoformat(),
-    },
+    ("PaymentOrderListView", "post"): lambda w, v: (
+        w.ach
+        and {
+            **order_body(w.usd_account, w.external_account),
+            "remittanceInfo": "Rent for January",
+            "requestedExecutionDate": (timezone.now() + timedelta(days=7)).date().isoformat(),
+        }
+    ),
     ("CancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
     # A valid file of the bank's: a return of an entry TX never sent, kept for reconciliation.
     ("RailFileListView", "post"): lambda w, v: upload_body(

@@ -59,7 +59,13 @@ def test_the_schedule():
             "jobs.watch_dispute_deadlines",
             "jobs.watch_dispute_deadlines",
         ),
-        "run_rails": ("jobs.run_rails", "* * * * *", "periodic", "jobs.run_rails", "jobs.run_rails"),
+        "run_rails": (
+            "jobs.run_rails",
+            "* * * * *",
+            "periodic",
+            "jobs.run_rails",
+            "jobs.run_rails",
+        ),
         "purge_idempotency_keys": (
             "jobs.purge_idempotency_keys",
             "7 * * * *",
