@@ -79,6 +79,11 @@ OBJECT_TYPES = {
     "payment_order.rejected": "payment_order",
     "payment_order.returned": "payment_order",
     "rail_file.received": "rail_file",
+    "inbound_entry.received": "inbound_entry",
+    "inbound_entry.applied": "inbound_entry",
+    "inbound_entry.held_in_suspense": "inbound_entry",
+    "inbound_entry.returning": "inbound_entry",
+    "inbound_entry.returned": "inbound_entry",
     # Four eyes in the back office: a staff user asks for a change of money, another approves
     # or rejects it (docs/back-office.md, "Four eyes").
     "approval.requested": "approval_request",

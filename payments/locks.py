@@ -1,12 +1,13 @@
-"""The row locks of payments (docs/money.md, "Locking"): an order, then its account's rows
-through the posting functions; an external account alone. A cut-off locks the orders of its
-window, by id, after taking its window's file row (the unique index decides the window's one
-file, `payments.services.cutoff`)."""
+"""The row locks of payments (docs/money.md, "Locking"): an order or an inbound entry, then its
+account's rows through the posting functions; an external account alone. A cut-off takes the
+institution's cut-off lock, then locks the orders of its window and the inbound entries to
+return, by id, then its ACH profile (the trace numbers), then writes its window's file row (the
+unique index decides the window's one file, `payments.services.cutoff`)."""
 
 from django.db import connection
 from django.db.models import QuerySet
 
-from .models import ExternalAccount, PaymentOrder
+from .models import AchProfile, ExternalAccount, InboundEntry, PaymentOrder
 
 
 def lock_external_account(external_id: str) -> ExternalAccount:
@@ -39,3 +40,24 @@ def lock_cutoffs(institution_id: str) -> None:
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             [f"payments.cutoff:{institution_id}"],
         )
+
+
+def lock_ach_profile(institution_id: str) -> AchProfile | None:
+    return AchProfile.objects.select_for_update().filter(institution_id=institution_id).first()
+
+
+def lock_inbound_entry(inbound_id: str) -> InboundEntry:
+    return (
+        InboundEntry.objects.select_for_update(of=("self",))
+        .select_related("institution")
+        .get(pk=inbound_id)
+    )
+
+
+def lock_returning_entries(institution_id: str) -> list[InboundEntry]:
+    """The institution's inbound entries waiting to go back in its next file, by id."""
+    return list(
+        InboundEntry.objects.select_for_update()
+        .filter(institution_id=institution_id, status=InboundEntry.Status.RETURNING)
+        .order_by("pk")
+    )

@@ -37,6 +37,10 @@ def _rail_file_id():
     return new_id("rfl")
 
 
+def _inbound_entry_id():
+    return new_id("ibe")
+
+
 class Rail(models.TextChoices):
     ACH = "ach", "ACH (next day)"
     ACH_SAME_DAY = "ach_same_day", "ACH same day"
@@ -76,6 +80,9 @@ class AchProfile(Timestamped):
     # Orders above this amount (minor units) wait for a staff user's approval (four eyes: the
     # API key asked, a person approves); None: none waits.
     approval_above = models.BigIntegerField(null=True, blank=True)
+    # The sequence of the last trace number TX gave (its orders' entries and its returns'):
+    # the next file continues after it, under the cut-offs' lock; trace numbers never repeat.
+    last_trace_sequence = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -314,6 +321,9 @@ class PaymentOrder(CreatedBy, Timestamped):
     return_reason = models.CharField(max_length=48, blank=True)
     returned_at = models.DateTimeField(null=True, blank=True)
     return_late = models.BooleanField(default=False)
+    # A returned credit whose account was closed: its money waits in the rail's suspense account
+    # for staff to place.
+    returned_to_suspense = models.BooleanField(default=False)
     # A rejection or cancellation: why, in a few words.
     ended_reason = models.CharField(max_length=200, blank=True)
     # The four-eyes request it waited for (backoffice.ApprovalRequest), if it did.
@@ -430,3 +440,141 @@ class RailNotice(models.Model):
 
     def __str__(self):
         return f"{self.kind} {self.code} of {self.original_trace_number}"
+
+
+class InboundEntry(Timestamped):
+    """An entry of another bank's, in the sponsor bank's file, that credits (`credit`: money in)
+    or debits (`debit`: money out) one of the institution's accounts (docs/payments.md,
+    "Inbound entries"). Received with its file; on its settlement date applied to the account,
+    or, when the account cannot take it, returned in TX's next file with its reason (a credit
+    for no account waits in suspense for staff to apply or return it).
+
+    States: `received` (until its settlement date), `applied`, `suspense` (a credit no account
+    takes: its money in the rail's suspense account), `returning` (to go back in TX's next
+    file) and `returned` (in it). The account number it names is sealed as an external
+    account's is: TX's own accounts' numbers are sensitive identifiers too."""
+
+    class Direction(models.TextChoices):
+        CREDIT = "credit", "Credit (money in)"
+        DEBIT = "debit", "Debit (money out)"
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", "Received (until its settlement date)"
+        APPLIED = "applied"
+        SUSPENSE = "suspense", "In suspense (no account takes it)"
+        RETURNING = "returning", "Returning (in TX's next file)"
+        RETURNED = "returned"
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_inbound_entry_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    file = models.ForeignKey(RailFile, on_delete=models.PROTECT, related_name="inbound_entries")
+    rail = models.CharField(max_length=16, choices=Rail.choices)
+    direction = models.CharField(max_length=8, choices=Direction.choices)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    prenote = models.BooleanField(default=False)
+    # The entry as it came: its transaction code, SEC code, the originator's trace number and
+    # ODFI, company and description (its batch header's), the receiver's name and id.
+    transaction_code = models.PositiveSmallIntegerField()
+    sec_code = models.CharField(max_length=3)
+    trace_number = models.CharField(max_length=15)
+    odfi_identification = models.CharField(max_length=8)
+    company_name = models.CharField(max_length=16)
+    company_id = models.CharField(max_length=10)
+    company_entry_description = models.CharField(max_length=10)
+    receiver_name = models.CharField(max_length=22, blank=True)
+    identification_number = models.CharField(max_length=15, blank=True)
+    # The account it names (None: none of the institution's has that number).
+    account = models.ForeignKey(
+        "accounts.Account",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    account_number_encrypted = models.TextField(editable=False)
+    account_number_last4 = models.CharField(max_length=4, editable=False)
+    settlement_date = models.DateField()
+    status = models.CharField(max_length=12, choices=Status.choices)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    # A return TX sends: its code and normalized reason, the file and TX's trace number.
+    return_code = models.CharField(max_length=3, blank=True)
+    return_reason = models.CharField(max_length=48, blank=True)
+    return_file = models.ForeignKey(
+        RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="returns"
+    )
+    return_trace_number = models.CharField(max_length=15, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "inbound entry"
+        verbose_name_plural = "inbound entries"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="inbound_entry_inst_idx"),
+            # The payments job's scans: received ones by date, and the returns to file.
+            models.Index(
+                fields=["settlement_date"],
+                condition=Q(status="received"),
+                name="inbound_entry_received_idx",
+            ),
+            models.Index(
+                fields=["institution"],
+                condition=Q(status="returning"),
+                name="inbound_entry_returning_idx",
+            ),
+        ]
+        constraints = [
+            # The same entry in another file (the bank sending it again) is the same entry:
+            # an ODFI's trace numbers do not repeat within a settlement date.
+            models.UniqueConstraint(
+                fields=["institution", "odfi_identification", "trace_number", "settlement_date"],
+                name="inbound_entry_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(prenote=True, amount=0) | Q(prenote=False, amount__gt=0),
+                name="inbound_entry_amount_positive",
+            ),
+            # A return's code from `returning` on, in a file from `returned`; never before.
+            models.CheckConstraint(
+                condition=(
+                    Q(status__in=["received", "applied", "suspense"])
+                    & Q(return_code="", return_file__isnull=True)
+                )
+                | (Q(status="returning") & ~Q(return_code="") & Q(return_file__isnull=True))
+                | (
+                    Q(status="returned")
+                    & ~Q(return_code="")
+                    & Q(return_file__isnull=False)
+                    & ~Q(return_trace_number="")
+                ),
+                name="inbound_entry_return_when_returning",
+            ),
+            # Only a credit waits in suspense.
+            models.CheckConstraint(
+                condition=~Q(status="suspense") | Q(direction="credit"),
+                name="inbound_entry_suspense_of_a_credit",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.direction} {self.amount} {self.currency} ({self.status})"
+
+    def account_number(self) -> str:
+        """The account number the entry named, in clear: for the return that answers it."""
+        return crypto.decrypt(self.account_number_encrypted, context=self._context())
+
+    def sealed_account_number(self, number: str) -> dict:
+        return {
+            "account_number_encrypted": crypto.encrypt(number, context=self._context()),
+            "account_number_last4": number[-4:],
+        }
+
+    def _context(self) -> str:
+        return f"payments.InboundEntry.account_number:{self.id}"

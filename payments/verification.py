@@ -1,7 +1,9 @@
-"""What `verify_ledger` checks of payment orders (docs/payments.md, "Money"; registered with
-`accounts.verification` when Django starts): the rail's clearing account holds exactly the
-credits in files not yet settled, and its settlement account the credits settled less the
-debits settled (a returned or rejected order's money came back: it counts in neither)."""
+"""What `verify_ledger` checks of payment orders and inbound entries (docs/payments.md, "Money";
+registered with `accounts.verification` when Django starts): the rail's clearing account holds
+exactly the credits in files not yet settled; its settlement account the orders' credits settled
+less their debits settled (a returned or rejected order's money came back: it counts in
+neither), less the inbound credits applied or in suspense, plus the inbound debits applied; its
+suspense account the inbound credits in suspense and the returned credits of closed accounts."""
 
 CLEARING = """
     SELECT a.institution_id, a.currency, a.posted, COALESCE(o.total, 0)::bigint AS orders
@@ -18,17 +20,44 @@ CLEARING = """
 SETTLEMENT = """
     SELECT a.institution_id, a.currency, a.posted, COALESCE(o.total, 0)::bigint AS orders
       FROM accounts_account a
-      LEFT JOIN (SELECT institution_id, currency,
-                        SUM(CASE direction WHEN 'credit' THEN amount ELSE -amount END) AS total
-                   FROM payments_paymentorder
-                  WHERE status = 'settled'
+      LEFT JOIN (SELECT institution_id, currency, SUM(total) AS total
+                   FROM (SELECT institution_id, currency,
+                                CASE direction WHEN 'credit' THEN amount ELSE -amount END AS total
+                           FROM payments_paymentorder
+                          WHERE status = 'settled'
+                         UNION ALL
+                         SELECT institution_id, currency,
+                                CASE direction WHEN 'credit' THEN -amount ELSE amount END
+                           FROM payments_inboundentry
+                          WHERE status = 'applied'
+                             OR (status = 'suspense' AND direction = 'credit')) moved
                   GROUP BY institution_id, currency) o
              ON o.institution_id = a.institution_id AND o.currency = a.currency
      WHERE a.kind = 'internal' AND a.internal_code = 'rail_settlement'
        AND a.posted <> COALESCE(o.total, 0)
 """
 
+SUSPENSE = """
+    SELECT a.institution_id, a.currency, a.posted, COALESCE(i.total, 0)::bigint AS entries
+      FROM accounts_account a
+      LEFT JOIN (SELECT institution_id, currency, SUM(amount) AS total
+                   FROM (SELECT institution_id, currency, amount
+                           FROM payments_inboundentry
+                          WHERE status = 'suspense'
+                         UNION ALL
+                         SELECT institution_id, currency, amount
+                           FROM payments_paymentorder
+                          WHERE returned_to_suspense) waiting
+                  GROUP BY institution_id, currency) i
+             ON i.institution_id = a.institution_id AND i.currency = a.currency
+     WHERE a.kind = 'internal' AND a.internal_code = 'rail_suspense'
+       AND a.posted <> COALESCE(i.total, 0)
+"""
+
 CHECKS = {
     "rail clearing accounts that are not the credits in files not yet settled": CLEARING,
-    "rail settlement accounts that are not the orders settled": SETTLEMENT,
+    "rail settlement accounts that are not the orders settled and the inbound entries "
+    "applied": SETTLEMENT,
+    "rail suspense accounts that are not the inbound credits in suspense and the returned "
+    "credits of closed accounts": SUSPENSE,
 }

@@ -32,16 +32,19 @@ from datetime import date, timedelta
 from cards.dates import today_of
 from payments.connector import folder
 from payments.models import AchProfile
-from payments.nacha.addenda import NotificationOfChange, ReturnAddenda
+from payments.nacha.addenda import NotificationOfChange
 from payments.nacha.batch_header import BatchHeader
-from payments.nacha.codes import TRANSACTION_CODES, transaction_code
+from payments.nacha.codes import transaction_code
 from payments.nacha.entry import EntryDetail
 from payments.nacha.file import Batch, Entry, numbered, parse, write_file
 from payments.nacha.file_header import FileHeader
+from payments.nacha.returns import return_code_of, return_entry, routing_of
 
 # The simulated RDFI's identification: its returns' trace numbers start with it.
 RDFI = "09100001"
 RDFI_ROUTING = "091000019"
+# The other banks whose customers send entries to TX's (their ODFI's identification).
+ORIGINATORS = "09100001"
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,80 @@ class Answer:
     receiver_name: str
     corrected_data: str
     effective_date: str
+    identification_number: str = ""
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """An entry another bank sends to one of TX's accounts (a payroll credit, a biller's
+    debit), through the simulated sponsor bank."""
+
+    direction: str  # "credit": money in; "debit": money out
+    account_number: str
+    amount: int
+    company_name: str = "ACME PAYROLL"
+    company_id: str = "9876543210"
+    description: str = "PAYROLL"
+    receiver_name: str = ""
+    account_type: str = "checking"
+    prenote: bool = False
+
+
+def simulated_bank_send(*, institution, entries: list[Incoming], settles_on: date) -> str:
+    """Other banks' entries to the institution's accounts, as its sponsor bank forwards them:
+    one file of PPD batches (one per originator) in its inbox, settling on `settles_on`;
+    return the file's name. Trace numbers follow the simulated originators' last, kept in the
+    bank's state file."""
+    profile = AchProfile.objects.get(institution=institution)
+    inbox = folder(institution.pk, "ach", "inbox")
+    state_path = inbox.parent / "outbox" / ".simulated-bank.json"
+    state = json.loads(state_path.read_text()) if state_path.exists() else {"read": [], "due": []}
+    grouped: dict[tuple, list[Entry]] = {}
+    for each in entries:
+        detail = EntryDetail(
+            transaction_code=transaction_code(
+                each.direction, each.account_type, prenote=each.prenote
+            ),
+            routing_number=profile.receiving_routing_number,
+            dfi_account_number=each.account_number,
+            amount=each.amount,
+            trace_number="0" * 15,
+            receiver_name=each.receiver_name.upper(),
+        )
+        key = (each.company_name.upper(), each.company_id, each.description.upper())
+        grouped.setdefault(key, []).append(Entry(detail))
+    batches = [
+        Batch(
+            BatchHeader(
+                service_class_code=200,
+                company_name=name,
+                company_identification=company_id,
+                standard_entry_class_code="PPD",
+                company_entry_description=description,
+                effective_entry_date=settles_on,
+                odfi_identification=ORIGINATORS,
+            ),
+            tuple(group),
+        )
+        for (name, company_id, description), group in grouped.items()
+    ]
+    first = state.get("sent", 0) + 1
+    state["sent"] = first + len(entries) - 1
+    header = FileHeader(
+        immediate_destination=profile.odfi_routing_number,
+        immediate_origin=RDFI_ROUTING,
+        file_creation_date=settles_on,
+        immediate_destination_name=profile.odfi_name[:23].upper(),
+        immediate_origin_name="SIMULATED BANK",
+    )
+    content = write_file(header, numbered(batches, first_trace_sequence=first))
+    name = f"simulated-bank-entries-{settles_on:%Y%m%d}-{first:07d}.ach"
+    partial = inbox / f".{name}.partial"
+    partial.write_bytes(content)
+    os.replace(partial, inbox / name)
+    state_path.parent.mkdir(parents=True, exist_ok=True)
+    state_path.write_text(json.dumps(state))
+    return name
 
 
 def simulated_bank_run(*, institution, today: date | None = None) -> list[str]:
@@ -130,6 +207,7 @@ def _answers(content: bytes) -> list[Answer]:
                 amount=detail.amount,
                 trace_number=detail.trace_number,
                 receiver_name=detail.receiver_name,
+                identification_number=detail.identification_number,
                 corrected_data=scenario.corrected_data,
                 effective_date=effective.isoformat(),
             )
@@ -141,32 +219,34 @@ def answers_file(profile: AchProfile, answers: list[Answer], today: date) -> byt
     """One file of returns and changes, from the simulated RDFI to TX's ODFI."""
     entries = []
     for answer in answers:
-        original = TRANSACTION_CODES[answer.transaction_code]
-        # A return or change entry: the "return or NOC" code of the original's kind.
-        code = transaction_code(original.direction, original.account_type) - 1
-        if answer.kind == "change":
-            addenda = NotificationOfChange(
-                change_code=answer.code,
-                original_entry_trace_number=answer.trace_number,
-                original_rdfi_identification=answer.routing_number[:8],
-                corrected_data=answer.corrected_data,
-                trace_number="0" * 15,
+        if answer.kind != "change":
+            entries.append(
+                return_entry(
+                    original_transaction_code=answer.transaction_code,
+                    original_trace_number=answer.trace_number,
+                    original_rdfi_identification=answer.routing_number[:8],
+                    account_number=answer.account_number,
+                    amount=answer.amount,
+                    receiver_name=answer.receiver_name,
+                    identification_number=answer.identification_number,
+                    return_reason_code=answer.code,
+                )
             )
-            amount = 0
-        else:
-            addenda = ReturnAddenda(
-                return_reason_code=answer.code,
-                original_entry_trace_number=answer.trace_number,
-                original_rdfi_identification=answer.routing_number[:8],
-                trace_number="0" * 15,
-            )
-            amount = answer.amount
-        detail = EntryDetail(
-            transaction_code=code,
-            routing_number=profile.odfi_routing_number,
-            dfi_account_number=answer.account_number,
-            amount=amount,
+            continue
+        addenda = NotificationOfChange(
+            change_code=answer.code,
+            original_entry_trace_number=answer.trace_number,
+            original_rdfi_identification=answer.routing_number[:8],
+            corrected_data=answer.corrected_data,
             trace_number="0" * 15,
+        )
+        detail = EntryDetail(
+            transaction_code=return_code_of(answer.transaction_code),
+            routing_number=routing_of(answer.trace_number[:8]),
+            dfi_account_number=answer.account_number,
+            amount=0,
+            trace_number="0" * 15,
+            identification_number=answer.identification_number,
             receiver_name=answer.receiver_name,
         )
         entries.append(Entry(detail, (addenda,)))

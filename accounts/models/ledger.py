@@ -37,6 +37,8 @@ class Journal(models.Model):
         PROGRAM_FUNDING = "program_funding"
         # A payment order's money: into a file, settled, returned (docs/payments.md).
         PAYMENT_ORDER = "payment_order"
+        # Another bank's entry to or from a customer's account (docs/payments.md).
+        INBOUND_ENTRY = "inbound_entry"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

@@ -1,5 +1,5 @@
-"""The cut-off: the approved orders of a window written into one NACHA file (docs/payments.md,
-"Cut-offs" and "Exactly once").
+"""The cut-off: the approved orders of a window, and the returns of inbound entries TX could not
+apply, written into one NACHA file (docs/payments.md, "Cut-offs" and "Exactly once").
 
 A window is an institution's rail's cut-off on a date: the next-day window at `next_day_cutoff`,
 each same-day window at its time, local times in the institution's time zone. At a cut-off,
@@ -8,14 +8,17 @@ date goes into the window's file, in one transaction:
 
 1. the institution's cut-offs are serialized (an advisory lock: two windows' files never draw
    the same trace numbers or file id modifier);
-2. the orders made before the cut-off's instant are locked, by id; none: no file;
-3. the file is written (`payments.nacha.file`: batches by SEC code and description, entries
-   by order, the trace numbers following the institution's last, the next file id modifier of
-   the day) and stored with its SHA-256: **one file per window**, a unique index of PostgreSQL
-   (a cut-off run twice, or twice at once, makes one file: the second finds the window's
-   file, or no approved order left);
+2. the orders made before the cut-off's instant are locked, by id, and the inbound entries
+   waiting to be returned (`payments.services.inbound`); neither: no file;
+3. the file is written (`payments.nacha.file`: the orders' batches by SEC code and
+   description, entries by order; a batch of returns per originator; the trace numbers
+   following the institution's last, `AchProfile.last_trace_sequence`; the next file id
+   modifier of the day) and stored with its SHA-256: **one file per window**, a unique index
+   of PostgreSQL (a cut-off run twice, or twice at once, makes one file: the second finds the
+   window's file, or no approved order left);
 4. each order becomes `scheduled` with its file, trace number and effective date; a credit's
-   held money leaves the account for the rail's clearing account (its hold captured).
+   held money leaves the account for the rail's clearing account (its hold captured); each
+   return `returned`, with its file and trace number.
 
 Delivering the file to the bank (the outbox, `payments.connector`) makes its orders `sent`.
 """
@@ -33,14 +36,21 @@ from accounts.models import Account, Hold
 from accounts.services import hold_capture
 from institutions.calendar import business_days_after, is_business_day
 
-from ..locks import lock_cutoffs, lock_payment_orders
-from ..models import AchProfile, PaymentOrder, Rail, RailFile
+from ..locks import (
+    lock_ach_profile,
+    lock_cutoffs,
+    lock_payment_orders,
+    lock_returning_entries,
+)
+from ..models import AchProfile, InboundEntry, PaymentOrder, Rail, RailFile
 from ..nacha.addenda import PaymentAddenda
 from ..nacha.batch_header import BatchHeader
-from ..nacha.codes import transaction_code
+from ..nacha.codes import TRANSACTION_CODES, transaction_code
 from ..nacha.entry import EntryDetail
 from ..nacha.file import Batch, Entry, numbered, write_file
 from ..nacha.file_header import FILE_ID_MODIFIERS, FileHeader
+from ..nacha.returns import return_entry
+from .inbound import emit_inbound
 from .orders import emit_order
 
 MIXED = 200  # service class: credits and debits in one batch
@@ -86,12 +96,16 @@ def cutoff_run(
                 created_at__lt=window_instant(institution, window_date, window),
             )
         )
-        if not orders:
+        # The inbound entries TX returns go in the first file after they were decided, whatever
+        # its window: their return window is short.
+        returns = lock_returning_entries(institution.pk)
+        if not orders and not returns:
             return None
         settles_on = effective_date(profile, rail, window_date)
-        batches = numbered(
-            _batches(profile, orders, settles_on), first_trace_sequence=_next_trace(institution)
-        )
+        sources, batches = _batches(profile, orders, returns, settles_on)
+        profile = lock_ach_profile(institution.pk)
+        first = _next_sequence(profile, len(sources))
+        batches = numbered(batches, first_trace_sequence=first)
         header = FileHeader(
             immediate_destination=profile.destination_routing_number,
             immediate_origin=profile.odfi_routing_number,
@@ -102,6 +116,11 @@ def cutoff_run(
             immediate_origin_name=_ascii(profile.odfi_name, 23),
         )
         content = write_file(header, batches)
+        entries = [entry for batch in batches for entry in batch.entries]
+        totals = defaultdict(int)
+        for entry in entries:
+            direction = TRANSACTION_CODES[entry.detail.transaction_code].direction
+            totals[direction] += entry.detail.amount
         rail_file = RailFile(
             institution=institution,
             rail=rail,
@@ -114,22 +133,22 @@ def cutoff_run(
             window_date=window_date,
             window=window,
             file_id_modifier=header.file_id_modifier,
-            entry_count=len(orders),
-            debit_total=sum(o.amount for o in orders if o.direction == "debit"),
-            credit_total=sum(o.amount for o in orders if o.direction == "credit"),
+            entry_count=len(entries),
+            debit_total=totals["debit"],
+            credit_total=totals["credit"],
         )
         try:
             with transaction.atomic():
                 rail_file.save(force_insert=True)
         except IntegrityError:  # the window's file, made meanwhile by another process
             return None
-        traces = {
-            entry.detail.identification_number: entry.detail.trace_number
-            for batch in batches
-            for entry in batch.entries
-        }
-        for order in orders:
-            _schedule(order, rail_file, traces[_identification(order)], settles_on)
+        profile.last_trace_sequence = first + len(sources) - 1
+        profile.save(update_fields=["last_trace_sequence"])
+        for source, entry in zip(sources, entries, strict=True):
+            if isinstance(source, PaymentOrder):
+                _schedule(source, rail_file, entry.detail.trace_number, settles_on)
+            else:
+                _returned(source, rail_file, entry.detail.trace_number)
     return rail_file
 
 
@@ -149,27 +168,79 @@ def _schedule(order: PaymentOrder, rail_file: RailFile, trace: str, settles_on: 
     emit_order(order, "payment_order.scheduled", file_id=rail_file.pk, trace_number=trace)
 
 
-def _batches(profile: AchProfile, orders: list[PaymentOrder], settles_on: date) -> list[Batch]:
-    """One batch per SEC code and description (the batch header carries both), entries in
-    order of their orders' ids."""
-    grouped: dict[tuple[str, str], list[Entry]] = defaultdict(list)
+def _batches(
+    profile: AchProfile,
+    orders: list[PaymentOrder],
+    returns: list[InboundEntry],
+    settles_on: date,
+) -> tuple[list, list[Batch]]:
+    """The file's batches, and what each of their entries is for, in the entries' order: the
+    orders in one batch per SEC code and description (the batch header carries both), in
+    order of their ids; then the returns of inbound entries, one batch per originator (a
+    return's batch header is its entry's: SEC code, company and description), from the
+    institution's receiving routing number."""
+    grouped: dict[tuple, list] = defaultdict(list)
     for order in orders:
-        grouped[(order.sec_code, order.description)].append(_entry(order))
-    return [
-        Batch(
-            BatchHeader(
-                service_class_code=MIXED,
-                company_name=_ascii(profile.company_name, 16),
-                company_identification=profile.company_id,
-                standard_entry_class_code=sec_code,
-                company_entry_description=description,
-                effective_entry_date=settles_on,
-                odfi_identification=profile.odfi_routing_number[:8],
-            ),
-            tuple(entries),
+        grouped[("order", order.sec_code, order.description)].append(order)
+    for inbound in returns:
+        key = (
+            "return",
+            inbound.sec_code,
+            inbound.company_entry_description,
+            inbound.company_name,
+            inbound.company_id,
         )
-        for (sec_code, description), entries in grouped.items()
-    ]
+        grouped[key].append(inbound)
+    sources, batches = [], []
+    for key, group in grouped.items():
+        if key[0] == "order":
+            _, sec_code, description = key
+            header = _header(
+                profile, sec_code, description, profile.company_name, profile.company_id, settles_on
+            )
+            entries = tuple(_entry(order) for order in group)
+        else:
+            _, sec_code, description, company_name, company_id = key
+            header = _header(profile, sec_code, description, company_name, company_id, settles_on)
+            header = header.replace(odfi_identification=profile.receiving_routing_number[:8])
+            entries = tuple(_return_entry(profile, inbound) for inbound in group)
+        sources += group
+        batches.append(Batch(header, entries))
+    return sources, batches
+
+
+def _header(profile, sec_code, description, company_name, company_id, settles_on) -> BatchHeader:
+    return BatchHeader(
+        service_class_code=MIXED,
+        company_name=_ascii(company_name, 16),
+        company_identification=company_id,
+        standard_entry_class_code=sec_code,
+        company_entry_description=description,
+        effective_entry_date=settles_on,
+        odfi_identification=profile.odfi_routing_number[:8],
+    )
+
+
+def _return_entry(profile: AchProfile, inbound: InboundEntry) -> Entry:
+    return return_entry(
+        original_transaction_code=inbound.transaction_code,
+        original_trace_number=inbound.trace_number,
+        original_rdfi_identification=profile.receiving_routing_number[:8],
+        account_number=inbound.account_number(),
+        amount=inbound.amount,
+        receiver_name=inbound.receiver_name,
+        identification_number=inbound.identification_number,
+        return_reason_code=inbound.return_code,
+    )
+
+
+def _returned(inbound: InboundEntry, rail_file: RailFile, trace: str) -> None:
+    inbound.status = InboundEntry.Status.RETURNED
+    inbound.return_file = rail_file
+    inbound.return_trace_number = trace
+    inbound.updated_at = timezone.now()
+    inbound.save(update_fields=["status", "return_file", "return_trace_number", "updated_at"])
+    emit_inbound(inbound, "inbound_entry.returned")
 
 
 def _entry(order: PaymentOrder) -> Entry:
@@ -211,17 +282,11 @@ def _ascii(text: str, most: int) -> str:
     return "".join(char for char in plain.upper() if 32 <= ord(char) < 127)[:most]
 
 
-def _next_trace(institution) -> int:
-    """The sequence after the institution's last trace number (its cut-offs are serialized):
-    trace numbers never repeat for an ODFI."""
-    last = (
-        PaymentOrder.objects.filter(institution=institution)
-        .exclude(trace_number="")
-        .order_by("-trace_number")
-        .values_list("trace_number", flat=True)
-        .first()
-    )
-    return (int(last[-7:]) % 9_999_999) + 1 if last else 1
+def _next_sequence(profile: AchProfile, count: int) -> int:
+    """The first trace sequence of a file of `count` entries: after the institution's last
+    (its profile's row locked), from 1 again when the 7 digits would run out."""
+    first = profile.last_trace_sequence + 1
+    return first if first + count - 1 <= 9_999_999 else 1
 
 
 def _next_modifier(institution, day: date) -> str:

@@ -11,9 +11,9 @@ What an accepted file holds, entry by entry (one transaction for the whole file)
   the original entry's trace number; an unknown trace number is recorded, not an error;
 - a dishonored or a contested dishonored return: recorded against the order it names;
 - a notification of change (addenda 98): its external account corrected (`returns.order_change`);
-- a live credit or debit to one of the institution's accounts (an inbound entry): **not applied
-  yet** (issue 49 item 4 is not built): such a file is refused whole with that reason, so that
-  nothing is half-applied and the bank's file waits in the inbox for a TX that applies it.
+- a live credit or debit, or a prenote, to one of the institution's accounts (an inbound entry):
+  recorded, to be applied on its settlement date or returned (`inbound.inbound_entry_receive`);
+  the same entry in another file is recorded once.
 """
 
 import hashlib
@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from events.services import emit_for
 
-from ..models import PaymentOrder, RailFile, RailNotice
+from ..models import AchProfile, PaymentOrder, RailFile, RailNotice
 from ..nacha.addenda import (
     ContestedReturnAddenda,
     DishonoredReturnAddenda,
@@ -34,13 +34,10 @@ from ..nacha.addenda import (
 from ..nacha.codes import TRANSACTION_CODES, return_reason
 from ..nacha.fields import NachaError
 from ..nacha.file import parse
+from .inbound import inbound_entry_receive
 from .returns import order_change, order_return, unknown_return
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
-NOT_APPLIED_YET = (
-    "inbound entries (credits and debits to the institution's accounts) are not applied yet: "
-    "the file is kept, refused whole"
-)
 
 
 class FileRefused(Exception):  # noqa: N818 (reads as what happened)
@@ -129,10 +126,16 @@ def _apply(rail_file: RailFile, content: bytes, now: datetime) -> None:
     parsed = parse(content)  # the whole file validated first: NachaError refuses it
     institution = rail_file.institution
     count = 0
-    for _header, entry in parsed.entries():
+    for header, entry in parsed.entries():
         count += 1
         if TRANSACTION_CODES[entry.detail.transaction_code].kind != "return_or_noc":
-            raise FileRefused(NOT_APPLIED_YET)
+            profile = AchProfile.objects.filter(institution=institution).first()
+            if profile is None:
+                raise FileRefused(
+                    "entries to the institution's accounts, and it has no ACH profile"
+                )
+            inbound_entry_receive(profile=profile, rail_file=rail_file, header=header, entry=entry)
+            continue
         addenda = entry.addenda[0] if entry.addenda else None
         if isinstance(addenda, NotificationOfChange):
             _change(institution, rail_file, addenda)

@@ -13,6 +13,7 @@ from core.operations import Outcome, changed, unchanged
 from core.rows import row_update
 from institutions.models import Institution
 
+from ..locks import lock_ach_profile
 from ..models import AchProfile
 from .external_accounts import checked_routing_number
 
@@ -82,7 +83,7 @@ def ach_profile_set(*, institution: Institution, **values) -> Outcome[AchProfile
         raise ValidationFailed(details={field: "Not a field of the profile." for field in unknown})
     errors = _errors(values)
     with transaction.atomic(savepoint=False):
-        profile = AchProfile.objects.select_for_update().filter(institution=institution).first()
+        profile = lock_ach_profile(institution.pk)
         if profile is None:
             missing = [field for field in REQUIRED if field not in values]
             errors.update({field: "Required for a new profile." for field in missing})

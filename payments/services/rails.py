@@ -8,7 +8,9 @@ each institution with an ACH profile, each step safe to run twice or in two proc
 3. the sent orders whose effective date has come settled (`settlement.orders_settle`), the
    prenotes past their window verified, the collected debits' return holds expired;
 4. its inbox read (`connector.collect`: each file applied once, by its bytes), after the
-   settlement: a return of an entry settled today finds it settled (returned, not rejected).
+   settlement: a return of an entry settled today finds it settled (returned, not rejected);
+5. the inbound entries whose settlement date has come applied, or marked to go back in the
+   next file (`inbound.inbound_entries_settle`), the ones just read included.
 """
 
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from institutions.calendar import is_business_day, local_date
 from .. import connector
 from ..models import AchProfile, Rail
 from .cutoff import cutoff_run, window_instant
+from .inbound import inbound_entries_settle
 from .settlement import orders_settle, prenotes_verify, returns_holds_expire
 
 
@@ -32,6 +35,7 @@ class RailsRun:
     settled: int = 0
     verified: int = 0
     holds_released: int = 0
+    inbound_settled: int = 0
 
 
 def windows(profile: AchProfile) -> list[tuple[str, str]]:
@@ -59,4 +63,5 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
     result.holds_released = returns_holds_expire(now=now)
     for profile in AchProfile.objects.select_related("institution"):
         result.files_read += len(connector.collect(profile.institution, now=now))
+    result.inbound_settled = inbound_entries_settle(now=now)
     return result

@@ -135,6 +135,8 @@ def _credit_comes_back(order: PaymentOrder) -> None:
             ],
             journal=journal,
         )
+        order.returned_to_suspense = True
+        order.save(update_fields=["returned_to_suspense"])
         return
     post(
         institution_id=institution.pk,
