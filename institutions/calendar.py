@@ -11,6 +11,7 @@ following the day of the notice, whatever that day is. It reads the holidays of 
 walks in one query (a second only if more than a year of holidays lies in the range).
 """
 
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from math import ceil
 from zoneinfo import ZoneInfo
@@ -45,11 +46,21 @@ def is_business_day(institution: Institution, day: date) -> bool:
     return not Holiday.objects.filter(institution=institution, date=day).exists()
 
 
-def business_days_after(institution: Institution, start: date, days: int) -> date:
+def business_days_after(
+    institution: Institution,
+    start: date,
+    days: int,
+    *,
+    also_open: Callable[[date], bool] | None = None,
+) -> date:
     """The date `days` business days after `start`, `start` itself not counted: with a
     Saturday-Sunday weekend, 1 business day after Friday 2026-01-02 is Monday 2026-01-05, and
     1 after Saturday 2026-01-03 is Monday too. `days=0` is `start` when it is a business day,
     else the next business day (the first business day on or after `start`).
+
+    `also_open`: a second calendar a day must be open in too to count (a payment rail's,
+    `payments.calendar`: the institution is open, but the rail settles nothing that day). It
+    reads no database: the institution's holidays are still read in one query.
 
     `days` from 0 to MAX_BUSINESS_DAYS (3660); anything else raises ValueError."""
     if isinstance(days, bool) or not isinstance(days, int):
@@ -76,6 +87,8 @@ def business_days_after(institution: Institution, start: date, days: int) -> dat
                 ).values_list("date", flat=True)
             )
         if day.isoweekday() in weekend or day in holidays:
+            continue
+        if also_open is not None and not also_open(day):
             continue
         remaining -= 1
         if remaining == 0:

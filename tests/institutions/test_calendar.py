@@ -104,6 +104,26 @@ def test_one_query_for_the_holidays_of_the_range(institution, django_assert_num_
     assert D("2026-01-02") + timedelta(days=5124 + 6) == D("2040-01-19")
 
 
+def test_a_second_calendar_closes_days_too(institution, django_assert_num_queries):
+    """`also_open`: a rail's calendar (payments.calendar) on top of the institution's."""
+    holidays(institution, "2026-01-06")
+    rail_closed = {D("2026-01-05"), D("2026-01-07")}  # the Monday, the Wednesday
+
+    def rail_open(day: date) -> bool:
+        return day not in rail_closed
+
+    with django_assert_num_queries(1):  # still one query for the institution's holidays
+        assert business_days_after(institution, D("2026-01-02"), 1, also_open=rail_open) == D(
+            "2026-01-08"
+        )
+    assert business_days_after(institution, D("2026-01-05"), 0, also_open=rail_open) == D(
+        "2026-01-08"
+    )
+    assert business_days_after(institution, D("2026-01-02"), 2, also_open=rail_open) == D(
+        "2026-01-09"
+    )
+
+
 def test_more_than_a_year_of_holidays_is_read_on(institution, django_assert_num_queries):
     # Every weekday from 2026-01-02 to 2027-06-30 a holiday: past the first read's margin.
     day, days_off = D("2026-01-02"), []
