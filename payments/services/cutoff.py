@@ -34,8 +34,8 @@ from django.utils import timezone
 
 from accounts.models import Account, Hold
 from accounts.services import hold_capture
-from institutions.calendar import business_days_after, is_business_day
 
+from ..calendar import ach_days_after, is_ach_day
 from ..locks import (
     lock_ach_profile,
     lock_cutoffs,
@@ -60,12 +60,12 @@ ID_LENGTH = 15  # the entry's identification number
 
 
 def effective_date(profile: AchProfile, rail: str, window_date: date) -> date:
-    """A same-day window's entries settle that day; the next-day window's the next business
-    day of the institution's calendar (both skip non-business days)."""
+    """A same-day window's entries settle that day; the next-day window's the next ACH day
+    (`payments.calendar`: both skip a day the institution or the Fed is closed)."""
     institution = profile.institution
-    if rail == Rail.ACH_SAME_DAY and is_business_day(institution, window_date):
+    if rail == Rail.ACH_SAME_DAY and is_ach_day(institution, window_date):
         return window_date
-    return business_days_after(institution, window_date, 1)
+    return ach_days_after(institution, window_date, 1)
 
 
 def cutoff_run(

@@ -2,8 +2,9 @@
 each institution with an ACH profile, each step safe to run twice or in two processes at once:
 
 1. the cut-offs of its day that have passed, each once (`cutoff.cutoff_run`: one file per
-   window, a unique index), on its business days only (ACH moves nothing on the others: the
-   orders wait for the next business day's windows);
+   window, a unique index), on its ACH days only (`payments.calendar`: its business days that
+   are the Fed's too; ACH moves nothing on the others: the orders wait for the next ACH day's
+   windows);
 2. every written file not yet in the outbox delivered (`connector.deliver_pending`);
 3. the sent orders whose effective date has come settled (`settlement.orders_settle`), the
    prenotes past their window verified, the collected debits' return holds expired;
@@ -18,9 +19,10 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from institutions.calendar import is_business_day, local_date
+from institutions.calendar import local_date
 
 from .. import connector
+from ..calendar import is_ach_day
 from ..models import AchProfile, Rail
 from .cutoff import cutoff_run, window_instant
 from .inbound import inbound_entries_settle
@@ -51,7 +53,7 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
     for profile in AchProfile.objects.select_related("institution"):
         institution = profile.institution
         day = local_date(institution, now)
-        if is_business_day(institution, day):
+        if is_ach_day(institution, day):
             for rail, window in windows(profile):
                 if window_instant(institution, day, window) <= now:
                     written = cutoff_run(profile=profile, rail=rail, window_date=day, window=window)

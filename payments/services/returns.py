@@ -31,8 +31,9 @@ from accounts.models import Account, Hold, StatementLine
 from accounts.posting import FORCED, credit, debit, post
 from accounts.services import hold_release
 from accounts.statement_lines import Line, statement_lines_new
-from institutions.calendar import business_days_after, local_date
+from institutions.calendar import local_date
 
+from ..calendar import ach_days_after
 from ..locks import lock_payment_order
 from ..models import ExternalAccount, PaymentOrder, RailFile, RailNotice
 from ..nacha.codes import ReturnReason
@@ -45,12 +46,13 @@ RETURNABLE = (Status.SCHEDULED, Status.SENT, Status.SETTLED)
 
 
 def is_late(order: PaymentOrder, reason: ReturnReason, day: date) -> bool:
-    """Whether a return arriving on `day` (the institution's date) is past its window."""
+    """Whether a return arriving on `day` (the institution's date) is past its window: banking
+    days are ACH days (the Fed's business days the institution is open)."""
     window = reason.window
     if window is None or order.effective_date is None:
         return False
     if window.unit == "banking":
-        last = business_days_after(order.institution, order.effective_date, window.days)
+        last = ach_days_after(order.institution, order.effective_date, window.days)
     else:
         last = order.effective_date + timedelta(days=window.days)
     return day > last

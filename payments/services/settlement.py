@@ -25,8 +25,9 @@ from accounts.services import hold_place, holds_expire, internal_account
 from accounts.statement_lines import Line, statement_lines_new
 from core.actors import SYSTEM
 from core.locks import lock_free_batch
-from institutions.calendar import business_days_after, local_date
+from institutions.calendar import local_date
 
+from ..calendar import ach_days_after
 from ..locks import lock_payment_order
 from ..models import AchProfile, ExternalAccount, PaymentOrder
 from .external_accounts import external_account_verify
@@ -143,7 +144,7 @@ def _collect(order: PaymentOrder) -> None:
             currency=order.currency,
             expires_at=_end_of(
                 institution,
-                business_days_after(institution, order.effective_date, profile.debit_hold_days),
+                ach_days_after(institution, order.effective_date, profile.debit_hold_days),
             ),
             reason=f"Returns window of payment order {order.pk}",
             actor=SYSTEM,
@@ -170,9 +171,7 @@ def prenotes_verify(*, now: datetime | None = None) -> int:
         external_account__status=ExternalAccount.Status.VERIFYING,
     ).select_related("institution", "external_account")
     for order in orders:
-        window_end = business_days_after(
-            order.institution, order.effective_date, PRENOTE_WINDOW_DAYS
-        )
+        window_end = ach_days_after(order.institution, order.effective_date, PRENOTE_WINDOW_DAYS)
         if local_date(order.institution, now or timezone.now()) > window_end:
             if external_account_verify(external=order.external_account, by="prenote").changed:
                 verified += 1

@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.verification import ledger_breaches
 from events.models import Event
+from payments.calendar import is_fed_business_day
 from payments.models import ExternalAccount, PaymentOrder, RailFile, RailNotice
 from payments.nacha.file import parse
 from tests.accounts.api.helpers import ANY, assert_error, created
@@ -29,12 +30,17 @@ pytestmark = pytest.mark.django_db
 
 
 def business_day(days_ahead: int = 7):
-    """A weekday at least `days_ahead` days from now (the tests' cut-offs lie in the future:
-    an order is made before its window's instant)."""
+    """A Fed business day at least `days_ahead` days from now whose next weekday is one too
+    (the tests' cut-offs lie in the future: an order is made before its window's instant; its
+    next-day entries settle on the next weekday, whatever holiday is near when the test runs)."""
     day = timezone.now().date() + timedelta(days=days_ahead)
-    while day.isoweekday() > 5:
+    while not (is_fed_business_day(day) and is_fed_business_day(next_weekday(day))):
         day += timedelta(days=1)
     return day
+
+
+def next_weekday(day):
+    return day + timedelta(days=3 if day.isoweekday() == 5 else 1)
 
 
 def internal(bank, code: str) -> int:
@@ -180,7 +186,7 @@ def test_the_cutoff_writes_one_file_that_reparses_to_its_orders_and_moves_the_mo
         "WEB",
         "LOAN",
     )
-    assert header.effective_entry_date == day + timedelta(days=1 if day.isoweekday() < 5 else 3)
+    assert header.effective_entry_date == next_weekday(day)
 
     paid, collected = (PaymentOrder.objects.get(pk=o["paymentOrderId"]) for o in (pay, collect))
     assert (paid.status, paid.trace_number) == ("scheduled", credit_entry.detail.trace_number)
