@@ -34,10 +34,12 @@ from core.actors import Actor
 from core.exceptions import ValidationFailed
 from institutions import scopes
 
-from .models import ExternalAccount, PaymentOrder, Rail, RailFile
+from .models import ExternalAccount, InboundEntry, PaymentOrder, Rail, RailFile
 from .selectors import (
     external_account_get,
     external_account_list,
+    inbound_entry_get,
+    inbound_entry_list,
     payment_order_get,
     payment_order_list,
     rail_file_get,
@@ -135,6 +137,11 @@ class ExternalAccountQuery(Serializer):
     customerId = StrictCharField(required=False, max_length=40)  # noqa: N815
 
 
+class InboundEntryQuery(Serializer):
+    status = serializers.ChoiceField(choices=InboundEntry.Status.choices, required=False)
+    accountId = StrictCharField(required=False, max_length=40)  # noqa: N815
+
+
 class RailFileQuery(Serializer):
     direction = serializers.ChoiceField(choices=RailFile.Direction.choices, required=False)
 
@@ -195,6 +202,48 @@ class PaymentOrderOut(Serializer):
 
     def get_returnInfo(self, order) -> dict | None:  # noqa: N802
         return ReturnOut(order).data if order.return_code else None
+
+
+class InboundReturnOut(Serializer):
+    code = serializers.CharField(source="return_code", help_text="The reason TX returns it (R01).")
+    reason = serializers.CharField(source="return_reason", help_text="Normalized.")
+    fileId = serializers.CharField(  # noqa: N815
+        source="return_file_id", allow_null=True, help_text="TX's file that carries the return."
+    )
+    traceNumber = serializers.CharField(source="return_trace_number")  # noqa: N815
+
+
+class InboundEntryOut(Serializer):
+    inboundEntryId = serializers.CharField(source="id")  # noqa: N815
+    accountId = serializers.CharField(  # noqa: N815
+        source="account_id", allow_null=True, help_text="None: no account has the number."
+    )
+    accountNumberLast4 = serializers.CharField(source="account_number_last4")  # noqa: N815
+    direction = serializers.ChoiceField(
+        choices=InboundEntry.Direction.choices, help_text="credit: money in; debit: money out."
+    )
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    prenote = serializers.BooleanField()
+    rail = serializers.ChoiceField(choices=Rail.choices)
+    secCode = serializers.CharField(source="sec_code")  # noqa: N815
+    companyName = serializers.CharField(source="company_name")  # noqa: N815
+    companyId = serializers.CharField(source="company_id")  # noqa: N815
+    description = serializers.CharField(source="company_entry_description")
+    receiverName = serializers.CharField(source="receiver_name")  # noqa: N815
+    traceNumber = serializers.CharField(  # noqa: N815
+        source="trace_number", help_text="The originating bank's."
+    )
+    settlementDate = serializers.DateField(source="settlement_date")  # noqa: N815
+    status = serializers.ChoiceField(choices=InboundEntry.Status.choices)
+    fileId = serializers.CharField(source="file_id")  # noqa: N815
+    returnInfo = serializers.SerializerMethodField()  # noqa: N815
+    appliedAt = TimestampField(source="applied_at", allow_null=True)  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+    def get_returnInfo(self, inbound) -> dict | None:  # noqa: N802
+        return InboundReturnOut(inbound).data if inbound.return_code else None
 
 
 class RailFileOut(Serializer):
@@ -491,3 +540,35 @@ class RailFileContentView(TXView):
         rail_file = rail_file_get(institution=self.institution, file_id=fileId)
         rail_file = RailFile.objects.get(pk=rail_file.pk)  # with its bytes
         return self.respond(RailFileContentOut(rail_file).data)
+
+
+class InboundEntryListView(TXView):
+    @document(
+        name="InboundEntry",
+        resources={V2: InboundEntryOut},
+        many=True,
+        summary="List inbound entries (other banks' credits and debits), newest first",
+        operation_id="inbound_entries_list",
+        tags=TAGS,
+    )
+    def get(self, request):
+        query = self.parse_query(InboundEntryQuery)
+        rows = inbound_entry_list(
+            institution=self.institution,
+            status=query.get("status"),
+            account_id=query.get("accountId"),
+        )
+        return self.respond_list(rows, InboundEntryOut)
+
+
+class InboundEntryDetailView(TXView):
+    @document(
+        name="InboundEntry",
+        resources={V2: InboundEntryOut},
+        summary="Retrieve an inbound entry",
+        operation_id="inbound_entries_retrieve",
+        tags=TAGS,
+    )
+    def get(self, request, inboundEntryId):  # noqa: N803
+        inbound = inbound_entry_get(institution=self.institution, inbound_entry_id=inboundEntryId)
+        return self.respond(InboundEntryOut(inbound).data)

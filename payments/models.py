@@ -518,6 +518,11 @@ class InboundEntry(Timestamped):
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["institution", "-id"], name="inbound_entry_inst_idx"),
+            models.Index(
+                fields=["account", "-id"],
+                condition=Q(account__isnull=False),
+                name="inbound_entry_account_idx",
+            ),
             # The payments job's scans: received ones by date, and the returns to file.
             models.Index(
                 fields=["settlement_date"],

@@ -4,7 +4,7 @@ unknown one, 404), and the lists the API pages through."""
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import ExternalAccount, PaymentOrder, RailFile
+from .models import ExternalAccount, InboundEntry, PaymentOrder, RailFile
 
 
 def external_account_get(*, institution: Institution, external_account_id: str) -> ExternalAccount:
@@ -65,4 +65,24 @@ def rail_file_list(*, institution: Institution, direction: str | None = None):
     rows = RailFile.objects.filter(institution=institution).defer("content")
     if direction is not None:
         rows = rows.filter(direction=direction)
+    return rows
+
+
+def inbound_entry_get(*, institution: Institution, inbound_entry_id: str) -> InboundEntry:
+    return get_of_institution(
+        InboundEntry.objects.all(),
+        institution=institution,
+        id=inbound_entry_id,
+        missing="No inbound entry with this id.",
+    )
+
+
+def inbound_entry_list(
+    *, institution: Institution, status: str | None = None, account_id: str | None = None
+):
+    rows = InboundEntry.objects.filter(institution=institution)
+    if status is not None:
+        rows = rows.filter(status=status)
+    if account_id is not None:
+        rows = rows.filter(account_id=account_id)
     return rows

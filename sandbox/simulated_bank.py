@@ -101,13 +101,28 @@ class Incoming:
 
 def simulated_bank_send(*, institution, entries: list[Incoming], settles_on: date) -> str:
     """Other banks' entries to the institution's accounts, as its sponsor bank forwards them:
-    one file of PPD batches (one per originator) in its inbox, settling on `settles_on`;
-    return the file's name. Trace numbers follow the simulated originators' last, kept in the
-    bank's state file."""
+    one file (`entries_file`) in its inbox; return the file's name. Trace numbers follow the
+    simulated originators' last, kept in the bank's state file."""
     profile = AchProfile.objects.get(institution=institution)
     inbox = folder(institution.pk, "ach", "inbox")
-    state_path = inbox.parent / "outbox" / ".simulated-bank.json"
+    state_path = folder(institution.pk, "ach", "outbox").parent / ".simulated-bank.json"
     state = json.loads(state_path.read_text()) if state_path.exists() else {"read": [], "due": []}
+    first = state.get("sent", 0) + 1
+    state["sent"] = first + len(entries) - 1
+    content = entries_file(profile, entries, settles_on, first_sequence=first)
+    name = f"simulated-bank-entries-{settles_on:%Y%m%d}-{first:07d}.ach"
+    partial = inbox / f".{name}.partial"
+    partial.write_bytes(content)
+    os.replace(partial, inbox / name)
+    state_path.write_text(json.dumps(state))
+    return name
+
+
+def entries_file(
+    profile: AchProfile, entries: list[Incoming], settles_on: date, *, first_sequence: int = 1
+) -> bytes:
+    """A file of live entries (and prenotes) to the institution's receiving routing number,
+    one PPD batch per originator, settling on `settles_on`."""
     grouped: dict[tuple, list[Entry]] = {}
     for each in entries:
         detail = EntryDetail(
@@ -137,8 +152,6 @@ def simulated_bank_send(*, institution, entries: list[Incoming], settles_on: dat
         )
         for (name, company_id, description), group in grouped.items()
     ]
-    first = state.get("sent", 0) + 1
-    state["sent"] = first + len(entries) - 1
     header = FileHeader(
         immediate_destination=profile.odfi_routing_number,
         immediate_origin=RDFI_ROUTING,
@@ -146,14 +159,7 @@ def simulated_bank_send(*, institution, entries: list[Incoming], settles_on: dat
         immediate_destination_name=profile.odfi_name[:23].upper(),
         immediate_origin_name="SIMULATED BANK",
     )
-    content = write_file(header, numbered(batches, first_trace_sequence=first))
-    name = f"simulated-bank-entries-{settles_on:%Y%m%d}-{first:07d}.ach"
-    partial = inbox / f".{name}.partial"
-    partial.write_bytes(content)
-    os.replace(partial, inbox / name)
-    state_path.parent.mkdir(parents=True, exist_ok=True)
-    state_path.write_text(json.dumps(state))
-    return name
+    return write_file(header, numbered(batches, first_trace_sequence=first_sequence))
 
 
 def simulated_bank_run(*, institution, today: date | None = None) -> list[str]:

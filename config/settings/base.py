@@ -502,6 +502,8 @@ SPECTACULAR_SETTINGS = {
         "PaymentOrderDirection": "payments.models.PaymentOrder.Direction",
         "RailFileStatus": "payments.models.RailFile.Status",
         "RailFileDirection": "payments.models.RailFile.Direction",
+        "InboundEntryStatus": "payments.models.InboundEntry.Status",
+        "InboundEntryDirection": "payments.models.InboundEntry.Direction",
         "DisputeReason": "disputes.models.Dispute.Reason",
         "DisputeOutcome": "disputes.models.Dispute.Outcome",
         "DisputeStepKind": "disputes.models.DisputeStep.Kind",

@@ -26,6 +26,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
+from accounts.models import Account
 from api.auth import required_scope
 from api.views import TXView
 from institutions import scopes
@@ -37,6 +38,7 @@ from tests.factories import issue_key
 from tests.payments.helpers import (
     ach_profile,
     external_body,
+    inbound_credit_file,
     order_body,
     unknown_return_file,
     upload_body,
@@ -307,6 +309,12 @@ class World:
         content = unknown_return_file(ach_profile_of(self), timezone.now().date())
         return self._post("/rail-files", upload_body(content))["fileId"]
 
+    def _make_inboundEntry(self):  # noqa: N802 (v2 only): another bank's credit, received
+        number = Account.objects.get(pk=self["usdAccount"]).account_number
+        content = inbound_credit_file(ach_profile_of(self), number, 100, timezone.now().date())
+        self._post("/rail-files", upload_body(content, "credit.ach"))
+        return self.api.get("/inbound-entries").json()["data"][0]["inboundEntryId"]
+
     def _make_event(self):
         self["customer"]
         return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
@@ -407,6 +415,7 @@ PATH_IDS = {
     "externalAccountId": "externalAccount",
     "paymentOrderId": "paymentOrder",
     "fileId": "railFile",
+    "inboundEntryId": "inboundEntry",
 }
 # Objects no request can make without staff, a rule firing or a fee schedule: a made-up id
 # answers 404 after the scope check, which is all these tests need of them.

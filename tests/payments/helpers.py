@@ -14,7 +14,13 @@ from institutions import scopes
 from payments.models import AchProfile, Rail
 from payments.services.cutoff import cutoff_run
 from payments.services.rails import rails_run
-from sandbox.simulated_bank import Answer, answers_file, simulated_bank_run
+from sandbox.simulated_bank import (
+    Answer,
+    Incoming,
+    answers_file,
+    entries_file,
+    simulated_bank_run,
+)
 from tests.accounts.api.helpers import created, load
 from tests.conftest import Api
 from tests.customers.helpers import SPEC_FIELDS
@@ -100,6 +106,11 @@ def unknown_return_file(profile: AchProfile, day: date, trace: str = "0910000100
         effective_date=day.isoformat(),
     )
     return answers_file(profile, [answer], day)
+
+
+def inbound_credit_file(profile: AchProfile, account_number: str, amount: int, day: date) -> bytes:
+    """A valid NACHA file of another bank's credit to `account_number`, settling on `day`."""
+    return entries_file(profile, [Incoming("credit", account_number, amount)], day)
 
 
 def upload_body(content: bytes, name: str = "returns.ach") -> dict:

@@ -15,7 +15,8 @@ from payments.nacha.addenda import ReturnAddenda
 from payments.nacha.file import parse
 from payments.services.inbound import inbound_entry_apply, inbound_entry_return
 from sandbox.simulated_bank import Incoming, simulated_bank_send
-from tests.payments.helpers import ach_bank, local, rails_at
+from tests.accounts.api.helpers import created
+from tests.payments.helpers import ach_bank, inbound_credit_file, local, rails_at, upload_body
 from tests.payments.test_orders import business_day, internal
 
 pytestmark = pytest.mark.django_db
@@ -152,3 +153,25 @@ def test_a_credit_for_no_account_waits_in_suspense_until_staff_apply_or_return_i
     rails_at(local(day, 17))
     assert returned_in_next_file(bank) == {second.trace_number: "R03"}
     assert ledger_breaches() == []
+
+
+def test_the_api_shows_inbound_entries_by_their_last_four_to_their_institution_only(rails_dir):
+    bank, other = ach_bank(load_amount=0), ach_bank(load_amount=0)
+    day = business_day()
+    content = inbound_credit_file(bank.profile, number_of(bank), 1_234, day)
+    created(bank.api.post("/rail-files", upload_body(content, "payroll.ach")), "v2")
+    [listed] = bank.api.get("/inbound-entries", {"accountId": bank.account_id}).json()["data"]
+    assert {
+        key: listed[key]
+        for key in ("accountId", "accountNumberLast4", "direction", "amount", "status")
+    } == {
+        "accountId": bank.account_id,
+        "accountNumberLast4": number_of(bank)[-4:],
+        "direction": "credit",
+        "amount": 1_234,
+        "status": "received",
+    }
+    shown = bank.api.get(f"/inbound-entries/{listed['inboundEntryId']}")
+    assert number_of(bank) not in shown.content.decode()
+    assert other.api.get(f"/inbound-entries/{listed['inboundEntryId']}").status_code == 404
+    assert other.api.get("/inbound-entries").json()["data"] == []
