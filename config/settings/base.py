@@ -345,6 +345,9 @@ if FOUR_EYES_ALERT_CHANGES < 2:
 # Payment orders over rails (docs/payments.md, "The connector"): the folders files are exchanged
 # through with the sponsor bank, per institution and rail (its SFTP, mounted or synchronized).
 RAILS_DIR = env.str("RAILS_DIR", default=str(BASE_DIR / ".data" / "rails"))
+# The sandbox's clock (`manage.py simulated_bank --days N`): plays days of the rails ahead of
+# time, settling orders before their dates. Never in production (production.py refuses it).
+SANDBOX_CLOCK = env.bool("SANDBOX_CLOCK", default=False)
 PAN_GUESSING_MAX_FAILURES = env.int("PAN_GUESSING_MAX_FAILURES", default=10)
 PAN_GUESSING_WINDOW_SECONDS = env.int("PAN_GUESSING_WINDOW_SECONDS", default=3600)
 if PAN_GUESSING_MAX_FAILURES < 1 or PAN_GUESSING_WINDOW_SECONDS < 1:

@@ -22,3 +22,5 @@ WEBHOOK_REQUIRE_HTTPS = env.bool("WEBHOOK_REQUIRE_HTTPS", default=False)
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env.bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", default=True)
 WEBHOOK_RETRY_BASE_SECONDS = env.float("WEBHOOK_RETRY_BASE_SECONDS", default=1.0)
 WEBHOOK_RETRY_CAP_SECONDS = env.float("WEBHOOK_RETRY_CAP_SECONDS", default=30.0)
+# The demo plays days of the rails with the simulated bank (docs/payments.md, "The sandbox").
+SANDBOX_CLOCK = env.bool("SANDBOX_CLOCK", default=True)

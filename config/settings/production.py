@@ -37,6 +37,10 @@ for _name, _value in (
     if _value in _DEVELOPMENT_VALUES or len(_value) < 16:
         raise ImproperlyConfigured(f"{_name} is a development value or too short.")
 
+# The sandbox's clock settles payments ahead of their dates: never where the money is real.
+if SANDBOX_CLOCK:  # noqa: F405
+    raise ImproperlyConfigured("SANDBOX_CLOCK is for the sandbox only, never in production.")
+
 # Django's psycopg connection pool, on unless DATABASE_POOL=0.
 if env.bool("DATABASE_POOL", default=True):
     # One pool each for the primary and every read replica; a replica's callers wait for a

@@ -207,3 +207,9 @@ def test_the_recovery_codes_key_is_required_and_never_the_development_one(value)
     result = production(STAFF_RECOVERY_CODE_KEY=value)
     assert result.returncode != 0
     assert "STAFF_RECOVERY_CODE_KEY is a development value or too short." in result.stderr
+
+
+def test_the_sandbox_clock_refuses_to_start():
+    result = production(SANDBOX_CLOCK="1")
+    assert result.returncode != 0
+    assert "SANDBOX_CLOCK is for the sandbox only, never in production." in result.stderr

@@ -1,16 +1,79 @@
+import time
+
+from django.core.management.base import CommandError
+
+from cards.dates import today_of
 from core.management.base import TXCommand
+from institutions.services import institution_get
+from payments.calendar import ach_days_after, is_ach_day
 from payments.models import AchProfile
-from sandbox.simulated_bank import simulated_bank_run
+from sandbox.rails_clock import rails_play
+from sandbox.simulated_bank import Incoming, simulated_bank_run, simulated_bank_send
 
 
 class Command(TXCommand):
     help = (
         "The simulated sponsor bank (docs/payments.md, 'The simulated bank'): answers the files "
         "TX delivered into each institution's ACH outbox with real NACHA return and change "
-        "files in its inbox, by the scenario each entry's account number names."
+        "files in its inbox, by the scenario each entry's account number names. --every keeps "
+        "answering; --send-credit and --send-debit forward another bank's entry to one of the "
+        "institution's accounts; --days plays days of the rails ahead (the sandbox only)."
     )
 
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--every",
+            type=int,
+            metavar="SECONDS",
+            help="Answer again every SECONDS, until stopped.",
+        )
+        parser.add_argument(
+            "--days",
+            type=int,
+            help="Play this many days of the rails, hour by hour: cut-offs, answers, settlement "
+            "(SANDBOX_CLOCK only: payments settle ahead of their dates).",
+        )
+        for direction in ("credit", "debit"):
+            parser.add_argument(
+                f"--send-{direction}",
+                nargs=2,
+                metavar=("ACCOUNT_NUMBER", "CENTS"),
+                help=f"Another bank's {direction} of CENTS to the account, settling today (the "
+                "next ACH day when today is not one).",
+            )
+        parser.add_argument("--institution", help="Institution id or name (with --send-...).")
+
     def handle(self, *args, **options):
-        for profile in AchProfile.objects.select_related("institution"):
-            for name in simulated_bank_run(institution=profile.institution):
-                self.stdout.write(f"{profile.institution_id}: wrote {name}")
+        for direction in ("credit", "debit"):
+            sent = options[f"send_{direction}"]
+            if sent:
+                self._send(options["institution"], direction, *sent)
+        if options["days"] is not None:
+            if not 1 <= options["days"] <= 10:
+                raise CommandError("--days: 1 to 10.")
+            hours = self.run_batches(rails_play, days=options["days"])
+            self.stdout.write(f"Played {hours} hours of the rails.")
+            return
+        while True:
+            for profile in AchProfile.objects.select_related("institution"):
+                for name in simulated_bank_run(institution=profile.institution):
+                    self.stdout.write(f"{profile.institution_id}: wrote {name}")
+            if not options["every"]:
+                return
+            time.sleep(options["every"])
+
+    def _send(self, reference, direction, account_number, cents):
+        if not reference:
+            raise CommandError("--institution is needed with --send-credit and --send-debit.")
+        if not cents.isdigit() or int(cents) <= 0:
+            raise CommandError("CENTS: a positive whole number.")
+        institution = institution_get(reference=reference)
+        today = today_of(institution)
+        name = simulated_bank_send(
+            institution=institution,
+            entries=[Incoming(direction, account_number, int(cents))],
+            settles_on=today
+            if is_ach_day(institution, today)
+            else ach_days_after(institution, today, 1),
+        )
+        self.stdout.write(f"{institution.pk}: wrote {name} into the inbox")
