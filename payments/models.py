@@ -583,3 +583,36 @@ class InboundEntry(Timestamped):
 
     def _context(self) -> str:
         return f"payments.InboundEntry.account_number:{self.id}"
+
+
+class RailJournal(models.Model):
+    """A journal a payment order or an inbound entry posted (in a file, settled, returned,
+    applied, to suspense...): its money's history, in order, for the back office and
+    reconciliation. Exactly one of `order` and `inbound_entry`."""
+
+    journal = models.OneToOneField(
+        "accounts.Journal", on_delete=models.PROTECT, related_name="rail_journal"
+    )
+    order = models.ForeignKey(
+        PaymentOrder, on_delete=models.PROTECT, null=True, blank=True, related_name="journals"
+    )
+    inbound_entry = models.ForeignKey(
+        InboundEntry,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="journals",
+    )
+
+    class Meta:
+        verbose_name = "rail journal"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(order__isnull=False, inbound_entry__isnull=True)
+                | Q(order__isnull=True, inbound_entry__isnull=False),
+                name="rail_journal_of_one",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.journal_id} of {self.order_id or self.inbound_entry_id}"

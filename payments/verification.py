@@ -3,7 +3,8 @@ registered with `accounts.verification` when Django starts): the rail's clearing
 exactly the credits in files not yet settled; its settlement account the orders' credits settled
 less their debits settled (a returned or rejected order's money came back: it counts in
 neither), less the inbound credits applied or in suspense, plus the inbound debits applied; its
-suspense account the inbound credits in suspense and the returned credits of closed accounts."""
+suspense account the inbound credits in suspense and the returned credits of closed accounts;
+and every journal of the rails is an order's or an inbound entry's (`RailJournal`)."""
 
 CLEARING = """
     SELECT a.institution_id, a.currency, a.posted, COALESCE(o.total, 0)::bigint AS orders
@@ -54,10 +55,18 @@ SUSPENSE = """
        AND a.posted <> COALESCE(i.total, 0)
 """
 
+UNOWNED = """
+    SELECT j.institution_id, j.id, j.kind
+      FROM accounts_journal j
+      LEFT JOIN payments_railjournal r ON r.journal_id = j.id
+     WHERE j.kind IN ('payment_order', 'inbound_entry') AND r.id IS NULL
+"""
+
 CHECKS = {
     "rail clearing accounts that are not the credits in files not yet settled": CLEARING,
     "rail settlement accounts that are not the orders settled and the inbound entries "
     "applied": SETTLEMENT,
     "rail suspense accounts that are not the inbound credits in suspense and the returned "
     "credits of closed accounts": SUSPENSE,
+    "journals of the rails that are no order's or inbound entry's": UNOWNED,
 }

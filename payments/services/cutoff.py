@@ -42,7 +42,7 @@ from ..locks import (
     lock_payment_orders,
     lock_returning_entries,
 )
-from ..models import AchProfile, InboundEntry, PaymentOrder, Rail, RailFile
+from ..models import AchProfile, InboundEntry, PaymentOrder, Rail, RailFile, RailJournal
 from ..nacha.addenda import PaymentAddenda
 from ..nacha.batch_header import BatchHeader
 from ..nacha.codes import TRANSACTION_CODES, transaction_code
@@ -52,6 +52,7 @@ from ..nacha.file_header import FILE_ID_MODIFIERS, FileHeader
 from ..nacha.returns import return_entry
 from .inbound import emit_inbound
 from .orders import emit_order
+from .settlement import order_journal
 
 MIXED = 200  # service class: credits and debits in one batch
 MODIFIERS = sorted(FILE_ID_MODIFIERS, key=lambda char: (char.isdigit(), char))  # A-Z, then 0-9
@@ -154,11 +155,14 @@ def cutoff_run(
 
 def _schedule(order: PaymentOrder, rail_file: RailFile, trace: str, settles_on: date) -> None:
     if order.hold is not None:  # a credit's money leaves the account for the rail's clearing
+        journal = order_journal(order, "ACH credit in a file")
         hold_capture(
             hold=order.hold,
             purpose=Hold.Purpose.PAYMENT_ORDER,
             counterparty=Account.InternalCode.RAIL_CLEARING,
+            journal=journal,
         )
+        RailJournal.objects.create(journal=journal, order=order)
     order.status = PaymentOrder.Status.SCHEDULED
     order.file = rail_file
     order.trace_number = trace

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from accounts.locks import lock_accounts
 from accounts.models import Account, Journal, StatementLine
-from accounts.posting import credit, debit, journal_new, post
+from accounts.posting import credit, debit, journal_new
 from accounts.statement_lines import Line, statement_lines_new
 from core.exceptions import InvalidStateTransition, ValidationFailed
 from core.locks import lock_free_batch
@@ -44,7 +44,7 @@ from ..nacha.batch_header import BatchHeader
 from ..nacha.codes import TRANSACTION_CODES, return_reason
 from ..nacha.file import Entry
 from .external_accounts import USD
-from .settlement import rail_account
+from .settlement import rail_account, rail_post
 
 Status = InboundEntry.Status
 Code = Account.InternalCode
@@ -180,7 +180,8 @@ def _apply(inbound: InboundEntry, account: Account, *, at: datetime) -> None:
         else:
             moves = [debit(account.pk, inbound.amount), _internal(inbound, Code.RAIL_SETTLEMENT, 1)]
             kind = StatementLine.Type.CASH_DEC
-        post(
+        rail_post(
+            inbound=inbound,
             institution_id=inbound.institution_id,
             currency=inbound.currency,
             moves=moves,
@@ -220,7 +221,8 @@ def _internal(inbound: InboundEntry, code: str, sign: int):
 
 
 def _post(inbound: InboundEntry, source: str, target: str, what: str) -> None:
-    post(
+    rail_post(
+        inbound=inbound,
         institution_id=inbound.institution_id,
         currency=inbound.currency,
         moves=[_internal(inbound, source, -1), _internal(inbound, target, 1)],
@@ -272,7 +274,8 @@ def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> InboundEn
             raise ValidationFailed(details={"account_id": "The account is not active."})
         if not inbound.prenote:
             journal = _journal(inbound, "ACH received, applied from suspense")
-            post(
+            rail_post(
+                inbound=inbound,
                 institution_id=inbound.institution_id,
                 currency=inbound.currency,
                 moves=[

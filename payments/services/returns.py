@@ -28,7 +28,7 @@ from datetime import date, datetime, timedelta
 
 from accounts.locks import lock_accounts
 from accounts.models import Account, Hold, StatementLine
-from accounts.posting import FORCED, credit, debit, post
+from accounts.posting import FORCED, credit, debit
 from accounts.services import hold_release
 from accounts.statement_lines import Line, statement_lines_new
 from institutions.calendar import local_date
@@ -39,7 +39,7 @@ from ..models import ExternalAccount, PaymentOrder, RailFile, RailNotice
 from ..nacha.codes import ReturnReason
 from .external_accounts import external_account_correct, external_account_status
 from .orders import emit_order
-from .settlement import order_journal, rail_account
+from .settlement import order_journal, rail_account, rail_post
 
 Status = PaymentOrder.Status
 RETURNABLE = (Status.SCHEDULED, Status.SENT, Status.SETTLED)
@@ -128,7 +128,8 @@ def _credit_comes_back(order: PaymentOrder) -> None:
     if account.status == Account.Status.CLOSED:
         # A closed account takes nothing: the money waits in suspense for staff to place.
         suspense = rail_account(institution, Account.InternalCode.RAIL_SUSPENSE, order.currency)
-        post(
+        rail_post(
+            order=order,
             institution_id=institution.pk,
             currency=order.currency,
             moves=[
@@ -140,7 +141,8 @@ def _credit_comes_back(order: PaymentOrder) -> None:
         order.returned_to_suspense = True
         order.save(update_fields=["returned_to_suspense"])
         return
-    post(
+    rail_post(
+        order=order,
         institution_id=institution.pk,
         currency=order.currency,
         moves=[credit(account.pk, order.amount), debit(source.pk, order.amount, check="")],
@@ -179,7 +181,8 @@ def _debit_taken_back(order: PaymentOrder) -> None:
             institution, Account.InternalCode.RETURNS_RECEIVABLE, order.currency
         )
         moves.append(debit(receivable.pk, owed, check=""))
-    post(
+    rail_post(
+        order=order,
         institution_id=institution.pk,
         currency=order.currency,
         moves=moves,

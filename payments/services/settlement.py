@@ -29,7 +29,7 @@ from institutions.calendar import local_date
 
 from ..calendar import ach_days_after
 from ..locks import lock_payment_order
-from ..models import AchProfile, ExternalAccount, PaymentOrder
+from ..models import AchProfile, ExternalAccount, PaymentOrder, RailJournal
 from .external_accounts import external_account_verify
 from .orders import emit_order
 
@@ -46,6 +46,15 @@ def order_journal(order: PaymentOrder, description: str) -> Journal:
         kind=Journal.Kind.PAYMENT_ORDER,
         description=f"{description} {order.pk}",
     )
+
+
+def rail_post(
+    *, journal: Journal, order: PaymentOrder | None = None, inbound=None, **posting
+) -> None:
+    """`accounts.posting.post`, and the journal kept as the order's or the inbound entry's
+    (`RailJournal`): every journal of the rails is one of theirs."""
+    post(journal=journal, **posting)
+    RailJournal.objects.create(journal=journal, order=order, inbound_entry=inbound)
 
 
 def orders_settle(*, now: datetime | None = None, batch_size: int = 200) -> int:
@@ -89,7 +98,8 @@ def order_settle(*, order: PaymentOrder, at: datetime) -> PaymentOrder:
     elif order.direction == PaymentOrder.Direction.CREDIT:
         clearing = rail_account(institution, Account.InternalCode.RAIL_CLEARING, order.currency)
         settlement = rail_account(institution, Account.InternalCode.RAIL_SETTLEMENT, order.currency)
-        post(
+        rail_post(
+            order=order,
             institution_id=institution.pk,
             currency=order.currency,
             moves=[
@@ -114,7 +124,8 @@ def _collect(order: PaymentOrder) -> None:
     settlement = rail_account(institution, Account.InternalCode.RAIL_SETTLEMENT, order.currency)
     journal = order_journal(order, "ACH debit collected")
     external = order.external_account
-    post(
+    rail_post(
+        order=order,
         institution_id=institution.pk,
         currency=order.currency,
         moves=[credit(account.pk, order.amount), debit(settlement.pk, order.amount, check="")],
