@@ -462,7 +462,7 @@ class CancellationsView(TXView):
     def post(self, request, paymentOrderId):  # noqa: N803
         order = payment_order_get(institution=self.institution, order_id=paymentOrderId)
         data = self.parse(CancellationCreate)
-        order = payment_order_cancel(order=order, reason=data.get("reason", ""))
+        order = payment_order_cancel(order=order, reason=data.get("reason", "")).value
         return self.created(PaymentOrderOut(order).data)
 
 

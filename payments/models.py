@@ -22,6 +22,7 @@ from core import crypto
 from core.ids import new_id
 from core.metadata import MetadataField
 from core.models import CreatedBy, Timestamped
+from core.money import money
 from institutions.models import Institution
 
 
@@ -392,7 +393,7 @@ class PaymentOrder(CreatedBy, Timestamped):
         ]
 
     def __str__(self):
-        return f"{self.id} {self.direction} {self.amount} {self.currency} ({self.status})"
+        return f"{self.id} {self.direction} {money(self.amount, self.currency)} ({self.status})"
 
 
 class RailNotice(models.Model):
@@ -561,15 +562,15 @@ class InboundEntry(Timestamped):
                 ),
                 name="inbound_entry_return_when_returning",
             ),
-            # Only a credit waits in suspense.
+            # Only a credit's money waits in suspense (a prenote has none).
             models.CheckConstraint(
-                condition=~Q(status="suspense") | Q(direction="credit"),
+                condition=~Q(status="suspense") | Q(direction="credit", prenote=False),
                 name="inbound_entry_suspense_of_a_credit",
             ),
         ]
 
     def __str__(self):
-        return f"{self.id} {self.direction} {self.amount} {self.currency} ({self.status})"
+        return f"{self.id} {self.direction} {money(self.amount, self.currency)} ({self.status})"
 
     def account_number(self) -> str:
         """The account number the entry named, in clear: for the return that answers it."""

@@ -19,7 +19,8 @@ A prenote (zero, no money) is applied or returned by the same rules, funds aside
 back in TX's next file (`payments.services.cutoff`), inside the rail's 2-banking-day window: the
 job runs every minute and the next cut-off is the same or the next business day.
 
-A credit in suspense is money that arrived for no account: its money waits in the rail's
+A prenote for no account is returned at once (R03: nothing to hold). A credit in suspense is
+money that arrived for no account: its money waits in the rail's
 suspense account until staff apply it to an account (`inbound_entry_apply`) or return it
 (`inbound_entry_return`).
 """
@@ -35,6 +36,7 @@ from accounts.posting import credit, debit, journal_new
 from accounts.statement_lines import Line, statement_lines_new
 from core.exceptions import InvalidStateTransition, ValidationFailed
 from core.locks import lock_free_batch
+from core.operations import Outcome, changed
 from events.services import emit_for
 from institutions.calendar import local_date
 
@@ -140,8 +142,10 @@ def inbound_entry_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry
     account = lock_accounts([inbound.account_id])[inbound.account_id] if inbound.account else None
     refusal = _refusal(inbound, account)
     if refusal == NO_ACCOUNT and inbound.direction == InboundEntry.Direction.CREDIT:
-        if not inbound.prenote:
-            _post(inbound, Code.RAIL_SETTLEMENT, Code.RAIL_SUSPENSE, "to suspense")
+        if inbound.prenote:  # no money to hold: the originator is told at once
+            _to_return(inbound, refusal, at=at)
+            return inbound
+        _post(inbound, Code.RAIL_SETTLEMENT, Code.RAIL_SUSPENSE, "to suspense")
         _move(inbound, Status.SUSPENSE, "inbound_entry.held_in_suspense", at=at)
     elif refusal:
         _to_return(inbound, refusal, at=at)
@@ -260,7 +264,7 @@ def emit_inbound(inbound: InboundEntry, event: str) -> None:
 
 
 # --- staff: the suspense queue ----------------------------------------------------------------
-def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> InboundEntry:
+def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> Outcome[InboundEntry]:
     """A credit in suspense applied to `account` of its institution (staff, four eyes: the
     back office's declared action): the money from suspense to the account. 409 unless in
     suspense; 400 when the account cannot take it (another institution's, not in USD, not
@@ -272,32 +276,26 @@ def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> InboundEn
         account = lock_accounts([account.pk])[account.pk]
         if account.status != Account.Status.ACTIVE:
             raise ValidationFailed(details={"account_id": "The account is not active."})
-        if not inbound.prenote:
-            journal = _journal(inbound, "ACH received, applied from suspense")
-            rail_post(
-                inbound=inbound,
-                institution_id=inbound.institution_id,
+        journal = _journal(inbound, "ACH received, applied from suspense")
+        rail_post(
+            inbound=inbound,
+            institution_id=inbound.institution_id,
+            currency=inbound.currency,
+            moves=[credit(account.pk, inbound.amount), _internal(inbound, Code.RAIL_SUSPENSE, -1)],
+            journal=journal,
+            lines=statement_lines_new(
+                lines=[Line(account, StatementLine.Type.CASH_INC, inbound.amount, _line(inbound))],
                 currency=inbound.currency,
-                moves=[
-                    credit(account.pk, inbound.amount),
-                    _internal(inbound, Code.RAIL_SUSPENSE, -1),
-                ],
                 journal=journal,
-                lines=statement_lines_new(
-                    lines=[
-                        Line(account, StatementLine.Type.CASH_INC, inbound.amount, _line(inbound))
-                    ],
-                    currency=inbound.currency,
-                    journal=journal,
-                ),
-            )
+            ),
+        )
         inbound.account = account
         now = timezone.now()
         _move(inbound, Status.APPLIED, "inbound_entry.applied", at=now, applied_at=now)
-    return inbound
+    return changed(inbound, Status.SUSPENSE)
 
 
-def inbound_entry_return(*, inbound: InboundEntry, code: str = NO_ACCOUNT) -> InboundEntry:
+def inbound_entry_return(*, inbound: InboundEntry, code: str = NO_ACCOUNT) -> Outcome[InboundEntry]:
     """A credit in suspense returned (staff, four eyes): its money from suspense back to the
     rail's settlement account, and a return in TX's next file. 409 unless in suspense."""
     reason = return_reason(code)
@@ -305,10 +303,9 @@ def inbound_entry_return(*, inbound: InboundEntry, code: str = NO_ACCOUNT) -> In
         raise ValidationFailed(details={"code": "A return reason code R01-R85."})
     with transaction.atomic(savepoint=False):
         inbound = _locked(inbound.pk, Status.RETURNING)
-        if not inbound.prenote:
-            _post(inbound, Code.RAIL_SUSPENSE, Code.RAIL_SETTLEMENT, "returned from suspense")
+        _post(inbound, Code.RAIL_SUSPENSE, Code.RAIL_SETTLEMENT, "returned from suspense")
         _to_return(inbound, code, at=timezone.now())
-    return inbound
+    return changed(inbound, Status.SUSPENSE)
 
 
 def _locked(inbound_id: str, to: str) -> InboundEntry:

@@ -38,6 +38,7 @@ from core.exceptions import (
     ValidationFailed,
 )
 from core.metadata import metadata_check
+from core.operations import Outcome, changed
 from core.rows import new_row, row_update
 from events.services import emit_for
 from institutions.models import Institution
@@ -266,7 +267,7 @@ def external_account_prenote(*, external: ExternalAccount, actor: Actor) -> Paym
     return order
 
 
-def payment_order_approve(*, order: PaymentOrder, actor: Actor) -> PaymentOrder:
+def payment_order_approve(*, order: PaymentOrder, actor: Actor) -> Outcome[PaymentOrder]:
     """A staff user approves an order waiting for approval (four eyes: never the one who made
     it, 403). 409 unless `needs_approval`. Emits `payment_order.approved`."""
     if actor.user is None:
@@ -278,10 +279,10 @@ def payment_order_approve(*, order: PaymentOrder, actor: Actor) -> PaymentOrder:
         _require(order, Status.APPROVED, Status.NEEDS_APPROVAL)
         row_update(order, {"status": Status.APPROVED, "approval_id": f"staff:{actor.user.pk}"})
         emit_order(order, "payment_order.approved")
-    return order
+    return changed(order, Status.NEEDS_APPROVAL)
 
 
-def payment_order_cancel(*, order: PaymentOrder, reason: str = "") -> PaymentOrder:
+def payment_order_cancel(*, order: PaymentOrder, reason: str = "") -> Outcome[PaymentOrder]:
     """Cancel an order not yet in a file (`needs_approval` or `approved`; 409 otherwise): a
     credit's hold is released. Emits `payment_order.cancelled`."""
     with transaction.atomic(savepoint=False):
@@ -295,9 +296,10 @@ def payment_order_cancel(*, order: PaymentOrder, reason: str = "") -> PaymentOrd
                 status=ExternalAccount.Status.FAILED,
                 reason="prenote cancelled",
             )
+        previous = order.status
         row_update(order, {"status": Status.CANCELLED, "ended_reason": reason[:200]})
         emit_order(order, "payment_order.cancelled")
-    return order
+    return changed(order, previous)
 
 
 def _require(order: PaymentOrder, to: str, *allowed: str) -> None:
