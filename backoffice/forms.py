@@ -12,6 +12,7 @@ from django.contrib.auth.signals import user_login_failed
 from backoffice import second_factor
 from backoffice.kit import reason_field
 from backoffice.models import ApprovalRequest, ApprovalThreshold
+from backoffice.services.thresholds import ALWAYS_ASKED
 from core.exceptions import ValidationFailed
 from core.money import MAX_AMOUNT, currency_exponent, money
 
@@ -261,6 +262,12 @@ class ApprovalThresholdForm(forms.ModelForm):
                 self.fields["daily_up_to_text"].initial = _typed(threshold, threshold.daily_up_to)
         if "currency" in self.fields:
             self.fields["currency"].help_text = "ISO 4217 (EUR); blank for a PIN unblock."
+        if "kind" in self.fields:  # money placed from suspense always takes two people
+            self.fields["kind"].choices = [
+                (value, label)
+                for value, label in self.fields["kind"].choices
+                if value not in ALWAYS_ASKED
+            ]
 
     def clean(self):
         data = super().clean()

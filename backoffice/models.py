@@ -72,6 +72,9 @@ class ApprovalRequest(Timestamped):
         OVERDRAFT_RAISE = "overdraft_raise", "overdraft limit raise"
         CARD_LIMITS_RAISE = "card_limits_raise", "card limits raise"
         PIN_UNBLOCK = "pin_unblock", "PIN unblock"
+        # An inbound ACH credit in suspense, applied to an account or returned (docs/payments.md).
+        INBOUND_APPLY = "inbound_apply", "inbound credit applied from suspense"
+        INBOUND_RETURN = "inbound_return", "inbound credit returned from suspense"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -86,12 +89,13 @@ class ApprovalRequest(Timestamped):
     )
     kind = models.CharField(max_length=32, choices=Kind.choices)
     # The account of an adjustment or an overdraft raise, the fee of a waiver, the card of a
-    # limits raise or a PIN unblock.
+    # limits raise or a PIN unblock, the inbound entry applied or returned from suspense.
     target_id = models.CharField(max_length=40)
     # What the real service is called with besides its target: an adjustment's direction,
     # amount, currency and description; an overdraft raise's `overdraft_limit`; a limits
-    # raise's `limits` (the changed ones, by their field names); nothing for a waiver or a PIN
-    # unblock (the reason is `request_reason`).
+    # raise's `limits` (the changed ones, by their field names); an inbound credit's
+    # `account_id` (applied) or return `code` (returned); nothing for a waiver or a PIN unblock
+    # (the reason is `request_reason`).
     parameters = models.JSONField(default=dict, blank=True)
     # None for a PIN unblock (it moves no amount).
     amount = models.BigIntegerField(null=True, blank=True)
@@ -128,6 +132,8 @@ class ApprovalRequest(Timestamped):
                         "overdraft_raise",
                         "card_limits_raise",
                         "pin_unblock",
+                        "inbound_apply",
+                        "inbound_return",
                     ]
                 ),
                 name="approval_kind_known",
@@ -237,6 +243,11 @@ class ApprovalThreshold(Timestamped):
                 condition=Q(kind="pin_unblock", currency="")
                 | (~Q(kind="pin_unblock") & Q(currency__regex=r"^[A-Z]{3}$")),
                 name="approval_threshold_currency",
+            ),
+            # Money placed from suspense always takes two people: no threshold for it.
+            models.CheckConstraint(
+                condition=~Q(kind__in=["inbound_apply", "inbound_return"]),
+                name="approval_threshold_not_of_suspense",
             ),
         ]
 

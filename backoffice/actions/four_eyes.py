@@ -20,6 +20,8 @@ from backoffice.models import ApprovalRequest
 from backoffice.services.staff_changes import (
     StaffChange,
     staff_adjust,
+    staff_apply_inbound,
+    staff_return_inbound,
     staff_set_card_limits,
     staff_set_overdraft_limit,
     staff_unblock_pin,
@@ -27,6 +29,7 @@ from backoffice.services.staff_changes import (
 )
 from cards.services import card_limits_set, card_pin_unblock
 from core.money import money
+from payments.services.inbound import inbound_entry_apply, inbound_entry_return
 
 Kind = ApprovalRequest.Kind
 
@@ -48,6 +51,8 @@ OVERDRAFT_RAISE = FourEyes(
 )
 CARD_LIMITS_RAISE = FourEyes(Kind.CARD_LIMITS_RAISE, staff_set_card_limits, card_limits_set)
 PIN_UNBLOCK = FourEyes(Kind.PIN_UNBLOCK, staff_unblock_pin, card_pin_unblock)
+INBOUND_APPLY = FourEyes(Kind.INBOUND_APPLY, staff_apply_inbound, inbound_entry_apply)
+INBOUND_RETURN = FourEyes(Kind.INBOUND_RETURN, staff_return_inbound, inbound_entry_return)
 
 
 def asked_for(approval: ApprovalRequest) -> str:
@@ -68,6 +73,10 @@ def asked_for(approval: ApprovalRequest) -> str:
             for field, value in parameters["limits"].items()
         )
         return f"Set the card's limits: {limits}"
+    if approval.kind == Kind.INBOUND_APPLY:
+        return f"Apply the inbound credit of {amount} to account {parameters['account_id']}"
+    if approval.kind == Kind.INBOUND_RETURN:
+        return f"Return the inbound credit of {amount} ({parameters['code']})"
     return "Unblock the card's PIN"
 
 

@@ -30,6 +30,8 @@ TARGETS = {
     ApprovalRequest.Kind.OVERDRAFT_RAISE: ("accounts", "account"),
     ApprovalRequest.Kind.CARD_LIMITS_RAISE: ("cards", "card"),
     ApprovalRequest.Kind.PIN_UNBLOCK: ("cards", "card"),
+    ApprovalRequest.Kind.INBOUND_APPLY: ("payments", "inboundentry"),
+    ApprovalRequest.Kind.INBOUND_RETURN: ("payments", "inboundentry"),
 }
 RESULTS = {
     ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "adjustment"),
@@ -37,6 +39,8 @@ RESULTS = {
     ApprovalRequest.Kind.OVERDRAFT_RAISE: ("accounts", "account"),
     ApprovalRequest.Kind.CARD_LIMITS_RAISE: ("cards", "card"),
     ApprovalRequest.Kind.PIN_UNBLOCK: ("cards", "pinunblock"),
+    ApprovalRequest.Kind.INBOUND_APPLY: ("payments", "inboundentry"),
+    ApprovalRequest.Kind.INBOUND_RETURN: ("payments", "inboundentry"),
 }
 
 

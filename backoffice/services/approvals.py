@@ -47,9 +47,14 @@ from core.exceptions import (
 from core.money import MAX_AMOUNT
 from core.operations import Outcome, changed
 from events.services import emit_for
+from payments.models import InboundEntry
+from payments.nacha.codes import return_reason
+from payments.services.inbound import inbound_entry_apply, inbound_entry_return
 
 from ..locks import lock_approval_request
 from ..models import ApprovalRequest
+
+Kind = ApprovalRequest.Kind
 
 MAX_REASON_LENGTH = 500
 MAX_DESCRIPTION_LENGTH = 500
@@ -308,6 +313,71 @@ def approval_request_pin_unblock(*, card: Card, reason: str, actor: Actor) -> Ap
     )
 
 
+def approval_request_inbound_apply(
+    *, inbound: InboundEntry, account: Account, reason: str, actor: Actor
+) -> ApprovalRequest:
+    """Ask for an inbound credit in suspense to be applied to `account` (docs/payments.md,
+    "Inbound entries"), with the staff user's `reason`: its money moves when another staff user
+    approves. 409 unless in suspense, and while one is waiting already; 400 for an account that
+    cannot take it (another institution's, not in USD, not active)."""
+    user = _staff_user(actor)
+    reason = checked_reason(reason)
+    _in_suspense(inbound, InboundEntry.Status.APPLIED)
+    if (
+        account.institution_id != inbound.institution_id
+        or account.currency != inbound.currency
+        or account.kind != Account.Kind.CUSTOMER
+        or account.status != Account.Status.ACTIVE
+    ):
+        raise ValidationFailed(
+            details={"account_id": "An active customer account of the institution in USD."}
+        )
+    return _create_one_pending(
+        _inbound_request(inbound, Kind.INBOUND_APPLY, {"account_id": account.pk}, user, reason),
+        "An application of this entry is already waiting for approval.",
+        {"inbound_entry_id": inbound.pk},
+    )
+
+
+def approval_request_inbound_return(
+    *, inbound: InboundEntry, code: str, reason: str, actor: Actor
+) -> ApprovalRequest:
+    """Ask for an inbound credit in suspense to be returned with `code` (R01-R85), with the
+    staff user's `reason`. 409 unless in suspense, and while one is waiting already."""
+    user = _staff_user(actor)
+    reason = checked_reason(reason)
+    _in_suspense(inbound, InboundEntry.Status.RETURNING)
+    if return_reason(code).normalized == "unknown":
+        raise ValidationFailed(details={"code": "A return reason code R01-R85."})
+    return _create_one_pending(
+        _inbound_request(inbound, Kind.INBOUND_RETURN, {"code": code}, user, reason),
+        "A return of this entry is already waiting for approval.",
+        {"inbound_entry_id": inbound.pk},
+    )
+
+
+def _in_suspense(inbound: InboundEntry, to_state: str) -> None:
+    if inbound.status != InboundEntry.Status.SUSPENSE:
+        raise InvalidStateTransition(
+            f"The inbound entry is {inbound.status}: only one in suspense is placed by staff.",
+            from_state=inbound.status,
+            to_state=to_state,
+        )
+
+
+def _inbound_request(inbound, kind, parameters, user, reason) -> ApprovalRequest:
+    return ApprovalRequest(
+        institution_id=inbound.institution_id,
+        kind=kind,
+        target_id=inbound.pk,
+        parameters=parameters,
+        amount=inbound.amount,
+        currency=inbound.currency,
+        requested_by=user,
+        request_reason=reason,
+    )
+
+
 def _decidable(approval: ApprovalRequest, user, to_state: str) -> ApprovalRequest:
     """The request, locked, when `user` may decide it now."""
     approval = lock_approval_request(approval.pk)
@@ -365,6 +435,16 @@ def _carry_out(approval: ApprovalRequest, actor: Actor) -> str:
         account = Account.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
         limit = approval.parameters["overdraft_limit"]
         return account_set_overdraft_limit(account=account, limit=limit).value.pk
+    if approval.kind in (Kind.INBOUND_APPLY, Kind.INBOUND_RETURN):
+        inbound = InboundEntry.objects.get(
+            pk=approval.target_id, institution_id=approval.institution_id
+        )
+        if approval.kind == Kind.INBOUND_RETURN:
+            return inbound_entry_return(inbound=inbound, code=approval.parameters["code"]).value.pk
+        account = Account.objects.get(
+            pk=approval.parameters["account_id"], institution_id=approval.institution_id
+        )
+        return inbound_entry_apply(inbound=inbound, account=account).value.pk
     card = Card.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
     if approval.kind == ApprovalRequest.Kind.CARD_LIMITS_RAISE:
         return card_limits_set(card=card, changes=approval.parameters["limits"]).pk

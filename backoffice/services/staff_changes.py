@@ -58,6 +58,8 @@ from .approvals import (
     approval_request_adjustment,
     approval_request_card_limits_raise,
     approval_request_fee_waiver,
+    approval_request_inbound_apply,
+    approval_request_inbound_return,
     approval_request_overdraft_raise,
     approval_request_pin_unblock,
     checked_adjustment,
@@ -390,3 +392,22 @@ def staff_unblock_pin(*, card: Card, reason: str, actor: Actor) -> Outcome[Staff
                 approval=approval_request_pin_unblock(card=card, reason=reason, actor=actor)
             )
         )
+
+
+def staff_apply_inbound(*, inbound, account: Account, reason: str, actor: Actor) -> StaffChange:
+    """An inbound credit in suspense applied to an account: always asked (money from suspense
+    to a customer is placed by two people; no threshold makes it alone)."""
+    return StaffChange(
+        approval=approval_request_inbound_apply(
+            inbound=inbound, account=account, reason=reason, actor=actor
+        )
+    )
+
+
+def staff_return_inbound(*, inbound, code: str, reason: str, actor: Actor) -> StaffChange:
+    """An inbound credit in suspense returned with `code`: always asked, as applying it is."""
+    return StaffChange(
+        approval=approval_request_inbound_return(
+            inbound=inbound, code=code, reason=reason, actor=actor
+        )
+    )

@@ -13,6 +13,9 @@ from ..models import ApprovalRequest, ApprovalThreshold
 
 # Kinds measured by the value they set (a limit), which slicing cannot raise: no daily total.
 UNSUMMED = (ApprovalRequest.Kind.OVERDRAFT_RAISE, ApprovalRequest.Kind.CARD_LIMITS_RAISE)
+# Money placed from suspense always takes two people (docs/payments.md): no threshold.
+ALWAYS_ASKED = (ApprovalRequest.Kind.INBOUND_APPLY, ApprovalRequest.Kind.INBOUND_RETURN)
+THRESHOLD_KINDS = [kind for kind in ApprovalRequest.Kind if kind not in ALWAYS_ASKED]
 
 
 def approval_threshold_set(
@@ -22,8 +25,8 @@ def approval_threshold_set(
     `up_to` (minor units; unblocks for a PIN unblock) and `daily_up_to` (what one staff user
     does alone in 24 hours, every target together; None: the same as `up_to`; none for a limit
     raise), made or changed. 400 for a kind, a currency or an amount that is not one."""
-    if kind not in ApprovalRequest.Kind.values:
-        raise ValidationFailed(details={"kind": f"One of {', '.join(ApprovalRequest.Kind)}."})
+    if kind not in THRESHOLD_KINDS:
+        raise ValidationFailed(details={"kind": f"One of {', '.join(THRESHOLD_KINDS)}."})
     if kind == ApprovalRequest.Kind.PIN_UNBLOCK:
         if currency:
             raise ValidationFailed(details={"currency": "A PIN unblock has no currency."})
