@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 class PaymentsConfig(AppConfig):
     name = "payments"
-    verbose_name = "Payments: payment orders over the rails (ACH files)"
+    verbose_name = "Payments to other banks"
 
     def ready(self):
         from accounts import verification

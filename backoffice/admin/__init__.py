@@ -16,6 +16,7 @@ from . import (  # noqa: F401 (each registers its admins)
     events,
     institutions,
     monitoring,
+    payments,
     staff,
     statement_lines,
     transfers,

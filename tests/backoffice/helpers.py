@@ -8,10 +8,14 @@ from django.contrib import admin
 from django.contrib.auth.models import Group, Permission, User
 from django.test import RequestFactory
 from django.urls import reverse
+from django.utils import timezone
 
+from accounts.models import Account
 from backoffice.services.thresholds import approval_threshold_set
 from institutions.models import InstitutionAccess
 from institutions.services import holiday_add
+from payments.models import Rail
+from payments.services.cutoff import cutoff_run
 from tests.events.test_actor import (
     AdminWorld,
     _alert,
@@ -19,6 +23,15 @@ from tests.events.test_actor import (
     _failed_delivery,
     _fee,
     _pin_blocked_card,
+)
+from tests.payments.helpers import (
+    ach_profile,
+    external_body,
+    inbound_credit_file,
+    order_body,
+    unknown_return_file,
+    upload_body,
+    usd_account,
 )
 
 UNKNOWN_PAN = "4000000000000002"
@@ -42,7 +55,26 @@ def populated(institution) -> AdminWorld:
     holiday_add(institution=institution, date=date(2026, 12, 25), name="Christmas Day")
     # Set by the bank's administrators in the back office only.
     approval_threshold_set(institution=institution, kind="adjustment", currency="EUR", up_to=5_000)
+    _payments(world, institution)
     return world
+
+
+def _payments(world: AdminWorld, institution) -> None:
+    """An ACH profile, an order in a file (its journal), another bank's credit received, and
+    a return of an entry TX never sent (a notice)."""
+    profile = ach_profile(institution)
+    usd = usd_account(world.api, world["customer"])
+    external = world.api.post("/external-accounts", external_body(world["customer"]))
+    assert external.status_code == 201, external.content
+    order = order_body(usd, external.json()["externalAccountId"], 2_500)
+    assert world.api.post("/payment-orders", order).status_code == 201
+    today = timezone.localdate()
+    cutoff_run(profile=profile, rail=Rail.ACH, window_date=today, window="23:59")
+    number = Account.objects.get(pk=usd).account_number
+    upload = upload_body(inbound_credit_file(profile, number, 1_200, today), "credit.ach")
+    assert world.api.post("/rail-files", upload).status_code == 201
+    returned = upload_body(unknown_return_file(profile, today), "returns.ach")
+    assert world.api.post("/rail-files", returned).status_code == 201
 
 
 def admin_pages(client, institution, registered=None, rows: int = 20):

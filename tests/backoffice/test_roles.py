@@ -44,6 +44,14 @@ VIEWED = {
     "disputes.view_dispute",
     "disputes.view_disputestep",
     "disputes.view_disputedeadline",
+    # Granted by payments/migrations/0003_staff_roles.py.
+    "payments.view_paymentorder",
+    "payments.view_externalaccount",
+    "payments.view_railfile",
+    "payments.view_railnotice",
+    "payments.view_inboundentry",
+    "payments.view_railjournal",
+    "payments.view_achprofile",
     # Granted by backoffice/migrations/0003_staff_roles.py.
     "backoffice.view_approvalrequest",
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.
@@ -65,6 +73,9 @@ def test_the_roles_have_exact_permissions():
         "accounts.change_account",
         "accounts.change_hold",
         "disputes.change_dispute",
+        "payments.change_paymentorder",
+        "payments.change_externalaccount",
+        "payments.change_inboundentry",
     }
     assert permissions_of("compliance") == VIEWED | {
         "monitoring.change_monitoringalert",
@@ -93,6 +104,11 @@ def test_each_role_is_offered_exactly_its_actions():
         ("disputes.dispute", "withdraw"),
         ("disputes.dispute", "write_off"),
         ("disputes.dispute", "cardholder_bears"),
+        ("payments.paymentorder", "approve_orders"),  # the key asked: a person approves
+        ("payments.paymentorder", "cancel_orders"),
+        ("payments.externalaccount", "verify_external_accounts"),
+        ("payments.inboundentry", "apply_from_suspense"),  # four eyes: compliance approves
+        ("payments.inboundentry", "return_from_suspense"),  # as above
     }
     assert admin_actions(staff("compliance", roles=["compliance"])) == {
         ("monitoring.monitoringalert", "resolve_alerts"),

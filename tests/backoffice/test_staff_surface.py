@@ -152,6 +152,36 @@ ACTIONS = {
         ),
     ],
     "transfers.transferbatch": [],
+    # Issue 49's pages (docs/payments.md, "The back office").
+    "payments.achprofile": [],
+    "payments.externalaccount": [
+        (
+            "verify_external_accounts",
+            "Verify selected external accounts (checked by other means than a prenote)",
+        ),
+    ],
+    "payments.inboundentry": [
+        (
+            "apply_from_suspense",
+            "Apply to an account (a credit in suspense; another staff user approves)",
+        ),
+        (
+            "return_from_suspense",
+            "Return to the originator (a credit in suspense; another staff user approves)",
+        ),
+    ],
+    "payments.paymentorder": [
+        (
+            "approve_orders",
+            "Approve selected payment orders (the key asked, you approve; asks for a reason)",
+        ),
+        (
+            "cancel_orders",
+            "Cancel selected payment orders not yet in a file (a credit's hold released)",
+        ),
+    ],
+    "payments.railfile": [],
+    "payments.railnotice": [],
     "webhooks.webhookdelivery": [
         ("retry_deliveries", "Retry selected failed deliveries"),
     ],
@@ -199,6 +229,12 @@ FORMS = {
     "institutions.institutionaccess": "add change delete",
     "monitoring.monitoringalert": "change",
     "monitoring.monitoringrule": "change",
+    "payments.achprofile": "",
+    "payments.externalaccount": "change",
+    "payments.inboundentry": "change",
+    "payments.paymentorder": "change",
+    "payments.railfile": "",
+    "payments.railnotice": "",
     "procrastinate.procrastinatejob": "",
     "transfers.transfer": "change",
     "transfers.transferbatch": "change",

@@ -1,0 +1,431 @@
+"""Back office for payments to and from other banks (docs/payments.md, "The back office"):
+payment orders with their journals, external accounts, the files exchanged with the sponsor bank
+with their entries, the bank's returns and notifications of change, inbound entries and their
+suspense queue, and each institution's ACH profile.
+
+Every row is written by the payments services; staff change them only through the actions of
+`backoffice.actions.payments`. No page shows an account number: external accounts and entries
+by their last four, a file by its entries with the numbers masked (a file's bytes carry them:
+they are the API's `bank` scope's, `GET /rail-files/{id}/content`, never a staff page's).
+"""
+
+from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+
+from backoffice.actions.payments import (
+    apply_from_suspense,
+    approve_orders,
+    cancel_orders,
+    return_from_suspense,
+    verify_external_accounts,
+)
+from backoffice.kit import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    ReadOnlyInline,
+    ReadOnlyModelAdmin,
+    actor_display,
+    link_column,
+    metadata_display,
+    money_column,
+)
+from core.money import money
+from payments.models import (
+    AchProfile,
+    ExternalAccount,
+    InboundEntry,
+    PaymentOrder,
+    RailFile,
+    RailJournal,
+    RailNotice,
+)
+from payments.nacha.codes import TRANSACTION_CODES
+from payments.nacha.fields import NachaError
+from payments.nacha.file import parse
+
+MASK = "•••• "
+RAIL_CURRENCY = "USD"  # ACH moves USD only
+
+
+class JournalInline(ReadOnlyInline):
+    """The journals an order or an inbound entry posted, in order."""
+
+    model = RailJournal
+    show_change_link = False
+    fields = ["journal_link", "kind", "description", "created_at"]
+    readonly_fields = fields
+    ordering = ["journal_id"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("journal")
+
+    journal_link = link_column("journal", description="journal")
+
+    @admin.display(description="kind")
+    def kind(self, obj):
+        return obj.journal.kind
+
+    @admin.display(description="description")
+    def description(self, obj):
+        return obj.journal.description
+
+    @admin.display(description="posted at")
+    def created_at(self, obj):
+        return obj.journal.created_at
+
+
+class OrderJournalInline(JournalInline):
+    fk_name = "order"
+
+
+class EntryJournalInline(JournalInline):
+    fk_name = "inbound_entry"
+
+
+class NoticeInline(ReadOnlyInline):
+    model = RailNotice
+    fk_name = "order"
+    show_change_link = False
+    fields = ["kind", "code", "reason", "late", "changed_fields", "file", "created_at"]
+    readonly_fields = fields
+
+
+@admin.register(PaymentOrder)
+class PaymentOrderAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    list_display = [
+        "id",
+        "direction",
+        "amount_display",
+        "rail",
+        "status",
+        "account_link",
+        "external_display",
+        "requested_execution_date",
+        "effective_date",
+        "created_at",
+    ]
+    list_filter = ["status", "direction", "rail", "institution"]
+    list_select_related = ["external_account", "account"]
+    search_fields = ["id", "account_id", "external_account_id", "trace_number", "file_id"]
+    search_help_text = (
+        "An exact order id, account id, external account id, trace number or file id."
+    )
+    actions = [approve_orders, cancel_orders]
+    inlines = [OrderJournalInline, NoticeInline]
+    fields = [
+        "id",
+        "institution",
+        "direction",
+        "amount_display",
+        "currency",
+        "rail",
+        "sec_code",
+        "description",
+        "remittance_info",
+        "prenote",
+        "status",
+        "account_link",
+        "external_link",
+        "requested_execution_date",
+        "effective_date",
+        "hold_link",
+        "returns_hold_link",
+        "file_link",
+        "trace_number",
+        "return_display",
+        "ended_reason",
+        metadata_display,
+        "created_by",
+        "sent_at",
+        "settled_at",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    amount_display = money_column("amount", description="amount", ordering="amount")
+    account_link = link_column("account", description="account", ordering="account_id")
+    external_link = link_column("external_account", description="external account")
+    hold_link = link_column("hold", description="hold (a credit's money until its file)")
+    returns_hold_link = link_column("returns_hold", description="returns hold (a debit's)")
+    file_link = link_column("file", description="file")
+
+    @admin.display(description="external account")
+    def external_display(self, obj):
+        return str(obj.external_account)
+
+    @admin.display(description="return")
+    def return_display(self, obj):
+        if not obj.return_code:
+            return "-"
+        late = ", late" if obj.return_late else ""
+        return f"{obj.return_code} {obj.return_reason}{late}"
+
+    @admin.display(description="created by")
+    def created_by(self, obj):
+        return actor_display(obj, "created_by")
+
+
+@admin.register(ExternalAccount)
+class ExternalAccountAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    list_display = ["id", "holder_name", "number_display", "customer_link", "status", "created_at"]
+    list_filter = ["status", "institution"]
+    list_select_related = ["customer"]
+    search_fields = ["id", "customer_id"]
+    search_help_text = "An exact external account id or customer id."
+    actions = [verify_external_accounts]
+    fields = [
+        "id",
+        "institution",
+        "customer_link",
+        "holder_name",
+        "country_code",
+        "currency",
+        "ach_routing_number",
+        "number_display",
+        "ach_account_type",
+        "status",
+        "verified_at",
+        "verified_by",
+        metadata_display,
+        "created_by",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    customer_link = link_column("customer", description="customer")
+
+    @admin.display(description="account number")
+    def number_display(self, obj):
+        return f"{MASK}{obj.ach_account_number_last4}"
+
+    @admin.display(description="created by")
+    def created_by(self, obj):
+        return actor_display(obj, "created_by")
+
+
+@admin.register(RailFile)
+class RailFileAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    list_display = [
+        "id",
+        "direction",
+        "rail",
+        "status",
+        "name",
+        "window_date",
+        "window",
+        "entry_count",
+        "debit_display",
+        "credit_display",
+        "created_at",
+    ]
+    list_filter = ["direction", "status", "rail", "institution"]
+    search_fields = ["id", "sha256"]
+    search_help_text = "An exact file id or SHA-256."
+    fields = [
+        "id",
+        "institution",
+        "direction",
+        "rail",
+        "status",
+        "name",
+        "sha256",
+        "window_date",
+        "window",
+        "file_id_modifier",
+        "entry_count",
+        "debit_display",
+        "credit_display",
+        "error",
+        "delivered_at",
+        "created_at",
+        "entries_display",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        # The bytes are read by a file's own page only (`entries_display`).
+        return super().get_queryset(request).defer("content")
+
+    @admin.display(description="debits")
+    def debit_display(self, obj):
+        return money(obj.debit_total, RAIL_CURRENCY)
+
+    @admin.display(description="credits")
+    def credit_display(self, obj):
+        return money(obj.credit_total, RAIL_CURRENCY)
+
+    @admin.display(description="entries")
+    def entries_display(self, obj):
+        """The file's entries as a table, account numbers masked; a refused file's none."""
+        if obj.status == RailFile.Status.REFUSED:
+            return "Refused whole: nothing of it was read."
+        try:
+            entries = list(parse(bytes(obj.content)).entries())
+        except NachaError as error:  # stored files were valid; say so if one is not
+            return f"Not readable: {error}"
+        rows = (
+            (
+                entry.detail.trace_number,
+                header.standard_entry_class_code,
+                header.company_name,
+                TRANSACTION_CODES[entry.detail.transaction_code].kind,
+                TRANSACTION_CODES[entry.detail.transaction_code].direction,
+                f"{MASK}{entry.detail.dfi_account_number.strip()[-4:]}",
+                money(entry.detail.amount, RAIL_CURRENCY),
+                ", ".join(type(each).__name__ for each in entry.addenda) or "-",
+            )
+            for header, entry in entries
+        )
+        head = format_html(
+            "<tr>{}</tr>",
+            format_html_join(
+                "",
+                "<th>{}</th>",
+                (
+                    (name,)
+                    for name in (
+                        "trace",
+                        "SEC",
+                        "company",
+                        "kind",
+                        "direction",
+                        "account",
+                        "amount",
+                        "addenda",
+                    )
+                ),
+            ),
+        )
+        body = format_html_join(
+            "",
+            "<tr>{}</tr>",
+            ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows),
+        )
+        return format_html("<table>{}{}</table>", head, body)
+
+
+@admin.register(RailNotice)
+class RailNoticeAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    """What the bank said of entries: returns, dishonored and contested returns, changes. Those
+    of no known order (`order` empty) are for reconciliation."""
+
+    list_display = ["id", "kind", "code", "reason", "late", "order_link", "file_link", "created_at"]
+    list_filter = ["kind", "late", ("order", admin.EmptyFieldListFilter), "institution"]
+    search_fields = ["original_trace_number", "order__id"]
+    search_help_text = "An exact original trace number or order id."
+    fields = [
+        "id",
+        "institution",
+        "kind",
+        "code",
+        "reason",
+        "late",
+        "original_trace_number",
+        "order_link",
+        "file_link",
+        "changed_fields",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    order_link = link_column("order", description="order")
+    file_link = link_column("file", description="file")
+
+
+@admin.register(InboundEntry)
+class InboundEntryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """Other banks' credits and debits to the institution's accounts. The suspense queue is the
+    list filtered to `suspense`: credits for no account, each applied or returned with four
+    eyes."""
+
+    list_display = [
+        "id",
+        "direction",
+        "amount_display",
+        "status",
+        "company_name",
+        "receiver_name",
+        "number_display",
+        "account_link",
+        "settlement_date",
+        "created_at",
+    ]
+    list_filter = ["status", "direction", "institution"]
+    list_select_related = ["account"]
+    search_fields = ["id", "account_id", "trace_number", "file_id"]
+    search_help_text = "An exact entry id, account id, trace number or file id."
+    actions = [apply_from_suspense, return_from_suspense]
+    inlines = [EntryJournalInline]
+    fields = [
+        "id",
+        "institution",
+        "direction",
+        "amount_display",
+        "currency",
+        "prenote",
+        "status",
+        "sec_code",
+        "company_name",
+        "company_id",
+        "company_entry_description",
+        "receiver_name",
+        "number_display",
+        "account_link",
+        "settlement_date",
+        "trace_number",
+        "file_link",
+        "return_display",
+        "return_file_link",
+        "return_trace_number",
+        "applied_at",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    amount_display = money_column("amount", description="amount", ordering="amount")
+    account_link = link_column("account", description="account", ordering="account_id")
+    file_link = link_column("file", description="file")
+    return_file_link = link_column("return_file", description="return's file")
+
+    @admin.display(description="account number")
+    def number_display(self, obj):
+        return f"{MASK}{obj.account_number_last4}"
+
+    @admin.display(description="return")
+    def return_display(self, obj):
+        return f"{obj.return_code} {obj.return_reason}" if obj.return_code else "-"
+
+
+@admin.register(AchProfile)
+class AchProfileAdmin(ReadOnlyModelAdmin):
+    """Set by the operators (`manage.py ach_profile`): shown here."""
+
+    list_display = ["institution", "odfi_name", "odfi_routing_number", "next_day_cutoff"]
+    fields = [
+        "institution",
+        "odfi_routing_number",
+        "odfi_name",
+        "destination_routing_number",
+        "destination_name",
+        "company_id",
+        "company_name",
+        "receiving_routing_number",
+        "next_day_cutoff",
+        "same_day_cutoffs",
+        "same_day_limit_display",
+        "require_verified",
+        "debit_hold_days",
+        "approval_above_display",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="same-day limit (one entry)")
+    def same_day_limit_display(self, obj):
+        return money(obj.same_day_limit, RAIL_CURRENCY)
+
+    @admin.display(description="orders above this wait for a staff user")
+    def approval_above_display(self, obj):
+        return "-" if obj.approval_above is None else money(obj.approval_above, RAIL_CURRENCY)
