@@ -144,8 +144,11 @@ class Bank:
         return self.api.get(f"/payment-orders/{order_id}").json()
 
 
-def ach_bank(*, load_amount: int = 100_000, zone: str = ZONE, **profile) -> Bank:
-    institution = InstitutionFactory(time_zone=zone, currency="USD")
+def ach_bank(*, load_amount: int = 100_000, zone: str = ZONE, institution=None, **profile) -> Bank:
+    """An institution (`institution`, or a new one in `zone`) with an ACH profile, a customer
+    and a funded USD account."""
+    if institution is None:
+        institution = InstitutionFactory(time_zone=zone, currency="USD")
     api = Api("v2", issue_key(institution, scopes=scopes.ALL)[1])
     customer_id = created(api.post("/customers", SPEC_FIELDS), "v2")["customerId"]
     account_id = usd_account(api, customer_id, load_amount)
