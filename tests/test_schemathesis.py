@@ -30,7 +30,13 @@ from schemathesis import checks
 from schemathesis.specs.openapi import checks as openapi_checks
 
 from accounts.models import AccountProduct, StatementLine
-from accounts.services import account_create, adjustment_create, fee_charge, hold_place
+from accounts.services import (
+    account_create,
+    account_product_create,
+    adjustment_create,
+    fee_charge,
+    hold_place,
+)
 from authorizations.services import (
     authorization_create,
     authorization_present,
@@ -45,7 +51,12 @@ from disputes.services.filing import dispute_create
 from events.models import Event
 from institutions import scopes as api_scopes
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
+from payments.models import InboundEntry
+from payments.services.external_accounts import external_account_create
+from payments.services.inbound_files import rail_file_receive
+from payments.services.orders import payment_order_create
 from tests.factories import InstitutionFactory, issue_key
+from tests.payments.helpers import USD_PRODUCT, ach_profile, inbound_credit_file
 from transfers.batches import transfer_batch_create
 from transfers.services import transfer_create
 from webhooks.services import webhook_endpoint_create
@@ -200,6 +211,7 @@ def _build_world() -> dict:
     endpoint = webhook_endpoint_create(
         institution=institution, url="https://hooks.example.com/tx", event_types=["*"]
     ).endpoint
+    payments = _payments(institution, customer)
     return {
         # With the scope: /sensitive-details answers more than 403.
         "key": issue_key(institution, scopes=api_scopes.ALL)[1],
@@ -222,7 +234,53 @@ def _build_world() -> dict:
             "feeId": fee.id,
             "disputeId": dispute.id,
             "month": "2026-01",
+            **payments,
         },
+    }
+
+
+def _payments(institution, customer) -> dict:
+    """An ACH profile, an external account, a payment order, and another bank's credit read
+    from its file (the file and its inbound entry), made by the services (a test client's
+    request would connect the signals the module's transaction needs off)."""
+    profile = ach_profile(institution)
+    checking = account_product_create(institution=institution, **USD_PRODUCT)
+    usd = account_create(
+        institution=institution, customer=customer, product=checking, currency="USD"
+    )
+    external = external_account_create(
+        institution=institution,
+        customer_id=customer.id,
+        holder_name="Ada Lovelace",
+        country_code="840",
+        currency="USD",
+        routing_number="021000021",
+        account_number="123456789",
+        account_type="checking",
+        actor=SYSTEM,
+    )
+    order = payment_order_create(
+        institution=institution,
+        account_id=usd.id,
+        external_account_id=external.id,
+        direction="debit",  # a collection: no funds held
+        amount=2_500,
+        currency="USD",
+        rail="ach",
+        sec_code="PPD",
+        description="RENT",
+        actor=SYSTEM,
+    )
+    credit = inbound_credit_file(profile, usd.account_number, 1_200, timezone.localdate())
+    rail_file = rail_file_receive(
+        institution=institution, rail="ach", name="in.ach", content=credit
+    )
+    inbound = InboundEntry.objects.get(file=rail_file)
+    return {
+        "externalAccountId": external.id,
+        "paymentOrderId": order.id,
+        "fileId": rail_file.id,
+        "inboundEntryId": inbound.id,
     }
 
 
