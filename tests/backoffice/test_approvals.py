@@ -266,6 +266,19 @@ def test_the_requester_cannot_approve_or_reject_their_own_request(bank, account,
                 )
 
 
+def test_a_refusal_quotes_the_request_id_as_it_is(bank, account, checker):
+    """The page writes a message verbatim: the id that opens it is the id the search finds
+    ("apr_01M8…", never "Apr_01M8…")."""
+    approval = ask(checker, account)
+
+    response = act(client_of(checker), APPROVALS, "approve_requests", [approval.pk], reason="Me.")
+
+    page = response.content.decode()
+    assert approval.pk.startswith("apr_")
+    assert f'<li class="error">{approval.pk}: You asked for this change' in page
+    assert approval.pk.capitalize() not in page
+
+
 def test_the_database_keeps_a_decision_whole(account, maker, checker):
     approval = ask(maker, account)
     broken = [
