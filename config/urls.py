@@ -5,6 +5,7 @@ them, docs/architecture.md)."""
 from django.contrib import admin
 from django.urls import include, path
 
+import api.errors
 import customers.urls
 import events.urls
 import monitoring.urls
@@ -14,11 +15,15 @@ from accounts.urls import account_urls
 from api import health, metrics
 from api.urls import DocsView, SchemaView
 from authorizations.urls import authorization_urls
+from backoffice.errors import page as errors_page
 from cards.urls import card_urls
 from decisioning.urls import decisioning_urls
 from disputes.urls import dispute_urls
 from payments.urls import payment_urls
 from transfers.urls import transfer_urls
+
+# The back office's pages (docs/back-office.md).
+ADMIN_PREFIX = "/admin/"
 
 
 def version_urls(version: str):
@@ -47,7 +52,7 @@ def version_urls(version: str):
 urlpatterns = [
     path("TX/v1/", include((version_urls("v1"), "v1"), namespace="v1")),
     path("TX/v2/", include((version_urls("v2"), "v2"), namespace="v2")),
-    path("admin/", admin.site.urls),
+    path(ADMIN_PREFIX.lstrip("/"), admin.site.urls),
     # Probes (docs/operations.md): no key, outside the API's versions.
     path("health/live", health.live, name="health-live"),
     path("health/ready", health.ready, name="health-ready"),
@@ -55,8 +60,28 @@ urlpatterns = [
     path("metrics", metrics.scrape, name="metrics"),
 ]
 
-# JSON for every error outside DRF views too (unknown URLs, Django's own 500).
-handler400 = "api.errors.handler400"
-handler403 = "api.errors.handler403"
-handler404 = "api.errors.handler404"
-handler500 = "api.errors.handler500"
+
+# Errors outside DRF views (unknown URLs, a refused admin page, Django's own 500): the admin's
+# paths get the back office's pages, every other path the API's JSON, as an API client expects.
+def handler400(request, exception=None):
+    if request.path.startswith(ADMIN_PREFIX):
+        return errors_page(request, 400)
+    return api.errors.handler400(request, exception)
+
+
+def handler403(request, exception=None):
+    if request.path.startswith(ADMIN_PREFIX):
+        return errors_page(request, 403)
+    return api.errors.handler403(request, exception)
+
+
+def handler404(request, exception=None):
+    if request.path.startswith(ADMIN_PREFIX):
+        return errors_page(request, 404)
+    return api.errors.handler404(request, exception)
+
+
+def handler500(request):
+    if request.path.startswith(ADMIN_PREFIX):
+        return errors_page(request, 500)
+    return api.errors.handler500(request)
