@@ -415,16 +415,19 @@ class ActionsOnlyModelAdmin(ModelAdmin):
     # --- The row's actions as buttons on its page (docs/back-office.md, "Actions on a page")
     change_form_template = "admin/object_actions_change_form.html"
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        """The page offers each action the user may run as a button: it posts to the
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        """The page offers as a button each action the user may run that applies to this row
+        now (a declaration's `applies_to`: its state, who asked for it): it posts to the
         changelist as ticking the row and picking the action would, so the action's own
         confirmation (and reason) and its refusals are the same; then back to this page."""
-        actions = [
-            (name, str(description).replace("selected ", "", 1))
-            for name, (_function, name, description) in self.get_actions(request).items()
-        ]
-        context = {**(extra_context or {}), "object_actions": actions}
-        return super().change_view(request, object_id, form_url, context)
+        if obj is not None:
+            context["object_actions"] = [
+                (name, str(description).replace("selected ", "", 1))
+                for name, (action, name, description) in self.get_actions(request).items()
+                if getattr(action, "applies_to", None) is None
+                or action.applies_to(obj, request.user)
+            ]
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def response_action(self, request, queryset):
         response = super().response_action(request, queryset)

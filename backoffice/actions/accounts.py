@@ -20,6 +20,7 @@ from accounts.services import (
     fee_waive,
     hold_release,
 )
+from accounts.services.accounts import TRANSITIONS
 from backoffice.actions.base import (
     Confirmation,
     LeftOut,
@@ -73,6 +74,7 @@ freeze_accounts, activate_accounts, close_accounts = status_actions(
     ],
     arguments=lambda account, status, asked: {"account": account, "status": status},
     template="admin/accounts/account/status_confirmation.html",
+    transitions=TRANSITIONS,
     rows=lambda account: {
         "account": account,
         "number": masked_account_number(account),
@@ -166,6 +168,7 @@ request_adjustment = StaffAction(
         rows=account_row,
     ),
     one="account to adjust",
+    applies=lambda account, user: account.status != Account.Status.CLOSED,
     verb="Adjust",
     made=_adjusted,
     already="Nothing asked: {ids}.",
@@ -192,6 +195,7 @@ change_overdraft_limit = StaffAction(
         rows=account_row,
     ),
     one="account to change the overdraft limit of",
+    applies=lambda account, user: account.status != Account.Status.CLOSED,
     verb="Change the overdraft limit",
     made=lambda account, asked: (
         f"Overdraft limit {money(account.overdraft_limit, account.currency)} → "
@@ -219,6 +223,7 @@ waive_fees = StaffAction(
     ),
     verb="Waive",
     made=lambda fee, asked: "Waived",
+    applies=lambda fee, user: fee.status == Fee.Status.CHARGED,
     already="Nothing asked: {ids}.",
 )
 

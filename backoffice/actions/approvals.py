@@ -30,6 +30,11 @@ def _decide(name: str, label: str, verb: str, service) -> StaffAction:
             context={"label": verb},
         ),
         select_related=("requested_by",),
+        # A pending request, and not the user's own: nobody decides what they asked for.
+        applies=lambda approval, user: (
+            approval.status == ApprovalRequest.Status.PENDING
+            and approval.requested_by_id != user.pk
+        ),
         verb=verb,
         history=lambda outcome, asked: (
             f"{verb} ({asked_for(outcome.value)}"

@@ -17,6 +17,11 @@ confirm, apply.
   `LogEntry` for a changed row in the same transaction. A row the service left as it was
   (`Outcome.changed` false) is named in one `already` message, a refusal (`TXError`) in one
   message of its own (that row alone is left as it was), and the changed in one `done`.
+- **What is offered** follows the row and the user: `applies(row, user)` says whether the
+  action applies to the row now (its state, who asked for it), and a row's page offers only
+  those that do (an approved request no Approve, a requester no decision of their own
+  request). A press from a page the row has changed since is refused before anything is
+  asked; the services still refuse what they must, whatever a page offered.
 - **Four eyes** is a property of the declaration: an action with a policy runs the policy's
   entry (`backoffice.services.staff_changes`) instead of its service, which makes the change at
   once within the institution's threshold and otherwise asks for it (an `ApprovalRequest` that
@@ -37,7 +42,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import ImproperlyConfigured
 
-from backoffice.kit import CONFIRM, MAX_REASON, ReasonForm, confirmation_page
+from backoffice.kit import CONFIRM, MAX_REASON, RETURN_TO_OBJECT, ReasonForm, confirmation_page
 from core import operations
 from core.actors import Actor
 from core.exceptions import TXError
@@ -122,6 +127,10 @@ class StaffAction:
     `select_related` loads what its page and history read; `left_out` is not tried;
     `record(model_admin, request, row, outcome)` records more of a change in its transaction;
     `respond(model_admin, request, changed)` answers instead of going back to the list.
+
+    `applies(row, user)`: whether the action applies to `row` for `user` now (None: always,
+    but never to a row `left_out`). A row's page offers it only then (`applies_to`), and a
+    press from a row's page is refused when it no longer does; the service still decides.
     """
 
     name: str
@@ -144,6 +153,7 @@ class StaffAction:
     left_out: LeftOut | None = None
     record: Callable | None = None
     respond: Callable | None = None
+    applies: Callable[[Any, Any], bool] | None = None
     permissions: tuple[str, ...] = ("change",)
 
     def __post_init__(self):
@@ -165,6 +175,12 @@ class StaffAction:
         object.__setattr__(self, "short_description", self.label)
         object.__setattr__(self, "allowed_permissions", self.permissions)
 
+    def applies_to(self, row, user) -> bool:
+        """Whether the action applies to `row` for `user` now: what a row's page offers."""
+        if self.left_out is not None and self.left_out.which(row):
+            return False
+        return self.applies is None or bool(self.applies(row, user))
+
     @property
     def runs(self) -> Callable:
         """What one row's operation calls: the four-eyes entry, or the service itself."""
@@ -177,6 +193,15 @@ class StaffAction:
         if self.select_related:  # (with no names, select_related() would follow every key)
             queryset = queryset.select_related(*self.select_related)
         rows = list(queryset.order_by("pk"))
+        if RETURN_TO_OBJECT in request.POST and not all(
+            self.applies_to(row, request.user) for row in rows
+        ):
+            # Pressed on a row's page that offered it, and the row has changed since (or the
+            # post was made up): nothing is asked, nothing runs; back to the page as it is now.
+            for row in rows:
+                if not self.applies_to(row, request.user):
+                    model_admin.message_user(request, self.stale(row), messages.WARNING)
+            return None
         if self.one is not None and len(rows) != 1:
             model_admin.message_user(request, f"Select one {self.one}.", messages.WARNING)
             return None
@@ -206,6 +231,18 @@ class StaffAction:
             submit_label=page.submit.format(n=len(rows)),
             **context,
         )
+
+    def stale(self, row) -> str:
+        """What a refused press from a row's page says."""
+        return (
+            f"{row.pk}: “{self.offered}” does not apply to it now, so nothing was done. Its "
+            "page shows what it is now and what can be done."
+        )
+
+    @property
+    def offered(self) -> str:
+        """The action's words on a row's page (its label without "selected ")."""
+        return self.label.replace("selected ", "", 1)
 
     def ask(self, data, rows: list) -> forms.Form:
         """The confirmation page's form: the action's own, its reason, or nothing to fill in."""
@@ -339,6 +376,7 @@ def status_actions(
     moves: list[Move],
     arguments: Callable[[Any, str, Asked], dict],
     template: str,
+    transitions: dict[str, set[str]],
     rows: Callable[[Any], dict] | None = None,
     select_related: tuple[str, ...] = (),
     left_out: LeftOut | None = None,
@@ -346,7 +384,9 @@ def status_actions(
     """A model's status actions, one per `moves`: each asks its reason on `template` (with the
     `status` and the `verb` in its context), calls `service(**arguments(row, status, asked))`
     and writes "Status active → frozen (admin action “Freeze”; reason: “…”)." in the history;
-    `noun` names the rows in its title and messages ("account")."""
+    `noun` names the rows in its title and messages ("account"). Each applies to a row whose
+    status may move to its own (`transitions`, the service's table: from a status, those it may
+    go to)."""
     return [
         StaffAction(
             name=move.name,
@@ -371,6 +411,7 @@ def status_actions(
             ),
             select_related=select_related,
             left_out=left_out,
+            applies=lambda row, user, status=move.status: status in transitions[row.status],
         )
         for move in moves
     ]
@@ -386,7 +427,8 @@ def enable_actions(
     arguments: Callable[[Any, bool], dict],
 ) -> list[StaffAction]:
     """A model's "Enable" and "Disable" (`names`, `labels`), on the press: each calls
-    `service(**arguments(row, enabled))`; `noun` names the rows in the messages ("rule")."""
+    `service(**arguments(row, enabled))`; `noun` names the rows in the messages ("rule"). Each
+    applies to a row switched the other way (its `enabled`)."""
     return [
         StaffAction(
             name=name,
@@ -398,6 +440,7 @@ def enable_actions(
             history=lambda outcome, asked, verb=verb, past=past: f"{past} (admin action “{verb}”).",
             done=f"{past} {{n}} {noun}(s).",
             already=f"Already {past.lower()}, left as they were: {{ids}}.",
+            applies=lambda row, user, enabled=enabled: row.enabled != enabled,
         )
         for enabled, name, label, verb, past in (
             (True, names[0], labels[0], "Enable", "Enabled"),

@@ -24,6 +24,7 @@ from cards.services import (
     card_product_update,
     card_set_status,
 )
+from cards.services.status import TRANSITIONS
 from core.money import money
 
 STATUS_REASON_HELP = (
@@ -67,7 +68,14 @@ activate_cards, suspend_cards, close_cards = status_actions(
         "reason": asked.reason,
     },
     template="admin/cards/card/status_confirmation.html",
+    transitions=TRANSITIONS,
 )
+
+
+def _open(card: Card) -> bool:
+    """A card not in a final status (closed, lost, stolen, expired: it moves nowhere)."""
+    return bool(TRANSITIONS[card.status])
+
 
 unblock_pins = StaffAction(
     name="unblock_pins",
@@ -89,6 +97,7 @@ unblock_pins = StaffAction(
     verb="Unblock PIN",
     made=lambda card, asked: "PIN unblocked",
     already="PIN not blocked, left as it was: {ids}.",
+    applies=lambda card, user: card.pin_blocked and _open(card),
 )
 
 
@@ -134,6 +143,7 @@ change_limits = StaffAction(
     verb="Change the limits",
     made=_limits_set,
     already="The limits are those already: {ids}.",
+    applies=lambda card, user: _open(card),
 )
 
 

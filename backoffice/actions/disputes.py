@@ -24,9 +24,15 @@ REASON = Reason(
 )
 
 
-def _move(name: str, label: str, verb: str, service, **move) -> StaffAction:
+Status = Dispute.Status
+# The stages each move starts from (disputes.services.stages: every other is refused).
+FILED_OR_NOT = (Status.DRAFT, Status.SUBMITTED)
+RE_PRESENTED = (Status.REPRESENTMENT, Status.PREARBITRATION)
+
+
+def _move(name: str, label: str, verb: str, service, applies, **move) -> StaffAction:
     """A move of disputes: `service(dispute=..., reason=..., **move)` (the stage `to`, an
-    `outcome`, a `liability`), as the staff user."""
+    `outcome`, a `liability`), as the staff user; offered where `applies(dispute)`."""
     return StaffAction(
         name=name,
         label=label,
@@ -49,6 +55,7 @@ def _move(name: str, label: str, verb: str, service, **move) -> StaffAction:
         history=lambda outcome, asked: f"{verb} (admin action; reason: “{asked.reason}”).",
         done=f"{verb}: {{n}} dispute(s).",
         already="Left as they were: {ids}.",
+        applies=lambda dispute, user: applies(dispute),
     )
 
 
@@ -57,6 +64,7 @@ submit = _move(
     "Submit (credits the cardholder provisionally, unless the product credits by the deadline)",
     "Submit",
     dispute_transition,
+    lambda dispute: dispute.status == Status.DRAFT,
     to=Dispute.Status.SUBMITTED,
 )
 grant_credit = _move(
@@ -64,12 +72,14 @@ grant_credit = _move(
     "Grant the provisional credit now",
     "Grant the provisional credit",
     dispute_grant_provisional_credit,
+    lambda dispute: dispute.status != Status.CLOSED and not dispute.provisional_credit,
 )
 deny = _move(
     "deny",
     "Deny (reverses the provisional credit)",
     "Deny",
     dispute_transition,
+    lambda dispute: dispute.status in FILED_OR_NOT,
     to="closed",
     outcome=Dispute.Outcome.DENIED,
 )
@@ -78,6 +88,7 @@ withdraw = _move(
     "Withdraw (reverses the provisional credit)",
     "Withdraw",
     dispute_transition,
+    lambda dispute: dispute.status in FILED_OR_NOT,
     to="closed",
     outcome=Dispute.Outcome.WITHDRAWN,
 )
@@ -86,6 +97,7 @@ write_off = _move(
     "Accept the loss: write it off",
     "Write off",
     dispute_transition,
+    lambda dispute: dispute.status in RE_PRESENTED,
     to="closed",
     liability=ISSUER,
 )
@@ -94,6 +106,7 @@ cardholder_bears = _move(
     "Accept the loss: the cardholder bears it (reverses that much credit)",
     "Cardholder bears",
     dispute_transition,
+    lambda dispute: dispute.status in RE_PRESENTED,
     to="closed",
     liability=CARDHOLDER,
 )

@@ -36,4 +36,5 @@ resolve_alerts = StaffAction(
     history=lambda outcome, asked: f"Resolved (admin action “Resolve”; note: “{asked.reason}”).",
     done="Resolved {n} alert(s).",
     already="Already resolved, left as they were: {ids}.",
+    applies=lambda alert, user: alert.status == MonitoringAlert.Status.OPEN,
 )

@@ -34,4 +34,9 @@ reverse_transfers = StaffAction(
     ),
     done="Reversed {n} transfer(s).",
     already="Not reversed, left as they were: {ids}.",
+    # Money moved, and some of it is not reversed yet.
+    applies=lambda transfer, user: (
+        transfer.status in (Transfer.Status.POSTED, Transfer.Status.REVERSED)
+        and transfer.posted_amount > transfer.reversed_amount
+    ),
 )

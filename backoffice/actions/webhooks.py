@@ -33,4 +33,5 @@ retry_deliveries = StaffAction(
     history=lambda outcome, asked: "Retried (admin action “Retry”).",
     done="Retrying {n} delivery(ies): queued now.",
     already="Not retried, left as they were: {ids}.",
+    applies=lambda delivery, user: delivery.status == WebhookDelivery.Status.FAILED,
 )

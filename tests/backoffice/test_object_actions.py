@@ -42,13 +42,8 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
     card_id = world["card"]
     page = reverse("admin:cards_card_change", args=[card_id])
 
-    assert buttons(client, page) == [
-        "activate_cards",
-        "suspend_cards",
-        "close_cards",
-        "unblock_pins",
-        "change_limits",
-    ]
+    # An active card with its PIN not blocked: no Activate, no Unblock the PIN.
+    assert buttons(client, page) == ["suspend_cards", "close_cards", "change_limits"]
     changelist = reverse("admin:cards_card_changelist")
     pressed = {
         "action": "suspend_cards",
@@ -79,13 +74,8 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
             "operations",
             "accounts_account",
             "account",
-            [
-                "freeze_accounts",
-                "activate_accounts",
-                "close_accounts",
-                "request_adjustment",
-                "change_overdraft_limit",
-            ],
+            # An active account: no Unfreeze.
+            ["freeze_accounts", "close_accounts", "request_adjustment", "change_overdraft_limit"],
         ),
         ("operations", "accounts_hold", "hold", ["release_holds"]),
         ("compliance", "monitoring_monitoringalert", "alert", ["resolve_alerts"]),
