@@ -21,6 +21,9 @@ message) and changes nothing. No form ever saves a dispute.
 """
 
 from django.contrib import admin
+from django.db.models import OuterRef, Subquery
+from django.utils.formats import date_format
+from django.utils.html import format_html
 
 from accounts.models import StatementLine
 from api.names import api_data
@@ -45,10 +48,19 @@ from disputes.models import Dispute, DisputeDeadline, DisputeStep
 from disputes.selectors import due_dispute_ids
 from events.models import Event
 
+# A dispute's nearest deadline not met: the queue's order (a lookup a row, by the deadlines'
+# (dispute, name) key).
+NEAREST_DEADLINE = Subquery(
+    DisputeDeadline.objects.filter(dispute=OuterRef("pk"), met_at__isnull=True)
+    .order_by("due_on")
+    .values("due_on")[:1]
+)
+
 
 class DueFilter(admin.SimpleListFilter):
     """The disputes due: a deadline not met that the deadline job found approaching or
-    missed (in each institution's own calendar)."""
+    missed (in each institution's own calendar). Listed by their nearest deadline
+    (`DisputeAdmin.get_ordering`)."""
 
     title = "deadline"
     parameter_name = "due"
@@ -145,6 +157,13 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("deadlines")
 
+    def get_ordering(self, request):
+        """The disputes due by their nearest deadline, the missed first (they are the nearest);
+        every other list newest first, as before."""
+        if request.GET.get(DueFilter.parameter_name) == "yes":
+            return [NEAREST_DEADLINE.asc(), "pk"]
+        return super().get_ordering(request)
+
     authorization_link = link_column("authorization", description="card payment")
     card_link = link_column("card", description="card")
     account_link = link_column("account", description="account")
@@ -159,14 +178,20 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     written_off_display = money_column("written_off", description="written off by the issuer")
     remaining_display = money_column("remaining", description="still open")
 
-    @admin.display(description="next deadline")
+    @admin.display(description="next deadline", ordering=NEAREST_DEADLINE)
     def next_due(self, obj):
+        """The nearest deadline not met, its day in the institution's calendar; marked when the
+        deadline job found it missed (or approaching)."""
         open_ = [d for d in obj.deadlines.all() if d.met_at is None]
         if not open_:
             return "—"
-        first = min(open_, key=lambda d: d.due_on)
-        late = " (missed)" if first.missed_at else ""
-        return f"{first.get_name_display()} {first.due_on}{late}"
+        first = min(open_, key=lambda d: (d.due_on, d.name))
+        what = f"{first.name.replace('_', ' ').capitalize()}, {date_format(first.due_on)}"
+        if first.missed_at:
+            return format_html('<strong class="deadline-missed">Missed:</strong> {}', what)
+        if first.approaching_at:
+            return format_html('{} <span class="deadline-approaching">(approaching)</span>', what)
+        return what
 
     @admin.display(description="evidence")
     def evidence_display(self, obj):

@@ -3,6 +3,8 @@ of a dispute (stage, money, split, evidence, steps, deadlines), the disputes due
 operations role's moves through the service with a reason, refused for a dispute whose stage
 does not allow them; the institution limit; what support may not do."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.admin.models import LogEntry
 from django.urls import reverse
@@ -66,6 +68,34 @@ def test_the_disputes_due_list(operations_client, world):
     response = operations_client.get(CHANGELIST, {"due": "yes"})
 
     assert [row.pk for row in response.context["cl"].result_list] == [due]
+
+
+def test_the_disputes_due_come_by_their_nearest_deadline_the_missed_marked(
+    operations_client, world
+):
+    later, missed, sooner = _dispute(world), _dispute(world), _dispute(world)
+    today = timezone.localdate()
+    now = timezone.now()
+    for dispute_id, days, found in [(later, 9, "approaching_at"), (missed, -2, "missed_at")]:
+        DisputeDeadline.objects.filter(dispute_id=dispute_id).update(
+            due_on=today + timedelta(days=days), **{found: now}
+        )
+    DisputeDeadline.objects.filter(dispute_id=sooner).update(
+        due_on=today + timedelta(days=1), approaching_at=now
+    )
+    # A deadline met is no longer one to meet: the nearest not met counts.
+    DisputeDeadline.objects.create(
+        dispute_id=later, name="resolution", due_on=today - timedelta(days=30), met_at=now
+    )
+
+    response = operations_client.get(CHANGELIST, {"due": "yes"})
+
+    assert [row.pk for row in response.context["cl"].result_list] == [missed, sooner, later]
+    html = response.content.decode()
+    assert html.count('<strong class="deadline-missed">Missed:</strong>') == 1
+    missed_row = html[html.index(missed[-8:]) :]
+    assert missed_row.index("Missed:") < missed_row.index(sooner[-8:])
+    assert html.count("(approaching)") == 2
 
 
 def test_operations_submits_with_a_reason(operations_client, world):
