@@ -34,6 +34,7 @@ from django.urls import reverse
 from stdnum import luhn
 
 from accounts.models import Account
+from backoffice.names import customer_detail
 from backoffice.services.pan_guessing import staff_pan_miss_record, staff_pan_search_wait
 from cards.models import Card
 from cards.secrets import pan_fingerprint
@@ -176,7 +177,8 @@ def _groups(request, lookups: list[tuple[type[models.Model], Q]]) -> list[Group]
 def _hit(model, row) -> Hit:
     url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_change", args=[row.pk])
     if model is Customer:
-        return Hit(f"{row.first_name} {row.last_name}", f"{row.pk} · {row.country_code}", url)
+        # Two people of one name told apart (born, where, e-mail masked); never a national id.
+        return Hit(f"{row.first_name} {row.last_name}", f"{customer_detail(row)} · {row.pk}", url)
     if model is Account:
         number = f"•••• {row.account_number[-4:]}" if row.account_number else "no number"
         return Hit(f"Account {number}", f"{row.pk} · {row.currency} · {row.status}", url)

@@ -62,11 +62,13 @@ from backoffice.kit import (
     actor_display,
     admin_link,
     changelist_link,
+    customer_column,
     link_column,
     masked_account_number,
     metadata_display,
     money_column,
 )
+from backoffice.names import type_display
 
 # How many holds and statement lines the account's page shows inline (newest first).
 RECENT_ROWS = 20
@@ -198,7 +200,7 @@ class StatementLineInline(ReadOnlyInline):
     verbose_name_plural = (
         f"statement lines (newest {RECENT_ROWS}; “All statement lines” above lists every one)"
     )
-    fields = ["type", "state", "amount_display", "description", "created_at"]
+    fields = [type_display, "state", "amount_display", "description", "created_at"]
     readonly_fields = fields
 
     def get_queryset(self, request):
@@ -290,7 +292,7 @@ class AccountAdmin(RecentInlinesMixin, ExactIdSearchMixin, ActionsOnlyModelAdmin
     readonly_fields = [field for _, options in fieldsets for field in options["fields"]]
 
     # -- columns and fields
-    customer_link = link_column("customer", description="customer", ordering="customer_id")
+    customer_link = customer_column(ordering="customer_id")
 
     @admin.display(description="product", ordering="product__name")
     def product_name(self, obj):

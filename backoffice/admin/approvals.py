@@ -7,6 +7,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from accounts.models import Account, Fee
 from backoffice.actions.approvals import (
     approve_requests,
     reject_requests,
@@ -16,11 +17,19 @@ from backoffice.actions.approvals import (
 from backoffice.actions.forms import DeclaredForms
 from backoffice.actions.four_eyes import asked_for
 from backoffice.forms import ApprovalThresholdForm
-from backoffice.kit import ActionsOnlyModelAdmin, ExactIdSearchMixin, ModelAdmin, money_column
+from backoffice.kit import (
+    ActionsOnlyModelAdmin,
+    ExactIdSearchMixin,
+    ModelAdmin,
+    customer_column,
+    money_column,
+)
 from backoffice.models import ApprovalRequest, ApprovalThreshold
 from backoffice.selectors import approvals_waiting_for
 from backoffice.services.thresholds import UNSUMMED
+from cards.models import Card
 from core.money import money
+from customers.models import Customer
 
 # --- Four eyes where money moves (docs/back-office.md, "Four eyes") ---------------------------
 # Where each kind's target and result live in the admin.
@@ -42,6 +51,24 @@ RESULTS = {
     ApprovalRequest.Kind.INBOUND_APPLY: ("payments", "inboundentry"),
     ApprovalRequest.Kind.INBOUND_RETURN: ("payments", "inboundentry"),
 }
+
+
+def _with_customers(approvals) -> None:
+    """Sets `_customer` on each request: the customer whose account, fee or card it is about
+    (their secret columns left in the database)."""
+    approvals = list(approvals)
+    targets = {approval.target_id for approval in approvals if approval.target_id}
+    owners = dict(Account.objects.filter(pk__in=targets).values_list("pk", "customer_id"))
+    owners |= dict(Card.objects.filter(pk__in=targets).values_list("pk", "customer_id"))
+    owners |= dict(Fee.objects.filter(pk__in=targets).values_list("pk", "account__customer_id"))
+    customers = Customer.objects.defer("national_id_encrypted").in_bulk(
+        {owner for owner in owners.values() if owner}
+    )
+    for approval in approvals:
+        approval._customer = customers.get(owners.get(approval.target_id))
+
+
+_customer_column = customer_column("_customer", description="for")
 
 
 def _link(kind_urls, approval: ApprovalRequest, object_id: str):
@@ -74,11 +101,12 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     then, as them) or rejects it, with a reason. Nobody decides their own request (the
     service refuses it, and the database)."""
 
+    # What is asked (how much in its words), for whom, about which account or card, by whom.
     list_display = [
         "id",
-        "kind",
+        "details",
+        "for_whom",
         "target_link",
-        "amount_display",
         "requested_by",
         "status",
         "decided_by",
@@ -93,6 +121,7 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "id",
         "institution",
         "kind",
+        "for_whom",
         "target_link",
         "amount_display",
         "details",
@@ -120,6 +149,18 @@ class ApprovalRequestAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="asked for")
     def details(self, obj):
         return asked_for(obj)
+
+    @admin.display(description="for")
+    def for_whom(self, obj):
+        if not hasattr(obj, "_customer"):
+            _with_customers([obj])
+        return _customer_column(self, obj)
+
+    def get_changelist_instance(self, request):
+        # The customers of the page's requests, in four queries for the page, not per row.
+        changelist = super().get_changelist_instance(request)
+        _with_customers(changelist.result_list)
+        return changelist
 
 
 @admin.register(ApprovalThreshold)

@@ -29,8 +29,17 @@ from backoffice.kit import (
     metadata_display,
     money_column,
 )
+from backoffice.names import (
+    TRANSACTION_TYPES,
+    country_name,
+    mcc_name,
+    type_display,
+    words_filter,
+)
 from events.models import Event
 
+# A card payment's types, in words.
+PAYMENT_TYPES = {code: TRANSACTION_TYPES[code] for code in Authorization.Type.values}
 _CARD_SECRETS = [f"card__{name}" for name in SECRET_FIELDS]
 
 
@@ -86,13 +95,13 @@ class CardTransactionAdmin(IdOrMerchantSearchMixin, ReadOnlyModelAdmin):
     def merchant_display(self, obj):
         return obj.merchant_name
 
-    @admin.display(description="MCC", ordering="merchant_mcc")
+    @admin.display(description="merchant category", ordering="merchant_mcc")
     def mcc_display(self, obj):
-        return obj.merchant_mcc
+        return mcc_name(obj.merchant_mcc)
 
     @admin.display(description="country", ordering="merchant_country")
     def country_display(self, obj):
-        return obj.merchant_country
+        return country_name(obj.merchant_country)
 
     @admin.display(description="created by")
     def created_by(self, obj):
@@ -113,7 +122,7 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "id",
         "card_link",
         "amount_display",
-        "type",
+        type_display,
         "merchant_display",
         "channel",
         "decision",
@@ -121,7 +130,14 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "decline_code",
         "created_at",
     ]
-    list_filter = ["decision", "decided_by", "kind", "type", "channel", "decline_code"]
+    list_filter = [
+        "decision",
+        "decided_by",
+        "kind",
+        words_filter("type", PAYMENT_TYPES, "type"),
+        "channel",
+        "decline_code",
+    ]
     list_select_related = ["card", "hold"]
     show_full_result_count = False
     fields = [
@@ -129,7 +145,7 @@ class AuthorizationAdmin(CardTransactionAdmin):
         "institution",
         "card_link",
         "account_link",
-        "type",
+        type_display,
         "amount_display",
         "merchant_display",
         "mcc_display",

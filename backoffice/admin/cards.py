@@ -36,10 +36,12 @@ from backoffice.kit import (
     actor_display,
     admin_link,
     changelist_link,
+    customer_column,
     link_column,
     metadata_display,
     money_column,
 )
+from backoffice.names import countries_text, mccs_text
 from cards.models import Card, CardProduct, PanResolutionFailure, PinUnblock, SensitiveDetailsAccess
 from cards.services import card_usage
 from cards.services.products import LIMIT_FIELDS as PRODUCT_LIMIT_FIELDS
@@ -395,7 +397,7 @@ class CardAdmin(ActionsOnlyModelAdmin):
         return admin_link(obj.product, obj.product.name)
 
     account_link = link_column("account", description="account", ordering="account_id")
-    customer_link = link_column("customer", description="customer", ordering="customer_id")
+    customer_link = customer_column(ordering="customer_id")
 
     @admin.display(description="expiry", ordering="expires_on")
     def expiry(self, obj):
@@ -410,11 +412,11 @@ class CardAdmin(ActionsOnlyModelAdmin):
 
     @admin.display(description="blocked MCCs")
     def blocked_mccs_display(self, obj):
-        return ", ".join(obj.blocked_mccs) or "—"
+        return mccs_text(obj.blocked_mccs)
 
     @admin.display(description="blocked countries")
     def blocked_countries_display(self, obj):
-        return ", ".join(obj.blocked_countries) or "—"
+        return countries_text(obj.blocked_countries)
 
     limit_per_transaction_display = money_column(
         "limit_per_transaction", currency="account.currency", description="per transaction"

@@ -42,6 +42,12 @@ from backoffice.kit import (
     masked_account_number,
     metadata_display,
 )
+from backoffice.names import (
+    country_name,
+    lives_in,
+    masked_email,
+    transaction_type,
+)
 from cards.models import Card
 from core.money import money
 from customers.models import Customer
@@ -71,9 +77,11 @@ def _validate_country(value):
     return value
 
 
-def country_name(code: str | None) -> str:
-    country = pycountry.countries.get(numeric=code) if code else None
-    return f"{code} {country.name}" if country else (code or "—")
+# The countries by name, as the form offers them (the code is what it posts and stores).
+COUNTRY_CHOICES = sorted(
+    ((country.numeric, country_name(country.numeric)) for country in pycountry.countries),
+    key=lambda choice: choice[1],
+)
 
 
 class CustomerForm(forms.ModelForm):
@@ -88,11 +96,11 @@ class CustomerForm(forms.ModelForm):
             "date_of_birth",
             *ADDRESS_FIELDS,
         ]
-        help_texts = {
-            "country_code": 'ISO 3166-1 numeric, e.g. "276" (Germany).',
-            "address_country_code": 'ISO 3166-1 numeric, e.g. "276" (Germany).',
-            "phone": "E.164, e.g. +4915112345678.",
+        widgets = {
+            "country_code": forms.Select(choices=[("", "—"), *COUNTRY_CHOICES]),
+            "address_country_code": forms.Select(choices=[("", "—"), *COUNTRY_CHOICES]),
         }
+        help_texts = {"phone": "E.164, e.g. +4915112345678."}
 
     def clean_country_code(self):
         return _validate_country(self.cleaned_data["country_code"])
@@ -186,7 +194,18 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
 
     form = CustomerForm
     change_write = change_customer
-    list_display = ["id", "first_name", "last_name", "institution", "country", "created_at"]
+    # Two people of one name told apart by when they were born, where they live and their
+    # e-mail, masked (backoffice.names); never by their national id.
+    list_display = [
+        "id",
+        "first_name",
+        "last_name",
+        "born",
+        "lives_in",
+        "email_masked",
+        "institution",
+        "created_at",
+    ]
     list_filter = [CountryFilter, "institution"]
     list_select_related = ["institution"]
     search_fields = ["=id", "first_name", "last_name", "email"]
@@ -233,9 +252,17 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    @admin.display(description="country", ordering="country_code")
-    def country(self, obj):
-        return country_name(obj.country_code)
+    @admin.display(description="born", ordering="date_of_birth")
+    def born(self, obj):
+        return obj.date_of_birth.isoformat() if obj.date_of_birth else "—"
+
+    @admin.display(description="lives in")
+    def lives_in(self, obj):
+        return lives_in(obj)
+
+    @admin.display(description="e-mail")
+    def email_masked(self, obj):
+        return masked_email(obj.email)
 
     @admin.display(description="national id")
     def national_id_masked(self, obj):
@@ -277,9 +304,11 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
         return TemplateResponse(request, "backoffice/customer_page.html", context)
 
     def _details(self, customer) -> list[tuple[str, str]]:
-        address = ", ".join(
-            value for value in (getattr(customer, field) for field in ADDRESS_FIELDS) if value
+        parts = (
+            country_name(value) if field == "address_country_code" else value
+            for field, value in ((field, getattr(customer, field)) for field in ADDRESS_FIELDS)
         )
+        address = ", ".join(part for part in parts if part and part != "—")
         return [
             ("Customer", customer.pk),
             ("Institution", str(customer.institution)),
@@ -438,7 +467,7 @@ def _lines_table(lines: list[StatementLine], empty: str):
             line.created_at.strftime("%Y-%m-%d %H:%M"),
             admin_link(line, line.pk),
             line.account_id,
-            line.type,
+            transaction_type(line.type),
             LINE_STATES[line_state(line)],
             line_amount_display(line),
             line.description or "—",

@@ -27,6 +27,7 @@ from backoffice.kit import (
     fields_display,
     money_column,
 )
+from backoffice.names import RULE_KINDS, countries_text, mccs_text, rule_kind, words_filter
 from core.money import money
 from events.models import Event
 from monitoring.models import KIND_PARAMETERS, MonitoringAlert, MonitoringRule
@@ -37,7 +38,8 @@ MONEY_PARAMETERS = frozenset({"amount", "max_amount"})
 
 def parameters_text(rule: MonitoringRule) -> str:
     """`riskLevel=any amount=1,000.00 EUR`, in the API's names, amounts shown with `money`
-    (the currency goes with them, not apart)."""
+    (the currency goes with them, not apart), merchant categories and countries by name
+    (`backoffice.names`)."""
     parts = []
     for name in KIND_PARAMETERS[rule.kind]:
         value = getattr(rule, name)
@@ -45,6 +47,10 @@ def parameters_text(rule: MonitoringRule) -> str:
             continue  # shown with the amount
         if name in MONEY_PARAMETERS:
             value = money(value, rule.currency)
+        elif name == "mccs":
+            value = mccs_text(value)
+        elif name == "countries":
+            value = countries_text(value)
         elif isinstance(value, list):
             value = ",".join(value)
         elif value is None:
@@ -60,13 +66,13 @@ class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "id",
         "name",
         "institution",
-        "kind",
+        "kind_display",
         "action",
         "enabled",
         "parameters_display",
         "updated_at",
     ]
-    list_filter = ["enabled", "kind", "action", "institution"]
+    list_filter = ["enabled", words_filter("kind", RULE_KINDS, "kind"), "action", "institution"]
     list_select_related = ["institution"]
     search_fields = ["id"]
     search_help_text = "An exact rule id."
@@ -75,7 +81,7 @@ class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "id",
         "institution",
         "name",
-        "kind",
+        "kind_display",
         "action",
         "enabled",
         "parameters_display",
@@ -85,6 +91,10 @@ class MonitoringRuleAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "updated_at",
     ]
     readonly_fields = fields
+
+    @admin.display(description="kind", ordering="kind")
+    def kind_display(self, obj):
+        return rule_kind(obj.kind)
 
     @admin.display(description="parameters")
     def parameters_display(self, obj):
@@ -106,7 +116,7 @@ class RuleKindFilter(admin.SimpleListFilter):
     parameter_name = "kind"
 
     def lookups(self, request, model_admin):
-        return MonitoringRule.Kind.choices
+        return list(RULE_KINDS.items())
 
     def queryset(self, request, queryset):
         if self.value():
@@ -165,7 +175,7 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     @admin.display(description="kind", ordering="rule__kind")
     def kind(self, obj):
-        return obj.rule.kind if obj.rule is not None else obj.get_subject_type_display()
+        return rule_kind(obj.rule.kind) if obj.rule is not None else obj.get_subject_type_display()
 
     @admin.display(description="rule", ordering="rule_id")
     def rule_link(self, obj):

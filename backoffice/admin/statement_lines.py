@@ -13,6 +13,7 @@ from django.utils.html import format_html
 from accounts.models import StatementLine
 from api.names import api_data
 from backoffice.kit import ExactIdSearchMixin, ReadOnlyModelAdmin, fields_display, link_column
+from backoffice.names import TRANSACTION_TYPES, type_display, words_filter
 from core.money import money
 
 # --- Statement lines as staff read them (docs/back-office.md, "Money and line states") -------
@@ -78,14 +79,19 @@ class StatementLineAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     list_display = [
         "id",
         "account_link",
-        "type",
+        type_display,
         "settlement_status",
         "state",
         "amount_display",
         "description",
         "created_at",
     ]
-    list_filter = ["type", "settlement_status", "category", "institution"]
+    list_filter = [
+        words_filter("type", TRANSACTION_TYPES, "type"),
+        "settlement_status",
+        "category",
+        "institution",
+    ]
     list_select_related = ["account__institution", *LINE_STATE_RELATED]
     search_fields = ["account_id", "id"]
     search_help_text = "An exact account id (or statement line id)."
@@ -94,7 +100,7 @@ class StatementLineAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "id",
         "institution",
         "account_link",
-        "type",
+        type_display,
         "settlement_status",
         "state",
         "amount_display",

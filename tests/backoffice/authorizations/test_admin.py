@@ -21,6 +21,7 @@ from authorizations.services import (
     authorization_reverse,
     card_return_create,
 )
+from backoffice.names import type_display
 from cards.models import Card
 from core.actors import SYSTEM, Actor
 from events.models import Event
@@ -124,7 +125,7 @@ def test_authorization_list_columns(admin_client, world):
         "id",
         "card_link",
         "amount_display",
-        "type",
+        type_display,
         "merchant_display",
         "channel",
         "decision",
@@ -140,6 +141,9 @@ def test_authorization_list_columns(admin_client, world):
     for text in ["10.00 EUR", "20.00 EUR", "30.00 EUR", "5,000.00 EUR", "Sparkasse ATM"]:
         assert text in html
     assert "field-mcc_display" not in html  # the MCC and country are on the record's page
+    # Types in words, not the network's codes.
+    assert '<td class="field-type_display">purchase</td>' in html
+    assert '<td class="field-type_display">cash withdrawal</td>' in html
     for status in ["pending", "presented", "reversed", "declined"]:
         assert f'<td class="field-status_display">{status}</td>' in html
     assert '<td class="field-decline_code">limit_exceeded</td>' in html
@@ -187,6 +191,10 @@ def test_authorization_page_links_card_account_hold_line_returns(admin_client, w
     assert f"{url(Event)}?object_id={presented.pk}" in html
     assert "18.00 EUR" in html  # presented amount
     assert "presented" in html
+    # The merchant's category by its description (ISO 18245), its country by name.
+    assert "Groceries and supermarkets (5411)" in html
+    assert '<div class="readonly">Germany</div>' in html
+    assert '<div class="readonly">purchase</div>' in html
     # A declined authorization: its code, reason and details; no hold, no line.
     declined = world["declined"]
     html = admin_client.get(url(Authorization, "change", declined.pk)).content.decode()

@@ -165,10 +165,16 @@ def test_rule_list_shows_parameters_in_api_names(admin_client, world):
         "riskLevel=low amount=10.00 EUR",
         "windowSeconds=3600 maxCount=5",
         "windowSeconds=600 maxAmount=10,000.00 EUR",
-        "mccs=5411,7995",
-        "countries=408",
+        # Merchant categories and countries by name (backoffice.names), the categories' codes
+        # beside them; the kinds in words.
+        "mccs=Groceries and supermarkets (5411); Betting, including lottery tickets",
+        "countries=North Korea",
+        "one payment over an amount",
+        "too many payments in a window",
+        "a blocked merchant category",
     ]:
         assert text in html, text
+    assert '<td class="field-kind_display">a blocked merchant category</td>' in html
 
 
 # --- resolve --------------------------------------------------------------------------------
