@@ -288,16 +288,17 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
             "original": customer,
             "details": self._details(customer),
             "can_edit": self.has_change_permission(request, customer),
+            # Beside who they are, in the first screen (1400 x 900): what just happened.
+            "activity": (
+                f"Latest activity (newest {PANEL_ROWS} lines)",
+                self.statement_lines_panel(customer),
+            ),
             "panels": [
                 ("Accounts", self.accounts_panel(customer)),
                 ("Cards", self.cards_panel(customer)),
                 ("Open monitoring alerts", self.alerts_panel(customer)),
                 ("Holds (money set aside)", self.holds_panel(customer)),
                 ("Disputes", self.disputes_panel(customer)),
-                (
-                    f"Latest activity (newest {PANEL_ROWS} lines)",
-                    self.statement_lines_panel(customer),
-                ),
             ],
         }
         request.current_app = self.admin_site.name
@@ -451,22 +452,24 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
             for account in self._accounts(customer)
         )
         lines = list(merge(*newest, key=lambda line: line.pk, reverse=True))[:PANEL_ROWS]
+        accounts = {account.pk: account for account in self._accounts(customer)}
         pending = [line for line in lines if line_state(line) == "pending"]
         settled = [line for line in lines if line_state(line) != "pending"]
         return format_html(
             "<h3>Pending: authorized, not yet presented</h3>{}"
             "<h3>Posted, and what was not charged</h3>{}",
-            _lines_table(pending, "No pending line."),
-            _lines_table(settled, "No statement line."),
+            _lines_table(pending, "No pending line.", accounts),
+            _lines_table(settled, "No statement line.", accounts),
         )
 
 
-def _lines_table(lines: list[StatementLine], empty: str):
+def _lines_table(lines: list[StatementLine], empty: str, accounts: dict):
+    # Narrow enough to sit beside who they are: the line linked by its time, its account by
+    # its number's last four (the ids are on the line's page).
     rows = [
         (
-            line.created_at.strftime("%Y-%m-%d %H:%M"),
-            admin_link(line, line.pk),
-            line.account_id,
+            admin_link(line, line.created_at.strftime("%Y-%m-%d %H:%M")),
+            masked_account_number(accounts[line.account_id]),
             transaction_type(line.type),
             LINE_STATES[line_state(line)],
             line_amount_display(line),
@@ -474,6 +477,4 @@ def _lines_table(lines: list[StatementLine], empty: str):
         )
         for line in lines
     ]
-    return _table(
-        ["at", "line", "account", "type", "state", "amount", "description"], rows, empty, ""
-    )
+    return _table(["at", "account", "type", "state", "amount", "description"], rows, empty, "")

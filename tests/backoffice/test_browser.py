@@ -374,3 +374,60 @@ def test_a_support_call_end_to_end(browser, live_server, world):
     shot(checker, "approved")
     assert Account.objects.get(pk=account_id).posted == before + 500
     assert len(list(shots.glob("*.png"))) >= 8
+
+
+def test_the_customer_page_shows_the_latest_activity_in_the_first_screen(
+    browser, live_server, world
+):
+    """Issue 48 item 2: at 1400 x 900, the page as it opens (not scrolled) shows who the
+    customer is and their newest lines, pending and posted, beside it; the details are full
+    (address, e-mail, birth date, metadata), as a real customer's are."""
+    from tests.authorizations.helpers import approved
+
+    customer_id, card_id = world["customer"], world["card"]
+    response = world.api.patch(
+        f"/customers/{customer_id}",
+        {
+            "email": "ada@example.org",
+            "phone": "+447700900123",
+            "dateOfBirth": "1985-12-10",
+            "nationalId": "GB-123-45-6789",
+            "address": {
+                "line1": "12 St James's Square",
+                "city": "London",
+                "postalCode": "SW1Y 4JH",
+                "countryCode": "826",
+            },
+            "metadata": {"crmId": "4711", "segment": "retail"},
+        },
+    )
+    assert response.status_code in (200, 201), response.content
+    for amount in (1_250, 990, 4_000):
+        approved(world.api, card_id, amount)
+    support = staff("support", roles=["support"], institutions=[world.institution])
+
+    page = signed_in(browser, live_server, support)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{live_server.url}/admin/customers/customer/{customer_id}/change/")
+    sync_api.expect(page.locator("#customer-details")).to_contain_text(
+        "London, SW1Y 4JH, United Kingdom"
+    )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "customer-page-first-screen.png"))
+
+    assert page.evaluate("window.scrollY") == 0
+    activity = page.locator("#customer-activity")
+    sync_api.expect(activity.locator("h2")).to_contain_text("Latest activity")
+    newest_pending = activity.locator("table").first.locator("tbody tr").first
+    newest_posted = activity.locator("table").nth(1).locator("tbody tr").first
+    sync_api.expect(newest_pending).to_contain_text("-40.00 EUR")
+    sync_api.expect(newest_posted).to_contain_text("money in")
+    for row in (newest_pending, newest_posted):
+        box = row.bounding_box()
+        assert box is not None
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 900, box
+        assert box["x"] + box["width"] <= 1400, box
+    # Nothing sideways: the page fits the window's width.
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    html = page.content()
+    assert "GB-123-45-6789" not in html
