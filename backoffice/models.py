@@ -312,9 +312,10 @@ def _staff_event_id():
 class StaffEvent(models.Model):
     """A security event of a staff account (docs/back-office.md, "Staff events"): an enrolment
     token issued, a second factor enrolled or reset, recovery codes renewed, card numbers
-    guessed in the search. Not an event of the `events` app: those are an institution's outbox,
-    delivered to its webhooks, and a staff account belongs to no institution. Written in the
-    transaction of the change it records (`backoffice.staff_events`), never changed after."""
+    guessed in the search, a list exported. Not an event of the `events` app: those are an
+    institution's outbox, delivered to its webhooks, and a staff account belongs to no
+    institution. Written in the transaction of the change it records (`backoffice.staff_events`),
+    never changed after."""
 
     class Type(models.TextChoices):
         ENROLMENT_TOKEN_ISSUED = "staff.enrolment_token_issued", "enrolment token issued"
@@ -322,6 +323,9 @@ class StaffEvent(models.Model):
         SECOND_FACTOR_RESET = "staff.second_factor_reset", "second factor reset"
         RECOVERY_CODES_RENEWED = "staff.recovery_codes_renewed", "recovery codes renewed"
         PAN_GUESSING_SUSPECTED = "security.pan_guessing_suspected", "card numbers guessed"
+        # A list of the back office downloaded as CSV (`backoffice.exports`): which list, its
+        # filters and search, how many rows.
+        LIST_EXPORTED = "staff.list_exported", "list exported"
 
     id = models.CharField(primary_key=True, max_length=40, default=_staff_event_id, editable=False)
     type = models.CharField(max_length=64, choices=Type.choices)

@@ -28,12 +28,19 @@ def currency_exponent(currency: str) -> int:
     return _EXPONENTS.get(currency, 2)
 
 
+def major_units(amount: int, currency: str, *, grouped: bool = False) -> str:
+    """An amount in minor units written in major units, without the currency: `1050, "EUR"` ->
+    `"10.50"`, `-123456, "EUR"` -> `"-1234.56"` (`"-1,234.56"` `grouped`), `5, "JPY"` -> `"5"`."""
+    exponent = currency_exponent(currency)
+    grouping = "," if grouped else ""
+    return f"{Decimal(amount).scaleb(-exponent):{grouping}.{exponent}f}"
+
+
 def money(amount: int | None, currency: str) -> str:
     """`1050, "EUR"` -> `"10.50 EUR"`; `5, "JPY"` -> `"5 JPY"`; thousands grouped."""
     if amount is None:
         return "—"
-    exponent = currency_exponent(currency)
-    return f"{Decimal(amount).scaleb(-exponent):,.{exponent}f} {currency}"
+    return f"{major_units(amount, currency, grouped=True)} {currency}"
 
 
 def decimal_text(value: Decimal | None) -> str | None:

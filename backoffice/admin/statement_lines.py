@@ -12,7 +12,13 @@ from django.utils.html import format_html
 
 from accounts.models import StatementLine
 from api.names import api_data
-from backoffice.kit import ExactIdSearchMixin, ReadOnlyModelAdmin, fields_display, link_column
+from backoffice.kit import (
+    ExactIdSearchMixin,
+    ReadOnlyModelAdmin,
+    fields_display,
+    link_column,
+    money_cells,
+)
 from backoffice.names import TRANSACTION_TYPES, type_display, words_filter
 from core.money import money
 
@@ -123,6 +129,14 @@ class StatementLineAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     def state(self, obj):
         return line_state_display(obj)
 
+    # Exported as the list shows it: signed while it moves the balance, else unsigned (its
+    # state beside it says it was not charged).
+    @money_cells(
+        lambda line: (
+            line_signed_amount(line) if line_state(line) in LIVE_STATES else line.amount,
+            line.currency,
+        )
+    )
     @admin.display(description="amount", ordering="amount")
     def amount_display(self, obj):
         return line_amount_column(obj)
