@@ -20,6 +20,7 @@ from backoffice import secrets
 from core import crypto
 from core.ids import new_id
 from core.models import Timestamped
+from events.models import ActorType, Event
 
 
 class SignInLockout(models.Model):
@@ -346,6 +347,27 @@ class StaffEvent(models.Model):
 
     def __str__(self):
         return f"{self.get_type_display()}: {self.user} ({self.created_at:%Y-%m-%d %H:%M:%S})"
+
+
+class StaffActivityManager(models.Manager):
+    def get_queryset(self):
+        return super().get_queryset().filter(actor_type=ActorType.STAFF)
+
+
+class StaffActivity(Event):
+    """The audit page (docs/back-office.md, "The audit page"): the events whose actor is a
+    staff user, every staff action's and every approval's (requested, approved, rejected), each
+    with its institution, its object and the journal it posted (`backoffice.audit`). A proxy:
+    the events are the record, written by the services in the transaction of the change;
+    nothing is copied."""
+
+    objects = StaffActivityManager()
+
+    class Meta:
+        proxy = True
+        verbose_name = "staff action"
+        verbose_name_plural = "audit: staff actions and approvals"
+        default_permissions = ("view",)
 
 
 # --- The second factor (backoffice.second_factor, docs/back-office.md "Signing in") -----------

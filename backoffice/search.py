@@ -200,3 +200,11 @@ def _models_of_prefix() -> dict[str, list[type[models.Model]]]:
         if isinstance(example, str) and ID_RE.match(example):
             found.setdefault(ID_RE.match(example).group(1), []).append(model)
     return found
+
+
+def model_of_id(object_id: str) -> type[models.Model] | None:
+    """The model an id of ours belongs to, by its prefix (`_models_of_prefix`), or None (not
+    an id of ours, or a kind with no admin)."""
+    matched = ID_RE.match(object_id or "")
+    found = _models_of_prefix().get(matched.group(1), []) if matched else []
+    return found[0] if len(found) == 1 else None

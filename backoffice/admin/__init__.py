@@ -8,6 +8,7 @@ from . import (  # noqa: F401 (each registers its admins)
     accounts,
     api,
     approvals,
+    audit,
     authorizations,
     cards,
     customers,

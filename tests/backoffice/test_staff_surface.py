@@ -85,6 +85,7 @@ ACTIONS = {
     ],
     "backoffice.approvalthreshold": [],
     "backoffice.signinlockout": [],
+    "backoffice.staffactivity": [],  # the audit page (issue 48 item 6): read-only
     "backoffice.staffevent": [],
     "cards.card": [
         ("activate_cards", "Activate selected cards (asks for a reason)"),
@@ -213,6 +214,7 @@ FORMS = {
     "backoffice.approvalrequest": "change",
     "backoffice.approvalthreshold": "add change delete",
     "backoffice.signinlockout": "",
+    "backoffice.staffactivity": "",
     "backoffice.staffevent": "",
     "cards.card": "change",
     "cards.cardproduct": "add change",
