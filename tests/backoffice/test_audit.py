@@ -12,16 +12,21 @@ from django.utils import timezone
 
 from accounts.models import Adjustment
 from accounts.services import fee_charge
+from backoffice.audit import journals_of
 from backoffice.models import ApprovalRequest, StaffActivity
 from backoffice.services.thresholds import approval_threshold_set
 from core.actors import SYSTEM
 from core.operations import run
+from disputes.models import DisputeStep
 from events.models import Event
 from tests.accounts.ledger.helpers import open_account
+from tests.api.test_scopes import World
 from tests.backoffice.helpers import staff
 from tests.backoffice.test_approvals import act, client_of
 from tests.backoffice.test_exports import as_dicts, rows_of
 from tests.cards.helpers import make_institution
+from tests.events.test_actor import _dispute, run_action
+from tests.staff import sign_in
 
 pytestmark = pytest.mark.django_db
 
@@ -211,3 +216,21 @@ def test_it_exports_what_it_shows(adjusted, maker, checker):
     ]
     assert {row["journal"] for row in rows} == {adjustment.journal_id}
     assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:]{8}\+00:00", row["when"]) for row in rows)
+
+
+def test_a_disputes_staff_moves_link_the_journals_of_their_steps(bank, client):
+    world = World("v2", bank)
+    ops = staff("ops", roles=["operations"], institutions=[bank])
+    sign_in(client, ops)
+    submitted, credited = _dispute(world), _dispute(world)
+
+    run_action(client, "disputes.dispute", "submit", submitted)  # credits at submission
+    run_action(client, "disputes.dispute", "grant_credit", credited)
+
+    for dispute_id, type in [(submitted, "dispute.stage_changed"), (credited, "dispute.updated")]:
+        (step,) = DisputeStep.objects.filter(dispute_id=dispute_id, journal__isnull=False)
+        (event,) = StaffActivity.objects.filter(object_id=dispute_id, type=type)
+        assert journals_of(event) == [step.journal]
+    # The dispute's earlier events (filed through the API) posted nothing.
+    filed = Event.objects.filter(object_id=submitted, type="dispute.created").get()
+    assert journals_of(filed) == []
