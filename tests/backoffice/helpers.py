@@ -147,8 +147,8 @@ def restore_roles() -> None:
                     content_type__app_label=app_label, codename__in=codenames
                 )
             )
-    # backoffice/migrations/0010_exports_and_audit.py: the audit page, for its auditors.
-    audit = importlib.import_module("backoffice.migrations.0010_exports_and_audit")
+    # backoffice/migrations/0011_exports_and_audit.py: the audit page, for its auditors.
+    audit = importlib.import_module("backoffice.migrations.0011_exports_and_audit")
     view = Permission.objects.get(
         content_type__app_label="backoffice", codename="view_staffactivity"
     )

@@ -34,7 +34,7 @@ def revoke(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("backoffice", "0009_four_eyes_sums"),
+        ("backoffice", "0010_inbound_approvals"),
         ("events", "0004_event_institution_index_dropped"),
         ("institutions", "0003_staff_roles"),
     ]
