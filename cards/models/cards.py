@@ -39,6 +39,19 @@ class Card(Timestamped):
         CLOSED = "closed"
         EXPIRED = "expired"
 
+    class StatusReasonCode(models.TextChoices):
+        """Why staff changed a card's status (docs/back-office.md, "What support may do"): in
+        the `card.status_changed` event's `reasonCode` beside its free-text `reason`. Not
+        stored on the card: its `status_reason` keeps the text."""
+
+        CUSTOMER_REQUEST = "customer_request", "customer request"
+        LOST = "lost"
+        STOLEN = "stolen"
+        FRAUD_SUSPECTED = "fraud_suspected", "fraud suspected"
+        CARD_FOUND = "card_found", "card found"
+        FRAUD_RULED_OUT = "fraud_ruled_out", "fraud ruled out"
+        OTHER = "other"
+
     class RiskLevel(models.TextChoices):
         LOW = "low"
         MEDIUM = "medium"

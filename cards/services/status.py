@@ -4,7 +4,7 @@
 from django.db import transaction
 from django.utils import timezone
 
-from core.exceptions import CardNotActive, InvalidStateTransition
+from core.exceptions import CardNotActive, InvalidStateTransition, ValidationFailed
 from core.metadata import metadata_merge
 from core.operations import Outcome, changed, unchanged
 from events.services import emit_for
@@ -26,10 +26,17 @@ TRANSITIONS = {
 }
 
 
-def card_set_status(*, card: Card, status: str, reason: str = "") -> Outcome[Card]:
+def card_set_status(
+    *, card: Card, status: str, reason: str = "", reason_code: str = ""
+) -> Outcome[Card]:
     """Move a card to `status` (409 `invalid_state_transition` for any move not in TRANSITIONS;
     asking for the current status changes nothing: `Outcome.changed` false). Emits
-    `card.status_changed`. `Outcome.previous` is the status it moved from."""
+    `card.status_changed`, with `reason_code` (one of `Card.StatusReasonCode`, 400 otherwise)
+    when one is given. `Outcome.previous` is the status it moved from."""
+    if reason_code and reason_code not in Card.StatusReasonCode.values:
+        raise ValidationFailed(
+            details={"reason_code": f"One of {', '.join(Card.StatusReasonCode.values)}."}
+        )
     with transaction.atomic(savepoint=False):
         card = lock_card(card.pk)
         previous = card.status
@@ -45,7 +52,7 @@ def card_set_status(*, card: Card, status: str, reason: str = "") -> Outcome[Car
             raise InvalidStateTransition(
                 "The card is past its expiry date.", from_state=card.status, to_state=status
             )
-        change_status(card, status, reason)
+        change_status(card, status, reason, reason_code)
     return changed(card, previous)
 
 
@@ -77,19 +84,18 @@ def card_update(*, card: Card, risk_level: str | None = None, metadata: dict | N
     return card
 
 
-def change_status(card: Card, status: str, reason: str = "") -> None:
+def change_status(card: Card, status: str, reason: str = "", reason_code: str = "") -> None:
     """Record a status move on a locked card and emit `card.status_changed` (no rule checked:
-    callers have checked theirs)."""
+    callers have checked theirs); its data has `reason_code` only when one is given."""
     previous = card.status
     card.status = status
     card.status_reason = reason[:500]
     card.updated_at = timezone.now()
     card.save(update_fields=["status", "status_reason", "updated_at"])
-    emit_for(
-        card,
-        "card.status_changed",
-        data={"from": previous, "to": status, "reason": card.status_reason},
-    )
+    data = {"from": previous, "to": status, "reason": card.status_reason}
+    if reason_code:
+        data["reason_code"] = reason_code
+    emit_for(card, "card.status_changed", data=data)
 
 
 def require_not_final(card: Card) -> None:

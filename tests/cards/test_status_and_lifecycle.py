@@ -119,6 +119,27 @@ def test_asking_for_the_current_status_changes_nothing(fi, status):
     assert card_events(card, "card.status_changed") == []
 
 
+def test_a_reason_code_goes_in_the_event_beside_the_reason(fi):
+    card = new_card(fi, status=S.ACTIVE)
+    card_set_status(card=card, status=S.SUSPENDED, reason="Wallet gone", reason_code="lost")
+    assert fresh_card(card).status_reason == "Wallet gone"  # the card keeps the text
+    assert card_events(card, "card.status_changed") == [
+        (
+            "card.status_changed",
+            {"from": "active", "to": "suspended", "reason": "Wallet gone", "reasonCode": "lost"},
+        )
+    ]
+
+
+def test_an_unknown_reason_code_is_refused_before_anything_changes(fi):
+    card = new_card(fi, status=S.ACTIVE)
+    with refused(ValidationFailed) as excinfo:
+        card_set_status(card=card, status=S.SUSPENDED, reason_code="bored")
+    assert excinfo.value.status == 400 and "reason_code" in excinfo.value.details
+    assert fresh_card(card).status == S.ACTIVE
+    assert card_events(card, "card.status_changed") == []
+
+
 def test_the_status_is_read_under_lock_not_from_the_callers_copy(fi):
     card = new_card(fi, status=S.ACTIVE)
     stale = fresh_card(card)
