@@ -1,6 +1,6 @@
 """The back office's forms: the sign-in form (the password, then the second factor's code:
-`backoffice.second_factor`), and the four-eyes forms (an adjustment asked for, a reason for a
-request or a decision: backoffice.services.approvals)."""
+`backoffice.second_factor`), the four-eyes forms (an adjustment asked for, a reason for a
+request or a decision: backoffice.services.approvals) and the staff actions' own forms."""
 
 import re
 from decimal import Decimal
@@ -10,7 +10,7 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.signals import user_login_failed
 
 from backoffice import second_factor
-from backoffice.kit import reason_field
+from backoffice.kit import no_card_or_account_number, reason_field
 from backoffice.models import ApprovalRequest, ApprovalThreshold
 from backoffice.services.thresholds import ALWAYS_ASKED
 from core.exceptions import ValidationFailed
@@ -226,6 +226,22 @@ class CardLimitsForm(forms.Form):
 
     def limits(self) -> dict:
         return {field: self.cleaned_data[field] for field in CARD_LIMIT_LABELS}
+
+
+class CardProtectionForm(forms.Form):
+    """A protective card action's reason code (one of `codes`, `Card.StatusReasonCode`) and its
+    reason (`backoffice.actions.cards`: freeze, unfreeze, block)."""
+
+    def __init__(self, *args, codes, help_text: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["reason_code"] = forms.ChoiceField(
+            label="Reason code",
+            choices=[(code.value, code.label.capitalize()) for code in codes],
+            widget=forms.RadioSelect,
+        )
+        # Sent in the card.status_changed event to the institution: never a card number.
+        self.fields["reason"] = reason_field(help_text)
+        self.fields["reason"].validators.append(no_card_or_account_number)
 
 
 class ApprovalThresholdForm(forms.ModelForm):

@@ -28,10 +28,12 @@ from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from backoffice import exports
 from backoffice.names import country_name, customer_detail_html, customer_name, mcc_name
 from core.money import money
+from core.text import has_card_or_account_number
 from institutions.staff import staff_institutions as institutions_of
 
 
@@ -278,6 +280,16 @@ CONFIRM = "confirm"
 MAX_REASON = 500
 
 
+NUMBER_IN_TEXT = "Must not hold a card or account number: write its last four digits instead."
+
+
+def no_card_or_account_number(text: str) -> None:
+    """A form's validator of free text staff write (a note, a reason sent in an event): no
+    card or account number in it (`core.text.has_card_or_account_number`)."""
+    if has_card_or_account_number(text):
+        raise forms.ValidationError(NUMBER_IN_TEXT, code="card_or_account_number")
+
+
 def reason_field(help_text: str = "", max_length: int = MAX_REASON) -> forms.CharField:
     """A staff user's reason, as every admin form asks for it."""
     return forms.CharField(
@@ -469,6 +481,17 @@ class ServiceFormModelAdmin(ModelAdmin):
 # The field a page's action button posts (and its confirmation page carries on): back to the
 # row's page once the action ran.
 RETURN_TO_OBJECT = "return_to_object"
+# The field a button on another page of the back office posts (the customer page's card
+# buttons): the path of that page, to go back to once the action ran.
+RETURN_TO = "return_to"
+
+
+def back_office_path(request, path: str) -> bool:
+    """Whether `path` is a page of the back office on this host (a RETURN_TO), never another
+    site: a path under the admin's own, with no scheme or host of its own."""
+    return path.startswith(reverse("admin:index")) and url_has_allowed_host_and_scheme(
+        path, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
 
 
 class ActionsOnlyModelAdmin(ModelAdmin):
@@ -507,12 +530,17 @@ class ActionsOnlyModelAdmin(ModelAdmin):
 
     def response_action(self, request, queryset):
         response = super().response_action(request, queryset)
+        if response is None or response.status_code != 302:
+            return response
         back_to = request.POST.get(RETURN_TO_OBJECT)
-        if back_to and response is not None and response.status_code == 302:
+        if back_to:
             opts = self.model._meta
             return HttpResponseRedirect(
                 reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[back_to])
             )
+        page = request.POST.get(RETURN_TO, "")
+        if page and back_office_path(request, page):
+            return HttpResponseRedirect(page)
         return response
 
 

@@ -12,10 +12,20 @@ and in the admin history.
 institution's threshold, else asked for (docs/back-office.md, "Four eyes").
 """
 
-from backoffice.actions.base import Confirmation, Move, Reason, StaffAction, status_actions
+from django.contrib import messages
+
+from backoffice.actions.base import (
+    Confirmation,
+    LeftOut,
+    Move,
+    Reason,
+    StaffAction,
+    said,
+    status_actions,
+)
 from backoffice.actions.forms import FormWrite, changed_fields, created
 from backoffice.actions.four_eyes import CARD_LIMITS_RAISE, PIN_UNBLOCK
-from backoffice.forms import CARD_LIMIT_LABELS, CardLimitsForm
+from backoffice.forms import CARD_LIMIT_LABELS, CardLimitsForm, CardProtectionForm
 from cards.models import Card, CardProduct
 from cards.services import (
     card_limits_set,
@@ -76,6 +86,115 @@ def _open(card: Card) -> bool:
     """A card not in a final status (closed, lost, stolen, expired: it moves nowhere)."""
     return bool(TRANSITIONS[card.status])
 
+
+# --- Protecting a card: what every role, support included, may do (docs/back-office.md,
+# "What support may do"). No money moves and no second person is asked: each needs the
+# permission `cards.protect_card` (`CardAdmin.has_protect_permission`), a reason code and a
+# reason, both written in the card.status_changed event and the admin history.
+PROTECT = ("protect",)
+Code = Card.StatusReasonCode
+PROTECT_REASON_HELP = (
+    "What the cardholder said, or what was seen. Kept as the card's status reason, sent in its "
+    "card.status_changed event with the reason code, and written in the admin history."
+)
+
+
+def _protected(verb: str):
+    """The history of a protective move: the status, the reason code and the reason."""
+
+    def history(outcome, asked) -> str:
+        code = Code(asked["reason_code"]).label
+        return (
+            f"Status {outcome.previous} → {outcome.value.status} (admin action “{verb}”; "
+            f"reason code: {code}; {said(asked.reason)})."
+        )
+
+    return history
+
+
+def _protect(name, label, verb, past, codes, status, summary, **more) -> StaffAction:
+    """A protective move of cards to `status` (None: the reason code's, lost or stolen),
+    asking for one of `codes` and a reason."""
+    return StaffAction(
+        name=name,
+        label=label,
+        model=Card,
+        service=card_set_status,
+        arguments=lambda card, asked: {
+            "card": card,
+            "status": status or asked["reason_code"],
+            "reason": asked.reason,
+            "reason_code": asked["reason_code"],
+        },
+        reason=Reason(help_text=PROTECT_REASON_HELP),
+        form=lambda data, cards: CardProtectionForm(
+            data, codes=codes, help_text=PROTECT_REASON_HELP
+        ),
+        confirmation=Confirmation(
+            template="admin/cards/card/protect_confirmation.html",
+            title=f"{verb}: cards",
+            submit=f"{verb}: {{n}} card(s)",
+            context={"summary": summary},
+        ),
+        verb=verb,
+        history=_protected(verb),
+        done=f"{past} {{n}} card(s).",
+        permissions=PROTECT,
+        **more,
+    )
+
+
+freeze_cards = _protect(
+    "freeze_cards",
+    "Freeze selected cards (suspend: payments are declined until unfrozen; asks for a reason code)",
+    "Freeze",
+    "Froze",
+    [Code.CUSTOMER_REQUEST, Code.LOST, Code.STOLEN, Code.FRAUD_SUSPECTED, Code.OTHER],
+    Card.Status.SUSPENDED,
+    "Each card is suspended: every payment is declined until it is unfrozen. A card that is "
+    "not active is reported and left as it is.",
+    already="Already frozen, left as they were: {ids}.",
+)
+unfreeze_cards = _protect(
+    "unfreeze_cards",
+    "Unfreeze selected frozen cards (asks for a reason code)",
+    "Unfreeze",
+    "Unfroze",
+    [Code.CUSTOMER_REQUEST, Code.CARD_FOUND, Code.FRAUD_RULED_OUT, Code.OTHER],
+    Card.Status.ACTIVE,
+    "Each frozen (suspended) card is active again: payments are authorized as before.",
+    already="Already active, left as they were: {ids}.",
+    # Unfreezing is not activating: a new card's first activation stays with "Activate".
+    left_out=LeftOut(
+        which=lambda card: card.status != Card.Status.SUSPENDED,
+        said=lambda cards: [
+            "Not frozen, left as they were: "
+            + ", ".join(f"{card.pk} ({card.status})" for card in cards)
+            + "."
+        ],
+        level=messages.WARNING,
+    ),
+)
+block_cards = _protect(
+    "block_cards",
+    "Block selected cards as lost or stolen (final; asks for a reason code)",
+    "Block",
+    "Blocked",
+    [Code.LOST, Code.STOLEN],
+    None,
+    "Each card becomes lost or stolen, as the reason code says: final, every payment is "
+    "declined for good. The cardholder's new card is a replacement (POST "
+    "/cards/{cardId}/replacements, with its fee), ordered by the institution.",
+    already="Already blocked so, left as they were: {ids}.",
+)
+
+# The customer page's buttons of each card (`backoffice.admin.customers`): the protective
+# action, its button and the statuses it is offered on.
+PROTECTIVE_BUTTONS = [
+    (freeze_cards, "Freeze", {Card.Status.ACTIVE}),
+    (unfreeze_cards, "Unfreeze", {Card.Status.SUSPENDED}),
+    (block_cards, "Block (lost or stolen)", {Card.Status.ACTIVE, Card.Status.SUSPENDED}),
+]
 
 unblock_pins = StaffAction(
     name="unblock_pins",

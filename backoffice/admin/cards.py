@@ -1,7 +1,8 @@
 """Back office for cards: products, cards and the audit trail of sensitive-details reads.
 
 Staff look at cards and change them only through the actions declared in `backoffice.actions.cards`
-("Activate", "Suspend", "Close"; "Unblock the PIN" and "Change the limits" with four eyes), which
+("Activate", "Suspend", "Close"; "Unblock the PIN" and "Change the limits" with four eyes;
+"Freeze", "Unfreeze" and "Block" as lost or stolen, which every role may run), which
 call the services as the API does (docs/design.md section 10). Nothing is added or deleted here and
 no change form ever saves a card: a form saving a whole row could overwrite what a service wrote
 under its lock (limits, PIN tries, status).
@@ -21,11 +22,14 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 from backoffice.actions.cards import (
     activate_cards,
     add_card_product,
+    block_cards,
     change_card_product,
     change_limits,
     close_cards,
+    freeze_cards,
     suspend_cards,
     unblock_pins,
+    unfreeze_cards,
 )
 from backoffice.actions.forms import DeclaredForms
 from backoffice.kit import (
@@ -293,7 +297,16 @@ class CardAdmin(ActionsOnlyModelAdmin):
     search_help_text = (
         "An exact card id, the last four digits of the PAN, or part of the embossed name."
     )
-    actions = [activate_cards, suspend_cards, close_cards, unblock_pins, change_limits]
+    actions = [
+        activate_cards,
+        suspend_cards,
+        close_cards,
+        unblock_pins,
+        change_limits,
+        freeze_cards,
+        unfreeze_cards,
+        block_cards,
+    ]
     exclude = SECRET_FIELDS
     fieldsets = [
         (
@@ -375,6 +388,11 @@ class CardAdmin(ActionsOnlyModelAdmin):
                 has_pin=ExpressionWrapper(Q(pin_hash__isnull=False), output_field=BooleanField())
             )
         )
+
+    def has_protect_permission(self, request, obj=None) -> bool:
+        """Freeze, unfreeze, block lost or stolen (`permissions=("protect",)` of those actions):
+        every staff role has `cards.protect_card`, support included (docs/back-office.md)."""
+        return request.user.has_perm("cards.protect_card")
 
     def get_search_results(self, request, queryset, search_term):
         """An exact id or last four digits (indexed or short), or part of the embossed name.

@@ -4,7 +4,9 @@ The page (issue 33 item 2): who the customer is, their accounts with balances, c
 monitoring alerts, active holds, disputes and latest activity (pending apart from posted, what
 was not charged shown so), each row linking to its record. Editing their details is a step: the
 page's "Edit details" button opens Django's form (`?edit=1`), which saves through
-`customer_update`, so `customer.updated` is emitted as for the API.
+`customer_update`, so `customer.updated` is emitted as for the API. Each card has the buttons of
+the protective card actions the user may run (freeze, unfreeze, block lost or stolen:
+`backoffice.actions.cards`, every role's), which come back to this page once they ran.
 
 The national id is never shown nor editable here: only its last four characters, masked, and
 none of it when the id is too short for that (`customers.models.national_id_last4`). Nothing
@@ -21,11 +23,14 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.db.models import Q
+from django.middleware.csrf import get_token
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from accounts.models import Account, Hold, StatementLine
 from accounts.models.statement import POSITION
+from backoffice.actions.cards import PROTECTIVE_BUTTONS
 from backoffice.actions.customers import change_customer
 from backoffice.actions.forms import DeclaredForms
 from backoffice.admin.cards import SECRET_FIELDS
@@ -36,6 +41,7 @@ from backoffice.admin.statement_lines import (
     line_state,
 )
 from backoffice.kit import (
+    RETURN_TO,
     ModelAdmin,
     admin_link,
     changelist_link,
@@ -295,7 +301,7 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
             ),
             "panels": [
                 ("Accounts", self.accounts_panel(customer)),
-                ("Cards", self.cards_panel(customer)),
+                ("Cards", self.cards_panel(customer, request)),
                 ("Open monitoring alerts", self.alerts_panel(customer)),
                 ("Holds (money set aside)", self.holds_panel(customer)),
                 ("Disputes", self.disputes_panel(customer)),
@@ -357,13 +363,14 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
         )
 
     @admin.display(description="cards")
-    def cards_panel(self, customer):
+    def cards_panel(self, customer, request=None):
         cards = (
             Card.objects.defer(*SECRET_FIELDS)
             .filter(customer=customer)
             .select_related("product")
             .order_by("-pk")[:PANEL_ROWS]
         )
+        buttons = _protective_buttons(request, customer) if request is not None else None
         rows = [
             (
                 admin_link(card, card.masked_pan),
@@ -372,11 +379,20 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
                 card.product.name,
                 f"{card.expiry_month:02d}/{card.expiry_year}",
                 card.account_id,
+                *([] if buttons is None else [buttons(card)]),
             )
             for card in cards
         ]
         return _table(
-            ["card (masked PAN)", "status", "form", "product", "expiry", "account"],
+            [
+                "card (masked PAN)",
+                "status",
+                "form",
+                "product",
+                "expiry",
+                "account",
+                *([] if buttons is None else ["protect"]),
+            ],
             rows,
             "No card.",
             changelist_link(Card, "All cards of this customer", customer=customer.pk),
@@ -461,6 +477,42 @@ class CustomerAdmin(DeclaredForms, ModelAdmin):
             _lines_table(pending, "No pending line.", accounts),
             _lines_table(settled, "No statement line.", accounts),
         )
+
+
+def _protective_buttons(request, customer):
+    """A function of a card: the buttons of the protective actions (freeze, unfreeze, block
+    lost or stolen) the user may run on it, each posting to the cards' list as a card's own
+    button does, then back to this page (`RETURN_TO`); None when the user may run none."""
+    offered = admin.site._registry[Card].get_actions(request)
+    actions = [button for button in PROTECTIVE_BUTTONS if button[0].name in offered]
+    if not actions:
+        return None
+    changelist = reverse("admin:cards_card_changelist")
+    token = get_token(request)
+    back = request.get_full_path()
+
+    def buttons(card):
+        return (
+            format_html_join(
+                "",
+                '<form method="post" action="{}" class="object-action card-protection">'
+                '<input type="hidden" name="csrfmiddlewaretoken" value="{}">'
+                '<input type="hidden" name="action" value="{}">'
+                '<input type="hidden" name="_selected_action" value="{}">'
+                '<input type="hidden" name="index" value="0">'
+                '<input type="hidden" name="{}" value="{}">'
+                '<button type="submit" class="button object-action-button" name="object_action" '
+                'value="{}">{}</button></form>',
+                (
+                    (changelist, token, action.name, card.pk, RETURN_TO, back, action.name, label)
+                    for action, label, statuses in actions
+                    if card.status in statuses
+                ),
+            )
+            or "—"
+        )
+
+    return buttons
 
 
 def _lines_table(lines: list[StatementLine], empty: str, accounts: dict):

@@ -136,6 +136,9 @@ class Card(Timestamped):
 
     class Meta:
         ordering = ["-id"]
+        # The back office's protective card actions (freeze, unfreeze, block lost or stolen),
+        # which every staff role has (docs/back-office.md, "Roles").
+        permissions = [("protect_card", "Can freeze, unfreeze and block cards (lost, stolen)")]
         constraints = [
             models.UniqueConstraint(
                 fields=["pan_fingerprint"],

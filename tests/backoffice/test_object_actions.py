@@ -43,7 +43,13 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
     page = reverse("admin:cards_card_change", args=[card_id])
 
     # An active card with its PIN not blocked: no Activate, no Unblock the PIN.
-    assert buttons(client, page) == ["suspend_cards", "close_cards", "change_limits"]
+    assert buttons(client, page) == [
+        "suspend_cards",
+        "close_cards",
+        "change_limits",
+        "freeze_cards",
+        "block_cards",
+    ]
     changelist = reverse("admin:cards_card_changelist")
     pressed = {
         "action": "suspend_cards",
@@ -79,7 +85,8 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
         ),
         ("operations", "accounts_hold", "hold", ["release_holds"]),
         ("compliance", "monitoring_monitoringalert", "alert", ["resolve_alerts"]),
-        ("support", "cards_card", "card", []),  # support looks, and has no button
+        # Support protects a card (freeze, unfreeze, block), and has no other button.
+        ("support", "cards_card", "card", ["freeze_cards", "unfreeze_cards", "block_cards"]),
     ],
 )
 def test_each_page_offers_what_the_role_may_run(client, bank, world, role, model, key, expected):

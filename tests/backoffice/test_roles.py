@@ -57,6 +57,14 @@ VIEWED = {
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.
     "backoffice.view_approvalthreshold",
 }
+# Every role may protect a card (freeze, unfreeze, block lost or stolen): granted by
+# cards/migrations/0014_protect_card.py (docs/back-office.md, "Roles").
+PROTECTIVE = {"cards.protect_card"}
+PROTECTIVE_ACTIONS = {
+    ("cards.card", "freeze_cards"),
+    ("cards.card", "unfreeze_cards"),
+    ("cards.card", "block_cards"),
+}
 
 
 def permissions_of(name: str) -> set[str]:
@@ -67,8 +75,8 @@ def permissions_of(name: str) -> set[str]:
 
 
 def test_the_roles_have_exact_permissions():
-    assert permissions_of("support") == VIEWED
-    assert permissions_of("operations") == VIEWED | {
+    assert permissions_of("support") == VIEWED | PROTECTIVE
+    assert permissions_of("operations") == VIEWED | PROTECTIVE | {
         "cards.change_card",
         "accounts.change_account",
         "accounts.change_hold",
@@ -77,7 +85,7 @@ def test_the_roles_have_exact_permissions():
         "payments.change_externalaccount",
         "payments.change_inboundentry",
     }
-    assert permissions_of("compliance") == VIEWED | {
+    assert permissions_of("compliance") == VIEWED | PROTECTIVE | {
         "monitoring.change_monitoringalert",
         "accounts.change_fee",
         "backoffice.change_approvalrequest",  # four eyes: compliance decides
@@ -86,8 +94,8 @@ def test_the_roles_have_exact_permissions():
 
 
 def test_each_role_is_offered_exactly_its_actions():
-    assert admin_actions(staff("support", roles=["support"])) == set()
-    assert admin_actions(staff("operations", roles=["operations"])) == {
+    assert admin_actions(staff("support", roles=["support"])) == PROTECTIVE_ACTIONS
+    assert admin_actions(staff("operations", roles=["operations"])) == PROTECTIVE_ACTIONS | {
         ("cards.card", "activate_cards"),
         ("cards.card", "suspend_cards"),
         ("cards.card", "close_cards"),
@@ -111,7 +119,7 @@ def test_each_role_is_offered_exactly_its_actions():
         ("payments.inboundentry", "apply_from_suspense"),  # four eyes: compliance approves
         ("payments.inboundentry", "return_from_suspense"),  # as above
     }
-    assert admin_actions(staff("compliance", roles=["compliance"])) == {
+    assert admin_actions(staff("compliance", roles=["compliance"])) == PROTECTIVE_ACTIONS | {
         ("monitoring.monitoringalert", "resolve_alerts"),
         ("accounts.fee", "waive_fees"),  # asks; another compliance officer approves
         ("backoffice.approvalrequest", "approve_requests"),

@@ -100,6 +100,17 @@ ACTIONS = {
             "change_limits",
             "Change the limits (a raise above the threshold: another staff user approves)",
         ),
+        # Issue 48 item 3: the protective actions every role may run, support included.
+        (
+            "freeze_cards",
+            "Freeze selected cards (suspend: payments are declined until unfrozen; asks for a "
+            "reason code)",
+        ),
+        ("unfreeze_cards", "Unfreeze selected frozen cards (asks for a reason code)"),
+        (
+            "block_cards",
+            "Block selected cards as lost or stolen (final; asks for a reason code)",
+        ),
     ],
     "cards.cardproduct": [],
     "cards.panresolutionfailure": [],

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth.models import User
@@ -296,6 +297,10 @@ ACTIONS = {
     ("cards.card", "activate_cards"): (lambda w: _card(w, "suspended"), "card.status_changed"),
     ("cards.card", "suspend_cards"): (lambda w: _card(w), "card.status_changed"),
     ("cards.card", "close_cards"): (lambda w: _card(w), "card.status_changed"),
+    # The protective actions every role may run (docs/back-office.md, "What support may do").
+    ("cards.card", "freeze_cards"): (lambda w: _card(w), "card.status_changed"),
+    ("cards.card", "unfreeze_cards"): (lambda w: _card(w, "suspended"), "card.status_changed"),
+    ("cards.card", "block_cards"): (lambda w: _card(w), "card.status_changed"),
     # With no threshold set, every staff unblock waits for a second user.
     ("cards.card", "unblock_pins"): (_pin_blocked_card, "approval.requested"),
     ("monitoring.monitoringrule", "enable_rules"): (
@@ -389,8 +394,13 @@ def run_action(client, label: str, action: str, pk: str, values: dict = FORM_VAL
         confirmed = {}
         for name, value in HIDDEN_INPUT.findall(response.content.decode()):
             confirmed.setdefault(name, []).append(value)
-        for name in context["form"].fields:
-            confirmed[name] = values.get(name, "Checked with the cardholder by phone.")
+        for name, field in context["form"].fields.items():
+            if name in values:
+                confirmed[name] = values[name]
+            elif isinstance(field, forms.ChoiceField):  # a reason code, say: the first offered
+                confirmed[name] = next(value for value, _ in field.choices if value)
+            else:
+                confirmed[name] = "Checked with the cardholder by phone."
         response = client.post(url, confirmed)
     assert response.status_code in (200, 302), (label, action, response.status_code)
     return response

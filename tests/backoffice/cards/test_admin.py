@@ -603,6 +603,9 @@ def test_card_actions_are_the_status_actions_the_pin_unblock_and_the_limits(admi
         "close_cards",
         "unblock_pins",
         "change_limits",  # four eyes above the threshold (backoffice.actions.cards.change_limits)
+        "freeze_cards",  # the protective actions, with a reason code: test_protection.py
+        "unfreeze_cards",
+        "block_cards",
     ]
     for model in [CardProduct, SensitiveDetailsAccess]:
         assert action_names(admin_client.get(url(model))) == []
