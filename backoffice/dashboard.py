@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from accounts.models import Hold
 from accounts.selectors import holds_expiring_today
+from backoffice.case_kinds import CASE_KINDS
 from backoffice.models import ApprovalRequest
-from backoffice.selectors import approvals_waiting_for
+from backoffice.selectors import approvals_waiting_for, assigned_to
 from cards.models import PanResolutionFailure
 from disputes.models import Dispute
 from disputes.selectors import due_dispute_ids
@@ -147,7 +148,38 @@ def _approvals_waiting(request) -> Queue | None:
     )
 
 
+def _mine(model, name: str, explanation: str):
+    """The open rows of `model` (a case: `backoffice.case_kinds`) assigned to the user: their
+    "mine" queue, for a user who may work on them (change `model`)."""
+
+    def queue(request) -> Queue | None:
+        rows = _rows(request, model)
+        if rows is None or not admin.site._registry[model].has_change_permission(request):
+            return None
+        return Queue(
+            name,
+            rows.filter(CASE_KINDS[model].open, pk__in=assigned_to(request.user, model)).count(),
+            _changelist(model, assigned="me"),
+            explanation,
+        )
+
+    return queue
+
+
+_my_disputes = _mine(
+    Dispute,
+    "Disputes assigned to me",
+    "Open disputes you were assigned (or took): their notes and history are on each page.",
+)
+_my_alerts = _mine(
+    MonitoringAlert,
+    "Monitoring alerts assigned to me",
+    "Open alerts you were assigned (or took): add notes as you check, resolve once decided.",
+)
+
 QUEUES = [
+    _my_disputes,
+    _my_alerts,
     _approvals_waiting,
     _open_alerts,
     _disputes_due,

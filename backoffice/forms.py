@@ -244,6 +244,45 @@ class CardProtectionForm(forms.Form):
         self.fields["reason"].validators.append(no_card_or_account_number)
 
 
+class CaseNoteForm(forms.Form):
+    """A note on a case (`backoffice.actions.cases`): required, at most `max_length`
+    characters, never a card or account number (`core.text`)."""
+
+    def __init__(self, *args, help_text: str, max_length: int, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["note"] = reason_field(help_text, max_length)
+        self.fields["note"].validators.append(no_card_or_account_number)
+
+
+NOBODY = "nobody"
+
+
+class CaseAssignForm(forms.Form):
+    """Whom to assign the selected cases to: one of `users` (those who may work on every one of
+    them: `backoffice.selectors.possible_assignees`) or nobody; and an optional reason."""
+
+    def __init__(self, *args, users: list, help_text: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.users = {str(user.pk): user for user in users}
+        self.fields["assignee"] = forms.ChoiceField(
+            label="Assign to",
+            choices=[(pk, _user_name(user)) for pk, user in self.users.items()]
+            + [(NOBODY, "Nobody (unassign)")],
+        )
+        self.fields["reason"] = reason_field(help_text)
+        self.fields["reason"].required = False
+        self.fields["reason"].validators.append(no_card_or_account_number)
+
+    def clean_assignee(self):
+        """The user, or None for nobody."""
+        return self.users.get(self.cleaned_data["assignee"])
+
+
+def _user_name(user) -> str:
+    full = user.get_full_name()
+    return f"{full} ({user.get_username()})" if full else user.get_username()
+
+
 class ApprovalThresholdForm(forms.ModelForm):
     """A threshold: its amount typed in the currency's major units (a count of unblocks for a
     PIN unblock), read by `minor_units`."""

@@ -2,11 +2,12 @@
 token first, then their second-factor devices (an enrolment begun, confirmed or replaced: one at
 a time per token); a device alone when a code is checked; sign-in lockouts alone; an approval
 request, the operation's own row, locked first, before what its approval changes (the fee of a
-waiver, then the accounts the posting locks)."""
+waiver, then the accounts the posting locks); a case alone (a note, an assignment: nothing else is
+locked with it)."""
 
 from django.db.models import QuerySet
 
-from .models import AppDevice, ApprovalRequest, EnrolmentToken, SignInLockout
+from .models import AppDevice, ApprovalRequest, Case, EnrolmentToken, SignInLockout
 
 
 def lock_first_device(devices: QuerySet):
@@ -54,3 +55,14 @@ def lock_approval_request(approval_id: str) -> ApprovalRequest:
         .select_related("institution")
         .get(pk=approval_id)
     )
+
+
+def lock_case(*, institution_id, content_type, object_id: str) -> Case:
+    """The case of the row (`content_type`, `object_id`), made if it has none (one statement,
+    `ON CONFLICT DO NOTHING`: two first notes at once make one case), its row locked until the
+    transaction ends (one assignment at a time)."""
+    Case.objects.bulk_create(
+        [Case(institution_id=institution_id, content_type=content_type, object_id=object_id)],
+        ignore_conflicts=True,
+    )
+    return Case.objects.select_for_update().get(content_type=content_type, object_id=object_id)

@@ -10,6 +10,7 @@ from binascii import unhexlify
 from urllib.parse import quote, urlencode
 
 from django.conf import settings
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection, models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -368,6 +369,93 @@ class StaffActivity(Event):
         verbose_name = "staff action"
         verbose_name_plural = "audit: staff actions and approvals"
         default_permissions = ("view",)
+
+
+# --- Case work (backoffice.services.cases, docs/back-office.md "Case work") ----------------------
+def _case_note_id():
+    return new_id("note")
+
+
+class Case(models.Model):
+    """The case work on one row staff investigate: a dispute, a monitoring alert (and the
+    reconciliation breaks when they land), keyed by the row itself (its content type and id),
+    so a new kind of case needs no column and no table of its own. Made with the first note or
+    assignment (`backoffice.services.cases`); a row nobody worked on has none. `assignee` is
+    who works on it now (None: nobody); each assignment is also an event of the row and a line
+    of its admin history, with who made it."""
+
+    id = models.BigAutoField(primary_key=True)
+    institution = models.ForeignKey(
+        "institutions.Institution", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    content_type = models.ForeignKey(ContentType, on_delete=models.PROTECT, related_name="+")
+    # Every object of TX has an opaque id of at most 40 characters (`core.ids`).
+    object_id = models.CharField(max_length=40)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+    )
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+    )
+    assigned_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "case"
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["content_type", "object_id"], name="case_object_unique"
+            ),
+            # Assigned once: by whom and when (even to nobody, which is an assignment too).
+            models.CheckConstraint(
+                condition=Q(assigned_at__isnull=True, assignee__isnull=True)
+                | Q(assigned_at__isnull=False, assigned_by__isnull=False),
+                name="case_assignment_complete",
+            ),
+        ]
+        indexes = [
+            # The "mine" queues: a user's cases of one kind.
+            models.Index(
+                fields=["assignee", "content_type"],
+                condition=Q(assignee__isnull=False),
+                name="case_assignee_idx",
+            ),
+        ]
+
+    def __str__(self):
+        return f"case of {self.object_id}"
+
+
+class CaseNote(models.Model):
+    """A staff user's note on a case: never changed or deleted once written, never holding a
+    card or account number (`core.text`, checked by the service and the form)."""
+
+    MAX_LENGTH = 2000
+
+    id = models.CharField(primary_key=True, max_length=40, default=_case_note_id, editable=False)
+    case = models.ForeignKey(Case, on_delete=models.PROTECT, related_name="notes")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    text = models.CharField(max_length=MAX_LENGTH)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "case note"
+        ordering = ["-id"]
+        constraints = [models.CheckConstraint(condition=~Q(text=""), name="case_note_text")]
+
+    def __str__(self):
+        return f"note {self.id} by {self.author_id}"
 
 
 # --- The second factor (backoffice.second_factor, docs/back-office.md "Signing in") -----------

@@ -84,6 +84,12 @@ OBJECT_TYPES = {
     "inbound_entry.held_in_suspense": "inbound_entry",
     "inbound_entry.returning": "inbound_entry",
     "inbound_entry.returned": "inbound_entry",
+    # Case work in the back office: a staff note written, the case assigned (docs/back-office.md,
+    # "Case work"). No text: the note stays in the back office.
+    "dispute.note_added": "dispute",
+    "dispute.assigned": "dispute",
+    "monitoring.alert_note_added": "monitoring_alert",
+    "monitoring.alert_assigned": "monitoring_alert",
     # Four eyes in the back office: a staff user asks for a change of money, another approves
     # or rejects it (docs/back-office.md, "Four eyes").
     "approval.requested": "approval_request",

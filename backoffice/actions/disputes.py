@@ -6,6 +6,7 @@ history. A move the dispute's stage does not allow is refused for that dispute a
 """
 
 from backoffice.actions.base import Confirmation, Reason, StaffAction
+from backoffice.actions.cases import case_actions
 from core.money import money
 from disputes.models import Dispute
 from disputes.services.stages import (
@@ -110,3 +111,6 @@ cardholder_bears = _move(
     to="closed",
     liability=CARDHOLDER,
 )
+
+# Case work: a note, an assignment (`backoffice.actions.cases`; docs/back-office.md, "Case work").
+note_disputes, take_disputes, assign_disputes = case_actions(model=Dispute, noun="dispute")

@@ -1,6 +1,7 @@
 """What staff do to monitoring: switch rules on and off, resolve alerts (docs/monitoring.md)."""
 
 from backoffice.actions.base import Confirmation, Reason, StaffAction, enable_actions
+from backoffice.actions.cases import case_actions
 from monitoring.models import MonitoringAlert, MonitoringRule
 from monitoring.services import alert_resolve, monitoring_rule_update
 from monitoring.services.alerts import MAX_NOTE_LENGTH
@@ -38,3 +39,6 @@ resolve_alerts = StaffAction(
     already="Already resolved, left as they were: {ids}.",
     applies=lambda alert, user: alert.status == MonitoringAlert.Status.OPEN,
 )
+
+# Case work: a note, an assignment (`backoffice.actions.cases`; docs/back-office.md, "Case work").
+note_alerts, take_alerts, assign_alerts = case_actions(model=MonitoringAlert, noun="alert")

@@ -18,6 +18,9 @@ confirmation page and written on the dispute's step and in the admin history:
 
 A move the dispute's stage does not allow is refused for that dispute alone (409, said in a
 message) and changes nothing. No form ever saves a dispute.
+
+Disputes are cases (`backoffice.admin.cases`): notes and an assignee, the "mine" queue
+(`?assigned=me`), with the actions of `backoffice.actions.cases`.
 """
 
 from django.contrib import admin
@@ -28,13 +31,17 @@ from django.utils.html import format_html
 from accounts.models import StatementLine
 from api.names import api_data
 from backoffice.actions.disputes import (
+    assign_disputes,
     cardholder_bears,
     deny,
     grant_credit,
+    note_disputes,
     submit,
+    take_disputes,
     withdraw,
     write_off,
 )
+from backoffice.admin.cases import CaseWork
 from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -106,7 +113,7 @@ class DisputeDeadlineInline(ReadOnlyInline):
 
 
 @admin.register(Dispute)
-class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+class DisputeAdmin(CaseWork, ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_display = [
         "id",
         "status",
@@ -123,13 +130,24 @@ class DisputeAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     search_fields = ["id", "authorization_id", "card_id", "account_id"]
     search_help_text = "An exact dispute, card payment (authorization), card or account id."
     show_full_result_count = False
-    actions = [submit, grant_credit, deny, withdraw, write_off, cardholder_bears]
+    actions = [
+        submit,
+        grant_credit,
+        deny,
+        withdraw,
+        write_off,
+        cardholder_bears,
+        note_disputes,
+        take_disputes,
+        assign_disputes,
+    ]
     inlines = [DisputeDeadlineInline, DisputeStepInline]
     fields = [
         "id",
         "institution",
         "status",
         "outcome",
+        "case_display",
         "resolution_reason",
         "reason",
         "authorization_link",

@@ -6,8 +6,9 @@ with the actions "Enable" and "Disable" (`backoffice.actions.monitoring`), which
 `monitoring.rule_updated` event hold). Alerts are reviewed
 here and resolved with the action "Resolve": a confirmation page asks for a note (required),
 then `alert_resolve` records the staff user, the time and the note. Every change leaves one
-`LogEntry` per object (who, when, what). Nothing is added or deleted here and no change form
-ever saves a rule or an alert (both change pages are view-only).
+`LogEntry` per object (who, when, what). Alerts are cases (`backoffice.admin.cases`): notes,
+an assignee and the "mine" queue (`?assigned=me`). Nothing is added or deleted here and no
+change form ever saves a rule or an alert (both change pages are view-only).
 
 An alert's card is shown by its masked PAN only (first six and last four digits); the card's
 secret columns are never loaded (`backoffice.admin.cards.SECRET_FIELDS`).
@@ -17,8 +18,16 @@ from django.contrib import admin
 
 from api.names import api_data, api_path
 from api.versions import V2
-from backoffice.actions.monitoring import disable_rules, enable_rules, resolve_alerts
+from backoffice.actions.monitoring import (
+    assign_alerts,
+    disable_rules,
+    enable_rules,
+    note_alerts,
+    resolve_alerts,
+    take_alerts,
+)
 from backoffice.admin.cards import SECRET_FIELDS, masked_pan_link
+from backoffice.admin.cases import CaseWork
 from backoffice.kit import (
     ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
@@ -125,7 +134,7 @@ class RuleKindFilter(admin.SimpleListFilter):
 
 
 @admin.register(MonitoringAlert)
-class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
+class MonitoringAlertAdmin(CaseWork, ExactIdSearchMixin, ActionsOnlyModelAdmin):
     """Raised by card authorizations and card transfers (`alerts_raise`), and by changes of money
     made alone by staff to one account (`alert_raise_staff_changes`); resolved here."""
 
@@ -142,11 +151,12 @@ class MonitoringAlertAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_filter = ["status", "action", RuleKindFilter, "institution"]
     search_fields = ["id", "card_id", "rule_id", "account_id", "subject_id"]
     search_help_text = "An exact alert, card, rule, account, authorization or transfer id."
-    actions = [resolve_alerts]
+    actions = [resolve_alerts, note_alerts, take_alerts, assign_alerts]
     fields = [
         "id",
         "institution",
         "status",
+        "case_display",
         "action",
         "kind",
         "rule_link",

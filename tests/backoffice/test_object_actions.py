@@ -84,7 +84,12 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
             ["freeze_accounts", "close_accounts", "request_adjustment", "change_overdraft_limit"],
         ),
         ("operations", "accounts_hold", "hold", ["release_holds"]),
-        ("compliance", "monitoring_monitoringalert", "alert", ["resolve_alerts"]),
+        (
+            "compliance",
+            "monitoring_monitoringalert",
+            "alert",
+            ["resolve_alerts", "add_notes", "assign_to_me", "assign"],
+        ),
         # Support protects a card (freeze, unfreeze, block), and has no other button.
         ("support", "cards_card", "card", ["freeze_cards", "unfreeze_cards", "block_cards"]),
     ],

@@ -118,9 +118,16 @@ def test_each_role_is_offered_exactly_its_actions():
         ("payments.externalaccount", "verify_external_accounts"),
         ("payments.inboundentry", "apply_from_suspense"),  # four eyes: compliance approves
         ("payments.inboundentry", "return_from_suspense"),  # as above
+        # Case work on the disputes they move (docs/back-office.md, "Case work").
+        ("disputes.dispute", "add_notes"),
+        ("disputes.dispute", "assign_to_me"),
+        ("disputes.dispute", "assign"),
     }
     assert admin_actions(staff("compliance", roles=["compliance"])) == PROTECTIVE_ACTIONS | {
         ("monitoring.monitoringalert", "resolve_alerts"),
+        ("monitoring.monitoringalert", "add_notes"),  # case work on the alerts they resolve
+        ("monitoring.monitoringalert", "assign_to_me"),
+        ("monitoring.monitoringalert", "assign"),
         ("accounts.fee", "waive_fees"),  # asks; another compliance officer approves
         ("backoffice.approvalrequest", "approve_requests"),
         ("backoffice.approvalrequest", "reject_requests"),

@@ -132,6 +132,10 @@ ACTIONS = {
             "cardholder_bears",
             "Accept the loss: the cardholder bears it (reverses that much credit)",
         ),
+        # Issue 48 item 4: case work.
+        ("add_notes", "Add a note to selected disputes (asks for the note)"),
+        ("assign_to_me", "Assign selected disputes to me"),
+        ("assign", "Assign selected disputes to a colleague, or to nobody"),
     ],
     "events.event": [],
     "institutions.apikey": [
@@ -147,6 +151,10 @@ ACTIONS = {
     "institutions.institutionaccess": [],
     "monitoring.monitoringalert": [
         ("resolve_alerts", "Resolve selected alerts (asks for a note)"),
+        # Issue 48 item 4: case work.
+        ("add_notes", "Add a note to selected alerts (asks for the note)"),
+        ("assign_to_me", "Assign selected alerts to me"),
+        ("assign", "Assign selected alerts to a colleague, or to nobody"),
     ],
     "monitoring.monitoringrule": [
         ("enable_rules", "Enable selected rules"),

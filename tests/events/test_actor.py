@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from accounts.models import Account, Hold
 from accounts.services import fee_charge
+from backoffice.models import Case
 from backoffice.services.approvals import approval_request_adjustment
 from core.actors import SYSTEM, Actor, acting_as, current_actor
 from core.operations import run
@@ -177,6 +178,14 @@ def _alert(world: World) -> str:
     return MonitoringAlert.objects.latest("pk").pk
 
 
+def _unassigned_alert(world: World) -> str:
+    """The world's alert (one: its payment raised it), assigned to nobody again (an action
+    before may have assigned it)."""
+    alert_id = _alert(world)
+    Case.objects.filter(object_id=alert_id).update(assignee=None)
+    return alert_id
+
+
 def _endpoint(world: World, enabled: bool) -> str:
     body = {"url": "http://127.0.0.1:9/admin-test", "eventTypes": ["*"], "enabled": enabled}
     return body_of(world.api.post("/webhook-endpoints", body), "v2")["endpointId"]
@@ -312,6 +321,13 @@ ACTIONS = {
         "monitoring.rule_updated",
     ),
     ("monitoring.monitoringalert", "resolve_alerts"): (_alert, "monitoring.alert_resolved"),
+    # Case work (docs/back-office.md, "Case work"): each note and assignment is an event.
+    ("monitoring.monitoringalert", "add_notes"): (_alert, "monitoring.alert_note_added"),
+    ("monitoring.monitoringalert", "assign_to_me"): (_alert, "monitoring.alert_assigned"),
+    ("monitoring.monitoringalert", "assign"): (_unassigned_alert, "monitoring.alert_assigned"),
+    ("disputes.dispute", "add_notes"): (_dispute, "dispute.note_added"),
+    ("disputes.dispute", "assign_to_me"): (_dispute, "dispute.assigned"),
+    ("disputes.dispute", "assign"): (_dispute, "dispute.assigned"),
     # Webhook endpoints, deliveries and API keys have no event types (docs/events.md).
     ("webhooks.webhookendpoint", "enable_endpoints"): (lambda w: _endpoint(w, False), None),
     ("webhooks.webhookendpoint", "disable_endpoints"): (lambda w: _endpoint(w, True), None),

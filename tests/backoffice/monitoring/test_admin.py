@@ -156,7 +156,8 @@ def test_alert_filters(admin_client, world):
     titles = [
         spec.title for spec in admin_client.get(url(MonitoringAlert)).context["cl"].filter_specs
     ]
-    assert titles == ["status", "action", "kind", "institution"]
+    # "assigned to": the case work's "mine" queue (tests/backoffice/test_case_work.py).
+    assert titles == ["assigned to", "status", "action", "kind", "institution"]
 
 
 def test_rule_list_shows_parameters_in_api_names(admin_client, world):
