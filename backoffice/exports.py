@@ -96,10 +96,13 @@ def text_of(value) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(text_of(item) for item in value)
     text = str(value)
-    if isinstance(value, SafeData):  # HTML the page built: its text
-        text = unescape(strip_tags(text))
+    if isinstance(value, SafeData):  # HTML the page built: its text, a line break a " · "
+        text = unescape(strip_tags(LINE_BREAK.sub(" · ", text)))
     text = " ".join(text.split()) if isinstance(value, SafeData) else text
     return "" if text.strip() in NOTHING else text
+
+
+LINE_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -100,9 +100,7 @@ class PaymentOrderAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "status",
         "account_link",
         "external_display",
-        "requested_execution_date",
         "effective_date",
-        "created_at",
     ]
     list_filter = ["status", "direction", "rail", "institution"]
     list_select_related = ["external_account", "account"]
@@ -218,7 +216,6 @@ class RailFileAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "entry_count",
         "debit_display",
         "credit_display",
-        "created_at",
     ]
     list_filter = ["direction", "status", "rail", "institution"]
     search_fields = ["id", "sha256"]
@@ -345,12 +342,10 @@ class InboundEntryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "direction",
         "amount_display",
         "status",
-        "company_name",
         "receiver_name",
         "number_display",
         "account_link",
         "settlement_date",
-        "created_at",
     ]
     list_filter = ["status", "direction", "institution"]
     list_select_related = ["account"]

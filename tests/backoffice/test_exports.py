@@ -20,6 +20,7 @@ from accounts.services import account_create, account_set_status, adjustment_cre
 from backoffice import exports
 from backoffice.kit import CsvExport
 from backoffice.models import StaffEvent
+from backoffice.names import customer_detail, customer_name
 from cards.models import Card
 from core.actors import SYSTEM
 from customers.models import Customer
@@ -140,7 +141,8 @@ def test_the_export_holds_the_rows_of_the_list_under_its_filters_and_search(admi
     assert row["pending"] == "0.00"
     assert row["status"] == "Frozen"  # as the list shows it
     assert row["institution"] == str(fi)
-    assert row["customer"] == str(bob.customer)
+    # The name, then what tells them from another of that name, as the list shows them.
+    assert row["customer"] == f"{customer_name(bob.customer)} · {customer_detail(bob.customer)}"
     assert "<" not in "".join(row.values())
 
     # The list's ordering too.

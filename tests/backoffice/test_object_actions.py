@@ -90,8 +90,8 @@ def test_a_card_page_has_its_actions_as_buttons_and_they_run_with_a_reason(clien
             "alert",
             ["resolve_alerts", "add_notes", "assign_to_me", "assign"],
         ),
-        # Support protects a card (freeze, unfreeze, block), and has no other button.
-        ("support", "cards_card", "card", ["freeze_cards", "unfreeze_cards", "block_cards"]),
+        # Support protects a card (an active one: freeze, block), and has no other button.
+        ("support", "cards_card", "card", ["freeze_cards", "block_cards"]),
     ],
 )
 def test_each_page_offers_what_the_role_may_run(client, bank, world, role, model, key, expected):
