@@ -13,6 +13,7 @@ from api.serializers import (
     StrictCharField,
     StrictSerializer,
     TimestampField,
+    WholeNumberField,
 )
 from api.versions import V2
 from api.views import TXView
@@ -29,6 +30,13 @@ CREDIT_FIELDS = scopes.BodyScope(
     scopes.MONEY_ADJUST,
     "a `maxOverdraftLimit` or `monthlyFee` above 0",
     scopes.above_zero("max_overdraft_limit", "monthly_fee"),
+)
+
+
+DEBIT_HOLD_DAYS_HELP = (
+    "Banking days the money of an ACH debit collected into an account of the product stays "
+    "held for its returns (R01, R09), 0 to 60; null (the default): the institution's ACH "
+    "profile's (docs/payments.md)."
 )
 
 
@@ -57,6 +65,14 @@ class AccountProductCreate(StrictSerializer):
         help_text="Charged to each active account of the product every month, minor units of "
         "`currency`; 0 (the default) charges nothing (docs/fees.md).",
     )
+    debitHoldDays = WholeNumberField(  # noqa: N815
+        source="debit_hold_days",
+        min_value=0,
+        max_value=60,
+        required=False,
+        allow_null=True,
+        help_text=DEBIT_HOLD_DAYS_HELP,
+    )
 
 
 class AccountProductUpdate(StrictSerializer):
@@ -75,6 +91,14 @@ class AccountProductUpdate(StrictSerializer):
     )
     monthlyFee = AmountField(  # noqa: N815
         source="monthly_fee", min_value=0, required=False
+    )
+    debitHoldDays = WholeNumberField(  # noqa: N815
+        source="debit_hold_days",
+        min_value=0,
+        max_value=60,
+        required=False,
+        allow_null=True,
+        help_text="Debits settled from now on; null: the ACH profile's.",
     )
     status = serializers.ChoiceField(
         choices=AccountProduct.Status.choices,
@@ -107,6 +131,9 @@ class AccountProductSerializer(Serializer):
         source="monthly_fee",
         help_text="Charged to each active account every month, minor units of `currency`; 0: "
         "none (docs/fees.md).",
+    )
+    debitHoldDays = serializers.IntegerField(  # noqa: N815
+        source="debit_hold_days", allow_null=True, help_text=DEBIT_HOLD_DAYS_HELP
     )
     status = serializers.ChoiceField(
         choices=AccountProduct.Status.choices,

@@ -58,6 +58,9 @@ class AccountProduct(Timestamped):
     # Fee schedule (docs/fees.md): charged to each active account of the product for every
     # month, minor units of `currency`; 0 charges nothing.
     monthly_fee = models.BigIntegerField(default=0)
+    # How many banking days the money of a debit another bank paid (an ACH collection) stays
+    # held for its return window (docs/payments.md, "Money"); None: the ACH profile's.
+    debit_hold_days = models.PositiveSmallIntegerField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -77,6 +80,9 @@ class AccountProduct(Timestamped):
             ),
             models.CheckConstraint(
                 condition=Q(monthly_fee__gte=0), name="account_product_monthly_fee_nonneg"
+            ),
+            models.CheckConstraint(
+                condition=Q(debit_hold_days__lte=60), name="account_product_debit_hold_days"
             ),
         ]
         ordering = ["code", "id"]

@@ -48,7 +48,16 @@ def account_products_seed(*, institution: Institution) -> list[AccountProduct]:
 # --- the bank's own products (docs/products.md) ---------------------------------------------
 # What an account product's change may name (the API's names of these: `api.names`).
 UPDATABLE = frozenset(
-    {"code", "name", "currency", "allows_overdraft", "max_overdraft_limit", "monthly_fee", "status"}
+    {
+        "code",
+        "name",
+        "currency",
+        "allows_overdraft",
+        "max_overdraft_limit",
+        "monthly_fee",
+        "debit_hold_days",
+        "status",
+    }
 )
 # Fixed when the product is made: the kind of its accounts and the currency of their money.
 IMMUTABLE = ("code", "currency")
@@ -67,6 +76,7 @@ def account_product_data(product: AccountProduct) -> dict:
         "allows_overdraft": product.allows_overdraft,
         "max_overdraft_limit": product.max_overdraft_limit,
         "monthly_fee": product.monthly_fee,
+        "debit_hold_days": product.debit_hold_days,
         "status": product.status,
         "created_at": iso_millis(product.created_at),
         "updated_at": iso_millis(product.updated_at),
@@ -113,6 +123,14 @@ def account_product_errors(values: dict, *, product: AccountProduct | None = Non
             errors["monthly_fee"] = (
                 f"Must be an integer number of minor units from 0 to {MAX_AMOUNT}."
             )
+    if "debit_hold_days" in values:
+        days = values["debit_hold_days"]
+        if days is not None and (
+            isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= 60
+        ):
+            errors["debit_hold_days"] = (
+                "Must be 0 to 60 banking days, or null for the ACH profile's."
+            )
     if "status" in values and values["status"] not in AccountProduct.Status.values:
         errors["status"] = f"Must be one of {', '.join(AccountProduct.Status.values)}."
     if "allows_overdraft" not in errors and "max_overdraft_limit" not in errors:
@@ -154,6 +172,7 @@ def account_product_create(
     allows_overdraft: bool = False,
     max_overdraft_limit: int = 0,
     monthly_fee: int = 0,
+    debit_hold_days: int | None = None,
 ) -> AccountProduct:
     """Make an account product of the financial contract type `code` in `currency` (any ISO
     4217 code; its minor units are `core.money.currency_exponent`'s), `active`.
@@ -162,7 +181,9 @@ def account_product_create(
     may be given as its overdraft limit, and must be 0 unless `allows_overdraft`. 400
     `validation_error` otherwise. `monthly_fee` (minor units, 0 to MAX_AMOUNT, 0: none) is
     charged to each active account of the product every month (docs/fees.md). Its kind follows
-    the code (prepaid or current). Emits `product.created` with the product.
+    the code (prepaid or current). `debit_hold_days` (0 to 60; None: the ACH profile's) is
+    how long money collected from another bank stays held for its returns (docs/payments.md).
+    Emits `product.created` with the product.
     """
     values = {
         "code": code,
@@ -171,6 +192,7 @@ def account_product_create(
         "allows_overdraft": allows_overdraft,
         "max_overdraft_limit": max_overdraft_limit,
         "monthly_fee": monthly_fee,
+        "debit_hold_days": debit_hold_days,
     }
     errors = account_product_errors(values)
     if errors:
@@ -184,6 +206,7 @@ def account_product_create(
         allows_overdraft=allows_overdraft,
         max_overdraft_limit=max_overdraft_limit,
         monthly_fee=monthly_fee,
+        debit_hold_days=debit_hold_days,
     )
     with transaction.atomic(savepoint=False):
         product.save(force_insert=True)
@@ -197,7 +220,8 @@ def account_product_create(
 
 def account_product_update(*, product: AccountProduct, changes: dict) -> Outcome[AccountProduct]:
     """Change an account product: `name`, `allows_overdraft`, `max_overdraft_limit`,
-    `monthly_fee` (from the next month charged), `status`
+    `monthly_fee` (from the next month charged), `debit_hold_days` (debits settled from now
+    on), `status`
     (`active` | `retired`, both ways). `code` and `currency` may be named only with their
     current value (400 otherwise: the accounts on the product hold its money in its currency).
 

@@ -88,6 +88,7 @@ class AccountProductForm(forms.ModelForm):
             "allows_overdraft",
             "max_overdraft_limit",
             "monthly_fee",
+            "debit_hold_days",
             "status",
         ]
         help_texts = {
@@ -131,6 +132,7 @@ ACCOUNT_PRODUCT_CREATE_FIELDS = [
     "allows_overdraft",
     "max_overdraft_limit",
     "monthly_fee",
+    "debit_hold_days",
 ]
 # What staff change on an existing product.
 ACCOUNT_PRODUCT_CHANGE_FIELDS = [
@@ -138,6 +140,7 @@ ACCOUNT_PRODUCT_CHANGE_FIELDS = [
     "allows_overdraft",
     "max_overdraft_limit",
     "monthly_fee",
+    "debit_hold_days",
     "status",
 ]
 

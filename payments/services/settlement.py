@@ -6,7 +6,8 @@ effective date in the institution's calendar is the settlement.
   the rail's settlement account: it has left the bank;
 - a **debit**: the collected money comes from the settlement account to the customer's account
   (a `CashInc` line), and is held there for the return window of a debit the customer's bank
-  may still refuse (`AchProfile.debit_hold_days` banking days: R01, R09; a hold of purpose
+  may still refuse (the account product's `debit_hold_days` banking days, or else the ACH
+  profile's: R01, R09; a hold of purpose
   `payment_returns`, released by the expiry job);
 - a **prenote** moves nothing; its external account is verified once its own return window
   (2 banking days) has passed with no return (`prenotes_verify`).
@@ -143,19 +144,21 @@ def _collect(order: PaymentOrder) -> None:
             journal=journal,
         ),
     )
-    profile = AchProfile.objects.get(institution=institution)
+    days = account.product.debit_hold_days
+    if days is None:
+        days = AchProfile.objects.get(institution=institution).debit_hold_days
     # What came in, as far as it is available: money that paid back the card network's
     # overdraft first is not there to hold.
     available = lock_accounts([account.pk])[account.pk].available
     held = min(order.amount, max(available, 0))
-    if profile.debit_hold_days and held:
+    if days and held:
         order.returns_hold = hold_place(
             account=account,
             amount=held,
             currency=order.currency,
             expires_at=_end_of(
                 institution,
-                ach_days_after(institution, order.effective_date, profile.debit_hold_days),
+                ach_days_after(institution, order.effective_date, days),
             ),
             reason=f"Returns window of payment order {order.pk}",
             actor=SYSTEM,

@@ -5,6 +5,7 @@ returns, changes and rejections booked, with the ledger checked at every step.""
 
 import base64
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.utils import timezone
@@ -12,11 +13,12 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.verification import ledger_breaches
 from events.models import Event
-from payments.calendar import is_fed_business_day
+from payments.calendar import ach_days_after, is_fed_business_day
 from payments.models import ExternalAccount, PaymentOrder, RailFile, RailNotice
 from payments.nacha.file import parse
 from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.payments.helpers import (
+    ZONE,
     ach_bank,
     bank_answers,
     cutoff,
@@ -379,3 +381,38 @@ def test_another_institutions_orders_and_accounts_answer_404():
         other.api.post(f"/payment-orders/{order['paymentOrderId']}/cancellations", {}).status_code
         == 404
     )
+
+
+@pytest.mark.parametrize("days", [0, 5])
+def test_the_account_products_debit_hold_days_outrank_the_profiles(rails_dir, days):
+    """The ACH profile holds a collected debit 2 banking days; a product says otherwise: 0, not
+    held at all; 5, held to the end of the fifth ACH day after the effective date."""
+    bank = ach_bank(load_amount=0)
+    product = Account.objects.get(pk=bank.account_id).product_id
+    changed = bank.api.patch(f"/products/accounts/{product}", {"debitHoldDays": days})
+    assert changed.status_code == 200 and changed.json()["debitHoldDays"] == days
+    day = business_day()
+    debit = bank.ordered(bank.external("1111000001")["externalAccountId"], 5_000, "debit")
+    rails_at(local(day, 17))
+    order = PaymentOrder.objects.get(pk=debit["paymentOrderId"])
+    rails_at(local(order.effective_date, 9))
+
+    order.refresh_from_db()
+    assert order.status == "settled"
+    if days == 0:
+        assert order.returns_hold is None
+        assert bank.balances() == (5_000, 0, 5_000)
+    else:
+        held_to = ach_days_after(bank.institution, order.effective_date, days)
+        assert order.returns_hold.expires_at.astimezone(ZoneInfo(ZONE)).date() == held_to
+        assert bank.balances() == (5_000, 5_000, 0)
+
+
+def test_a_products_debit_hold_days_are_checked():
+    bank = ach_bank(load_amount=0)
+    product = Account.objects.get(pk=bank.account_id).product_id
+    for wrong in (61, -1, "2", True):
+        response = bank.api.patch(f"/products/accounts/{product}", {"debitHoldDays": wrong})
+        assert response.status_code == 400, wrong
+    back = bank.api.patch(f"/products/accounts/{product}", {"debitHoldDays": None})
+    assert back.status_code == 200 and back.json()["debitHoldDays"] is None

@@ -19,6 +19,7 @@ PRODUCT_FIELDS = {
     "allowsOverdraft",
     "maxOverdraftLimit",
     "monthlyFee",
+    "debitHoldDays",
     "status",
     "createdAt",
     "updatedAt",
@@ -53,6 +54,7 @@ def expected_products(institution, currency):
             "allowsOverdraft": False,
             "maxOverdraftLimit": 0,
             "monthlyFee": 0,
+            "debitHoldDays": None,
             "status": "active",
         },
         "CBSFinancialContractTypeAPI": {
@@ -64,6 +66,7 @@ def expected_products(institution, currency):
             "allowsOverdraft": False,
             "maxOverdraftLimit": 0,
             "monthlyFee": 0,
+            "debitHoldDays": None,
             "status": "active",
         },
         "GHSAccountPrepaidAPI": {
@@ -75,6 +78,7 @@ def expected_products(institution, currency):
             "allowsOverdraft": False,
             "maxOverdraftLimit": 0,
             "monthlyFee": 0,
+            "debitHoldDays": None,
             "status": "active",
         },
     }

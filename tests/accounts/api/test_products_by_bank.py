@@ -65,6 +65,7 @@ def test_create_answers_201_with_the_product_and_emits_product_created(api_v2, i
         "allowsOverdraft": True,
         "maxOverdraftLimit": 50_000,
         "monthlyFee": 0,
+        "debitHoldDays": None,  # the ACH profile's
         "status": "active",
     }
     (event,) = product_events(institution, product["rid"])

@@ -77,6 +77,7 @@ def test_staff_change_and_retire_a_product(admin_client, admin_user, institution
         "allows_overdraft",
         "max_overdraft_limit",
         "monthly_fee",
+        "debit_hold_days",
         "status",
     }
 
