@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 
+from payments.iso20022.controls import check_controls
 from payments.iso20022.document import (
     Element,
     document,
@@ -191,7 +192,7 @@ def read_initiation(data: bytes) -> CreditTransferInitiation:
             payments=payments,
         ),
     )
-    _check_controls(header, len(initiation.transfers()), initiation.control_sum)
+    check_controls(header, PAIN_001, len(initiation.transfers()), initiation.control_sum)
     return initiation
 
 
@@ -216,7 +217,7 @@ def _read_payment(block: Element) -> PaymentInstruction:
             transfers=transfers,
         ),
     )
-    _check_controls(block, len(transfers), payment.control_sum)
+    check_controls(block, PAIN_001, len(transfers), payment.control_sum)
     return payment
 
 
@@ -237,19 +238,3 @@ def _read_transfer(item: Element) -> CreditTransfer:
             remittance=read_remittance(item),
         ),
     )
-
-
-def _check_controls(block: Element, count: int, total: int) -> None:
-    """NbOfTxs and, when given, CtrlSum against what the transactions add up to."""
-    stated = text(block, "NbOfTxs")
-    if stated is not None and int(stated) != count:
-        raise refusal(
-            find(block, "NbOfTxs"), f"NbOfTxs is {stated}, but there are {count}", PAIN_001
-        )
-    control = find(block, "CtrlSum")
-    if control is not None and parse_amount(control.text, "control sum") != total:
-        raise refusal(
-            control,
-            f"CtrlSum is {control.text}, but the amounts add up to {amount_text(total)}",
-            PAIN_001,
-        )
