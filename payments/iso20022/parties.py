@@ -50,3 +50,17 @@ def located(element: Element, message: MessageType, make):
         if error.line is not None:
             raise
         raise refusal(element, error.reason, message) from None
+
+
+def read_bic(parent: Element, tag: str, message: MessageType) -> str:
+    """The BIC of the bank at `tag`, which the interbank messages require: a bank in the clearing
+    is identified by its BIC (the EPC's interbank guidelines), never NOTPROVIDED."""
+    bic = read_agent(parent, tag)
+    if bic is None:
+        where = find(parent, tag)
+        raise refusal(
+            parent if where is None else where,
+            f"{tag} is not identified by a BIC (a bank in the clearing is)",
+            message,
+        )
+    return bic
