@@ -8,7 +8,7 @@ effective date in the institution's calendar is the settlement.
   (a `CashInc` line), and is held there for the return window of a debit the customer's bank
   may still refuse (the account product's `debit_hold_days` banking days, or else the ACH
   profile's: R01, R09; a hold of purpose
-  `payment_returns`, released by the expiry job);
+  `payment_returns`, released by the expiry job), on a frozen account too;
 - a **prenote** moves nothing; its external account is verified once its own return window
   (2 banking days) has passed with no return (`prenotes_verify`).
 """
@@ -163,6 +163,9 @@ def _collect(order: PaymentOrder) -> None:
             reason=f"Returns window of payment order {order.pk}",
             actor=SYSTEM,
             purpose=Hold.Purpose.PAYMENT_RETURNS,
+            # Held on a frozen account too: a freeze stops money leaving, and this holds what
+            # just came in (never more than is available: nothing is forced below zero).
+            forced=True,
         )
 
 

@@ -1,7 +1,7 @@
 """A settled debit returned at the edge of what its account has (docs/payments.md, "Money":
 returns are facts, never refused): exactly the amount available, one cent short (the cent to
 returns receivable), and a frozen account; the account never below zero available (its USD
-product allows no overdraft)."""
+product allows no overdraft). And a frozen account's collected debit: settled and held."""
 
 from datetime import timedelta
 
@@ -89,4 +89,20 @@ def test_a_frozen_accounts_returned_debit_is_taken_all_the_same(hold_days, spent
     assert bank.balances() == (0, 0, 0)
     assert internal(bank, "returns_receivable") == -spent
     assert Account.objects.get(pk=bank.account_id).status == "frozen"
+    assert ledger_breaches() == []
+
+
+def test_a_debit_collected_into_a_frozen_account_settles_and_is_held_for_its_returns():
+    """Money may come into a frozen account (docs/money.md), and the returns hold holds what
+    came in: the settlement was refused (`account_not_active`), failing the job's batch."""
+    bank = ach_bank(load_amount=1_000)
+    made = bank.ordered(bank.external()["externalAccountId"], AMOUNT, "debit")
+    rails_at(local(business_day(), 17))
+    order = PaymentOrder.objects.get(pk=made["paymentOrderId"])
+    assert set_status(bank.api, bank.account_id, "frozen").status_code == 200
+
+    rails_at(local(order.effective_date, 9))
+
+    assert bank.get(order.pk)["status"] == "settled"
+    assert bank.balances() == (1_000 + AMOUNT, AMOUNT, 1_000)
     assert ledger_breaches() == []
