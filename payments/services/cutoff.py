@@ -8,8 +8,9 @@ date goes into the window's file, in one transaction:
 
 1. the institution's cut-offs are serialized (an advisory lock: two windows' files never draw
    the same trace numbers or file id modifier);
-2. the orders made before the cut-off's instant are locked, by id, and the inbound entries
-   waiting to be returned (`payments.services.inbound`); neither: no file;
+2. the orders made before the cut-off's instant are locked, by id (a credit of an account
+   that is not active waits: its held money cannot leave it), and the inbound entries waiting
+   to be returned (`payments.services.inbound`); neither: no file;
 3. the file is written (`payments.nacha.file`: the orders' batches by SEC code and
    description, entries by order; a batch of returns per originator; the trace numbers
    following the institution's last, `AchProfile.last_trace_sequence`; the next file id
@@ -30,6 +31,7 @@ from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Account, Hold
@@ -96,6 +98,9 @@ def cutoff_run(
                 # window, however late this runs.
                 created_at__lt=window_instant(institution, window_date, window),
             )
+            # A credit's held money leaves only an active account (a frozen account's holds
+            # wait, docs/money.md): it waits for a window after the account is active again.
+            .filter(Q(hold__isnull=True) | Q(account__status=Account.Status.ACTIVE))
         )
         # The inbound entries TX returns go in the first file after they were decided, whatever
         # its window: their return window is short.

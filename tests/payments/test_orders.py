@@ -416,3 +416,24 @@ def test_a_products_debit_hold_days_are_checked():
         assert response.status_code == 400, wrong
     back = bank.api.patch(f"/products/accounts/{product}", {"debitHoldDays": None})
     assert back.status_code == 200 and back.json()["debitHoldDays"] is None
+
+
+def test_a_frozen_accounts_credit_waits_for_a_window_after_it_is_active_again():
+    """A frozen account's held money cannot leave it (docs/money.md): its credit waits, and the
+    window's file takes the other orders (the cut-off failed whole, account_not_active)."""
+    bank = ach_bank(load_amount=10_000)
+    day = business_day()
+    external = bank.external()["externalAccountId"]
+    pay, collect = bank.ordered(external, 2_500), bank.ordered(external, 4_000, "debit")
+    assert bank.api.patch(f"/accounts/{bank.account_id}", {"status": "frozen"}).status_code == 200
+
+    rail_file = cutoff(bank, day)
+
+    assert list(rail_file.orders.values_list("pk", flat=True)) == [collect["paymentOrderId"]]
+    assert bank.get(pay["paymentOrderId"])["status"] == "approved"
+    assert bank.balances() == (10_000, 2_500, 7_500)
+    assert bank.api.patch(f"/accounts/{bank.account_id}", {"status": "active"}).status_code == 200
+    cutoff(bank, day + timedelta(days=1))
+    assert bank.get(pay["paymentOrderId"])["status"] == "scheduled"
+    assert bank.balances() == (7_500, 0, 7_500)
+    assert_ledger_ok()
