@@ -19,7 +19,16 @@ from . import consumers
 from .models import Event
 from .types import EVENT_TYPES, OBJECT_TYPES
 
-__all__ = ["EVENT_TYPES", "announce", "emit", "emit_for", "event_for", "event_new", "lookups"]
+__all__ = [
+    "EVENT_TYPES",
+    "announce",
+    "emit",
+    "emit_for",
+    "emit_many",
+    "event_for",
+    "event_new",
+    "lookups",
+]
 
 
 def event_new(
@@ -133,6 +142,15 @@ def emit(**fields) -> Event:
 def emit_for(obj, type: str, **fields) -> Event:
     """Write and announce `event_for(obj, type, ...)`."""
     return _write(event_for(obj, type, **fields))
+
+
+def emit_many(events: list[Event], *, batch_size: int = 1000) -> list[Event]:
+    """Write events made by `event_new()` or `event_for()` (a batch job's, one a row it
+    changed) in one statement a `batch_size`, inside the transaction of the changes, and
+    announce them at once: their consumers' one query for all of them."""
+    Event.objects.bulk_create(events, batch_size=batch_size)
+    announce(events)
+    return events
 
 
 def _write(event: Event) -> Event:

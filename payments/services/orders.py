@@ -40,7 +40,8 @@ from core.exceptions import (
 from core.metadata import metadata_check
 from core.operations import Outcome, changed
 from core.rows import new_row, row_update
-from events.services import emit_for
+from events.models import Event
+from events.services import emit_for, event_for
 from institutions.models import Institution
 
 from ..locks import lock_payment_order
@@ -131,6 +132,12 @@ def _event_data(order: PaymentOrder) -> dict:
 
 def emit_order(order: PaymentOrder, event_type: str, **extra) -> None:
     emit_for(order, event_type, data={**_event_data(order), **extra})
+
+
+def order_event(order: PaymentOrder, event_type: str, **extra) -> Event:
+    """`emit_order`'s event, not written yet: a batch job writes its orders' at once
+    (`events.services.emit_many`)."""
+    return event_for(order, event_type, data={**_event_data(order), **extra})
 
 
 def payment_order_create(

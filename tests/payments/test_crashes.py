@@ -46,16 +46,17 @@ def outbox_of(rails_dir, bank) -> dict[str, str]:
 
 
 def test_a_job_killed_in_the_cutoff_after_the_files_row_leaves_nothing(rails_dir):
-    """Killed scheduling the third order: the file's row, two orders scheduled and the credit's
-    hold captured were in its open transaction. Nothing of them is left; the next run writes
-    the window's file with every order."""
+    """Killed writing the orders' events, the last of the cut-off: the file's row, the three
+    orders scheduled, the credit's hold captured and its journal kept were in its open
+    transaction. Nothing of them is left; the next run writes the window's file with every
+    order."""
     bank = ach_bank(load_amount=10_000)
     order_ids = orders_of(bank, 3)  # a debit of 100, a credit of 200, a debit of 300
     before = bank.balances()
     assert before == (10_000, 200, 9_800)
     instant = local(business_day(), 17)
 
-    killed(rails_dir, instant, "payments.services.cutoff._schedule", after=2)
+    killed(rails_dir, instant, "payments.services.cutoff.emit_many")
 
     assert not RailFile.objects.exists()
     assert statuses(order_ids) == ["approved"] * 3

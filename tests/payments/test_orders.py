@@ -27,6 +27,8 @@ from tests.payments.helpers import (
     unknown_return_file,
     upload_body,
 )
+from webhooks.models import WebhookDelivery
+from webhooks.services import webhook_endpoint_create
 
 pytestmark = pytest.mark.django_db
 
@@ -203,6 +205,33 @@ def test_the_cutoff_writes_one_file_that_reparses_to_its_orders_and_moves_the_mo
         "invalid_state_transition",
         {"from": "scheduled", "to": "cancelled"},
     )
+    assert_ledger_ok()
+
+
+def test_each_order_of_a_cutoff_has_its_scheduled_event_and_its_webhook_delivery(settings):
+    """The cut-off writes its orders' rows and events a statement for all of them: each order
+    still has its own `payment_order.scheduled` (its status, file and trace number as the
+    order's row has them), and a subscribed endpoint a delivery of each."""
+    settings.WEBHOOK_ALLOW_PRIVATE_TARGETS = True
+    bank = ach_bank(load_amount=10_000)
+    endpoint = webhook_endpoint_create(
+        institution=bank.institution, url="http://127.0.0.1:9/hooks", event_types=["*"]
+    ).endpoint
+    external = bank.external()["externalAccountId"]
+    made = [bank.ordered(external, 100 * n, "debit" if n % 2 else "credit") for n in (1, 2, 3)]
+
+    rail_file = cutoff(bank, business_day())
+
+    events = Event.objects.filter(type="payment_order.scheduled").order_by("object_id")
+    orders = PaymentOrder.objects.filter(pk__in=[o["paymentOrderId"] for o in made]).order_by("pk")
+    assert [
+        (event.object_id, event.data["status"], event.data["file_id"], event.data["trace_number"])
+        for event in events
+    ] == [(order.pk, "scheduled", rail_file.pk, order.trace_number) for order in orders]
+    assert {order.file_id for order in orders} == {rail_file.pk}
+    assert len({order.trace_number for order in orders}) == 3
+    delivered = WebhookDelivery.objects.filter(endpoint=endpoint, event__in=events)
+    assert sorted(delivered.values_list("event_id", flat=True)) == sorted(e.pk for e in events)
     assert_ledger_ok()
 
 
