@@ -67,6 +67,11 @@ class Event(models.Model):
             models.Index(fields=["institution", "-id"], name="event_institution_idx"),
             models.Index(fields=["institution", "type", "-id"], name="event_type_idx"),
             models.Index(fields=["object_id"], name="event_object_idx"),
+            # The back office's audit page (backoffice.models.StaffActivity): the staff's
+            # events newest first, without walking every API and system event to find them.
+            models.Index(
+                fields=["-id"], condition=models.Q(actor_type="staff"), name="event_staff_idx"
+            ),
         ]
 
     def __str__(self):

@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.models import Entry, Hold, StatementLine
 from api.models import IdempotencyRecord
 from authorizations.models import Authorization
+from backoffice.models import StaffActivity
 from events.models import Event
 from monitoring.models import MonitoringAlert
 from tests.accounts.api.helpers import created, funded_account, open_account, transfer
@@ -97,6 +98,15 @@ def test_every_lookup_of_statement_lines_has_its_index(lookup, index):
     assert index in plan, plan
 
 
+def test_the_audit_page_reads_the_staffs_events_by_their_index():
+    """Its list, newest first: the partial index, not every event walked backwards."""
+    query = StaffActivity.objects.order_by("-id").values("pk")[:100]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = query.explain()
+    assert "event_staff_idx" in plan, plan
+
+
 @pytest.mark.parametrize(
     ("model", "expected"),
     [
@@ -131,6 +141,8 @@ def test_every_lookup_of_statement_lines_has_its_index(lookup, index):
                 "event_actor_idx",
                 "event_institution_idx",
                 "event_object_idx",
+                # partial: only the staff's events (the audit page; events/migrations/0005)
+                "event_staff_idx",
                 "event_type_idx",
                 "events_event_pkey",
             ],
