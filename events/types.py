@@ -84,6 +84,8 @@ OBJECT_TYPES = {
     "inbound_entry.held_in_suspense": "inbound_entry",
     "inbound_entry.returning": "inbound_entry",
     "inbound_entry.returned": "inbound_entry",
+    "stop_payment.created": "stop_payment",
+    "stop_payment.cancelled": "stop_payment",
     # Case work in the back office: a staff note written, the case assigned (docs/back-office.md,
     # "Case work"). No text: the note stays in the back office.
     "dispute.note_added": "dispute",

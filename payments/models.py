@@ -42,6 +42,10 @@ def _inbound_entry_id():
     return new_id("ibe")
 
 
+def _stop_payment_id():
+    return new_id("stp")
+
+
 class Rail(models.TextChoices):
     ACH = "ach", "ACH (next day)"
     ACH_SAME_DAY = "ach_same_day", "ACH same day"
@@ -510,6 +514,15 @@ class InboundEntry(Timestamped):
         RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="returns"
     )
     return_trace_number = models.CharField(max_length=15, blank=True)
+    # Returned R08: the customer's stop payment it matched.
+    stop_payment = models.ForeignKey(
+        "StopPayment",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="stopped_entries",
+        db_index=False,
+    )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -584,6 +597,85 @@ class InboundEntry(Timestamped):
 
     def _context(self) -> str:
         return f"payments.InboundEntry.account_number:{self.id}"
+
+
+class StopPayment(CreatedBy, Timestamped):
+    """A customer's instruction to their bank: return the ACH debits of one originator (its
+    Company Identification, as the batch header has it) to one account, or only those of one
+    amount, until it expires or is cancelled (docs/payments.md, "Stop payments"). An inbound
+    debit it matches on its settlement date is returned R08 (`payments.services.inbound`).
+
+    Stored `active` or `cancelled`; an active one whose `expires_at` has passed is shown as
+    `expired` (`shown_status`) and stops nothing."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        EXPIRED = "expired", "Expired (its time passed)"
+        CANCELLED = "cancelled"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_stop_payment_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # The originator's Company Identification, uppercase, without the header's trailing
+    # padding (as an inbound entry stores it).
+    company_id = models.CharField(max_length=10)
+    # Only a debit of exactly this amount (minor units of the account's currency); None: any.
+    amount = models.BigIntegerField(null=True, blank=True)
+    currency = models.CharField(max_length=3)
+    # None: until cancelled.
+    expires_at = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=200, blank=True)
+    # Stored `active` or `cancelled`: `expired` is `active` past `expires_at` (`shown_status`).
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.ACTIVE)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "stop payment"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="stop_payment_inst_idx"),
+            models.Index(fields=["account", "-id"], name="stop_payment_account_idx"),
+            # What an inbound debit's settlement looks up: the account's active stops of its
+            # originator.
+            models.Index(
+                fields=["account", "company_id"],
+                condition=Q(status="active"),
+                name="stop_payment_active_idx",
+            ),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(amount__isnull=True) | Q(amount__gt=0),
+                name="stop_payment_amount_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="active", cancelled_at__isnull=True)
+                | Q(status="cancelled", cancelled_at__isnull=False),
+                name="stop_payment_cancelled_when",
+            ),
+            models.CheckConstraint(
+                condition=~Q(company_id="") & Q(company_id__regex=r"^[ -~]{1,10}$"),
+                name="stop_payment_company_id",
+            ),
+        ]
+
+    def __str__(self):
+        amount = "any amount" if self.amount is None else money(self.amount, self.currency)
+        return f"{self.id} of {self.company_id} ({amount}, {self.shown_status()})"
+
+    def shown_status(self, now=None) -> str:
+        """`expired` for an active stop whose time has passed; else as stored."""
+        if self.status == self.Status.ACTIVE and self.expires_at is not None:
+            if self.expires_at <= (now or timezone.now()):
+                return self.Status.EXPIRED
+        return self.status
 
 
 class RailJournal(models.Model):

@@ -1,10 +1,13 @@
 """Reads of payments: one object of the institution (another institution's answers as an
 unknown one, 404), and the lists the API pages through."""
 
+from django.db.models import Q
+from django.utils import timezone
+
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import ExternalAccount, InboundEntry, PaymentOrder, RailFile
+from .models import ExternalAccount, InboundEntry, PaymentOrder, RailFile, StopPayment
 
 
 def external_account_get(*, institution: Institution, external_account_id: str) -> ExternalAccount:
@@ -85,4 +88,33 @@ def inbound_entry_list(
         rows = rows.filter(status=status)
     if account_id is not None:
         rows = rows.filter(account_id=account_id)
+    return rows
+
+
+def stop_payment_get(*, institution: Institution, stop_payment_id: str) -> StopPayment:
+    return get_of_institution(
+        StopPayment.objects.all(),
+        institution=institution,
+        id=stop_payment_id,
+        missing="No stop payment with this id.",
+    )
+
+
+def stop_payment_list(
+    *, institution: Institution, account_id: str | None = None, status: str | None = None
+):
+    """The institution's stop payments; `status` as shown (`expired`: active past its
+    expiry; `active`: active and not expired)."""
+    rows = StopPayment.objects.filter(institution=institution)
+    if account_id is not None:
+        rows = rows.filter(account_id=account_id)
+    if status is not None:
+        now = timezone.now()
+        unexpired = Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        if status == StopPayment.Status.ACTIVE:
+            rows = rows.filter(unexpired, status=StopPayment.Status.ACTIVE)
+        elif status == StopPayment.Status.EXPIRED:
+            rows = rows.filter(status=StopPayment.Status.ACTIVE, expires_at__lte=now)
+        else:
+            rows = rows.filter(status=status)
     return rows

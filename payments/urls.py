@@ -14,6 +14,9 @@ from .apis import (
     RailFileContentView,
     RailFileDetailView,
     RailFileListView,
+    StopPaymentCancellationsView,
+    StopPaymentDetailView,
+    StopPaymentListView,
 )
 
 
@@ -43,6 +46,17 @@ def payment_urls(version: str):
             "payment-orders/<id:paymentOrderId>/cancellations",
             CancellationsView.as_view(),
             name="payment-order-cancellations",
+        ),
+        path("stop-payments", StopPaymentListView.as_view(), name="stop-payments"),
+        path(
+            "stop-payments/<id:stopPaymentId>",
+            StopPaymentDetailView.as_view(),
+            name="stop-payment",
+        ),
+        path(
+            "stop-payments/<id:stopPaymentId>/cancellations",
+            StopPaymentCancellationsView.as_view(),
+            name="stop-payment-cancellations",
         ),
         path("inbound-entries", InboundEntryListView.as_view(), name="inbound-entries"),
         path(

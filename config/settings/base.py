@@ -507,6 +507,7 @@ SPECTACULAR_SETTINGS = {
         "RailFileDirection": "payments.models.RailFile.Direction",
         "InboundEntryStatus": "payments.models.InboundEntry.Status",
         "InboundEntryDirection": "payments.models.InboundEntry.Direction",
+        "StopPaymentStatus": "payments.models.StopPayment.Status",
         "DisputeReason": "disputes.models.Dispute.Reason",
         "DisputeOutcome": "disputes.models.Dispute.Outcome",
         "DisputeStepKind": "disputes.models.DisputeStep.Kind",

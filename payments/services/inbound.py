@@ -12,12 +12,18 @@ institution), the number sealed. On its **settlement date** (the payments job,
 | closed | returned R02 | returned R02 |
 | frozen | returned R16 | returned R16 |
 | not in USD (ACH moves USD only) | returned R20 | returned R20 |
+| a stop payment of the customer's matches it | applied | returned R08 |
 | short of the amount available | applied | returned R01 |
 | otherwise | applied: `rail_settlement` -> account | applied: account -> `rail_settlement` |
 
-A prenote (zero, no money) is applied or returned by the same rules, funds aside. A return goes
-back in TX's next file (`payments.services.cutoff`), inside the rail's 2-banking-day window: the
-job runs every minute and the next cut-off is the same or the next business day.
+The rows are checked in their order: a stopped debit of a frozen account is R16, a stopped
+debit the account could not cover R08. A stop matches a debit (not a prenote) to its account
+from its originator (the batch header's Company Identification), of its amount when it names
+one, while it is active and unexpired at the settlement (`payments.services.stop_payments`).
+A prenote (zero, no money) is applied or returned by the same rules, stops and funds aside. A
+return goes back in TX's next file (`payments.services.cutoff`), inside the rail's
+2-banking-day window: the job runs every minute and the next cut-off is the same or the next
+business day.
 
 A prenote for no account is returned at once (R03: nothing to hold). A credit in suspense is
 money that arrived for no account: its money waits in the rail's
@@ -47,12 +53,13 @@ from ..nacha.codes import TRANSACTION_CODES, return_reason
 from ..nacha.file import Entry
 from .external_accounts import USD
 from .settlement import rail_account, rail_post
+from .stop_payments import stop_payment_matching
 
 Status = InboundEntry.Status
 Code = Account.InternalCode
 
 # Why an entry is returned, by the account's state (the table above).
-NO_ACCOUNT, CLOSED, FROZEN, NOT_USD, SHORT = "R03", "R02", "R16", "R20", "R01"
+NO_ACCOUNT, CLOSED, FROZEN, NOT_USD, STOPPED, SHORT = "R03", "R02", "R16", "R20", "R08", "R01"
 
 
 def inbound_entry_receive(
@@ -140,7 +147,7 @@ def inbound_entry_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry
     """Apply one received entry, or mark it for return (module docstring), in the caller's
     transaction."""
     account = lock_accounts([inbound.account_id])[inbound.account_id] if inbound.account else None
-    refusal = _refusal(inbound, account)
+    refusal = _refusal(inbound, account, at=at)
     if refusal == NO_ACCOUNT and inbound.direction == InboundEntry.Direction.CREDIT:
         if inbound.prenote:  # no money to hold: the originator is told at once
             _to_return(inbound, refusal, at=at)
@@ -154,7 +161,9 @@ def inbound_entry_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry
     return inbound
 
 
-def _refusal(inbound: InboundEntry, account: Account | None) -> str:
+def _refusal(inbound: InboundEntry, account: Account | None, *, at: datetime) -> str:
+    """Why the entry cannot be applied (the module docstring's rows, in their order); "" when
+    it can. A debit a stop payment returns names the stop (`inbound.stop_payment`)."""
     if account is None:
         return NO_ACCOUNT
     if account.status == Account.Status.CLOSED:
@@ -163,11 +172,15 @@ def _refusal(inbound: InboundEntry, account: Account | None) -> str:
         return FROZEN
     if account.currency != inbound.currency:
         return NOT_USD
-    if (
-        inbound.direction == InboundEntry.Direction.DEBIT
-        and not inbound.prenote
-        and account.available < inbound.amount
-    ):
+    if inbound.direction != InboundEntry.Direction.DEBIT or inbound.prenote:
+        return ""
+    stop = stop_payment_matching(
+        account_id=account.pk, company_id=inbound.company_id, amount=inbound.amount, at=at
+    )
+    if stop is not None:
+        inbound.stop_payment = stop
+        return STOPPED
+    if account.available < inbound.amount:
         return SHORT
     return ""
 
@@ -260,6 +273,8 @@ def emit_inbound(inbound: InboundEntry, event: str) -> None:
     }
     if inbound.return_code:
         data["return_code"] = inbound.return_code
+    if inbound.stop_payment_id:
+        data["stop_payment_id"] = inbound.stop_payment_id
     emit_for(inbound, event, data=data)
 
 
