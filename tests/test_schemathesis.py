@@ -55,6 +55,7 @@ from payments.models import InboundEntry
 from payments.services.external_accounts import external_account_create
 from payments.services.inbound_files import rail_file_receive
 from payments.services.orders import payment_order_create
+from payments.services.stop_payments import stop_payment_create
 from tests.factories import InstitutionFactory, issue_key
 from tests.payments.helpers import USD_PRODUCT, ach_profile, inbound_credit_file
 from transfers.batches import transfer_batch_create
@@ -240,9 +241,10 @@ def _build_world() -> dict:
 
 
 def _payments(institution, customer) -> dict:
-    """An ACH profile, an external account, a payment order, and another bank's credit read
-    from its file (the file and its inbound entry), made by the services (a test client's
-    request would connect the signals the module's transaction needs off)."""
+    """An ACH profile, an external account, a payment order, another bank's credit read from
+    its file (the file and its inbound entry) and a customer's stop payment, made by the
+    services (a test client's request would connect the signals the module's transaction needs
+    off)."""
     profile = ach_profile(institution)
     checking = account_product_create(institution=institution, **USD_PRODUCT)
     usd = account_create(
@@ -276,11 +278,15 @@ def _payments(institution, customer) -> dict:
         institution=institution, rail="ach", name="in.ach", content=credit
     )
     inbound = InboundEntry.objects.get(file=rail_file)
+    stop = stop_payment_create(
+        institution=institution, account_id=usd.id, company_id="1234509876", actor=SYSTEM
+    )
     return {
         "externalAccountId": external.id,
         "paymentOrderId": order.id,
         "fileId": rail_file.id,
         "inboundEntryId": inbound.id,
+        "stopPaymentId": stop.id,
     }
 
 

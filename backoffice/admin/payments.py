@@ -1,7 +1,7 @@
 """Back office for payments to and from other banks (docs/payments.md, "The back office"):
 payment orders with their journals, external accounts, the files exchanged with the sponsor bank
 with their entries, the bank's returns and notifications of change, inbound entries and their
-suspense queue, and each institution's ACH profile.
+suspense queue, customers' stop payments, and each institution's ACH profile.
 
 Every row is written by the payments services; staff change them only through the actions of
 `backoffice.actions.payments`. No page shows an account number: external accounts and entries
@@ -10,6 +10,8 @@ they are the API's `bank` scope's, `GET /rail-files/{id}/content`, never a staff
 """
 
 from django.contrib import admin
+from django.db.models import Q
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from backoffice.actions.payments import (
@@ -25,6 +27,7 @@ from backoffice.kit import (
     ReadOnlyInline,
     ReadOnlyModelAdmin,
     actor_display,
+    admin_link,
     link_column,
     metadata_display,
     money_column,
@@ -38,6 +41,7 @@ from payments.models import (
     RailFile,
     RailJournal,
     RailNotice,
+    StopPayment,
 )
 from payments.nacha.codes import TRANSACTION_CODES
 from payments.nacha.fields import NachaError
@@ -374,6 +378,7 @@ class InboundEntryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "return_display",
         "return_file_link",
         "return_trace_number",
+        "stop_payment_link",
         "applied_at",
         "created_at",
         "updated_at",
@@ -384,6 +389,7 @@ class InboundEntryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     account_link = link_column("account", description="account", ordering="account_id")
     file_link = link_column("file", description="file")
     return_file_link = link_column("return_file", description="return's file")
+    stop_payment_link = link_column("stop_payment", description="stop payment (R08)")
 
     @admin.display(description="account number")
     def number_display(self, obj):
@@ -392,6 +398,84 @@ class InboundEntryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     @admin.display(description="return")
     def return_display(self, obj):
         return f"{obj.return_code} {obj.return_reason}" if obj.return_code else "-"
+
+
+class StopPaymentStatusFilter(admin.SimpleListFilter):
+    """As the API shows it: `expired` is an active stop past its time."""
+
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return StopPayment.Status.choices
+
+    def queryset(self, request, queryset):
+        if self.value() not in StopPayment.Status.values:
+            return queryset
+        now = timezone.now()
+        active = queryset.filter(status=StopPayment.Status.ACTIVE)
+        if self.value() == StopPayment.Status.ACTIVE:
+            return active.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        if self.value() == StopPayment.Status.EXPIRED:
+            return active.filter(expires_at__lte=now)
+        return queryset.filter(status=StopPayment.Status.CANCELLED)
+
+
+@admin.register(StopPayment)
+class StopPaymentAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    """Customers' stops of an originator's ACH debits (made and cancelled through the API), with
+    the inbound debits each returned R08."""
+
+    list_display = [
+        "id",
+        "company_id",
+        "amount_display",
+        "status_display",
+        "account_link",
+        "expires_at",
+        "created_at",
+    ]
+    list_filter = [StopPaymentStatusFilter, "institution"]
+    list_select_related = ["account"]
+    search_fields = ["id", "account_id", "company_id"]
+    search_help_text = "An exact stop payment id, account id or company id."
+    fields = [
+        "id",
+        "institution",
+        "account_link",
+        "company_id",
+        "amount_display",
+        "status_display",
+        "expires_at",
+        "reason",
+        "created_by_display",
+        "created_at",
+        "cancelled_at",
+        "cancelled_reason",
+        "stopped_display",
+    ]
+    readonly_fields = fields
+
+    account_link = link_column("account", description="account", ordering="account_id")
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, obj):
+        return "any" if obj.amount is None else money(obj.amount, obj.currency)
+
+    @admin.display(description="status", ordering="status")
+    def status_display(self, obj):
+        return obj.shown_status()
+
+    @admin.display(description="made by")
+    def created_by_display(self, obj):
+        return actor_display(obj, "created_by")
+
+    @admin.display(description="debits it returned (R08)")
+    def stopped_display(self, obj):
+        entries = list(obj.stopped_entries.order_by("pk"))
+        if not entries:
+            return "-"
+        return format_html_join(", ", "{}", ((admin_link(entry, entry.pk),) for entry in entries))
 
 
 @admin.register(AchProfile)

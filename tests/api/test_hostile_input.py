@@ -310,6 +310,11 @@ class World:
         body = order_body(self.usd_account, self.external_account)
         return self._created("/payment-orders", body)["paymentOrderId"]
 
+    @cached_property
+    def stop_payment(self) -> str:
+        body = {"accountId": self.usd_account, "companyId": "1234509876"}
+        return self._created("/stop-payments", body)["stopPaymentId"]
+
     def path_id(self, name: str) -> str:
         return getattr(
             self,
@@ -327,6 +332,7 @@ class World:
                 "cardProductRid": "prepaid_card_product",
                 "externalAccountId": "external_account",
                 "paymentOrderId": "payment_order",
+                "stopPaymentId": "stop_payment",
             }[name],
         )
 
@@ -605,6 +611,14 @@ BODIES = {
         }
     ),
     ("CancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
+    ("StopPaymentListView", "post"): lambda w, v: {
+        "accountId": w.usd_account,
+        "companyId": "1234509876",
+        "amount": 4_500,
+        "expiresAt": _in_a_day(),
+        "reason": "Cancelled the membership",
+    },
+    ("StopPaymentCancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
     # A valid file of the bank's: a return of an entry TX never sent, kept for reconciliation.
     ("RailFileListView", "post"): lambda w, v: upload_body(
         unknown_return_file(w.ach, timezone.now().date())
@@ -758,6 +772,7 @@ EMPTY_IS_VALID = {
     ("SelfTestView", "post"),
     ("PrenoteView", "post"),
     ("CancellationsView", "post"),
+    ("StopPaymentCancellationsView", "post"),
 }
 
 

@@ -315,6 +315,10 @@ class World:
         self._post("/rail-files", upload_body(content, "credit.ach"))
         return self.api.get("/inbound-entries").json()["data"][0]["inboundEntryId"]
 
+    def _make_stopPayment(self):  # noqa: N802 (v2 only): a stop of a biller's debits
+        body = {"accountId": self["usdAccount"], "companyId": "1234509876"}
+        return self._post("/stop-payments", body)["stopPaymentId"]
+
     def _make_event(self):
         self["customer"]
         return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
@@ -416,6 +420,7 @@ PATH_IDS = {
     "paymentOrderId": "paymentOrder",
     "fileId": "railFile",
     "inboundEntryId": "inboundEntry",
+    "stopPaymentId": "stopPayment",
 }
 # Objects no request can make without staff, a rule firing or a fee schedule: a made-up id
 # answers 404 after the scope check, which is all these tests need of them.
@@ -567,6 +572,12 @@ def body_of_write(method: str, route: str, ids) -> dict:
             ids["ach"] and order_body(ids["usdAccount"], ids["externalAccount"], 200)
         ),
         ("POST", "/payment-orders/{paymentOrderId}/cancellations"): lambda ids: {},
+        ("POST", "/stop-payments"): lambda ids: {
+            "accountId": ids["usdAccount"],
+            "companyId": "9876501234",
+            "amount": 4_500,
+        },
+        ("POST", "/stop-payments/{stopPaymentId}/cancellations"): lambda ids: {},
         # Another trace than the world's file: other bytes, another file.
         ("POST", "/rail-files"): lambda ids: upload_body(
             unknown_return_file(ach_profile_of(ids), timezone.now().date(), "091000010000998")

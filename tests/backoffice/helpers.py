@@ -60,8 +60,8 @@ def populated(institution) -> AdminWorld:
 
 
 def _payments(world: AdminWorld, institution) -> None:
-    """An ACH profile, an order in a file (its journal), another bank's credit received, and
-    a return of an entry TX never sent (a notice)."""
+    """An ACH profile, an order in a file (its journal), another bank's credit received, a
+    return of an entry TX never sent (a notice), and a customer's stop payment."""
     profile = ach_profile(institution)
     usd = usd_account(world.api, world["customer"])
     external = world.api.post("/external-accounts", external_body(world["customer"]))
@@ -75,6 +75,8 @@ def _payments(world: AdminWorld, institution) -> None:
     assert world.api.post("/rail-files", upload).status_code == 201
     returned = upload_body(unknown_return_file(profile, today), "returns.ach")
     assert world.api.post("/rail-files", returned).status_code == 201
+    stop = {"accountId": usd, "companyId": "1234509876", "amount": 4_500}
+    assert world.api.post("/stop-payments", stop).status_code == 201
 
 
 def admin_pages(client, institution, registered=None, rows: int = 20):

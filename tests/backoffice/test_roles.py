@@ -52,6 +52,8 @@ VIEWED = {
     "payments.view_inboundentry",
     "payments.view_railjournal",
     "payments.view_achprofile",
+    # Granted by payments/migrations/0005_stop_payment_roles.py.
+    "payments.view_stoppayment",
     # Granted by backoffice/migrations/0003_staff_roles.py.
     "backoffice.view_approvalrequest",
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.

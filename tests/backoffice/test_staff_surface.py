@@ -202,6 +202,7 @@ ACTIONS = {
     ],
     "payments.railfile": [],
     "payments.railnotice": [],
+    "payments.stoppayment": [],
     "webhooks.webhookdelivery": [
         ("retry_deliveries", "Retry selected failed deliveries"),
     ],
@@ -256,6 +257,7 @@ FORMS = {
     "payments.paymentorder": "change",
     "payments.railfile": "",
     "payments.railnotice": "",
+    "payments.stoppayment": "",
     "procrastinate.procrastinatejob": "",
     "transfers.transfer": "change",
     "transfers.transferbatch": "change",
