@@ -6,6 +6,7 @@ an expired or a cancelled stop stops nothing else; a credit is never stopped."""
 from datetime import timedelta
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from accounts.models import Account
@@ -287,3 +288,28 @@ def test_a_stop_on_one_account_leaves_the_customers_other_accounts_alone(rails_d
     send(bank, day, Incoming("debit", other_number, 1_000, company_id=BILLER))
     rails_at(local(day, 9))
     assert InboundEntry.objects.get().status == "applied"
+
+
+def test_the_simulated_bank_sends_a_debit_of_the_company_a_stop_names(rails_dir):
+    bank = ach_bank(load_amount=10_000)
+    stop(bank)
+    number = number_of(bank)
+    for company in (BILLER, "4444444444"):
+        call_command(
+            "simulated_bank",
+            "--send-debit", number, "1000",
+            "--institution", bank.institution.pk,
+            "--company-id", company,
+        )  # fmt: skip
+    with pytest.raises(CommandError, match="--company-id"):
+        call_command(
+            "simulated_bank",
+            "--send-debit", number, "1000",
+            "--institution", bank.institution.pk,
+            "--company-id", "12345678901",
+        )  # fmt: skip
+    rails_at(timezone.now() + timedelta(days=5))  # read and settled, whatever day today is
+    codes = dict(InboundEntry.objects.values_list("company_id", "return_code"))
+    assert codes == {BILLER: "R08", "4444444444": ""}
+    assert bank.balances() == (9_000, 0, 9_000)
+    assert ledger_breaches() == []

@@ -42,12 +42,19 @@ class Command(TXCommand):
                 "next ACH day when today is not one).",
             )
         parser.add_argument("--institution", help="Institution id or name (with --send-...).")
+        parser.add_argument(
+            "--company-id",
+            default=Incoming.company_id,
+            help="The originator's Company Identification in the batch header (with --send-...; "
+            f"1 to 10 printable ASCII characters; default {Incoming.company_id}): what a stop "
+            "payment names.",
+        )
 
     def handle(self, *args, **options):
         for direction in ("credit", "debit"):
             sent = options[f"send_{direction}"]
             if sent:
-                self._send(options["institution"], direction, *sent)
+                self._send(options["institution"], direction, *sent, options["company_id"])
         if options["days"] is not None:
             if not 1 <= options["days"] <= 10:
                 raise CommandError("--days: 1 to 10.")
@@ -62,16 +69,23 @@ class Command(TXCommand):
                 return
             time.sleep(options["every"])
 
-    def _send(self, reference, direction, account_number, cents):
+    def _send(self, reference, direction, account_number, cents, company_id):
         if not reference:
             raise CommandError("--institution is needed with --send-credit and --send-debit.")
         if not cents.isdigit() or int(cents) <= 0:
             raise CommandError("CENTS: a positive whole number.")
+        if not (
+            0 < len(company_id) <= 10
+            and company_id.strip()
+            and company_id.isascii()
+            and company_id.isprintable()
+        ):
+            raise CommandError("--company-id: 1 to 10 printable ASCII characters.")
         institution = institution_get(reference=reference)
         today = today_of(institution)
         name = simulated_bank_send(
             institution=institution,
-            entries=[Incoming(direction, account_number, int(cents))],
+            entries=[Incoming(direction, account_number, int(cents), company_id=company_id)],
             settles_on=today
             if is_ach_day(institution, today)
             else ach_days_after(institution, today, 1),
