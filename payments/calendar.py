@@ -1,5 +1,6 @@
-"""The ACH rail's calendar: the Federal Reserve's business days, and an institution's ACH days
-(docs/calendar.md, "A rail's calendar"; docs/payments.md, "Cut-offs").
+"""The rails' calendars: the Federal Reserve's business days and an institution's ACH days, and
+TARGET2's business days and an institution's SEPA days (docs/calendar.md, "A rail's calendar";
+docs/payments.md, "Cut-offs").
 
 ACH settles only on the days the Federal Reserve Banks are open: Monday to Friday but the
 federal holidays (5 U.S.C. 6103). A holiday on a Sunday closes the Monday after; one on a
@@ -13,6 +14,14 @@ An **ACH day** of an institution is a day that is both its own business day
 (`institutions.calendar`: it is closed otherwise) and a Fed business day (the rail settles
 nothing otherwise). Windows run, effective entry dates fall, and the banking days of return
 windows are counted, on ACH days only.
+
+SEPA credit transfers and direct debits settle on **TARGET2 business days**: Monday to Friday
+but TARGET2's closing days, New Year's Day, Good Friday, Easter Monday, 1 May, 25 and 26
+December, on their own dates (a closing day on a weekend moves nothing). They come from the
+`holidays` library's financial calendar of the European Central Bank (`ECB`), whose every day
+is a closing day of TARGET2 (and of its "additional closing days" of 1999 and 2001). A **SEPA
+day** of an institution is both its business day and TARGET2's. SEPA Instant runs every day of
+the year and has no calendar.
 """
 
 from datetime import date, timedelta
@@ -79,6 +88,29 @@ def is_fed_business_day(day: date) -> bool:
 def is_ach_day(institution: Institution, day: date) -> bool:
     """Both the institution's business day and the Fed's (the Fed's first: it reads nothing)."""
     return is_fed_business_day(day) and is_business_day(institution, day)
+
+
+@cache
+def target2_closing_days(year: int) -> dict[date, str]:
+    """TARGET2's closing days of `year` (weekends aside), with their names."""
+    calendar = holidays.financial_holidays("ECB", years=year)
+    return {day: "; ".join(sorted(calendar.get_list(day))) for day in calendar}
+
+
+def is_target2_business_day(day: date) -> bool:
+    """A weekday TARGET2 is open (module docstring)."""
+    return day.isoweekday() < SATURDAY and day not in target2_closing_days(day.year)
+
+
+def is_sepa_day(institution: Institution, day: date) -> bool:
+    """Both the institution's business day and TARGET2's (TARGET2's first: it reads nothing)."""
+    return is_target2_business_day(day) and is_business_day(institution, day)
+
+
+def sepa_days_after(institution: Institution, start: date, days: int) -> date:
+    """`ach_days_after` on TARGET2's calendar: `days=0` is the first SEPA day on or after
+    `start`."""
+    return business_days_after(institution, start, days, also_open=is_target2_business_day)
 
 
 def ach_days_after(institution: Institution, start: date, days: int) -> date:
