@@ -8,13 +8,14 @@ their own that no key has unless granted on purpose (not in `full`); the bank's 
 its files, reading a file's bytes, which carry account numbers) needs `bank`, granted like
 `network` is for the card network's side.
 
-An external account's number travels only in the body that creates it: the API shows its last
-four (`accountNumberLast4`), never the number.
+An external account's number or IBAN travels only in the body that creates it: the API shows
+its last four (`accountNumberLast4`, `ibanLast4`), never the number.
 """
 
 import base64
 import binascii
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.schema import document
@@ -50,7 +51,11 @@ from .selectors import (
     stop_payment_get,
     stop_payment_list,
 )
-from .services.external_accounts import external_account_create, external_account_update
+from .services.external_accounts import (
+    external_account_create,
+    external_account_update,
+    sepa_external_account_create,
+)
 from .services.inbound_files import FileRefused, rail_file_receive
 from .services.orders import external_account_prenote, payment_order_cancel, payment_order_create
 from .services.stop_payments import stop_payment_cancel, stop_payment_create
@@ -69,17 +74,42 @@ class AchDetails(StrictSerializer):
     )
 
 
+class SepaDetails(StrictSerializer):
+    iban = StrictCharField(
+        max_length=42,
+        help_text="The IBAN of an account in a SEPA country, electronic (DE89370400440532013000) "
+        "or printed in groups of four. Sensitive: only ever in this body.",
+    )
+    bic = StrictCharField(
+        required=False,
+        max_length=11,
+        help_text="Its bank's BIC (8 or 11 characters); optional, as SEPA asks for the IBAN only.",
+    )
+
+
 class ExternalAccountCreate(StrictSerializer):
     customerId = StrictCharField(  # noqa: N815
         required=False,
         max_length=40,
         help_text="Whose account it is; absent: the institution's own.",
     )
-    holderName = StrictCharField(max_length=140)  # noqa: N815
-    countryCode = CountryNumericField(help_text="ISO 3166-1 numeric; ACH: 840.")  # noqa: N815
-    currency = CurrencyField(help_text="ACH: USD.")
-    ach = AchDetails()
+    holderName = StrictCharField(  # noqa: N815
+        max_length=140, help_text="SEPA: at most 70 characters of the SEPA character set."
+    )
+    countryCode = CountryNumericField(  # noqa: N815
+        help_text="ISO 3166-1 numeric; ACH: 840; SEPA: the IBAN's country."
+    )
+    currency = CurrencyField(help_text="ACH: USD; SEPA: EUR.")
+    ach = AchDetails(required=False, help_text="An account in the US (give `ach` or `sepa`).")
+    sepa = SepaDetails(required=False, help_text="An IBAN (give `ach` or `sepa`).")
     metadata = MetadataField(required=False)
+
+    def validate(self, attrs):
+        if ("ach" in attrs) == ("sepa" in attrs):
+            raise serializers.ValidationError(
+                {"sepa": "Give the account's details: `ach` or `sepa`, one of them."}
+            )
+        return attrs
 
 
 class ExternalAccountUpdate(StrictSerializer):
@@ -101,16 +131,45 @@ class PaymentOrderCreate(StrictSerializer):
     )
     amount = AmountField()
     currency = CurrencyField()
-    rail = serializers.ChoiceField(choices=Rail.choices)
-    secCode = serializers.ChoiceField(choices=PaymentOrder.SecCode.choices)  # noqa: N815
+    rail = serializers.ChoiceField(
+        choices=Rail.choices,
+        help_text="ACH (`ach`, `ach_same_day`) to an ACH external account in USD; SEPA "
+        "(`sepa_ct`, `sepa_inst`: credits; `sepa_dd`: debits, not available yet) to a SEPA one "
+        "in EUR.",
+    )
+    secCode = serializers.ChoiceField(  # noqa: N815
+        choices=PaymentOrder.SecCode.choices, required=False, help_text="ACH: required."
+    )
     description = StrictCharField(
-        max_length=10, help_text="The batch's company entry description (e.g. PAYROLL)."
+        max_length=10,
+        required=False,
+        help_text="ACH: required, the batch's company entry description (e.g. PAYROLL).",
     )
     remittanceInfo = StrictCharField(  # noqa: N815
-        max_length=80, required=False, allow_blank=True, help_text="An addenda's 80 characters."
+        max_length=140,
+        required=False,
+        allow_blank=True,
+        help_text="Unstructured: ACH an addenda's 80 characters; SEPA 140 characters of the "
+        "SEPA character set (or give `creditorReference`).",
+    )
+    endToEndId = StrictCharField(  # noqa: N815
+        max_length=35,
+        required=False,
+        trim_whitespace=False,
+        help_text="SEPA: the payer's reference, carried to the payee: 1 to 35 characters of the "
+        "SEPA character set, unique in the institution. Default: the order's id with `-` for "
+        "`_`.",
+    )
+    creditorReference = StrictCharField(  # noqa: N815
+        max_length=35,
+        required=False,
+        help_text="SEPA: a structured creditor reference (ISO 11649, e.g. RF18539007547034, "
+        "its check digits checked) instead of `remittanceInfo`.",
     )
     requestedExecutionDate = StrictDateField(  # noqa: N815
-        required=False, help_text="Default: today (the institution's date)."
+        required=False,
+        help_text="Default: today (the institution's date). sepa_ct: a day TARGET2 or the "
+        "institution is closed moves to the next day both are open.",
     )
     metadata = MetadataField(required=False)
 
@@ -123,8 +182,13 @@ class PrenoteCreate(StrictSerializer):
     """Nothing to send: the prenote goes to the external account's details."""
 
 
+# The rails whose files the bank uploads: NACHA's (ISO 20022 files have a reader of their own,
+# not here yet).
+FILE_RAILS = [(Rail.ACH.value, Rail.ACH.label), (Rail.ACH_SAME_DAY.value, Rail.ACH_SAME_DAY.label)]
+
+
 class RailFileUpload(StrictSerializer):
-    rail = serializers.ChoiceField(choices=Rail.choices)
+    rail = serializers.ChoiceField(choices=FILE_RAILS)
     name = StrictCharField(max_length=200)
     contentBase64 = StrictCharField(  # noqa: N815
         help_text="The file's bytes, base64 (at most MAX_BATCH_BODY_BYTES of body: larger files "
@@ -181,18 +245,40 @@ class AchDetailsOut(Serializer):
     accountType = serializers.CharField(source="ach_account_type")  # noqa: N815
 
 
+class SepaDetailsOut(Serializer):
+    ibanLast4 = serializers.CharField(  # noqa: N815
+        source="sepa_iban_last4", help_text="The IBAN's last four characters: never the IBAN."
+    )
+    bic = serializers.CharField(source="sepa_bic", allow_null=True)
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["bic"] = data["bic"] or None
+        return data
+
+
 class ExternalAccountOut(Serializer):
     externalAccountId = serializers.CharField(source="id")  # noqa: N815
     customerId = serializers.CharField(source="customer_id", allow_null=True)  # noqa: N815
+    kind = serializers.ChoiceField(choices=ExternalAccount.Kind.choices)
     holderName = serializers.CharField(source="holder_name")  # noqa: N815
     countryCode = serializers.CharField(source="country_code")  # noqa: N815
     currency = serializers.CharField()
-    ach = AchDetailsOut(source="*")
+    ach = serializers.SerializerMethodField(help_text="An ACH account's details (null otherwise).")
+    sepa = serializers.SerializerMethodField(help_text="A SEPA account's details (null otherwise).")
     status = serializers.ChoiceField(choices=ExternalAccount.Status.choices)
     verifiedAt = TimestampField(source="verified_at", allow_null=True)  # noqa: N815
     metadata = MetadataField()
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+    @extend_schema_field(AchDetailsOut(allow_null=True))
+    def get_ach(self, external) -> dict | None:
+        return AchDetailsOut(external).data if external.kind == ExternalAccount.Kind.ACH else None
+
+    @extend_schema_field(SepaDetailsOut(allow_null=True))
+    def get_sepa(self, external) -> dict | None:
+        return SepaDetailsOut(external).data if external.kind == ExternalAccount.Kind.SEPA else None
 
 
 class ReturnOut(Serializer):
@@ -209,9 +295,13 @@ class PaymentOrderOut(Serializer):
     amount = serializers.IntegerField()
     currency = serializers.CharField()
     rail = serializers.ChoiceField(choices=Rail.choices)
-    secCode = serializers.CharField(source="sec_code")  # noqa: N815
-    description = serializers.CharField()
+    secCode = serializers.CharField(source="sec_code", help_text="ACH; empty for SEPA.")  # noqa: N815
+    description = serializers.CharField(help_text="ACH; empty for SEPA.")
     remittanceInfo = serializers.CharField(source="remittance_info")  # noqa: N815
+    endToEndId = serializers.CharField(source="end_to_end_id", help_text="SEPA; empty for ACH.")  # noqa: N815
+    creditorReference = serializers.CharField(  # noqa: N815
+        source="creditor_reference", help_text="SEPA, when given; empty otherwise."
+    )
     prenote = serializers.BooleanField()
     status = serializers.ChoiceField(choices=PaymentOrder.Status.choices)
     requestedExecutionDate = serializers.DateField(source="requested_execution_date")  # noqa: N815
@@ -336,27 +426,37 @@ class ExternalAccountListView(TXView):
         request={V2: ExternalAccountCreate},
         created=True,
         summary="Add an external account (an account at another bank)",
-        description="A customer's (`customerId`) or the institution's own; `unverified` until a "
-        "prenote's window passes or staff verify it. The account number is encrypted and shown "
-        "by its last four from then on.",
+        description="A customer's (`customerId`) or the institution's own, in the US (`ach`) or "
+        "in a SEPA country (`sepa`: an IBAN); `unverified` until a prenote's window passes "
+        "(ACH) or staff verify it. The account number or IBAN is encrypted and shown by its "
+        "last four from then on, and never repeated in an error.",
         operation_id="external_accounts_create",
         tags=TAGS,
     )
     def post(self, request):
         data = self.parse(ExternalAccountCreate)
-        ach = data["ach"]
-        external = external_account_create(
-            institution=self.institution,
-            customer_id=data.get("customerId"),
-            holder_name=data["holderName"],
-            country_code=data["countryCode"],
-            currency=data["currency"],
-            routing_number=ach["routingNumber"],
-            account_number=ach["accountNumber"],
-            account_type=ach["accountType"],
-            metadata=data.get("metadata"),
-            actor=Actor.of_request(request),
-        )
+        common = {
+            "institution": self.institution,
+            "customer_id": data.get("customerId"),
+            "holder_name": data["holderName"],
+            "country_code": data["countryCode"],
+            "currency": data["currency"],
+            "metadata": data.get("metadata"),
+            "actor": Actor.of_request(request),
+        }
+        if "sepa" in data:
+            sepa = data["sepa"]
+            external = sepa_external_account_create(
+                **common, iban=sepa["iban"], bic=sepa.get("bic")
+            )
+        else:
+            ach = data["ach"]
+            external = external_account_create(
+                **common,
+                routing_number=ach["routingNumber"],
+                account_number=ach["accountNumber"],
+                account_type=ach["accountType"],
+            )
         return self.created(ExternalAccountOut(external).data)
 
     @document(
@@ -442,9 +542,12 @@ class PaymentOrderListView(TXView):
         created=True,
         summary="Send money to or collect money from an external account",
         description="`approved` (or `needs_approval` above the institution's threshold); a "
-        "credit's amount held on the account at once. 422 `currency_mismatch` (ACH moves USD, "
-        "in the account's currency), `limit_exceeded` (same-day limit), "
-        "`external_account_not_verified`, `rail_not_available`, `insufficient_funds`.",
+        "credit's amount held on the account at once. 422 `rail_mismatch` (an ACH external "
+        "account over a SEPA rail or the reverse), `currency_mismatch` (ACH moves USD, SEPA "
+        "EUR, in the account's currency), `limit_exceeded` (same-day limit), "
+        "`external_account_not_verified`, `rail_not_available` (no profile for the rail), "
+        "`duplicate_reference` (an end-to-end id the institution has used), "
+        "`insufficient_funds`.",
         operation_id="payment_orders_create",
         tags=TAGS,
     )
@@ -458,9 +561,11 @@ class PaymentOrderListView(TXView):
             amount=data["amount"],
             currency=data["currency"],
             rail=data["rail"],
-            sec_code=data["secCode"],
-            description=data["description"],
+            sec_code=data.get("secCode"),
+            description=data.get("description"),
             remittance_info=data.get("remittanceInfo", ""),
+            end_to_end_id=data.get("endToEndId"),
+            creditor_reference=data.get("creditorReference"),
             requested_execution_date=data.get("requestedExecutionDate"),
             metadata=data.get("metadata"),
             actor=Actor.of_request(request),

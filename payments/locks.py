@@ -7,7 +7,7 @@ unique index decides the window's one file, `payments.services.cutoff`)."""
 from django.db import connection
 from django.db.models import QuerySet
 
-from .models import AchProfile, ExternalAccount, InboundEntry, PaymentOrder
+from .models import AchProfile, ExternalAccount, InboundEntry, PaymentOrder, SepaProfile
 
 
 def lock_external_account(external_id: str) -> ExternalAccount:
@@ -44,6 +44,10 @@ def lock_cutoffs(institution_id: str) -> None:
 
 def lock_ach_profile(institution_id: str) -> AchProfile | None:
     return AchProfile.objects.select_for_update().filter(institution_id=institution_id).first()
+
+
+def lock_sepa_profile(institution_id: str) -> SepaProfile | None:
+    return SepaProfile.objects.select_for_update().filter(institution_id=institution_id).first()
 
 
 def lock_inbound_entry(inbound_id: str) -> InboundEntry:

@@ -1,10 +1,10 @@
 """Money to and from other banks (docs/payments.md; docs/design.md section 15): the accounts at
 other banks (`ExternalAccount`), the orders that move money to or from them over a rail
 (`PaymentOrder`), the files a rail exchanges with the bank (`RailFile`), and each institution's
-standing at its sponsor bank for the ACH rail (`AchProfile`).
+standing at its sponsor bank for the ACH rail (`AchProfile`) and in SEPA (`SepaProfile`).
 
-One model for every rail: ACH now (NACHA files), SEPA next (ISO 20022), so a rail's own fields
-are few and named for it (`ach_*`), and the states, money and events are the order's.
+One model for every rail: ACH (NACHA files) and SEPA (ISO 20022), so a rail's own fields are
+few and named for it (`ach_*`, `sepa_*`), and the states, money and events are the order's.
 
 An order's states (`PaymentOrder.Status`): `needs_approval` (a second person must approve it),
 `approved` (waiting for its cut-off), `scheduled` (taken into a file being written), `sent` (the
@@ -49,6 +49,13 @@ def _stop_payment_id():
 class Rail(models.TextChoices):
     ACH = "ach", "ACH (next day)"
     ACH_SAME_DAY = "ach_same_day", "ACH same day"
+    SEPA_CT = "sepa_ct", "SEPA credit"
+    SEPA_INST = "sepa_inst", "SEPA Instant"
+    SEPA_DD = "sepa_dd", "SEPA debit"
+
+
+ACH_RAILS = frozenset({Rail.ACH, Rail.ACH_SAME_DAY})
+SEPA_RAILS = frozenset({Rail.SEPA_CT, Rail.SEPA_INST, Rail.SEPA_DD})
 
 
 class AchProfile(Timestamped):
@@ -98,11 +105,67 @@ class AchProfile(Timestamped):
         return f"ACH profile of {self.institution_id}"
 
 
+class SepaProfile(Timestamped):
+    """An institution's standing in SEPA (docs/payments.md, "The SEPA profile"): as a fintech
+    on a partner bank (`initiation`: it sends pain.001 / pain.008 to the bank) or as a bank in
+    the clearing system itself (`interbank`: pacs.008 / pacs.003), its BIC, the account its
+    SEPA money settles through, its creditor identifier for direct debits, and its cut-offs in
+    its time zone. Made by the operators (`manage.py sepa_profile`); an institution without one
+    sends no SEPA order (422 `rail_not_available`), as one without an ACH profile sends no ACH.
+    """
+
+    class Kind(models.TextChoices):
+        INITIATION = "initiation", "Initiation (a customer of a partner bank)"
+        INTERBANK = "interbank", "Interbank (a participant of the clearing)"
+
+    institution = models.OneToOneField(
+        Institution, on_delete=models.PROTECT, primary_key=True, related_name="sepa_profile"
+    )
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    # Initiation: the partner bank's BIC (the agent of every order); interbank: the
+    # institution's own BIC in the clearing.
+    bic = models.CharField(max_length=11)
+    # The institution's account that its SEPA money settles through (initiation: its account
+    # at the partner bank, the debtor of its credit transfers); blank for interbank.
+    settlement_iban = models.CharField(max_length=34, blank=True)
+    # The SEPA creditor identifier (EPC262-08 5.15) its direct debits collect under; blank: it
+    # collects none.
+    creditor_identifier = models.CharField(max_length=35, blank=True)
+    # Cut-offs, local times "HH:MM" in the institution's time zone, of its SEPA days: credit
+    # transfers' and direct debits' (SEPA Instant has none).
+    credit_transfer_cutoff = models.CharField(max_length=5, default="15:00")
+    direct_debit_cutoff = models.CharField(max_length=5, default="15:00")
+    # As the ACH profile's: orders to unverified external accounts are refused; orders above
+    # `approval_above` (minor units) wait for a staff user's approval.
+    require_verified = models.BooleanField(default=False)
+    approval_above = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "SEPA profile"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind="interbank") | ~Q(settlement_iban=""),
+                name="sepa_profile_initiation_settles",
+            ),
+        ]
+
+    def __str__(self):
+        return f"SEPA profile of {self.institution_id}"
+
+
 class ExternalAccount(CreatedBy, Timestamped):
     """An account at another bank, of a customer's or of the institution itself, that payment
-    orders pay to or collect from. Its account number is a sensitive identifier: stored
-    encrypted (`core.crypto`, bound to this row and column), shown by its last four, never in a
-    URL, a log line or an event (docs/payments.md, "External accounts")."""
+    orders pay to or collect from: an `ach` one (a US account: routing number, account number,
+    type) or a `sepa` one (an IBAN and, optionally, its bank's BIC). Its account number or IBAN
+    is a sensitive identifier: stored encrypted (`core.crypto`, bound to this row and column),
+    shown by its last four, never in a URL, a log line or an event (docs/payments.md, "External
+    accounts")."""
+
+    class Kind(models.TextChoices):
+        ACH = "ach", "ACH (a US account)"
+        SEPA = "sepa", "SEPA (an IBAN)"
 
     class AccountType(models.TextChoices):
         CHECKING = "checking"
@@ -129,14 +192,20 @@ class ExternalAccount(CreatedBy, Timestamped):
         related_name="external_accounts",
         db_index=False,
     )
+    kind = models.CharField(max_length=4, choices=Kind.choices)
     holder_name = models.CharField(max_length=140)
-    # ISO 3166-1 numeric, as every country of the API.
+    # ISO 3166-1 numeric, as every country of the API (a SEPA account's: its IBAN's country).
     country_code = models.CharField(max_length=3)
     currency = models.CharField(max_length=3)
-    ach_routing_number = models.CharField(max_length=9)
-    ach_account_number_encrypted = models.TextField(editable=False)
-    ach_account_number_last4 = models.CharField(max_length=4, editable=False)
-    ach_account_type = models.CharField(max_length=8, choices=AccountType.choices)
+    # ACH's details (blank for a SEPA account).
+    ach_routing_number = models.CharField(max_length=9, blank=True)
+    ach_account_number_encrypted = models.TextField(editable=False, blank=True)
+    ach_account_number_last4 = models.CharField(max_length=4, editable=False, blank=True)
+    ach_account_type = models.CharField(max_length=8, choices=AccountType.choices, blank=True)
+    # SEPA's (blank for an ACH account): the IBAN sealed, its last four, the BIC if given.
+    sepa_iban_encrypted = models.TextField(editable=False, blank=True, default="")
+    sepa_iban_last4 = models.CharField(max_length=4, editable=False, blank=True, default="")
+    sepa_bic = models.CharField(max_length=11, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.UNVERIFIED)
     verified_at = models.DateTimeField(null=True, blank=True)
     # How it was verified: "prenote" or "staff".
@@ -157,9 +226,22 @@ class ExternalAccount(CreatedBy, Timestamped):
             ),
         ]
         constraints = [
+            # Each kind has its own details and none of the other's.
             models.CheckConstraint(
-                condition=Q(ach_routing_number__regex=r"^[0-9]{9}$"),
-                name="external_account_routing_digits",
+                condition=(
+                    Q(kind="ach", ach_routing_number__regex=r"^[0-9]{9}$")
+                    & ~Q(ach_account_number_encrypted="")
+                    & Q(ach_account_type__in=["checking", "savings"])
+                    & Q(sepa_iban_encrypted="", sepa_iban_last4="", sepa_bic="")
+                )
+                | (
+                    Q(kind="sepa", currency="EUR")
+                    & ~Q(sepa_iban_encrypted="")
+                    & Q(sepa_bic__regex=r"^([A-Z0-9]{8}([A-Z0-9]{3})?)?$")
+                    & Q(ach_routing_number="", ach_account_number_encrypted="")
+                    & Q(ach_account_number_last4="", ach_account_type="")
+                ),
+                name="external_account_details_of_its_kind",
             ),
             models.CheckConstraint(
                 condition=Q(status="verified", verified_at__isnull=False)
@@ -169,7 +251,14 @@ class ExternalAccount(CreatedBy, Timestamped):
         ]
 
     def __str__(self):
-        return f"{self.holder_name} ••••{self.ach_account_number_last4}"
+        return f"{self.holder_name} ••••{self.number_last4}"
+
+    @property
+    def number_last4(self) -> str:
+        """The last four of its account number (ACH) or IBAN (SEPA): what is ever shown."""
+        return (
+            self.sepa_iban_last4 if self.kind == self.Kind.SEPA else self.ach_account_number_last4
+        )
 
     def ach_account_number(self) -> str:
         """The account number in clear: for the file that pays it, never for display."""
@@ -185,6 +274,20 @@ class ExternalAccount(CreatedBy, Timestamped):
 
     def _context(self) -> str:
         return f"payments.ExternalAccount.ach_account_number:{self.id}"
+
+    def sepa_iban(self) -> str:
+        """The IBAN in clear (electronic form): for the file that pays it, never for display."""
+        return crypto.decrypt(self.sepa_iban_encrypted, context=self._iban_context())
+
+    def sealed_iban(self, iban: str) -> dict:
+        """The stored fields of `iban` (electronic form): sealed, and its last four."""
+        return {
+            "sepa_iban_encrypted": crypto.encrypt(iban, context=self._iban_context()),
+            "sepa_iban_last4": iban[-4:],
+        }
+
+    def _iban_context(self) -> str:
+        return f"payments.ExternalAccount.sepa_iban:{self.id}"
 
 
 class RailFile(Timestamped):
@@ -296,11 +399,17 @@ class PaymentOrder(CreatedBy, Timestamped):
     amount = models.BigIntegerField()
     currency = models.CharField(max_length=3)
     rail = models.CharField(max_length=16, choices=Rail.choices)
-    sec_code = models.CharField(max_length=3, choices=SecCode.choices)
-    # The company entry description of the batch (NACHA: 10 characters, e.g. "PAYROLL").
-    description = models.CharField(max_length=10)
-    # The payment related information of its addenda (80 characters).
-    remittance_info = models.CharField(max_length=80, blank=True)
+    # ACH: the SEC code and the company entry description of the batch (NACHA: 10 characters,
+    # e.g. "PAYROLL"); blank on a SEPA rail.
+    sec_code = models.CharField(max_length=3, choices=SecCode.choices, blank=True)
+    description = models.CharField(max_length=10, blank=True)
+    # Unstructured remittance information: an ACH addenda's payment related information (80
+    # characters), SEPA's `Ustrd` (140).
+    remittance_info = models.CharField(max_length=140, blank=True)
+    # SEPA: the end-to-end identification (35 characters, unique in the institution) and a
+    # structured creditor reference (ISO 11649 "RF..."), instead of `remittance_info`.
+    end_to_end_id = models.CharField(max_length=35, blank=True, default="")
+    creditor_reference = models.CharField(max_length=25, blank=True, default="")
     # A prenote: a zero-amount entry that verifies the external account.
     prenote = models.BooleanField(default=False)
     requested_execution_date = models.DateField()
@@ -393,6 +502,35 @@ class PaymentOrder(CreatedBy, Timestamped):
             models.CheckConstraint(
                 condition=Q(direction="credit") | Q(hold__isnull=True),
                 name="payment_order_hold_of_a_credit",
+            ),
+            # Each rail's own fields and currency: ACH's SEC code in USD; SEPA's end-to-end id
+            # in EUR, a credit transfer a credit, a direct debit a debit.
+            models.CheckConstraint(
+                condition=(
+                    Q(rail__in=["ach", "ach_same_day"], currency="USD")
+                    & Q(sec_code__in=["PPD", "CCD", "WEB"])
+                    & Q(end_to_end_id="", creditor_reference="")
+                )
+                | (
+                    Q(currency="EUR", sec_code="", description="")
+                    & ~Q(end_to_end_id="")
+                    & (
+                        Q(rail__in=["sepa_ct", "sepa_inst"], direction="credit")
+                        | Q(rail="sepa_dd", direction="debit")
+                    )
+                ),
+                name="payment_order_fields_of_its_rail",
+            ),
+            models.CheckConstraint(
+                condition=Q(remittance_info="") | Q(creditor_reference=""),
+                name="payment_order_one_remittance",
+            ),
+            # A client's end-to-end id names one order of the institution (a database rule: two
+            # requests at once with one id, one order).
+            models.UniqueConstraint(
+                fields=["institution", "end_to_end_id"],
+                condition=~Q(end_to_end_id=""),
+                name="payment_order_end_to_end_id_once",
             ),
         ]
 

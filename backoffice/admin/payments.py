@@ -124,6 +124,8 @@ class PaymentOrderAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "sec_code",
         "description",
         "remittance_info",
+        "end_to_end_id",
+        "creditor_reference",
         "prenote",
         "status",
         "account_link",
@@ -171,7 +173,7 @@ class PaymentOrderAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 @admin.register(ExternalAccount)
 class ExternalAccountAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     list_display = ["id", "holder_name", "number_display", "customer_link", "status", "created_at"]
-    list_filter = ["status", "institution"]
+    list_filter = ["kind", "status", "institution"]
     list_select_related = ["customer"]
     search_fields = ["id", "customer_id"]
     search_help_text = "An exact external account id or customer id."
@@ -180,12 +182,14 @@ class ExternalAccountAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "id",
         "institution",
         "customer_link",
+        "kind",
         "holder_name",
         "country_code",
         "currency",
         "ach_routing_number",
         "number_display",
         "ach_account_type",
+        "sepa_bic",
         "status",
         "verified_at",
         "verified_by",
@@ -198,9 +202,9 @@ class ExternalAccountAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
 
     customer_link = link_column("customer", description="customer")
 
-    @admin.display(description="account number")
+    @admin.display(description="account number or IBAN")
     def number_display(self, obj):
-        return f"{MASK}{obj.ach_account_number_last4}"
+        return f"{MASK}{obj.number_last4}"
 
     @admin.display(description="created by")
     def created_by(self, obj):

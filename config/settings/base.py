@@ -501,6 +501,10 @@ SPECTACULAR_SETTINGS = {
         "IncrementDecision": "authorizations.models.ProgramDecided.Decision",
         "DisputeStatus": "disputes.models.Dispute.Status",
         "ExternalAccountStatus": "payments.models.ExternalAccount.Status",
+        "ExternalAccountKind": "payments.models.ExternalAccount.Kind",
+        "RailEnum": "payments.models.Rail",  # its name before the upload's rails came
+        # The rails whose files `POST /rail-files` reads (NACHA's).
+        "FileRail": "payments.apis.FILE_RAILS",
         "PaymentOrderStatus": "payments.models.PaymentOrder.Status",
         "PaymentOrderDirection": "payments.models.PaymentOrder.Direction",
         "RailFileStatus": "payments.models.RailFile.Status",

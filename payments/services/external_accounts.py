@@ -7,6 +7,12 @@ a sensitive identifier, encrypted, shown by its last four, never in a URL, an ev
 line) and a type (checking or savings: the entry's transaction code). It is a US account in
 USD: ACH reaches no other.
 
+A SEPA external account (`sepa_external_account_create`) has an IBAN (of a SEPA country, its
+mod 97 check digits, length and format checked by python-stdnum: `payments.sepa`; as sensitive
+as an account number, sealed and shown by its last four) and, optionally, its bank's BIC. Its
+country is its IBAN's, its currency EUR, its holder's name at most 70 characters of the SEPA
+character set (what the file carries). It is verified by staff (SEPA has no prenote).
+
 It is `unverified` when made. A **prenote** (a zero-amount entry to it,
 `external_account_prenote`) makes it `verifying`; the prenote's return window passing with no
 return makes it `verified`, a return makes it `failed` (`payments.services.orders`). Staff may
@@ -29,6 +35,7 @@ from customers.selectors import customer_get
 from events.services import emit_for
 from institutions.models import Institution
 
+from .. import sepa
 from ..locks import lock_external_account
 from ..models import ExternalAccount
 
@@ -46,7 +53,9 @@ def checked_routing_number(value, field: str = "routing_number") -> str:
     return value
 
 
-def _holder_name(value) -> str:
+def _holder_name(value, kind: str = ExternalAccount.Kind.ACH) -> str:
+    if kind == ExternalAccount.Kind.SEPA:
+        return sepa.checked_text(value, "holder_name", sepa.MAX_HOLDER_NAME, required=True).strip()
     if not isinstance(value, str) or not 0 < len(value.strip()) <= MAX_HOLDER_NAME:
         raise ValidationFailed(
             details={"holder_name": f"Must be 1 to {MAX_HOLDER_NAME} characters."}
@@ -57,7 +66,16 @@ def _holder_name(value) -> str:
 
 
 def _event_data(external: ExternalAccount) -> dict:
-    # Never the account number; its last four, as staff and clients see it.
+    # Never the account number or IBAN; its last four, as staff and clients see it.
+    if external.kind == ExternalAccount.Kind.SEPA:
+        return {
+            "external_account_id": external.pk,
+            "customer_id": external.customer_id,
+            "kind": external.kind,
+            "iban_last4": external.sepa_iban_last4,
+            "bic": external.sepa_bic,
+            "status": external.status,
+        }
     return {
         "external_account_id": external.pk,
         "customer_id": external.customer_id,
@@ -106,6 +124,7 @@ def external_account_create(
         ExternalAccount,
         institution=institution,
         customer=customer,
+        kind=ExternalAccount.Kind.ACH,
         holder_name=holder_name,
         country_code=country_code,
         currency=currency,
@@ -115,6 +134,72 @@ def external_account_create(
         **actor.stamp("created_by"),
     )
     for field, value in external.sealed_account_number(account_number).items():
+        setattr(external, field, value)
+    with transaction.atomic(savepoint=False):
+        external.save(force_insert=True)
+        emit_for(external, "external_account.created", data=_event_data(external))
+    return external
+
+
+def sepa_external_account_create(
+    *,
+    institution: Institution,
+    customer_id: str | None,
+    holder_name: str,
+    country_code: str,
+    currency: str,
+    iban: str,
+    bic: str | None = None,
+    metadata: dict | None = None,
+    actor: Actor,
+) -> ExternalAccount:
+    """A new `unverified` SEPA external account of the customer (404 when not the
+    institution's) or, `customer_id` None, of the institution. 400 for an IBAN that is not one
+    (its check digits, its country's length and format) or not of a SEPA country, a country
+    other than the IBAN's, a currency other than EUR, a BIC that is not one, a holder name
+    SEPA cannot carry; the IBAN never in the error. Emits `external_account.created` (the
+    IBAN's last four only)."""
+    customer = None
+    if customer_id is not None:
+        customer = customer_get(institution=institution, customer_id=customer_id)
+    errors = {}
+    checked = None
+    try:
+        checked = sepa.checked_iban(iban, "sepa.iban")
+    except ValidationFailed as refused:
+        errors.update(refused.details)
+    if checked is not None and country_code != sepa.iban_country_numeric(checked):
+        errors["country_code"] = "Must be the IBAN's country."
+    if currency != sepa.EUR:
+        errors["currency"] = "SEPA moves EUR only."
+    if bic is not None:
+        try:
+            bic = sepa.checked_bic(bic, "sepa.bic")
+        except ValidationFailed as refused:
+            errors.update(refused.details)
+    try:
+        holder_name = _holder_name(holder_name, ExternalAccount.Kind.SEPA)
+    except ValidationFailed as refused:
+        errors.update(refused.details)
+    if errors:
+        raise ValidationFailed(details=errors)
+    external = new_row(
+        ExternalAccount,
+        institution=institution,
+        customer=customer,
+        kind=ExternalAccount.Kind.SEPA,
+        holder_name=holder_name,
+        country_code=country_code,
+        currency=currency,
+        ach_routing_number="",
+        ach_account_number_encrypted="",
+        ach_account_number_last4="",
+        ach_account_type="",
+        sepa_bic=bic or "",
+        metadata=metadata_check(metadata or {}),
+        **actor.stamp("created_by"),
+    )
+    for field, value in external.sealed_iban(checked).items():
         setattr(external, field, value)
     with transaction.atomic(savepoint=False):
         external.save(force_insert=True)
@@ -135,7 +220,7 @@ def external_account_update(
         external = lock_external_account(external.pk)
         values = {}
         if "holder_name" in changes:
-            name = _holder_name(changes["holder_name"])
+            name = _holder_name(changes["holder_name"], external.kind)
             if name != external.holder_name:
                 values["holder_name"] = name
         if "metadata" in changes:
@@ -212,6 +297,8 @@ def external_account_correct(
     values: dict = {}
     with transaction.atomic(savepoint=False):
         external = lock_external_account(external.pk)
+        if external.kind != ExternalAccount.Kind.ACH:
+            return unchanged(external)  # NACHA's changes correct ACH details only
         if "routing_number" in corrections:
             routing = checked_routing_number(corrections["routing_number"])
             if routing != external.ach_routing_number:

@@ -6,12 +6,23 @@ purpose `payment_order`: 422 `insufficient_funds` when the account has not got i
 the account when the cut-off puts the order in a file. A **debit** collects: nothing moves
 until it settles. A **prenote** is a zero-amount entry that verifies an external account.
 
-Refusals, each before anything is written (docs/payments.md has the codes): a currency the rail
-does not move (ACH: USD) or not the account's (422 `currency_mismatch`); a same-day entry above
+Every rail goes through the same services: ACH (`ach`, `ach_same_day`: a SEC code and a
+batch description) and SEPA (`sepa_ct` and `sepa_inst`, credits; `sepa_dd`, debits under a
+mandate, refused until mandates exist: an end-to-end id, unique in the institution, given or
+made from the order's id, and either unstructured remittance information or an ISO 11649
+creditor reference). A SEPA credit transfer's requested execution date is a SEPA day (its
+institution's business day and TARGET2's): one that is not moves to the next that is, as an
+ACH order's effective date moves to the next ACH day.
+
+Refusals, each before anything is written (docs/payments.md has the codes): an external
+account of the other rail's kind (422 `rail_mismatch`); a currency the rail does not move
+(ACH: USD; SEPA: EUR) or not the account's (422 `currency_mismatch`); a same-day entry above
 the institution's same-day limit (422 `limit_exceeded`); an external account not verified where
-the institution requires it (422 `external_account_not_verified`); an institution with no ACH
-profile (422 `rail_not_available`); an external account that is neither the institution's nor
-one of the account's holders' (400).
+the institution requires it (422 `external_account_not_verified`); an institution with no
+profile for the rail (422 `rail_not_available`); an end-to-end id the institution has given
+another order (422 `duplicate_reference`, also when two requests race for it: a unique index
+decides); an external account that is neither the institution's nor one of the account's
+holders' (400).
 
 Above the institution's `approval_above`, the order waits for a staff user's approval
 (`needs_approval`, `payment_order_approve`: the API key asked, a person approves); its credit's
@@ -21,7 +32,7 @@ money is held meanwhile.
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Hold
@@ -32,6 +43,7 @@ from core.actors import Actor
 from core.exceptions import (
     BusinessRuleViolation,
     CurrencyMismatch,
+    DuplicateReference,
     InvalidStateTransition,
     LimitExceeded,
     PermissionDenied,
@@ -44,14 +56,40 @@ from events.models import Event
 from events.services import emit_for, event_for
 from institutions.models import Institution
 
+from .. import sepa
+from ..calendar import sepa_days_after
 from ..locks import lock_payment_order
-from ..models import AchProfile, ExternalAccount, PaymentOrder, Rail
+from ..models import (
+    ACH_RAILS,
+    SEPA_RAILS,
+    AchProfile,
+    ExternalAccount,
+    PaymentOrder,
+    Rail,
+    SepaProfile,
+)
 from ..nacha.fields import PRINTABLE
 from ..selectors import external_account_get
 from .external_accounts import USD, external_account_status
 
 # The currency each rail moves.
-RAIL_CURRENCY = {Rail.ACH: USD, Rail.ACH_SAME_DAY: USD}
+RAIL_CURRENCY = {
+    Rail.ACH: USD,
+    Rail.ACH_SAME_DAY: USD,
+    Rail.SEPA_CT: sepa.EUR,
+    Rail.SEPA_INST: sepa.EUR,
+    Rail.SEPA_DD: sepa.EUR,
+}
+# The kind of external account each rail reaches.
+RAIL_KIND = {rail: ExternalAccount.Kind.ACH for rail in ACH_RAILS} | {
+    rail: ExternalAccount.Kind.SEPA for rail in SEPA_RAILS
+}
+# A SEPA rail's one direction: a credit transfer pays, a direct debit collects.
+SEPA_DIRECTION = {
+    Rail.SEPA_CT: PaymentOrder.Direction.CREDIT,
+    Rail.SEPA_INST: PaymentOrder.Direction.CREDIT,
+    Rail.SEPA_DD: PaymentOrder.Direction.DEBIT,
+}
 MAX_DESCRIPTION = 10  # NACHA's company entry description
 MAX_REMITTANCE = 80  # an addenda 05's payment related information
 MAX_DAYS_AHEAD = 365
@@ -71,11 +109,37 @@ class ExternalAccountNotVerified(BusinessRuleViolation):
     message = "The institution pays only verified external accounts: verify it first."
 
 
+class RailMismatch(BusinessRuleViolation):
+    code = "rail_mismatch"
+    message = (
+        "The external account is not reached over this rail: an ACH account over ach or "
+        "ach_same_day, a SEPA account (an IBAN) over sepa_ct, sepa_inst or sepa_dd."
+    )
+
+
 def ach_profile_of(institution: Institution) -> AchProfile:
     profile = AchProfile.objects.filter(institution=institution).first()
     if profile is None:
         raise RailNotAvailable(details={"rail": Rail.ACH})
     return profile
+
+
+def sepa_profile_of(institution: Institution, rail: str) -> SepaProfile:
+    profile = SepaProfile.objects.filter(institution=institution).first()
+    if profile is None:
+        raise RailNotAvailable(details={"rail": rail})
+    return profile
+
+
+def _rail_matches(external: ExternalAccount, rail: str) -> None:
+    if RAIL_KIND[rail] != external.kind:
+        raise RailMismatch(
+            details={
+                "rail": rail,
+                "external_account_id": external.pk,
+                "external_account_kind": external.kind,
+            }
+        )
 
 
 def _text(value, field: str, most: int, *, required: bool) -> str:
@@ -96,10 +160,13 @@ def _text(value, field: str, most: int, *, required: bool) -> str:
     return value
 
 
-def _execution_date(institution: Institution, value) -> date:
+def _execution_date(institution: Institution, value, rail: str = Rail.ACH) -> date:
+    """The requested date: today by default, at most MAX_DAYS_AHEAD ahead; a SEPA credit
+    transfer's or direct debit's on a day that is not a SEPA day moves to the next that is
+    (SEPA Instant runs every day)."""
     today = today_of(institution)
     if value is None:
-        return today
+        value = today
     if not isinstance(value, date) or isinstance(value, datetime):
         raise ValidationFailed(details={"requested_execution_date": "Must be a date."})
     if not today <= value <= today + timedelta(days=MAX_DAYS_AHEAD):
@@ -108,7 +175,67 @@ def _execution_date(institution: Institution, value) -> date:
                 "requested_execution_date": f"From today ({today}) to {MAX_DAYS_AHEAD} days ahead."
             }
         )
+    if rail in (Rail.SEPA_CT, Rail.SEPA_DD):
+        return sepa_days_after(institution, value, 0)
     return value
+
+
+def _rail_fields(
+    rail: str,
+    direction: str,
+    sec_code,
+    description,
+    remittance_info,
+    end_to_end_id,
+    creditor_reference,
+) -> dict:
+    """The fields of the order that are its rail's, checked (400 naming the field): ACH's SEC
+    code and description and its addenda's 80 characters; SEPA's end-to-end id, and either 140
+    characters of remittance information or a creditor reference; none of the other rail's."""
+    if rail in ACH_RAILS:
+        errors = {}
+        if sec_code not in PaymentOrder.SecCode.values:
+            errors["sec_code"] = f"Must be one of {', '.join(PaymentOrder.SecCode.values)}."
+        for field, value in (
+            ("end_to_end_id", end_to_end_id),
+            ("creditor_reference", creditor_reference),
+        ):
+            if value is not None:
+                errors[field] = "SEPA only: an ACH order has none."
+        if errors:
+            raise ValidationFailed(details=errors)
+        return {
+            "sec_code": sec_code,
+            "description": _text(description, "description", MAX_DESCRIPTION, required=True),
+            "remittance_info": _text(
+                remittance_info, "remittance_info", MAX_REMITTANCE, required=False
+            ),
+        }
+    errors = {}
+    if direction != SEPA_DIRECTION[rail]:
+        errors["direction"] = (
+            "A SEPA direct debit collects (debit)."
+            if rail == Rail.SEPA_DD
+            else "A SEPA credit transfer pays (credit)."
+        )
+    for field, value in (("sec_code", sec_code), ("description", description)):
+        if value is not None:
+            errors[field] = "ACH only: a SEPA order has none."
+    if remittance_info and creditor_reference is not None:
+        errors["creditor_reference"] = (
+            "Either remittance information or a creditor reference, not both."
+        )
+    if errors:
+        raise ValidationFailed(details=errors)
+    fields = {"sec_code": "", "description": "", "end_to_end_id": "", "creditor_reference": ""}
+    if end_to_end_id is not None:
+        fields["end_to_end_id"] = sepa.checked_end_to_end_id(end_to_end_id)
+    fields["remittance_info"] = sepa.checked_text(
+        remittance_info, "remittance_info", sepa.MAX_REMITTANCE
+    )
+    if creditor_reference is not None:
+        fields["creditor_reference"] = sepa.checked_creditor_reference(creditor_reference)
+    return fields
 
 
 def _hold_expiry(institution: Institution, day: date) -> datetime:
@@ -127,6 +254,7 @@ def _event_data(order: PaymentOrder) -> dict:
         "rail": order.rail,
         "status": order.status,
         "prenote": order.prenote,
+        **({"end_to_end_id": order.end_to_end_id} if order.end_to_end_id else {}),
     }
 
 
@@ -149,9 +277,11 @@ def payment_order_create(
     amount: int,
     currency: str,
     rail: str,
-    sec_code: str,
-    description: str,
+    sec_code: str | None = None,
+    description: str | None = None,
     remittance_info: str = "",
+    end_to_end_id: str | None = None,
+    creditor_reference: str | None = None,
     requested_execution_date: date | None = None,
     metadata: dict | None = None,
     actor: Actor,
@@ -163,14 +293,13 @@ def payment_order_create(
         errors["direction"] = "Must be credit or debit."
     if rail not in Rail.values:
         errors["rail"] = f"Must be one of {', '.join(Rail.values)}."
-    if sec_code not in PaymentOrder.SecCode.values:
-        errors["sec_code"] = f"Must be one of {', '.join(PaymentOrder.SecCode.values)}."
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         errors["amount"] = "Must be a positive integer of minor units."
     if errors:
         raise ValidationFailed(details=errors)
-    description = _text(description, "description", MAX_DESCRIPTION, required=True)
-    remittance_info = _text(remittance_info, "remittance_info", MAX_REMITTANCE, required=False)
+    fields = _rail_fields(
+        rail, direction, sec_code, description, remittance_info, end_to_end_id, creditor_reference
+    )
     metadata = metadata_check(metadata or {})
     account = account_get(institution=institution, account_id=account_id)
     external = external_account_get(
@@ -183,6 +312,7 @@ def payment_order_create(
                 "the account's holders."
             }
         )
+    _rail_matches(external, rail)
     if currency != RAIL_CURRENCY[rail] or currency != account.currency:
         raise CurrencyMismatch(
             f"The {rail} rail moves {RAIL_CURRENCY[rail]} and the account is in "
@@ -193,17 +323,31 @@ def payment_order_create(
                 "account_currency": account.currency,
             },
         )
-    profile = ach_profile_of(institution)
-    if rail == Rail.ACH_SAME_DAY and amount > profile.same_day_limit:
-        raise LimitExceeded(
-            "Above the same-day ACH limit of one entry: send it next day.",
-            details={"limit": "same_day", "value": profile.same_day_limit, "amount": amount},
-        )
+    if rail in ACH_RAILS:
+        profile = ach_profile_of(institution)
+        if rail == Rail.ACH_SAME_DAY and amount > profile.same_day_limit:
+            raise LimitExceeded(
+                "Above the same-day ACH limit of one entry: send it next day.",
+                details={"limit": "same_day", "value": profile.same_day_limit, "amount": amount},
+            )
+    else:
+        profile = sepa_profile_of(institution, rail)
+        if rail == Rail.SEPA_DD:
+            raise RailNotAvailable(
+                "SEPA direct debits are collected under a mandate: not available until "
+                "mandates are.",
+                details={"rail": rail},
+            )
     if profile.require_verified and external.status != ExternalAccount.Status.VERIFIED:
         raise ExternalAccountNotVerified(
             details={"external_account_id": external.pk, "status": external.status}
         )
-    day = _execution_date(institution, requested_execution_date)
+    day = _execution_date(institution, requested_execution_date, rail)
+    if fields.get("end_to_end_id") and _end_to_end_id_taken(institution, fields["end_to_end_id"]):
+        raise DuplicateReference(
+            "The institution has an order with this end-to-end id already.",
+            details={"end_to_end_id": fields["end_to_end_id"]},
+        )
     needs_approval = profile.approval_above is not None and amount > profile.approval_above
     order = new_row(
         PaymentOrder,
@@ -214,36 +358,63 @@ def payment_order_create(
         amount=amount,
         currency=currency,
         rail=rail,
-        sec_code=sec_code,
-        description=description,
-        remittance_info=remittance_info,
         requested_execution_date=day,
         status=Status.NEEDS_APPROVAL if needs_approval else Status.APPROVED,
         metadata=metadata,
+        **fields,
         **actor.stamp("created_by"),
     )
-    with transaction.atomic(savepoint=False):
-        if direction == PaymentOrder.Direction.CREDIT:
-            order.hold = hold_place(
-                account=account,
-                amount=amount,
-                currency=currency,
-                expires_at=_hold_expiry(institution, day),
-                reason=f"Payment order {order.pk}",
-                actor=actor,
-                purpose=Hold.Purpose.PAYMENT_ORDER,
-            )
-        order.save(force_insert=True)
-        emit_order(order, "payment_order.created")
+    if rail in SEPA_RAILS and not order.end_to_end_id:
+        order.end_to_end_id = default_end_to_end_id(order)
+    try:
+        with transaction.atomic(savepoint=False):
+            if direction == PaymentOrder.Direction.CREDIT:
+                order.hold = hold_place(
+                    account=account,
+                    amount=amount,
+                    currency=currency,
+                    expires_at=_hold_expiry(institution, day),
+                    reason=f"Payment order {order.pk}",
+                    actor=actor,
+                    purpose=Hold.Purpose.PAYMENT_ORDER,
+                )
+            order.save(force_insert=True)
+            emit_order(order, "payment_order.created")
+    except IntegrityError as error:
+        # Another transaction took the end-to-end id between the check and the insert.
+        if constraint_of(error) != "payment_order_end_to_end_id_once":
+            raise
+        raise DuplicateReference(
+            "The institution has an order with this end-to-end id already.",
+            details={"end_to_end_id": order.end_to_end_id},
+        ) from None
     return order
+
+
+def default_end_to_end_id(order: PaymentOrder) -> str:
+    """The end-to-end id of a SEPA order made without one: its id, `_` (not in SEPA's character
+    set) as `-` ("po-01JD...", 29 characters)."""
+    return order.pk.replace("_", "-")
+
+
+def _end_to_end_id_taken(institution: Institution, end_to_end_id: str) -> bool:
+    return PaymentOrder.objects.filter(
+        institution=institution, end_to_end_id=end_to_end_id
+    ).exists()
+
+
+def constraint_of(error: IntegrityError) -> str | None:
+    return getattr(getattr(error.__cause__, "diag", None), "constraint_name", None)
 
 
 def external_account_prenote(*, external: ExternalAccount, actor: Actor) -> PaymentOrder:
     """A prenote to `external` (a zero-amount credit entry that the receiving bank checks): the
     external account becomes `verifying`; verified when the prenote's return window passes
     with no return, `failed` on a return (`payments.services.settlement`, `returns`). 409
-    when it is verified already. Emits `payment_order.created`."""
+    when it is verified already; 422 `rail_mismatch` for a SEPA account (SEPA has no prenote).
+    Emits `payment_order.created`."""
     institution = external.institution
+    _rail_matches(external, Rail.ACH)
     ach_profile_of(institution)
     with transaction.atomic(savepoint=False):
         external_account_status(

@@ -2,7 +2,8 @@
 "The ACH profile"): its sponsor bank's details, its cut-offs and its limits. Checked whole
 before anything is stored: a routing number with a wrong check digit, a name NACHA cannot
 carry or a cut-off that is not a time is 400 `validation_error` naming the field, and the
-profile is as it was."""
+profile is as it was. Its SEPA profile likewise (`manage.py sepa_profile`; "The SEPA
+profile")."""
 
 import re
 
@@ -13,8 +14,9 @@ from core.operations import Outcome, changed, unchanged
 from core.rows import row_update
 from institutions.models import Institution
 
-from ..locks import lock_ach_profile
-from ..models import AchProfile
+from .. import sepa
+from ..locks import lock_ach_profile, lock_sepa_profile
+from ..models import AchProfile, SepaProfile
 from .external_accounts import checked_routing_number
 
 TIME = re.compile(r"\A([01][0-9]|2[0-3]):[0-5][0-9]\Z")
@@ -91,6 +93,69 @@ def ach_profile_set(*, institution: Institution, **values) -> Outcome[AchProfile
             raise ValidationFailed(details=errors)
         if profile is None:
             profile = AchProfile.objects.create(institution=institution, **values)
+            return changed(profile, {})
+        previous = row_update(profile, values)
+    return changed(profile, previous) if previous else unchanged(profile)
+
+
+SEPA_REQUIRED = ("kind", "bic")
+SEPA_OPTIONAL = (
+    "settlement_iban",
+    "creditor_identifier",
+    "credit_transfer_cutoff",
+    "direct_debit_cutoff",
+    "require_verified",
+    "approval_above",
+)
+
+
+def _sepa_errors(values: dict) -> dict:
+    errors = {}
+    if "kind" in values and values["kind"] not in SepaProfile.Kind.values:
+        errors["kind"] = "Must be initiation or interbank."
+    for field, check in (
+        ("bic", sepa.checked_bic),
+        ("settlement_iban", sepa.checked_iban),
+        ("creditor_identifier", sepa.checked_creditor_identifier),
+    ):
+        if values.get(field):
+            try:
+                values[field] = check(values[field], field)
+            except ValidationFailed as refused:
+                errors.update(refused.details)
+    for field in ("credit_transfer_cutoff", "direct_debit_cutoff"):
+        if field in values and not TIME.match(str(values[field])):
+            errors[field] = "Must be a local time HH:MM."
+    value = values.get("approval_above")
+    if value is not None and not (isinstance(value, int) and 0 < value <= 10**15):
+        errors["approval_above"] = "Must be an amount in cents above 0."
+    if "require_verified" in values and not isinstance(values["require_verified"], bool):
+        errors["require_verified"] = "Must be true or false."
+    return errors
+
+
+def sepa_profile_set(*, institution: Institution, **values) -> Outcome[SepaProfile]:
+    """Create the institution's SEPA profile (`kind` and `bic` given, and `settlement_iban` for
+    `initiation`) or change the fields given. The BIC, IBAN and creditor identifier are checked
+    by their check digits and kept in their electronic form (uppercase, no spaces)."""
+    unknown = set(values) - {*SEPA_REQUIRED, *SEPA_OPTIONAL}
+    if unknown:
+        raise ValidationFailed(details={field: "Not a field of the profile." for field in unknown})
+    values = dict(values)
+    errors = _sepa_errors(values)
+    with transaction.atomic(savepoint=False):
+        profile = lock_sepa_profile(institution.pk)
+        if profile is None:
+            missing = [field for field in SEPA_REQUIRED if field not in values]
+            errors.update({field: "Required for a new profile." for field in missing})
+        kind = values.get("kind", profile.kind if profile else None)
+        iban = values.get("settlement_iban", profile.settlement_iban if profile else "")
+        if kind == SepaProfile.Kind.INITIATION and not iban and "settlement_iban" not in errors:
+            errors["settlement_iban"] = "Required for an initiation profile (its account there)."
+        if errors:
+            raise ValidationFailed(details=errors)
+        if profile is None:
+            profile = SepaProfile.objects.create(institution=institution, **values)
             return changed(profile, {})
         previous = row_update(profile, values)
     return changed(profile, previous) if previous else unchanged(profile)

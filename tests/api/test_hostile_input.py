@@ -34,6 +34,9 @@ from tests.payments.helpers import (
     ach_profile,
     external_body,
     order_body,
+    sepa_external_body,
+    sepa_order_body,
+    sepa_profile,
     unknown_return_file,
     upload_body,
     usd_account,
@@ -302,6 +305,17 @@ class World:
     @cached_property
     def external_account(self) -> str:
         body = external_body(self.customer)
+        return self._created("/external-accounts", body)["externalAccountId"]
+
+    @cached_property
+    def sepa(self):
+        """The institution's SEPA profile: what SEPA orders need (set by staff, no API)."""
+        return sepa_profile(Customer.objects.get(pk=self.customer).institution)
+
+    @cached_property
+    def sepa_external_account(self) -> str:
+        body = sepa_external_body(self.customer, "FR14 2004 1010 0505 0001 3M02 606")
+        body["countryCode"] = "250"
         return self._created("/external-accounts", body)["externalAccountId"]
 
     @cached_property
@@ -736,6 +750,31 @@ VARIANTS = {
             "currency": "EUR",
             "merchant": {**MERCHANT, "channel": "ecommerce"},
         },
+    ],
+    # A SEPA external account (an IBAN and a BIC), and orders over SEPA to one: unstructured
+    # remittance information, or a creditor reference.
+    ("ExternalAccountListView", "post"): [lambda w, v: sepa_external_body(w.customer)],
+    ("PaymentOrderListView", "post"): [
+        lambda w, v: (
+            w.sepa
+            and sepa_order_body(
+                w.account,
+                w.sepa_external_account,
+                endToEndId="HOSTILE-1",
+                remittanceInfo="Invoice 42",
+                requestedExecutionDate=(timezone.now() + timedelta(days=7)).date().isoformat(),
+            )
+        ),
+        lambda w, v: (
+            w.sepa
+            and sepa_order_body(
+                w.account,
+                w.sepa_external_account,
+                rail="sepa_inst",
+                endToEndId="HOSTILE-2",
+                creditorReference="RF18539007547034",
+            )
+        ),
     ],
 }
 

@@ -11,7 +11,7 @@ from accounts.models import Account
 from core import operations
 from core.actors import SYSTEM
 from institutions import scopes
-from payments.models import AchProfile, Rail
+from payments.models import AchProfile, Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
 from payments.services.rails import rails_run
 from sandbox.simulated_bank import (
@@ -170,3 +170,85 @@ def rails_at(instant: datetime):
 
 def bank_answers(bank: Bank, day: date) -> list[str]:
     return simulated_bank_run(institution=bank.institution, today=day)
+
+
+# --- SEPA ------------------------------------------------------------------------------------
+BERLIN = "Europe/Berlin"
+EUR_PRODUCT = {"code": "CBSFinancialContractTypeAPI", "name": "Checking (EUR)", "currency": "EUR"}
+IBAN = "DE89370400440532013000"  # the IBAN of ISO 13616's and every bank's examples
+IBAN_PRINTED = "DE89 3704 0044 0532 0130 00"
+
+
+def sepa_profile(institution, **fields) -> SepaProfile:
+    """The institution's SEPA profile (a fintech on a partner bank, set by staff)."""
+    values = {"kind": "initiation", "bic": "COBADEFFXXX", "settlement_iban": "BE68539007547034"}
+    return SepaProfile.objects.create(institution=institution, **{**values, **fields})
+
+
+def eur_account(api: Api, customer_id: str, load_amount: int = 100_000) -> str:
+    """A new EUR account of the customer, loaded with `load_amount` cents."""
+    rid = created(api.post("/products/accounts", EUR_PRODUCT), "v2")["rid"]
+    account = created(api.post("/accounts", {"customerId": customer_id, "productRid": rid}), "v2")
+    if load_amount:
+        load(api, account["accountId"], load_amount, currency="EUR")
+    return account["accountId"]
+
+
+def sepa_external_body(customer_id: str | None, iban: str = IBAN_PRINTED, **sepa) -> dict:
+    body = {
+        "holderName": "Ada Lovelace",
+        "countryCode": "276",
+        "currency": "EUR",
+        "sepa": {"iban": iban, "bic": "DEUTDEFF", **sepa},
+    }
+    if customer_id is not None:
+        body["customerId"] = customer_id
+    return body
+
+
+def sepa_order_body(account_id: str, external_id: str, amount: int = 100, **fields) -> dict:
+    return {
+        "accountId": account_id,
+        "externalAccountId": external_id,
+        "direction": "credit",
+        "amount": amount,
+        "currency": "EUR",
+        "rail": "sepa_ct",
+        **fields,
+    }
+
+
+@dataclass
+class SepaBank:
+    api: Api
+    institution: object
+    profile: SepaProfile | None
+    customer_id: str
+    account_id: str
+
+    def external(self, iban: str = IBAN_PRINTED, **sepa) -> dict:
+        body = sepa_external_body(self.customer_id, iban, **sepa)
+        return created(self.api.post("/external-accounts", body), "v2")
+
+    def order(self, external_id: str, amount: int = 100, **fields):
+        return self.api.post(
+            "/payment-orders", sepa_order_body(self.account_id, external_id, amount, **fields)
+        )
+
+    def ordered(self, external_id: str, amount: int = 100, **fields) -> dict:
+        return created(self.order(external_id, amount, **fields), "v2")
+
+    def balances(self) -> tuple[int, int, int]:
+        account = Account.objects.get(pk=self.account_id)
+        return account.posted, account.pending, account.available
+
+
+def sepa_bank(*, load_amount: int = 100_000, profile: bool = True, **fields) -> SepaBank:
+    """An institution in Berlin with a SEPA profile (`profile`), a customer and a funded EUR
+    account."""
+    institution = InstitutionFactory(time_zone=BERLIN, currency="EUR")
+    api = Api("v2", issue_key(institution, scopes=scopes.ALL)[1])
+    customer_id = created(api.post("/customers", SPEC_FIELDS), "v2")["customerId"]
+    account_id = eur_account(api, customer_id, load_amount)
+    made = sepa_profile(institution, **fields) if profile else None
+    return SepaBank(api, institution, made, customer_id, account_id)
