@@ -1,6 +1,7 @@
 """Key rotation for the fields encrypted at rest (`core.crypto`, docs/design.md section 8): card
 PANs and CVVs, customers' national ids, webhook and decisioning endpoints' signing secrets,
-idempotency records' stored responses, staff authenticator apps' keys.
+idempotency records' stored responses, staff authenticator apps' keys, and the account numbers
+and IBANs of payments (external accounts, inbound entries).
 
 To rotate, put a new key first in FIELD_ENCRYPTION_KEYS (the old ones stay after it, so stored
 values still decrypt), deploy, then run `reencrypt_sensitive_data`: every value whose key id is

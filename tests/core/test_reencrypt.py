@@ -100,7 +100,8 @@ def test_every_value_moves_to_the_newest_key_and_nothing_else_changes():
 
     assert out == (
         "Re-encrypted under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
-        "0 decisioning signing secret(s), 0 stored idempotent response(s), 0 staff authenticator "
+        "0 decisioning signing secret(s), 0 external account number(s) or IBAN(s), 0 stored "
+        "idempotent response(s), 0 inbound entry account number(s), 0 staff authenticator "
         "app key(s) and 0 webhook signing secret(s).\n"
     )
     assert err == f"[{'#' * 30}] 5/5\n"
@@ -132,7 +133,8 @@ def test_a_second_run_changes_nothing():
 
         assert out == (
             "Re-encrypted under key 'new': 0 card(s) (PAN and CVV), 0 customer national id(s), "
-            "0 decisioning signing secret(s), 0 stored idempotent response(s), 0 staff "
+            "0 decisioning signing secret(s), 0 external account number(s) or IBAN(s), 0 stored "
+            "idempotent response(s), 0 inbound entry account number(s), 0 staff "
             "authenticator app key(s) and 0 webhook signing secret(s).\n"
         )
         assert err == f"[{'#' * 30}] 0/0\n"
@@ -168,7 +170,8 @@ def test_a_dry_run_only_counts():
 
     assert out == (
         "Would re-encrypt under key 'new': 3 card(s) (PAN and CVV), 2 customer national id(s), "
-        "0 decisioning signing secret(s), 0 stored idempotent response(s), 0 staff authenticator "
+        "0 decisioning signing secret(s), 0 external account number(s) or IBAN(s), 0 stored "
+        "idempotent response(s), 0 inbound entry account number(s), 0 staff authenticator "
         "app key(s) and 0 webhook signing secret(s).\n"
     )
     assert err == ""

@@ -6,6 +6,7 @@ real threads), their remittance information or ISO 11649 creditor reference, req
 execution dates on TARGET2's calendar; made, held, approved and cancelled by the services
 ACH's orders go through."""
 
+import base64
 import json
 import logging
 import threading
@@ -15,17 +16,20 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.test import override_settings
 from django.urls import reverse
+from django.utils import timezone
 from stdnum import iban as stdnum_iban
 
 from accounts.verification import ledger_breaches
 from cards.dates import today_of
 from core.actors import Actor
 from core.exceptions import ValidationFailed
+from core.reencryption import sensitive_data_reencrypt
 from events.models import Event
 from institutions.services import holiday_add
 from payments.calendar import is_sepa_day, is_target2_business_day, target2_closing_days
-from payments.models import ExternalAccount, PaymentOrder, SepaProfile
+from payments.models import ExternalAccount, InboundEntry, PaymentOrder, SepaProfile
 from payments.services.orders import payment_order_approve, payment_order_cancel
 from payments.services.profiles import sepa_profile_set
 from tests.accounts.api.helpers import ANY, assert_error, created
@@ -35,10 +39,12 @@ from tests.payments.helpers import (
     IBAN_PRINTED,
     ach_bank,
     external_body,
+    inbound_credit_file,
     order_body,
     sepa_bank,
     sepa_external_body,
     sepa_order_body,
+    upload_body,
 )
 
 pytestmark = pytest.mark.django_db
@@ -617,3 +623,33 @@ def test_the_back_office_shows_an_iban_by_its_last_four(admin_client):
     html = admin_client.get(pages[1]).content.decode()
     assert "•••• 3000" in html and "DEUTDEFF" in html
     assert "E2E-ADMIN" in admin_client.get(pages[2]).content.decode()
+
+
+OLD_KEY = "old:" + base64.b64encode(b"o" * 32).decode()
+NEW_KEY = "new:" + base64.b64encode(b"n" * 32).decode()
+
+
+def test_account_numbers_and_ibans_move_to_the_newest_key(rails_dir):
+    with override_settings(FIELD_ENCRYPTION_KEYS=OLD_KEY):
+        bank = ach_bank()
+        ach = bank.external("000123456789")["externalAccountId"]
+        sepa = created(bank.api.post("/external-accounts", sepa_external_body(None)), "v2")
+        content = inbound_credit_file(bank.profile, "55556666", 700, timezone.now().date())
+        created(bank.api.post("/rail-files", upload_body(content)), "v2")
+    [inbound] = InboundEntry.objects.all()
+    rows = ExternalAccount.objects.filter(pk__in=[ach, sepa["externalAccountId"]])
+    assert {row.ach_account_number_encrypted[:4] for row in rows} == {"old:", ""}
+    assert {row.sepa_iban_encrypted[:4] for row in rows} == {"old:", ""}
+
+    with override_settings(FIELD_ENCRYPTION_KEYS=f"{NEW_KEY},{OLD_KEY}"):
+        report = sensitive_data_reencrypt()
+        again = sensitive_data_reencrypt()
+    assert (report.counts["external_accounts"], report.counts["inbound_entries"]) == (2, 1)
+    assert (again.counts["external_accounts"], again.counts["inbound_entries"]) == (0, 0)
+    with override_settings(FIELD_ENCRYPTION_KEYS=NEW_KEY):  # the old key can go
+        by_kind = {row.kind: row for row in ExternalAccount.objects.all()}
+        assert by_kind["ach"].ach_account_number() == "000123456789"
+        assert by_kind["sepa"].sepa_iban() == IBAN
+        assert by_kind["ach"].sepa_iban_encrypted == by_kind["sepa"].ach_account_number_encrypted
+        inbound.refresh_from_db()
+        assert inbound.account_number() == "55556666"
