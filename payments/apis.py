@@ -182,9 +182,13 @@ class PrenoteCreate(StrictSerializer):
     """Nothing to send: the prenote goes to the external account's details."""
 
 
-# The rails whose files the bank uploads: NACHA's (ISO 20022 files have a reader of their own,
-# not here yet).
-FILE_RAILS = [(Rail.ACH.value, Rail.ACH.label), (Rail.ACH_SAME_DAY.value, Rail.ACH_SAME_DAY.label)]
+# The rails whose files the bank uploads: NACHA's, and SEPA credit transfers' ISO 20022 answers
+# (pain.002, camt.054).
+FILE_RAILS = [
+    (Rail.ACH.value, Rail.ACH.label),
+    (Rail.ACH_SAME_DAY.value, Rail.ACH_SAME_DAY.label),
+    (Rail.SEPA_CT.value, Rail.SEPA_CT.label),
+]
 
 
 class RailFileUpload(StrictSerializer):
@@ -646,10 +650,13 @@ class RailFileListView(TXView):
         resources={V2: RailFileOut},
         request={V2: RailFileUpload},
         created=True,
-        summary="Upload one of the bank's files (returns, notifications of change)",
-        description="Validated whole first: a file that is not valid answers 400 with the "
-        "record and field that failed (`details.contentBase64`), and nothing of it is stored or "
-        "applied. The same bytes again are the same file, applied once (201 with it as it was).",
+        summary="Upload one of the bank's files (returns, notifications of change, SEPA status "
+        "reports and notifications)",
+        description="Validated whole first (a NACHA file record by record; a `sepa_ct` file, a "
+        "pain.002 or camt.054, against its official XSD): a file that is not valid answers 400 "
+        "with the record and field, or the validator's message, that failed "
+        "(`details.contentBase64`), and nothing of it is stored or applied. The same bytes again "
+        "are the same file, applied once (201 with it as it was).",
         operation_id="rail_files_create",
         tags=TAGS,
     )

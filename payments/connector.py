@@ -1,7 +1,7 @@
 """The folders the bank and TX exchange files through (docs/payments.md, "The connector"), what
-a sponsor bank's SFTP gives: for each institution and rail family, an `outbox` TX writes its
-files into and an `inbox` the bank writes its files into, under RAILS_DIR
-(`<RAILS_DIR>/<institution id>/ach/outbox`, `.../inbox`).
+a sponsor bank's SFTP gives: for each institution and rail family (`ach`: NACHA files; `sepa`:
+ISO 20022 documents), an `outbox` TX writes its files into and an `inbox` the bank writes its
+files into, under RAILS_DIR (`<RAILS_DIR>/<institution id>/ach/outbox`, `.../sepa/inbox`).
 
 - `deliver`: a written file's bytes into the outbox (a temporary name, then renamed: the bank
   never reads half a file), then its orders are `sent`. Delivering again writes the same bytes
@@ -25,7 +25,15 @@ from .models import PaymentOrder, Rail, RailFile
 from .services.inbound_files import MAX_FILE_BYTES, rail_file_receive
 from .services.orders import emit_order
 
-FAMILY = {Rail.ACH: "ach", Rail.ACH_SAME_DAY: "ach"}
+FAMILY = {
+    Rail.ACH: "ach",
+    Rail.ACH_SAME_DAY: "ach",
+    Rail.SEPA_CT: "sepa",
+    Rail.SEPA_INST: "sepa",
+    Rail.SEPA_DD: "sepa",
+}
+# The rail a file read from a family's inbox is recorded under.
+INBOX_RAIL = {"ach": Rail.ACH, "sepa": Rail.SEPA_CT}
 logger = logging.getLogger("tx.rails")
 
 
@@ -92,7 +100,11 @@ def collect(institution, family: str = "ach", now=None) -> list[RailFile]:
             content = handle.read()
         received.append(
             rail_file_receive(
-                institution=institution, rail=Rail.ACH, name=entry.name, content=content, now=now
+                institution=institution,
+                rail=INBOX_RAIL[family],
+                name=entry.name,
+                content=content,
+                now=now,
             )
         )
         os.replace(entry.path, read / entry.name)

@@ -426,12 +426,14 @@ class PaymentOrder(CreatedBy, Timestamped):
     file = models.ForeignKey(
         RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="orders"
     )
+    # Its reference in its file: ACH's trace number; SEPA's order id's last 15 characters (the
+    # bank's answers name a SEPA order by its end-to-end id).
     trace_number = models.CharField(max_length=15, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     settled_at = models.DateTimeField(null=True, blank=True)
-    # A return: its code as the bank sent it, the normalized reason, when, and whether it came
-    # after its window (accepted all the same: a return is a fact).
-    return_code = models.CharField(max_length=3, blank=True)
+    # A return: its code as the bank sent it (ACH's R01, SEPA's AC04), the normalized reason,
+    # when, and whether it came after its window (accepted all the same: a return is a fact).
+    return_code = models.CharField(max_length=4, blank=True)
     return_reason = models.CharField(max_length=48, blank=True)
     returned_at = models.DateTimeField(null=True, blank=True)
     return_late = models.BooleanField(default=False)
@@ -550,6 +552,11 @@ class RailNotice(models.Model):
         DISHONORED = "dishonored", "Dishonored return"
         CONTESTED = "contested", "Contested dishonored return"
         CHANGE = "change", "Notification of change"
+        # ISO 20022 (SEPA): a status report's rejection (pain.002 RJCT), another status of an
+        # end-to-end id TX does not know, and a booking (camt.054) of one it does not know.
+        REJECT = "reject", "Rejection (status report)"
+        STATUS = "status", "Status (status report)"
+        BOOKING = "booking", "Booking (notification)"
 
     id = models.BigAutoField(primary_key=True)
     institution = models.ForeignKey(
@@ -557,10 +564,11 @@ class RailNotice(models.Model):
     )
     file = models.ForeignKey(RailFile, on_delete=models.PROTECT, related_name="notices")
     kind = models.CharField(max_length=12, choices=Kind.choices)
-    # As the bank sent it (R01, C03, ...), and normalized (`insufficient_funds`, ...).
-    code = models.CharField(max_length=3)
+    # As the bank sent it (R01, C03, AC04, ACCP...), and normalized (`insufficient_funds`, ...).
+    code = models.CharField(max_length=4)
     reason = models.CharField(max_length=48)
-    original_trace_number = models.CharField(max_length=15)
+    # The entry it names: ACH's trace number, SEPA's end-to-end id.
+    original_trace_number = models.CharField(max_length=35)
     order = models.ForeignKey(
         PaymentOrder, on_delete=models.PROTECT, null=True, blank=True, related_name="notices"
     )

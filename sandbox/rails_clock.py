@@ -17,10 +17,9 @@ from django.utils import timezone
 
 from core.exceptions import PermissionDenied
 from institutions.calendar import local_date
-from payments.models import AchProfile
 from payments.services.rails import rails_run
 
-from .simulated_bank import simulated_bank_run
+from .simulated_bank import banked_institutions, simulated_bank_run
 
 
 def rails_play(*, days: int, start: datetime | None = None) -> int:
@@ -34,10 +33,8 @@ def rails_play(*, days: int, start: datetime | None = None) -> int:
     instant = (start or timezone.now()).replace(minute=59, second=0, microsecond=0)
     hours = 0
     for _ in range(days * 24):
-        for profile in AchProfile.objects.select_related("institution"):
-            simulated_bank_run(
-                institution=profile.institution, today=local_date(profile.institution, instant)
-            )
+        for institution in banked_institutions():
+            simulated_bank_run(institution=institution, today=local_date(institution, instant))
         rails_run(now=instant)
         instant += timedelta(hours=1)
         hours += 1

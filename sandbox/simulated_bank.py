@@ -27,11 +27,15 @@ the outbox, as a bank keeps its queue. Its returns' trace numbers are the simula
 import json
 import os
 from dataclasses import asdict, dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
+
+from stdnum import iban as stdnum_iban
 
 from cards.dates import today_of
 from payments.connector import folder
-from payments.models import AchProfile
+from payments.iso20022 import camt054, pain001, pain002
+from payments.iso20022.status_reasons import StatusReason
+from payments.models import AchProfile, SepaProfile
 from payments.nacha.addenda import NotificationOfChange
 from payments.nacha.batch_header import BatchHeader
 from payments.nacha.codes import transaction_code
@@ -162,9 +166,34 @@ def entries_file(
     return write_file(header, numbered(batches, first_trace_sequence=first_sequence))
 
 
+def banked_institutions() -> list:
+    """The institutions the simulated bank serves: an ACH profile's, an initiation SEPA
+    profile's."""
+    ach = [profile.institution for profile in AchProfile.objects.select_related("institution")]
+    seen = {institution.pk for institution in ach}
+    sepa = [
+        profile.institution
+        for profile in SepaProfile.objects.filter(kind=SepaProfile.Kind.INITIATION)
+        .select_related("institution")
+        .order_by("pk")
+        if profile.institution_id not in seen
+    ]
+    return ach + sepa
+
+
 def simulated_bank_run(*, institution, today: date | None = None) -> list[str]:
-    """Answer what TX sent (module docstring); return the names of the files written."""
+    """Answer what TX sent (module docstring; and its SEPA files, `simulated_sepa_bank_run`,
+    when the institution has a SEPA profile); return the names of the files written."""
     today = today or today_of(institution)
+    sepa = []
+    if SepaProfile.objects.filter(
+        institution=institution, kind=SepaProfile.Kind.INITIATION
+    ).exists():
+        sepa = simulated_sepa_bank_run(institution=institution, today=today)
+    return _ach_bank_run(institution, today) + sepa
+
+
+def _ach_bank_run(institution, today: date) -> list[str]:
     outbox = folder(institution.pk, "ach", "outbox")
     inbox = folder(institution.pk, "ach", "inbox")
     state_path = outbox.parent / ".simulated-bank.json"
@@ -282,3 +311,158 @@ def answers_file(profile: AchProfile, answers: list[Answer], today: date) -> byt
         immediate_origin_name="SIMULATED BANK",
     )
     return write_file(header, numbered(batches))
+
+
+# --- SEPA: the partner bank of an `initiation` SEPA profile ------------------------------------
+
+
+def _german_iban(account: str) -> str:
+    """A German IBAN (bank code 37040044) of a 10-digit account, its check digits computed."""
+    bban = "37040044" + account
+    return "DE" + stdnum_iban.calc_check_digits("DE00" + bban) + bban
+
+
+# The SEPA scenarios, keyed by the creditor's IBAN (electronic form) as the ACH ones are by
+# account number: a rejection in the bank's pain.002 on the day it reads the pain.001, or a
+# return in a camt.054 `delay_days` after the transfer was booked. Anything else is accepted
+# (ACCP) and booked (camt.054) on its requested execution date.
+SEPA_SCENARIOS = {
+    _german_iban("0000000101"): Scenario("reject", "AC01", delay_days=0),
+    _german_iban("0000000104"): Scenario("reject", "AC04", delay_days=0),
+    _german_iban("0000000106"): Scenario("reject", "AC06", delay_days=0),
+    _german_iban("0000000114"): Scenario("reject", "AM04", delay_days=0),
+    _german_iban("0000000204"): Scenario("return", "AC04", delay_days=2),
+    _german_iban("0000000207"): Scenario("return", "MD07", delay_days=3),
+}
+
+
+def simulated_sepa_bank_run(*, institution, today: date | None = None) -> list[str]:
+    """Answer the pain.001 files TX delivered into the institution's `sepa` outbox (the
+    scenarios above): a pain.002 for each file at once, and the camt.054 bookings and returns
+    due by `today` in one file; return the names of the files written. What is not due yet is
+    kept in the bank's state file beside the outbox (end-to-end ids, amounts and dates: no
+    IBAN)."""
+    today = today or today_of(institution)
+    outbox = folder(institution.pk, "sepa", "outbox")
+    inbox = folder(institution.pk, "sepa", "inbox")
+    state_path = outbox.parent / ".simulated-bank.json"
+    state = (
+        json.loads(state_path.read_text())
+        if state_path.exists()
+        else {"read": [], "due": [], "written": 0}
+    )
+    written = []
+
+    def put(content: bytes, kind: str) -> None:
+        state["written"] += 1
+        name = f"simulated-bank-{kind}-{today:%Y%m%d}-{state['written']:04d}.xml"
+        partial = inbox / f".{name}.partial"
+        partial.write_bytes(content)
+        os.replace(partial, inbox / name)
+        written.append(name)
+
+    for entry in sorted(os.scandir(outbox), key=lambda item: item.name):
+        if entry.name.startswith(".") or entry.name in state["read"] or not entry.is_file():
+            continue
+        with open(entry.path, "rb") as handle:
+            initiation = pain001.read_initiation(handle.read())
+        report, due = _sepa_answers(initiation, today)
+        put(pain002.write_status_report(report), "pain002")
+        state["due"] += due
+        state["read"].append(entry.name)
+    due = [each for each in state["due"] if date.fromisoformat(each["due"]) <= today]
+    state["due"] = [each for each in state["due"] if date.fromisoformat(each["due"]) > today]
+    if due:
+        profile = SepaProfile.objects.get(institution=institution)
+        put(sepa_notification(profile.settlement_iban, due, today, state["written"] + 1), "camt054")
+    state_path.write_text(json.dumps(state))
+    return written
+
+
+def _sepa_answers(initiation, today: date) -> tuple[pain002.PaymentStatusReport, list[dict]]:
+    """The status report of a pain.001 (a status per transfer, ACCP or RJCT with its reason),
+    and the camt.054 entries it makes due: a booking on the execution date of each accepted
+    transfer, and a return `delay_days` after it for a return scenario."""
+    statuses, due, rejected = [], [], 0
+    for payment in initiation.payments:
+        for transfer in payment.transfers:
+            scenario = SEPA_SCENARIOS.get(transfer.creditor_iban)
+            if scenario is not None and scenario.kind == "reject":
+                rejected += 1
+                statuses.append(
+                    pain002.TransactionStatus(
+                        original_end_to_end_id=transfer.end_to_end_id,
+                        status="RJCT",
+                        reasons=(StatusReason(scenario.code),),
+                    )
+                )
+                continue
+            statuses.append(
+                pain002.TransactionStatus(
+                    original_end_to_end_id=transfer.end_to_end_id, status="ACCP"
+                )
+            )
+            booked = max(payment.requested_execution_date, today)
+            answer = {"end_to_end_id": transfer.end_to_end_id, "amount": transfer.amount}
+            due.append({**answer, "due": booked.isoformat(), "kind": "booking", "code": ""})
+            if scenario is not None and scenario.kind == "return":
+                back = booked + timedelta(days=scenario.delay_days)
+                returned = {"due": back.isoformat(), "kind": "return", "code": scenario.code}
+                due.append({**answer, **returned})
+    group = "RJCT" if rejected == len(statuses) else "PART" if rejected else "ACCP"
+    report = pain002.PaymentStatusReport(
+        message_id=f"SIMBANK-STS-{initiation.message_id}"[:35],
+        created_at=datetime.combine(today, time(12, 0), tzinfo=UTC),
+        original_message_id=initiation.message_id,
+        original_message_type="pain.001.001.09",
+        group_status=group,
+        payments=(
+            pain002.PaymentStatus(
+                original_payment_information_id=initiation.payments[0].payment_information_id,
+                transactions=tuple(statuses),
+            ),
+        ),
+    )
+    return report, due
+
+
+def sepa_notification(account_iban: str, due: list[dict], today: date, number: int = 1) -> bytes:
+    """A camt.054 of the settlement account: a booked debit per transfer booked, a credit back
+    with its return reason per transfer returned."""
+    entries = []
+    for each in due:
+        returned = each["kind"] == "return"
+        entries.append(
+            camt054.Entry(
+                amount=each["amount"],
+                currency="EUR",
+                direction="credit" if returned else "debit",
+                status="BOOK",
+                bank_transaction_code=camt054.BankTransactionCode(
+                    domain="PMNT", family="ICDT", subfamily="RRTN" if returned else "ESCT"
+                ),
+                booking_date=today,
+                value_date=today,
+                transactions=(
+                    camt054.TransactionDetails(
+                        end_to_end_id=each["end_to_end_id"],
+                        amount=each["amount"],
+                        currency="EUR",
+                        return_reason=camt054.ReturnReason(each["code"]) if returned else None,
+                    ),
+                ),
+            )
+        )
+    return camt054.write_notification(
+        camt054.DebitCreditNotification(
+            message_id=f"SIMBANK-NTF-{today:%Y%m%d}-{number:04d}",
+            created_at=datetime.combine(today, time(12, 0), tzinfo=UTC),
+            notifications=(
+                camt054.AccountNotification(
+                    id=f"SIMBANK-{today:%Y%m%d}-{number:04d}",
+                    account_iban=account_iban,
+                    entries=tuple(entries),
+                ),
+            ),
+        )
+    )

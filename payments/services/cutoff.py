@@ -39,13 +39,24 @@ from accounts.services import hold_capture
 from events.services import emit_many
 
 from ..calendar import ach_days_after, is_ach_day
+from ..iso20022 import pain001
+from ..iso20022.remittance import CreditorReference, Unstructured
 from ..locks import (
     lock_ach_profile,
     lock_cutoffs,
     lock_payment_orders,
     lock_returning_entries,
 )
-from ..models import AchProfile, InboundEntry, PaymentOrder, Rail, RailFile, RailJournal
+from ..models import (
+    SEPA_RAILS,
+    AchProfile,
+    InboundEntry,
+    PaymentOrder,
+    Rail,
+    RailFile,
+    RailJournal,
+    SepaProfile,
+)
 from ..nacha.addenda import PaymentAddenda
 from ..nacha.batch_header import BatchHeader
 from ..nacha.codes import TRANSACTION_CODES, transaction_code
@@ -55,7 +66,7 @@ from ..nacha.file_header import FILE_ID_MODIFIERS, FileHeader
 from ..nacha.returns import return_entry
 from .inbound import emit_inbound
 from .orders import order_event
-from .settlement import order_journal
+from .settlement import order_journal, rail_label
 
 MIXED = 200  # service class: credits and debits in one batch
 MODIFIERS = sorted(FILE_ID_MODIFIERS, key=lambda char: (char.isdigit(), char))  # A-Z, then 0-9
@@ -74,10 +85,11 @@ def effective_date(profile: AchProfile, rail: str, window_date: date) -> date:
 
 
 def cutoff_run(
-    *, profile: AchProfile, rail: str, window_date: date, window: str
+    *, profile: AchProfile | SepaProfile, rail: str, window_date: date, window: str
 ) -> RailFile | None:
     """Write the window's file (module docstring) and return it; None when no order was due.
-    The window's file written already: that one (nothing more is written)."""
+    The window's file written already: that one (nothing more is written). `profile` is the
+    rail's: the ACH profile for ACH's windows, the SEPA profile for SEPA's."""
     institution = profile.institution
     with transaction.atomic():
         lock_cutoffs(institution.pk)
@@ -90,20 +102,11 @@ def cutoff_run(
         ).first()
         if existing is not None:
             return existing
-        orders = lock_payment_orders(
-            PaymentOrder.objects.filter(
-                institution=institution,
-                rail=rail,
-                status=PaymentOrder.Status.APPROVED,
-                requested_execution_date__lte=window_date,
-                # Made before the cut-off's instant: one made at 16:45:00 waits for the next
-                # window, however late this runs.
-                created_at__lt=window_instant(institution, window_date, window),
-            )
-            # A credit's held money leaves only an active account (a frozen account's holds
-            # wait, docs/money.md): it waits for a window after the account is active again.
-            .filter(Q(hold__isnull=True) | Q(account__status=Account.Status.ACTIVE))
-        )
+        orders = _due_orders(institution, rail, window_date, window)
+        if rail in SEPA_RAILS:
+            if not orders:
+                return None
+            return _sepa_file(profile, rail, orders, window_date, window)
         # The inbound entries TX returns go in the first file after they were decided, whatever
         # its window: their return window is short.
         returns = lock_returning_entries(institution.pk)
@@ -129,26 +132,19 @@ def cutoff_run(
         for entry in entries:
             direction = TRANSACTION_CODES[entry.detail.transaction_code].direction
             totals[direction] += entry.detail.amount
-        rail_file = RailFile(
-            institution=institution,
-            rail=rail,
-            direction=RailFile.Direction.OUTBOUND,
-            status=RailFile.Status.WRITTEN,
-            name=f"{institution.pk}-{window_date:%Y%m%d}-{window.replace(':', '')}-"
-            f"{header.file_id_modifier}.ach",
-            sha256=hashlib.sha256(content).hexdigest(),
-            content=content,
-            window_date=window_date,
-            window=window,
-            file_id_modifier=header.file_id_modifier,
+        rail_file = _file(
+            institution,
+            rail,
+            window_date,
+            window,
+            header.file_id_modifier,
+            content,
+            "ach",
             entry_count=len(entries),
             debit_total=totals["debit"],
             credit_total=totals["credit"],
         )
-        try:
-            with transaction.atomic():
-                rail_file.save(force_insert=True)
-        except IntegrityError:  # the window's file, made meanwhile by another process
+        if not _stored(rail_file):
             return None
         profile.last_trace_sequence = first + len(sources) - 1
         profile.save(update_fields=["last_trace_sequence"])
@@ -160,6 +156,120 @@ def cutoff_run(
                 _returned(source, rail_file, entry.detail.trace_number)
         _schedule(scheduled, rail_file, settles_on)
     return rail_file
+
+
+def _due_orders(institution, rail: str, window_date: date, window: str) -> list[PaymentOrder]:
+    """The approved orders of the rail due in the window, locked by id."""
+    return lock_payment_orders(
+        PaymentOrder.objects.filter(
+            institution=institution,
+            rail=rail,
+            status=PaymentOrder.Status.APPROVED,
+            requested_execution_date__lte=window_date,
+            # Made before the cut-off's instant: one made at 16:45:00 waits for the next
+            # window, however late this runs.
+            created_at__lt=window_instant(institution, window_date, window),
+        )
+        # A credit's held money leaves only an active account (a frozen account's holds
+        # wait, docs/money.md): it waits for a window after the account is active again.
+        .filter(Q(hold__isnull=True) | Q(account__status=Account.Status.ACTIVE))
+    )
+
+
+def _file(institution, rail, window_date, window, modifier, content, extension, **totals):
+    return RailFile(
+        institution=institution,
+        rail=rail,
+        direction=RailFile.Direction.OUTBOUND,
+        status=RailFile.Status.WRITTEN,
+        name=f"{institution.pk}-{window_date:%Y%m%d}-{window.replace(':', '')}-"
+        f"{modifier}.{extension}",
+        sha256=hashlib.sha256(content).hexdigest(),
+        content=content,
+        window_date=window_date,
+        window=window,
+        file_id_modifier=modifier,
+        **totals,
+    )
+
+
+def _stored(rail_file: RailFile) -> bool:
+    """The window's file row inserted; False when another process made the window's file
+    meanwhile (the unique index of one file per window)."""
+    try:
+        with transaction.atomic():
+            rail_file.save(force_insert=True)
+    except IntegrityError:
+        return False
+    return True
+
+
+def _sepa_file(
+    profile: SepaProfile, rail: str, orders: list[PaymentOrder], window_date: date, window: str
+) -> RailFile | None:
+    """The window's pain.001 (`payments.iso20022.pain001`): one payment instruction from the
+    profile's settlement account, executed on the window's date (a SEPA day: the cut-off runs
+    on SEPA days only), a transfer per order by its end-to-end id. Its message id is the
+    file's id (the bank's status report names it); an order's trace number is its id's last
+    15 characters."""
+    institution = profile.institution
+    rail_file = RailFile(institution=institution)
+    message_id = rail_file.pk.replace("_", "-")  # the SEPA character set has no "_"
+    transfers = tuple(_transfer(order) for order in orders)
+    initiation = pain001.CreditTransferInitiation(
+        message_id=message_id,
+        created_at=_local_now(institution).replace(microsecond=0),
+        initiating_party=_name(institution.name),
+        payments=(
+            pain001.PaymentInstruction(
+                payment_information_id=f"{message_id}-1",
+                requested_execution_date=window_date,
+                debtor_name=_name(institution.name),
+                debtor_iban=profile.settlement_iban,
+                debtor_bic=profile.bic or None,
+                transfers=transfers,
+                instant=rail == Rail.SEPA_INST,
+            ),
+        ),
+    )
+    content = pain001.write_initiation(initiation)  # validated against its XSD as written
+    built = _file(
+        institution,
+        rail,
+        window_date,
+        window,
+        _next_modifier(institution, window_date),
+        content,
+        "xml",
+        entry_count=len(orders),
+        credit_total=sum(order.amount for order in orders),
+    )
+    built.pk = rail_file.pk
+    if not _stored(built):
+        return None
+    _schedule([(order, _identification(order)) for order in orders], built, window_date)
+    return built
+
+
+def _transfer(order: PaymentOrder) -> pain001.CreditTransfer:
+    external = order.external_account
+    remittance = None
+    if order.creditor_reference:
+        remittance = CreditorReference(order.creditor_reference)
+    elif order.remittance_info:
+        remittance = Unstructured(order.remittance_info)
+    return pain001.CreditTransfer(
+        end_to_end_id=order.end_to_end_id,
+        amount=order.amount,
+        creditor_name=_name(external.holder_name),
+        creditor_iban=external.sepa_iban(),
+        creditor_bic=external.sepa_bic or None,
+        remittance=remittance,
+    )
+
+
+def _name(text: str) -> str:
+    return text.strip()[: pain001.NAME_LIMIT]
 
 
 def _schedule(
@@ -177,7 +287,7 @@ def _schedule(
         for order, trace in batch:
             order.institution = rail_file.institution  # loaded: no query for its event
             if order.hold is not None:
-                journal = order_journal(order, "ACH credit in a file")
+                journal = order_journal(order, f"{rail_label(order)} credit in a file")
                 hold_capture(
                     hold=order.hold,
                     purpose=Hold.Purpose.PAYMENT_ORDER,

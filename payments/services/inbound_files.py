@@ -1,9 +1,10 @@
 """The bank's files read (docs/payments.md, "Files"): from the inbox folder (`payments.connector`)
 or uploaded through the API (`POST /rail-files`). A file is hostile input: it is stored by its
 bytes' SHA-256 (the same bytes twice are one file: applied once, a unique index decides), then
-validated whole (`payments.nacha.file.parse`: every record, count, hash and total) before
-anything is applied; a file that is not a valid NACHA file is kept `refused`, with the record
-and field that failed, and nothing of it is applied.
+validated whole (`payments.nacha.file.parse`: every record, count, hash and total; a SEPA
+file, `sepa_files`, against its message's XSD) before anything is applied; a file that is
+not valid is kept `refused`, with the record and field that failed, and nothing of it is
+applied.
 
 What an accepted file holds, entry by entry (one transaction for the whole file):
 
@@ -24,7 +25,8 @@ from django.utils import timezone
 
 from events.services import emit_for
 
-from ..models import AchProfile, PaymentOrder, RailFile, RailNotice
+from ..iso20022.errors import Iso20022Error
+from ..models import SEPA_RAILS, AchProfile, PaymentOrder, RailFile, RailNotice
 from ..nacha.addenda import (
     ContestedReturnAddenda,
     DishonoredReturnAddenda,
@@ -36,6 +38,7 @@ from ..nacha.fields import NachaError
 from ..nacha.file import parse
 from .inbound import inbound_entry_receive
 from .returns import order_change, order_return, unknown_return
+from .sepa_files import SepaRefused, redacted, sepa_file_apply
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 
@@ -78,9 +81,15 @@ def rail_file_receive(
                 raise FileRefused(f"larger than {MAX_FILE_BYTES} bytes")
             rail_file.save(force_insert=True)
             try:
-                _apply(rail_file, content, now or timezone.now())
-            except NachaError as error:
-                raise FileRefused(str(error)) from None
+                if rail in SEPA_RAILS:
+                    rail_file.entry_count = sepa_file_apply(
+                        rail_file, content, now or timezone.now()
+                    )
+                    rail_file.save(update_fields=["entry_count"])
+                else:
+                    _apply(rail_file, content, now or timezone.now())
+            except (NachaError, Iso20022Error, SepaRefused) as error:
+                raise FileRefused(redacted(str(error))) from None
             _emit_received(rail_file)
     except FileRefused as refused:
         if not keep_refused:

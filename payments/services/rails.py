@@ -4,11 +4,14 @@ each institution with an ACH profile, each step safe to run twice or in two proc
 1. the cut-offs of its day that have passed, each once (`cutoff.cutoff_run`: one file per
    window, a unique index), on its ACH days only (`payments.calendar`: its business days that
    are the Fed's too; ACH moves nothing on the others: the orders wait for the next ACH day's
-   windows);
+   windows); and for each institution with an `initiation` SEPA profile, its SEPA credit
+   transfers' cut-off (`credit_transfer_cutoff`, a pain.001) on its SEPA days (TARGET2's
+   business days it is open);
 2. every written file not yet in the outbox delivered (`connector.deliver_pending`);
 3. the sent orders whose effective date has come settled (`settlement.orders_settle`), the
    prenotes past their window verified, the collected debits' return holds expired;
-4. its inbox read (`connector.collect`: each file applied once, by its bytes), after the
+4. its inbox read (`connector.collect`: each file applied once, by its bytes; the `sepa`
+   inbox's pain.002 and camt.054 too, a SEPA order settling by its booking), after the
    settlement: a return of an entry settled today finds it settled (returned, not rejected);
 5. the inbound entries whose settlement date has come applied, or marked to go back in the
    next file (`inbound.inbound_entries_settle`), the ones just read included.
@@ -22,8 +25,8 @@ from django.utils import timezone
 from institutions.calendar import local_date
 
 from .. import connector
-from ..calendar import is_ach_day
-from ..models import AchProfile, Rail
+from ..calendar import is_ach_day, is_sepa_day
+from ..models import AchProfile, Rail, SepaProfile
 from .cutoff import cutoff_run, window_instant
 from .inbound import inbound_entries_settle
 from .settlement import orders_settle, prenotes_verify, returns_holds_expire
@@ -59,11 +62,25 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
                     written = cutoff_run(profile=profile, rail=rail, window_date=day, window=window)
                     if written is not None and written.delivered_at is None:
                         result.files_written.append(written.pk)
+    for profile in SepaProfile.objects.filter(kind=SepaProfile.Kind.INITIATION).select_related(
+        "institution"
+    ):
+        institution = profile.institution
+        day = local_date(institution, now)
+        window = profile.credit_transfer_cutoff
+        if is_sepa_day(institution, day) and window_instant(institution, day, window) <= now:
+            written = cutoff_run(profile=profile, rail=Rail.SEPA_CT, window_date=day, window=window)
+            if written is not None and written.delivered_at is None:
+                result.files_written.append(written.pk)
     result.files_delivered = connector.deliver_pending()
     result.settled = orders_settle(now=now)
     result.verified = prenotes_verify(now=now)
     result.holds_released = returns_holds_expire(now=now)
     for profile in AchProfile.objects.select_related("institution"):
         result.files_read += len(connector.collect(profile.institution, now=now))
+    for profile in SepaProfile.objects.filter(kind=SepaProfile.Kind.INITIATION).select_related(
+        "institution"
+    ):
+        result.files_read += len(connector.collect(profile.institution, "sepa", now=now))
     result.inbound_settled = inbound_entries_settle(now=now)
     return result

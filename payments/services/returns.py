@@ -34,12 +34,13 @@ from accounts.statement_lines import Line, statement_lines_new
 from institutions.calendar import local_date
 
 from ..calendar import ach_days_after
+from ..iso20022.codes import Reason as IsoReason
 from ..locks import lock_payment_order
 from ..models import ExternalAccount, PaymentOrder, RailFile, RailNotice
 from ..nacha.codes import ReturnReason
 from .external_accounts import external_account_correct, external_account_status
 from .orders import emit_order
-from .settlement import order_journal, rail_account, rail_post
+from .settlement import order_journal, rail_account, rail_label, rail_post
 
 Status = PaymentOrder.Status
 RETURNABLE = (Status.SCHEDULED, Status.SENT, Status.SETTLED)
@@ -48,7 +49,7 @@ RETURNABLE = (Status.SCHEDULED, Status.SENT, Status.SETTLED)
 def is_late(order: PaymentOrder, reason: ReturnReason, day: date) -> bool:
     """Whether a return arriving on `day` (the institution's date) is past its window: banking
     days are ACH days (the Fed's business days the institution is open)."""
-    window = reason.window
+    window = getattr(reason, "window", None)  # an ISO 20022 reason has none
     if window is None or order.effective_date is None:
         return False
     if window.unit == "banking":
@@ -59,19 +60,26 @@ def is_late(order: PaymentOrder, reason: ReturnReason, day: date) -> bool:
 
 
 def order_return(
-    *, order: PaymentOrder, reason: ReturnReason, rail_file: RailFile, at: datetime
+    *,
+    order: PaymentOrder,
+    reason: ReturnReason | IsoReason,
+    rail_file: RailFile,
+    at: datetime,
+    kind: str = RailNotice.Kind.RETURN,
 ) -> RailNotice:
     """Book a return of `order` (module docstring), in the caller's transaction; record it. An
-    order returned already (or cancelled, rejected): recorded, nothing booked."""
+    order returned already (or cancelled, rejected): recorded, nothing booked. `reason` is a
+    NACHA return reason or an ISO 20022 one (`iso20022.codes.reason`: AC04...); `kind` the
+    notice's (a SEPA status report's rejection: `reject`)."""
     order = lock_payment_order(order.pk)
     late = is_late(order, reason, local_date(order.institution, at))
     notice = RailNotice(
         institution=order.institution,
         file=rail_file,
-        kind=RailNotice.Kind.RETURN,
+        kind=kind,
         code=reason.code,
         reason=reason.normalized,
-        original_trace_number=order.trace_number,
+        original_trace_number=order.end_to_end_id or order.trace_number,
         order=order,
         late=late,
     )
@@ -124,7 +132,7 @@ def _credit_comes_back(order: PaymentOrder) -> None:
         order.currency,
     )
     account = lock_accounts([order.account_id])[order.account_id]
-    journal = order_journal(order, "ACH credit returned")
+    journal = order_journal(order, f"{rail_label(order)} credit returned")
     if account.status == Account.Status.CLOSED:
         # A closed account takes nothing: the money waits in suspense for staff to place.
         suspense = rail_account(institution, Account.InternalCode.RAIL_SUSPENSE, order.currency)
@@ -167,7 +175,7 @@ def _debit_taken_back(order: PaymentOrder) -> None:
     from_account = min(order.amount, max(account.available, 0))
     owed = order.amount - from_account
     settlement = rail_account(institution, Account.InternalCode.RAIL_SETTLEMENT, order.currency)
-    journal = order_journal(order, "ACH debit returned")
+    journal = order_journal(order, f"{rail_label(order)} debit returned")
     moves = [credit(settlement.pk, order.amount, check="")]
     lines = []
     if from_account:
@@ -193,11 +201,11 @@ def _debit_taken_back(order: PaymentOrder) -> None:
 
 def _line(order: PaymentOrder, what: str) -> str:
     external = order.external_account
-    return f"ACH {what}: {external.holder_name} ••••{external.ach_account_number_last4}"[:500]
+    return f"{rail_label(order)} {what}: {external.holder_name} ••••{external.number_last4}"[:500]
 
 
 def unknown_return(
-    *, institution, reason: ReturnReason, trace: str, rail_file: RailFile, kind: str
+    *, institution, reason: ReturnReason | IsoReason, trace: str, rail_file: RailFile, kind: str
 ) -> RailNotice:
     """A return (or dishonored, contested one) of an entry TX did not send: recorded for
     reconciliation (docs/design.md section 16), nothing booked."""

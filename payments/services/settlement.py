@@ -30,11 +30,16 @@ from institutions.calendar import local_date
 
 from ..calendar import ach_days_after
 from ..locks import lock_payment_order
-from ..models import AchProfile, ExternalAccount, PaymentOrder, RailJournal
+from ..models import ACH_RAILS, SEPA_RAILS, AchProfile, ExternalAccount, PaymentOrder, RailJournal
 from .external_accounts import external_account_verify
 from .orders import emit_order
 
 PRENOTE_WINDOW_DAYS = 2
+
+
+def rail_label(order: PaymentOrder) -> str:
+    """The rail's family as its journals and statement lines name it: "ACH" or "SEPA"."""
+    return "SEPA" if order.rail in SEPA_RAILS else "ACH"
 
 
 def rail_account(institution, code: str, currency: str) -> Account:
@@ -59,8 +64,9 @@ def rail_post(
 
 
 def orders_settle(*, now: datetime | None = None, batch_size: int = 200) -> int:
-    """Settle every sent order whose effective date has come in its institution's calendar;
-    return how many. Rows others hold are skipped (a return applying to one right now): safe
+    """Settle every sent ACH order whose effective date has come in its institution's calendar;
+    return how many (a SEPA order settles when the bank books it: its camt.054,
+    `inbound_files`). Rows others hold are skipped (a return applying to one right now): safe
     from several processes at once."""
     now = now or timezone.now()
     # No zone is more than a day ahead of UTC: the bound narrows the rows, each order's own
@@ -71,7 +77,10 @@ def orders_settle(*, now: datetime | None = None, batch_size: int = 200) -> int:
         with transaction.atomic():
             batch = lock_free_batch(
                 PaymentOrder.objects.filter(
-                    status=PaymentOrder.Status.SENT, effective_date__lte=latest, pk__gt=after
+                    status=PaymentOrder.Status.SENT,
+                    rail__in=ACH_RAILS,
+                    effective_date__lte=latest,
+                    pk__gt=after,
                 ).select_related("institution"),
                 batch_size,
             )
@@ -107,7 +116,7 @@ def order_settle(*, order: PaymentOrder, at: datetime) -> PaymentOrder:
                 debit(clearing.pk, order.amount, check=""),
                 credit(settlement.pk, order.amount, check=""),
             ],
-            journal=order_journal(order, "ACH credit settled"),
+            journal=order_journal(order, f"{rail_label(order)} credit settled"),
         )
     else:
         _collect(order)

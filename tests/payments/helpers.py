@@ -181,7 +181,7 @@ IBAN_PRINTED = "DE89 3704 0044 0532 0130 00"
 
 def sepa_profile(institution, **fields) -> SepaProfile:
     """The institution's SEPA profile (a fintech on a partner bank, set by staff)."""
-    values = {"kind": "initiation", "bic": "COBADEFFXXX", "settlement_iban": "BE68539007547034"}
+    values = {"kind": "initiation", "bic": "COBADEFFXXX", "settlement_iban": "BE71096123456769"}
     return SepaProfile.objects.create(institution=institution, **{**values, **fields})
 
 

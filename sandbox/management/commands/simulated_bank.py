@@ -6,9 +6,13 @@ from cards.dates import today_of
 from core.management.base import TXCommand
 from institutions.services import institution_get
 from payments.calendar import ach_days_after, is_ach_day
-from payments.models import AchProfile
 from sandbox.rails_clock import rails_play
-from sandbox.simulated_bank import Incoming, simulated_bank_run, simulated_bank_send
+from sandbox.simulated_bank import (
+    Incoming,
+    banked_institutions,
+    simulated_bank_run,
+    simulated_bank_send,
+)
 
 
 class Command(TXCommand):
@@ -62,9 +66,9 @@ class Command(TXCommand):
             self.stdout.write(f"Played {hours} hours of the rails.")
             return
         while True:
-            for profile in AchProfile.objects.select_related("institution"):
-                for name in simulated_bank_run(institution=profile.institution):
-                    self.stdout.write(f"{profile.institution_id}: wrote {name}")
+            for institution in banked_institutions():
+                for name in simulated_bank_run(institution=institution):
+                    self.stdout.write(f"{institution.pk}: wrote {name}")
             if not options["every"]:
                 return
             time.sleep(options["every"])

@@ -1,0 +1,248 @@
+"""The partner bank's SEPA answers read (docs/payments.md, "SEPA files"): ISO 20022 documents
+from the `sepa` inbox or `POST /rail-files` (rail `sepa_ct`), stored and applied once by their
+bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls `sepa_file_apply` in
+its transaction). A document is read by its namespace and refused whole, with the validator's
+message, unless it is a pain.002 or a camt.054 that validates against its official XSD
+(`payments.iso20022`: safe parsing, no entity, no network).
+
+- a **pain.002** status report answers a pain.001 of TX's: a transaction rejected (`RJCT`)
+  is the bank's rejection of its order (`returns.order_return`: `rejected`, its money back to
+  the account from the clearing account, the raw reason code AC01, AC04, AM04... kept beside
+  the normalized reason); a whole message or payment instruction rejected rejects every order
+  of TX's file it names. An accepted status (ACCP, ACSP...) moves nothing: the order waits for
+  its booking;
+- a **camt.054** notification of the institution's settlement account: a booked debit entry
+  (`BOOK`, `DBIT`) of an order's end-to-end id settles it (`settlement.order_settle`: its
+  money from the clearing to the settlement account); a transaction with return information
+  (`RtrInf`, a credit back) returns it (`returned` once settled, the money back to the
+  customer from the settlement account), its reason kept raw and normalized.
+
+Whatever names an end-to-end id (or a file) TX does not know is recorded (`RailNotice`, no
+order) for reconciliation, never an error. IBANs are never written into an error, a notice or
+a log line.
+"""
+
+import re
+from datetime import datetime
+
+from lxml import etree
+
+from ..iso20022 import codes
+from ..iso20022.camt054 import read_notification
+from ..iso20022.document import safe_parser
+from ..iso20022.messages import BY_NAMESPACE, CAMT_054, PAIN_002
+from ..iso20022.pain002 import read_status_report
+from ..models import SEPA_RAILS, PaymentOrder, RailFile, RailNotice, SepaProfile
+from .returns import order_return, unknown_return
+from .settlement import order_settle
+
+Status = PaymentOrder.Status
+# A rejection without a reason code: the bank's own (EPC: MS03, reason not specified).
+UNSPECIFIED = "MS03"
+_IBAN = re.compile(r"\b[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}\b")
+
+
+class SepaRefused(Exception):  # noqa: N818 (reads as what happened)
+    pass
+
+
+def redacted(message: str) -> str:
+    """`message` with anything shaped like an IBAN masked (a validator quotes the value it
+    refuses)."""
+    return _IBAN.sub("[IBAN]", message)
+
+
+def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
+    """Apply a SEPA document (module docstring) in the caller's transaction; return how many
+    transactions it named. `Iso20022Error` or `SepaRefused`: refused whole."""
+    message = _message_of(content)
+    if message is PAIN_002:
+        return _status_report(rail_file, content, now)
+    return _notification(rail_file, content, now)
+
+
+def _message_of(content: bytes):
+    try:
+        root = etree.fromstring(content, safe_parser())
+    except etree.XMLSyntaxError:
+        return PAIN_002  # its reader refuses it, with the parser's message
+    found = BY_NAMESPACE.get(etree.QName(root).namespace or "")
+    if found not in (PAIN_002, CAMT_054):
+        name = found.name if found else "not an ISO 20022 document TX reads"
+        raise SepaRefused(
+            f"{name}: the bank's SEPA files TX reads are pain.002 status reports and camt.054 "
+            "notifications"
+        )
+    return found
+
+
+def _order_of(institution, end_to_end_id: str | None) -> PaymentOrder | None:
+    if not end_to_end_id:
+        return None
+    return (
+        PaymentOrder.objects.filter(
+            institution=institution, end_to_end_id=end_to_end_id, rail__in=SEPA_RAILS
+        )
+        .select_related("institution")
+        .first()
+    )
+
+
+def _reason_of(reasons) -> codes.Reason:
+    coded = [each.code for each in reasons if not each.proprietary]
+    return codes.reason(coded[0] if coded else UNSPECIFIED)
+
+
+def _notice(rail_file, kind, code, reason, reference, order=None) -> RailNotice:
+    return RailNotice.objects.create(
+        institution=rail_file.institution,
+        file=rail_file,
+        kind=kind,
+        code=code[:4],
+        reason=reason[:48],
+        original_trace_number=(reference or "")[:35],
+        order=order,
+    )
+
+
+# --- pain.002 ------------------------------------------------------------------------------------
+
+
+def _status_report(rail_file: RailFile, content: bytes, now: datetime) -> int:
+    """Each transaction's status first (its own reason); then a message or payment instruction
+    rejected whole rejects the orders of TX's file that no transaction status named."""
+    report = read_status_report(content)
+    institution = rail_file.institution
+    count = 0
+    rejected_whole = []
+    if report.group_status == codes.REJECTED:
+        rejected_whole.append(report.reasons)
+    for payment in report.payments:
+        if payment.status == codes.REJECTED:
+            rejected_whole.append(payment.reasons or report.reasons)
+        for transaction in payment.transactions:
+            count += 1
+            order = _order_of(institution, transaction.original_end_to_end_id)
+            if transaction.status == codes.REJECTED:
+                reason = _reason_of(transaction.reasons or payment.reasons or report.reasons)
+                if order is None:
+                    unknown_return(
+                        institution=institution,
+                        reason=reason,
+                        trace=transaction.original_end_to_end_id[:35],
+                        rail_file=rail_file,
+                        kind=RailNotice.Kind.REJECT,
+                    )
+                else:
+                    order_return(
+                        order=order,
+                        reason=reason,
+                        rail_file=rail_file,
+                        at=now,
+                        kind=RailNotice.Kind.REJECT,
+                    )
+            elif order is None:
+                status = transaction.status
+                accepted = status in codes.ACCEPTED
+                _notice(
+                    rail_file,
+                    RailNotice.Kind.STATUS,
+                    status,
+                    "accepted" if accepted else codes.STATUSES.get(status, "unknown_status"),
+                    transaction.original_end_to_end_id,
+                )
+    if rejected_whole:
+        named = {each.original_end_to_end_id for each in report.transactions()}
+        count += _file_rejected(
+            rail_file, report.original_message_id, rejected_whole[0], named, now
+        )
+    return count
+
+
+def _file_rejected(
+    rail_file: RailFile, message_id: str, reasons, named: set[str], now: datetime
+) -> int:
+    """Every order still on its way of TX's file whose pain.001 `message_id` names (its id,
+    `-` for `_`), and whose end-to-end id no transaction status `named`, rejected; a message id
+    of no file of the institution's (nor of an order left): recorded."""
+    reason = _reason_of(reasons)
+    institution = rail_file.institution
+    orders = list(
+        PaymentOrder.objects.filter(
+            institution=institution,
+            file_id=message_id.replace("-", "_"),
+            file__direction=RailFile.Direction.OUTBOUND,
+            status__in=[Status.SCHEDULED, Status.SENT],
+        )
+        .exclude(end_to_end_id__in=named)
+        .order_by("pk")
+    )
+    known = RailFile.objects.filter(
+        institution=institution,
+        pk=message_id.replace("-", "_"),
+        direction=RailFile.Direction.OUTBOUND,
+    ).exists()
+    if not known:
+        _notice(rail_file, RailNotice.Kind.REJECT, reason.code, reason.normalized, message_id)
+        return 0
+    for order in orders:
+        order_return(
+            order=order, reason=reason, rail_file=rail_file, at=now, kind=RailNotice.Kind.REJECT
+        )
+    return len(orders)
+
+
+# --- camt.054 ------------------------------------------------------------------------------------
+
+
+def _notification(rail_file: RailFile, content: bytes, now: datetime) -> int:
+    notification = read_notification(content)
+    institution = rail_file.institution
+    profile = SepaProfile.objects.filter(institution=institution).first()
+    if profile is None or not profile.settlement_iban:
+        raise SepaRefused("a camt.054 notification, and the institution has no SEPA account")
+    count = 0
+    for account in notification.notifications:
+        if account.account_iban != profile.settlement_iban:
+            raise SepaRefused(
+                f"notification {account.id}: names an account that is not the institution's "
+                "SEPA settlement account"
+            )
+        for entry in account.entries:
+            for transaction in entry.transactions:
+                count += 1
+                _transaction(rail_file, entry, transaction, now)
+    return count
+
+
+def _transaction(rail_file: RailFile, entry, transaction, now: datetime) -> None:
+    institution = rail_file.institution
+    reference = transaction.end_to_end_id or transaction.account_servicer_reference or ""
+    order = _order_of(institution, transaction.end_to_end_id)
+    if transaction.return_reason is not None:
+        reason = codes.reason(transaction.return_reason.code)
+        if order is None:
+            unknown_return(
+                institution=institution,
+                reason=reason,
+                trace=reference[:35],
+                rail_file=rail_file,
+                kind=RailNotice.Kind.RETURN,
+            )
+        else:
+            order_return(order=order, reason=reason, rail_file=rail_file, at=now)
+        return
+    booked_debit = entry.status == "BOOK" and entry.direction == "debit" and not entry.reversal
+    if order is not None and booked_debit:
+        if order.status == Status.SENT:
+            order_settle(order=order, at=now)
+        return
+    if order is None:
+        # Money that moved on the account and names nothing TX sent: for reconciliation.
+        _notice(
+            rail_file,
+            RailNotice.Kind.BOOKING,
+            entry.status,
+            f"unknown_{entry.direction}",
+            reference,
+        )
