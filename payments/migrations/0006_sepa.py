@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
         ('accounts', '0036_inbound_entries'),
         ('customers', '0005_search_indexes'),
         ('institutions', '0006_staff_roles_view_holidays'),
-        ('payments', '0003_staff_roles'),
+        ('payments', '0005_stop_payment_roles'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

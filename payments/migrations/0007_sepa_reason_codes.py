@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('payments', '0004_sepa'),
+        ('payments', '0006_sepa'),
     ]
 
     operations = [
