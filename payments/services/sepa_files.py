@@ -93,6 +93,16 @@ def _reason_of(reasons) -> codes.Reason:
     return codes.reason(coded[0] if coded else UNSPECIFIED)
 
 
+def _booked_amount(entry, transaction) -> tuple[int, str] | None:
+    """What the bank booked for one transaction: its own amount, or its entry's when it is the
+    entry's only one; None when the notification does not say."""
+    if transaction.amount is not None:
+        return transaction.amount, transaction.currency
+    if len(entry.transactions) == 1:
+        return entry.amount, entry.currency
+    return None
+
+
 def _notice(rail_file, kind, code, reason, reference, order=None) -> RailNotice:
     return RailNotice.objects.create(
         institution=rail_file.institution,
@@ -234,7 +244,18 @@ def _transaction(rail_file: RailFile, entry, transaction, now: datetime) -> None
         return
     booked_debit = entry.status == "BOOK" and entry.direction == "debit" and not entry.reversal
     if order is not None and booked_debit:
-        if order.status == Status.SENT:
+        if _booked_amount(entry, transaction) not in (None, (order.amount, order.currency)):
+            # The bank booked another sum than the order's: a break for reconciliation, and the
+            # order waits `sent` (it never settles at a sum it was not sent for).
+            _notice(
+                rail_file,
+                RailNotice.Kind.BOOKING,
+                entry.status,
+                "amount_mismatch",
+                reference,
+                order=order,
+            )
+        elif order.status == Status.SENT:
             order_settle(order=order, at=now)
         return
     if order is None:

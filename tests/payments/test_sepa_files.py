@@ -5,6 +5,7 @@ or `POST /rail-files`: settled, rejected, returned, the same file twice once, ho
 refused whole, another institution's files not found."""
 
 import base64
+from dataclasses import replace
 from datetime import date, timedelta
 
 import pytest
@@ -14,6 +15,7 @@ from accounts.verification import ledger_breaches
 from cards.dates import today_of
 from payments.calendar import is_sepa_day
 from payments.connector import folder
+from payments.iso20022.camt054 import read_notification, write_notification
 from payments.iso20022.messages import PAIN_001
 from payments.iso20022.pain001 import read_initiation
 from payments.models import PaymentOrder, Rail, RailFile, RailJournal, RailNotice
@@ -291,3 +293,24 @@ def test_a_sepa_order_is_never_settled_by_its_date_only_by_its_booking():
     assert order_of(bank, made)["status"] == "sent"
     assert PaymentOrder.objects.filter(institution=bank.institution).count() == 1
     assert RailFile.objects.filter(institution=bank.institution).count() == 1
+
+
+def test_a_booking_of_another_amount_leaves_the_order_sent_and_is_recorded(rails_dir):
+    """The bank's camt.054 books the order's end-to-end id at a cent more: the order is not
+    settled at a sum it was not sent for; the booking is a notice for reconciliation."""
+    bank, made, day = sent_order()
+    (camt,) = [content for name, content in bank_files(bank, day).items() if "camt" in name]
+    notification = read_notification(camt)
+    (account,) = notification.notifications
+    (entry,) = account.entries
+    (transaction,) = entry.transactions
+    more = AMOUNT + 1
+    entry = replace(entry, amount=more, transactions=(replace(transaction, amount=more),))
+    account = replace(account, entries=(entry,))
+    changed = write_notification(replace(notification, notifications=(account,)))
+
+    assert upload(bank, changed).status_code == 201
+    assert order_of(bank, made)["status"] == "sent"
+    notice = RailNotice.objects.get(institution=bank.institution, kind="booking")
+    assert (notice.reason, notice.order_id) == ("amount_mismatch", made["paymentOrderId"])
+    assert ledger_breaches() == []
