@@ -12,13 +12,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from accounts.models import AccountProduct
+from accounts.models import Account, AccountProduct
 from accounts.verification import ledger_breaches
 from cards.models import CardProduct
 from customers.models import Customer
 from institutions import scopes
 from institutions.models import AllowedNetwork, ApiKey, Institution
-from payments.models import AchProfile
+from payments.models import AchProfile, SepaProfile
 from tests.conftest import Api
 from tests.factories import issue_key
 
@@ -517,6 +517,10 @@ def test_seed_demo_twice(db):
         (a["currency"], a["balances"]["available"]) for a in every if a["currency"] != "EUR"
     ] == [("USD", 100_000)]
     assert AchProfile.objects.filter(institution=institution).count() == 1
+    # An initiation SEPA profile, its partner the simulated bank: the EUR accounts above pay
+    # out over SEPA, so no account is added for it.
+    sepa = SepaProfile.objects.get(institution=institution)
+    assert (sepa.kind, sepa.bic, sepa.settlement_iban[:2]) == ("initiation", "TXSBDEFFXXX", "DE")
     # ... and one active virtual prepaid card on it, issued once.
     cards = Api("v2", second["apiKey"]).get("/cards").json()["data"]
     assert sorted((c["accountId"], c["status"], c["form"], c["kind"]) for c in cards) == sorted(
@@ -524,3 +528,30 @@ def test_seed_demo_twice(db):
     )
     assert CardProduct.objects.filter(institution=institution).count() == 3
     assert ledger_breaches() == []
+
+
+def test_seed_demo_adds_the_sepa_profile_and_a_eur_account_where_none_is_active(db):
+    """A database seeded before SEPA, whose EUR accounts are no longer active: the next run
+    adds the profile and a loaded EUR current account of the first customer, once."""
+    run_json("seed_demo", "--json")
+    institution = Institution.objects.get(name="TX Demo Bank")
+    SepaProfile.objects.filter(institution=institution).delete()
+    Account.objects.filter(institution=institution, currency="EUR").update(
+        status=Account.Status.CLOSED
+    )
+
+    run_json("seed_demo", "--json")
+    key = run_json("seed_demo", "--json")
+
+    assert SepaProfile.objects.filter(institution=institution, kind="initiation").count() == 1
+    active = Account.objects.filter(
+        institution=institution,
+        kind=Account.Kind.CUSTOMER,
+        status=Account.Status.ACTIVE,
+        currency="EUR",
+    )
+    assert [(a.product.code, a.customer.first_name) for a in active] == [
+        (AccountProduct.Code.CURRENT, "Ada")
+    ]
+    balances = Api("v2", key["apiKey"]).get(f"/accounts/{active[0].pk}/balances").json()
+    assert balances["available"] == 100_000

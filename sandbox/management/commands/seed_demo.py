@@ -9,8 +9,8 @@ from customers.models import Customer
 from customers.services import customer_create
 from institutions import scopes
 from institutions.services import api_key_create, institution_create
-from payments.models import AchProfile
-from payments.services.profiles import ach_profile_set
+from payments.models import AchProfile, SepaProfile
+from payments.services.profiles import ach_profile_set, sepa_profile_set
 
 DEMO_NAME = "TX Demo Bank"
 DEMO_BALANCE = 100_000  # 1000.00 in the prepaid product's currency
@@ -92,12 +92,58 @@ def _seed_ach(institution) -> None:
     )
 
 
+# The demo's SEPA partner bank: the simulated bank again, which answers the demo bank's pain.001
+# files with pain.002 and camt.054 (docs/payments.md, "SEPA credit transfers through files").
+# A BIC and an IBAN with valid check digits, neither a real bank's business here.
+DEMO_SEPA_PROFILE = {
+    "kind": SepaProfile.Kind.INITIATION,
+    "bic": "TXSBDEFFXXX",
+    "settlement_iban": "DE41370400440000000001",
+}
+
+
+def _seed_sepa(institution) -> None:
+    """The SEPA profile and, when no active customer account holds EUR, a EUR current account
+    of the first demo customer, loaded, to pay out of (databases seeded before SEPA files get
+    theirs on the next run). The demo customers' prepaid accounts are in EUR, so usually the
+    profile is all that is added."""
+    sepa_profile_set(institution=institution, **DEMO_SEPA_PROFILE)
+    if Account.objects.filter(
+        institution=institution,
+        kind=Account.Kind.CUSTOMER,
+        status=Account.Status.ACTIVE,
+        currency="EUR",
+    ).exists():
+        return
+    product = AccountProduct.objects.filter(
+        institution=institution, code=AccountProduct.Code.CURRENT, currency="EUR"
+    ).first() or account_product_create(
+        institution=institution,
+        code=AccountProduct.Code.CURRENT,
+        name="Current (EUR)",
+        currency="EUR",
+    )
+    customer = Customer.objects.filter(institution=institution).order_by("id").first()
+    account = account_create(
+        institution=institution, customer=customer, product=product, currency="EUR"
+    )
+    adjustment_create(
+        account=account,
+        direction="credit",
+        amount=DEMO_BALANCE,
+        currency="EUR",
+        description="Demo load",
+        actor=SYSTEM,
+    )
+
+
 class Command(TXCommand):
     help = (
         "Seed a demo institution (account and card products, customers with a funded prepaid "
         "account and an active virtual card each, an ACH profile answered by the simulated "
-        "bank and a funded USD account) and print a new API key "
-        "allowed from loopback. Safe to run again: each run adds only a new key."
+        "bank and a funded USD account, an initiation SEPA profile answered by it too) and "
+        "print a new API key allowed from loopback. Safe to run again: each run adds only a "
+        "new key."
     )
 
     def add_arguments(self, parser):
@@ -134,6 +180,8 @@ class Command(TXCommand):
                 _issue_demo_cards(institution)
             if not AchProfile.objects.filter(institution=institution).exists():
                 _seed_ach(institution)
+            if not SepaProfile.objects.filter(institution=institution).exists():
+                _seed_sepa(institution)
             # The sandbox key may do everything the README's walk-through and the Swagger UI
             # offer: the `full` role, the card network's side (authorizations, presentments,
             # returns), full card details, payment orders and the sponsor bank's side. It is
