@@ -140,8 +140,8 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=roles):
         group.permissions.add(*views)
-    # disputes/migrations/0003_staff_roles.py, backoffice/migrations/0003_staff_roles.py.
-    for app_label in ("disputes", "backoffice"):
+    # disputes/, backoffice/ and payments/migrations/0003_staff_roles.py.
+    for app_label in ("disputes", "backoffice", "payments"):
         granted = importlib.import_module(f"{app_label}.migrations.0003_staff_roles").ROLES
         for name, codenames in granted.items():
             Group.objects.get(name=name).permissions.add(
@@ -156,3 +156,14 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=audit.AUDITORS):
         group.permissions.add(view)
+    # payments/migrations/0005_stop_payment_roles.py, cards/migrations/0014_protect_card.py,
+    # backoffice/migrations/0005_staff_roles_thresholds.py: every role views stop payments and
+    # the approval thresholds, and protects a card.
+    for app_label, codename in (
+        ("payments", "view_stoppayment"),
+        ("cards", "protect_card"),
+        ("backoffice", "view_approvalthreshold"),
+    ):
+        permission = Permission.objects.get(content_type__app_label=app_label, codename=codename)
+        for group in Group.objects.filter(name__in=("support", "operations", "compliance")):
+            group.permissions.add(permission)

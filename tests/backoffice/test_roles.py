@@ -4,7 +4,7 @@ permissions, and exactly the admin actions each role is offered (docs/back-offic
 import pytest
 from django.contrib.auth.models import Group
 
-from tests.backoffice.helpers import staff
+from tests.backoffice.helpers import restore_roles, staff
 from tests.events.test_actor import admin_actions
 
 pytestmark = pytest.mark.django_db
@@ -140,3 +140,24 @@ def test_no_role_adds_deletes_or_edits_a_row_through_a_form():
     for role in ("support", "operations", "compliance"):
         codenames = {name.split(".")[1] for name in permissions_of(role)}
         assert not {c for c in codenames if c.startswith(("add_", "delete_"))}, role
+
+
+def test_restore_roles_gives_back_what_the_migrations_granted():
+    """The transactional tests empty the tables and restore the roles with `restore_roles`:
+    it must make the groups the migrations made, not fewer permissions."""
+    migrated = {
+        group.name: set(group.permissions.values_list("content_type__app_label", "codename"))
+        for group in Group.objects.all()
+    }
+    for group in Group.objects.all():
+        group.permissions.clear()
+    restore_roles()
+    restored = {
+        group.name: set(group.permissions.values_list("content_type__app_label", "codename"))
+        for group in Group.objects.all()
+    }
+    for name in migrated:
+        assert (migrated[name] - restored[name], restored[name] - migrated[name]) == (
+            set(),
+            set(),
+        ), name
