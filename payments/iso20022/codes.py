@@ -2,7 +2,8 @@
 payment statuses and the reasons of rejects, returns, refunds and recalls.
 
 Sources: ISO 20022 External Code Sets (iso20022.org, "External Code Sets":
-ExternalPaymentTransactionStatus1Code, ExternalStatusReason1Code, ExternalReturnReason1Code)
+ExternalPaymentTransactionStatus1Code, ExternalStatusReason1Code, ExternalReturnReason1Code,
+ExternalCancellationReason1Code, ExternalPaymentCancellationRejection1Code)
 and the EPC's SEPA rulebooks, which name the codes a reject, return, refund or recall may
 carry (SCT rulebook EPC125-05 and SDD Core rulebook EPC016-06, "Reason codes for
 R-transactions"). Each reason has the normalized name TX stores beside the raw code, the same
@@ -56,6 +57,7 @@ REASONS: dict[str, Reason] = {
         ("AG02", "Invalid Bank Operation Code", "invalid_operation"),
         ("AM04", "Insufficient Funds", "insufficient_funds"),
         ("AM05", "Duplication", "duplicate_entry"),
+        ("AM09", "Wrong Amount", "wrong_amount"),
         ("AM23", "Amount Exceeds Settlement Limit", "amount_over_limit"),
         ("BE05", "Unrecognised Initiating Party", "unknown_originator"),
         ("CNOR", "Creditor Bank Is Not Registered", "bank_not_reachable"),
@@ -94,4 +96,30 @@ REASONS: dict[str, Reason] = {
 def reason(code: str) -> Reason:
     """The reason of a code, or an `unknown` one for a code the table does not know."""
     known = REASONS.get(code)
-    return known if known is not None else Reason(code, "Unknown reason code", "unknown")
+    return known if known is not None else reason_unknown(code)
+
+
+# --- recalls (camt.056) and their answers (camt.029) --------------------------------------------
+# The reasons the EPC's SCT and SCT Inst rulebooks allow a recall (a camt.056): a duplicate
+# sending, a technical problem, a fraudulent origin, and, at the originator's request, a wrong
+# beneficiary account (AC03), a wrong amount (AM09) or no reason given (CUST).
+RECALL_REASONS = frozenset({"DUPL", "TECH", "FRAD", "AC03", "AM09", "CUST"})
+# The reasons the rulebooks give a negative answer to a recall (a camt.029 RJCR): the account
+# closed, too little money left, no answer from the beneficiary or its refusal, no original
+# received, already returned, a legal decision.
+RECALL_REFUSALS = frozenset({"AC04", "AM04", "NOAS", "CUST", "NOOR", "ARDT", "LEGL"})
+
+
+def recall_reason(code: str) -> Reason:
+    """The reason of a recall's code; a code outside the EPC's list of recall reasons is
+    `unknown` (read, not refused), even one that names another case elsewhere."""
+    return reason(code) if code in RECALL_REASONS else reason_unknown(code)
+
+
+def recall_refusal(code: str) -> Reason:
+    """The reason of a refused recall's code, `unknown` outside the EPC's list."""
+    return reason(code) if code in RECALL_REFUSALS else reason_unknown(code)
+
+
+def reason_unknown(code: str) -> Reason:
+    return Reason(code, "Unknown reason code", "unknown")
