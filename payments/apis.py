@@ -38,7 +38,15 @@ from core.actors import Actor
 from core.exceptions import ValidationFailed
 from institutions import scopes
 
-from .models import ExternalAccount, InboundEntry, PaymentOrder, Rail, RailFile, StopPayment
+from .models import (
+    ExternalAccount,
+    InboundEntry,
+    Mandate,
+    PaymentOrder,
+    Rail,
+    RailFile,
+    StopPayment,
+)
 from .selectors import (
     external_account_get,
     external_account_list,
@@ -57,6 +65,7 @@ from .services.external_accounts import (
     sepa_external_account_create,
 )
 from .services.inbound_files import FileRefused, rail_file_receive
+from .services.mandates import mandate_amend, mandate_cancel, mandate_create, mandate_get
 from .services.orders import external_account_prenote, payment_order_cancel, payment_order_create
 from .services.stop_payments import stop_payment_cancel, stop_payment_create
 
@@ -134,8 +143,14 @@ class PaymentOrderCreate(StrictSerializer):
     rail = serializers.ChoiceField(
         choices=Rail.choices,
         help_text="ACH (`ach`, `ach_same_day`) to an ACH external account in USD; SEPA "
-        "(`sepa_ct`, `sepa_inst`: credits; `sepa_dd`: debits, not available yet) to a SEPA one "
-        "in EUR.",
+        "(`sepa_ct`, `sepa_inst`: credits; `sepa_dd`: direct debits under a mandate) to a SEPA "
+        "one in EUR.",
+    )
+    mandateId = StrictCharField(  # noqa: N815
+        max_length=40,
+        required=False,
+        help_text="sepa_dd: required, the mandate it collects under (its debtor account the "
+        "`externalAccountId`); no other rail takes one.",
     )
     secCode = serializers.ChoiceField(  # noqa: N815
         choices=PaymentOrder.SecCode.choices, required=False, help_text="ACH: required."
@@ -169,9 +184,47 @@ class PaymentOrderCreate(StrictSerializer):
     requestedExecutionDate = StrictDateField(  # noqa: N815
         required=False,
         help_text="Default: today (the institution's date). sepa_ct: a day TARGET2 or the "
-        "institution is closed moves to the next day both are open.",
+        "institution is closed moves to the next day both are open. sepa_dd: the due date "
+        "(default and earliest: one SEPA day after the next direct-debit cut-off, and the "
+        "profile's pre-notification days after today).",
     )
     metadata = MetadataField(required=False)
+
+
+class MandateCreate(StrictSerializer):
+    externalAccountId = StrictCharField(  # noqa: N815
+        max_length=40, help_text="The debtor's account: a SEPA external account."
+    )
+    mandateReference = StrictCharField(  # noqa: N815
+        max_length=35,
+        trim_whitespace=False,
+        help_text="The mandate's reference (AT-01): 1 to 35 characters of the SEPA character "
+        "set, unique in the institution.",
+    )
+    signatureDate = StrictDateField(help_text="When the debtor signed it (not in the future).")  # noqa: N815
+    scheme = serializers.ChoiceField(choices=Mandate.Scheme.choices)
+    type = serializers.ChoiceField(choices=Mandate.Type.choices)
+    metadata = MetadataField(required=False)
+
+
+class MandateUpdate(StrictSerializer):
+    externalAccountId = StrictCharField(  # noqa: N815
+        max_length=40, required=False, help_text="A new debtor account (a SEPA external account)."
+    )
+    mandateReference = StrictCharField(  # noqa: N815
+        max_length=35, required=False, trim_whitespace=False, help_text="A new reference."
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("Give at least one field.")
+        return attrs
+
+
+class MandateQuery(Serializer):
+    status = serializers.ChoiceField(choices=Mandate.Status.choices, required=False)
+    externalAccountId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    scheme = serializers.ChoiceField(choices=Mandate.Scheme.choices, required=False)
 
 
 class CancellationCreate(StrictSerializer):
@@ -314,6 +367,14 @@ class PaymentOrderOut(Serializer):
     fileId = serializers.CharField(source="file_id", allow_null=True)  # noqa: N815
     traceNumber = serializers.CharField(source="trace_number", allow_null=True)  # noqa: N815
     returnInfo = serializers.SerializerMethodField()  # noqa: N815
+    mandateId = serializers.CharField(  # noqa: N815
+        source="mandate_id", allow_null=True, help_text="sepa_dd: the mandate it collects under."
+    )
+    sequenceType = serializers.CharField(  # noqa: N815
+        source="sequence_type",
+        help_text="sepa_dd: FRST, RCUR or OOFF, decided when its cut-off puts it in a file; "
+        "empty before and for other rails.",
+    )
     endedReason = serializers.CharField(source="ended_reason")  # noqa: N815
     metadata = MetadataField()
     sentAt = TimestampField(source="sent_at", allow_null=True)  # noqa: N815
@@ -409,6 +470,40 @@ class StopPaymentOut(Serializer):
     cancellationReason = serializers.CharField(source="cancelled_reason")  # noqa: N815
     createdAt = TimestampField(source="created_at")  # noqa: N815
     updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+
+class AmendmentOut(Serializer):
+    originalMandateReference = serializers.CharField(  # noqa: N815
+        source="original_reference", help_text="Empty: the reference did not change."
+    )
+    originalExternalAccountId = serializers.CharField(  # noqa: N815
+        source="original_external_account_id", allow_null=True
+    )
+    amendedAt = TimestampField(source="amended_at")  # noqa: N815
+
+
+class MandateOut(Serializer):
+    mandateId = serializers.CharField(source="id")  # noqa: N815
+    externalAccountId = serializers.CharField(source="external_account_id")  # noqa: N815
+    mandateReference = serializers.CharField(source="reference")  # noqa: N815
+    signatureDate = serializers.DateField(source="signature_date")  # noqa: N815
+    scheme = serializers.ChoiceField(choices=Mandate.Scheme.choices)
+    type = serializers.ChoiceField(choices=Mandate.Type.choices)
+    status = serializers.ChoiceField(choices=Mandate.Status.choices)
+    pendingAmendment = serializers.SerializerMethodField(  # noqa: N815
+        help_text="An amendment the next collection carries to the debtor's bank; null: none."
+    )
+    cancelledAt = TimestampField(source="cancelled_at", allow_null=True)  # noqa: N815
+    cancellationReason = serializers.CharField(source="cancelled_reason")  # noqa: N815
+    metadata = MetadataField()
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+    @extend_schema_field(AmendmentOut(allow_null=True))
+    def get_pendingAmendment(self, mandate) -> dict | None:  # noqa: N802
+        if not mandate.original_reference and mandate.original_external_account_id is None:
+            return None
+        return AmendmentOut(mandate).data
 
 
 class RailFileContentOut(Serializer):
@@ -551,7 +646,8 @@ class PaymentOrderListView(TXView):
         "EUR, in the account's currency), `limit_exceeded` (same-day limit), "
         "`external_account_not_verified`, `rail_not_available` (no profile for the rail), "
         "`duplicate_reference` (an end-to-end id the institution has used), "
-        "`insufficient_funds`.",
+        "`insufficient_funds`; sepa_dd: `creditor_identifier_missing`, `mandate_not_usable` "
+        "(cancelled, or a one-off mandate used), `due_date_too_early`.",
         operation_id="payment_orders_create",
         tags=TAGS,
     )
@@ -571,6 +667,7 @@ class PaymentOrderListView(TXView):
             end_to_end_id=data.get("endToEndId"),
             creditor_reference=data.get("creditorReference"),
             requested_execution_date=data.get("requestedExecutionDate"),
+            mandate_id=data.get("mandateId"),
             metadata=data.get("metadata"),
             actor=Actor.of_request(request),
         )
@@ -822,3 +919,115 @@ class StopPaymentCancellationsView(TXView):
             stop=stop, reason=data.get("reason", ""), actor=Actor.of_request(request)
         ).value
         return self.created(StopPaymentOut(stop).data)
+
+
+class MandateListView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="Mandate",
+        resources={V2: MandateOut},
+        request={V2: MandateCreate},
+        created=True,
+        summary="Record a SEPA direct debit mandate",
+        description="The debtor's authorization to collect from a SEPA external account, "
+        "under the institution's creditor identifier. 422 `creditor_identifier_missing` (no "
+        "initiation SEPA profile with a creditor identifier), `duplicate_reference` (a "
+        "reference the institution has used).",
+        operation_id="mandates_create",
+        tags=TAGS,
+    )
+    def post(self, request):
+        data = self.parse(MandateCreate)
+        mandate = mandate_create(
+            institution=self.institution,
+            external_account_id=data["externalAccountId"],
+            reference=data["mandateReference"],
+            signature_date=data["signatureDate"],
+            scheme=data["scheme"],
+            type=data["type"],
+            metadata=data.get("metadata"),
+            actor=Actor.of_request(request),
+        )
+        return self.created(MandateOut(mandate).data)
+
+    @document(
+        name="Mandate",
+        resources={V2: MandateOut},
+        many=True,
+        summary="List mandates, newest first",
+        operation_id="mandates_list",
+        tags=TAGS,
+    )
+    def get(self, request):
+        query = self.parse_query(MandateQuery)
+        rows = Mandate.objects.filter(institution=self.institution)
+        for field, value in (
+            ("status", query.get("status")),
+            ("external_account_id", query.get("externalAccountId")),
+            ("scheme", query.get("scheme")),
+        ):
+            if value is not None:
+                rows = rows.filter(**{field: value})
+        return self.respond_list(rows, MandateOut)
+
+
+class MandateDetailView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="Mandate",
+        resources={V2: MandateOut},
+        summary="Retrieve a mandate",
+        operation_id="mandates_retrieve",
+        tags=TAGS,
+    )
+    def get(self, request, mandateId):  # noqa: N803
+        mandate = mandate_get(institution=self.institution, mandate_id=mandateId)
+        return self.respond(MandateOut(mandate).data)
+
+    @document(
+        name="Mandate",
+        resources={V2: MandateOut},
+        request={V2: MandateUpdate},
+        summary="Amend a mandate's debtor account or reference",
+        description="What the EPC lets a creditor amend; the next collection carries the "
+        "amendment to the debtor's bank. 409 `invalid_state_transition` for a cancelled mandate, "
+        "or a new debtor account while a collection for the old one waits for its cut-off; 422 "
+        "`duplicate_reference`.",
+        operation_id="mandates_update",
+        tags=TAGS,
+    )
+    def patch(self, request, mandateId):  # noqa: N803
+        mandate = mandate_get(institution=self.institution, mandate_id=mandateId)
+        data = self.parse(MandateUpdate)
+        mandate = mandate_amend(
+            mandate=mandate,
+            external_account_id=data.get("externalAccountId"),
+            reference=data.get("mandateReference"),
+            actor=Actor.of_request(request),
+        ).value
+        return self.respond(MandateOut(mandate).data)
+
+
+class MandateCancellationsView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="Mandate",
+        resources={V2: MandateOut},
+        request={V2: CancellationCreate},
+        created=True,
+        summary="Cancel a mandate",
+        description="No collection under it from now on; one waiting for its cut-off is "
+        "cancelled with it. 409 `invalid_state_transition` when it is cancelled already.",
+        operation_id="mandate_cancellations_create",
+        tags=TAGS,
+    )
+    def post(self, request, mandateId):  # noqa: N803
+        mandate = mandate_get(institution=self.institution, mandate_id=mandateId)
+        data = self.parse(CancellationCreate)
+        mandate = mandate_cancel(
+            mandate=mandate, reason=data.get("reason", ""), actor=Actor.of_request(request)
+        ).value
+        return self.created(MandateOut(mandate).data)

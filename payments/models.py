@@ -46,6 +46,10 @@ def _stop_payment_id():
     return new_id("stp")
 
 
+def _mandate_id():
+    return new_id("mdt")
+
+
 class Rail(models.TextChoices):
     ACH = "ach", "ACH (next day)"
     ACH_SAME_DAY = "ach_same_day", "ACH same day"
@@ -139,6 +143,11 @@ class SepaProfile(Timestamped):
     # `approval_above` (minor units) wait for a staff user's approval.
     require_verified = models.BooleanField(default=False)
     approval_above = models.BigIntegerField(null=True, blank=True)
+    # Direct debits: the calendar days the creditor pre-notifies its debtor before a due date
+    # (the rulebook's 14 unless creditor and debtor agreed on fewer), and how many SEPA days a
+    # collected debit's money is held for the debtor bank's returns (Core: D+5).
+    pre_notification_days = models.PositiveSmallIntegerField(default=14)
+    debit_hold_days = models.PositiveSmallIntegerField(default=5)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -444,6 +453,17 @@ class PaymentOrder(CreatedBy, Timestamped):
     ended_reason = models.CharField(max_length=200, blank=True)
     # The four-eyes request it waited for (backoffice.ApprovalRequest), if it did.
     approval_id = models.CharField(max_length=40, blank=True)
+    # A SEPA direct debit: the mandate it collects under, and its sequence type (FRST, RCUR,
+    # OOFF), decided when the cut-off puts it in a file.
+    mandate = models.ForeignKey(
+        "Mandate",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="collections",
+        db_index=False,
+    )
+    sequence_type = models.CharField(max_length=4, blank=True, default="")
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -471,6 +491,11 @@ class PaymentOrder(CreatedBy, Timestamped):
                 name="payment_order_trace_idx",
             ),
             models.Index(fields=["external_account", "-id"], name="payment_order_external_idx"),
+            models.Index(
+                fields=["mandate", "id"],
+                condition=Q(mandate__isnull=False),
+                name="payment_order_mandate_idx",
+            ),
         ]
         constraints = [
             models.CheckConstraint(
@@ -527,6 +552,12 @@ class PaymentOrder(CreatedBy, Timestamped):
                 condition=Q(remittance_info="") | Q(creditor_reference=""),
                 name="payment_order_one_remittance",
             ),
+            # A direct debit under a mandate, and nothing else under one.
+            models.CheckConstraint(
+                condition=Q(rail="sepa_dd", mandate__isnull=False)
+                | (~Q(rail="sepa_dd") & Q(mandate__isnull=True, sequence_type="")),
+                name="payment_order_mandate_of_a_direct_debit",
+            ),
             # A client's end-to-end id names one order of the institution (a database rule: two
             # requests at once with one id, one order).
             models.UniqueConstraint(
@@ -538,6 +569,78 @@ class PaymentOrder(CreatedBy, Timestamped):
 
     def __str__(self):
         return f"{self.id} {self.direction} {money(self.amount, self.currency)} ({self.status})"
+
+
+class Mandate(CreatedBy, Timestamped):
+    """A SEPA direct debit mandate (docs/payments.md, "Mandates and direct debits"): the debtor's
+    authorization, signed on `signature_date`, for the institution (its SEPA creditor
+    identifier) to collect from a SEPA external account, under the Core or B2B scheme, once
+    (`one_off`) or again and again (`recurrent`). Its reference is unique in the institution
+    (a database rule). An amendment of its reference or debtor account is kept (`original_*`)
+    until the next collection carries it to the debtor's bank."""
+
+    class Scheme(models.TextChoices):
+        CORE = "CORE", "SEPA Core (consumers)"
+        B2B = "B2B", "SEPA B2B (businesses)"
+
+    class Type(models.TextChoices):
+        RECURRENT = "recurrent"
+        ONE_OFF = "one_off", "One-off"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        CANCELLED = "cancelled"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_mandate_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    external_account = models.ForeignKey(
+        ExternalAccount, on_delete=models.PROTECT, related_name="mandates", db_index=False
+    )
+    reference = models.CharField(max_length=35)
+    signature_date = models.DateField()
+    scheme = models.CharField(max_length=4, choices=Scheme.choices)
+    type = models.CharField(max_length=9, choices=Type.choices)
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.ACTIVE)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_reason = models.CharField(max_length=200, blank=True)
+    # An amendment not yet told to the debtor's bank: the reference and the debtor account the
+    # bank knows (blank / None: that one did not change).
+    original_reference = models.CharField(max_length=35, blank=True, default="")
+    original_external_account = models.ForeignKey(
+        ExternalAccount,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,
+    )
+    amended_at = models.DateTimeField(null=True, blank=True)
+    metadata = MetadataField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "mandate"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="mandate_inst_idx"),
+            models.Index(fields=["external_account", "-id"], name="mandate_external_idx"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["institution", "reference"], name="mandate_reference_once"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="active", cancelled_at__isnull=True)
+                | Q(status="cancelled", cancelled_at__isnull=False),
+                name="mandate_cancelled_when",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.scheme} {self.type} ({self.status})"
 
 
 class RailNotice(models.Model):

@@ -8,6 +8,9 @@ from .apis import (
     ExternalAccountListView,
     InboundEntryDetailView,
     InboundEntryListView,
+    MandateCancellationsView,
+    MandateDetailView,
+    MandateListView,
     PaymentOrderDetailView,
     PaymentOrderListView,
     PrenoteView,
@@ -46,6 +49,13 @@ def payment_urls(version: str):
             "payment-orders/<id:paymentOrderId>/cancellations",
             CancellationsView.as_view(),
             name="payment-order-cancellations",
+        ),
+        path("mandates", MandateListView.as_view(), name="mandates"),
+        path("mandates/<id:mandateId>", MandateDetailView.as_view(), name="mandate"),
+        path(
+            "mandates/<id:mandateId>/cancellations",
+            MandateCancellationsView.as_view(),
+            name="mandate-cancellations",
         ),
         path("stop-payments", StopPaymentListView.as_view(), name="stop-payments"),
         path(

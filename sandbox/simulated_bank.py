@@ -33,7 +33,7 @@ from stdnum import iban as stdnum_iban
 
 from cards.dates import today_of
 from payments.connector import folder
-from payments.iso20022 import camt054, pain001, pain002
+from payments.iso20022 import camt054, pain001, pain002, pain008
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import AchProfile, SepaProfile
 from payments.nacha.addenda import NotificationOfChange
@@ -365,8 +365,11 @@ def simulated_sepa_bank_run(*, institution, today: date | None = None) -> list[s
         if entry.name.startswith(".") or entry.name in state["read"] or not entry.is_file():
             continue
         with open(entry.path, "rb") as handle:
-            initiation = pain001.read_initiation(handle.read())
-        report, due = _sepa_answers(initiation, today)
+            content = handle.read()
+        if b"pain.008" in content[:400]:
+            report, due = _collection_answers(pain008.read_initiation(content), today)
+        else:
+            report, due = _sepa_answers(pain001.read_initiation(content), today)
         put(pain002.write_status_report(report), "pain002")
         state["due"] += due
         state["read"].append(entry.name)
@@ -426,20 +429,80 @@ def _sepa_answers(initiation, today: date) -> tuple[pain002.PaymentStatusReport,
     return report, due
 
 
+# The direct debits' scenarios, keyed by the debtor's IBAN: the debtor's refund (MD06, within 8
+# weeks) or its claim of no valid mandate (MD01, within 13 months) `delay_days` after the
+# collection was booked, or the debtor bank's rejection (AC04, MS02) at once.
+SEPA_DD_SCENARIOS = {
+    _german_iban("0000000304"): Scenario("reject", "AC04", delay_days=0),
+    _german_iban("0000000306"): Scenario("return", "MD06", delay_days=10),
+    _german_iban("0000000301"): Scenario("return", "MD01", delay_days=30),
+}
+
+
+def _collection_answers(initiation, today: date) -> tuple[pain002.PaymentStatusReport, list[dict]]:
+    """A pain.008's status report, and its camt.054 entries: each accepted collection booked (a
+    credit of the settlement account) on its due date, refunded later for a return scenario."""
+    statuses, due, rejected = [], [], 0
+    for payment in initiation.payments:
+        for debit in payment.debits:
+            scenario = SEPA_DD_SCENARIOS.get(debit.debtor_iban)
+            if scenario is not None and scenario.kind == "reject":
+                rejected += 1
+                statuses.append(
+                    pain002.TransactionStatus(
+                        original_end_to_end_id=debit.end_to_end_id,
+                        status="RJCT",
+                        reasons=(StatusReason(scenario.code),),
+                    )
+                )
+                continue
+            statuses.append(
+                pain002.TransactionStatus(original_end_to_end_id=debit.end_to_end_id, status="ACCP")
+            )
+            booked = max(payment.requested_collection_date, today)
+            answer = {"end_to_end_id": debit.end_to_end_id, "amount": debit.amount, "dd": True}
+            due.append({**answer, "due": booked.isoformat(), "kind": "booking", "code": ""})
+            if scenario is not None and scenario.kind == "return":
+                back = booked + timedelta(days=scenario.delay_days)
+                returned = {"due": back.isoformat(), "kind": "return", "code": scenario.code}
+                due.append({**answer, **returned})
+    group = "RJCT" if rejected == len(statuses) else "PART" if rejected else "ACCP"
+    report = pain002.PaymentStatusReport(
+        message_id=f"SIMBANK-STS-{initiation.message_id}"[:35],
+        created_at=datetime.combine(today, time(12, 0), tzinfo=UTC),
+        original_message_id=initiation.message_id,
+        original_message_type="pain.008.001.08",
+        group_status=group,
+        payments=(
+            pain002.PaymentStatus(
+                original_payment_information_id=initiation.payments[0].payment_information_id,
+                transactions=tuple(statuses),
+            ),
+        ),
+    )
+    return report, due
+
+
 def sepa_notification(account_iban: str, due: list[dict], today: date, number: int = 1) -> bytes:
     """A camt.054 of the settlement account: a booked debit per transfer booked, a credit back
-    with its return reason per transfer returned."""
+    with its return reason per transfer returned; a direct debit the other way round (booked a
+    credit, refunded a debit)."""
     entries = []
     for each in due:
         returned = each["kind"] == "return"
+        collection = each.get("dd", False)
         entries.append(
             camt054.Entry(
                 amount=each["amount"],
                 currency="EUR",
-                direction="credit" if returned else "debit",
+                direction="credit" if returned != collection else "debit",
                 status="BOOK",
                 bank_transaction_code=camt054.BankTransactionCode(
-                    domain="PMNT", family="ICDT", subfamily="RRTN" if returned else "ESCT"
+                    domain="PMNT",
+                    family="IDDT" if collection else "ICDT",
+                    subfamily=("UPDD" if collection else "RRTN")
+                    if returned
+                    else ("ESDD" if collection else "ESCT"),
                 ),
                 booking_date=today,
                 value_date=today,

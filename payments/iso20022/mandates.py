@@ -13,11 +13,17 @@ requires FRST before RCUR since 2016, but the codes stay), AT-02 the creditor id
 from __future__ import annotations
 
 import datetime
+from dataclasses import dataclass
 from typing import Literal
 
 from payments.iso20022.document import Element, find, refusal, sub, text
 from payments.iso20022.errors import Iso20022Error
-from payments.iso20022.fields import check_creditor_identifier, check_text, parse_date
+from payments.iso20022.fields import (
+    check_creditor_identifier,
+    check_iban,
+    check_text,
+    parse_date,
+)
 from payments.iso20022.messages import MessageType
 
 SequenceType = Literal["FRST", "RCUR", "OOFF", "FNAL"]
@@ -101,13 +107,65 @@ def read_creditor_scheme_id(parent: Element, message: MessageType) -> str | None
         raise refusal(scheme, error.reason, message) from None
 
 
-def write_mandate(parent: Element, mandate_id: str, signed_on: datetime.date) -> Element:
-    """`DrctDbtTx` with the mandate; returned so that a message can add its creditor id."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Amendment:
+    """A mandate amended since the last collection (`AmdmntInd` true, `AmdmntInfDtls`): the
+    reference (AT-19, `OrgnlMndtId`) and the debtor account (AT-24, `OrgnlDbtrAcct`) the
+    debtor's bank knew, None for one that did not change."""
+
+    original_mandate_id: str | None = None
+    original_debtor_iban: str | None = None
+
+    def __post_init__(self):
+        if self.original_mandate_id is None and self.original_debtor_iban is None:
+            raise Iso20022Error("an amendment names the original mandate id or debtor account")
+        if self.original_mandate_id is not None:
+            check_mandate_id(self.original_mandate_id)
+        if self.original_debtor_iban is not None:
+            object.__setattr__(
+                self,
+                "original_debtor_iban",
+                check_iban(self.original_debtor_iban, "original debtor IBAN"),
+            )
+
+
+def write_mandate(
+    parent: Element,
+    mandate_id: str,
+    signed_on: datetime.date,
+    amendment: Amendment | None = None,
+) -> Element:
+    """`DrctDbtTx` with the mandate (and its amendment, if any); returned so that a message can
+    add its creditor id."""
     transaction = sub(parent, "DrctDbtTx")
     mandate = sub(transaction, "MndtRltdInf")
     sub(mandate, "MndtId", mandate_id)
     sub(mandate, "DtOfSgntr", signed_on.isoformat())
+    if amendment is not None:
+        sub(mandate, "AmdmntInd", "true")
+        details = sub(mandate, "AmdmntInfDtls")
+        if amendment.original_mandate_id is not None:
+            sub(details, "OrgnlMndtId", amendment.original_mandate_id)
+        if amendment.original_debtor_iban is not None:
+            sub(details, "OrgnlDbtrAcct/Id/IBAN", amendment.original_debtor_iban)
     return transaction
+
+
+def read_amendment(parent: Element, message: MessageType) -> Amendment | None:
+    """The amendment under `parent/DrctDbtTx/MndtRltdInf`: None unless `AmdmntInd` is true."""
+    mandate = find(parent, "DrctDbtTx/MndtRltdInf")
+    if mandate is None or text(mandate, "AmdmntInd") not in ("true", "1"):
+        return None
+    details = find(mandate, "AmdmntInfDtls")
+    if details is None:
+        raise refusal(mandate, "AmdmntInd is true and AmdmntInfDtls is missing", message)
+    try:
+        return Amendment(
+            original_mandate_id=text(details, "OrgnlMndtId"),
+            original_debtor_iban=text(details, "OrgnlDbtrAcct/Id/IBAN"),
+        )
+    except Iso20022Error as error:
+        raise refusal(details, error.reason, message) from None
 
 
 def read_mandate(parent: Element, message: MessageType) -> tuple[str, datetime.date]:

@@ -17,7 +17,8 @@ The writer computes the counts and control sums; the reader checks them and refu
 whose NbOfTxs or CtrlSum is not what its debits add up to. The creditor identifier is written
 in the block; the reader takes it from the block or, where the creditor put it in each
 transaction (`DrctDbtTx/CdtrSchmeId`, which the EPC allows), from there, all of them the same.
-Elements TX does not model (addresses, ultimate parties, amendment details, purposes...) are
+The amendment details TX writes (`OrgnlMndtId`, `OrgnlDbtrAcct`) are read back; other
+elements TX does not model (addresses, ultimate parties, purposes...) are
 accepted and not kept.
 """
 
@@ -56,11 +57,13 @@ from payments.iso20022.fields import (
     parse_datetime,
 )
 from payments.iso20022.mandates import (
+    Amendment,
     LocalInstrument,
     SequenceType,
     check_local_instrument,
     check_mandate_id,
     check_sequence_type,
+    read_amendment,
     read_creditor_scheme_id,
     read_mandate,
     read_payment_type,
@@ -91,6 +94,7 @@ class DirectDebit:
     debtor_iban: str
     debtor_bic: str | None = None
     remittance: Remittance | None = None
+    amendment: Amendment | None = None
     currency: str = EUR
 
     def __post_init__(self):
@@ -189,7 +193,7 @@ def _write_payment(message: Element, payment: CollectionInstruction) -> None:
         item = sub(block, "DrctDbtTxInf")
         sub(item, "PmtId/EndToEndId", debit.end_to_end_id)
         sub(item, "InstdAmt", amount_text(debit.amount), Ccy=debit.currency)
-        write_mandate(item, debit.mandate_id, debit.mandate_signed_on)
+        write_mandate(item, debit.mandate_id, debit.mandate_signed_on, debit.amendment)
         write_agent(item, "DbtrAgt", debit.debtor_bic)
         sub(item, "Dbtr/Nm", debit.debtor_name)
         write_account(item, "DbtrAcct", debit.debtor_iban)
@@ -268,6 +272,7 @@ def _creditor_id(block: Element, items: list[Element]) -> str:
 def _read_debit(item: Element) -> DirectDebit:
     amount = find(item, "InstdAmt")
     mandate_id, signed_on = read_mandate(item, PAIN_008)
+    amendment = read_amendment(item, PAIN_008)
     return located(
         item,
         PAIN_008,
@@ -281,5 +286,6 @@ def _read_debit(item: Element) -> DirectDebit:
             debtor_name=required(item, "Dbtr/Nm", PAIN_008),
             debtor_iban=read_account(item, "DbtrAcct", PAIN_008),
             remittance=read_remittance(item),
+            amendment=amendment,
         ),
     )

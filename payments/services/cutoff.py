@@ -38,8 +38,8 @@ from accounts.models import Account, Hold
 from accounts.services import hold_capture
 from events.services import emit_many
 
-from ..calendar import ach_days_after, is_ach_day
-from ..iso20022 import pain001
+from ..calendar import ach_days_after, is_ach_day, sepa_days_after
+from ..iso20022 import pain001, pain008
 from ..iso20022.remittance import CreditorReference, Unstructured
 from ..locks import (
     lock_ach_profile,
@@ -51,6 +51,7 @@ from ..models import (
     SEPA_RAILS,
     AchProfile,
     InboundEntry,
+    Mandate,
     PaymentOrder,
     Rail,
     RailFile,
@@ -102,6 +103,11 @@ def cutoff_run(
         ).first()
         if existing is not None:
             return existing
+        if rail == Rail.SEPA_DD:
+            orders = _due_collections(institution, window_date, window)
+            if not orders:
+                return None
+            return _sepa_dd_file(profile, orders, window_date, window)
         orders = _due_orders(institution, rail, window_date, window)
         if rail in SEPA_RAILS:
             if not orders:
@@ -174,6 +180,135 @@ def _due_orders(institution, rail: str, window_date: date, window: str) -> list[
         # wait, docs/money.md): it waits for a window after the account is active again.
         .filter(Q(hold__isnull=True) | Q(account__status=Account.Status.ACTIVE))
     )
+
+
+def _due_collections(institution, window_date: date, window: str) -> list[PaymentOrder]:
+    """The approved direct debits made before the cut-off's instant whose due date is at least
+    one SEPA day after the window's date (the scheme's D-1), locked by id. One whose due date
+    has come too close (the job did not run in time) waits: staff cancel it."""
+    return lock_payment_orders(
+        PaymentOrder.objects.filter(
+            institution=institution,
+            rail=Rail.SEPA_DD,
+            status=PaymentOrder.Status.APPROVED,
+            requested_execution_date__gte=sepa_days_after(institution, window_date, 1),
+            created_at__lt=window_instant(institution, window_date, window),
+        )
+    )
+
+
+def _sepa_dd_file(
+    profile: SepaProfile, orders: list[PaymentOrder], window_date: date, window: str
+) -> RailFile | None:
+    """The window's pain.008 (`payments.iso20022.pain008`): a collection instruction per due
+    date, scheme and sequence type, to the profile's settlement account under its creditor
+    identifier, a direct debit per order with its mandate (an amendment not yet told carried on
+    it). The sequence type is decided here: OOFF for a one-off mandate; FRST for a recurrent
+    mandate's first collection in a file (none before it scheduled and not rejected), RCUR
+    after. Each order's effective date is its due date."""
+    institution = profile.institution
+    rail_file = RailFile(institution=institution)
+    message_id = rail_file.pk.replace("_", "-")
+    mandates = {
+        each.pk: each
+        for each in Mandate.objects.select_for_update(of=("self",))
+        .filter(pk__in={order.mandate_id for order in orders})
+        .select_related("original_external_account")
+        .order_by("pk")
+    }
+    collected = set(
+        PaymentOrder.objects.filter(mandate_id__in=mandates, file__isnull=False)
+        .exclude(status=PaymentOrder.Status.REJECTED)
+        .values_list("mandate_id", flat=True)
+    )
+    groups = defaultdict(list)
+    amended = []
+    for order in orders:
+        mandate = mandates[order.mandate_id]
+        if mandate.type == Mandate.Type.ONE_OFF:
+            sequence = "OOFF"
+        elif mandate.pk in collected:
+            sequence = "RCUR"
+        else:
+            sequence = "FRST"
+            collected.add(mandate.pk)
+        order.sequence_type = sequence
+        amendment = None
+        if mandate.original_reference or mandate.original_external_account_id:
+            original = mandate.original_external_account
+            amendment = pain008.Amendment(
+                original_mandate_id=mandate.original_reference or None,
+                original_debtor_iban=original.sepa_iban() if original else None,
+            )
+            amended.append(mandate)
+        debit = pain008.DirectDebit(
+            end_to_end_id=order.end_to_end_id,
+            amount=order.amount,
+            mandate_id=mandate.reference,
+            mandate_signed_on=mandate.signature_date,
+            debtor_name=_name(order.external_account.holder_name),
+            debtor_iban=order.external_account.sepa_iban(),
+            debtor_bic=order.external_account.sepa_bic or None,
+            remittance=_remittance(order),
+            amendment=amendment,
+        )
+        groups[(order.requested_execution_date, mandate.scheme, sequence)].append((order, debit))
+    instructions = []
+    for number, key in enumerate(sorted(groups), start=1):
+        day, scheme, sequence = key
+        instructions.append(
+            pain008.CollectionInstruction(
+                payment_information_id=f"{message_id}-{number}",
+                requested_collection_date=day,
+                local_instrument=scheme,
+                sequence_type=sequence,
+                creditor_name=_name(institution.name),
+                creditor_iban=profile.settlement_iban,
+                creditor_bic=profile.bic or None,
+                creditor_id=profile.creditor_identifier,
+                debits=tuple(debit for _, debit in groups[key]),
+            )
+        )
+    initiation = pain008.DirectDebitInitiation(
+        message_id=message_id,
+        created_at=_local_now(institution).replace(microsecond=0),
+        initiating_party=_name(institution.name),
+        payments=tuple(instructions),
+    )
+    content = pain008.write_initiation(initiation)  # validated against its XSD as written
+    built = _file(
+        institution,
+        Rail.SEPA_DD,
+        window_date,
+        window,
+        _next_modifier(institution, window_date),
+        content,
+        "xml",
+        entry_count=len(orders),
+        debit_total=sum(order.amount for order in orders),
+    )
+    built.pk = rail_file.pk
+    if not _stored(built):
+        return None
+    for key in sorted(groups):
+        batch = [order for order, _ in groups[key]]
+        _schedule([(order, _identification(order)) for order in batch], built, key[0])
+        PaymentOrder.objects.filter(pk__in=[order.pk for order in batch]).update(
+            sequence_type=key[2]
+        )
+    for mandate in amended:
+        Mandate.objects.filter(pk=mandate.pk).update(
+            original_reference="", original_external_account=None
+        )
+    return built
+
+
+def _remittance(order: PaymentOrder):
+    if order.creditor_reference:
+        return CreditorReference(order.creditor_reference)
+    if order.remittance_info:
+        return Unstructured(order.remittance_info)
+    return None
 
 
 def _file(institution, rail, window_date, window, modifier, content, extension, **totals):

@@ -283,6 +283,7 @@ def payment_order_create(
     end_to_end_id: str | None = None,
     creditor_reference: str | None = None,
     requested_execution_date: date | None = None,
+    mandate_id: str | None = None,
     metadata: dict | None = None,
     actor: Actor,
 ) -> PaymentOrder:
@@ -295,6 +296,10 @@ def payment_order_create(
         errors["rail"] = f"Must be one of {', '.join(Rail.values)}."
     if isinstance(amount, bool) or not isinstance(amount, int) or amount <= 0:
         errors["amount"] = "Must be a positive integer of minor units."
+    if rail == Rail.SEPA_DD and mandate_id is None:
+        errors["mandate_id"] = "A SEPA direct debit collects under a mandate: required."
+    elif rail != Rail.SEPA_DD and mandate_id is not None:
+        errors["mandate_id"] = "A SEPA direct debit's (sepa_dd) only."
     if errors:
         raise ValidationFailed(details=errors)
     fields = _rail_fields(
@@ -332,17 +337,22 @@ def payment_order_create(
             )
     else:
         profile = sepa_profile_of(institution, rail)
-        if rail == Rail.SEPA_DD:
-            raise RailNotAvailable(
-                "SEPA direct debits are collected under a mandate: not available until "
-                "mandates are.",
-                details={"rail": rail},
-            )
+    mandate = None
+    if rail == Rail.SEPA_DD:
+        from .mandates import creditor_profile_of, mandate_of_collection
+
+        creditor_profile_of(institution)
+        mandate = mandate_of_collection(institution, mandate_id, external)
     if profile.require_verified and external.status != ExternalAccount.Status.VERIFIED:
         raise ExternalAccountNotVerified(
             details={"external_account_id": external.pk, "status": external.status}
         )
-    day = _execution_date(institution, requested_execution_date, rail)
+    if rail == Rail.SEPA_DD:
+        from .mandates import due_date
+
+        day = due_date(profile, requested_execution_date)
+    else:
+        day = _execution_date(institution, requested_execution_date, rail)
     if fields.get("end_to_end_id") and _end_to_end_id_taken(institution, fields["end_to_end_id"]):
         raise DuplicateReference(
             "The institution has an order with this end-to-end id already.",
@@ -360,6 +370,7 @@ def payment_order_create(
         rail=rail,
         requested_execution_date=day,
         status=Status.NEEDS_APPROVAL if needs_approval else Status.APPROVED,
+        mandate=mandate,
         metadata=metadata,
         **fields,
         **actor.stamp("created_by"),
@@ -368,6 +379,10 @@ def payment_order_create(
         order.end_to_end_id = default_end_to_end_id(order)
     try:
         with transaction.atomic(savepoint=False):
+            if mandate is not None:
+                from .mandates import mandate_usable
+
+                mandate_usable(mandate.pk)
             if direction == PaymentOrder.Direction.CREDIT:
                 order.hold = hold_place(
                     account=account,

@@ -67,11 +67,16 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
     ):
         institution = profile.institution
         day = local_date(institution, now)
-        window = profile.credit_transfer_cutoff
-        if is_sepa_day(institution, day) and window_instant(institution, day, window) <= now:
-            written = cutoff_run(profile=profile, rail=Rail.SEPA_CT, window_date=day, window=window)
-            if written is not None and written.delivered_at is None:
-                result.files_written.append(written.pk)
+        # Credit transfers' cut-off, and direct debits' when the institution collects (a
+        # creditor identifier): one file per window each.
+        cutoffs = [(Rail.SEPA_CT, profile.credit_transfer_cutoff)]
+        if profile.creditor_identifier:
+            cutoffs.append((Rail.SEPA_DD, profile.direct_debit_cutoff))
+        for rail, window in cutoffs:
+            if is_sepa_day(institution, day) and window_instant(institution, day, window) <= now:
+                written = cutoff_run(profile=profile, rail=rail, window_date=day, window=window)
+                if written is not None and written.delivered_at is None:
+                    result.files_written.append(written.pk)
     result.files_delivered = connector.deliver_pending()
     result.settled = orders_settle(now=now)
     result.verified = prenotes_verify(now=now)

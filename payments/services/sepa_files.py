@@ -32,7 +32,7 @@ from ..iso20022.camt054 import read_notification
 from ..iso20022.document import safe_parser
 from ..iso20022.messages import BY_NAMESPACE, CAMT_054, PAIN_002
 from ..iso20022.pain002 import read_status_report
-from ..models import SEPA_RAILS, PaymentOrder, RailFile, RailNotice, SepaProfile
+from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
 from .returns import order_return, unknown_return
 from .settlement import order_settle
 
@@ -242,8 +242,11 @@ def _transaction(rail_file: RailFile, entry, transaction, now: datetime) -> None
         else:
             order_return(order=order, reason=reason, rail_file=rail_file, at=now)
         return
-    booked_debit = entry.status == "BOOK" and entry.direction == "debit" and not entry.reversal
-    if order is not None and booked_debit:
+    # A credit transfer is booked as a debit of the settlement account, a direct debit as a
+    # credit to it.
+    expected = "credit" if order is not None and order.rail == Rail.SEPA_DD else "debit"
+    booked = entry.status == "BOOK" and entry.direction == expected and not entry.reversal
+    if order is not None and booked:
         if _booked_amount(entry, transaction) not in (None, (order.amount, order.currency)):
             # The bank booked another sum than the order's: a break for reconciliation, and the
             # order waits `sent` (it never settles at a sum it was not sent for).

@@ -28,9 +28,17 @@ from core.actors import SYSTEM
 from core.locks import lock_free_batch
 from institutions.calendar import local_date
 
-from ..calendar import ach_days_after
+from ..calendar import ach_days_after, sepa_days_after
 from ..locks import lock_payment_order
-from ..models import ACH_RAILS, SEPA_RAILS, AchProfile, ExternalAccount, PaymentOrder, RailJournal
+from ..models import (
+    ACH_RAILS,
+    SEPA_RAILS,
+    AchProfile,
+    ExternalAccount,
+    PaymentOrder,
+    RailJournal,
+    SepaProfile,
+)
 from .external_accounts import external_account_verify
 from .orders import emit_order
 
@@ -132,7 +140,7 @@ def _collect(order: PaymentOrder) -> None:
     institution = order.institution
     account = order.account
     settlement = rail_account(institution, Account.InternalCode.RAIL_SETTLEMENT, order.currency)
-    journal = order_journal(order, "ACH debit collected")
+    journal = order_journal(order, f"{rail_label(order)} debit collected")
     external = order.external_account
     rail_post(
         order=order,
@@ -146,7 +154,7 @@ def _collect(order: PaymentOrder) -> None:
                     account,
                     StatementLine.Type.CASH_INC,
                     order.amount,
-                    f"ACH from {external.holder_name} ••••{external.ach_account_number_last4}",
+                    f"{rail_label(order)} from {external.holder_name} ••••{external.number_last4}",
                 )
             ],
             currency=order.currency,
@@ -154,8 +162,11 @@ def _collect(order: PaymentOrder) -> None:
         ),
     )
     days = account.product.debit_hold_days
+    sepa = order.rail in SEPA_RAILS
     if days is None:
-        days = AchProfile.objects.get(institution=institution).debit_hold_days
+        profile = SepaProfile if sepa else AchProfile
+        days = profile.objects.get(institution=institution).debit_hold_days
+    days_after = sepa_days_after if sepa else ach_days_after
     # What came in, as far as it is available: money that paid back the card network's
     # overdraft first is not there to hold.
     available = lock_accounts([account.pk])[account.pk].available
@@ -167,7 +178,7 @@ def _collect(order: PaymentOrder) -> None:
             currency=order.currency,
             expires_at=_end_of(
                 institution,
-                ach_days_after(institution, order.effective_date, days),
+                days_after(institution, order.effective_date, days),
             ),
             reason=f"Returns window of payment order {order.pk}",
             actor=SYSTEM,
