@@ -16,7 +16,7 @@ schemathesis's coverage phase: boundary and invalid values of every field and he
 version's own document.
 """
 
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 import schemathesis
@@ -52,12 +52,22 @@ from events.models import Event
 from institutions import scopes as api_scopes
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from payments.models import InboundEntry
-from payments.services.external_accounts import external_account_create
+from payments.services.external_accounts import (
+    external_account_create,
+    sepa_external_account_create,
+)
 from payments.services.inbound_files import rail_file_receive
+from payments.services.mandates import mandate_create
 from payments.services.orders import payment_order_create
 from payments.services.stop_payments import stop_payment_create
 from tests.factories import InstitutionFactory, issue_key
-from tests.payments.helpers import USD_PRODUCT, ach_profile, inbound_credit_file
+from tests.payments.helpers import (
+    IBAN,
+    USD_PRODUCT,
+    ach_profile,
+    inbound_credit_file,
+    sepa_profile,
+)
 from transfers.batches import transfer_batch_create
 from transfers.services import transfer_create
 from webhooks.services import webhook_endpoint_create
@@ -281,12 +291,33 @@ def _payments(institution, customer) -> dict:
     stop = stop_payment_create(
         institution=institution, account_id=usd.id, company_id="1234509876", actor=SYSTEM
     )
+    # A SEPA direct debit mandate: a creditor identifier on the SEPA profile, the debtor's IBAN.
+    sepa_profile(institution, creditor_identifier="DE98ZZZ09999999999")
+    debtor = sepa_external_account_create(
+        institution=institution,
+        customer_id=customer.id,
+        holder_name="Ada Lovelace",
+        country_code="276",
+        currency="EUR",
+        iban=IBAN,
+        actor=SYSTEM,
+    )
+    mandate = mandate_create(
+        institution=institution,
+        external_account_id=debtor.id,
+        reference="SCHEMATHESIS-1",
+        signature_date=date(2026, 1, 15),
+        scheme="CORE",
+        type="recurrent",
+        actor=SYSTEM,
+    )
     return {
         "externalAccountId": external.id,
         "paymentOrderId": order.id,
         "fileId": rail_file.id,
         "inboundEntryId": inbound.id,
         "stopPaymentId": stop.id,
+        "mandateId": mandate.id,
     }
 
 

@@ -501,6 +501,8 @@ SPECTACULAR_SETTINGS = {
         "IncrementDecision": "authorizations.models.ProgramDecided.Decision",
         "DisputeStatus": "disputes.models.Dispute.Status",
         "ExternalAccountStatus": "payments.models.ExternalAccount.Status",
+        "MandateStatus": "payments.models.Mandate.Status",
+        "MandateType": "payments.models.Mandate.Type",
         "ExternalAccountKind": "payments.models.ExternalAccount.Kind",
         "RailEnum": "payments.models.Rail",  # its name before the upload's rails came
         # The rails whose files `POST /rail-files` reads (NACHA's).

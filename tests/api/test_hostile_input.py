@@ -310,7 +310,10 @@ class World:
     @cached_property
     def sepa(self):
         """The institution's SEPA profile: what SEPA orders need (set by staff, no API)."""
-        return sepa_profile(Customer.objects.get(pk=self.customer).institution)
+        return sepa_profile(
+            Customer.objects.get(pk=self.customer).institution,
+            creditor_identifier="DE98ZZZ09999999999",
+        )
 
     @cached_property
     def sepa_external_account(self) -> str:
@@ -328,6 +331,13 @@ class World:
     def stop_payment(self) -> str:
         body = {"accountId": self.usd_account, "companyId": "1234509876"}
         return self._created("/stop-payments", body)["stopPaymentId"]
+
+    @cached_property
+    def mandate(self) -> str:
+        assert self.sepa
+        return self._created("/mandates", mandate_body(self.sepa_external_account, "HOSTILE-M0"))[
+            "mandateId"
+        ]
 
     def path_id(self, name: str) -> str:
         return getattr(
@@ -347,12 +357,23 @@ class World:
                 "externalAccountId": "external_account",
                 "paymentOrderId": "payment_order",
                 "stopPaymentId": "stop_payment",
+                "mandateId": "mandate",
             }[name],
         )
 
     @property
     def prepaid_account_product(self) -> str:
         return self.account_products["AccountPrepaidAPI"]
+
+
+def mandate_body(external_id: str, reference: str = "HOSTILE-M1") -> dict:
+    return {
+        "externalAccountId": external_id,
+        "mandateReference": reference,
+        "signatureDate": "2026-01-15",
+        "scheme": "CORE",
+        "type": "recurrent",
+    }
 
 
 def address(version: str) -> dict:
@@ -633,6 +654,9 @@ BODIES = {
         "reason": "Cancelled the membership",
     },
     ("StopPaymentCancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
+    ("MandateListView", "post"): lambda w, v: w.sepa and mandate_body(w.sepa_external_account),
+    ("MandateDetailView", "patch"): lambda w, v: {"mandateReference": "HOSTILE-M2"},
+    ("MandateCancellationsView", "post"): lambda w, v: {"reason": "Asked by the debtor"},
     # A valid file of the bank's: a return of an entry TX never sent, kept for reconciliation.
     ("RailFileListView", "post"): lambda w, v: upload_body(
         unknown_return_file(w.ach, timezone.now().date())
@@ -812,6 +836,7 @@ EMPTY_IS_VALID = {
     ("PrenoteView", "post"),
     ("CancellationsView", "post"),
     ("StopPaymentCancellationsView", "post"),
+    ("MandateCancellationsView", "post"),
 }
 
 

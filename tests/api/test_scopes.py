@@ -40,6 +40,8 @@ from tests.payments.helpers import (
     external_body,
     inbound_credit_file,
     order_body,
+    sepa_external_body,
+    sepa_profile,
     unknown_return_file,
     upload_body,
     usd_account,
@@ -319,6 +321,18 @@ class World:
         body = {"accountId": self["usdAccount"], "companyId": "1234509876"}
         return self._post("/stop-payments", body)["stopPaymentId"]
 
+    def _make_sepa(self):  # v2 only: a SEPA profile that collects (staff set it, no API)
+        return sepa_profile(self.institution, creditor_identifier="DE98ZZZ09999999999").pk
+
+    def _make_sepaExternalAccount(self):  # noqa: N802 (v2 only)
+        body = sepa_external_body(self["customer"])
+        return self._post("/external-accounts", body)["externalAccountId"]
+
+    def _make_mandate(self):  # v2 only: a SEPA direct debit mandate
+        self["sepa"]
+        body = mandate_body(self["sepaExternalAccount"], "SCOPES-M0")
+        return self._post("/mandates", body)["mandateId"]
+
     def _make_event(self):
         self["customer"]
         return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
@@ -346,6 +360,16 @@ CARD_PRODUCT = {
     "validityMonths": 24,
     "defaultLimits": {"perTransaction": 1, "daily": 2, "monthly": 3, "dailyCash": 0},
 }
+
+
+def mandate_body(external_id: str, reference: str) -> dict:
+    return {
+        "externalAccountId": external_id,
+        "mandateReference": reference,
+        "signatureDate": "2026-01-15",
+        "scheme": "CORE",
+        "type": "recurrent",
+    }
 
 
 def ach_profile_of(ids) -> AchProfile:
@@ -421,6 +445,7 @@ PATH_IDS = {
     "fileId": "railFile",
     "inboundEntryId": "inboundEntry",
     "stopPaymentId": "stopPayment",
+    "mandateId": "mandate",
 }
 # Objects no request can make without staff, a rule firing or a fee schedule: a made-up id
 # answers 404 after the scope check, which is all these tests need of them.
@@ -578,6 +603,11 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "amount": 4_500,
         },
         ("POST", "/stop-payments/{stopPaymentId}/cancellations"): lambda ids: {},
+        ("POST", "/mandates"): lambda ids: (
+            ids["sepa"] and mandate_body(ids["sepaExternalAccount"], "SCOPES-M1")
+        ),
+        ("PATCH", "/mandates/{mandateId}"): lambda ids: {"mandateReference": "SCOPES-M2"},
+        ("POST", "/mandates/{mandateId}/cancellations"): lambda ids: {},
         # Another trace than the world's file: other bytes, another file.
         ("POST", "/rail-files"): lambda ids: upload_body(
             unknown_return_file(ach_profile_of(ids), timezone.now().date(), "091000010000998")

@@ -303,7 +303,7 @@ def test_sepa_moves_eur_only_and_reaches_sepa_accounts_only():
     assert not PaymentOrder.objects.exists()
 
 
-def test_without_a_sepa_profile_no_sepa_order_and_no_direct_debit_yet():
+def test_without_a_sepa_profile_no_sepa_order_and_no_direct_debit_without_a_creditor():
     bank = sepa_bank(profile=False)
     external = bank.external()["externalAccountId"]
     for rail in ("sepa_ct", "sepa_inst"):
@@ -311,15 +311,23 @@ def test_without_a_sepa_profile_no_sepa_order_and_no_direct_debit_yet():
             bank.order(external, rail=rail), "v2", 422, "rail_not_available", {"rail": rail}
         )
     SepaProfile.objects.create(institution=bank.institution, kind="interbank", bic="DEUTDEFFXXX")
+    # A direct debit: under a mandate, of an initiation profile with a creditor identifier.
     assert_error(
         bank.order(external, rail="sepa_dd", direction="debit"),
         "v2",
-        422,
-        "rail_not_available",
-        {"rail": "sepa_dd"},
+        400,
+        "validation_error",
+        {"mandateId": "A SEPA direct debit collects under a mandate: required."},
     )
     assert_error(
-        bank.order(external, rail="sepa_dd"),
+        bank.order(external, rail="sepa_dd", direction="debit", mandateId="mdt_unknown"),
+        "v2",
+        422,
+        "creditor_identifier_missing",
+        {"kind": "interbank"},
+    )
+    assert_error(
+        bank.order(external, rail="sepa_dd", mandateId="mdt_unknown"),
         "v2",
         400,
         "validation_error",
