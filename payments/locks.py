@@ -1,13 +1,23 @@
 """The row locks of payments (docs/money.md, "Locking"): an order or an inbound entry, then its
 account's rows through the posting functions; an external account alone. A cut-off takes the
 institution's cut-off lock, then locks the orders of its window and the inbound entries to
-return, by id, then its ACH profile (the trace numbers), then writes its window's file row (the
-unique index decides the window's one file, `payments.services.cutoff`)."""
+return, by id, then a direct-debit window's mandates, by id, then its ACH profile (the trace
+numbers), then writes its window's file row (the unique index decides the window's one file,
+`payments.services.cutoff`). A mandate and a stop payment are locked alone by their own
+changes."""
 
 from django.db import connection
 from django.db.models import QuerySet
 
-from .models import AchProfile, ExternalAccount, InboundEntry, PaymentOrder, SepaProfile
+from .models import (
+    AchProfile,
+    ExternalAccount,
+    InboundEntry,
+    Mandate,
+    PaymentOrder,
+    SepaProfile,
+    StopPayment,
+)
 
 
 def lock_external_account(external_id: str) -> ExternalAccount:
@@ -65,3 +75,28 @@ def lock_returning_entries(institution_id: str) -> list[InboundEntry]:
         .filter(institution_id=institution_id, status=InboundEntry.Status.RETURNING)
         .order_by("pk")
     )
+
+
+def lock_stop_payment(stop_id: str) -> StopPayment:
+    """A stop payment alone (its cancellation)."""
+    return StopPayment.objects.select_for_update().get(pk=stop_id)
+
+
+def lock_mandate(mandate_id: str) -> Mandate:
+    """A mandate alone: its amendment, cancellation, or a collection made under it."""
+    return (
+        Mandate.objects.select_for_update(of=("self",))
+        .select_related("institution", "external_account")
+        .get(pk=mandate_id)
+    )
+
+
+def lock_mandates(mandate_ids) -> dict[str, Mandate]:
+    """The mandates of a direct-debit cut-off's orders, by id (one order for every path)."""
+    return {
+        mandate.pk: mandate
+        for mandate in Mandate.objects.select_for_update(of=("self",))
+        .filter(pk__in=mandate_ids)
+        .select_related("original_external_account")
+        .order_by("pk")
+    }

@@ -44,6 +44,7 @@ from ..iso20022.remittance import CreditorReference, Unstructured
 from ..locks import (
     lock_ach_profile,
     lock_cutoffs,
+    lock_mandates,
     lock_payment_orders,
     lock_returning_entries,
 )
@@ -209,13 +210,7 @@ def _sepa_dd_file(
     institution = profile.institution
     rail_file = RailFile(institution=institution)
     message_id = rail_file.pk.replace("_", "-")
-    mandates = {
-        each.pk: each
-        for each in Mandate.objects.select_for_update(of=("self",))
-        .filter(pk__in={order.mandate_id for order in orders})
-        .select_related("original_external_account")
-        .order_by("pk")
-    }
+    mandates = lock_mandates({order.mandate_id for order in orders})
     collected = set(
         PaymentOrder.objects.filter(mandate_id__in=mandates, file__isnull=False)
         .exclude(status=PaymentOrder.Status.REJECTED)

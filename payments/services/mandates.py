@@ -30,6 +30,7 @@ from events.services import emit_for
 from institutions.models import Institution
 
 from .. import sepa
+from ..locks import lock_mandate
 from ..models import ExternalAccount, Mandate, PaymentOrder, SepaProfile
 from ..selectors import external_account_get
 from .orders import MAX_DAYS_AHEAD, constraint_of
@@ -168,14 +169,6 @@ def mandate_create(
         _saved(mandate, lambda: mandate.save(force_insert=True))
         emit_for(mandate, "mandate.created", data=_event_data(mandate), actor=actor)
     return mandate
-
-
-def lock_mandate(mandate_id: str) -> Mandate:
-    return (
-        Mandate.objects.select_for_update(of=("self",))
-        .select_related("institution", "external_account")
-        .get(pk=mandate_id)
-    )
 
 
 def _collections_waiting(mandate: Mandate) -> bool:

@@ -36,6 +36,7 @@ from core.timestamps import iso_millis
 from events.services import emit_for
 from institutions.models import Institution
 
+from ..locks import lock_stop_payment
 from ..models import StopPayment
 from .external_accounts import USD
 
@@ -152,7 +153,7 @@ def stop_payment_cancel(
     `stop_payment.cancelled` (the actor's)."""
     reason = _reason(reason)
     with transaction.atomic(savepoint=False):
-        stop = StopPayment.objects.select_for_update().get(pk=stop.pk)
+        stop = lock_stop_payment(stop.pk)
         now = timezone.now()
         shown = stop.shown_status(now)
         if shown != Status.ACTIVE:
