@@ -227,3 +227,8 @@ def _json_value(value):
     if isinstance(value, uuid.UUID):
         return str(value)
     return value
+
+
+def constraint_of(error) -> str | None:
+    """The name of the constraint an IntegrityError broke (None when PostgreSQL named none)."""
+    return getattr(getattr(error.__cause__, "diag", None), "constraint_name", None)

@@ -52,6 +52,7 @@ from .selectors import (
     external_account_list,
     inbound_entry_get,
     inbound_entry_list,
+    mandate_get,
     payment_order_get,
     payment_order_list,
     rail_file_get,
@@ -65,7 +66,7 @@ from .services.external_accounts import (
     sepa_external_account_create,
 )
 from .services.inbound_files import FileRefused, rail_file_receive
-from .services.mandates import mandate_amend, mandate_cancel, mandate_create, mandate_get
+from .services.mandates import mandate_amend, mandate_cancel, mandate_create
 from .services.orders import external_account_prenote, payment_order_cancel, payment_order_create
 from .services.stop_payments import stop_payment_cancel, stop_payment_create
 

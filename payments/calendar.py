@@ -24,8 +24,9 @@ day** of an institution is both its business day and TARGET2's. SEPA Instant run
 the year and has no calendar.
 """
 
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
 from functools import cache
+from zoneinfo import ZoneInfo
 
 import holidays
 
@@ -118,3 +119,10 @@ def ach_days_after(institution: Institution, start: date, days: int) -> date:
     on or after `start` (`institutions.calendar.business_days_after`'s contract, on both
     calendars)."""
     return business_days_after(institution, start, days, also_open=is_fed_business_day)
+
+
+def window_instant(institution, window_date: date, window: str) -> datetime:
+    """The cut-off's instant: `window` ("HH:MM") on `window_date` in the institution's zone (on
+    a day the clocks change, the wall-clock time as it is that day)."""
+    hours, minutes = (int(part) for part in window.split(":"))
+    return datetime.combine(window_date, time(hours, minutes), ZoneInfo(institution.time_zone))

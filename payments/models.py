@@ -367,6 +367,9 @@ class PaymentOrder(CreatedBy, Timestamped):
     """Money to (`credit`) or from (`debit`) an external account over a rail (module docstring;
     docs/payments.md, "Payment orders")."""
 
+    # The latest requested execution (or due) date, from today: a year.
+    MAX_DAYS_AHEAD = 365
+
     class Direction(models.TextChoices):
         CREDIT = "credit", "Credit (pay out)"
         DEBIT = "debit", "Debit (collect)"

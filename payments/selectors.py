@@ -7,7 +7,7 @@ from django.utils import timezone
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
-from .models import ExternalAccount, InboundEntry, PaymentOrder, RailFile, StopPayment
+from .models import ExternalAccount, InboundEntry, Mandate, PaymentOrder, RailFile, StopPayment
 
 
 def external_account_get(*, institution: Institution, external_account_id: str) -> ExternalAccount:
@@ -118,3 +118,12 @@ def stop_payment_list(
         else:
             rows = rows.filter(status=status)
     return rows
+
+
+def mandate_get(*, institution: Institution, mandate_id: str) -> Mandate:
+    return get_of_institution(
+        Mandate.objects.select_related("institution", "external_account"),
+        institution=institution,
+        id=mandate_id,
+        missing="No mandate with this id.",
+    )

@@ -26,6 +26,7 @@ from core.actors import Actor
 from core.exceptions import BatchItemFailed, DuplicateReference, TXError
 from core.metrics import TRANSFER_BATCH, count_on_commit
 from core.operations import part
+from core.rows import constraint_of
 from institutions.models import Institution
 
 from .endpoints import Resolved, endpoint_pairs_resolve
@@ -36,7 +37,6 @@ from .services import (
     Order,
     check_currencies,
     check_two_accounts,
-    constraint_of,
     order_fields,
     posted_create,
     posted_rows,

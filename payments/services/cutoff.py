@@ -27,7 +27,7 @@ Delivering the file to the bank (the outbox, `payments.connector`) makes its ord
 import hashlib
 import unicodedata
 from collections import defaultdict
-from datetime import date, datetime, time
+from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from django.db import IntegrityError, connection, transaction
@@ -38,7 +38,7 @@ from accounts.models import Account, Hold
 from accounts.services import hold_capture
 from events.services import emit_many
 
-from ..calendar import ach_days_after, is_ach_day, sepa_days_after
+from ..calendar import ach_days_after, is_ach_day, sepa_days_after, window_instant
 from ..iso20022 import pain001, pain008
 from ..iso20022.remittance import CreditorReference, Unstructured
 from ..locks import (
@@ -595,10 +595,3 @@ def _next_modifier(institution, day: date) -> str:
 
 def _local_now(institution) -> datetime:
     return timezone.now().astimezone(ZoneInfo(institution.time_zone))
-
-
-def window_instant(institution, window_date: date, window: str) -> datetime:
-    """The cut-off's instant: `window` ("HH:MM") on `window_date` in the institution's zone (on
-    a day the clocks change, the wall-clock time as it is that day)."""
-    hours, minutes = (int(part) for part in window.split(":"))
-    return datetime.combine(window_date, time(hours, minutes), ZoneInfo(institution.time_zone))

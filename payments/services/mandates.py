@@ -10,7 +10,7 @@ external accounts; its reference is unique in the institution (a unique index: 4
 the debtor account is named by its id.
 """
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -18,51 +18,26 @@ from django.utils import timezone
 from cards.dates import today_of
 from core.actors import Actor
 from core.exceptions import (
-    BusinessRuleViolation,
     DuplicateReference,
     InvalidStateTransition,
     ValidationFailed,
 )
 from core.metadata import metadata_check
 from core.operations import Outcome, changed, unchanged
-from core.rows import new_row, row_update
+from core.rows import constraint_of, new_row, row_update
 from events.services import emit_for
 from institutions.models import Institution
 
 from .. import sepa
 from ..locks import lock_mandate
-from ..models import ExternalAccount, Mandate, PaymentOrder, SepaProfile
+from ..models import ExternalAccount, Mandate, PaymentOrder
 from ..selectors import external_account_get
-from .orders import MAX_DAYS_AHEAD, constraint_of
+from .collections import creditor_profile_of
+from .orders import payment_order_cancel
 
 # A mandate signed more than this long ago is refused: the EPC's mandates lapse after 36 months
 # without a collection, and a signature date is a date the debtor remembers.
 MAX_AGE_DAYS = 36 * 31
-
-
-class CreditorIdentifierMissing(BusinessRuleViolation):
-    code = "creditor_identifier_missing"
-    message = (
-        "The institution collects SEPA direct debits only with an initiation SEPA profile that "
-        "has a creditor identifier: its operators set it (manage.py sepa_profile)."
-    )
-
-
-class MandateNotUsable(BusinessRuleViolation):
-    code = "mandate_not_usable"
-    message = "The mandate allows no further collection."
-
-
-def creditor_profile_of(institution: Institution) -> SepaProfile:
-    """The institution's SEPA profile if it can collect (initiation, a creditor identifier)."""
-    profile = SepaProfile.objects.filter(institution=institution).first()
-    if (
-        profile is None
-        or profile.kind != SepaProfile.Kind.INITIATION
-        or not profile.creditor_identifier
-    ):
-        raise CreditorIdentifierMissing(details={"kind": profile.kind if profile else None})
-    return profile
 
 
 def checked_reference(value, field: str = "mandate_reference") -> str:
@@ -242,8 +217,6 @@ def mandate_amend(
 def mandate_cancel(*, mandate: Mandate, reason: str = "", actor: Actor) -> Outcome[Mandate]:
     """Cancel an active mandate: no collection under it from now on (one waiting for its
     cut-off is cancelled with it). 409 when it is cancelled already. Emits `mandate.cancelled`."""
-    from .orders import payment_order_cancel
-
     with transaction.atomic(savepoint=False):
         mandate = lock_mandate(mandate.pk)
         if mandate.status != Mandate.Status.ACTIVE:
@@ -267,109 +240,3 @@ def mandate_cancel(*, mandate: Mandate, reason: str = "", actor: Actor) -> Outco
         )
         emit_for(mandate, "mandate.cancelled", data=_event_data(mandate), actor=actor)
     return changed(mandate, Mandate.Status.ACTIVE)
-
-
-# --- collections ---------------------------------------------------------------------------
-
-
-class DueDateTooEarly(BusinessRuleViolation):
-    code = "due_date_too_early"
-    message = (
-        "The due date leaves the debtor less than the pre-notification days, or the scheme "
-        "less than one SEPA day after the cut-off the collection goes in."
-    )
-
-
-def mandate_get(*, institution: Institution, mandate_id: str) -> Mandate:
-    from core.selectors import get_of_institution
-
-    return get_of_institution(
-        Mandate.objects.select_related("institution", "external_account"),
-        institution=institution,
-        id=mandate_id,
-        missing="No mandate with this id.",
-    )
-
-
-def mandate_of_collection(institution, mandate_id: str, external: ExternalAccount) -> Mandate:
-    """The mandate a collection names (404 when not the institution's), its debtor account the
-    order's (400 otherwise)."""
-    mandate = mandate_get(institution=institution, mandate_id=mandate_id)
-    if mandate.external_account_id != external.pk:
-        raise ValidationFailed(
-            details={"external_account_id": "Must be the mandate's debtor account."}
-        )
-    return mandate
-
-
-def mandate_usable(mandate_id: str) -> Mandate:
-    """The mandate's row locked (collections of one mandate are made one at a time) and checked:
-    422 `mandate_not_usable` when it is cancelled, or a one-off one has a collection already
-    (one not cancelled nor rejected)."""
-    mandate = lock_mandate(mandate_id)
-    if mandate.status != Mandate.Status.ACTIVE:
-        raise MandateNotUsable(
-            "The mandate is cancelled.", details={"mandate_id": mandate.pk, "reason": "cancelled"}
-        )
-    if mandate.type == Mandate.Type.ONE_OFF:
-        used = PaymentOrder.objects.filter(mandate=mandate).exclude(
-            status__in=[PaymentOrder.Status.CANCELLED, PaymentOrder.Status.REJECTED]
-        )
-        if used.exists():
-            raise MandateNotUsable(
-                "A one-off mandate collects once: it has a collection already.",
-                details={"mandate_id": mandate.pk, "reason": "one_off_used"},
-            )
-    return mandate
-
-
-def first_cutoff_day(profile: SepaProfile, now: datetime | None = None) -> date:
-    """The day of the first direct-debit cut-off a collection made `now` goes in: today's when
-    it is a SEPA day and its cut-off has not passed, else the next SEPA day's."""
-    from ..calendar import is_sepa_day, sepa_days_after
-    from .cutoff import window_instant
-
-    institution = profile.institution
-    now = now or timezone.now()
-    today = today_of(institution)
-    instant = window_instant(institution, today, profile.direct_debit_cutoff)
-    if is_sepa_day(institution, today) and now < instant:
-        return today
-    return sepa_days_after(institution, today + timedelta(days=1), 0)
-
-
-def earliest_due_date(profile: SepaProfile, now: datetime | None = None) -> date:
-    """The first due date a collection made `now` may have: a SEPA day, at least one SEPA day
-    after the cut-off it goes in (Core and B2B alike since the 2016 rulebooks: D-1), and at
-    least the profile's pre-notification days (calendar days) after today."""
-    from ..calendar import sepa_days_after
-
-    institution = profile.institution
-    by_scheme = sepa_days_after(institution, first_cutoff_day(profile, now), 1)
-    notified = today_of(institution) + timedelta(days=profile.pre_notification_days)
-    return max(by_scheme, sepa_days_after(institution, notified, 0))
-
-
-def due_date(profile: SepaProfile, value) -> date:
-    """A collection's due date (its requested execution date): the earliest when not given; a
-    day that is not a SEPA day moves to the next that is; before the earliest: 422
-    `due_date_too_early` with the earliest; more than a year ahead: 400."""
-    from ..calendar import sepa_days_after
-
-    institution = profile.institution
-    earliest = earliest_due_date(profile)
-    if value is None:
-        return earliest
-    if not isinstance(value, date) or isinstance(value, datetime):
-        raise ValidationFailed(details={"requested_execution_date": "Must be a date."})
-    today = today_of(institution)
-    if value > today + timedelta(days=MAX_DAYS_AHEAD):
-        raise ValidationFailed(
-            details={"requested_execution_date": f"At most {MAX_DAYS_AHEAD} days ahead."}
-        )
-    day = sepa_days_after(institution, value, 0)
-    if day < earliest:
-        raise DueDateTooEarly(
-            details={"requested_execution_date": day.isoformat(), "earliest": earliest.isoformat()}
-        )
-    return day

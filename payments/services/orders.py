@@ -51,7 +51,7 @@ from core.exceptions import (
 )
 from core.metadata import metadata_check
 from core.operations import Outcome, changed
-from core.rows import new_row, row_update
+from core.rows import constraint_of, new_row, row_update
 from events.models import Event
 from events.services import emit_for, event_for
 from institutions.models import Institution
@@ -70,6 +70,7 @@ from ..models import (
 )
 from ..nacha.fields import PRINTABLE
 from ..selectors import external_account_get
+from .collections import creditor_profile_of, due_date, mandate_of_collection, mandate_usable
 from .external_accounts import USD, external_account_status
 
 # The currency each rail moves.
@@ -92,7 +93,6 @@ SEPA_DIRECTION = {
 }
 MAX_DESCRIPTION = 10  # NACHA's company entry description
 MAX_REMITTANCE = 80  # an addenda 05's payment related information
-MAX_DAYS_AHEAD = 365
 # A credit's hold outlives any cut-off it can wait for: released when the order is cancelled.
 HOLD_DAYS_AFTER_EXECUTION = 60
 
@@ -161,18 +161,20 @@ def _text(value, field: str, most: int, *, required: bool) -> str:
 
 
 def _execution_date(institution: Institution, value, rail: str = Rail.ACH) -> date:
-    """The requested date: today by default, at most MAX_DAYS_AHEAD ahead; a SEPA credit
-    transfer's or direct debit's on a day that is not a SEPA day moves to the next that is
+    """The requested date: today by default, at most `PaymentOrder.MAX_DAYS_AHEAD` ahead; a SEPA
+    credit transfer's or direct debit's on a day that is not a SEPA day moves to the next that is
     (SEPA Instant runs every day)."""
     today = today_of(institution)
     if value is None:
         value = today
     if not isinstance(value, date) or isinstance(value, datetime):
         raise ValidationFailed(details={"requested_execution_date": "Must be a date."})
-    if not today <= value <= today + timedelta(days=MAX_DAYS_AHEAD):
+    if not today <= value <= today + timedelta(days=PaymentOrder.MAX_DAYS_AHEAD):
         raise ValidationFailed(
             details={
-                "requested_execution_date": f"From today ({today}) to {MAX_DAYS_AHEAD} days ahead."
+                "requested_execution_date": (
+                    f"From today ({today}) to {PaymentOrder.MAX_DAYS_AHEAD} days ahead."
+                )
             }
         )
     if rail in (Rail.SEPA_CT, Rail.SEPA_DD):
@@ -339,8 +341,6 @@ def payment_order_create(
         profile = sepa_profile_of(institution, rail)
     mandate = None
     if rail == Rail.SEPA_DD:
-        from .mandates import creditor_profile_of, mandate_of_collection
-
         creditor_profile_of(institution)
         mandate = mandate_of_collection(institution, mandate_id, external)
     if profile.require_verified and external.status != ExternalAccount.Status.VERIFIED:
@@ -348,8 +348,6 @@ def payment_order_create(
             details={"external_account_id": external.pk, "status": external.status}
         )
     if rail == Rail.SEPA_DD:
-        from .mandates import due_date
-
         day = due_date(profile, requested_execution_date)
     else:
         day = _execution_date(institution, requested_execution_date, rail)
@@ -380,8 +378,6 @@ def payment_order_create(
     try:
         with transaction.atomic(savepoint=False):
             if mandate is not None:
-                from .mandates import mandate_usable
-
                 mandate_usable(mandate.pk)
             if direction == PaymentOrder.Direction.CREDIT:
                 order.hold = hold_place(
@@ -416,10 +412,6 @@ def _end_to_end_id_taken(institution: Institution, end_to_end_id: str) -> bool:
     return PaymentOrder.objects.filter(
         institution=institution, end_to_end_id=end_to_end_id
     ).exists()
-
-
-def constraint_of(error: IntegrityError) -> str | None:
-    return getattr(getattr(error.__cause__, "diag", None), "constraint_name", None)
 
 
 def external_account_prenote(*, external: ExternalAccount, actor: Actor) -> PaymentOrder:

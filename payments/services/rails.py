@@ -25,9 +25,9 @@ from django.utils import timezone
 from institutions.calendar import local_date
 
 from .. import connector
-from ..calendar import is_ach_day, is_sepa_day
+from ..calendar import is_ach_day, is_sepa_day, window_instant
 from ..models import AchProfile, Rail, SepaProfile
-from .cutoff import cutoff_run, window_instant
+from .cutoff import cutoff_run
 from .inbound import inbound_entries_settle
 from .settlement import orders_settle, prenotes_verify, returns_holds_expire
 

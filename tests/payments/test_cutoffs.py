@@ -13,10 +13,10 @@ import pytest
 
 from institutions.calendar import is_business_day
 from institutions.services import holiday_add
+from payments.calendar import window_instant
 from payments.models import ExternalAccount, PaymentOrder
 from payments.nacha.codes import return_reason
 from payments.nacha.file import parse
-from payments.services.cutoff import window_instant
 from payments.services.returns import is_late
 from tests.accounts.api.helpers import created
 from tests.payments.helpers import ach_bank, cutoff, local, rails_at

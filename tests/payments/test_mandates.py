@@ -18,8 +18,8 @@ from payments.calendar import is_sepa_day, sepa_days_after
 from payments.iso20022.messages import PAIN_008
 from payments.iso20022.pain008 import read_initiation
 from payments.models import Mandate, PaymentOrder, Rail, RailFile
+from payments.services.collections import earliest_due_date
 from payments.services.cutoff import cutoff_run
-from payments.services.mandates import earliest_due_date
 from sandbox.simulated_bank import _german_iban, simulated_sepa_bank_run
 from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.payments.helpers import BERLIN, IBAN, local, rails_at, sepa_bank

@@ -15,7 +15,6 @@ from .common import (
     Order,
     check_currencies,
     check_two_accounts,
-    constraint_of,
     order_fields,
     references_taken,
 )
@@ -35,7 +34,6 @@ __all__ = [
     "Order",
     "check_currencies",
     "check_two_accounts",
-    "constraint_of",
     "order_fields",
     "posted_create",
     "posted_rows",

@@ -38,7 +38,7 @@ from core.exceptions import (
 )
 from core.metadata import metadata_check
 from core.operations import keep_if_refused
-from core.rows import new_row
+from core.rows import constraint_of, new_row
 from institutions.models import Institution
 from monitoring.services import Screening, alerts_raise, screen
 
@@ -246,10 +246,6 @@ def references_taken(institution: Institution, references) -> set[str]:
             "reference", flat=True
         )
     )
-
-
-def constraint_of(error: IntegrityError) -> str | None:
-    return getattr(getattr(error.__cause__, "diag", None), "constraint_name", None)
 
 
 def _raise_alerts(screening, card: Card, amount: int, currency: str, transfer_id) -> None:
