@@ -33,9 +33,9 @@ from api.serializers import (
     TimestampField,
 )
 from api.versions import V2
-from api.views import TXView
+from api.views import Continued, TXView
 from core.actors import Actor
-from core.exceptions import ValidationFailed
+from core.exceptions import IdempotencyKeyInUse, ValidationFailed
 from institutions import scopes
 
 from .models import (
@@ -66,6 +66,7 @@ from .services.external_accounts import (
     sepa_external_account_create,
 )
 from .services.inbound_files import FileRefused, rail_file_receive
+from .services.instant import instant_send
 from .services.mandates import mandate_amend, mandate_cancel, mandate_create
 from .services.orders import external_account_prenote, payment_order_cancel, payment_order_create
 from .services.stop_payments import stop_payment_cancel, stop_payment_create
@@ -672,6 +673,27 @@ class PaymentOrderListView(TXView):
             metadata=data.get("metadata"),
             actor=Actor.of_request(request),
         )
+        if order.rail == Rail.SEPA_INST and order.status == PaymentOrder.Status.APPROVED:
+            # SEPA Instant: its creation committed, it is sent with nothing open (once: its
+            # creation's commit may have sent it already), and the answer is the order as the
+            # clearing left it, settled or rejected, within the scheme's timeout.
+            return Continued(
+                order.pk,
+                outside=lambda: instant_send(order.pk),
+                inside=lambda sent: self.created(PaymentOrderOut(self._order(order.pk)).data),
+            )
+        return self.created(PaymentOrderOut(order).data)
+
+    def _order(self, order_id: str) -> PaymentOrder:
+        return payment_order_get(institution=self.institution, order_id=order_id)
+
+    def resume(self, request, resource_id):
+        order = self._order(resource_id)
+        if order.rail == Rail.SEPA_INST and order.status in (
+            PaymentOrder.Status.APPROVED,
+            PaymentOrder.Status.SENT,
+        ):
+            raise IdempotencyKeyInUse()  # its answer is still on its way
         return self.created(PaymentOrderOut(order).data)
 
     @document(

@@ -1,10 +1,12 @@
 """What `verify_ledger` checks of payment orders and inbound entries (docs/payments.md, "Money";
 registered with `accounts.verification` when Django starts): the rail's clearing account holds
-exactly the credits in files not yet settled; its settlement account the orders' credits settled
-less their debits settled (a returned or rejected order's money came back: it counts in
-neither), less the inbound credits applied or in suspense, plus the inbound debits applied; its
-suspense account the inbound credits in suspense and the returned credits of closed accounts;
-and every journal of the rails is an order's or an inbound entry's (`RailJournal`)."""
+exactly the credits in files not yet settled (a SEPA Instant order's money stays held on the
+account while in flight, and passes through clearing in the transaction that settles it); its
+settlement account the orders' credits settled less their debits settled (a returned or
+rejected order's money came back: it counts in neither), less the inbound credits applied or in
+suspense, plus the inbound debits applied; its suspense account the inbound credits in suspense
+and the returned credits of closed accounts; and every journal of the rails is an order's or an
+inbound entry's (`RailJournal`)."""
 
 CLEARING = """
     SELECT a.institution_id, a.currency, a.posted, COALESCE(o.total, 0)::bigint AS orders
@@ -12,6 +14,8 @@ CLEARING = """
       LEFT JOIN (SELECT institution_id, currency, SUM(amount) AS total
                    FROM payments_paymentorder
                   WHERE direction = 'credit' AND status IN ('scheduled', 'sent')
+                    -- SEPA Instant: held while in flight, through clearing in one go
+                    AND rail <> 'sepa_inst'
                   GROUP BY institution_id, currency) o
              ON o.institution_id = a.institution_id AND o.currency = a.currency
      WHERE a.kind = 'internal' AND a.internal_code = 'rail_clearing'

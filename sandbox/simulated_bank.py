@@ -330,9 +330,14 @@ SEPA_SCENARIOS = {
     _german_iban("0000000101"): Scenario("reject", "AC01", delay_days=0),
     _german_iban("0000000104"): Scenario("reject", "AC04", delay_days=0),
     _german_iban("0000000106"): Scenario("reject", "AC06", delay_days=0),
+    _german_iban("0000000111"): Scenario("reject", "AG01", delay_days=0),
     _german_iban("0000000114"): Scenario("reject", "AM04", delay_days=0),
     _german_iban("0000000204"): Scenario("return", "AC04", delay_days=2),
     _german_iban("0000000207"): Scenario("return", "MD07", delay_days=3),
+    # SEPA Instant only (`sandbox.simulated_clearing`): the clearing never answers, or answers
+    # (settled) only after the scheme's timeout. A credit transfer to either is accepted.
+    _german_iban("0000000901"): Scenario("silent", "", delay_days=0),
+    _german_iban("0000000902"): Scenario("late", "ACSC", delay_days=0),
 }
 
 

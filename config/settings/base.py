@@ -345,6 +345,12 @@ if FOUR_EYES_ALERT_CHANGES < 2:
 # Payment orders over rails (docs/payments.md, "The connector"): the folders files are exchanged
 # through with the sponsor bank, per institution and rail (its SFTP, mounted or synchronized).
 RAILS_DIR = env.str("RAILS_DIR", default=str(BASE_DIR / ".data" / "rails"))
+# SEPA Instant (docs/payments.md, "SEPA Instant"): the scheme's timeout, after which an order
+# the clearing has not answered is rejected (TECH), and the clearing TX hands its orders to.
+SEPA_INSTANT_TIMEOUT_SECONDS = env.float("SEPA_INSTANT_TIMEOUT_SECONDS", default=10.0)
+SEPA_INSTANT_CLEARING = env.str(
+    "SEPA_INSTANT_CLEARING", default="sandbox.simulated_clearing.SimulatedClearing"
+)
 # The sandbox's clock (`manage.py simulated_bank --days N`): plays days of the rails ahead of
 # time, settling orders before their dates. Never in production (production.py refuses it).
 SANDBOX_CLOCK = env.bool("SANDBOX_CLOCK", default=False)

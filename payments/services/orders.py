@@ -30,6 +30,7 @@ money is held meanwhile.
 """
 
 from datetime import date, datetime, time, timedelta
+from functools import partial
 from zoneinfo import ZoneInfo
 
 from django.db import IntegrityError, transaction
@@ -391,6 +392,7 @@ def payment_order_create(
                 )
             order.save(force_insert=True)
             emit_order(order, "payment_order.created")
+            send_on_commit(order)
     except IntegrityError as error:
         # Another transaction took the end-to-end id between the check and the insert.
         if constraint_of(error) != "payment_order_end_to_end_id_once":
@@ -400,6 +402,16 @@ def payment_order_create(
             details={"end_to_end_id": order.end_to_end_id},
         ) from None
     return order
+
+
+def send_on_commit(order: PaymentOrder) -> None:
+    """Have an approved SEPA Instant order sent once the caller's transaction commits (an order
+    made or approved: `instant.instant_send`): the request that made it waits for the
+    clearing's answer, at most the scheme's timeout."""
+    if order.rail == Rail.SEPA_INST and order.status == Status.APPROVED:
+        from .instant import instant_send  # it uses this module's events
+
+        transaction.on_commit(partial(instant_send, order.pk), robust=True)
 
 
 def default_end_to_end_id(order: PaymentOrder) -> str:
@@ -464,6 +476,7 @@ def payment_order_approve(*, order: PaymentOrder, actor: Actor) -> Outcome[Payme
         _require(order, Status.APPROVED, Status.NEEDS_APPROVAL)
         row_update(order, {"status": Status.APPROVED, "approval_id": f"staff:{actor.user.pk}"})
         emit_order(order, "payment_order.approved")
+        send_on_commit(order)
     return changed(order, Status.NEEDS_APPROVAL)
 
 

@@ -15,6 +15,9 @@ each institution with an ACH profile, each step safe to run twice or in two proc
    settlement: a return of an entry settled today finds it settled (returned, not rejected);
 5. the inbound entries whose settlement date has come applied, or marked to go back in the
    next file (`inbound.inbound_entries_settle`), the ones just read included.
+
+Before 2, the SEPA Instant orders a crash left are mended (`instant.instant_sweep`): approved
+for longer than the timeout, sent; sent for more than twice the timeout, rejected `TECH`.
 """
 
 from dataclasses import dataclass, field
@@ -29,6 +32,7 @@ from ..calendar import is_ach_day, is_sepa_day, window_instant
 from ..models import AchProfile, Rail, SepaProfile
 from .cutoff import cutoff_run
 from .inbound import inbound_entries_settle
+from .instant import instant_sweep
 from .settlement import orders_settle, prenotes_verify, returns_holds_expire
 
 
@@ -41,6 +45,8 @@ class RailsRun:
     verified: int = 0
     holds_released: int = 0
     inbound_settled: int = 0
+    instant_sent: int = 0
+    instant_timed_out: int = 0
 
 
 def windows(profile: AchProfile) -> list[tuple[str, str]]:
@@ -77,6 +83,8 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
                 written = cutoff_run(profile=profile, rail=rail, window_date=day, window=window)
                 if written is not None and written.delivered_at is None:
                     result.files_written.append(written.pk)
+    # SEPA Instant orders a crash left behind: sent, or rejected TECH past their timeout.
+    result.instant_sent, result.instant_timed_out = instant_sweep(now=now)
     result.files_delivered = connector.deliver_pending()
     result.settled = orders_settle(now=now)
     result.verified = prenotes_verify(now=now)

@@ -33,6 +33,7 @@ from ..iso20022.document import safe_parser
 from ..iso20022.messages import BY_NAMESPACE, CAMT_054, PAIN_002
 from ..iso20022.pain002 import read_status_report
 from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
+from .instant import instant_status
 from .returns import order_return, unknown_return
 from .settlement import order_settle
 
@@ -133,7 +134,16 @@ def _status_report(rail_file: RailFile, content: bytes, now: datetime) -> int:
         for transaction in payment.transactions:
             count += 1
             order = _order_of(institution, transaction.original_end_to_end_id)
-            if transaction.status == codes.REJECTED:
+            if order is not None and order.rail == Rail.SEPA_INST:
+                # SEPA Instant's answer: settled or rejected at once (`instant`).
+                instant_status(
+                    order=order,
+                    status=transaction.status,
+                    reason=_reason_of(transaction.reasons or payment.reasons or report.reasons),
+                    rail_file=rail_file,
+                    now=now,
+                )
+            elif transaction.status == codes.REJECTED:
                 reason = _reason_of(transaction.reasons or payment.reasons or report.reasons)
                 if order is None:
                     unknown_return(
@@ -196,6 +206,11 @@ def _file_rejected(
         _notice(rail_file, RailNotice.Kind.REJECT, reason.code, reason.normalized, message_id)
         return 0
     for order in orders:
+        if order.rail == Rail.SEPA_INST:
+            instant_status(
+                order=order, status=codes.REJECTED, reason=reason, rail_file=rail_file, now=now
+            )
+            continue
         order_return(
             order=order, reason=reason, rail_file=rail_file, at=now, kind=RailNotice.Kind.REJECT
         )

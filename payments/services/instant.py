@@ -1,0 +1,260 @@
+"""SEPA Instant for an institution with an `initiation` SEPA profile (docs/payments.md, "SEPA
+Instant"): an approved `sepa_inst` order is sent at once, with no cut-off and on any day, as a
+one-transaction pain.001 (local instrument INST) handed to the clearing, which answers within
+the scheme's timeout with a pain.002:
+
+1. **sent** (`instant_send`, in one transaction): the order's row locked and moved from
+   `approved` to `sent` (anything else: nothing is sent: two senders at once send once), its
+   pain.001 written, validated against its XSD and kept as an outbound `RailFile`; its money
+   stays held on the account while it is in flight;
+2. **the exchange** (after that commit, outside any transaction): the clearing
+   (`SEPA_INSTANT_CLEARING`, the simulated clearing that ships with TX) gets the file and at
+   most `SEPA_INSTANT_TIMEOUT_SECONDS` to answer;
+3. **the answer**, stored as an inbound `RailFile` and applied by the SEPA files' reader
+   (`inbound_files.rail_file_receive`, which hands a `sepa_inst` order's status here,
+   `instant_status`): `ACSC` settles it (its hold captured into the rail clearing account and
+   moved on to the settlement account in one transaction, the journals of a SEPA credit
+   transfer's cut-off and settlement); `RJCT` rejects it (its hold released, the ISO reason
+   kept raw and normalized);
+4. **no answer in time** (nothing, an error of the clearing, or an answer after the deadline):
+   `rejected` with reason `TECH`, its hold released. An answer for an order no longer `sent`
+   (late, or twice) changes nothing and is recorded as a notice with the order, for
+   reconciliation.
+
+A crash between 1 and 4 is mended by the payments job (`instant_sweep`): an order `approved`
+for longer than the timeout (its sending never ran) is sent; an order `sent` for more than
+twice the timeout is rejected `TECH`. An order is never sent twice: only `approved` is sent.
+"""
+
+import hashlib
+import logging
+import time
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from accounts.models import Account, Hold
+from accounts.services import hold_capture, hold_release
+from cards.dates import today_of
+
+from ..iso20022 import codes, pain001
+from ..locks import lock_payment_order
+from ..models import PaymentOrder, Rail, RailFile, RailJournal, RailNotice, SepaProfile
+from .orders import emit_order
+from .settlement import order_journal, order_settle
+
+Status = PaymentOrder.Status
+SETTLED = "ACSC"  # accepted, settlement completed: SCT Inst's positive answer
+TECH = codes.reason("TECH")
+logger = logging.getLogger("tx.rails")
+
+
+def timeout_seconds() -> float:
+    return float(settings.SEPA_INSTANT_TIMEOUT_SECONDS)
+
+
+def clearing():
+    return import_string(settings.SEPA_INSTANT_CLEARING)()
+
+
+def instant_send(order_id: str, *, now: datetime | None = None) -> PaymentOrder:
+    """Send an approved instant order and apply the clearing's answer (module docstring);
+    return the order as it is then. An order not `approved` (sent by another process, or
+    cancelled): nothing."""
+    sent = _sent(order_id, now or timezone.now())
+    if sent is None:
+        return PaymentOrder.objects.get(pk=order_id)
+    order, rail_file, content = sent
+    timeout = timeout_seconds()
+    started = time.monotonic()
+    try:
+        answer = clearing().exchange(
+            institution=order.institution, content=content, timeout=timeout
+        )
+    except Exception:
+        # The clearing could not be reached: as if it had not answered.
+        logger.exception("SEPA Instant clearing failed", extra={"payment_order_id": order.pk})
+        answer = None
+    in_time = answer is not None and time.monotonic() - started <= timeout
+    if not in_time:
+        instant_timed_out(order.pk, now=timezone.now())
+    if answer is not None:
+        from .inbound_files import rail_file_receive  # it reads SEPA files through this module
+
+        rail_file_receive(
+            institution=order.institution,
+            rail=Rail.SEPA_INST,
+            name=f"{rail_file.name.removesuffix('.xml')}-pain002.xml",
+            content=answer,
+        )
+    # An answer that named nothing of the order (or was refused whole): no answer.
+    instant_timed_out(order.pk, now=timezone.now())
+    return PaymentOrder.objects.get(pk=order.pk)
+
+
+def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] | None:
+    """Step 1 of the module docstring, in one transaction; None when there is nothing to send:
+    the order is not `approved` (an order is sent once), its account is not active (its held
+    money cannot leave: it waits, as a cut-off's orders do) or the institution has no
+    initiation profile (an interbank one's clearing is not built)."""
+    from .cutoff import _local_now, _name, _transfer
+
+    with transaction.atomic():
+        order = lock_payment_order(order_id)
+        if order.rail != Rail.SEPA_INST or order.status != Status.APPROVED:
+            return None
+        if order.account.status != Account.Status.ACTIVE:
+            return None
+        institution = order.institution
+        profile = SepaProfile.objects.filter(
+            institution=institution, kind=SepaProfile.Kind.INITIATION
+        ).first()
+        if profile is None:
+            return None
+        rail_file = RailFile(institution=institution)
+        message_id = rail_file.pk.replace("_", "-")  # the SEPA character set has no "_"
+        day = today_of(institution)
+        initiation = pain001.CreditTransferInitiation(
+            message_id=message_id,
+            created_at=_local_now(institution).replace(microsecond=0),
+            initiating_party=_name(institution.name),
+            payments=(
+                pain001.PaymentInstruction(
+                    payment_information_id=f"{message_id}-1",
+                    requested_execution_date=day,
+                    debtor_name=_name(institution.name),
+                    debtor_iban=profile.settlement_iban,
+                    debtor_bic=profile.bic or None,
+                    transfers=(_transfer(order),),
+                    instant=True,
+                ),
+            ),
+        )
+        content = pain001.write_initiation(initiation)  # validated against its XSD as written
+        rail_file.rail = Rail.SEPA_INST
+        rail_file.direction = RailFile.Direction.OUTBOUND
+        rail_file.status = RailFile.Status.DELIVERED
+        rail_file.name = f"{institution.pk}-inst-{order.pk}.xml"
+        rail_file.sha256 = hashlib.sha256(content).hexdigest()
+        rail_file.content = content
+        rail_file.entry_count = 1
+        rail_file.credit_total = order.amount
+        rail_file.delivered_at = now
+        rail_file.save(force_insert=True)
+        order.status = Status.SENT
+        order.file = rail_file
+        order.trace_number = order.pk[-15:]
+        order.effective_date = day
+        order.sent_at = order.updated_at = now
+        order.save(
+            update_fields=[
+                "status",
+                "file",
+                "trace_number",
+                "effective_date",
+                "sent_at",
+                "updated_at",
+            ]
+        )
+        emit_order(order, "payment_order.sent", file_id=rail_file.pk)
+    return order, rail_file, content
+
+
+def instant_status(
+    *, order: PaymentOrder, status: str, reason, rail_file: RailFile, now: datetime
+) -> None:
+    """The clearing's status of an instant order (step 3), in the caller's transaction: ACSC
+    settles a `sent` order, RJCT rejects it with `reason`; another status (ACCP, ACSP...) is not
+    an answer yet. An order no longer `sent`: a notice, nothing moved."""
+    order = lock_payment_order(order.pk)
+    rejected = status == codes.REJECTED
+    if order.status != Status.SENT:
+        if rejected or status == SETTLED:
+            RailNotice.objects.create(
+                institution=order.institution,
+                file=rail_file,
+                kind=RailNotice.Kind.REJECT if rejected else RailNotice.Kind.STATUS,
+                code=(reason.code if rejected else status)[:4],
+                reason=f"late_{reason.normalized if rejected else 'settled'}"[:48],
+                original_trace_number=order.end_to_end_id,
+                order=order,
+                late=True,
+            )
+        return
+    if rejected:
+        _reject(order, reason, rail_file, now)
+    elif status == SETTLED:
+        _settle(order, now)
+
+
+def _settle(order: PaymentOrder, now: datetime) -> None:
+    journal = order_journal(order, "SEPA Instant credit sent")
+    hold_capture(
+        hold=order.hold,
+        purpose=Hold.Purpose.PAYMENT_ORDER,
+        counterparty=Account.InternalCode.RAIL_CLEARING,
+        journal=journal,
+    )
+    RailJournal.objects.create(journal=journal, order=order)
+    order_settle(order=order, at=now)
+
+
+def _reject(order: PaymentOrder, reason, rail_file: RailFile, now: datetime) -> None:
+    """Rejected before any money moved: the hold released, the reason kept."""
+    hold_release(hold=order.hold, purpose=Hold.Purpose.PAYMENT_ORDER)
+    order.status = Status.REJECTED
+    order.return_code = reason.code
+    order.return_reason = reason.normalized
+    order.returned_at = order.updated_at = now
+    order.ended_reason = reason.title[:200]
+    order.save(
+        update_fields=[
+            "status",
+            "return_code",
+            "return_reason",
+            "returned_at",
+            "ended_reason",
+            "updated_at",
+        ]
+    )
+    RailNotice.objects.create(
+        institution=order.institution,
+        file=rail_file,
+        kind=RailNotice.Kind.REJECT,
+        code=reason.code,
+        reason=reason.normalized,
+        original_trace_number=order.end_to_end_id,
+        order=order,
+    )
+    emit_order(order, "payment_order.rejected", return_code=reason.code, late=False)
+
+
+def instant_timed_out(order_id: str, *, now: datetime) -> bool:
+    """Reject a `sent` instant order the clearing did not answer in time (`TECH`, its hold
+    released); False when it is not `sent` (answered meanwhile)."""
+    with transaction.atomic():
+        order = lock_payment_order(order_id)
+        if order.rail != Rail.SEPA_INST or order.status != Status.SENT:
+            return False
+        _reject(order, TECH, order.file, now)
+    return True
+
+
+def instant_sweep(*, now: datetime | None = None) -> tuple[int, int]:
+    """What a crash left (module docstring): the instant orders approved for longer than the
+    timeout sent, the ones sent for more than twice the timeout rejected `TECH`; return how
+    many of each."""
+    now = now or timezone.now()
+    timeout = timedelta(seconds=timeout_seconds())
+    waiting = PaymentOrder.objects.filter(
+        rail=Rail.SEPA_INST, status=Status.APPROVED, updated_at__lt=now - timeout
+    ).values_list("pk", flat=True)
+    sent = sum(instant_send(order_id).status != Status.APPROVED for order_id in list(waiting[:200]))
+    stale = PaymentOrder.objects.filter(
+        rail=Rail.SEPA_INST, status=Status.SENT, sent_at__lt=now - 2 * timeout
+    ).values_list("pk", flat=True)
+    timed_out = sum(instant_timed_out(order_id, now=now) for order_id in list(stale[:200]))
+    return sent, timed_out

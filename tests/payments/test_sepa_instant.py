@@ -1,0 +1,198 @@
+"""SEPA Instant of an `initiation` profile (issue 50 item 4; docs/payments.md, "SEPA Instant"),
+over HTTP: an approved `sepa_inst` order is sent once its creation commits, as a one-transaction
+pain.001 (INST) handed to the simulated clearing, which answers at once by the creditor IBAN's
+scenario: settled (ACSC), rejected with its reason (RJCT), or nothing within the timeout
+(rejected TECH, the hold released); a late answer changes nothing and is recorded; two senders
+at once send once; another institution's ids are not found. The timeout is 0.2 s here."""
+
+import base64
+import time
+from datetime import timedelta
+
+import pytest
+import xmlschema
+from django.utils import timezone
+
+from accounts.verification import ledger_breaches
+from events.models import Event
+from payments import connector
+from payments.iso20022.messages import PAIN_001, PAIN_002
+from payments.iso20022.pain001 import read_initiation
+from payments.models import PaymentOrder, Rail, RailFile, RailNotice
+from payments.services.instant import instant_send, instant_sweep
+from sandbox.simulated_bank import _german_iban
+from tests.accounts.ledger.helpers import run_threads
+from tests.payments.helpers import sepa_bank
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+AMOUNT = 2_500
+LOADED = 100_000
+TIMEOUT = 0.2
+SILENT = _german_iban("0000000901")
+LATE = _german_iban("0000000902")
+
+
+@pytest.fixture(autouse=True)
+def instant_timeout(settings):
+    settings.SEPA_INSTANT_TIMEOUT_SECONDS = TIMEOUT
+
+
+def instant(bank, iban: str | None = None, **fields) -> dict:
+    external = bank.external(iban) if iban else bank.external()
+    return bank.ordered(external["externalAccountId"], AMOUNT, rail="sepa_inst", **fields)
+
+
+def files_of(bank, rail: str = Rail.SEPA_INST) -> dict[str, bytes]:
+    return {
+        rail_file.direction: bytes(rail_file.content)
+        for rail_file in RailFile.objects.filter(institution=bank.institution, rail=rail)
+    }
+
+
+def events_of(order_id: str) -> list[str]:
+    return list(
+        Event.objects.filter(data__payment_order_id=order_id)
+        .order_by("pk")
+        .values_list("type", flat=True)
+    )
+
+
+def test_an_instant_payment_is_sent_at_once_and_settled_by_the_clearing():
+    bank = sepa_bank(load_amount=LOADED)
+    made = instant(bank, remittanceInfo="Invoice 7")
+    # The POST answers once the clearing has: settled, through a pain.001 and a pain.002.
+    assert made["status"] == "settled"
+    assert made["returnInfo"] is None
+    assert made["traceNumber"] == made["paymentOrderId"][-15:]
+    files = files_of(bank)
+    assert set(files) == {"outbound", "inbound"}
+    assert xmlschema.XMLSchema(str(PAIN_001.xsd)).is_valid(files["outbound"])
+    assert xmlschema.XMLSchema(str(PAIN_002.xsd)).is_valid(files["inbound"])
+    assert b"<Cd>INST</Cd>" in files["outbound"]  # PmtTpInf/LclInstrm/Cd
+    initiation = read_initiation(files["outbound"])
+    (payment,) = initiation.payments
+    assert payment.instant
+    (transfer,) = payment.transfers
+    assert (transfer.end_to_end_id, transfer.amount) == (made["endToEndId"], AMOUNT)
+    assert transfer.remittance.text == "Invoice 7"
+    assert b"ACSC" in files["inbound"]
+    outbound = RailFile.objects.get(institution=bank.institution, direction="outbound")
+    assert made["fileId"] == outbound.pk
+    # Money: the hold captured, through clearing to settlement in one go.
+    assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+    assert ledger_breaches() == []
+    assert events_of(made["paymentOrderId"]) == [
+        "payment_order.created",
+        "payment_order.sent",
+        "payment_order.settled",
+    ]
+    # Nothing waits for the payments job, which finds nothing to do.
+    assert instant_sweep(now=timezone.now() + timedelta(minutes=5)) == (0, 0)
+    assert bank.api.get(f"/payment-orders/{made['paymentOrderId']}").json()["status"] == "settled"
+
+
+@pytest.mark.parametrize(
+    ("account", "code", "reason"),
+    [
+        ("0000000101", "AC01", "no_account"),
+        ("0000000104", "AC04", "account_closed"),
+        ("0000000106", "AC06", "account_frozen"),
+        ("0000000111", "AG01", "transaction_forbidden"),
+        ("0000000114", "AM04", "insufficient_funds"),
+    ],
+)
+def test_a_rejection_of_the_clearing_releases_the_hold_and_keeps_its_reason(account, code, reason):
+    bank = sepa_bank(load_amount=LOADED)
+    made = instant(bank, _german_iban(account))
+    assert made["status"] == "rejected"
+    assert made["returnInfo"] == {"code": code, "reason": reason, "late": False}
+    assert bank.balances() == (LOADED, 0, LOADED)
+    notice = RailNotice.objects.get(order_id=made["paymentOrderId"])
+    assert (notice.kind, notice.code, notice.reason) == ("reject", code, reason)
+    assert ledger_breaches() == []
+
+
+def test_no_answer_within_the_timeout_is_rejected_tech_and_the_hold_released():
+    bank = sepa_bank(load_amount=LOADED)
+    external = bank.external(SILENT)
+    started = time.monotonic()
+    response = bank.order(external["externalAccountId"], AMOUNT, rail="sepa_inst")
+    elapsed = time.monotonic() - started
+    assert response.status_code == 201
+    made = response.json()
+    assert made["status"] == "rejected"
+    assert made["returnInfo"] == {"code": "TECH", "reason": "technical_problem", "late": False}
+    assert TIMEOUT <= elapsed < TIMEOUT + 5  # bounded by the timeout
+    assert set(files_of(bank)) == {"outbound"}  # the pain.001, and no answer
+    assert bank.balances() == (LOADED, 0, LOADED)
+    assert ledger_breaches() == []
+    # The IBAN is in no notice, event or error.
+    assert SILENT not in str(list(Event.objects.values_list("data", flat=True)))
+
+
+def test_a_late_answer_changes_nothing_and_is_recorded_for_reconciliation():
+    bank = sepa_bank(load_amount=LOADED)
+    made = instant(bank, LATE)
+    assert made["status"] == "rejected"
+    assert made["returnInfo"]["code"] == "TECH"
+    # The clearing's settled answer came after the timeout: the payments job reads it.
+    (read,) = connector.collect(bank.institution, "sepa")
+    assert read.status == RailFile.Status.APPLIED
+    order = bank.api.get(f"/payment-orders/{made['paymentOrderId']}").json()
+    assert (order["status"], order["returnInfo"]["code"]) == ("rejected", "TECH")
+    notices = RailNotice.objects.filter(order_id=made["paymentOrderId"]).order_by("pk")
+    assert [(each.kind, each.code, each.reason, each.late) for each in notices] == [
+        ("reject", "TECH", "technical_problem", False),
+        ("status", "ACSC", "late_settled", True),
+    ]
+    assert bank.balances() == (LOADED, 0, LOADED)
+    assert ledger_breaches() == []
+    # The same answer again is the same file: nothing more.
+    inbox = connector.folder(bank.institution.pk, "sepa", "inbox")
+    (inbox / "again.xml").write_bytes(bytes(read.content))
+    assert [each.pk for each in connector.collect(bank.institution, "sepa")] == [read.pk]
+    assert RailNotice.objects.filter(order_id=made["paymentOrderId"]).count() == 2
+
+
+def test_two_senders_at_once_send_an_order_once():
+    bank = sepa_bank(load_amount=LOADED, approval_above=AMOUNT - 1)
+    made = instant(bank)
+    assert made["status"] == "needs_approval"
+    # Approved (as staff would) without the approval's own sending: two workers race for it.
+    PaymentOrder.objects.filter(pk=made["paymentOrderId"]).update(status="approved")
+    results = run_threads(2, lambda index: instant_send(made["paymentOrderId"]).status)
+    # The loser sends nothing and finds the order as the winner has it (sent, or settled).
+    assert "settled" in results
+    assert set(results) <= {"sent", "settled"}
+    assert PaymentOrder.objects.get(pk=made["paymentOrderId"]).status == "settled"
+    assert RailFile.objects.filter(institution=bank.institution, direction="outbound").count() == 1
+    assert events_of(made["paymentOrderId"]).count("payment_order.sent") == 1
+    assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+    assert ledger_breaches() == []
+
+
+def test_the_payments_job_sends_an_order_whose_sending_was_lost():
+    bank = sepa_bank(load_amount=LOADED, approval_above=AMOUNT - 1)
+    made = instant(bank)
+    PaymentOrder.objects.filter(pk=made["paymentOrderId"]).update(status="approved")
+    # Not before the timeout has passed (its own sending may be under way)...
+    assert instant_sweep() == (0, 0)
+    # ...then once.
+    later = timezone.now() + timedelta(seconds=1)
+    assert instant_sweep(now=later) == (1, 0)
+    assert instant_sweep(now=later) == (0, 0)
+    assert PaymentOrder.objects.get(pk=made["paymentOrderId"]).status == "settled"
+
+
+def test_another_institutions_instant_order_and_files_are_not_found():
+    bank = sepa_bank(load_amount=LOADED)
+    made = instant(bank)
+    other = sepa_bank(load_amount=LOADED)
+    assert other.api.get(f"/payment-orders/{made['paymentOrderId']}").status_code == 404
+    assert other.api.get(f"/rail-files/{made['fileId']}").status_code == 404
+    assert other.api.get(f"/rail-files/{made['fileId']}/content").status_code == 404
+    assert other.api.post(f"/payment-orders/{made['paymentOrderId']}/cancel").status_code == 404
+    assert other.api.get("/rail-files").json()["data"] == []
+    content = bank.api.get(f"/rail-files/{made['fileId']}/content").json()["contentBase64"]
+    assert base64.b64decode(content) == files_of(bank)["outbound"]
