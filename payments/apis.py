@@ -643,9 +643,12 @@ class PaymentOrderListView(TXView):
         created=True,
         summary="Send money to or collect money from an external account",
         description="`approved` (or `needs_approval` above the institution's threshold); a "
-        "credit's amount held on the account at once. 422 `rail_mismatch` (an ACH external "
-        "account over a SEPA rail or the reverse), `currency_mismatch` (ACH moves USD, SEPA "
-        "EUR, in the account's currency), `limit_exceeded` (same-day limit), "
+        "credit's amount held on the account at once. A `sepa_inst` order is sent to the "
+        "clearing at once and answered as the clearing left it: `settled`, or `rejected` with "
+        "its reason (`TECH`: no answer within the scheme's timeout, 10 s); a retry of its "
+        "Idempotency-Key before then is 409 `idempotency_key_in_use`. 422 `rail_mismatch` "
+        "(an ACH external account over a SEPA rail or the reverse), `currency_mismatch` (ACH "
+        "moves USD, SEPA EUR, in the account's currency), `limit_exceeded` (same-day limit), "
         "`external_account_not_verified`, `rail_not_available` (no profile for the rail), "
         "`duplicate_reference` (an end-to-end id the institution has used), "
         "`insufficient_funds`; sepa_dd: `creditor_identifier_missing`, `mandate_not_usable` "
