@@ -7,19 +7,23 @@ at once send once; another institution's ids are not found. The timeout is 0.2 s
 
 import base64
 import time
+import uuid
 from datetime import timedelta
 
 import pytest
 import xmlschema
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from accounts.verification import ledger_breaches
+from core.actors import Actor
 from events.models import Event
 from payments import connector
 from payments.iso20022.messages import PAIN_001, PAIN_002
 from payments.iso20022.pain001 import read_initiation
 from payments.models import PaymentOrder, Rail, RailFile, RailNotice
-from payments.services.instant import instant_send, instant_sweep
+from payments.services.instant import _sent, instant_send, instant_sweep
+from payments.services.orders import payment_order_approve
 from sandbox.simulated_bank import _german_iban
 from tests.accounts.ledger.helpers import run_threads
 from tests.payments.helpers import sepa_bank
@@ -196,3 +200,56 @@ def test_another_institutions_instant_order_and_files_are_not_found():
     assert other.api.get("/rail-files").json()["data"] == []
     content = bank.api.get(f"/rail-files/{made['fileId']}/content").json()["contentBase64"]
     assert base64.b64decode(content) == files_of(bank)["outbound"]
+
+
+def test_an_order_a_staff_user_approves_is_sent_once_the_approval_commits():
+    bank = sepa_bank(load_amount=LOADED, approval_above=AMOUNT - 1)
+    made = instant(bank)
+    assert made["status"] == "needs_approval"
+    assert bank.balances() == (LOADED, AMOUNT, LOADED - AMOUNT)  # held meanwhile
+    staff = get_user_model().objects.create_user("ops", password="x" * 20)  # noqa: S106
+    row = PaymentOrder.objects.get(pk=made["paymentOrderId"])
+    payment_order_approve(order=row, actor=Actor(user=staff))
+    assert PaymentOrder.objects.get(pk=made["paymentOrderId"]).status == "settled"
+    assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+    assert ledger_breaches() == []
+
+
+def test_the_same_idempotency_key_again_answers_the_same_and_sends_nothing_more():
+    bank = sepa_bank(load_amount=LOADED)
+    external = bank.external()["externalAccountId"]
+    body = {
+        "accountId": bank.account_id,
+        "externalAccountId": external,
+        "direction": "credit",
+        "amount": AMOUNT,
+        "currency": "EUR",
+        "rail": "sepa_inst",
+    }
+    key = str(uuid.uuid4())
+    first = bank.api.post("/payment-orders", body, idempotency_key=key)
+    again = bank.api.post("/payment-orders", body, idempotency_key=key)
+    assert first.status_code == again.status_code == 201
+    assert first.json() == again.json()
+    assert first.json()["status"] == "settled"
+    assert PaymentOrder.objects.filter(institution=bank.institution).count() == 1
+    assert RailFile.objects.filter(institution=bank.institution, direction="outbound").count() == 1
+    assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+
+
+def test_an_order_a_crash_left_in_flight_is_rejected_tech_by_the_payments_job():
+    bank = sepa_bank(load_amount=LOADED, approval_above=AMOUNT - 1)
+    made = instant(bank)
+    PaymentOrder.objects.filter(pk=made["paymentOrderId"]).update(status="approved")
+    # Sent, and the process stopped before the clearing answered.
+    assert _sent(made["paymentOrderId"], timezone.now()) is not None
+    assert PaymentOrder.objects.get(pk=made["paymentOrderId"]).status == "sent"
+    assert bank.balances() == (LOADED, AMOUNT, LOADED - AMOUNT)  # held while in flight
+    assert ledger_breaches() == []
+    # Not while its answer may still come; past twice the timeout, rejected TECH.
+    assert instant_sweep() == (0, 0)
+    assert instant_sweep(now=timezone.now() + timedelta(seconds=1)) == (0, 1)
+    order = bank.api.get(f"/payment-orders/{made['paymentOrderId']}").json()
+    assert (order["status"], order["returnInfo"]["code"]) == ("rejected", "TECH")
+    assert bank.balances() == (LOADED, 0, LOADED)
+    assert ledger_breaches() == []
