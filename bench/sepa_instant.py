@@ -8,7 +8,8 @@ Run by hand, never by the tests:
 
 Recreates its database (tx_bench_instant) on the service's PostgreSQL server and runs the
 service under gunicorn with production settings, the simulated clearing its SEPA Instant
-clearing (`SEPA_INSTANT_CLEARING`'s default) and the scheme's 10-second timeout. Set-up, not
+clearing (`SEPA_INSTANT_CLEARING`, which production settings leave unset) and the scheme's
+10-second timeout. Set-up, not
 measured: an institution with an `initiation` SEPA profile, a customer with a loaded EUR
 account and a SEPA external account (an IBAN no scenario names: settled). Then N
 `POST /TX/v2/payment-orders` of rail `sepa_inst` from `--concurrency` clients: each order's time
@@ -72,6 +73,8 @@ def main():
     recreate_database(admin_url, DATABASE)
     os.environ.update(service_environment(with_database(admin_url, DATABASE), rate_limit=0))
     os.environ["RAILS_DIR"] = tempfile.mkdtemp(prefix="tx-bench-rails-")
+    # Production settings name no clearing: the simulated one, explicitly.
+    os.environ["SEPA_INSTANT_CLEARING"] = "sandbox.simulated_clearing.SimulatedClearing"
     run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], check=True)
     import django
 

@@ -41,6 +41,11 @@ for _name, _value in (
 if SANDBOX_CLOCK:  # noqa: F405
     raise ImproperlyConfigured("SANDBOX_CLOCK is for the sandbox only, never in production.")
 
+# The simulated SEPA Instant clearing settles payments no money left for: production names its
+# clearing (a class of `exchange(institution=, content=, timeout=)`); without one, `sepa_inst`
+# orders are refused (422 `rail_not_available`). The simulated one only when set explicitly.
+SEPA_INSTANT_CLEARING = env.str("SEPA_INSTANT_CLEARING", default="")
+
 # Django's psycopg connection pool, on unless DATABASE_POOL=0.
 if env.bool("DATABASE_POOL", default=True):
     # One pool each for the primary and every read replica; a replica's callers wait for a

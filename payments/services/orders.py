@@ -33,6 +33,7 @@ from datetime import date, datetime, time, timedelta
 from functools import partial
 from zoneinfo import ZoneInfo
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -340,6 +341,11 @@ def payment_order_create(
             )
     else:
         profile = sepa_profile_of(institution, rail)
+        if rail == Rail.SEPA_INST and not settings.SEPA_INSTANT_CLEARING:
+            raise RailNotAvailable(
+                "No SEPA Instant clearing is configured (SEPA_INSTANT_CLEARING).",
+                details={"rail": rail},
+            )
     mandate = None
     if rail == Rail.SEPA_DD:
         creditor_profile_of(institution)

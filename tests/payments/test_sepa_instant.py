@@ -253,3 +253,14 @@ def test_an_order_a_crash_left_in_flight_is_rejected_tech_by_the_payments_job():
     assert (order["status"], order["returnInfo"]["code"]) == ("rejected", "TECH")
     assert bank.balances() == (LOADED, 0, LOADED)
     assert ledger_breaches() == []
+
+
+def test_without_a_clearing_an_instant_order_is_refused_and_nothing_is_held(settings):
+    settings.SEPA_INSTANT_CLEARING = ""  # production's default: it names its own
+    bank = sepa_bank(load_amount=LOADED)
+    external = bank.external()["externalAccountId"]
+    response = bank.order(external, AMOUNT, rail="sepa_inst")
+    assert response.status_code == 422
+    assert response.json()["code"] == "rail_not_available"
+    assert PaymentOrder.objects.filter(institution=bank.institution).count() == 0
+    assert bank.balances() == (LOADED, 0, LOADED)
