@@ -204,6 +204,10 @@ def _settle(order: PaymentOrder, now: datetime) -> None:
         purpose=Hold.Purpose.PAYMENT_ORDER,
         counterparty=Account.InternalCode.RAIL_CLEARING,
         journal=journal,
+        # The clearing settled it: the money has left, from an account frozen while the order
+        # was in flight too (a fact, as a card network's force post; never below what it
+        # holds: the held amount is what is captured).
+        forced=True,
     )
     RailJournal.objects.create(journal=journal, order=order)
     order_settle(order=order, at=now)

@@ -15,6 +15,8 @@ import xmlschema
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from accounts.models import Account
+from accounts.services import account_set_status
 from accounts.verification import ledger_breaches
 from core.actors import Actor
 from events.models import Event
@@ -22,9 +24,11 @@ from payments import connector
 from payments.iso20022.messages import PAIN_001, PAIN_002
 from payments.iso20022.pain001 import read_initiation
 from payments.models import PaymentOrder, Rail, RailFile, RailNotice
+from payments.services.inbound_files import rail_file_receive
 from payments.services.instant import _sent, instant_send, instant_sweep
 from payments.services.orders import payment_order_approve
 from sandbox.simulated_bank import _german_iban
+from sandbox.simulated_clearing import SimulatedClearing
 from tests.accounts.ledger.helpers import run_threads
 from tests.payments.helpers import sepa_bank
 
@@ -264,3 +268,22 @@ def test_without_a_clearing_an_instant_order_is_refused_and_nothing_is_held(sett
     assert response.json()["code"] == "rail_not_available"
     assert PaymentOrder.objects.filter(institution=bank.institution).count() == 0
     assert bank.balances() == (LOADED, 0, LOADED)
+
+
+def test_a_settlement_of_an_order_whose_account_was_frozen_in_flight_is_booked_all_the_same():
+    bank = sepa_bank(load_amount=LOADED, approval_above=AMOUNT - 1)
+    made = instant(bank)
+    PaymentOrder.objects.filter(pk=made["paymentOrderId"]).update(status="approved")
+    order, rail_file, content = _sent(made["paymentOrderId"], timezone.now())
+    account = Account.objects.get(pk=bank.account_id)
+    account_set_status(account=account, status=Account.Status.FROZEN)
+    answer = SimulatedClearing().exchange(
+        institution=bank.institution, content=content, timeout=TIMEOUT
+    )
+    received = rail_file_receive(
+        institution=bank.institution, rail=Rail.SEPA_INST, name="answer.xml", content=answer
+    )
+    assert received.status == RailFile.Status.APPLIED
+    assert PaymentOrder.objects.get(pk=order.pk).status == "settled"
+    assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+    assert ledger_breaches() == []
