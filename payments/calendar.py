@@ -29,6 +29,7 @@ from functools import cache
 from zoneinfo import ZoneInfo
 
 import holidays
+from django.utils import timezone
 
 from institutions.calendar import business_days_after, is_business_day
 from institutions.models import Institution
@@ -126,3 +127,8 @@ def window_instant(institution, window_date: date, window: str) -> datetime:
     a day the clocks change, the wall-clock time as it is that day)."""
     hours, minutes = (int(part) for part in window.split(":"))
     return datetime.combine(window_date, time(hours, minutes), ZoneInfo(institution.time_zone))
+
+
+def local_now(institution) -> datetime:
+    """Now, in the institution's zone."""
+    return timezone.now().astimezone(ZoneInfo(institution.time_zone))

@@ -27,8 +27,7 @@ Delivering the file to the bank (the outbox, `payments.connector`) makes its ord
 import hashlib
 import unicodedata
 from collections import defaultdict
-from datetime import date, datetime
-from zoneinfo import ZoneInfo
+from datetime import date
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
@@ -38,9 +37,8 @@ from accounts.models import Account, Hold
 from accounts.services import hold_capture
 from events.services import emit_many
 
-from ..calendar import ach_days_after, is_ach_day, sepa_days_after, window_instant
+from ..calendar import ach_days_after, is_ach_day, local_now, sepa_days_after, window_instant
 from ..iso20022 import pain001, pain008
-from ..iso20022.remittance import CreditorReference, Unstructured
 from ..locks import (
     lock_ach_profile,
     lock_cutoffs,
@@ -67,7 +65,8 @@ from ..nacha.file import Batch, Entry, numbered, write_file
 from ..nacha.file_header import FILE_ID_MODIFIERS, FileHeader
 from ..nacha.returns import return_entry
 from .inbound import emit_inbound
-from .orders import order_event
+from .order_events import order_event
+from .sepa_messages import credit_transfer, party_name, remittance_of
 from .settlement import order_journal, rail_label
 
 MIXED = 200  # service class: credits and debits in one batch
@@ -128,7 +127,7 @@ def cutoff_run(
             immediate_destination=profile.destination_routing_number,
             immediate_origin=profile.odfi_routing_number,
             file_creation_date=window_date,
-            file_creation_time=_local_now(institution).time().replace(second=0, microsecond=0),
+            file_creation_time=local_now(institution).time().replace(second=0, microsecond=0),
             file_id_modifier=_next_modifier(institution, window_date),
             immediate_destination_name=_ascii(profile.destination_name, 23),
             immediate_origin_name=_ascii(profile.odfi_name, 23),
@@ -241,10 +240,10 @@ def _sepa_dd_file(
             amount=order.amount,
             mandate_id=mandate.reference,
             mandate_signed_on=mandate.signature_date,
-            debtor_name=_name(order.external_account.holder_name),
+            debtor_name=party_name(order.external_account.holder_name),
             debtor_iban=order.external_account.sepa_iban(),
             debtor_bic=order.external_account.sepa_bic or None,
-            remittance=_remittance(order),
+            remittance=remittance_of(order),
             amendment=amendment,
         )
         groups[(order.requested_execution_date, mandate.scheme, sequence)].append((order, debit))
@@ -257,7 +256,7 @@ def _sepa_dd_file(
                 requested_collection_date=day,
                 local_instrument=scheme,
                 sequence_type=sequence,
-                creditor_name=_name(institution.name),
+                creditor_name=party_name(institution.name),
                 creditor_iban=profile.settlement_iban,
                 creditor_bic=profile.bic or None,
                 creditor_id=profile.creditor_identifier,
@@ -266,8 +265,8 @@ def _sepa_dd_file(
         )
     initiation = pain008.DirectDebitInitiation(
         message_id=message_id,
-        created_at=_local_now(institution).replace(microsecond=0),
-        initiating_party=_name(institution.name),
+        created_at=local_now(institution).replace(microsecond=0),
+        initiating_party=party_name(institution.name),
         payments=tuple(instructions),
     )
     content = pain008.write_initiation(initiation)  # validated against its XSD as written
@@ -296,14 +295,6 @@ def _sepa_dd_file(
             original_reference="", original_external_account=None
         )
     return built
-
-
-def _remittance(order: PaymentOrder):
-    if order.creditor_reference:
-        return CreditorReference(order.creditor_reference)
-    if order.remittance_info:
-        return Unstructured(order.remittance_info)
-    return None
 
 
 def _file(institution, rail, window_date, window, modifier, content, extension, **totals):
@@ -345,16 +336,16 @@ def _sepa_file(
     institution = profile.institution
     rail_file = RailFile(institution=institution)
     message_id = rail_file.pk.replace("_", "-")  # the SEPA character set has no "_"
-    transfers = tuple(_transfer(order) for order in orders)
+    transfers = tuple(credit_transfer(order) for order in orders)
     initiation = pain001.CreditTransferInitiation(
         message_id=message_id,
-        created_at=_local_now(institution).replace(microsecond=0),
-        initiating_party=_name(institution.name),
+        created_at=local_now(institution).replace(microsecond=0),
+        initiating_party=party_name(institution.name),
         payments=(
             pain001.PaymentInstruction(
                 payment_information_id=f"{message_id}-1",
                 requested_execution_date=window_date,
-                debtor_name=_name(institution.name),
+                debtor_name=party_name(institution.name),
                 debtor_iban=profile.settlement_iban,
                 debtor_bic=profile.bic or None,
                 transfers=transfers,
@@ -379,27 +370,6 @@ def _sepa_file(
         return None
     _schedule([(order, _identification(order)) for order in orders], built, window_date)
     return built
-
-
-def _transfer(order: PaymentOrder) -> pain001.CreditTransfer:
-    external = order.external_account
-    remittance = None
-    if order.creditor_reference:
-        remittance = CreditorReference(order.creditor_reference)
-    elif order.remittance_info:
-        remittance = Unstructured(order.remittance_info)
-    return pain001.CreditTransfer(
-        end_to_end_id=order.end_to_end_id,
-        amount=order.amount,
-        creditor_name=_name(external.holder_name),
-        creditor_iban=external.sepa_iban(),
-        creditor_bic=external.sepa_bic or None,
-        remittance=remittance,
-    )
-
-
-def _name(text: str) -> str:
-    return text.strip()[: pain001.NAME_LIMIT]
 
 
 def _schedule(
@@ -591,7 +561,3 @@ def _next_modifier(institution, day: date) -> str:
         if modifier not in used:
             return modifier
     raise RuntimeError(f"{institution.pk} has written 36 files on {day}: no file id modifier left")
-
-
-def _local_now(institution) -> datetime:
-    return timezone.now().astimezone(ZoneInfo(institution.time_zone))

@@ -36,19 +36,18 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from accounts.models import Account, Hold
-from accounts.services import hold_capture, hold_release
+from accounts.models import Account
 from cards.dates import today_of
 
-from ..iso20022 import codes, pain001
+from ..calendar import local_now
+from ..iso20022 import pain001
 from ..locks import lock_payment_order
-from ..models import PaymentOrder, Rail, RailFile, RailJournal, RailNotice, SepaProfile
-from .orders import emit_order
-from .settlement import order_journal, order_settle
+from ..models import PaymentOrder, Rail, RailFile, SepaProfile
+from .instant_answers import instant_timed_out
+from .order_events import emit_order
+from .sepa_messages import credit_transfer, party_name
 
 Status = PaymentOrder.Status
-SETTLED = "ACSC"  # accepted, settlement completed: SCT Inst's positive answer
-TECH = codes.reason("TECH")
 logger = logging.getLogger("tx.rails")
 
 
@@ -107,8 +106,6 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] 
     the order is not `approved` (an order is sent once), its account is not active (its held
     money cannot leave: it waits, as a cut-off's orders do) or the institution has no
     initiation profile (an interbank one's clearing is not built)."""
-    from .cutoff import _local_now, _name, _transfer
-
     with transaction.atomic():
         order = lock_payment_order(order_id)
         if order.rail != Rail.SEPA_INST or order.status != Status.APPROVED:
@@ -126,16 +123,16 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] 
         day = today_of(institution)
         initiation = pain001.CreditTransferInitiation(
             message_id=message_id,
-            created_at=_local_now(institution).replace(microsecond=0),
-            initiating_party=_name(institution.name),
+            created_at=local_now(institution).replace(microsecond=0),
+            initiating_party=party_name(institution.name),
             payments=(
                 pain001.PaymentInstruction(
                     payment_information_id=f"{message_id}-1",
                     requested_execution_date=day,
-                    debtor_name=_name(institution.name),
+                    debtor_name=party_name(institution.name),
                     debtor_iban=profile.settlement_iban,
                     debtor_bic=profile.bic or None,
-                    transfers=(_transfer(order),),
+                    transfers=(credit_transfer(order),),
                     instant=True,
                 ),
             ),
@@ -168,90 +165,6 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] 
         )
         emit_order(order, "payment_order.sent", file_id=rail_file.pk)
     return order, rail_file, content
-
-
-def instant_status(
-    *, order: PaymentOrder, status: str, reason, rail_file: RailFile, now: datetime
-) -> None:
-    """The clearing's status of an instant order (step 3), in the caller's transaction: ACSC
-    settles a `sent` order, RJCT rejects it with `reason`; another status (ACCP, ACSP...) is not
-    an answer yet. An order no longer `sent`: a notice, nothing moved."""
-    order = lock_payment_order(order.pk)
-    rejected = status == codes.REJECTED
-    if order.status != Status.SENT:
-        if rejected or status == SETTLED:
-            RailNotice.objects.create(
-                institution=order.institution,
-                file=rail_file,
-                kind=RailNotice.Kind.REJECT if rejected else RailNotice.Kind.STATUS,
-                code=(reason.code if rejected else status)[:4],
-                reason=f"late_{reason.normalized if rejected else 'settled'}"[:48],
-                original_trace_number=order.end_to_end_id,
-                order=order,
-                late=True,
-            )
-        return
-    if rejected:
-        _reject(order, reason, rail_file, now)
-    elif status == SETTLED:
-        _settle(order, now)
-
-
-def _settle(order: PaymentOrder, now: datetime) -> None:
-    journal = order_journal(order, "SEPA Instant credit sent")
-    hold_capture(
-        hold=order.hold,
-        purpose=Hold.Purpose.PAYMENT_ORDER,
-        counterparty=Account.InternalCode.RAIL_CLEARING,
-        journal=journal,
-        # The clearing settled it: the money has left, from an account frozen while the order
-        # was in flight too (a fact, as a card network's force post; never below what it
-        # holds: the held amount is what is captured).
-        forced=True,
-    )
-    RailJournal.objects.create(journal=journal, order=order)
-    order_settle(order=order, at=now)
-
-
-def _reject(order: PaymentOrder, reason, rail_file: RailFile, now: datetime) -> None:
-    """Rejected before any money moved: the hold released, the reason kept."""
-    hold_release(hold=order.hold, purpose=Hold.Purpose.PAYMENT_ORDER)
-    order.status = Status.REJECTED
-    order.return_code = reason.code
-    order.return_reason = reason.normalized
-    order.returned_at = order.updated_at = now
-    order.ended_reason = reason.title[:200]
-    order.save(
-        update_fields=[
-            "status",
-            "return_code",
-            "return_reason",
-            "returned_at",
-            "ended_reason",
-            "updated_at",
-        ]
-    )
-    RailNotice.objects.create(
-        institution=order.institution,
-        file=rail_file,
-        kind=RailNotice.Kind.REJECT,
-        code=reason.code,
-        reason=reason.normalized,
-        original_trace_number=order.end_to_end_id,
-        order=order,
-    )
-    emit_order(order, "payment_order.rejected", return_code=reason.code, late=False)
-
-
-def instant_timed_out(order_id: str, *, now: datetime) -> bool:
-    """Reject a `sent` instant order the clearing did not answer in time (`TECH`, its hold
-    released); False when it is not `sent` (answered meanwhile)."""
-    with transaction.atomic():
-        order = lock_payment_order(order_id)
-        if order.rail != Rail.SEPA_INST or order.status != Status.SENT:
-            return False
-        _reject(order, TECH, order.file, now)
-    return True
 
 
 def instant_sweep(*, now: datetime | None = None) -> tuple[int, int]:

@@ -54,8 +54,6 @@ from core.exceptions import (
 from core.metadata import metadata_check
 from core.operations import Outcome, changed
 from core.rows import constraint_of, new_row, row_update
-from events.models import Event
-from events.services import emit_for, event_for
 from institutions.models import Institution
 
 from .. import sepa
@@ -74,6 +72,7 @@ from ..nacha.fields import PRINTABLE
 from ..selectors import external_account_get
 from .collections import creditor_profile_of, due_date, mandate_of_collection, mandate_usable
 from .external_accounts import USD, external_account_status
+from .order_events import emit_order
 
 # The currency each rail moves.
 RAIL_CURRENCY = {
@@ -247,31 +246,6 @@ def _hold_expiry(institution: Institution, day: date) -> datetime:
     return timezone.make_aware(end, ZoneInfo(institution.time_zone))
 
 
-def _event_data(order: PaymentOrder) -> dict:
-    return {
-        "payment_order_id": order.pk,
-        "account_id": order.account_id,
-        "external_account_id": order.external_account_id,
-        "direction": order.direction,
-        "amount": order.amount,
-        "currency": order.currency,
-        "rail": order.rail,
-        "status": order.status,
-        "prenote": order.prenote,
-        **({"end_to_end_id": order.end_to_end_id} if order.end_to_end_id else {}),
-    }
-
-
-def emit_order(order: PaymentOrder, event_type: str, **extra) -> None:
-    emit_for(order, event_type, data={**_event_data(order), **extra})
-
-
-def order_event(order: PaymentOrder, event_type: str, **extra) -> Event:
-    """`emit_order`'s event, not written yet: a batch job writes its orders' at once
-    (`events.services.emit_many`)."""
-    return event_for(order, event_type, data={**_event_data(order), **extra})
-
-
 def payment_order_create(
     *,
     institution: Institution,
@@ -415,7 +389,7 @@ def send_on_commit(order: PaymentOrder) -> None:
     made or approved: `instant.instant_send`): the request that made it waits for the
     clearing's answer, at most the scheme's timeout."""
     if order.rail == Rail.SEPA_INST and order.status == Status.APPROVED:
-        from .instant import instant_send  # it uses this module's events
+        from .instant import instant_send  # it sends through the clearing, after the commit
 
         transaction.on_commit(partial(instant_send, order.pk), robust=True)
 

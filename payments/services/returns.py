@@ -39,7 +39,7 @@ from ..locks import lock_payment_order
 from ..models import ExternalAccount, PaymentOrder, RailFile, RailNotice
 from ..nacha.codes import ReturnReason
 from .external_accounts import external_account_correct, external_account_status
-from .orders import emit_order
+from .order_events import emit_order
 from .settlement import order_journal, rail_account, rail_label, rail_post
 
 Status = PaymentOrder.Status

@@ -33,7 +33,7 @@ from ..iso20022.document import safe_parser
 from ..iso20022.messages import BY_NAMESPACE, CAMT_054, PAIN_002
 from ..iso20022.pain002 import read_status_report
 from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
-from .instant import instant_status
+from .instant_answers import instant_status
 from .returns import order_return, unknown_return
 from .settlement import order_settle
 

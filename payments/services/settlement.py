@@ -40,7 +40,7 @@ from ..models import (
     SepaProfile,
 )
 from .external_accounts import external_account_verify
-from .orders import emit_order
+from .order_events import emit_order
 
 PRENOTE_WINDOW_DAYS = 2
 
