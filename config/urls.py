@@ -20,6 +20,7 @@ from cards.urls import card_urls
 from decisioning.urls import decisioning_urls
 from disputes.urls import dispute_urls
 from payments.urls import payment_urls
+from reconciliation.urls import reconciliation_urls
 from transfers.urls import transfer_urls
 
 # The back office's pages (docs/back-office.md).
@@ -44,6 +45,7 @@ def version_urls(version: str):
         *decisioning_urls(version),
         *dispute_urls(version),
         *payment_urls(version),
+        *reconciliation_urls(version),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),
         path("docs", DocsView.as_view(url_name=f"{version}:schema"), name="docs"),
     ]

@@ -89,6 +89,8 @@ OBJECT_TYPES = {
     "mandate.cancelled": "mandate",
     "stop_payment.created": "stop_payment",
     "stop_payment.cancelled": "stop_payment",
+    # Reconciliation (docs/reconciliation.md): a statement of the bank read.
+    "bank_statement.received": "bank_statement",
     # Case work in the back office: a staff note written, the case assigned (docs/back-office.md,
     # "Case work"). No text: the note stays in the back office.
     "dispute.note_added": "dispute",

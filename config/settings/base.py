@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "authorizations",
     "disputes",
     "payments",
+    "reconciliation",
     "jobs",
     "webhooks",
     "sandbox",

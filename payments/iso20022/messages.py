@@ -59,6 +59,9 @@ CAMT_056 = MessageType(
     "camt.056.001.08", "FIToFIPmtCxlReq", "FI to FI payment cancellation request"
 )
 CAMT_029 = MessageType("camt.029.001.09", "RsltnOfInvstgtn", "resolution of investigation")
+# The bank's statements (reconciliation/, docs/reconciliation.md): end of day and intraday.
+CAMT_053 = MessageType("camt.053.001.08", "BkToCstmrStmt", "bank to customer statement")
+CAMT_052 = MessageType("camt.052.001.08", "BkToCstmrAcctRpt", "bank to customer account report")
 
 MESSAGE_TYPES: dict[str, MessageType] = {
     message.name: message
@@ -73,6 +76,8 @@ MESSAGE_TYPES: dict[str, MessageType] = {
         PACS_004,
         CAMT_056,
         CAMT_029,
+        CAMT_053,
+        CAMT_052,
     )
 }
 BY_NAMESPACE: dict[str, MessageType] = {m.namespace: m for m in MESSAGE_TYPES.values()}
