@@ -88,7 +88,7 @@ class BodySizeLimitMiddleware:
             return error_response(request, tx.ValidationFailed("Content-Length is not a number."))
         limit = (
             settings.MAX_BATCH_BODY_BYTES
-            if request.path.endswith(("/transfer-batches", "/rail-files"))
+            if request.path.endswith(("/transfer-batches", "/rail-files", "/bank-statements"))
             else settings.MAX_BODY_BYTES
         )
         if length > limit:

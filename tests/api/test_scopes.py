@@ -46,6 +46,7 @@ from tests.payments.helpers import (
     upload_body,
     usd_account,
 )
+from tests.reconciliation.test_statements import statement_body
 
 pytestmark = pytest.mark.django_db
 
@@ -311,6 +312,9 @@ class World:
         content = unknown_return_file(ach_profile_of(self), timezone.now().date())
         return self._post("/rail-files", upload_body(content))["fileId"]
 
+    def _make_bankStatement(self):  # noqa: N802 (v2 only): a day's MT940 statement
+        return self._post("/bank-statements", statement_body())["statementId"]
+
     def _make_inboundEntry(self):  # noqa: N802 (v2 only): another bank's credit, received
         number = Account.objects.get(pk=self["usdAccount"]).account_number
         content = inbound_credit_file(ach_profile_of(self), number, 100, timezone.now().date())
@@ -443,6 +447,7 @@ PATH_IDS = {
     "externalAccountId": "externalAccount",
     "paymentOrderId": "paymentOrder",
     "fileId": "railFile",
+    "statementId": "bankStatement",
     "inboundEntryId": "inboundEntry",
     "stopPaymentId": "stopPayment",
     "mandateId": "mandate",
@@ -609,6 +614,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("PATCH", "/mandates/{mandateId}"): lambda ids: {"mandateReference": "SCOPES-M2"},
         ("POST", "/mandates/{mandateId}/cancellations"): lambda ids: {},
         # Another trace than the world's file: other bytes, another file.
+        ("POST", "/bank-statements"): lambda ids: statement_body(b"other bytes\n"),
         ("POST", "/rail-files"): lambda ids: upload_body(
             unknown_return_file(ach_profile_of(ids), timezone.now().date(), "091000010000998")
         ),

@@ -48,6 +48,11 @@ def body(content: bytes, fmt: str, name: str = "statement") -> dict:
     return {"format": fmt, "name": name, "contentBase64": base64.b64encode(content).decode()}
 
 
+def statement_body(tail: bytes = b"") -> dict:
+    """A valid MT940 statement's upload (`tail`: other bytes, another statement)."""
+    return body(DAY["mt940"] + tail, "mt940")
+
+
 def bank_api(extra=()):
     institution = InstitutionFactory()
     return institution, Api("v2", issue_key(institution, scopes=[scopes.READ, *extra])[1])
