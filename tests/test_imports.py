@@ -39,6 +39,7 @@ LAYERS = [
     "authorizations",
     "disputes",
     "payments",
+    "reconciliation",
     "jobs",
     "webhooks",
     "sandbox",
@@ -259,6 +260,7 @@ DOMAIN_APPS = {
     "authorizations",
     "disputes",
     "payments",
+    "reconciliation",
     "jobs",
     "webhooks",
 }

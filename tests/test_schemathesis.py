@@ -60,6 +60,7 @@ from payments.services.inbound_files import rail_file_receive
 from payments.services.mandates import mandate_create
 from payments.services.orders import payment_order_create
 from payments.services.stop_payments import stop_payment_create
+from reconciliation.services.statements import bank_statement_receive
 from tests.factories import InstitutionFactory, issue_key
 from tests.payments.helpers import (
     IBAN,
@@ -68,6 +69,7 @@ from tests.payments.helpers import (
     inbound_credit_file,
     sepa_profile,
 )
+from tests.reconciliation.test_statements import DAY
 from transfers.batches import transfer_batch_create
 from transfers.services import transfer_create
 from webhooks.services import webhook_endpoint_create
@@ -252,9 +254,9 @@ def _build_world() -> dict:
 
 def _payments(institution, customer) -> dict:
     """An ACH profile, an external account, a payment order, another bank's credit read from
-    its file (the file and its inbound entry) and a customer's stop payment, made by the
-    services (a test client's request would connect the signals the module's transaction needs
-    off)."""
+    its file (the file and its inbound entry), a customer's stop payment and a day's statement
+    of the bank (docs/reconciliation.md), made by the services (a test client's request would
+    connect the signals the module's transaction needs off)."""
     profile = ach_profile(institution)
     checking = account_product_create(institution=institution, **USD_PRODUCT)
     usd = account_create(
@@ -311,6 +313,9 @@ def _payments(institution, customer) -> dict:
         type="recurrent",
         actor=SYSTEM,
     )
+    statement, _ = bank_statement_receive(
+        institution=institution, fmt="mt940", name="day.mt940", content=DAY["mt940"]
+    )
     return {
         "externalAccountId": external.id,
         "paymentOrderId": order.id,
@@ -318,6 +323,7 @@ def _payments(institution, customer) -> dict:
         "inboundEntryId": inbound.id,
         "stopPaymentId": stop.id,
         "mandateId": mandate.id,
+        "statementId": statement.id,
     }
 
 

@@ -41,6 +41,7 @@ from tests.payments.helpers import (
     upload_body,
     usd_account,
 )
+from tests.reconciliation.test_statements import statement_body
 
 pytestmark = pytest.mark.django_db
 
@@ -661,6 +662,8 @@ BODIES = {
     ("RailFileListView", "post"): lambda w, v: upload_body(
         unknown_return_file(w.ach, timezone.now().date())
     ),
+    # A day's MT940 statement of the bank's (docs/reconciliation.md).
+    ("BankStatementListView", "post"): lambda w, v: statement_body(),
     ("DisputeListView", "post"): lambda w, v: dispute_body(w),
     ("DisputeDetailView", "patch"): lambda w, v: {
         key: value for key, value in dispute_body(w).items() if key in ("note", "evidence")
@@ -846,6 +849,7 @@ BODY_LIMIT = 64 * 1024
 BODY_LIMITS = {
     ("TransferBatchListView", "post"): 1024 * 1024,
     ("RailFileListView", "post"): 1024 * 1024,  # the bank's files, base64
+    ("BankStatementListView", "post"): 1024 * 1024,  # the bank's statements, base64
 }
 
 
