@@ -91,4 +91,4 @@ class BankStatementLine(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.direction} {self.amount} {self.currency}"
+        return f"line {self.position} of {self.statement_id}"

@@ -18,6 +18,7 @@ from . import (  # noqa: F401 (each registers its admins)
     institutions,
     monitoring,
     payments,
+    reconciliation,
     staff,
     statement_lines,
     transfers,

@@ -16,6 +16,7 @@ from institutions.models import InstitutionAccess
 from institutions.services import holiday_add
 from payments.models import Rail
 from payments.services.cutoff import cutoff_run
+from reconciliation.services.statements import bank_statement_receive
 from tests.events.test_actor import (
     AdminWorld,
     _alert,
@@ -33,6 +34,7 @@ from tests.payments.helpers import (
     upload_body,
     usd_account,
 )
+from tests.reconciliation.test_statements import DAY
 
 UNKNOWN_PAN = "4000000000000002"
 
@@ -61,7 +63,8 @@ def populated(institution) -> AdminWorld:
 
 def _payments(world: AdminWorld, institution) -> None:
     """An ACH profile, an order in a file (its journal), another bank's credit received, a
-    return of an entry TX never sent (a notice), and a customer's stop payment."""
+    return of an entry TX never sent (a notice), a customer's stop payment and a statement of
+    the bank."""
     profile = ach_profile(institution)
     usd = usd_account(world.api, world["customer"])
     external = world.api.post("/external-accounts", external_body(world["customer"]))
@@ -77,6 +80,10 @@ def _payments(world: AdminWorld, institution) -> None:
     assert world.api.post("/rail-files", returned).status_code == 201
     stop = {"accountId": usd, "companyId": "1234509876", "amount": 4_500}
     assert world.api.post("/stop-payments", stop).status_code == 201
+    # A day's statement of the bank, with its lines (docs/reconciliation.md).
+    bank_statement_receive(
+        institution=institution, fmt="mt940", name="day.mt940", content=DAY["mt940"]
+    )
 
 
 def admin_pages(client, institution, registered=None, rows: int = 20):
@@ -156,6 +163,13 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=audit.AUDITORS):
         group.permissions.add(view)
+    # reconciliation/migrations/0002_staff_roles.py: every role views the bank's statements.
+    statements = importlib.import_module("reconciliation.migrations.0002_staff_roles")
+    viewed = Permission.objects.filter(
+        content_type__app_label="reconciliation", codename__in=statements.VIEW
+    )
+    for group in Group.objects.filter(name__in=statements.ROLES):
+        group.permissions.add(*viewed)
     # payments/migrations/0005_stop_payment_roles.py, cards/migrations/0014_protect_card.py,
     # backoffice/migrations/0005_staff_roles_thresholds.py: every role views stop payments and
     # the approval thresholds, and protects a card.

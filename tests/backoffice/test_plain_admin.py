@@ -35,6 +35,7 @@ BUSINESS = [
     "Institutions",
     "Payments to other banks",
     "Program decisioning",
+    "Reconciliation",
     "Transaction monitoring",
     "Transfers",
     "Webhooks",

@@ -54,6 +54,9 @@ VIEWED = {
     "payments.view_achprofile",
     # Granted by payments/migrations/0005_stop_payment_roles.py.
     "payments.view_stoppayment",
+    # Granted by reconciliation/migrations/0002_staff_roles.py.
+    "reconciliation.view_bankstatement",
+    "reconciliation.view_bankstatementline",
     # Granted by backoffice/migrations/0003_staff_roles.py.
     "backoffice.view_approvalrequest",
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.

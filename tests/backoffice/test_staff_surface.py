@@ -203,6 +203,8 @@ ACTIONS = {
     "payments.railfile": [],
     "payments.railnotice": [],
     "payments.stoppayment": [],
+    "reconciliation.bankstatement": [],
+    "reconciliation.bankstatementline": [],
     "webhooks.webhookdelivery": [
         ("retry_deliveries", "Retry selected failed deliveries"),
     ],
@@ -258,6 +260,8 @@ FORMS = {
     "payments.railfile": "",
     "payments.railnotice": "",
     "payments.stoppayment": "",
+    "reconciliation.bankstatement": "",
+    "reconciliation.bankstatementline": "",
     "procrastinate.procrastinatejob": "",
     "transfers.transfer": "change",
     "transfers.transferbatch": "change",
