@@ -10,10 +10,15 @@ files into, under RAILS_DIR (`<RAILS_DIR>/<institution id>/ach/outbox`, `.../sep
   bytes, applied once), then moved into `inbox/read/`: a file read again (the move lost in a
   crash) is found by its bytes and not applied twice. Names are the bank's, never trusted as
   paths: only regular files directly in the inbox are read, and nothing is followed.
+  A statement of the bank's account in the inbox (camt.053/052, BAI2, MT940) is read by
+  whoever registered as its reader (`register_statement_reader`: reconciliation, a layer
+  above, docs/reconciliation.md), not as a rail file; one that is not valid is kept as a
+  `refused` rail file with why, as a rail file is.
 """
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from django.conf import settings
@@ -22,7 +27,7 @@ from django.utils import timezone
 
 from .locks import lock_payment_orders
 from .models import PaymentOrder, Rail, RailFile
-from .services.inbound_files import MAX_FILE_BYTES, rail_file_receive
+from .services.inbound_files import MAX_FILE_BYTES, rail_file_receive, rail_file_refuse
 from .services.orders import emit_order
 
 FAMILY = {
@@ -35,6 +40,33 @@ FAMILY = {
 # The rail a file read from a family's inbox is recorded under.
 INBOX_RAIL = {"ach": Rail.ACH, "sepa": Rail.SEPA_CT}
 logger = logging.getLogger("tx.rails")
+# Who reads the bank's statements found in an inbox (`register_statement_reader`).
+_statement_readers: list[Callable[..., str | None]] = []
+
+
+def register_statement_reader(reader: Callable[..., str | None]) -> None:
+    """`reader(institution=, name=, content=)`: None when the file is not a statement (then it
+    is a rail file), "" when it read it, else why it refused it (the file is kept refused)."""
+    if reader not in _statement_readers:
+        _statement_readers.append(reader)
+
+
+def _as_statement(institution, family: str, name: str, content: bytes) -> bool:
+    """Whether a registered reader took the file as a statement (read, or kept refused)."""
+    for reader in _statement_readers:
+        refused = reader(institution=institution, name=name, content=content)
+        if refused is None:
+            continue
+        if refused:
+            rail_file_refuse(
+                institution=institution,
+                rail=INBOX_RAIL[family],
+                name=name,
+                content=content,
+                reason=f"a bank statement, not valid: {refused}",
+            )
+        return True
+    return False
 
 
 def folder(institution_id: str, family: str, which: str) -> Path:
@@ -98,6 +130,9 @@ def collect(institution, family: str = "ach", now=None) -> list[RailFile]:
             continue
         with open(entry.path, "rb") as handle:
             content = handle.read()
+        if _as_statement(institution, family, entry.name, content):
+            os.replace(entry.path, read / entry.name)
+            continue
         received.append(
             rail_file_receive(
                 institution=institution,

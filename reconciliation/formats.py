@@ -69,6 +69,24 @@ class Statement:
     lines: tuple[Line, ...]
 
 
+def sniff(data: bytes) -> str | None:
+    """The statement format `data` looks like by its first bytes, None when it looks like no
+    statement (a rail file: NACHA starts `101`, the SEPA messages have their own namespaces).
+    Only a guess of which reader to ask: `read` decides whether it is valid."""
+    head = data[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"<"):
+        if b"camt.053.001" in head:
+            return CAMT_053_FORMAT
+        if b"camt.052.001" in head:
+            return CAMT_052_FORMAT
+        return None
+    if head.startswith(b"01,"):
+        return BAI2_FORMAT
+    if head.startswith((b":20:", b"{1:")):
+        return MT940_FORMAT
+    return None
+
+
 def read(data: bytes, fmt: str) -> Statement:
     """The one statement in `data`, or `StatementRefused`."""
     if fmt in (CAMT_053_FORMAT, CAMT_052_FORMAT):

@@ -100,6 +100,25 @@ def rail_file_receive(
     return rail_file
 
 
+def rail_file_refuse(*, institution, rail: str, name: str, content: bytes, reason: str) -> RailFile:
+    """Keep a file of the bank's refused for `reason` that no rail's reader judged (a bank
+    statement that is not valid, found in the inbox): its bytes and why, nothing applied. The
+    same bytes again: the file as it was."""
+    digest = hashlib.sha256(content).hexdigest()
+    existing = RailFile.objects.filter(institution=institution, sha256=digest).first()
+    if existing is not None:
+        return existing
+    rail_file = RailFile(
+        institution=institution,
+        rail=rail,
+        direction=RailFile.Direction.INBOUND,
+        name=name[:200],
+        sha256=digest,
+        content=content,
+    )
+    return _refused(rail_file, redacted(reason))
+
+
 def _refused(rail_file: RailFile, reason: str) -> RailFile:
     """Keep a refused file (its bytes and why), nothing of it applied: its application was
     rolled back whole, its row with it."""

@@ -10,7 +10,7 @@ from accounts.models import Account
 from accounts.services.accounts import internal_account
 from events.services import emit_for
 
-from ..formats import StatementRefused, read
+from ..formats import StatementRefused, read, sniff
 from ..models import BankStatement, BankStatementLine
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # as a rail file (payments.services.inbound_files)
@@ -93,3 +93,18 @@ def bank_statement_receive(
             raise
         return existing, False
     return statement, True
+
+
+def statement_from_inbox(*, institution, name: str, content: bytes) -> str | None:
+    """A file found in the rails' inbox (payments.connector, which calls this as its statement
+    reader): None when it looks like no statement (a rail file), "" when it was received as
+    one (again: the statement as it was), else why it is refused (nothing of it is kept here;
+    the connector keeps the file refused)."""
+    fmt = sniff(content)
+    if fmt is None:
+        return None
+    try:
+        bank_statement_receive(institution=institution, fmt=fmt, name=name, content=content)
+    except StatementRefused as refused:
+        return refused.reason or "not valid"
+    return ""
