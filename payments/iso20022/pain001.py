@@ -46,11 +46,11 @@ from payments.iso20022.fields import (
     check_iban,
     check_sepa_id,
     check_text,
-    datetime_text,
     parse_amount,
     parse_date,
     parse_datetime,
 )
+from payments.iso20022.initiation import write_group_header
 from payments.iso20022.messages import PAIN_001
 from payments.iso20022.parties import (
     located,
@@ -136,12 +136,14 @@ class CreditTransferInitiation:
 
 def write_initiation(initiation: CreditTransferInitiation) -> bytes:
     root, message = document(PAIN_001)
-    header = sub(message, "GrpHdr")
-    sub(header, "MsgId", initiation.message_id)
-    sub(header, "CreDtTm", datetime_text(initiation.created_at))
-    sub(header, "NbOfTxs", str(len(initiation.transfers())))
-    sub(header, "CtrlSum", amount_text(initiation.control_sum))
-    sub(header, "InitgPty/Nm", initiation.initiating_party)
+    write_group_header(
+        message,
+        message_id=initiation.message_id,
+        created_at=initiation.created_at,
+        count=len(initiation.transfers()),
+        control_sum=initiation.control_sum,
+        initiating_party=initiation.initiating_party,
+    )
     for payment in initiation.payments:
         _write_payment(message, payment)
     return write(root, PAIN_001)

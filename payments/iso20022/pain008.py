@@ -51,11 +51,11 @@ from payments.iso20022.fields import (
     check_iban,
     check_sepa_id,
     check_text,
-    datetime_text,
     parse_amount,
     parse_date,
     parse_datetime,
 )
+from payments.iso20022.initiation import write_group_header
 from payments.iso20022.mandates import (
     Amendment,
     LocalInstrument,
@@ -165,12 +165,14 @@ class DirectDebitInitiation:
 
 def write_initiation(initiation: DirectDebitInitiation) -> bytes:
     root, message = document(PAIN_008)
-    header = sub(message, "GrpHdr")
-    sub(header, "MsgId", initiation.message_id)
-    sub(header, "CreDtTm", datetime_text(initiation.created_at))
-    sub(header, "NbOfTxs", str(len(initiation.debits())))
-    sub(header, "CtrlSum", amount_text(initiation.control_sum))
-    sub(header, "InitgPty/Nm", initiation.initiating_party)
+    write_group_header(
+        message,
+        message_id=initiation.message_id,
+        created_at=initiation.created_at,
+        count=len(initiation.debits()),
+        control_sum=initiation.control_sum,
+        initiating_party=initiation.initiating_party,
+    )
     for payment in initiation.payments:
         _write_payment(message, payment)
     return write(root, PAIN_008)
