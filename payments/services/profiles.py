@@ -106,6 +106,8 @@ SEPA_OPTIONAL = (
     "direct_debit_cutoff",
     "require_verified",
     "approval_above",
+    "pre_notification_days",
+    "debit_hold_days",
 )
 
 
@@ -131,6 +133,12 @@ def _sepa_errors(values: dict) -> dict:
         errors["approval_above"] = "Must be an amount in cents above 0."
     if "require_verified" in values and not isinstance(values["require_verified"], bool):
         errors["require_verified"] = "Must be true or false."
+    # The rulebook's 14 calendar days hold unless creditor and debtor agree otherwise; a
+    # notice on the due date itself is no notice.
+    if "pre_notification_days" in values and values["pre_notification_days"] not in range(1, 61):
+        errors["pre_notification_days"] = "Must be 1 to 60 calendar days."
+    if "debit_hold_days" in values and values["debit_hold_days"] not in range(0, 61):
+        errors["debit_hold_days"] = "Must be 0 to 60 banking days."
     return errors
 
 

@@ -580,12 +580,16 @@ def test_the_sepa_profile_is_checked_whole_before_it_is_stored(capsys):
             settlement_iban="DE89370400440532013001",
             creditor_identifier="DE98ZZZ09999999998",
             credit_transfer_cutoff="25:00",
+            pre_notification_days=0,
+            debit_hold_days=61,
         )
     assert set(refused.value.details) == {
         "bic",
         "settlement_iban",
         "creditor_identifier",
         "credit_transfer_cutoff",
+        "pre_notification_days",
+        "debit_hold_days",
     }
     assert "DE89370400440532013001" not in str(refused.value.details)
     with pytest.raises(ValidationFailed) as refused, transaction.atomic():
@@ -600,16 +604,21 @@ def test_the_sepa_profile_is_checked_whole_before_it_is_stored(capsys):
         "--bic", "cobadeffxxx",
         "--settlement-iban", "DE89 3704 0044 0532 0130 00",
         "--creditor-identifier", "DE98ZZZ09999999999",
+        "--pre-notification-days", "2",
+        "--debit-hold-days", "3",
     )  # fmt: skip
     printed = capsys.readouterr().out
     assert IBAN not in printed
     assert json.loads(printed)["settlement_iban"] == "••••3000"
+    assert json.loads(printed)["pre_notification_days"] == 2
     profile = SepaProfile.objects.get()
-    assert (profile.bic, profile.settlement_iban, profile.credit_transfer_cutoff) == (
-        "COBADEFFXXX",
-        IBAN,
-        "15:00",
-    )
+    assert (
+        profile.bic,
+        profile.settlement_iban,
+        profile.credit_transfer_cutoff,
+        profile.pre_notification_days,
+        profile.debit_hold_days,
+    ) == ("COBADEFFXXX", IBAN, "15:00", 2, 3)
     external = bank.external()["externalAccountId"]
     assert bank.ordered(external)["status"] == "approved"
 

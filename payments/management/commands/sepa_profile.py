@@ -11,6 +11,8 @@ FIELDS = {
     "credit_transfer_cutoff": str,
     "direct_debit_cutoff": str,
     "approval_above": int,
+    "pre_notification_days": int,
+    "debit_hold_days": int,
 }
 
 
