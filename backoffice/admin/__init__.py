@@ -19,6 +19,7 @@ from . import (  # noqa: F401 (each registers its admins)
     monitoring,
     payments,
     reconciliation,
+    sepa,
     staff,
     statement_lines,
     transfers,

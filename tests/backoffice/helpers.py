@@ -30,6 +30,8 @@ from tests.payments.helpers import (
     external_body,
     inbound_credit_file,
     order_body,
+    sepa_external_body,
+    sepa_profile,
     unknown_return_file,
     upload_body,
     usd_account,
@@ -63,8 +65,8 @@ def populated(institution) -> AdminWorld:
 
 def _payments(world: AdminWorld, institution) -> None:
     """An ACH profile, an order in a file (its journal), another bank's credit received, a
-    return of an entry TX never sent (a notice), a customer's stop payment and a statement of
-    the bank."""
+    return of an entry TX never sent (a notice), a customer's stop payment, a SEPA profile with
+    a mandate, and a statement of the bank."""
     profile = ach_profile(institution)
     usd = usd_account(world.api, world["customer"])
     external = world.api.post("/external-accounts", external_body(world["customer"]))
@@ -80,6 +82,18 @@ def _payments(world: AdminWorld, institution) -> None:
     assert world.api.post("/rail-files", returned).status_code == 201
     stop = {"accountId": usd, "companyId": "1234509876", "amount": 4_500}
     assert world.api.post("/stop-payments", stop).status_code == 201
+    # A SEPA profile and a debtor's mandate on a SEPA external account.
+    sepa_profile(institution, creditor_identifier="DE98ZZZ09999999999")
+    debtor = world.api.post("/external-accounts", sepa_external_body(world["customer"]))
+    assert debtor.status_code == 201, debtor.content
+    mandate = {
+        "externalAccountId": debtor.json()["externalAccountId"],
+        "mandateReference": "MANDATE-0001",
+        "signatureDate": "2026-01-15",
+        "scheme": "CORE",
+        "type": "recurrent",
+    }
+    assert world.api.post("/mandates", mandate).status_code == 201
     # A day's statement of the bank, with its lines (docs/reconciliation.md).
     bank_statement_receive(
         institution=institution, fmt="mt940", name="day.mt940", content=DAY["mt940"]
@@ -169,6 +183,11 @@ def restore_roles() -> None:
         content_type__app_label="reconciliation", codename__in=statements.VIEW
     )
     for group in Group.objects.filter(name__in=statements.ROLES):
+        group.permissions.add(*viewed)
+    # payments/migrations/0009_sepa_staff_roles.py: every role views SEPA profiles and mandates.
+    sepa = importlib.import_module("payments.migrations.0009_sepa_staff_roles")
+    viewed = Permission.objects.filter(content_type__app_label="payments", codename__in=sepa.VIEW)
+    for group in Group.objects.filter(name__in=sepa.ROLES):
         group.permissions.add(*viewed)
     # payments/migrations/0005_stop_payment_roles.py, cards/migrations/0014_protect_card.py,
     # backoffice/migrations/0005_staff_roles_thresholds.py: every role views stop payments and

@@ -54,6 +54,9 @@ VIEWED = {
     "payments.view_achprofile",
     # Granted by payments/migrations/0005_stop_payment_roles.py.
     "payments.view_stoppayment",
+    # Granted by payments/migrations/0009_sepa_staff_roles.py.
+    "payments.view_sepaprofile",
+    "payments.view_mandate",
     # Granted by reconciliation/migrations/0002_staff_roles.py.
     "reconciliation.view_bankstatement",
     "reconciliation.view_bankstatementline",

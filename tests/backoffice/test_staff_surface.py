@@ -203,6 +203,8 @@ ACTIONS = {
     "payments.railfile": [],
     "payments.railnotice": [],
     "payments.stoppayment": [],
+    "payments.sepaprofile": [],
+    "payments.mandate": [],
     "reconciliation.bankstatement": [],
     "reconciliation.bankstatementline": [],
     "webhooks.webhookdelivery": [
@@ -260,6 +262,8 @@ FORMS = {
     "payments.railfile": "",
     "payments.railnotice": "",
     "payments.stoppayment": "",
+    "payments.sepaprofile": "",
+    "payments.mandate": "",
     "reconciliation.bankstatement": "",
     "reconciliation.bankstatementline": "",
     "procrastinate.procrastinatejob": "",

@@ -624,13 +624,24 @@ def test_the_sepa_profile_is_checked_whole_before_it_is_stored(capsys):
 
 
 def test_the_back_office_shows_an_iban_by_its_last_four(admin_client):
-    bank = sepa_bank()
+    bank = sepa_bank(creditor_identifier="DE98ZZZ09999999999")
     external = bank.external()["externalAccountId"]
     order = bank.ordered(external, endToEndId="E2E-ADMIN")["paymentOrderId"]
+    mandate = {
+        "externalAccountId": external,
+        "mandateReference": "MANDATE-ADMIN",
+        "signatureDate": "2026-01-15",
+        "scheme": "CORE",
+        "type": "recurrent",
+    }
+    mandate = bank.api.post("/mandates", mandate).json()["mandateId"]
     pages = [
         reverse("admin:payments_externalaccount_changelist"),
         reverse("admin:payments_externalaccount_change", args=[external]),
         reverse("admin:payments_paymentorder_change", args=[order]),
+        reverse("admin:payments_mandate_changelist"),
+        reverse("admin:payments_mandate_change", args=[mandate]),
+        reverse("admin:payments_sepaprofile_change", args=[bank.institution.pk]),
     ]
     for page in pages:
         response = admin_client.get(page)
@@ -640,6 +651,11 @@ def test_the_back_office_shows_an_iban_by_its_last_four(admin_client):
     html = admin_client.get(pages[1]).content.decode()
     assert "•••• 3000" in html and "DEUTDEFF" in html
     assert "E2E-ADMIN" in admin_client.get(pages[2]).content.decode()
+    html = admin_client.get(pages[4]).content.decode()
+    assert "MANDATE-ADMIN" in html and "•••• 3000" in html
+    # The settlement IBAN (BE71 0961 2345 6769), by its last four.
+    html = admin_client.get(pages[5]).content.decode()
+    assert "BE71096123456769" not in html and "•••• 6769" in html and "COBADEFFXXX" in html
 
 
 OLD_KEY = "old:" + base64.b64encode(b"o" * 32).decode()
