@@ -154,6 +154,12 @@ class PaymentOrderCreate(StrictSerializer):
         help_text="sepa_dd: required, the mandate it collects under (its debtor account the "
         "`externalAccountId`); no other rail takes one.",
     )
+    finalCollection = serializers.BooleanField(  # noqa: N815
+        required=False,
+        default=False,
+        help_text="sepa_dd under a recurrent mandate: its last collection (sequence FNAL); the "
+        "mandate allows none after it. No other rail takes it.",
+    )
     secCode = serializers.ChoiceField(  # noqa: N815
         choices=PaymentOrder.SecCode.choices, required=False, help_text="ACH: required."
     )
@@ -374,8 +380,11 @@ class PaymentOrderOut(Serializer):
     )
     sequenceType = serializers.CharField(  # noqa: N815
         source="sequence_type",
-        help_text="sepa_dd: FRST, RCUR or OOFF, decided when its cut-off puts it in a file; "
-        "empty before and for other rails.",
+        help_text="sepa_dd: FRST, RCUR, FNAL or OOFF, decided when its cut-off puts it in a "
+        "file; empty before and for other rails.",
+    )
+    finalCollection = serializers.BooleanField(  # noqa: N815
+        source="final_collection", help_text="sepa_dd: its mandate's last collection (FNAL)."
     )
     endedReason = serializers.CharField(source="ended_reason")  # noqa: N815
     metadata = MetadataField()
@@ -673,6 +682,7 @@ class PaymentOrderListView(TXView):
             creditor_reference=data.get("creditorReference"),
             requested_execution_date=data.get("requestedExecutionDate"),
             mandate_id=data.get("mandateId"),
+            final_collection=data["finalCollection"],
             metadata=data.get("metadata"),
             actor=Actor.of_request(request),
         )

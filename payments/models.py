@@ -456,8 +456,9 @@ class PaymentOrder(CreatedBy, Timestamped):
     ended_reason = models.CharField(max_length=200, blank=True)
     # The four-eyes request it waited for (backoffice.ApprovalRequest), if it did.
     approval_id = models.CharField(max_length=40, blank=True)
-    # A SEPA direct debit: the mandate it collects under, and its sequence type (FRST, RCUR,
-    # OOFF), decided when the cut-off puts it in a file.
+    # A SEPA direct debit: the mandate it collects under, whether it is the last under a
+    # recurrent one (FNAL: none may follow), and its sequence type (FRST, RCUR, FNAL, OOFF),
+    # decided when the cut-off puts it in a file.
     mandate = models.ForeignKey(
         "Mandate",
         on_delete=models.PROTECT,
@@ -467,6 +468,7 @@ class PaymentOrder(CreatedBy, Timestamped):
         db_index=False,
     )
     sequence_type = models.CharField(max_length=4, blank=True, default="")
+    final_collection = models.BooleanField(default=False)
     metadata = MetadataField()
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -558,7 +560,10 @@ class PaymentOrder(CreatedBy, Timestamped):
             # A direct debit under a mandate, and nothing else under one.
             models.CheckConstraint(
                 condition=Q(rail="sepa_dd", mandate__isnull=False)
-                | (~Q(rail="sepa_dd") & Q(mandate__isnull=True, sequence_type="")),
+                | (
+                    ~Q(rail="sepa_dd")
+                    & Q(mandate__isnull=True, sequence_type="", final_collection=False)
+                ),
                 name="payment_order_mandate_of_a_direct_debit",
             ),
             # A client's end-to-end id names one order of the institution (a database rule: two

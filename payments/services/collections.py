@@ -5,11 +5,13 @@ creditor identifier), the mandate is the order's and usable (its row locked: col
 mandate are made one at a time), and the due date leaves the debtor their pre-notification
 days and the scheme its SEPA day after the cut-off."""
 
+from calendar import monthrange
 from datetime import date, datetime, timedelta
 
+from django.db.models import Max
 from django.utils import timezone
 
-from cards.dates import today_of
+from cards.dates import add_months, today_of
 from core.exceptions import BusinessRuleViolation, ValidationFailed
 from institutions.models import Institution
 
@@ -52,35 +54,79 @@ class DueDateTooEarly(BusinessRuleViolation):
     )
 
 
-def mandate_of_collection(institution, mandate_id: str, external: ExternalAccount) -> Mandate:
+def mandate_of_collection(
+    institution, mandate_id: str, external: ExternalAccount, final: bool = False
+) -> Mandate:
     """The mandate a collection names (404 when not the institution's), its debtor account the
-    order's (400 otherwise)."""
+    order's (400 otherwise); a final collection (FNAL) under a recurrent mandate only (a one-off
+    mandate's one collection is OOFF: 400)."""
     mandate = mandate_get(institution=institution, mandate_id=mandate_id)
     if mandate.external_account_id != external.pk:
         raise ValidationFailed(
             details={"external_account_id": "Must be the mandate's debtor account."}
         )
+    if final and mandate.type != Mandate.Type.RECURRENT:
+        raise ValidationFailed(
+            details={"final_collection": "Under a recurrent mandate only: a one-off is OOFF."}
+        )
     return mandate
+
+
+# The EPC rulebooks: a mandate under which no collection was presented for 36 months lapses
+# (counted from the latest collection presented, even one rejected, returned or refunded; from
+# the signature when there was none). The creditor may not collect under it again.
+LAPSE_MONTHS = 36
+
+
+def lapse_day(start: date) -> date:
+    """The first day a mandate whose last collection (or signature) was on `start` has lapsed:
+    the same day 36 months later (the month's last day when it has fewer days)."""
+    year, month = add_months(start.year, start.month, LAPSE_MONTHS)
+    return date(year, month, min(start.day, monthrange(year, month)[1]))
+
+
+def mandate_lapses_on(mandate: Mandate) -> date:
+    """When the mandate lapses: 36 months after the due date of its latest collection put in
+    a file, or after its signature when none was."""
+    last = PaymentOrder.objects.filter(mandate=mandate, file__isnull=False).aggregate(
+        last=Max("requested_execution_date")
+    )["last"]
+    return lapse_day(max(filter(None, (last, mandate.signature_date))))
 
 
 def mandate_usable(mandate_id: str) -> Mandate:
     """The mandate's row locked (collections of one mandate are made one at a time) and checked:
-    422 `mandate_not_usable` when it is cancelled, or a one-off one has a collection already
-    (one not cancelled nor rejected)."""
+    422 `mandate_not_usable` when it is cancelled, has lapsed (`mandate_lapses_on`), or has its
+    last collection already: a one-off one any collection, a recurrent one its final (FNAL)
+    collection (one not cancelled nor rejected)."""
     mandate = lock_mandate(mandate_id)
     if mandate.status != Mandate.Status.ACTIVE:
         raise MandateNotUsable(
             "The mandate is cancelled.", details={"mandate_id": mandate.pk, "reason": "cancelled"}
         )
-    if mandate.type == Mandate.Type.ONE_OFF:
-        used = PaymentOrder.objects.filter(mandate=mandate).exclude(
-            status__in=[PaymentOrder.Status.CANCELLED, PaymentOrder.Status.REJECTED]
+    lapses_on = mandate_lapses_on(mandate)
+    if today_of(mandate.institution) >= lapses_on:
+        raise MandateNotUsable(
+            "No collection was presented under the mandate for 36 months: it has lapsed.",
+            details={
+                "mandate_id": mandate.pk,
+                "reason": "lapsed",
+                "lapsed_on": lapses_on.isoformat(),
+            },
         )
-        if used.exists():
-            raise MandateNotUsable(
-                "A one-off mandate collects once: it has a collection already.",
-                details={"mandate_id": mandate.pk, "reason": "one_off_used"},
-            )
+    used = PaymentOrder.objects.filter(mandate=mandate).exclude(
+        status__in=[PaymentOrder.Status.CANCELLED, PaymentOrder.Status.REJECTED]
+    )
+    if mandate.type == Mandate.Type.ONE_OFF and used.exists():
+        raise MandateNotUsable(
+            "A one-off mandate collects once: it has a collection already.",
+            details={"mandate_id": mandate.pk, "reason": "one_off_used"},
+        )
+    if used.filter(final_collection=True).exists():
+        raise MandateNotUsable(
+            "The mandate's final collection (FNAL) was made: none may follow it.",
+            details={"mandate_id": mandate.pk, "reason": "final_collected"},
+        )
     return mandate
 
 

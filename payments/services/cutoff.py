@@ -203,8 +203,9 @@ def _sepa_dd_file(
     """The window's pain.008 (`payments.iso20022.pain008`): a collection instruction per due
     date, scheme and sequence type, to the profile's settlement account under its creditor
     identifier, a direct debit per order with its mandate (an amendment not yet told carried on
-    it). The sequence type is decided here: OOFF for a one-off mandate; FRST for a recurrent
-    mandate's first collection in a file (none before it scheduled and not rejected), RCUR
+    it). The sequence type is decided here: OOFF for a one-off mandate; FNAL for a recurrent
+    mandate's final collection (the rulebooks allow it first too); FRST for its first collection
+    in a file (none before it scheduled and not rejected), RCUR
     after. Each order's effective date is its due date."""
     institution = profile.institution
     rail_file = RailFile(institution=institution)
@@ -221,6 +222,8 @@ def _sepa_dd_file(
         mandate = mandates[order.mandate_id]
         if mandate.type == Mandate.Type.ONE_OFF:
             sequence = "OOFF"
+        elif order.final_collection:
+            sequence = "FNAL"
         elif mandate.pk in collected:
             sequence = "RCUR"
         else:

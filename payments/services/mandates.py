@@ -32,12 +32,8 @@ from .. import sepa
 from ..locks import lock_mandate
 from ..models import ExternalAccount, Mandate, PaymentOrder
 from ..selectors import external_account_get
-from .collections import creditor_profile_of
+from .collections import creditor_profile_of, lapse_day
 from .orders import payment_order_cancel
-
-# A mandate signed more than this long ago is refused: the EPC's mandates lapse after 36 months
-# without a collection, and a signature date is a date the debtor remembers.
-MAX_AGE_DAYS = 36 * 31
 
 
 def checked_reference(value, field: str = "mandate_reference") -> str:
@@ -120,8 +116,9 @@ def mandate_create(
         errors["signature_date"] = "Must be a date."
     elif signature_date > today:
         errors["signature_date"] = f"Signed on or before today ({today})."
-    elif (today - signature_date).days > MAX_AGE_DAYS:
-        errors["signature_date"] = "At most 36 months ago."
+    elif lapse_day(signature_date) <= today:
+        # Lapsed before its first collection: 36 months without one (`collections.lapse_day`).
+        errors["signature_date"] = "Less than 36 months ago."
     if errors:
         raise ValidationFailed(details=errors)
     metadata = metadata_check(metadata or {})

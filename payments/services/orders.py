@@ -262,6 +262,7 @@ def payment_order_create(
     creditor_reference: str | None = None,
     requested_execution_date: date | None = None,
     mandate_id: str | None = None,
+    final_collection: bool = False,
     metadata: dict | None = None,
     actor: Actor,
 ) -> PaymentOrder:
@@ -278,6 +279,8 @@ def payment_order_create(
         errors["mandate_id"] = "A SEPA direct debit collects under a mandate: required."
     elif rail != Rail.SEPA_DD and mandate_id is not None:
         errors["mandate_id"] = "A SEPA direct debit's (sepa_dd) only."
+    if final_collection and rail != Rail.SEPA_DD:
+        errors["final_collection"] = "A SEPA direct debit's (sepa_dd) only."
     if errors:
         raise ValidationFailed(details=errors)
     fields = _rail_fields(
@@ -323,7 +326,7 @@ def payment_order_create(
     mandate = None
     if rail == Rail.SEPA_DD:
         creditor_profile_of(institution)
-        mandate = mandate_of_collection(institution, mandate_id, external)
+        mandate = mandate_of_collection(institution, mandate_id, external, final_collection)
     if profile.require_verified and external.status != ExternalAccount.Status.VERIFIED:
         raise ExternalAccountNotVerified(
             details={"external_account_id": external.pk, "status": external.status}
@@ -350,6 +353,7 @@ def payment_order_create(
         requested_execution_date=day,
         status=Status.NEEDS_APPROVAL if needs_approval else Status.APPROVED,
         mandate=mandate,
+        final_collection=final_collection,
         metadata=metadata,
         **fields,
         **actor.stamp("created_by"),

@@ -18,7 +18,7 @@ from payments.calendar import is_sepa_day, sepa_days_after
 from payments.iso20022.messages import PAIN_008
 from payments.iso20022.pain008 import read_initiation
 from payments.models import Mandate, PaymentOrder, Rail, RailFile
-from payments.services.collections import earliest_due_date
+from payments.services.collections import earliest_due_date, lapse_day, mandate_lapses_on
 from payments.services.cutoff import cutoff_run
 from sandbox.simulated_bank import _german_iban, simulated_sepa_bank_run
 from tests.accounts.api.helpers import ANY, assert_error, created
@@ -246,6 +246,67 @@ def test_a_collection_settled_then_refunded_md06_after_the_money_was_spent(rails
     )
     assert receivable.posted == -AMOUNT
     assert ledger_breaches() == []
+
+
+def test_a_final_collection_is_fnal_and_the_last_and_a_mandate_lapses_after_36_months(rails_dir):
+    bank = creditor()
+    external = bank.external()["externalAccountId"]
+    mandate_id = created(bank.api.post("/mandates", mandate_body(external)), "v2")["mandateId"]
+    final = created(collection(bank, external, mandate_id, finalCollection=True), "v2")
+    assert final["finalCollection"] is True
+    before = snapshot(bank)
+    error = assert_error(
+        collection(bank, external, mandate_id), "v2", 422, "mandate_not_usable", ANY
+    )
+    assert error["details"]["reason"] == "final_collected"
+    # Final under a one-off mandate (its one collection is OOFF), or on another rail: 400.
+    one_off = mandate_body(external, "MANDATE-OOFF", type="one_off")
+    one_off = created(bank.api.post("/mandates", one_off), "v2")["mandateId"]
+    before = snapshot(bank)
+    for response in (
+        collection(bank, external, one_off, finalCollection=True),
+        bank.order(external, AMOUNT, finalCollection=True),
+    ):
+        error = assert_error(response, "v2", 400, "validation_error", ANY)
+        assert set(error["details"]) == {"finalCollection"}
+    # Signed 36 months ago to the day: lapsed before its first collection.
+    today = today_of(bank.institution)
+    signed = today.replace(year=today.year - 3) if (today.month, today.day) != (2, 29) else None
+    if signed:
+        response = bank.api.post(
+            "/mandates", mandate_body(external, "MANDATE-OLD", signatureDate=signed.isoformat())
+        )
+        error = assert_error(response, "v2", 400, "validation_error", ANY)
+        assert set(error["details"]) == {"signatureDate"}
+    assert snapshot(bank) == before
+
+    # The FNAL goes in the file; the mandate then lapses 36 months after its due date.
+    day = first_cutoff(bank)
+    rails_at(at(day, 15, 1))
+    final = bank.api.get(f"/payment-orders/{final['paymentOrderId']}").json()
+    assert (final["status"], final["sequenceType"]) == ("sent", "FNAL")
+    content = file_of(bank, final)
+    assert xmlschema.XMLSchema(str(PAIN_008.xsd)).is_valid(content)
+    (payment,) = read_initiation(content).payments
+    assert payment.sequence_type == "FNAL"
+    due = date.fromisoformat(final["requestedExecutionDate"])
+    assert mandate_lapses_on(Mandate.objects.get(pk=mandate_id)) == lapse_day(due)
+
+    # A mandate with no collection since its signature, 36 months and a day ago, has lapsed.
+    recurrent = Mandate.objects.get(pk=one_off)
+    recurrent.type = Mandate.Type.RECURRENT
+    recurrent.signature_date = today - timedelta(days=3 * 366)
+    recurrent.save(update_fields=["type", "signature_date"])
+    before = snapshot(bank)
+    error = assert_error(collection(bank, external, one_off), "v2", 422, "mandate_not_usable", ANY)
+    details = error["details"]
+    assert details["reason"] == "lapsed"
+    assert details["lapsedOn"] == lapse_day(recurrent.signature_date).isoformat()
+    assert snapshot(bank) == before
+    assert (lapse_day(date(2024, 2, 29)), lapse_day(date(2026, 1, 31))) == (
+        date(2027, 2, 28),
+        date(2029, 1, 31),
+    )
 
 
 def test_refusals_change_nothing(rails_dir):
