@@ -11,8 +11,11 @@ import pytest
 
 from accounts.verification import ledger_breaches
 from events.models import Event
+from payments.iso20022.pain001 import read_initiation as read_pain001
+from payments.iso20022.pain008 import read_initiation as read_pain008
 from payments.models import PaymentOrder, Rail, RailFile, RailNotice
 from payments.nacha.file import parse
+from payments.services.cutoff import cutoff_run
 from tests.accounts.api.helpers import created
 from tests.accounts.ledger.helpers import run_threads
 from tests.conftest import Api
@@ -22,9 +25,11 @@ from tests.payments.helpers import (
     cutoff,
     local,
     rails_at,
+    sepa_bank,
     upload_body,
 )
 from tests.payments.processes import RailsProcess
+from tests.payments.test_mandates import collection, first_cutoff, mandate_body
 from tests.payments.test_orders import business_day, internal
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -121,6 +126,47 @@ def test_two_windows_of_one_institution_at_once_never_draw_the_same_trace_or_mod
     assert sorted(rail_file.file_id_modifier for rail_file in files) == ["A", "B"]
     traces = PaymentOrder.objects.values_list("trace_number", flat=True)
     assert sorted(int(trace[-7:]) for trace in traces) == list(range(1, 9))
+    assert ledger_breaches() == []
+
+
+def test_a_sepa_windows_cutoffs_twice_at_once_write_one_pain001_and_one_pain008():
+    """SEPA's cut-offs take the same lock as ACH's: the credit transfers' and the direct
+    debits' cut-offs of one window, each run twice at once, write one pain.001 and one pain.008,
+    each order in one of them once, each credit's money taken once."""
+    bank = sepa_bank(load_amount=10_000, creditor_identifier="DE98ZZZ09999999999")
+    external = bank.external()["externalAccountId"]
+    credits = [bank.ordered(external, 100 * n)["paymentOrderId"] for n in (1, 2, 3)]
+    mandate = created(bank.api.post("/mandates", mandate_body(external)), "v2")["mandateId"]
+    debits = [
+        created(collection(bank, external, mandate, 50 * n), "v2")["paymentOrderId"] for n in (1, 2)
+    ]
+    day = first_cutoff(bank)
+    rails = [Rail.SEPA_CT, Rail.SEPA_DD, Rail.SEPA_CT, Rail.SEPA_DD]
+
+    written = run_threads(
+        4,
+        lambda index: cutoff_run(
+            profile=bank.profile, rail=rails[index], window_date=day, window="15:00"
+        ),
+    )
+
+    transfers, collections = RailFile.objects.filter(direction="outbound").order_by("rail")
+    assert (transfers.rail, collections.rail) == (Rail.SEPA_CT, Rail.SEPA_DD)
+    assert [each.pk for each in written] == [transfers.pk, collections.pk] * 2
+    orders = PaymentOrder.objects.in_bulk(credits + debits)
+    (payment,) = read_pain001(bytes(transfers.content)).payments
+    assert sorted(each.end_to_end_id for each in payment.transfers) == sorted(
+        orders[pk].end_to_end_id for pk in credits
+    )
+    # The mandate's first collection FRST, the second RCUR: one instruction each.
+    payments = read_pain008(bytes(collections.content)).payments
+    assert sorted(payment.sequence_type for payment in payments) == ["FRST", "RCUR"]
+    assert sorted(each.end_to_end_id for payment in payments for each in payment.debits) == (
+        sorted(orders[pk].end_to_end_id for pk in debits)
+    )
+    assert {orders[pk].file_id for pk in credits} == {transfers.pk}
+    assert {orders[pk].file_id for pk in debits} == {collections.pk}
+    assert bank.balances() == (10_000 - 600, 0, 10_000 - 600)
     assert ledger_breaches() == []
 
 
