@@ -15,9 +15,10 @@ import pytest
 from accounts.verification import ledger_breaches
 from events.models import Event
 from payments.models import PaymentOrder, RailFile, RailNotice
-from tests.payments.helpers import ach_bank, bank_answers, local, rails_at
+from tests.payments.helpers import BERLIN, ach_bank, bank_answers, local, rails_at, sepa_bank
 from tests.payments.processes import RailsProcess
 from tests.payments.test_concurrency import orders_of
+from tests.payments.test_mandates import first_cutoff
 from tests.payments.test_orders import business_day, internal
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -38,9 +39,9 @@ def statuses(order_ids) -> list[str]:
     return [orders[order_id].status for order_id in order_ids]
 
 
-def outbox_of(rails_dir, bank) -> dict[str, str]:
+def outbox_of(rails_dir, bank, rail: str = "ach") -> dict[str, str]:
     """The outbox's files (the bank's view: no hidden partial file) by name, their SHA-256."""
-    outbox = rails_dir / bank.institution.pk / "ach" / "outbox"
+    outbox = rails_dir / bank.institution.pk / rail / "outbox"
     files = sorted(outbox.iterdir()) if outbox.exists() else []
     return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in files}
 
@@ -140,4 +141,34 @@ def test_a_job_killed_applying_a_return_file_applies_none_of_it_then_all_once(ra
     assert statuses(returned) == ["returned", "returned"]
     assert bank.balances() == (10_000, 0, 10_000)
     assert internal(bank, "rail_settlement") == 0
+    assert ledger_breaches() == []
+
+
+def test_a_job_killed_in_a_sepa_cutoff_leaves_nothing_and_the_next_run_writes_the_pain001(
+    rails_dir,
+):
+    """SEPA's cut-off is the same code: killed writing its orders' events, nothing of the
+    pain.001 is left (no row, no hold captured, nothing in the outbox); the next run writes
+    it with both orders."""
+    bank = sepa_bank(load_amount=10_000)
+    external = bank.external()["externalAccountId"]
+    order_ids = [bank.ordered(external, amount)["paymentOrderId"] for amount in (100, 200)]
+    before = bank.balances()
+    instant = local(first_cutoff(bank), 15, 1, zone=BERLIN)
+
+    killed(rails_dir, instant, "payments.services.cutoff.emit_many")
+
+    assert not RailFile.objects.exists()
+    assert statuses(order_ids) == ["approved"] * 2
+    assert bank.balances() == before == (10_000, 300, 9_700)
+    assert outbox_of(rails_dir, bank, "sepa") == {}
+    assert ledger_breaches() == []
+
+    rails_at(instant)
+
+    [rail_file] = RailFile.objects.filter(direction="outbound")
+    assert (rail_file.rail, rail_file.entry_count, rail_file.status) == ("sepa_ct", 2, "delivered")
+    assert outbox_of(rails_dir, bank, "sepa") == {rail_file.name: rail_file.sha256}
+    assert statuses(order_ids) == ["sent"] * 2
+    assert bank.balances() == (9_700, 0, 9_700)
     assert ledger_breaches() == []
