@@ -43,7 +43,9 @@ class SettlementTotals(StrictSerializer):
     chargebacks = SignedAmountField(help_text="The chargeback rows' amounts: 0 or above.")
     representments = SignedAmountField(help_text="The representment rows' amounts: 0 or below.")
     interchange = SignedAmountField(help_text="Every row's interchange.")
-    schemeFees = SignedAmountField(help_text="The network's fees of the day.")  # noqa: N815
+    schemeFees = SignedAmountField(  # noqa: N815
+        source="scheme_fees", help_text="The network's fees of the day."
+    )
     net = SignedAmountField(
         help_text="purchases + refunds + cash + chargebacks + representments + interchange + "
         "schemeFees: what moved between the network and the institution."
@@ -52,6 +54,7 @@ class SettlementTotals(StrictSerializer):
 
 class SettlementRowIn(StrictSerializer):
     networkTransactionId = StrictCharField(  # noqa: N815
+        source="network_transaction_id",
         max_length=64,
         trim_whitespace=False,
         help_text="The network's id of the transaction: the one TX gave it (an authorization's "
@@ -68,7 +71,8 @@ class SettlementRowIn(StrictSerializer):
 class NetworkSettlementIn(StrictSerializer):
     network = serializers.ChoiceField(choices=NetworkSettlement.Network.choices)
     settlementDate = StrictDateField(  # noqa: N815
-        help_text="The date the network settled: its journals' value date (today or before)."
+        source="settlement_date",
+        help_text="The date the network settled: its journals' value date (today or before).",
     )
     currency = CurrencyField()
     totals = SettlementTotals()
@@ -151,14 +155,7 @@ class NetworkSettlementListView(TXView):
     )
     def post(self, request):
         data = self.parse(NetworkSettlementIn)
-        settlement, _ = network_settlement_receive(
-            institution=self.institution,
-            network=data["network"],
-            settlement_date=data["settlementDate"],
-            currency=data["currency"],
-            totals=data["totals"],
-            rows=data["rows"],
-        )
+        settlement, _ = network_settlement_receive(institution=self.institution, **data)
         return self.created(NetworkSettlementOut(settlement).data)
 
 

@@ -6,7 +6,7 @@ Every amount is signed from the institution's side: positive what the network pa
 negative what it pays the network. The totals are the sums of the rows by kind (interchange:
 of every row's), and `net` is their sum with the scheme fees:
 
-    net = purchases + refunds + cash + chargebacks + representments + interchange + schemeFees
+    net = purchases + refunds + cash + chargebacks + representments + interchange + scheme fees
 
 One settlement a network, date and currency (a unique constraint decides, also for two at
 once): the same content again is the same settlement, other content is 409 `already_exists`.
@@ -48,7 +48,7 @@ TOTAL_OF_KIND = {
     NetworkSettlementRow.Kind.CHARGEBACK: "chargebacks",
     NetworkSettlementRow.Kind.REPRESENTMENT: "representments",
 }
-TOTALS = (*TOTAL_OF_KIND.values(), "interchange", "schemeFees", "net")
+TOTALS = (*TOTAL_OF_KIND.values(), "interchange", "scheme_fees", "net")
 
 
 def content_digest(
@@ -59,11 +59,11 @@ def content_digest(
     content)."""
     content = {
         "network": network,
-        "settlementDate": settlement_date.isoformat(),
+        "settlement_date": settlement_date.isoformat(),
         "currency": currency,
         "totals": {name: totals[name] for name in TOTALS},
         "rows": sorted(
-            [row["networkTransactionId"], row["kind"], row["amount"], row["interchange"]]
+            [row["network_transaction_id"], row["kind"], row["amount"], row["interchange"]]
             for row in rows
         ),
     }
@@ -75,20 +75,21 @@ def settlement_check(
     *, institution, settlement_date, currency: str, totals: dict, rows: list[dict]
 ) -> None:
     """ValidationFailed naming the first field that is wrong (`totals.purchases`,
-    `rows.3.amount`): the checks the fields' types do not make."""
+    `rows.3.amount`; the API renders them in its names): the checks the fields' types do not
+    make."""
     if currency in WITHOUT_MINOR_UNITS:
         raise ValidationFailed(details={"currency": f"{currency} has no minor unit."})
     today = local_date(institution, timezone.now())
     if settlement_date > today:
         raise ValidationFailed(
             details={
-                "settlementDate": f"After today ({today}): a settlement is sent on its "
+                "settlement_date": f"After today ({today}): a settlement is sent on its "
                 "date or after it."
             }
         )
     if settlement_date < today - MAX_AGE:
         raise ValidationFailed(
-            details={"settlementDate": f"More than {MAX_AGE.days} days before today ({today})."}
+            details={"settlement_date": f"More than {MAX_AGE.days} days before today ({today})."}
         )
     if len(rows) > MAX_ROWS:
         raise ValidationFailed(details={"rows": f"At most {MAX_ROWS} rows."})
@@ -96,10 +97,10 @@ def settlement_check(
     seen = set()
     for index, row in enumerate(rows):
         kind, amount = row["kind"], row["amount"]
-        if not TRANSACTION_ID.fullmatch(row["networkTransactionId"]):
+        if not TRANSACTION_ID.fullmatch(row["network_transaction_id"]):
             raise ValidationFailed(
                 details={
-                    f"rows.{index}.networkTransactionId": "1 to 64 letters, digits, '_' or '-'."
+                    f"rows.{index}.network_transaction_id": "1 to 64 letters, digits, '_' or '-'."
                 }
             )
         if amount == 0 or (amount < 0) != (kind in NetworkSettlementRow.PAID):
@@ -110,11 +111,11 @@ def settlement_check(
                     "institution's side: negative what it pays the network)."
                 }
             )
-        key = (row["networkTransactionId"], kind)
+        key = (row["network_transaction_id"], kind)
         if key in seen:
             raise ValidationFailed(
                 details={
-                    f"rows.{index}.networkTransactionId": f"A second {kind} of this "
+                    f"rows.{index}.network_transaction_id": f"A second {kind} of this "
                     "transaction in the settlement."
                 }
             )
@@ -131,7 +132,7 @@ def settlement_check(
         raise ValidationFailed(
             details={
                 "totals.net": f"{totals['net']}, but purchases + refunds + cash + "
-                f"chargebacks + representments + interchange + schemeFees = {net}."
+                f"chargebacks + representments + interchange + scheme fees = {net}."
             }
         )
     if abs(net) > MAX_AMOUNT:  # each journal's amount stays within what one posting moves
@@ -147,8 +148,9 @@ def network_settlement_receive(
     totals: dict,
     rows: list[dict],
 ) -> tuple[NetworkSettlement, bool]:
-    """The settlement and whether it is new (`totals` and `rows` as the API names them;
-    a row: networkTransactionId, kind, amount, interchange). ValidationFailed or
+    """The settlement and whether it is new (`totals`: purchases, refunds, cash, chargebacks,
+    representments, interchange, scheme_fees, net; a row: network_transaction_id, kind, amount,
+    interchange). ValidationFailed or
     AlreadyExists, with nothing written, when it is refused."""
     settlement_check(
         institution=institution,
@@ -190,7 +192,7 @@ def _the_same(existing: NetworkSettlement, digest: str) -> NetworkSettlement:
         raise AlreadyExists(
             "This network's settlement of this date and currency was received with other "
             "content: a correction is a break to resolve, not a second settlement.",
-            details={"settlementId": existing.pk},
+            details={"settlement_id": existing.pk},
         )
     return existing
 
@@ -204,7 +206,7 @@ def _store(institution, key: dict, digest: str, totals: dict, rows: list[dict]):
         chargebacks=totals["chargebacks"],
         representments=totals["representments"],
         interchange=totals["interchange"],
-        scheme_fees=totals["schemeFees"],
+        scheme_fees=totals["scheme_fees"],
         net=totals["net"],
         sha256=digest,
         row_count=len(rows),
@@ -220,7 +222,12 @@ def _store(institution, key: dict, digest: str, totals: dict, rows: list[dict]):
                 totals["interchange"],
                 "interchange",
             ),
-            ("scheme_fees_journal", Account.InternalCode.FEES, totals["schemeFees"], "scheme fees"),
+            (
+                "scheme_fees_journal",
+                Account.InternalCode.FEES,
+                totals["scheme_fees"],
+                "scheme fees",
+            ),
         )
         if amount
     ]
@@ -233,7 +240,7 @@ def _store(institution, key: dict, digest: str, totals: dict, rows: list[dict]):
             NetworkSettlementRow(
                 settlement=settlement,
                 position=position,
-                network_transaction_id=row["networkTransactionId"],
+                network_transaction_id=row["network_transaction_id"],
                 kind=row["kind"],
                 amount=row["amount"],
                 interchange=row["interchange"],

@@ -205,6 +205,8 @@ ACTIONS = {
     "payments.stoppayment": [],
     "reconciliation.bankstatement": [],
     "reconciliation.bankstatementline": [],
+    "reconciliation.networksettlement": [],
+    "reconciliation.networksettlementrow": [],
     "webhooks.webhookdelivery": [
         ("retry_deliveries", "Retry selected failed deliveries"),
     ],
@@ -262,6 +264,8 @@ FORMS = {
     "payments.stoppayment": "",
     "reconciliation.bankstatement": "",
     "reconciliation.bankstatementline": "",
+    "reconciliation.networksettlement": "",
+    "reconciliation.networksettlementrow": "",
     "procrastinate.procrastinatejob": "",
     "transfers.transfer": "change",
     "transfers.transferbatch": "change",

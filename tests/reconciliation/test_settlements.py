@@ -17,6 +17,8 @@ from events.models import Event
 from institutions import scopes
 from institutions.calendar import local_date
 from reconciliation.models import NetworkSettlement, NetworkSettlementRow
+from reconciliation.services.settlements import network_settlement_receive
+from reconciliation.settlement_apis import NetworkSettlementIn
 from tests.accounts.api.helpers import assert_error, created, listed, resource
 from tests.authorizations.helpers import approved, card_return, funded, presented
 from tests.conftest import Api, error_of
@@ -55,6 +57,15 @@ def simple_body(**kwargs) -> dict:
     return settlement_body(
         [["NET-0001", "purchase", -2_000, 30], ["NET-0002", "refund", 700, -10]], **kwargs
     )
+
+
+def settlement_of(institution, **kwargs) -> NetworkSettlement:
+    """`simple_body(**kwargs)` received through the service (no request: the worlds of the
+    guard tests)."""
+    read = NetworkSettlementIn(data=simple_body(**kwargs))
+    read.is_valid(raise_exception=True)
+    settlement, _ = network_settlement_receive(institution=institution, **read.validated_data)
+    return settlement
 
 
 def internal(institution, code: str) -> Account:
