@@ -51,12 +51,17 @@ def settlement_body(rows: list[dict], *, scheme_fees: int = -40, day=None) -> di
     }
 
 
-def simple_body(**kwargs) -> dict:
-    """A settlement of two rows no transaction of TX's has (the hostile-input and scope
-    tests')."""
-    return settlement_body(
-        [["NET-0001", "purchase", -2_000, 30], ["NET-0002", "refund", 700, -10]], **kwargs
-    )
+def simple_body(*, prefix: str = "NET-", **kwargs) -> dict:
+    """A settlement of one row of each kind, of transactions TX does not have (the guard
+    tests'): no total is 0, so that each is wrong negated. `prefix`: of the rows' ids."""
+    rows = [
+        ["1", "purchase", -2_000, 30],
+        ["2", "refund", 700, -10],
+        ["3", "cash", -1_000, 15],
+        ["4", "chargeback", 500, -8],
+        ["5", "representment", -300, 5],
+    ]
+    return settlement_body([[f"{prefix}{i}", *rest] for i, *rest in rows], **kwargs)
 
 
 def settlement_of(institution, **kwargs) -> NetworkSettlement:
@@ -219,7 +224,7 @@ def _refusals() -> dict:
     case(
         "the same transaction twice",
         "rows.1.networkTransactionId",
-        lambda b: b["rows"][1].update(networkTransactionId="NET-0001", kind="purchase", amount=-1),
+        lambda b: b["rows"][1].update(networkTransactionId="NET-1", kind="purchase", amount=-1),
     )
     case(
         "an id with a slash",
