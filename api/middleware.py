@@ -74,9 +74,13 @@ class RequestContextMiddleware:
         return error_response(request, tx.InternalError())
 
 
+# The operations whose body may be MAX_BATCH_BODY_BYTES (by the end of their path).
+BATCH_BODY_PATHS = ("/transfer-batches", "/rail-files", "/bank-statements", "/network-settlements")
+
+
 class BodySizeLimitMiddleware:
-    """413 for a declared body over MAX_BODY_BYTES (MAX_BATCH_BODY_BYTES for a transfer batch
-    and a bank's file uploaded), before anything reads it."""
+    """413 for a declared body over MAX_BODY_BYTES (MAX_BATCH_BODY_BYTES for a transfer batch,
+    a bank's file uploaded and a network's settlement), before anything reads it."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -88,7 +92,7 @@ class BodySizeLimitMiddleware:
             return error_response(request, tx.ValidationFailed("Content-Length is not a number."))
         limit = (
             settings.MAX_BATCH_BODY_BYTES
-            if request.path.endswith(("/transfer-batches", "/rail-files", "/bank-statements"))
+            if request.path.endswith(BATCH_BODY_PATHS)
             else settings.MAX_BODY_BYTES
         )
         if length > limit:

@@ -91,6 +91,8 @@ OBJECT_TYPES = {
     "stop_payment.cancelled": "stop_payment",
     # Reconciliation (docs/reconciliation.md): a statement of the bank read.
     "bank_statement.received": "bank_statement",
+    # ... and a card network's settlement of a day, posted.
+    "network_settlement.received": "network_settlement",
     # Case work in the back office: a staff note written, the case assigned (docs/back-office.md,
     # "Case work"). No text: the note stays in the back office.
     "dispute.note_added": "dispute",

@@ -3,7 +3,7 @@
 from django.db import models
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, Journal
 from core.ids import new_id
 from institutions.models import Institution
 
@@ -92,3 +92,139 @@ class BankStatementLine(models.Model):
 
     def __str__(self):
         return f"line {self.position} of {self.statement_id}"
+
+
+# --- Card settlement in (docs/reconciliation.md, "Card settlement in") ---
+
+
+def _settlement_id():
+    return new_id("nst")
+
+
+def _settlement_row_id():
+    return new_id("nsr")
+
+
+class NetworkSettlement(models.Model):
+    """What a card network settled with the institution for one settlement date and currency:
+    its totals and detail rows (`NetworkSettlementRow`), posted as journals on the date. Every
+    amount is signed from the institution's side, in minor units: positive what the network
+    pays it, negative what it pays the network. One a network, date and currency (a unique
+    constraint): the same content again is the same settlement, other content is refused."""
+
+    class Network(models.TextChoices):
+        VISA = "visa", "Visa"
+        MASTERCARD = "mastercard", "Mastercard"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_settlement_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    network = models.CharField(max_length=16, choices=Network.choices)
+    settlement_date = models.DateField()
+    currency = models.CharField(max_length=3)
+    purchases = models.BigIntegerField()
+    refunds = models.BigIntegerField()
+    cash = models.BigIntegerField()
+    chargebacks = models.BigIntegerField()
+    representments = models.BigIntegerField()
+    interchange = models.BigIntegerField()
+    scheme_fees = models.BigIntegerField()
+    net = models.BigIntegerField()
+    # SHA-256 of the content as read (reconciliation.services.settlements.content_digest).
+    sha256 = models.CharField(max_length=64)
+    row_count = models.PositiveIntegerField(default=0)
+    # The journals it posted (none for a part that is 0): the transactions against card
+    # clearing, interchange and scheme fees against fees; each against settlement.
+    clearing_journal = models.ForeignKey(
+        Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    interchange_journal = models.ForeignKey(
+        Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    scheme_fees_journal = models.ForeignKey(
+        Journal, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "network settlement"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["institution", "-id"], name="network_stl_inst_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["institution", "network", "settlement_date", "currency"],
+                name="network_stl_once_a_day",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(
+                    purchases__lte=0,
+                    cash__lte=0,
+                    representments__lte=0,
+                    refunds__gte=0,
+                    chargebacks__gte=0,
+                )
+                & models.Q(
+                    net=models.F("purchases")
+                    + models.F("refunds")
+                    + models.F("cash")
+                    + models.F("chargebacks")
+                    + models.F("representments")
+                    + models.F("interchange")
+                    + models.F("scheme_fees")
+                ),
+                name="network_stl_totals_add_up",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.get_network_display()} {self.settlement_date} ({self.currency})"
+
+
+class NetworkSettlementRow(models.Model):
+    """One transaction the network settled, in the order it was sent (`position`, from 1), keyed
+    by the network's transaction id: the id TX gave the network for it (module docs)."""
+
+    class Kind(models.TextChoices):
+        PURCHASE = "purchase"
+        REFUND = "refund"
+        CASH = "cash"
+        CHARGEBACK = "chargeback"
+        REPRESENTMENT = "representment"
+
+    # What the institution pays the network (a negative amount) and what it is paid.
+    PAID = (Kind.PURCHASE, Kind.CASH, Kind.REPRESENTMENT)
+    RECEIVED = (Kind.REFUND, Kind.CHARGEBACK)
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_settlement_row_id, editable=False
+    )
+    settlement = models.ForeignKey(NetworkSettlement, on_delete=models.PROTECT, related_name="rows")
+    position = models.PositiveIntegerField()
+    network_transaction_id = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    amount = models.BigIntegerField()
+    interchange = models.BigIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "network settlement row"
+        ordering = ["settlement", "position"]
+        indexes = [
+            # The matching's key (docs/reconciliation.md): a transaction's rows across days.
+            models.Index(fields=["network_transaction_id"], name="network_stl_row_txn_idx"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["settlement", "position"], name="network_stl_row_once"),
+            models.UniqueConstraint(
+                fields=["settlement", "network_transaction_id", "kind"],
+                name="network_stl_row_txn_once",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(kind__in=["purchase", "cash", "representment"], amount__lt=0)
+                | models.Q(kind__in=["refund", "chargeback"], amount__gt=0),
+                name="network_stl_row_amount_signed",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.network_transaction_id} of {self.settlement_id}"

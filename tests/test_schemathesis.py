@@ -69,6 +69,7 @@ from tests.payments.helpers import (
     inbound_credit_file,
     sepa_profile,
 )
+from tests.reconciliation.test_settlements import settlement_of
 from tests.reconciliation.test_statements import DAY
 from transfers.batches import transfer_batch_create
 from transfers.services import transfer_create
@@ -254,9 +255,9 @@ def _build_world() -> dict:
 
 def _payments(institution, customer) -> dict:
     """An ACH profile, an external account, a payment order, another bank's credit read from
-    its file (the file and its inbound entry), a customer's stop payment and a day's statement
-    of the bank (docs/reconciliation.md), made by the services (a test client's request would
-    connect the signals the module's transaction needs off)."""
+    its file (the file and its inbound entry), a customer's stop payment, a day's statement
+    of the bank and a card network's settlement (docs/reconciliation.md), made by the services
+    (a test client's request would connect the signals the module's transaction needs off)."""
     profile = ach_profile(institution)
     checking = account_product_create(institution=institution, **USD_PRODUCT)
     usd = account_create(
@@ -324,6 +325,7 @@ def _payments(institution, customer) -> dict:
         "stopPaymentId": stop.id,
         "mandateId": mandate.id,
         "statementId": statement.id,
+        "settlementId": settlement_of(institution).id,
     }
 
 

@@ -39,6 +39,8 @@ class Journal(models.Model):
         PAYMENT_ORDER = "payment_order"
         # Another bank's entry to or from a customer's account (docs/payments.md).
         INBOUND_ENTRY = "inbound_entry"
+        # A card network's settlement of a day (docs/reconciliation.md, "Card settlement in").
+        NETWORK_SETTLEMENT = "network_settlement"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

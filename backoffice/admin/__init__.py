@@ -17,6 +17,7 @@ from . import (  # noqa: F401 (each registers its admins)
     events,
     institutions,
     monitoring,
+    network_settlements,
     payments,
     reconciliation,
     sepa,

@@ -537,6 +537,8 @@ SPECTACULAR_SETTINGS = {
         "MonitoringAlertStatus": "monitoring.models.MonitoringAlert.Status",
         "MonitoringSubjectType": "monitoring.models.MonitoringAlert.SubjectType",
         "WebhookEventType": "webhooks.apis.serializers.SUBSCRIBABLE_EVENT_TYPES",
+        "CardNetwork": "reconciliation.models.NetworkSettlement.Network",
+        "NetworkSettlementRowKind": "reconciliation.models.NetworkSettlementRow.Kind",
     },
     "DISABLE_ERRORS_AND_WARNINGS": False,
     # Swagger UI's assets are served from this service (no CDN: banks run it offline).

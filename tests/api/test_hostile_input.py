@@ -41,6 +41,7 @@ from tests.payments.helpers import (
     upload_body,
     usd_account,
 )
+from tests.reconciliation.test_settlements import simple_body as settlement_body
 from tests.reconciliation.test_statements import statement_body
 
 pytestmark = pytest.mark.django_db
@@ -664,6 +665,9 @@ BODIES = {
     ),
     # A day's MT940 statement of the bank's (docs/reconciliation.md).
     ("BankStatementListView", "post"): lambda w, v: statement_body(),
+    # A card network's day (docs/reconciliation.md, "Card settlement in"), its rows' ids of the
+    # longest (64 characters): 10,000 rows of them are beyond the body's limit.
+    ("NetworkSettlementListView", "post"): lambda w, v: settlement_body(prefix="N" * 63),
     ("DisputeListView", "post"): lambda w, v: dispute_body(w),
     ("DisputeDetailView", "patch"): lambda w, v: {
         key: value for key, value in dispute_body(w).items() if key in ("note", "evidence")
@@ -850,6 +854,7 @@ BODY_LIMITS = {
     ("TransferBatchListView", "post"): 1024 * 1024,
     ("RailFileListView", "post"): 1024 * 1024,  # the bank's files, base64
     ("BankStatementListView", "post"): 1024 * 1024,  # the bank's statements, base64
+    ("NetworkSettlementListView", "post"): 1024 * 1024,  # a network's day, its rows
 }
 
 

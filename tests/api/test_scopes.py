@@ -16,6 +16,7 @@ import importlib
 import re
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,7 @@ from tests.payments.helpers import (
     upload_body,
     usd_account,
 )
+from tests.reconciliation.test_settlements import simple_body as settlement_body
 from tests.reconciliation.test_statements import statement_body
 
 pytestmark = pytest.mark.django_db
@@ -315,6 +317,9 @@ class World:
     def _make_bankStatement(self):  # noqa: N802 (v2 only): a day's MT940 statement
         return self._post("/bank-statements", statement_body())["statementId"]
 
+    def _make_networkSettlement(self):  # noqa: N802 (v2 only): a card network's day
+        return self._post("/network-settlements", settlement_body())["settlementId"]
+
     def _make_inboundEntry(self):  # noqa: N802 (v2 only): another bank's credit, received
         number = Account.objects.get(pk=self["usdAccount"]).account_number
         content = inbound_credit_file(ach_profile_of(self), number, 100, timezone.now().date())
@@ -448,6 +453,7 @@ PATH_IDS = {
     "paymentOrderId": "paymentOrder",
     "fileId": "railFile",
     "statementId": "bankStatement",
+    "settlementId": "networkSettlement",
     "inboundEntryId": "inboundEntry",
     "stopPaymentId": "stopPayment",
     "mandateId": "mandate",
@@ -615,6 +621,10 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("POST", "/mandates/{mandateId}/cancellations"): lambda ids: {},
         # Another trace than the world's file: other bytes, another file.
         ("POST", "/bank-statements"): lambda ids: statement_body(b"other bytes\n"),
+        # Another day than the world's settlement (a fresh one of its own: the day before).
+        ("POST", "/network-settlements"): lambda ids: settlement_body(
+            day=(timezone.now() - timedelta(days=2)).date()
+        ),
         ("POST", "/rail-files"): lambda ids: upload_body(
             unknown_return_file(ach_profile_of(ids), timezone.now().date(), "091000010000998")
         ),

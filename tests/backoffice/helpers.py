@@ -36,6 +36,7 @@ from tests.payments.helpers import (
     upload_body,
     usd_account,
 )
+from tests.reconciliation.test_settlements import settlement_of
 from tests.reconciliation.test_statements import DAY
 
 UNKNOWN_PAN = "4000000000000002"
@@ -66,7 +67,7 @@ def populated(institution) -> AdminWorld:
 def _payments(world: AdminWorld, institution) -> None:
     """An ACH profile, an order in a file (its journal), another bank's credit received, a
     return of an entry TX never sent (a notice), a customer's stop payment, a SEPA profile with
-    a mandate, and a statement of the bank."""
+    a mandate, a statement of the bank and a card network's settlement."""
     profile = ach_profile(institution)
     usd = usd_account(world.api, world["customer"])
     external = world.api.post("/external-accounts", external_body(world["customer"]))
@@ -98,6 +99,8 @@ def _payments(world: AdminWorld, institution) -> None:
     bank_statement_receive(
         institution=institution, fmt="mt940", name="day.mt940", content=DAY["mt940"]
     )
+    # A card network's day, with its rows and journals (docs/reconciliation.md).
+    settlement_of(institution)
 
 
 def admin_pages(client, institution, registered=None, rows: int = 20):
@@ -177,13 +180,15 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=audit.AUDITORS):
         group.permissions.add(view)
-    # reconciliation/migrations/0002_staff_roles.py: every role views the bank's statements.
-    statements = importlib.import_module("reconciliation.migrations.0002_staff_roles")
-    viewed = Permission.objects.filter(
-        content_type__app_label="reconciliation", codename__in=statements.VIEW
-    )
-    for group in Group.objects.filter(name__in=statements.ROLES):
-        group.permissions.add(*viewed)
+    # reconciliation/migrations/0002_staff_roles.py and 0004_network_settlement_roles.py: every
+    # role views the bank's statements and the card networks' settlements.
+    for name in ("0002_staff_roles", "0004_network_settlement_roles"):
+        granted = importlib.import_module(f"reconciliation.migrations.{name}")
+        viewed = Permission.objects.filter(
+            content_type__app_label="reconciliation", codename__in=granted.VIEW
+        )
+        for group in Group.objects.filter(name__in=granted.ROLES):
+            group.permissions.add(*viewed)
     # payments/migrations/0009_sepa_staff_roles.py: every role views SEPA profiles and mandates.
     sepa = importlib.import_module("payments.migrations.0009_sepa_staff_roles")
     viewed = Permission.objects.filter(content_type__app_label="payments", codename__in=sepa.VIEW)

@@ -60,6 +60,9 @@ VIEWED = {
     # Granted by reconciliation/migrations/0002_staff_roles.py.
     "reconciliation.view_bankstatement",
     "reconciliation.view_bankstatementline",
+    # Granted by reconciliation/migrations/0004_network_settlement_roles.py.
+    "reconciliation.view_networksettlement",
+    "reconciliation.view_networksettlementrow",
     # Granted by backoffice/migrations/0003_staff_roles.py.
     "backoffice.view_approvalrequest",
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.

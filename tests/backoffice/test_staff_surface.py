@@ -207,6 +207,8 @@ ACTIONS = {
     "payments.mandate": [],
     "reconciliation.bankstatement": [],
     "reconciliation.bankstatementline": [],
+    "reconciliation.networksettlement": [],
+    "reconciliation.networksettlementrow": [],
     "webhooks.webhookdelivery": [
         ("retry_deliveries", "Retry selected failed deliveries"),
     ],
@@ -266,6 +268,8 @@ FORMS = {
     "payments.mandate": "",
     "reconciliation.bankstatement": "",
     "reconciliation.bankstatementline": "",
+    "reconciliation.networksettlement": "",
+    "reconciliation.networksettlementrow": "",
     "procrastinate.procrastinatejob": "",
     "transfers.transfer": "change",
     "transfers.transferbatch": "change",

@@ -1,0 +1,42 @@
+"""The staff roles (institutions/migrations/0003_staff_roles.py) on the card networks'
+settlements: every role views settlements and their rows; none adds, changes or deletes one (a
+settlement is written by the API only, docs/reconciliation.md)."""
+
+from django.contrib.auth.management import create_permissions
+from django.db import migrations
+
+ROLES = ("support", "operations", "compliance")
+VIEW = ("view_networksettlement", "view_networksettlementrow")
+
+
+def grant(apps, schema_editor):
+    app_config = apps.get_app_config("reconciliation")
+    app_config.models_module = True
+    create_permissions(app_config, verbosity=0, apps=apps)
+    app_config.models_module = None
+    Group = apps.get_model("auth", "Group")
+    Permission = apps.get_model("auth", "Permission")
+    permissions = Permission.objects.filter(
+        content_type__app_label="reconciliation", codename__in=VIEW
+    )
+    for group in Group.objects.filter(name__in=ROLES):
+        group.permissions.add(*permissions)
+
+
+def revoke(apps, schema_editor):
+    Group = apps.get_model("auth", "Group")
+    Permission = apps.get_model("auth", "Permission")
+    permissions = Permission.objects.filter(
+        content_type__app_label="reconciliation", codename__in=VIEW
+    )
+    for group in Group.objects.filter(name__in=ROLES):
+        group.permissions.remove(*permissions)
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("reconciliation", "0003_network_settlements"),
+        ("institutions", "0003_staff_roles"),
+    ]
+
+    operations = [migrations.RunPython(grant, revoke)]
