@@ -242,9 +242,13 @@ class CancellationCreate(StrictSerializer):
     reason = StrictCharField(max_length=200, required=False, allow_blank=True)
 
 
+# The EPC's recall reasons (`iso20022.codes.RECALL_REASONS`), as the API lists them.
+RECALL_REASON_CHOICES = sorted(RECALL_REASONS)
+
+
 class RecallCreate(StrictSerializer):
     reason = serializers.ChoiceField(
-        choices=sorted(RECALL_REASONS),
+        choices=RECALL_REASON_CHOICES,
         help_text="The EPC's: DUPL (duplicate), TECH (technical problem), FRAD (fraud), within "
         "10 TARGET2 business days of settlement; the originator's AC03 (wrong account), AM09 "
         "(wrong amount), CUST (no reason given), within 13 months.",
