@@ -136,12 +136,13 @@ def recall_request(*, order: PaymentOrder, reason: str, actor: Actor) -> Recall:
                 from_state=order.status,
                 to_state="recalled",
             )
-        last = last_day(reason, order.effective_date)
+        settled_on = order.effective_date or today_of(institution)
+        last = last_day(reason, settled_on)
         if today_of(institution) > last:
             raise RecallWindowClosed(
                 details={
                     "reason": reason,
-                    "settlement_date": order.effective_date.isoformat(),
+                    "settlement_date": settled_on.isoformat(),
                     "last_day": last.isoformat(),
                 }
             )
@@ -282,8 +283,11 @@ def recall_answers(rail_file: RailFile, content: bytes, now: datetime) -> int:
         if order is not None:
             recall = _sent_recall(order)
         if recall is None:
-            # No recall of TX's is waiting for this answer: for reconciliation.
-            _notice(rail_file, code, "unknown_recall", answer.original_end_to_end_id, order)
+            # No recall of TX's is waiting for this answer (none of this order, or one answered
+            # already: by its money, or another camt.029): for reconciliation.
+            known = order is not None and Recall.objects.filter(order=order).exists()
+            why = "answered_already" if known else "unknown_recall"
+            _notice(rail_file, code, why, answer.original_end_to_end_id, order)
             continue
         _answered(recall, rail_file, now, code="" if resolution.accepted else code, reason=reason)
         _notice(rail_file, code, reason, answer.original_end_to_end_id, recall.order)

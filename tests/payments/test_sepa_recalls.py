@@ -52,6 +52,33 @@ def settled_order(iban: str):
     return bank, made, day
 
 
+def refusal(end_to_end_id: str, day: date) -> bytes:
+    """A camt.029 of another bank's refusing (NOOR) a recall of `end_to_end_id`."""
+    return write_resolution(
+        ResolutionOfInvestigation(
+            assignment=Assignment(
+                id=f"BANK-RES-{end_to_end_id}"[:35],
+                assigner_bic="DEUTDEFF",
+                assignee_bic="COBADEFFXXX",
+                created_at=at(day, 18),
+            ),
+            status=REFUSED,
+            transactions=(
+                RecallAnswer(
+                    status_id="BANK-1",
+                    original_message_id="SOMETHING-ELSE",
+                    original_message_type="pain.001.001.09",
+                    original_end_to_end_id=end_to_end_id,
+                    original_transaction_id="X1",
+                    original_amount=100,
+                    original_settlement_date=day,
+                    reason=StatusReason("NOOR"),
+                ),
+            ),
+        )
+    )
+
+
 def recall(bank, made, reason: str = "CUST"):
     return bank.api.post(f"/payment-orders/{made['paymentOrderId']}/recalls", {"reason": reason})
 
@@ -119,8 +146,14 @@ def test_an_accepted_recall_brings_the_money_back_once(rails_dir):
     ]
     assert bank.balances() == (LOADED - RECALL_CHARGES, 0, LOADED - RECALL_CHARGES)
     assert ledger_breaches() == []
-    # Accepted: a new recall of the order is refused; the events name who acted.
+    # Accepted: a new recall of the order is refused, and another answer changes nothing.
     assert recall(bank, made).status_code == 409
+    assert upload(bank, refusal(order["endToEndId"], day)).status_code == 201
+    assert Recall.objects.get(pk=body["recallId"]).status == "accepted"
+    assert RailNotice.objects.filter(kind="recall", order_id=order_id).count() == 2
+    assert RailNotice.objects.get(reason="answered_already").code == "NOOR"
+    assert bank.balances() == (LOADED - RECALL_CHARGES, 0, LOADED - RECALL_CHARGES)
+    # The events name who acted.
     events = Event.objects.filter(object_id=order_id, type__contains="recall").order_by("pk")
     assert [(each.type, each.actor_type) for each in events] == [
         ("payment_order.recall_requested", "apiKey"),
@@ -164,28 +197,7 @@ def test_a_refused_recall_keeps_its_reason_and_the_windows_and_states_are_kept(r
     assert recall(bank, made, "CUST").status_code == 201
     # An answer to a recall TX never sent is recorded for reconciliation.
     order = PaymentOrder.objects.get(pk=made["paymentOrderId"])
-    unknown = ResolutionOfInvestigation(
-        assignment=Assignment(
-            id="BANK-RES-1",
-            assigner_bic="DEUTDEFF",
-            assignee_bic="COBADEFFXXX",
-            created_at=at(day, 18),
-        ),
-        status=REFUSED,
-        transactions=(
-            RecallAnswer(
-                status_id="BANK-1",
-                original_message_id="SOMETHING-ELSE",
-                original_message_type="pain.001.001.09",
-                original_end_to_end_id="NOT-OURS-1",
-                original_transaction_id="X1",
-                original_amount=100,
-                original_settlement_date=day,
-                reason=StatusReason("NOOR"),
-            ),
-        ),
-    )
-    assert upload(bank, write_resolution(unknown)).status_code == 201
+    assert upload(bank, refusal("NOT-OURS-1", day)).status_code == 201
     notice = RailNotice.objects.get(kind="recall", order__isnull=True)
     assert (notice.code, notice.reason, notice.original_trace_number) == (
         "NOOR",
