@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('institutions', '0006_staff_roles_view_holidays'),
-        ('payments', '0008_mandates'),
+        ('payments', '0010_final_collection'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
