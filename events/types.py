@@ -78,6 +78,11 @@ OBJECT_TYPES = {
     "payment_order.settled": "payment_order",
     "payment_order.rejected": "payment_order",
     "payment_order.returned": "payment_order",
+    # A recall of a SEPA credit transfer (docs/payments.md, "Recalls").
+    "payment_order.recall_requested": "payment_order",
+    "payment_order.recall_sent": "payment_order",
+    "payment_order.recall_accepted": "payment_order",
+    "payment_order.recall_rejected": "payment_order",
     "rail_file.received": "rail_file",
     "inbound_entry.received": "inbound_entry",
     "inbound_entry.applied": "inbound_entry",

@@ -38,6 +38,7 @@ from core.actors import Actor
 from core.exceptions import IdempotencyKeyInUse, ValidationFailed
 from institutions import scopes
 
+from .iso20022.codes import RECALL_REASONS
 from .models import (
     ExternalAccount,
     InboundEntry,
@@ -45,6 +46,7 @@ from .models import (
     PaymentOrder,
     Rail,
     RailFile,
+    Recall,
     StopPayment,
 )
 from .selectors import (
@@ -69,6 +71,7 @@ from .services.inbound_files import FileRefused, rail_file_receive
 from .services.instant import instant_send
 from .services.mandates import mandate_amend, mandate_cancel, mandate_create
 from .services.orders import external_account_prenote, payment_order_cancel, payment_order_create
+from .services.recalls import recall_request
 from .services.stop_payments import stop_payment_cancel, stop_payment_create
 
 TAGS = ["Payments"]
@@ -239,6 +242,19 @@ class CancellationCreate(StrictSerializer):
     reason = StrictCharField(max_length=200, required=False, allow_blank=True)
 
 
+# The EPC's recall reasons (`iso20022.codes.RECALL_REASONS`), as the API lists them.
+RECALL_REASON_CHOICES = sorted(RECALL_REASONS)
+
+
+class RecallCreate(StrictSerializer):
+    reason = serializers.ChoiceField(
+        choices=RECALL_REASON_CHOICES,
+        help_text="The EPC's: DUPL (duplicate), TECH (technical problem), FRAD (fraud), within "
+        "10 TARGET2 business days of settlement; the originator's AC03 (wrong account), AM09 "
+        "(wrong amount), CUST (no reason given), within 13 months.",
+    )
+
+
 class PrenoteCreate(StrictSerializer):
     """Nothing to send: the prenote goes to the external account's details."""
 
@@ -375,6 +391,12 @@ class PaymentOrderOut(Serializer):
     fileId = serializers.CharField(source="file_id", allow_null=True)  # noqa: N815
     traceNumber = serializers.CharField(source="trace_number", allow_null=True)  # noqa: N815
     returnInfo = serializers.SerializerMethodField()  # noqa: N815
+    returnedAmount = serializers.IntegerField(  # noqa: N815
+        source="returned_amount",
+        allow_null=True,
+        help_text="A returned credit of which less came back than was sent (the returning "
+        "bank's charges): what came back. Null otherwise.",
+    )
     mandateId = serializers.CharField(  # noqa: N815
         source="mandate_id", allow_null=True, help_text="sepa_dd: the mandate it collects under."
     )
@@ -515,6 +537,33 @@ class MandateOut(Serializer):
         if not mandate.original_reference and mandate.original_external_account_id is None:
             return None
         return AmendmentOut(mandate).data
+
+
+class RecallAnswerOut(Serializer):
+    code = serializers.CharField(source="answer_code", help_text="As the bank sent it (NOAS).")
+    reason = serializers.CharField(source="answer_reason", help_text="Normalized.")
+
+
+class RecallOut(Serializer):
+    recallId = serializers.CharField(source="id")  # noqa: N815
+    paymentOrderId = serializers.CharField(source="order_id")  # noqa: N815
+    reasonCode = serializers.CharField(source="reason_code")  # noqa: N815
+    reason = serializers.CharField(help_text="Normalized.")
+    status = serializers.ChoiceField(choices=Recall.Status.choices)
+    fileId = serializers.CharField(  # noqa: N815
+        source="file_id", allow_null=True, help_text="The camt.056 it went out in."
+    )
+    refusal = serializers.SerializerMethodField(
+        help_text="A rejected recall: the beneficiary bank's reason."
+    )
+    sentAt = TimestampField(source="sent_at", allow_null=True)  # noqa: N815
+    answeredAt = TimestampField(source="answered_at", allow_null=True)  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+    updatedAt = TimestampField(source="updated_at")  # noqa: N815
+
+    @extend_schema_field(RecallAnswerOut(allow_null=True))
+    def get_refusal(self, recall) -> dict | None:
+        return RecallAnswerOut(recall).data if recall.answer_code else None
 
 
 class RailFileContentOut(Serializer):
@@ -760,6 +809,44 @@ class CancellationsView(TXView):
         data = self.parse(CancellationCreate)
         order = payment_order_cancel(order=order, reason=data.get("reason", "")).value
         return self.created(PaymentOrderOut(order).data)
+
+
+class RecallsView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="Recall",
+        resources={V2: RecallOut},
+        request={V2: RecallCreate},
+        created=True,
+        summary="Recall a SEPA credit transfer that was sent",
+        description="Asks the beneficiary's bank, through the partner bank, for the money back "
+        "(a camt.056 the payments job sends); its answer makes the recall `accepted` (the money "
+        "comes back as a return, FOCR) or `rejected`. 409 `invalid_state_transition` for an "
+        "order not `sent` or `settled` (one not in a file yet is cancelled instead), "
+        "`already_exists` when the order has a recall on its way or accepted; 422 "
+        "`recall_not_available` (not a `sepa_ct` order of an initiation profile), "
+        "`recall_window_closed` (the reason's window has passed).",
+        operation_id="payment_order_recalls_create",
+        tags=TAGS,
+    )
+    def post(self, request, paymentOrderId):  # noqa: N803
+        order = payment_order_get(institution=self.institution, order_id=paymentOrderId)
+        data = self.parse(RecallCreate)
+        recall = recall_request(order=order, reason=data["reason"], actor=Actor.of_request(request))
+        return self.created(RecallOut(recall).data)
+
+    @document(
+        name="Recall",
+        resources={V2: RecallOut},
+        many=True,
+        summary="List a payment order's recalls, newest first",
+        operation_id="payment_order_recalls_list",
+        tags=TAGS,
+    )
+    def get(self, request, paymentOrderId):  # noqa: N803
+        order = payment_order_get(institution=self.institution, order_id=paymentOrderId)
+        return self.respond_list(Recall.objects.filter(order=order), RecallOut)
 
 
 class RailFileListView(TXView):

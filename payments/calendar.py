@@ -104,6 +104,17 @@ def is_target2_business_day(day: date) -> bool:
     return day.isoweekday() < SATURDAY and day not in target2_closing_days(day.year)
 
 
+def target2_days_after(start: date, days: int) -> date:
+    """The date `days` TARGET2 business days after `start`, `start` not counted (the EPC's
+    windows count TARGET2's days, whatever the institution's)."""
+    day = start
+    while days > 0:
+        day += timedelta(days=1)
+        if is_target2_business_day(day):
+            days -= 1
+    return day
+
+
 def is_sepa_day(institution: Institution, day: date) -> bool:
     """Both the institution's business day and TARGET2's (TARGET2's first: it reads nothing)."""
     return is_target2_business_day(day) and is_business_day(institution, day)

@@ -4,8 +4,9 @@ ISO 20022 documents), an `outbox` TX writes its files into and an `inbox` the ba
 files into, under RAILS_DIR (`<RAILS_DIR>/<institution id>/ach/outbox`, `.../sepa/inbox`).
 
 - `deliver`: a written file's bytes into the outbox (a temporary name, then renamed: the bank
-  never reads half a file), then its orders are `sent`. Delivering again writes the same bytes
-  under the same name: a crash between the two steps leaves nothing wrong.
+  never reads half a file), then its orders (or a camt.056's recall) are `sent`. Delivering
+  again writes the same bytes under the same name: a crash between the two steps leaves
+  nothing wrong.
 - `collect`: every file in the inbox read (`inbound_files.rail_file_receive`: stored by its
   bytes, applied once), then moved into `inbox/read/`: a file read again (the move lost in a
   crash) is found by its bytes and not applied twice. Names are the bank's, never trusted as
@@ -29,6 +30,7 @@ from .locks import lock_payment_orders
 from .models import PaymentOrder, Rail, RailFile
 from .services.inbound_files import MAX_FILE_BYTES, rail_file_receive, rail_file_refuse
 from .services.orders import emit_order
+from .services.recalls import recalls_delivered
 
 FAMILY = {
     Rail.ACH: "ach",
@@ -93,6 +95,7 @@ def deliver(rail_file: RailFile) -> RailFile:
             order.sent_at = order.updated_at = now
             order.save(update_fields=["status", "sent_at", "updated_at"])
             emit_order(order, "payment_order.sent", file_id=rail_file.pk)
+        recalls_delivered(rail_file, now)
         RailFile.objects.filter(pk=rail_file.pk, delivered_at__isnull=True).update(
             delivered_at=now, status=RailFile.Status.DELIVERED, updated_at=now
         )

@@ -4,7 +4,8 @@ institution's cut-off lock, then locks the orders of its window and the inbound 
 return, by id, then a direct-debit window's mandates, by id, then its ACH profile (the trace
 numbers), then writes its window's file row (the unique index decides the window's one file,
 `payments.services.cutoff`). A mandate and a stop payment are locked alone by their own
-changes."""
+changes. A recall is locked after its order when both are (a return of the order), else
+alone."""
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -15,6 +16,7 @@ from .models import (
     InboundEntry,
     Mandate,
     PaymentOrder,
+    Recall,
     SepaProfile,
     StopPayment,
 )
@@ -100,3 +102,18 @@ def lock_mandates(mandate_ids) -> dict[str, Mandate]:
         .select_related("original_external_account")
         .order_by("pk")
     }
+
+
+def lock_recall(recall_id: str) -> Recall:
+    """A recall, its row locked (after its order's, when both are: a return locks the order
+    first)."""
+    return (
+        Recall.objects.select_for_update(of=("self",))
+        .select_related("order", "order__external_account")
+        .get(pk=recall_id)
+    )
+
+
+def lock_recalls(recalls: QuerySet) -> list[Recall]:
+    """`recalls` locked as they are read, by id."""
+    return list(recalls.select_for_update(of=("self",)).select_related("order").order_by("pk"))

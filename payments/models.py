@@ -50,6 +50,10 @@ def _mandate_id():
     return new_id("mdt")
 
 
+def _recall_id():
+    return new_id("rcl")
+
+
 class Rail(models.TextChoices):
     ACH = "ach", "ACH (next day)"
     ACH_SAME_DAY = "ach_same_day", "ACH same day"
@@ -449,6 +453,9 @@ class PaymentOrder(CreatedBy, Timestamped):
     return_reason = models.CharField(max_length=48, blank=True)
     returned_at = models.DateTimeField(null=True, blank=True)
     return_late = models.BooleanField(default=False)
+    # A returned credit of which less came back than was sent (the returning bank's charges, a
+    # recall's FOCR return): what came back; None, the whole amount.
+    returned_amount = models.BigIntegerField(null=True, blank=True)
     # A returned credit whose account was closed: its money waits in the rail's suspense account
     # for staff to place.
     returned_to_suspense = models.BooleanField(default=False)
@@ -668,6 +675,8 @@ class RailNotice(models.Model):
         REJECT = "reject", "Rejection (status report)"
         STATUS = "status", "Status (status report)"
         BOOKING = "booking", "Booking (notification)"
+        # The answer to a recall (camt.029): of one TX knows, or of an end-to-end id it does not.
+        RECALL = "recall", "Answer to a recall"
 
     id = models.BigAutoField(primary_key=True)
     institution = models.ForeignKey(
@@ -702,6 +711,71 @@ class RailNotice(models.Model):
 
     def __str__(self):
         return f"{self.kind} {self.code} of {self.original_trace_number}"
+
+
+class Recall(CreatedBy, Timestamped):
+    """A recall of a SEPA credit transfer after it was sent (docs/payments.md, "Recalls"): the
+    institution asks, through its partner bank, for the money back, with one of the EPC's
+    reasons. `requested` until the payments job writes it into a camt.056 in the `sepa` outbox,
+    `sent` once delivered, then `accepted` or `rejected` by the answer (camt.029), whose code is
+    kept as sent beside its normalized reason. An order has at most one recall that is not
+    rejected (a database rule): one on its way, or the one accepted."""
+
+    class Status(models.TextChoices):
+        REQUESTED = "requested"
+        SENT = "sent"
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_recall_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    order = models.ForeignKey(PaymentOrder, on_delete=models.PROTECT, related_name="recalls")
+    # The EPC's recall reason as sent (DUPL, TECH, FRAD, AC03, AM09, CUST) and normalized.
+    reason_code = models.CharField(max_length=4)
+    reason = models.CharField(max_length=48)
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.REQUESTED)
+    # The camt.056 it went out in, and the camt.029 that answered it.
+    file = models.ForeignKey(
+        RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    answer_file = models.ForeignKey(
+        RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # A refusal's reason as the bank sent it (NOOR, ARDT, CUST, LEGL, NOAS, AC04, AM04) and
+    # normalized; blank when accepted.
+    answer_code = models.CharField(max_length=35, blank=True)
+    answer_reason = models.CharField(max_length=48, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "recall"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["institution", "-id"], name="recall_inst_idx")]
+        constraints = [
+            # One recall of an order on its way or accepted: a second is refused (two requests
+            # at once too).
+            models.UniqueConstraint(
+                fields=["order"],
+                condition=Q(status__in=["requested", "sent", "accepted"]),
+                name="recall_one_open_per_order",
+            ),
+            models.CheckConstraint(
+                # Requested: in a camt.056 once written, `sent` once it is delivered.
+                condition=Q(status="requested", answered_at__isnull=True)
+                | Q(status="sent", file__isnull=False, answered_at__isnull=True)
+                | Q(status="accepted", answered_at__isnull=False, answer_code="")
+                | (Q(status="rejected", answered_at__isnull=False) & ~Q(answer_code="")),
+                name="recall_state_whole",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} of {self.order_id} {self.reason_code} ({self.status})"
 
 
 class InboundEntry(Timestamped):

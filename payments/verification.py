@@ -3,7 +3,8 @@ registered with `accounts.verification` when Django starts): the rail's clearing
 exactly the credits in files not yet settled (a SEPA Instant order's money stays held on the
 account while in flight, and passes through clearing in the transaction that settles it); its
 settlement account the orders' credits settled less their debits settled (a returned or
-rejected order's money came back: it counts in neither), less the inbound credits applied or in
+rejected order's money came back: it counts in neither, but for what a returned credit's
+return kept back, `returned_amount`), less the inbound credits applied or in
 suspense, plus the inbound debits applied; its suspense account the inbound credits in suspense
 and the returned credits of closed accounts; and every journal of the rails is an order's or an
 inbound entry's (`RailJournal`)."""
@@ -31,6 +32,12 @@ SETTLEMENT = """
                            FROM payments_paymentorder
                           WHERE status = 'settled'
                          UNION ALL
+                         -- a returned credit of which less came back: the rest was spent
+                         SELECT institution_id, currency, amount - returned_amount
+                           FROM payments_paymentorder
+                          WHERE status = 'returned' AND direction = 'credit'
+                            AND returned_amount IS NOT NULL
+                         UNION ALL
                          SELECT institution_id, currency,
                                 CASE direction WHEN 'credit' THEN -amount ELSE amount END
                            FROM payments_inboundentry
@@ -50,7 +57,7 @@ SUSPENSE = """
                            FROM payments_inboundentry
                           WHERE status = 'suspense'
                          UNION ALL
-                         SELECT institution_id, currency, amount
+                         SELECT institution_id, currency, COALESCE(returned_amount, amount)
                            FROM payments_paymentorder
                           WHERE returned_to_suspense) waiting
                   GROUP BY institution_id, currency) i

@@ -33,7 +33,8 @@ from stdnum import iban as stdnum_iban
 
 from cards.dates import today_of
 from payments.connector import folder
-from payments.iso20022 import camt054, pain001, pain002, pain008
+from payments.iso20022 import camt029, camt054, camt056, pain001, pain002, pain008
+from payments.iso20022.cases import Assignment
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import AchProfile, SepaProfile
 from payments.nacha.addenda import NotificationOfChange
@@ -338,15 +339,24 @@ SEPA_SCENARIOS = {
     # (settled) only after the scheme's timeout. A credit transfer to either is accepted.
     _german_iban("0000000901"): Scenario("silent", "", delay_days=0),
     _german_iban("0000000902"): Scenario("late", "ACSC", delay_days=0),
+    # A recall (camt.056) of a transfer to these: refused (camt.029 RJCR) with the code, or
+    # accepted with the money returned less the beneficiary bank's charges. A recall of any
+    # other transfer is accepted, the whole amount returned (camt.054, FOCR) the same day.
+    _german_iban("0000000401"): Scenario("recall_refused", "NOAS", delay_days=0),
+    _german_iban("0000000402"): Scenario("recall_refused", "ARDT", delay_days=0),
+    _german_iban("0000000403"): Scenario("recall_charged", "FOCR", delay_days=0),
 }
+# What the beneficiary's bank keeps of an accepted recall's money (`recall_charged`): EUR 5.00.
+RECALL_CHARGES = 500
 
 
 def simulated_sepa_bank_run(*, institution, today: date | None = None) -> list[str]:
     """Answer the pain.001 files TX delivered into the institution's `sepa` outbox (the
     scenarios above): a pain.002 for each file at once, and the camt.054 bookings and returns
-    due by `today` in one file; return the names of the files written. What is not due yet is
-    kept in the bank's state file beside the outbox (end-to-end ids, amounts and dates: no
-    IBAN)."""
+    due by `today` in one file; a camt.056 (a recall) with a camt.029 at once and, accepted,
+    the money back (FOCR) in that day's camt.054; return the names of the files written. What
+    is not due yet is kept in the bank's state file beside the outbox (end-to-end ids, amounts,
+    dates and recall scenarios: no IBAN)."""
     today = today or today_of(institution)
     outbox = folder(institution.pk, "sepa", "outbox")
     inbox = folder(institution.pk, "sepa", "inbox")
@@ -371,10 +381,20 @@ def simulated_sepa_bank_run(*, institution, today: date | None = None) -> list[s
             continue
         with open(entry.path, "rb") as handle:
             content = handle.read()
+        recalls = state.setdefault("recalls", {})
+        if b"camt.056" in content[:400]:
+            resolutions, due = _recall_answers(camt056.read_cancellation_request(content), recalls)
+            for resolution in resolutions:
+                put(camt029.write_resolution(resolution), "camt029")
+            state["due"] += [{**each, "due": today.isoformat()} for each in due]
+            state["read"].append(entry.name)
+            continue
         if b"pain.008" in content[:400]:
             report, due = _collection_answers(pain008.read_initiation(content), today)
         else:
-            report, due = _sepa_answers(pain001.read_initiation(content), today)
+            initiation = pain001.read_initiation(content)
+            report, due = _sepa_answers(initiation, today)
+            recalls.update(_recall_scenarios(initiation))
         put(pain002.write_status_report(report), "pain002")
         state["due"] += due
         state["read"].append(entry.name)
@@ -432,6 +452,63 @@ def _sepa_answers(initiation, today: date) -> tuple[pain002.PaymentStatusReport,
         ),
     )
     return report, due
+
+
+def _recall_scenarios(initiation) -> dict[str, list]:
+    """The recall scenario of each transfer that has one, by end-to-end id (the bank keeps no
+    IBAN in its state): [kind, code]."""
+    return {
+        transfer.end_to_end_id: [scenario.kind, scenario.code]
+        for payment in initiation.payments
+        for transfer in payment.transfers
+        if (scenario := SEPA_SCENARIOS.get(transfer.creditor_iban)) is not None
+        and scenario.kind.startswith("recall_")
+    }
+
+
+def _recall_answers(request, scenarios: dict) -> tuple[list, list[dict]]:
+    """A camt.029 per recalled transaction (accepted, or refused with the scenario's code) and
+    the returns (FOCR) of the accepted ones, for the day's camt.054."""
+    resolutions, due = [], []
+    for transaction in request.transactions:
+        kind, code = scenarios.get(transaction.original_end_to_end_id, ["", ""])
+        refused = kind == "recall_refused"
+        resolutions.append(
+            camt029.ResolutionOfInvestigation(
+                assignment=Assignment(
+                    id=f"SIMBANK-RES-{transaction.cancellation_id}"[:35],
+                    assigner_bic=request.assignment.assignee_bic,
+                    assignee_bic=request.assignment.assigner_bic,
+                    created_at=request.assignment.created_at,
+                ),
+                status=camt029.REFUSED if refused else camt029.ACCEPTED,
+                recall_case_id=request.assignment.id,
+                transactions=(
+                    camt029.RecallAnswer(
+                        status_id=f"SIMBANK-{transaction.cancellation_id}"[:35],
+                        original_message_id=transaction.original_message_id,
+                        original_message_type=transaction.original_message_type,
+                        original_end_to_end_id=transaction.original_end_to_end_id,
+                        original_transaction_id=transaction.original_transaction_id,
+                        original_amount=transaction.original_amount,
+                        original_settlement_date=transaction.original_settlement_date,
+                        reason=StatusReason(code) if refused else None,
+                    ),
+                ),
+            )
+        )
+        if not refused:
+            amount = transaction.original_amount
+            charges = RECALL_CHARGES if kind == "recall_charged" and amount > RECALL_CHARGES else 0
+            due.append(
+                {
+                    "end_to_end_id": transaction.original_end_to_end_id,
+                    "amount": amount - charges,
+                    "kind": "return",
+                    "code": "FOCR",
+                }
+            )
+    return resolutions, due
 
 
 # The direct debits' scenarios, keyed by the debtor's IBAN: the debtor's refund (MD06, within 8

@@ -521,6 +521,8 @@ SPECTACULAR_SETTINGS = {
         "InboundEntryStatus": "payments.models.InboundEntry.Status",
         "InboundEntryDirection": "payments.models.InboundEntry.Direction",
         "StopPaymentStatus": "payments.models.StopPayment.Status",
+        "RecallStatus": "payments.models.Recall.Status",
+        "RecallReason": "payments.apis.RECALL_REASON_CHOICES",
         "DisputeReason": "disputes.models.Dispute.Reason",
         "DisputeOutcome": "disputes.models.Dispute.Outcome",
         "DisputeStepKind": "disputes.models.DisputeStep.Kind",

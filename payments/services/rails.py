@@ -6,7 +6,8 @@ each institution with an ACH profile, each step safe to run twice or in two proc
    are the Fed's too; ACH moves nothing on the others: the orders wait for the next ACH day's
    windows); and for each institution with an `initiation` SEPA profile, its SEPA credit
    transfers' cut-off (`credit_transfer_cutoff`, a pain.001) on its SEPA days (TARGET2's
-   business days it is open);
+   business days it is open), and its recalls asked since, each in a camt.056
+   (`recalls.recalls_write`);
 2. every written file not yet in the outbox delivered (`connector.deliver_pending`);
 3. the sent orders whose effective date has come settled (`settlement.orders_settle`), the
    prenotes past their window verified, the collected debits' return holds expired;
@@ -33,6 +34,7 @@ from ..models import AchProfile, Rail, SepaProfile
 from .cutoff import cutoff_run
 from .inbound import inbound_entries_settle
 from .instant import instant_sweep
+from .recalls import recalls_write
 from .settlement import orders_settle, prenotes_verify, returns_holds_expire
 
 
@@ -83,6 +85,9 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
                 written = cutoff_run(profile=profile, rail=rail, window_date=day, window=window)
                 if written is not None and written.delivered_at is None:
                     result.files_written.append(written.pk)
+        # Recalls asked since the last run, each in a camt.056 (any day: a recall has no
+        # cut-off), delivered with the files below.
+        result.files_written += [each.pk for each in recalls_write(profile=profile, now=now)]
     # SEPA Instant orders a crash left behind: sent, or rejected TECH past their timeout.
     result.instant_sent, result.instant_timed_out = instant_sweep(now=now)
     result.files_delivered = connector.deliver_pending()

@@ -6,7 +6,9 @@ a return (`returned`); both keep the code.
 
 - a returned **credit** (the receiver's bank refused the money): it comes back to the account,
   from the settlement account once settled, else from the clearing account; a closed account
-  takes nothing, so its money waits in the rail's suspense account for staff;
+  takes nothing, so its money waits in the rail's suspense account for staff. What comes back
+  of a settled SEPA credit may be less than was sent (the returning bank's charges, a recall's
+  FOCR return): that is booked, and the rest stays spent through the settlement account;
 - a returned **debit** (the payer's bank took the money back): once settled, the collected
   money leaves the account again, its returns hold released first; what the account cannot
   cover (spent meanwhile) is booked to **returns receivable**, what the customer now owes the
@@ -66,11 +68,14 @@ def order_return(
     rail_file: RailFile,
     at: datetime,
     kind: str = RailNotice.Kind.RETURN,
+    amount: int | None = None,
 ) -> RailNotice:
     """Book a return of `order` (module docstring), in the caller's transaction; record it. An
     order returned already (or cancelled, rejected): recorded, nothing booked. `reason` is a
     NACHA return reason or an ISO 20022 one (`iso20022.codes.reason`: AC04...); `kind` the
-    notice's (a SEPA status report's rejection: `reject`)."""
+    notice's (a SEPA status report's rejection: `reject`). `amount`: what came back of a
+    settled credit when the bank's file says (a SEPA return less the returning bank's charges);
+    less than the order's is booked as it came (`returned_amount`), never more."""
     order = lock_payment_order(order.pk)
     late = is_late(order, reason, local_date(order.institution, at))
     notice = RailNotice(
@@ -91,6 +96,8 @@ def order_return(
                 reason=reason.normalized,
             )
         elif order.direction == PaymentOrder.Direction.CREDIT:
+            if order.status == Status.SETTLED and amount is not None and 0 < amount < order.amount:
+                order.returned_amount = amount
             _credit_comes_back(order)
         elif order.status == Status.SETTLED:
             _debit_taken_back(order)
@@ -107,6 +114,7 @@ def order_return(
                 "return_reason",
                 "returned_at",
                 "return_late",
+                "returned_amount",
                 "updated_at",
             ]
         )
@@ -133,6 +141,7 @@ def _credit_comes_back(order: PaymentOrder) -> None:
     )
     account = lock_accounts([order.account_id])[order.account_id]
     journal = order_journal(order, f"{rail_label(order)} credit returned")
+    back = order.amount if order.returned_amount is None else order.returned_amount
     if account.status == Account.Status.CLOSED:
         # A closed account takes nothing: the money waits in suspense for staff to place.
         suspense = rail_account(institution, Account.InternalCode.RAIL_SUSPENSE, order.currency)
@@ -140,10 +149,7 @@ def _credit_comes_back(order: PaymentOrder) -> None:
             order=order,
             institution_id=institution.pk,
             currency=order.currency,
-            moves=[
-                debit(source.pk, order.amount, check=""),
-                credit(suspense.pk, order.amount, check=""),
-            ],
+            moves=[debit(source.pk, back, check=""), credit(suspense.pk, back, check="")],
             journal=journal,
         )
         order.returned_to_suspense = True
@@ -153,12 +159,10 @@ def _credit_comes_back(order: PaymentOrder) -> None:
         order=order,
         institution_id=institution.pk,
         currency=order.currency,
-        moves=[credit(account.pk, order.amount), debit(source.pk, order.amount, check="")],
+        moves=[credit(account.pk, back), debit(source.pk, back, check="")],
         journal=journal,
         lines=statement_lines_new(
-            lines=[
-                Line(account, StatementLine.Type.CASH_INC, order.amount, _line(order, "returned"))
-            ],
+            lines=[Line(account, StatementLine.Type.CASH_INC, back, _line(order, "returned"))],
             currency=order.currency,
             journal=journal,
         ),

@@ -2,7 +2,7 @@
 from the `sepa` inbox or `POST /rail-files` (rail `sepa_ct`), stored and applied once by their
 bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls `sepa_file_apply` in
 its transaction). A document is read by its namespace and refused whole, with the validator's
-message, unless it is a pain.002 or a camt.054 that validates against its official XSD
+message, unless it is a pain.002, a camt.054 or a camt.029 that validates against its official XSD
 (`payments.iso20022`: safe parsing, no entity, no network).
 
 - a **pain.002** status report answers a pain.001 of TX's: a transaction rejected (`RJCT`)
@@ -14,8 +14,10 @@ message, unless it is a pain.002 or a camt.054 that validates against its offici
 - a **camt.054** notification of the institution's settlement account: a booked debit entry
   (`BOOK`, `DBIT`) of an order's end-to-end id settles it (`settlement.order_settle`: its
   money from the clearing to the settlement account); a transaction with return information
-  (`RtrInf`, a credit back) returns it (`returned` once settled, the money back to the
-  customer from the settlement account), its reason kept raw and normalized.
+  (`RtrInf`, a credit back) returns it (`returned` once settled, what came back to the
+  customer from the settlement account), its reason kept raw and normalized; FOCR, the money
+  of an accepted recall (`recalls`);
+- a **camt.029** answers TX's recalls (`recalls.recall_answers`): accepted or refused.
 
 Whatever names an end-to-end id (or a file) TX does not know is recorded (`RailNotice`, no
 order) for reconciliation, never an error. IBANs are never written into an error, a notice or
@@ -30,16 +32,19 @@ from lxml import etree
 from ..iso20022 import codes
 from ..iso20022.camt054 import read_notification
 from ..iso20022.document import safe_parser
-from ..iso20022.messages import BY_NAMESPACE, CAMT_054, PAIN_002
+from ..iso20022.messages import BY_NAMESPACE, CAMT_029, CAMT_054, PAIN_002
 from ..iso20022.pain002 import read_status_report
 from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
 from .instant_answers import instant_status
+from .recalls import recall_answers, recall_money_back
 from .returns import order_return, unknown_return
 from .settlement import order_settle
 
 Status = PaymentOrder.Status
 # A rejection without a reason code: the bank's own (EPC: MS03, reason not specified).
 UNSPECIFIED = "MS03"
+# A return following a recall (camt.056) the beneficiary's bank accepted.
+RECALLED = "FOCR"
 _IBAN = re.compile(r"\b[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}\b")
 
 
@@ -59,6 +64,8 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
     message = _message_of(content)
     if message is PAIN_002:
         return _status_report(rail_file, content, now)
+    if message is CAMT_029:
+        return recall_answers(rail_file, content, now)
     return _notification(rail_file, content, now)
 
 
@@ -68,11 +75,11 @@ def _message_of(content: bytes):
     except etree.XMLSyntaxError:
         return PAIN_002  # its reader refuses it, with the parser's message
     found = BY_NAMESPACE.get(etree.QName(root).namespace or "")
-    if found not in (PAIN_002, CAMT_054):
+    if found not in (PAIN_002, CAMT_054, CAMT_029):
         name = found.name if found else "not an ISO 20022 document TX reads"
         raise SepaRefused(
-            f"{name}: the bank's SEPA files TX reads are pain.002 status reports and camt.054 "
-            "notifications"
+            f"{name}: the bank's SEPA files TX reads are pain.002 status reports, camt.054 "
+            "notifications and camt.029 answers to recalls"
         )
     return found
 
@@ -255,7 +262,16 @@ def _transaction(rail_file: RailFile, entry, transaction, now: datetime) -> None
                 kind=RailNotice.Kind.RETURN,
             )
         else:
-            order_return(order=order, reason=reason, rail_file=rail_file, at=now)
+            booked = _booked_amount(entry, transaction)
+            order_return(
+                order=order,
+                reason=reason,
+                rail_file=rail_file,
+                at=now,
+                amount=booked[0] if booked and booked[1] == order.currency else None,
+            )
+            if reason.code == RECALLED:
+                recall_money_back(order, rail_file, now)
         return
     # A credit transfer is booked as a debit of the settlement account, a direct debit as a
     # credit to it.

@@ -37,6 +37,7 @@ from tests.payments.helpers import (
     sepa_external_body,
     sepa_order_body,
     sepa_profile,
+    sepa_settled_order,
     unknown_return_file,
     upload_body,
     usd_account,
@@ -328,6 +329,13 @@ class World:
         assert self.ach
         body = order_body(self.usd_account, self.external_account)
         return self._created("/payment-orders", body)["paymentOrderId"]
+
+    @cached_property
+    def settled_sepa_order(self) -> str:
+        """A `sepa_ct` order sent and settled (what a recall names), by the services."""
+        assert self.sepa
+        institution = Customer.objects.get(pk=self.customer).institution
+        return sepa_settled_order(institution, self.account, self.sepa_external_account)
 
     @cached_property
     def stop_payment(self) -> str:
@@ -648,6 +656,7 @@ BODIES = {
         }
     ),
     ("CancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
+    ("RecallsView", "post"): lambda w, v: {"reason": "CUST"},
     ("StopPaymentListView", "post"): lambda w, v: {
         "accountId": w.usd_account,
         "companyId": "1234509876",
@@ -814,6 +823,8 @@ VARIANTS = {
 PATH_OVERRIDES = {
     ("TransferDetailView", "patch"): lambda w: {"transferId": w.pending_transfer},
     ("NetworkMessagesView", "post"): lambda w: {"disputeId": w.submitted_dispute},
+    # A recall names a settled SEPA credit transfer.
+    ("RecallsView", "post"): lambda w: {"paymentOrderId": w.settled_sepa_order},
     # `accountId` names a customer's account elsewhere.
     ("ProgramFundingAccountDetailView", "patch"): lambda w: {
         "accountId": w.program_funding_account

@@ -43,6 +43,7 @@ from tests.payments.helpers import (
     order_body,
     sepa_external_body,
     sepa_profile,
+    sepa_settled_order,
     unknown_return_file,
     upload_body,
     usd_account,
@@ -342,6 +343,12 @@ class World:
         body = mandate_body(self["sepaExternalAccount"], "SCOPES-M0")
         return self._post("/mandates", body)["mandateId"]
 
+    def _make_settledSepaOrder(self):  # noqa: N802 (v2 only): a sepa_ct order settled
+        self["sepa"]
+        return sepa_settled_order(
+            self.institution, self["account"], self["sepaExternalAccount"], amount=300
+        )
+
     def _make_event(self):
         self["customer"]
         return self.api.get("/events", {"limit": 1}).json()["data"][0]["id"]
@@ -485,6 +492,8 @@ def path_of(operation: Operation, ids: dict) -> str:
         path += f"?accountId={ids['account']}"
     if operation.route == "/disputes/{disputeId}/network-messages":  # the network answers
         path = path.replace("{disputeId}", ids["submitted_dispute"])
+    if operation.route == "/payment-orders/{paymentOrderId}/recalls":  # a settled transfer
+        path = path.replace("{paymentOrderId}", ids["settledSepaOrder"])
     if operation.route.startswith("/decisioning-endpoints/"):  # not a webhook endpoint
         path = path.replace("{endpointId}", ids["decisioningEndpoint"])
     if operation.route.startswith("/program-funding-accounts/"):  # not a customer's account
@@ -608,6 +617,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
             ids["ach"] and order_body(ids["usdAccount"], ids["externalAccount"], 200)
         ),
         ("POST", "/payment-orders/{paymentOrderId}/cancellations"): lambda ids: {},
+        ("POST", "/payment-orders/{paymentOrderId}/recalls"): lambda ids: {"reason": "CUST"},
         ("POST", "/stop-payments"): lambda ids: {
             "accountId": ids["usdAccount"],
             "companyId": "9876501234",

@@ -7,13 +7,19 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
+from django.db import transaction
+from django.utils import timezone
+
 from accounts.models import Account
 from core import operations
 from core.actors import SYSTEM
 from institutions import scopes
-from payments.models import AchProfile, Rail, SepaProfile
+from payments.connector import deliver
+from payments.models import AchProfile, PaymentOrder, Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
+from payments.services.orders import payment_order_create
 from payments.services.rails import rails_run
+from payments.services.settlement import order_settle
 from sandbox.simulated_bank import (
     Answer,
     Incoming,
@@ -252,3 +258,25 @@ def sepa_bank(*, load_amount: int = 100_000, profile: bool = True, **fields) -> 
     account_id = eur_account(api, customer_id, load_amount)
     made = sepa_profile(institution, **fields) if profile else None
     return SepaBank(api, institution, made, customer_id, account_id)
+
+
+def sepa_settled_order(institution, account_id: str, external_id: str, amount: int = 100) -> str:
+    """A `sepa_ct` order of the institution (its SEPA profile set), put in its pain.001,
+    delivered and settled by the services, as the payments job and the bank's booking would;
+    its id (for the worlds of the guard tests)."""
+    order = payment_order_create(
+        institution=institution,
+        account_id=account_id,
+        external_account_id=external_id,
+        direction="credit",
+        amount=amount,
+        currency="EUR",
+        rail=Rail.SEPA_CT,
+        actor=SYSTEM,
+    )
+    profile = SepaProfile.objects.get(institution=institution)
+    day = order.requested_execution_date
+    deliver(cutoff_run(profile=profile, rail=Rail.SEPA_CT, window_date=day, window="23:59"))
+    with transaction.atomic():
+        order_settle(order=PaymentOrder.objects.get(pk=order.pk), at=timezone.now())
+    return order.pk
