@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 from accounts.models import Account
 from accounts.verification import ledger_breaches
-from institutions.calendar import business_days_after, is_business_day
+from payments.calendar import ach_days_after, is_ach_day
 from payments.models import PaymentOrder
 from sandbox.simulated_bank import SCENARIOS, Scenario
 from tests.accounts.api.helpers import ANY, assert_error, created
@@ -109,7 +109,7 @@ class Model:
         )
         if not taken:
             return None
-        effective = business_days_after(institution, day, 1)
+        effective = ach_days_after(institution, day, 1)
         for order_id in taken:
             order = self.orders[order_id]
             order.status, order.window, order.effective = "scheduled", day, effective
@@ -123,7 +123,7 @@ class Model:
 
     def job(self, institution, day: date, hour: int) -> None:
         """`rails_run` at `hour` on `day` (docs/payments.md, "Jobs"), step by step."""
-        if is_business_day(institution, day) and hour > CUTOFF_HOUR:
+        if is_ach_day(institution, day) and hour > CUTOFF_HOUR:
             self.cutoff(institution, day)
         for file in self.files.values():
             if not file.delivered:
@@ -153,7 +153,7 @@ class Model:
         self.posted += order.amount
         if self.hold_days:  # what came in, held for its returns (all: none was below zero)
             order.returns_hold = min(order.amount, self.available)
-            order.hold_until = business_days_after(institution, order.effective, self.hold_days)
+            order.hold_until = ach_days_after(institution, order.effective, self.hold_days)
             self.pending += order.returns_hold
 
     def apply(self, kind: str, order: Order) -> None:
