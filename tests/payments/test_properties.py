@@ -78,6 +78,10 @@ class File:
 
 @dataclass
 class Model:
+    # The calendar a collected debit's returns hold counts its days on (the SEPA model's its
+    # own: tests/payments/test_properties_sepa.py).
+    days_after = staticmethod(ach_days_after)
+
     numbers: list[str]  # each external account's number now (a change corrects it)
     hold_days: int  # the profile's debit_hold_days
     posted: int = START
@@ -153,7 +157,7 @@ class Model:
         self.posted += order.amount
         if self.hold_days:  # what came in, held for its returns (all: none was below zero)
             order.returns_hold = min(order.amount, self.available)
-            order.hold_until = ach_days_after(institution, order.effective, self.hold_days)
+            order.hold_until = self.days_after(institution, order.effective, self.hold_days)
             self.pending += order.returns_hold
 
     def apply(self, kind: str, order: Order) -> None:
@@ -207,6 +211,8 @@ class Model:
 class World:
     """The bank, the model, the simulated clock; one method a step, checked after each."""
 
+    currency = "USD"
+
     def __init__(self, hold_days: int):
         self.bank = ach_bank(load_amount=START, debit_hold_days=hold_days)
         self.externals = [self.bank.external(number)["externalAccountId"] for number in NUMBERS]
@@ -242,7 +248,7 @@ class World:
     def spend(self, amount):
         response = self.bank.api.post(
             f"/accounts/{self.bank.account_id}/adjustments",
-            {"direction": "debit", "amount": amount, "currency": "USD"},
+            {"direction": "debit", "amount": amount, "currency": self.currency},
         )
         if self.model.frozen:
             assert_error(response, "v2", 422, "account_not_active", ANY)
@@ -287,10 +293,12 @@ class World:
             model.pending,
             model.available,
         )
-        assert account.available >= 0  # the USD product allows no overdraft
+        assert account.available >= 0  # the product allows no overdraft
         internal = dict(
             Account.objects.filter(
-                institution=self.bank.institution, kind=Account.Kind.INTERNAL, currency="USD"
+                institution=self.bank.institution,
+                kind=Account.Kind.INTERNAL,
+                currency=self.currency,
             ).values_list("internal_code", "posted")
         )
         assert (
