@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 from accounts.models import Account
 from accounts.verification import ledger_breaches
-from institutions.calendar import business_days_after, is_business_day
+from payments.calendar import ach_days_after, is_ach_day
 from payments.models import PaymentOrder
 from sandbox.simulated_bank import SCENARIOS, Scenario
 from tests.accounts.api.helpers import ANY, assert_error, created
@@ -78,6 +78,10 @@ class File:
 
 @dataclass
 class Model:
+    # The calendar a collected debit's returns hold counts its days on (the SEPA model's its
+    # own: tests/payments/test_properties_sepa.py).
+    days_after = staticmethod(ach_days_after)
+
     numbers: list[str]  # each external account's number now (a change corrects it)
     hold_days: int  # the profile's debit_hold_days
     posted: int = START
@@ -109,7 +113,7 @@ class Model:
         )
         if not taken:
             return None
-        effective = business_days_after(institution, day, 1)
+        effective = ach_days_after(institution, day, 1)
         for order_id in taken:
             order = self.orders[order_id]
             order.status, order.window, order.effective = "scheduled", day, effective
@@ -123,7 +127,7 @@ class Model:
 
     def job(self, institution, day: date, hour: int) -> None:
         """`rails_run` at `hour` on `day` (docs/payments.md, "Jobs"), step by step."""
-        if is_business_day(institution, day) and hour > CUTOFF_HOUR:
+        if is_ach_day(institution, day) and hour > CUTOFF_HOUR:
             self.cutoff(institution, day)
         for file in self.files.values():
             if not file.delivered:
@@ -153,7 +157,7 @@ class Model:
         self.posted += order.amount
         if self.hold_days:  # what came in, held for its returns (all: none was below zero)
             order.returns_hold = min(order.amount, self.available)
-            order.hold_until = business_days_after(institution, order.effective, self.hold_days)
+            order.hold_until = self.days_after(institution, order.effective, self.hold_days)
             self.pending += order.returns_hold
 
     def apply(self, kind: str, order: Order) -> None:
@@ -207,6 +211,8 @@ class Model:
 class World:
     """The bank, the model, the simulated clock; one method a step, checked after each."""
 
+    currency = "USD"
+
     def __init__(self, hold_days: int):
         self.bank = ach_bank(load_amount=START, debit_hold_days=hold_days)
         self.externals = [self.bank.external(number)["externalAccountId"] for number in NUMBERS]
@@ -242,7 +248,7 @@ class World:
     def spend(self, amount):
         response = self.bank.api.post(
             f"/accounts/{self.bank.account_id}/adjustments",
-            {"direction": "debit", "amount": amount, "currency": "USD"},
+            {"direction": "debit", "amount": amount, "currency": self.currency},
         )
         if self.model.frozen:
             assert_error(response, "v2", 422, "account_not_active", ANY)
@@ -287,10 +293,12 @@ class World:
             model.pending,
             model.available,
         )
-        assert account.available >= 0  # the USD product allows no overdraft
+        assert account.available >= 0  # the product allows no overdraft
         internal = dict(
             Account.objects.filter(
-                institution=self.bank.institution, kind=Account.Kind.INTERNAL, currency="USD"
+                institution=self.bank.institution,
+                kind=Account.Kind.INTERNAL,
+                currency=self.currency,
             ).values_list("internal_code", "posted")
         )
         assert (

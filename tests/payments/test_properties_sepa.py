@@ -1,0 +1,421 @@
+"""Random sequences of SEPA payment-order operations on one bank against a model of the balances
+(issue 50 item 8; docs/payments.md, "SEPA credit transfers through files" and "Mandates and
+direct debits"): tests/payments/test_properties.py's property, on SEPA's files.
+
+Hypothesis draws days, on one institution in Berlin with an `initiation` SEPA profile and a
+creditor identifier (its returns hold of debit_hold_days 2, 10 or none: a refund comes ten days or
+more after its booking; pre-notification 1 day) and one customer's EUR account: each day so many
+days after the last, the simulated bank's answers first or not, the payments job at 09:00, the
+morning's actions, the job at 17:00 (after the 15:00 cut-offs), the evening's. An action is a
+credit transfer (`sepa_ct`, executed on today's SEPA day or one or two after) or a direct debit
+(`sepa_dd`, under the external account's recurrent mandate, due one to three SEPA days after today)
+of a random amount to one of the simulated bank's scenario IBANs (sandbox/simulated_bank.py: a
+transfer rejected AC04 by the pain.002, or booked and returned AC04 two days after; a collection
+rejected AC04, refunded MD06 ten days after its booking, returned MD01 thirty days after; and the
+account anything else settles), an order cancelled, money spent from the account, the account
+frozen or made active again, the two cut-offs alone, the job again, or the bank answering. The
+model predicts each answer and, after every step, the account's posted, pending and available
+balances, the EUR rail_clearing, rail_settlement and returns_receivable accounts, each order's
+status, sequence type and return code, and `ledger_breaches() == []`.
+
+A SEPA order settles only when the bank's camt.054 books it, never by its date: a transfer on
+its execution date (or the day the bank read the pain.001, if later), a collection on its due
+date. A collection whose due date is less than one SEPA day after a cut-off it could go in
+(made after today's with a due date tomorrow) waits `approved` for ever.
+
+The model's bank (`SepaModel.bank`): each run reads the delivered files (by name: date, then
+the order they were written in), writes a pain.002 for each at once, and one camt.054 of the
+bookings and returns due, in the order the bank queued them (file by file, transaction by
+transaction); the payments job reads the inbox by name: the camt.054 files before the pain.002
+ones. The order matters: a transfer's money coming back before a refunded collection adds to
+what the refund can take.
+
+Each example runs in a savepoint, as the ACH property's does (its module docstring). The
+world's external accounts and mandates are made by the services (test_mandates.py makes them
+through the API): six of each through it cost as much as an example's steps. 12 examples (2 to
+5 days) and the 3 explicit ones take 9 to 21 s on the 2-core machine, by the load of other test
+runs beside them (load average 4 to 8); the ACH property's, 9 to 30 s in the same runs.
+"""
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import pytest
+from django.db import transaction
+from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import strategies as st
+
+from cards.dates import today_of
+from core.actors import SYSTEM
+from payments.calendar import is_sepa_day, sepa_days_after
+from payments.models import PaymentOrder, Rail
+from payments.services.external_accounts import sepa_external_account_create
+from payments.services.mandates import mandate_create
+from sandbox.simulated_bank import (
+    SEPA_DD_SCENARIOS,
+    SEPA_SCENARIOS,
+    _german_iban,
+    simulated_sepa_bank_run,
+)
+from tests.accounts.api.helpers import ANY, assert_error, created
+from tests.payments.helpers import BERLIN, IBAN, cutoff, local, rails_at
+from tests.payments.test_mandates import collection, creditor
+from tests.payments.test_properties import AMOUNTS, START, File, Model, Order, World
+
+EXAMPLES = 12
+MIN_DAYS, MAX_DAYS = 2, 5
+# The external accounts (each with a recurrent mandate): one that settles, the credit
+# transfers' rejected AC04 and returned AC04, the collections' rejected AC04, refunded MD06,
+# returned MD01.
+IBANS = (IBAN, *(_german_iban(f"0000000{each}") for each in (104, 204, 304, 306, 301)))
+CUTOFF_HOUR = 15  # 15:00 Berlin, both cut-offs: a job at 17:00 is after them, one at 09:00 before
+
+
+@dataclass
+class SepaOrder(Order):
+    rail: str = Rail.SEPA_CT
+    requested: date | None = None  # a transfer's execution date, a collection's due date
+    sequence: str = ""
+    code: str = ""  # its return code
+
+
+@dataclass
+class SepaFile(File):
+    rail: str = Rail.SEPA_CT
+    name: tuple[date, int] | None = None  # its window, then the files of the day before it
+
+
+@dataclass
+class SepaModel(Model):
+    """The ACH model's money (`settle`, `apply`) on SEPA's files and bank."""
+
+    days_after = staticmethod(sepa_days_after)
+
+    institution: object = None
+    written: int = 0  # the files the bank wrote (it numbers them)
+    # `numbers`: the external accounts' IBANs; `files`: by rail and window date.
+
+    def cutoff(self, rail: str, day: date) -> SepaFile | None:
+        """The rail's window of `day`: its file if written already; else the due orders (a
+        frozen account's transfers wait; a collection due at least a SEPA day after `day`) in
+        a new file, or None."""
+        if (rail, day) in self.files:
+            return self.files[rail, day]
+        approved = [
+            order
+            for order in sorted(self.orders.values(), key=lambda order: order.id)
+            if order.rail == rail and order.status == "approved"
+        ]
+        if rail == Rail.SEPA_CT:
+            taken = [o for o in approved if o.requested <= day and not self.frozen]
+        else:
+            first = sepa_days_after(self.institution, day, 1)
+            taken = [o for o in approved if o.requested >= first]
+        if not taken:
+            return None
+        collected = {
+            o.external
+            for o in self.orders.values()
+            if o.rail == Rail.SEPA_DD and o.window is not None and o.status != "rejected"
+        }
+        for order in taken:
+            order.status, order.window = "scheduled", day
+            if rail == Rail.SEPA_CT:
+                order.effective = day
+                order.scenario = SEPA_SCENARIOS.get(self.numbers[order.external])
+                self.pending -= order.amount  # the hold captured into the rail's clearing
+                self.posted -= order.amount
+                self.clearing += order.amount
+                continue
+            order.effective = order.requested
+            order.scenario = SEPA_DD_SCENARIOS.get(self.numbers[order.external])
+            order.sequence = "RCUR" if order.external in collected else "FRST"
+            collected.add(order.external)
+        if rail == Rail.SEPA_DD:  # pain.008: an instruction per due date and sequence type
+            taken.sort(key=lambda order: (order.requested, order.sequence))
+        written = sum(1 for each in self.files.values() if each.window == day)
+        self.files[rail, day] = SepaFile(day, [o.id for o in taken], rail=rail, name=(day, written))
+        return self.files[rail, day]
+
+    def job(self, institution, day: date, hour: int) -> None:
+        """`rails_run` at `hour` on `day`, step by step."""
+        if is_sepa_day(institution, day) and hour >= CUTOFF_HOUR:
+            self.cutoff(Rail.SEPA_CT, day)
+            self.cutoff(Rail.SEPA_DD, day)
+        for file in self.files.values():
+            if not file.delivered:
+                file.delivered = True
+                for order_id in file.orders:
+                    if self.orders[order_id].status == "scheduled":
+                        self.orders[order_id].status = "sent"
+        for order in self.orders.values():
+            if order.returns_hold and day > order.hold_until:  # held to the end of its day
+                self.pending -= order.returns_hold
+                order.returns_hold = 0
+        for _, answers in sorted(self.inbox):
+            for kind, order_id, code in answers:
+                order = self.orders[order_id]
+                if kind == "booking":
+                    if order.status == "sent":
+                        self.settle(institution, order)
+                elif order.status in ("scheduled", "sent", "settled"):
+                    order.code = code
+                    self.apply(kind, order)
+        self.inbox = []
+
+    def bank(self, day: date) -> list[str]:
+        """The simulated bank on `day`: a pain.002 for each delivered file it has not read,
+        then a camt.054 of what is due; the names of the files it wrote."""
+        names = []
+        for file in sorted(self.files.values(), key=lambda file: file.name):
+            if not file.delivered or file.read_by_bank:
+                continue
+            file.read_by_bank = True
+            rejected = []
+            for order_id in file.orders:
+                order = self.orders[order_id]
+                scenario = order.scenario
+                if scenario is not None and scenario.kind == "reject":
+                    rejected.append(("reject", order_id, scenario.code))
+                    continue
+                booked = max(order.effective, day)  # its execution or due date, or today
+                self.answers.append((booked, "booking", order_id))
+                if scenario is not None and scenario.kind == "return":
+                    back = booked + timedelta(days=scenario.delay_days)
+                    self.answers.append((back, "return", order_id))
+            names.append(self.put("pain002", day, rejected))
+        due = [
+            (kind, order_id, self.orders[order_id].scenario.code if kind == "return" else "")
+            for when, kind, order_id in self.answers
+            if when <= day
+        ]
+        self.answers = [answer for answer in self.answers if answer[0] > day]
+        if due:
+            names.append(self.put("camt054", day, due))
+        return names
+
+    def put(self, kind: str, day: date, entries: list[tuple[str, str, str]]) -> str:
+        self.written += 1
+        name = f"simulated-bank-{kind}-{day:%Y%m%d}-{self.written:04d}.xml"
+        self.inbox.append((name, entries))
+        return name
+
+
+class SepaWorld(World):
+    """The ACH property's world (its spending, freezing, cancelling and checks) on a SEPA bank."""
+
+    currency = "EUR"
+
+    def __init__(self, hold_days: int):
+        self.bank = creditor(load_amount=START, debit_hold_days=hold_days, pre_notification_days=1)
+        institution = self.bank.institution
+        # By the services, not the API (module docstring).
+        self.externals, self.mandates = [], []
+        for number, iban in enumerate(IBANS):
+            external = sepa_external_account_create(
+                institution=institution,
+                customer_id=self.bank.customer_id,
+                holder_name="Ada Lovelace",
+                country_code="276",
+                currency="EUR",
+                iban=iban,
+                actor=SYSTEM,
+            )
+            mandate = mandate_create(
+                institution=institution,
+                external_account_id=external.pk,
+                reference=f"MANDATE-{number}",
+                signature_date=today_of(institution) - timedelta(days=30),
+                scheme="CORE",
+                type="recurrent",
+                actor=SYSTEM,
+            )
+            self.externals.append(external.pk)
+            self.mandates.append(mandate.pk)
+        self.model = SepaModel(numbers=list(IBANS), hold_days=hold_days, institution=institution)
+        # A SEPA day a week ahead: every due date drawn is past the earliest one allowed today.
+        start = today_of(institution) + timedelta(days=7)
+        self.day, self.hour = sepa_days_after(institution, start, 0), 9
+
+    def order(self, rail, amount, external, lead):
+        """A transfer executed `lead - 1` SEPA days after today, or a collection due `lead`
+        SEPA days after it."""
+        model, institution = self.model, self.bank.institution
+        if rail == Rail.SEPA_CT:
+            requested = sepa_days_after(institution, self.day, lead - 1)
+            response = self.bank.order(
+                self.externals[external], amount, requestedExecutionDate=requested.isoformat()
+            )
+            if model.frozen:
+                assert_error(response, "v2", 422, "account_not_active", ANY)
+                return
+            if amount > model.available:
+                assert_error(response, "v2", 422, "insufficient_funds", ANY)
+                return
+            model.pending += amount
+        else:
+            requested = sepa_days_after(institution, self.day, lead)
+            response = collection(
+                self.bank,
+                self.externals[external],
+                self.mandates[external],
+                amount,
+                requestedExecutionDate=requested.isoformat(),
+            )
+        made = created(response, "v2")
+        assert (made["status"], made["requestedExecutionDate"]) == (
+            "approved",
+            requested.isoformat(),
+        )
+        order_id = made["paymentOrderId"]
+        direction = "credit" if rail == Rail.SEPA_CT else "debit"
+        model.orders[order_id] = SepaOrder(
+            order_id, direction, amount, external, rail=rail, requested=requested
+        )
+
+    def cutoff(self):
+        """Today's windows' cut-offs, whatever the day and time (their files delivered by the
+        next job)."""
+        profile = self.bank.profile
+        windows = {
+            Rail.SEPA_CT: profile.credit_transfer_cutoff,
+            Rail.SEPA_DD: profile.direct_debit_cutoff,
+        }
+        for rail, window in windows.items():
+            expected = self.model.cutoff(rail, self.day)
+            rail_file = cutoff(self.bank, self.day, window, rail)
+            if expected is None:
+                assert rail_file is None
+            else:
+                assert rail_file is not None
+                assert sorted(rail_file.orders.values_list("pk", flat=True)) == sorted(
+                    expected.orders
+                )
+
+    def job(self, hour=None):
+        self.hour = hour or self.hour
+        self.model.job(self.bank.institution, self.day, self.hour)
+        rails_at(local(self.day, self.hour, zone=BERLIN))
+
+    def bank_answers(self):
+        expected = self.model.bank(self.day)
+        assert simulated_sepa_bank_run(institution=self.bank.institution, today=self.day) == (
+            expected
+        )
+
+    def check(self):
+        super().check()
+        orders = PaymentOrder.objects.filter(institution=self.bank.institution)
+        assert {
+            pk: (sequence, code)
+            for pk, sequence, code in orders.values_list("pk", "sequence_type", "return_code")
+        } == {order.id: (order.sequence, order.code) for order in self.model.orders.values()}
+
+
+LEADS = st.integers(min_value=1, max_value=3)
+ORDER = st.tuples(
+    st.just("order"),
+    st.sampled_from([Rail.SEPA_CT, Rail.SEPA_DD]),
+    AMOUNTS,
+    st.integers(min_value=0, max_value=len(IBANS) - 1),
+    LEADS,
+)
+CT, DD = Rail.SEPA_CT, Rail.SEPA_DD
+CT_REJECTED, CT_RETURNED = ("order", CT, 2_000, 1, 1), ("order", CT, 1_000, 2, 1)
+DD_REJECTED, DD_MD06 = ("order", DD, 500, 3, 1), ("order", DD, 5_000, 4, 1)
+DD_MD01, FREEZE = ("order", DD, 700, 5, 2), ("freeze",)
+# What may happen between the job's runs, orders more often than the rest (one_of draws its
+# strategies alike): the job again at the same time, the cut-offs alone, the bank answering.
+ACTION = st.one_of(
+    ORDER,
+    st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=99)),
+    ORDER,
+    st.tuples(st.just("spend"), AMOUNTS),
+    st.just(FREEZE),
+    ORDER,
+    st.tuples(st.just("job")),
+    st.tuples(st.just("cutoff")),
+    st.tuples(st.just("bank_answers")),
+)
+# A day, as the ACH property's: so many days after the last, the bank's answers first or not,
+# the job at 09:00, the morning's actions, the job at 17:00, the evening's.
+DAY = st.tuples(
+    st.integers(min_value=1, max_value=3),
+    st.booleans(),
+    st.lists(ACTION, min_size=1, max_size=4),
+    st.lists(ACTION, max_size=3),
+)
+
+
+@pytest.mark.django_db
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+    report_multiple_bugs=False,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+# Every path at least once, whatever is drawn: a transfer rejected by the pain.002 and one
+# booked then returned; a collection rejected, and one collected into a frozen account (held),
+# spent once free, then refunded MD06 (the rest owed); a frozen account's transfer waiting for a
+# window after it is active again.
+@example(
+    hold_days=2,
+    days=[
+        (
+            1,
+            False,
+            [CT_REJECTED, CT_RETURNED, DD_MD06, DD_REJECTED, ("cutoff",), ("job",)],
+            [("bank_answers",), ("job",), ("order", CT, 100, 0, 1), FREEZE],
+        ),
+        (3, True, [("spend", 100), ("order", CT, 100, 0, 1), ("cutoff",)], [FREEZE]),
+        (4, True, [("cutoff",), ("job",)], [("spend", 14_900), ("spend", 100)]),
+        (10, True, [("bank_answers",)], []),
+    ],
+)
+# A collection returned MD01 thirty days after its booking, its money partly spent (no hold);
+# one whose due date came too close while it waited, cancelled; a cancellation refused.
+@example(
+    hold_days=0,
+    days=[
+        (
+            1,
+            False,
+            [DD_MD01, ("order", CT, 300, 0, 3), ("cutoff",), ("job",)],
+            [("order", DD, 400, 0, 1), ("bank_answers",)],
+        ),
+        (
+            5,
+            True,
+            [("spend", 10_300)],
+            [("cutoff",), ("job",), ("cancel", 2), ("cancel", 0), ("bank_answers",)],
+        ),
+        (33, True, [], [("bank_answers",), ("job",)]),
+    ],
+)
+# A collection refunded while its money is still held (a profile's long returns hold).
+@example(
+    hold_days=10,
+    days=[
+        (1, False, [DD_MD06, ("cutoff",), ("job",), ("bank_answers",)], [("spend", 10_000)]),
+        (3, True, [], []),
+        (10, True, [], []),
+    ],
+)
+@given(
+    hold_days=st.sampled_from([2, 10, 0]), days=st.lists(DAY, min_size=MIN_DAYS, max_size=MAX_DAYS)
+)
+def test_random_sepa_orders_the_jobs_and_the_bank_match_the_model(hold_days, days):
+    savepoint = transaction.atomic()
+    savepoint._from_testcase = True  # the API's durable transactions nest in it
+    with savepoint:
+        world = SepaWorld(hold_days)
+        world.check()
+        for forward, bank_first, morning, evening in days:
+            world.day += timedelta(days=forward)
+            steps = [("job", 9), *morning, ("job", 17), *evening]
+            for name, *arguments in [("bank_answers",), *steps] if bank_first else steps:
+                getattr(world, name)(*arguments)
+                world.check()
+        transaction.set_rollback(True)
