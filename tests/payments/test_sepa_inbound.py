@@ -5,11 +5,12 @@ its return would carry, and an instant credit the clearing offers (pacs.008) acc
 or rejected with its reason, nothing moved."""
 
 from datetime import UTC, date, datetime
+from unittest import mock
 
 import pytest
 import xmlschema
 from django.core.management import call_command
-from django.db import transaction
+from django.db import OperationalError, transaction
 from stdnum import iban as stdnum_iban
 
 from accounts.models import Account
@@ -178,12 +179,23 @@ def test_a_booked_credit_is_applied_once_and_the_others_wait_in_suspense():
         "AC04",
         "sepa_ct",
     )
+    assert shown["endToEndId"] == "SIMBANK-E2E-00000003" and shown["accountNumberLast4"]
     assert other.api.get(f"/inbound-entries/{applied.pk}").status_code == 404
     # Staff place a credit in suspense (four eyes upstream); its return is not built.
     inbound_entry_apply(inbound=entries[200], account=Account.objects.get(pk=bank.account_id))
     assert posted(bank.account_id) == 1_700
     with pytest.raises(ValidationFailed):
         inbound_entry_return(inbound=entries[400])
+    # The sandbox's command books one the same way, into the inbox.
+    call_command(
+        "simulated_bank", "--institution", bank.institution.pk, "--send-sepa-credit", mine, "100"
+    )
+    inbox = connector.folder(bank.institution.pk, "sepa", "inbox")
+    (sent,) = [path for path in inbox.iterdir() if path.name != name]
+    rail_file_receive(
+        institution=bank.institution, rail=Rail.SEPA_CT, name=sent.name, content=sent.read_bytes()
+    )
+    assert posted(bank.account_id) == 1_800
     assert ledger_breaches() == []
 
 
@@ -240,6 +252,12 @@ def test_instant_credits_are_accepted_once_or_rejected_with_their_reason(capsys)
     assert (misrouted.status, misrouted.reason) == ("RJCT", "AC01")
     assert offer_credit(iban=theirs, amount=900, transaction_id="TX-2").status == "ACCP"
     assert posted(other.account_id) == 900
+    # The account's row held by another transaction past the wait allowed: MS03, in time.
+    with mock.patch(
+        "payments.services.sepa_inbound.lock_accounts", side_effect=OperationalError("lock")
+    ):
+        held = offer_credit(iban=mine, amount=300, transaction_id="TX-4")
+    assert (held.status, held.reason) == ("RJCT", "MS03")
     # Not SEPA Instant: MS03. A document that is not valid: no answer, kept refused.
     answer = instant_credit_answer(
         institution=bank.institution, content=offered_pacs008(mine, "TX-3", instant=False)
@@ -260,6 +278,7 @@ def test_instant_credits_are_accepted_once_or_rejected_with_their_reason(capsys)
         ("rejected", "AC01"),
         ("rejected", "AC04"),
         ("rejected", "AC06"),
+        ("rejected", "MS03"),
         ("rejected", "MS03"),
     ]
     rejected = entries.get(return_code="AC04")
