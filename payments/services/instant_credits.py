@@ -8,8 +8,9 @@ In one transaction: the pacs.008 read as every inbound document is (its XSD, the
 refused whole: kept `refused`, no answer, and the clearing rejects it on its timeout), kept as
 an inbound rail file of rail `sepa_inst` (its bytes once, by their SHA-256), each credit
 accepted or rejected (`sepa_inbound.sepa_credit_receive`: `ACCP` applied to the account at
-once; `RJCT` AC01, AC04, AC06, nothing moved; a transfer that is not SEPA Instant, or an
-account whose row another transaction holds past the wait allowed, `RJCT` MS03), and the
+once; `RJCT` AC01, AC04, AC06, nothing moved; a transfer that is not SEPA Instant, an
+account whose row another transaction holds past the wait allowed, or a posting the ledger
+refuses, `RJCT` MS03), and the
 answer written, validated against its XSD and kept as an outbound rail file. The same credit
 offered again (its debtor bank's BIC and transaction id) is answered as it was the first time,
 nothing moved twice.
@@ -25,6 +26,8 @@ from datetime import datetime
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
+
+from core.exceptions import TXError
 
 from ..iso20022 import pacs002, pacs008
 from ..iso20022.errors import Iso20022Error
@@ -130,7 +133,9 @@ def _received(profile, rail_file: RailFile, transfer, now: datetime) -> InboundE
                 instant=True,
                 refusal=refusal,
             )
-    except OperationalError:  # the account's row held past the wait allowed: refused in time
+    except (OperationalError, TXError):
+        # The account's row held past the wait allowed (refused in time), or the ledger refusing
+        # the posting (a balance out of its column's range): MS03, nothing booked.
         entry, _ = sepa_credit_receive(
             profile=profile,
             rail_file=rail_file,

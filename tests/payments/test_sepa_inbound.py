@@ -252,12 +252,15 @@ def test_instant_credits_are_accepted_once_or_rejected_with_their_reason(capsys)
     assert (misrouted.status, misrouted.reason) == ("RJCT", "AC01")
     assert offer_credit(iban=theirs, amount=900, transaction_id="TX-2").status == "ACCP"
     assert posted(other.account_id) == 900
-    # The account's row held by another transaction past the wait allowed: MS03, in time.
+    # The account's row held by another transaction past the wait allowed, or the ledger
+    # refusing the posting: MS03, in time.
     with mock.patch(
-        "payments.services.sepa_inbound.lock_accounts", side_effect=OperationalError("lock")
+        "payments.services.sepa_inbound.lock_accounts",
+        side_effect=[OperationalError("lock"), ValidationFailed("balance_out_of_range")],
     ):
-        held = offer_credit(iban=mine, amount=300, transaction_id="TX-4")
-    assert (held.status, held.reason) == ("RJCT", "MS03")
+        for transaction_id in ("TX-4", "TX-5"):
+            held = offer_credit(iban=mine, amount=300, transaction_id=transaction_id)
+            assert (held.status, held.reason) == ("RJCT", "MS03")
     # Not SEPA Instant: MS03. A document that is not valid: no answer, kept refused.
     answer = instant_credit_answer(
         institution=bank.institution, content=offered_pacs008(mine, "TX-3", instant=False)
@@ -278,6 +281,7 @@ def test_instant_credits_are_accepted_once_or_rejected_with_their_reason(capsys)
         ("rejected", "AC01"),
         ("rejected", "AC04"),
         ("rejected", "AC06"),
+        ("rejected", "MS03"),
         ("rejected", "MS03"),
         ("rejected", "MS03"),
     ]
