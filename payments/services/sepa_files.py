@@ -280,7 +280,8 @@ def _transaction(rail_file: RailFile, profile, entry, transaction, now: datetime
         return
     creditor = transaction.creditor_iban
     if (
-        entry.status == "BOOK"
+        profile.iban_bank_code  # it issues IBANs: a credit for another account is for one of them
+        and entry.status == "BOOK"
         and entry.direction == "credit"
         and not entry.reversal
         and creditor is not None

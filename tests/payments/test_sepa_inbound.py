@@ -23,7 +23,7 @@ from payments import account_ibans, connector
 from payments.iso20022 import pacs008
 from payments.iso20022.interbank import GroupHeader
 from payments.iso20022.messages import PACS_002
-from payments.models import InboundEntry, Rail, RailFile
+from payments.models import InboundEntry, Rail, RailFile, RailNotice
 from payments.services.inbound import inbound_entry_apply, inbound_entry_return
 from payments.services.inbound_files import FileRefused, rail_file_receive
 from payments.services.instant_credits import instant_credit_answer
@@ -186,6 +186,19 @@ def test_a_booked_credit_is_applied_once_and_the_others_wait_in_suspense():
     assert posted(bank.account_id) == 1_700
     with pytest.raises(ValidationFailed):
         inbound_entry_return(inbound=entries[400])
+    # A profile that issues no IBANs: a credit for another account is only recorded, as before.
+    plain = sepa_bank(load_amount=0)
+    plain_name = simulated_sepa_bank_send(
+        institution=plain.institution, credits=[IncomingSepa(mine, 100)], today=date(2026, 11, 27)
+    )
+    rail_file_receive(
+        institution=plain.institution,
+        rail=Rail.SEPA_CT,
+        name=plain_name,
+        content=(connector.folder(plain.institution.pk, "sepa", "inbox") / plain_name).read_bytes(),
+    )
+    assert not InboundEntry.objects.filter(institution=plain.institution).exists()
+    assert RailNotice.objects.get(institution=plain.institution).reason == "unknown_credit"
     # The sandbox's command books one the same way, into the inbox.
     call_command(
         "simulated_bank", "--institution", bank.institution.pk, "--send-sepa-credit", mine, "100"
