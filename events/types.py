@@ -89,6 +89,7 @@ OBJECT_TYPES = {
     "inbound_entry.held_in_suspense": "inbound_entry",
     "inbound_entry.returning": "inbound_entry",
     "inbound_entry.returned": "inbound_entry",
+    "inbound_entry.rejected": "inbound_entry",
     "mandate.created": "mandate",
     "mandate.amended": "mandate",
     "mandate.cancelled": "mandate",

@@ -421,7 +421,11 @@ class PaymentOrderOut(Serializer):
 
 
 class InboundReturnOut(Serializer):
-    code = serializers.CharField(source="return_code", help_text="The reason TX returns it (R01).")
+    code = serializers.CharField(
+        source="return_code",
+        help_text="The reason TX returns it (R01); a SEPA credit's (AC01): the reason its return "
+        "would carry, in suspense, or the reason TX rejected it.",
+    )
     reason = serializers.CharField(source="return_reason", help_text="Normalized.")
     fileId = serializers.CharField(  # noqa: N815
         source="return_file_id", allow_null=True, help_text="TX's file that carries the return."
@@ -446,12 +450,21 @@ class InboundEntryOut(Serializer):
     prenote = serializers.BooleanField()
     rail = serializers.ChoiceField(choices=Rail.choices)
     secCode = serializers.CharField(source="sec_code")  # noqa: N815
-    companyName = serializers.CharField(source="company_name")  # noqa: N815
+    companyName = serializers.CharField(  # noqa: N815
+        source="company_name", help_text="The originator: ACH's company, a SEPA credit's debtor."
+    )
     companyId = serializers.CharField(source="company_id")  # noqa: N815
     description = serializers.CharField(source="company_entry_description")
     receiverName = serializers.CharField(source="receiver_name")  # noqa: N815
     traceNumber = serializers.CharField(  # noqa: N815
-        source="trace_number", help_text="The originating bank's."
+        source="trace_number", help_text="The originating bank's (ACH)."
+    )
+    endToEndId = serializers.CharField(  # noqa: N815
+        source="end_to_end_id", help_text="A SEPA credit's, as its payer gave it; blank for ACH."
+    )
+    remittanceInfo = serializers.CharField(  # noqa: N815
+        source="remittance_info",
+        help_text="A SEPA credit's remittance information or creditor reference; blank for ACH.",
     )
     settlementDate = serializers.DateField(source="settlement_date")  # noqa: N815
     status = serializers.ChoiceField(choices=InboundEntry.Status.choices)

@@ -6,9 +6,10 @@ class PaymentsConfig(AppConfig):
     verbose_name = "Payments to other banks"
 
     def ready(self):
-        from accounts import verification
+        from accounts import ibans, verification
         from core import reencryption
 
+        from .account_ibans import registered_iban
         from .reencryption import EXTERNAL_ACCOUNTS, INBOUND_ENTRIES
         from .verification import CHECKS
 
@@ -16,3 +17,4 @@ class PaymentsConfig(AppConfig):
             verification.register(name, sql)
         reencryption.register(EXTERNAL_ACCOUNTS)
         reencryption.register(INBOUND_ENTRIES)
+        ibans.register(registered_iban)

@@ -152,6 +152,12 @@ class SepaProfile(Timestamped):
     # collected debit's money is held for the debtor bank's returns (Core: D+5).
     pre_notification_days = models.PositiveSmallIntegerField(default=14)
     debit_hold_days = models.PositiveSmallIntegerField(default=5)
+    # The IBANs of the institution's own EUR accounts (`payments.account_ibans`, docs/payments.md,
+    # "Inbound SEPA"): its country and the bank code their BBAN starts with (bank and, where the
+    # country has one, branch), as a partner bank issues virtual IBANs; the account's number
+    # follows. Blank: its accounts have no IBAN and no SEPA credit reaches them.
+    iban_country = models.CharField(max_length=2, blank=True, default="")
+    iban_bank_code = models.CharField(max_length=9, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 
@@ -161,6 +167,18 @@ class SepaProfile(Timestamped):
             models.CheckConstraint(
                 condition=Q(kind="interbank") | ~Q(settlement_iban=""),
                 name="sepa_profile_initiation_settles",
+            ),
+            models.CheckConstraint(
+                condition=Q(iban_country="", iban_bank_code="")
+                | (~Q(iban_country="") & ~Q(iban_bank_code="")),
+                name="sepa_profile_iban_bank_whole",
+            ),
+            # An IBAN names one account of one institution: no two institutions issue under the
+            # same bank code (and the clearing finds the institution of an IBAN by it).
+            models.UniqueConstraint(
+                fields=["iban_country", "iban_bank_code"],
+                condition=~Q(iban_bank_code=""),
+                name="sepa_profile_iban_bank_once",
             ),
         ]
 
@@ -788,7 +806,13 @@ class InboundEntry(Timestamped):
     States: `received` (until its settlement date), `applied`, `suspense` (a credit no account
     takes: its money in the rail's suspense account), `returning` (to go back in TX's next
     file) and `returned` (in it). The account number it names is sealed as an external
-    account's is: TX's own accounts' numbers are sensitive identifiers too."""
+    account's is: TX's own accounts' numbers are sensitive identifiers too.
+
+    A SEPA credit (rail `sepa_ct`, booked on the institution's settlement account, or
+    `sepa_inst`, offered by the clearing: docs/payments.md, "Inbound SEPA") is one too, its
+    IBAN sealed where the account number is; it is never `received` past the transaction that
+    records it: applied, to suspense with the reason code its return would carry (AC01, AC04,
+    AC06), or, an instant one, `rejected` (nothing moved, its reason code kept)."""
 
     class Direction(models.TextChoices):
         CREDIT = "credit", "Credit (money in)"
@@ -800,6 +824,7 @@ class InboundEntry(Timestamped):
         SUSPENSE = "suspense", "In suspense (no account takes it)"
         RETURNING = "returning", "Returning (in TX's next file)"
         RETURNED = "returned"
+        REJECTED = "rejected", "Rejected (a SEPA Instant credit refused: nothing moved)"
 
     id = models.CharField(
         primary_key=True, max_length=40, default=_inbound_entry_id, editable=False
@@ -815,15 +840,23 @@ class InboundEntry(Timestamped):
     prenote = models.BooleanField(default=False)
     # The entry as it came: its transaction code, SEC code, the originator's trace number and
     # ODFI, company and description (its batch header's), the receiver's name and id.
-    transaction_code = models.PositiveSmallIntegerField()
-    sec_code = models.CharField(max_length=3)
-    trace_number = models.CharField(max_length=15)
-    odfi_identification = models.CharField(max_length=8)
-    company_name = models.CharField(max_length=16)
+    # An ACH entry's (a SEPA credit has none of these but the originator's name: its debtor's).
+    transaction_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    sec_code = models.CharField(max_length=3, blank=True)
+    trace_number = models.CharField(max_length=15, blank=True)
+    odfi_identification = models.CharField(max_length=8, blank=True)
+    company_name = models.CharField(max_length=70)
     company_id = models.CharField(max_length=10)
     company_entry_description = models.CharField(max_length=10)
     receiver_name = models.CharField(max_length=22, blank=True)
     identification_number = models.CharField(max_length=15, blank=True)
+    # A SEPA credit's: the reference it is applied once by (a booking's: the partner bank's
+    # account servicer reference; an instant credit's: its transaction id, unique for the
+    # debtor's bank `sepa_agent_bic`), its end-to-end id and remittance information.
+    sepa_reference = models.CharField(max_length=35, blank=True, default="")
+    sepa_agent_bic = models.CharField(max_length=11, blank=True, default="")
+    end_to_end_id = models.CharField(max_length=35, blank=True, default="")
+    remittance_info = models.CharField(max_length=140, blank=True, default="")
     # The account it names (None: none of the institution's has that number).
     account = models.ForeignKey(
         "accounts.Account",
@@ -838,8 +871,9 @@ class InboundEntry(Timestamped):
     settlement_date = models.DateField()
     status = models.CharField(max_length=12, choices=Status.choices)
     applied_at = models.DateTimeField(null=True, blank=True)
-    # A return TX sends: its code and normalized reason, the file and TX's trace number.
-    return_code = models.CharField(max_length=3, blank=True)
+    # A return TX sends: its code and normalized reason, the file and TX's trace number (a
+    # SEPA credit in suspense: the code its return would carry; rejected: why).
+    return_code = models.CharField(max_length=4, blank=True)
     return_reason = models.CharField(max_length=48, blank=True)
     return_file = models.ForeignKey(
         RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="returns"
@@ -885,19 +919,39 @@ class InboundEntry(Timestamped):
             # an ODFI's trace numbers do not repeat within a settlement date.
             models.UniqueConstraint(
                 fields=["institution", "odfi_identification", "trace_number", "settlement_date"],
+                condition=Q(rail__in=["ach", "ach_same_day"]),
                 name="inbound_entry_once",
+            ),
+            # A SEPA credit told again (the same booking in another camt.054, the clearing
+            # offering the same instant credit twice) is the same credit.
+            models.UniqueConstraint(
+                fields=["institution", "rail", "sepa_agent_bic", "sepa_reference"],
+                condition=Q(rail__in=["sepa_ct", "sepa_inst", "sepa_dd"]),
+                name="inbound_entry_sepa_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(rail__in=["ach", "ach_same_day"], transaction_code__isnull=False)
+                | (Q(rail__in=["sepa_ct", "sepa_inst", "sepa_dd"]) & ~Q(sepa_reference="")),
+                name="inbound_entry_reference_of_its_rail",
             ),
             models.CheckConstraint(
                 condition=Q(prenote=True, amount=0) | Q(prenote=False, amount__gt=0),
                 name="inbound_entry_amount_positive",
             ),
-            # A return's code from `returning` on, in a file from `returned`; never before.
+            # A return's code from `returning` on, in a file from `returned`; never before (but
+            # a SEPA credit's in suspense, the code its return would carry, and a rejected
+            # one's reason).
             models.CheckConstraint(
                 condition=(
-                    Q(status__in=["received", "applied", "suspense"])
+                    Q(status__in=["received", "applied"])
                     & Q(return_code="", return_file__isnull=True)
                 )
-                | (Q(status="returning") & ~Q(return_code="") & Q(return_file__isnull=True))
+                | Q(status="suspense", return_file__isnull=True)
+                | (
+                    Q(status__in=["returning", "rejected"])
+                    & ~Q(return_code="")
+                    & Q(return_file__isnull=True)
+                )
                 | (
                     Q(status="returned")
                     & ~Q(return_code="")

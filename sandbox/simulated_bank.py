@@ -35,6 +35,7 @@ from cards.dates import today_of
 from payments.connector import folder
 from payments.iso20022 import camt029, camt054, camt056, pain001, pain002, pain008
 from payments.iso20022.cases import Assignment
+from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import AchProfile, SepaProfile
 from payments.nacha.addenda import NotificationOfChange
@@ -317,7 +318,7 @@ def answers_file(profile: AchProfile, answers: list[Answer], today: date) -> byt
 # --- SEPA: the partner bank of an `initiation` SEPA profile ------------------------------------
 
 
-def _german_iban(account: str) -> str:
+def german_iban(account: str) -> str:
     """A German IBAN (bank code 37040044) of a 10-digit account, its check digits computed."""
     bban = "37040044" + account
     return "DE" + stdnum_iban.calc_check_digits("DE00" + bban) + bban
@@ -328,23 +329,23 @@ def _german_iban(account: str) -> str:
 # return in a camt.054 `delay_days` after the transfer was booked. Anything else is accepted
 # (ACCP) and booked (camt.054) on its requested execution date.
 SEPA_SCENARIOS = {
-    _german_iban("0000000101"): Scenario("reject", "AC01", delay_days=0),
-    _german_iban("0000000104"): Scenario("reject", "AC04", delay_days=0),
-    _german_iban("0000000106"): Scenario("reject", "AC06", delay_days=0),
-    _german_iban("0000000111"): Scenario("reject", "AG01", delay_days=0),
-    _german_iban("0000000114"): Scenario("reject", "AM04", delay_days=0),
-    _german_iban("0000000204"): Scenario("return", "AC04", delay_days=2),
-    _german_iban("0000000207"): Scenario("return", "MD07", delay_days=3),
+    german_iban("0000000101"): Scenario("reject", "AC01", delay_days=0),
+    german_iban("0000000104"): Scenario("reject", "AC04", delay_days=0),
+    german_iban("0000000106"): Scenario("reject", "AC06", delay_days=0),
+    german_iban("0000000111"): Scenario("reject", "AG01", delay_days=0),
+    german_iban("0000000114"): Scenario("reject", "AM04", delay_days=0),
+    german_iban("0000000204"): Scenario("return", "AC04", delay_days=2),
+    german_iban("0000000207"): Scenario("return", "MD07", delay_days=3),
     # SEPA Instant only (`sandbox.simulated_clearing`): the clearing never answers, or answers
     # (settled) only after the scheme's timeout. A credit transfer to either is accepted.
-    _german_iban("0000000901"): Scenario("silent", "", delay_days=0),
-    _german_iban("0000000902"): Scenario("late", "ACSC", delay_days=0),
+    german_iban("0000000901"): Scenario("silent", "", delay_days=0),
+    german_iban("0000000902"): Scenario("late", "ACSC", delay_days=0),
     # A recall (camt.056) of a transfer to these: refused (camt.029 RJCR) with the code, or
     # accepted with the money returned less the beneficiary bank's charges. A recall of any
     # other transfer is accepted, the whole amount returned (camt.054, FOCR) the same day.
-    _german_iban("0000000401"): Scenario("recall_refused", "NOAS", delay_days=0),
-    _german_iban("0000000402"): Scenario("recall_refused", "ARDT", delay_days=0),
-    _german_iban("0000000403"): Scenario("recall_charged", "FOCR", delay_days=0),
+    german_iban("0000000401"): Scenario("recall_refused", "NOAS", delay_days=0),
+    german_iban("0000000402"): Scenario("recall_refused", "ARDT", delay_days=0),
+    german_iban("0000000403"): Scenario("recall_charged", "FOCR", delay_days=0),
 }
 # What the beneficiary's bank keeps of an accepted recall's money (`recall_charged`): EUR 5.00.
 RECALL_CHARGES = 500
@@ -515,9 +516,9 @@ def _recall_answers(request, scenarios: dict) -> tuple[list, list[dict]]:
 # weeks) or its claim of no valid mandate (MD01, within 13 months) `delay_days` after the
 # collection was booked, or the debtor bank's rejection (AC04, MS02) at once.
 SEPA_DD_SCENARIOS = {
-    _german_iban("0000000304"): Scenario("reject", "AC04", delay_days=0),
-    _german_iban("0000000306"): Scenario("return", "MD06", delay_days=10),
-    _german_iban("0000000301"): Scenario("return", "MD01", delay_days=30),
+    german_iban("0000000304"): Scenario("reject", "AC04", delay_days=0),
+    german_iban("0000000306"): Scenario("return", "MD06", delay_days=10),
+    german_iban("0000000301"): Scenario("return", "MD01", delay_days=30),
 }
 
 
@@ -611,3 +612,82 @@ def sepa_notification(account_iban: str, due: list[dict], today: date, number: i
             ),
         )
     )
+
+
+@dataclass(frozen=True)
+class IncomingSepa:
+    """A credit another bank's customer sends to one of the institution's accounts, by its
+    IBAN, which the partner bank books on the settlement account (docs/payments.md, "Inbound
+    SEPA")."""
+
+    iban: str
+    amount: int
+    debtor_name: str = "ACME GMBH"
+    debtor_iban: str = german_iban("0532013000")
+    remittance: str = "Invoice 2026-11"
+
+
+def simulated_sepa_bank_send(*, institution, credits: list[IncomingSepa], today: date) -> str:
+    """Other banks' SEPA credits to the institution's accounts, as its partner bank books them:
+    one camt.054 of its settlement account in the `sepa` inbox, a booked credit per credit with
+    the bank's own reference (the account servicer reference, from the bank's state file);
+    return the file's name."""
+    profile = SepaProfile.objects.get(institution=institution)
+    inbox = folder(institution.pk, "sepa", "inbox")
+    state_path = folder(institution.pk, "sepa", "outbox").parent / ".simulated-bank.json"
+    state = (
+        json.loads(state_path.read_text())
+        if state_path.exists()
+        else {"read": [], "due": [], "written": 0}
+    )
+    state["written"] += 1
+    first = state.get("credits", 0) + 1
+    state["credits"] = first + len(credits) - 1
+    entries = []
+    for number, credit in enumerate(credits, start=first):
+        reference = f"SIMBANK-CRD-{number:08d}"
+        entries.append(
+            camt054.Entry(
+                amount=credit.amount,
+                currency="EUR",
+                direction="credit",
+                status="BOOK",
+                bank_transaction_code=camt054.BankTransactionCode(
+                    domain="PMNT", family="RCDT", subfamily="ESCT"
+                ),
+                booking_date=today,
+                value_date=today,
+                account_servicer_reference=reference,
+                transactions=(
+                    camt054.TransactionDetails(
+                        end_to_end_id=f"SIMBANK-E2E-{number:08d}",
+                        account_servicer_reference=reference,
+                        amount=credit.amount,
+                        currency="EUR",
+                        debtor_name=credit.debtor_name,
+                        debtor_iban=credit.debtor_iban,
+                        creditor_iban=credit.iban,
+                        remittance=Unstructured(credit.remittance) if credit.remittance else None,
+                    ),
+                ),
+            )
+        )
+    content = camt054.write_notification(
+        camt054.DebitCreditNotification(
+            message_id=f"SIMBANK-CRD-{today:%Y%m%d}-{first:08d}",
+            created_at=datetime.combine(today, time(12, 0), tzinfo=UTC),
+            notifications=(
+                camt054.AccountNotification(
+                    id=f"SIMBANK-CRD-{today:%Y%m%d}-{first:08d}",
+                    account_iban=profile.settlement_iban,
+                    entries=tuple(entries),
+                ),
+            ),
+        )
+    )
+    name = f"simulated-bank-credits-{today:%Y%m%d}-{state['written']:04d}.xml"
+    partial = inbox / f".{name}.partial"
+    partial.write_bytes(content)
+    os.replace(partial, inbox / name)
+    state_path.write_text(json.dumps(state))
+    return name

@@ -12,17 +12,45 @@ with a pain.002, by the creditor IBAN's scenario in the simulated bank's table
 
 The pain.001 is read as TX reads any file (its XSD validated, safely parsed): a file it refuses
 raises, and TX treats it as no answer.
+
+The other way (`offer_credit`): another bank's customer pays one of an institution's accounts
+at its IBAN by SEPA Instant. The clearing finds the institution by the IBAN's bank code (its
+SEPA profile's, `payments.account_ibans`), offers it a one-transaction pacs.008 and takes TX's
+pacs.002 (`payments.services.instant_credits`), timing it against the scheme's timeout: an
+answer after it counts as none, as the clearing's own deadline would have it.
 """
 
 import os
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from payments.connector import folder
-from payments.iso20022 import pain001, pain002
-from payments.iso20022.status_reasons import StatusReason
+from django.conf import settings
 
-from .simulated_bank import SEPA_SCENARIOS
+from payments.account_ibans import profile_of_iban
+from payments.connector import folder
+from payments.iso20022 import pacs002, pacs008, pain001, pain002
+from payments.iso20022.interbank import GroupHeader
+from payments.iso20022.remittance import Unstructured
+from payments.iso20022.status_reasons import StatusReason
+from payments.services.instant_credits import instant_credit_answer
+
+from .simulated_bank import SEPA_SCENARIOS, german_iban
+
+# The other banks of the clearing: the debtor's (a German bank's BIC) and the clearing's own.
+DEBTOR_BIC = "DEUTDEFFXXX"
+CLEARING_BIC = "TXSCDEFFXXX"
+
+
+@dataclass(frozen=True)
+class Offered:
+    """What became of an instant credit offered: TX's status (ACCP, RJCT; None: no answer in
+    time), its reason, and how long TX took."""
+
+    status: str | None
+    reason: str | None
+    seconds: float
+
 
 ORIGINAL_MESSAGE = "pain.001.001.09"
 
@@ -78,3 +106,60 @@ def status_report(initiation, statuses: list) -> bytes:
             ),
         )
     )
+
+
+def offer_credit(
+    *,
+    iban: str,
+    amount: int,
+    transaction_id: str,
+    debtor_name: str = "ACME GMBH",
+    debtor_iban: str = german_iban("0532013000"),
+    remittance: str = "Invoice 2026-11",
+    institution=None,
+) -> Offered:
+    """Offer an instant credit of `amount` cents to `iban` to the institution whose bank code it
+    carries (or `institution`, as a misrouted offer would), as a pacs.008 of one transaction;
+    return what TX answered (module docstring). `transaction_id`: the debtor bank's, unique for
+    it (the same id offered again is the same credit)."""
+    if institution is None:
+        profile = profile_of_iban(iban)
+        if profile is None:
+            return Offered(status="RJCT", reason="AC01", seconds=0.0)  # no participant has it
+        institution = profile.institution
+    now = datetime.now(UTC).replace(microsecond=0)
+    content = pacs008.write_transfers(
+        pacs008.FIToFICreditTransfer(
+            header=GroupHeader(
+                message_id=f"SIMCLR-{transaction_id}"[:35],
+                created_at=now,
+                settlement_date=now.date(),
+                clearing_system="RT1",
+                instructing_agent_bic=CLEARING_BIC,
+            ),
+            transfers=(
+                pacs008.InterbankCreditTransfer(
+                    end_to_end_id=f"E2E-{transaction_id}"[:35],
+                    transaction_id=transaction_id,
+                    amount=amount,
+                    debtor_name=debtor_name,
+                    debtor_iban=debtor_iban,
+                    debtor_bic=DEBTOR_BIC,
+                    creditor_name="Account holder",
+                    creditor_iban=iban,
+                    creditor_bic=CLEARING_BIC,
+                    remittance=Unstructured(remittance) if remittance else None,
+                    instant=True,
+                    accepted_at=now,
+                ),
+            ),
+        )
+    )
+    started = time.monotonic()
+    answer = instant_credit_answer(institution=institution, content=content)
+    seconds = time.monotonic() - started
+    if answer is None or seconds > float(settings.SEPA_INSTANT_TIMEOUT_SECONDS):
+        return Offered(status=None, reason=None, seconds=seconds)
+    status = pacs002.read_status_report(answer).transactions[0]
+    reason = status.reasons[0].code if status.reasons else None
+    return Offered(status=status.status, reason=reason, seconds=seconds)

@@ -30,6 +30,7 @@ from core.actors import Actor
 from customers.selectors import customer_get
 from institutions import scopes
 
+from .. import ibans
 from ..models import Account, Adjustment
 from ..selectors import (
     account_by_number,
@@ -222,7 +223,16 @@ class AccountOutV2(AccountOut):
         "its available balance, not yet paid back: `available` is that much below zero (or "
         "below the overdraft limit); 0 otherwise. Money coming in pays it back first.",
     )
+    iban = serializers.SerializerMethodField(
+        help_text="The account's IBAN under the institution's SEPA profile (a customer account "
+        "in EUR, when the profile issues IBANs: docs/payments.md, 'Inbound SEPA'); null "
+        "otherwise. Sensitive, as the account number: only ever in bodies."
+    )
     metadata = MetadataField()
+
+    def get_iban(self, account) -> str | None:
+        # One memo for a whole list (the child serializer is shared): a profile read once.
+        return ibans.account_iban(account, self.__dict__.setdefault("_iban_memo", {}))
 
 
 ACCOUNT_OUTPUT = {V1: AccountOut, V2: AccountOutV2}

@@ -364,6 +364,7 @@ class InboundEntryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
     fields = [
         "id",
         "institution",
+        "rail",
         "direction",
         "amount_display",
         "currency",
@@ -378,6 +379,9 @@ class InboundEntryAdmin(ExactIdSearchMixin, ActionsOnlyModelAdmin):
         "account_link",
         "settlement_date",
         "trace_number",
+        "sepa_reference",
+        "end_to_end_id",
+        "remittance_info",
         "file_link",
         "return_display",
         "return_file_link",

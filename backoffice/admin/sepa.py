@@ -37,6 +37,8 @@ class SepaProfileAdmin(ReadOnlyModelAdmin):
         "approval_above_display",
         "pre_notification_days",
         "debit_hold_days",
+        "iban_country",
+        "iban_bank_code",
         "updated_at",
     ]
     readonly_fields = fields

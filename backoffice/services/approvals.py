@@ -47,9 +47,9 @@ from core.exceptions import (
 from core.money import MAX_AMOUNT
 from core.operations import Outcome, changed
 from events.services import emit_for
-from payments.models import InboundEntry
+from payments.models import ACH_RAILS, InboundEntry
 from payments.nacha.codes import return_reason
-from payments.services.inbound import inbound_entry_apply, inbound_entry_return
+from payments.services.inbound import SEPA_NOT_RETURNED, inbound_entry_apply, inbound_entry_return
 
 from ..locks import lock_approval_request
 from ..models import ApprovalRequest
@@ -330,7 +330,10 @@ def approval_request_inbound_apply(
         or account.status != Account.Status.ACTIVE
     ):
         raise ValidationFailed(
-            details={"account_id": "An active customer account of the institution in USD."}
+            details={
+                "account_id": "An active customer account of the institution in the entry's "
+                "currency."
+            }
         )
     return _create_one_pending(
         _inbound_request(inbound, Kind.INBOUND_APPLY, {"account_id": account.pk}, user, reason),
@@ -347,6 +350,8 @@ def approval_request_inbound_return(
     user = _staff_user(actor)
     reason = checked_reason(reason)
     _in_suspense(inbound, InboundEntry.Status.RETURNING)
+    if inbound.rail not in ACH_RAILS:
+        raise ValidationFailed(details={"code": SEPA_NOT_RETURNED})
     if return_reason(code).normalized == "unknown":
         raise ValidationFailed(details={"code": "A return reason code R01-R85."})
     return _create_one_pending(

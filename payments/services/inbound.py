@@ -47,7 +47,7 @@ from events.services import emit_for
 from institutions.calendar import local_date
 
 from ..locks import lock_inbound_entry
-from ..models import AchProfile, InboundEntry, RailFile
+from ..models import ACH_RAILS, AchProfile, InboundEntry, RailFile
 from ..nacha.batch_header import BatchHeader
 from ..nacha.codes import TRANSACTION_CODES, return_reason
 from ..nacha.file import Entry
@@ -60,6 +60,9 @@ Code = Account.InternalCode
 
 # Why an entry is returned, by the account's state (the table above).
 NO_ACCOUNT, CLOSED, FROZEN, NOT_USD, STOPPED, SHORT = "R03", "R02", "R16", "R20", "R08", "R01"
+SEPA_NOT_RETURNED = (
+    "A SEPA credit in suspense is applied to an account by staff; its return is not built."
+)
 
 
 def inbound_entry_receive(
@@ -152,12 +155,11 @@ def inbound_entry_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry
         if inbound.prenote:  # no money to hold: the originator is told at once
             _to_return(inbound, refusal, at=at)
             return inbound
-        _post(inbound, Code.RAIL_SETTLEMENT, Code.RAIL_SUSPENSE, "to suspense")
-        _move(inbound, Status.SUSPENSE, "inbound_entry.held_in_suspense", at=at)
+        inbound_to_suspense(inbound, at=at)
     elif refusal:
         _to_return(inbound, refusal, at=at)
     else:
-        _apply(inbound, account, at=at)
+        inbound_apply(inbound, account, at=at)
     return inbound
 
 
@@ -185,9 +187,10 @@ def _refusal(inbound: InboundEntry, account: Account | None, *, at: datetime) ->
     return ""
 
 
-def _apply(inbound: InboundEntry, account: Account, *, at: datetime) -> None:
+def inbound_apply(inbound: InboundEntry, account: Account, *, at: datetime) -> None:
+    """The entry's money to or from `account` (locked by the caller): `applied`."""
     if not inbound.prenote:
-        journal = _journal(inbound, "ACH received")
+        journal = _journal(inbound, "received")
         if inbound.direction == InboundEntry.Direction.CREDIT:
             moves = [
                 credit(account.pk, inbound.amount),
@@ -210,17 +213,24 @@ def _apply(inbound: InboundEntry, account: Account, *, at: datetime) -> None:
             ),
         )
     inbound.account = account
-    _move(inbound, Status.APPLIED, "inbound_entry.applied", at=at, applied_at=at)
+    inbound_move(inbound, Status.APPLIED, "inbound_entry.applied", at=at, applied_at=at)
+
+
+def inbound_to_suspense(inbound: InboundEntry, *, at: datetime, **fields) -> None:
+    """A credit no account takes: its money from the rail's settlement account to its suspense
+    account, for staff (`fields`: what else the entry keeps, a SEPA credit's return code)."""
+    _post(inbound, Code.RAIL_SETTLEMENT, Code.RAIL_SUSPENSE, "to suspense")
+    inbound_move(inbound, Status.SUSPENSE, "inbound_entry.held_in_suspense", at=at, **fields)
 
 
 def _to_return(inbound: InboundEntry, code: str, *, at: datetime) -> None:
     reason = return_reason(code)
     inbound.return_code = code
     inbound.return_reason = reason.normalized
-    _move(inbound, Status.RETURNING, "inbound_entry.returning", at=at)
+    inbound_move(inbound, Status.RETURNING, "inbound_entry.returning", at=at)
 
 
-def _move(inbound: InboundEntry, status: str, event: str, *, at: datetime, **fields) -> None:
+def inbound_move(inbound: InboundEntry, status: str, event: str, *, at: datetime, **fields) -> None:
     inbound.status = status
     inbound.updated_at = at
     for field, value in fields.items():
@@ -243,21 +253,28 @@ def _post(inbound: InboundEntry, source: str, target: str, what: str) -> None:
         institution_id=inbound.institution_id,
         currency=inbound.currency,
         moves=[_internal(inbound, source, -1), _internal(inbound, target, 1)],
-        journal=_journal(inbound, f"ACH received, {what}"),
+        journal=_journal(inbound, f"received, {what}"),
     )
+
+
+def _rail_name(inbound: InboundEntry) -> str:
+    return "ACH" if inbound.rail in ACH_RAILS else "SEPA"
 
 
 def _journal(inbound: InboundEntry, description: str) -> Journal:
     return journal_new(
         institution_id=inbound.institution_id,
         kind=Journal.Kind.INBOUND_ENTRY,
-        description=f"{description} {inbound.pk}",
+        description=f"{_rail_name(inbound)} {description} {inbound.pk}",
     )
 
 
 def _line(inbound: InboundEntry) -> str:
     side = "from" if inbound.direction == InboundEntry.Direction.CREDIT else "to"
-    return f"ACH {side} {inbound.company_name.strip()}: {inbound.company_entry_description}"
+    about = (
+        inbound.company_entry_description if inbound.rail in ACH_RAILS else inbound.remittance_info
+    )
+    return f"{_rail_name(inbound)} {side} {inbound.company_name.strip()}: {about}"
 
 
 def emit_inbound(inbound: InboundEntry, event: str) -> None:
@@ -271,6 +288,9 @@ def emit_inbound(inbound: InboundEntry, event: str) -> None:
         "company_name": inbound.company_name,
         "status": inbound.status,
     }
+    if inbound.rail not in ACH_RAILS:
+        data["rail"] = inbound.rail
+        data["end_to_end_id"] = inbound.end_to_end_id
     if inbound.return_code:
         data["return_code"] = inbound.return_code
     if inbound.stop_payment_id:
@@ -282,16 +302,18 @@ def emit_inbound(inbound: InboundEntry, event: str) -> None:
 def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> Outcome[InboundEntry]:
     """A credit in suspense applied to `account` of its institution (staff, four eyes: the
     back office's declared action): the money from suspense to the account. 409 unless in
-    suspense; 400 when the account cannot take it (another institution's, not in USD, not
-    active)."""
+    suspense; 400 when the account cannot take it (another institution's, not in the entry's
+    currency, not active)."""
     with transaction.atomic(savepoint=False):
         inbound = _locked(inbound.pk, Status.APPLIED)
-        if account.institution_id != inbound.institution_id or account.currency != USD:
-            raise ValidationFailed(details={"account_id": "An account of the institution in USD."})
+        if account.institution_id != inbound.institution_id or account.currency != inbound.currency:
+            raise ValidationFailed(
+                details={"account_id": "An account of the institution in the entry's currency."}
+            )
         account = lock_accounts([account.pk])[account.pk]
         if account.status != Account.Status.ACTIVE:
             raise ValidationFailed(details={"account_id": "The account is not active."})
-        journal = _journal(inbound, "ACH received, applied from suspense")
+        journal = _journal(inbound, "received, applied from suspense")
         rail_post(
             inbound=inbound,
             institution_id=inbound.institution_id,
@@ -306,13 +328,25 @@ def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> Outcome[I
         )
         inbound.account = account
         now = timezone.now()
-        _move(inbound, Status.APPLIED, "inbound_entry.applied", at=now, applied_at=now)
+        # A SEPA credit's would-be return reason is moot once it is applied.
+        inbound_move(
+            inbound,
+            Status.APPLIED,
+            "inbound_entry.applied",
+            at=now,
+            applied_at=now,
+            return_code="",
+            return_reason="",
+        )
     return changed(inbound, Status.SUSPENSE)
 
 
 def inbound_entry_return(*, inbound: InboundEntry, code: str = NO_ACCOUNT) -> Outcome[InboundEntry]:
     """A credit in suspense returned (staff, four eyes): its money from suspense back to the
-    rail's settlement account, and a return in TX's next file. 409 unless in suspense."""
+    rail's settlement account, and a return in TX's next file. 409 unless in suspense; 400 for a
+    SEPA credit, whose return (a transfer back through the partner bank) is not built."""
+    if inbound.rail not in ACH_RAILS:
+        raise ValidationFailed(details={"code": SEPA_NOT_RETURNED})
     reason = return_reason(code)
     if reason.normalized == "unknown":
         raise ValidationFailed(details={"code": "A return reason code R01-R85."})

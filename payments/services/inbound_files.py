@@ -90,7 +90,7 @@ def rail_file_receive(
                     _apply(rail_file, content, now or timezone.now())
             except (NachaError, Iso20022Error, SepaRefused) as error:
                 raise FileRefused(redacted(str(error))) from None
-            _emit_received(rail_file)
+            emit_file_received(rail_file)
     except FileRefused as refused:
         if not keep_refused:
             raise
@@ -128,13 +128,13 @@ def _refused(rail_file: RailFile, reason: str) -> RailFile:
     try:
         with transaction.atomic():
             rail_file.save(force_insert=True)
-            _emit_received(rail_file)
+            emit_file_received(rail_file)
     except IntegrityError:  # the same bytes, refused meanwhile by another process
         return RailFile.objects.get(institution=rail_file.institution, sha256=rail_file.sha256)
     return rail_file
 
 
-def _emit_received(rail_file: RailFile) -> None:
+def emit_file_received(rail_file: RailFile) -> None:
     """`rail_file.received`: the file's id, rail, status, entries and, refused, why (never its
     name, which is the bank's, nor anything of its content)."""
     emit_for(

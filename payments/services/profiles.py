@@ -7,14 +7,14 @@ profile")."""
 
 import re
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from core.exceptions import ValidationFailed
 from core.operations import Outcome, changed, unchanged
 from core.rows import row_update
 from institutions.models import Institution
 
-from .. import sepa
+from .. import account_ibans, sepa
 from ..locks import lock_ach_profile, lock_sepa_profile
 from ..models import AchProfile, SepaProfile
 from .external_accounts import checked_routing_number
@@ -108,7 +108,10 @@ SEPA_OPTIONAL = (
     "approval_above",
     "pre_notification_days",
     "debit_hold_days",
+    "iban_country",
+    "iban_bank_code",
 )
+IBAN_BANK = ("iban_country", "iban_bank_code")
 
 
 def _sepa_errors(values: dict) -> dict:
@@ -145,7 +148,10 @@ def _sepa_errors(values: dict) -> dict:
 def sepa_profile_set(*, institution: Institution, **values) -> Outcome[SepaProfile]:
     """Create the institution's SEPA profile (`kind` and `bic` given, and `settlement_iban` for
     `initiation`) or change the fields given. The BIC, IBAN and creditor identifier are checked
-    by their check digits and kept in their electronic form (uppercase, no spaces)."""
+    by their check digits and kept in their electronic form (uppercase, no spaces). The country
+    and bank code its accounts' IBANs are issued under (`payments.account_ibans`) are set
+    together, once: no other institution's, and never changed after (its customers have given
+    their IBANs out)."""
     unknown = set(values) - {*SEPA_REQUIRED, *SEPA_OPTIONAL}
     if unknown:
         raise ValidationFailed(details={field: "Not a field of the profile." for field in unknown})
@@ -160,10 +166,43 @@ def sepa_profile_set(*, institution: Institution, **values) -> Outcome[SepaProfi
         iban = values.get("settlement_iban", profile.settlement_iban if profile else "")
         if kind == SepaProfile.Kind.INITIATION and not iban and "settlement_iban" not in errors:
             errors["settlement_iban"] = "Required for an initiation profile (its account there)."
+        if any(field in values for field in IBAN_BANK):
+            errors.update(_iban_bank_errors(institution, profile, values))
         if errors:
             raise ValidationFailed(details=errors)
-        if profile is None:
-            profile = SepaProfile.objects.create(institution=institution, **values)
-            return changed(profile, {})
-        previous = row_update(profile, values)
+        try:
+            with transaction.atomic():
+                if profile is None:
+                    profile = SepaProfile.objects.create(institution=institution, **values)
+                    return changed(profile, {})
+                previous = row_update(profile, values)
+        except IntegrityError as error:  # two institutions took the bank code at once
+            if "sepa_profile_iban_bank_once" not in str(error):
+                raise
+            raise ValidationFailed(
+                details={"iban_bank_code": "Another institution's IBANs are issued under it."}
+            ) from None
     return changed(profile, previous) if previous else unchanged(profile)
+
+
+def _iban_bank_errors(institution: Institution, profile: SepaProfile | None, values) -> dict:
+    for field in IBAN_BANK:
+        if field in values:
+            values[field] = str(values[field] or "").replace(" ", "").upper()
+    country = values.get("iban_country", profile.iban_country if profile else "")
+    code = values.get("iban_bank_code", profile.iban_bank_code if profile else "")
+    if profile is not None and profile.iban_bank_code:
+        if (country, code) != (profile.iban_country, profile.iban_bank_code):
+            return {"iban_bank_code": "Set once: its accounts' IBANs are given out already."}
+        return {}
+    if bool(country) != bool(code):
+        return {"iban_bank_code": "The IBANs' country and bank code go together."}
+    errors = account_ibans.iban_bank_errors(country, code)
+    taken = (
+        SepaProfile.objects.filter(iban_country=country, iban_bank_code=code)
+        .exclude(institution=institution)
+        .exists()
+    )
+    if not errors and code and taken:
+        errors["iban_bank_code"] = "Another institution's IBANs are issued under it."
+    return errors

@@ -35,9 +35,11 @@ from ..iso20022.document import safe_parser
 from ..iso20022.messages import BY_NAMESPACE, CAMT_029, CAMT_054, PAIN_002
 from ..iso20022.pain002 import read_status_report
 from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
+from ..sepa import EUR
 from .instant_answers import instant_status
 from .recalls import recall_answers, recall_money_back
 from .returns import order_return, unknown_return
+from .sepa_inbound import Credit, remittance_text, sepa_credit_receive
 from .settlement import order_settle
 
 Status = PaymentOrder.Status
@@ -243,11 +245,11 @@ def _notification(rail_file: RailFile, content: bytes, now: datetime) -> int:
         for entry in account.entries:
             for transaction in entry.transactions:
                 count += 1
-                _transaction(rail_file, entry, transaction, now)
+                _transaction(rail_file, profile, entry, transaction, now)
     return count
 
 
-def _transaction(rail_file: RailFile, entry, transaction, now: datetime) -> None:
+def _transaction(rail_file: RailFile, profile, entry, transaction, now: datetime) -> None:
     institution = rail_file.institution
     reference = transaction.end_to_end_id or transaction.account_servicer_reference or ""
     order = _order_of(institution, transaction.end_to_end_id)
@@ -292,6 +294,17 @@ def _transaction(rail_file: RailFile, entry, transaction, now: datetime) -> None
         elif order.status == Status.SENT:
             order_settle(order=order, at=now)
         return
+    creditor = transaction.creditor_iban
+    if (
+        profile.iban_bank_code  # it issues IBANs: a credit for another account is for one of them
+        and entry.status == "BOOK"
+        and entry.direction == "credit"
+        and not entry.reversal
+        and creditor is not None
+        and creditor != profile.settlement_iban
+    ):
+        _credit_received(rail_file, profile, entry, transaction, now)
+        return
     if order is None:
         # Money that moved on the account and names nothing TX sent: for reconciliation.
         _notice(
@@ -301,3 +314,43 @@ def _transaction(rail_file: RailFile, entry, transaction, now: datetime) -> None
             f"unknown_{entry.direction}",
             reference,
         )
+
+
+def _credit_received(rail_file: RailFile, profile, entry, transaction, now: datetime) -> None:
+    """A credit booked for one of the institution's accounts, named by its IBAN (an unknown
+    one too: its money is on the settlement account all the same): `sepa_inbound`. Without a
+    reference it could be told again by, or an amount: recorded, for reconciliation."""
+    booked = _booked_amount(entry, transaction)
+    reference = transaction.account_servicer_reference or (
+        entry.account_servicer_reference if len(entry.transactions) == 1 else None
+    )
+    if booked is None or not reference:
+        missing = "amount" if booked is None else "reference"
+        _notice(
+            rail_file,
+            RailNotice.Kind.BOOKING,
+            entry.status,
+            f"credit_without_{missing}",
+            transaction.end_to_end_id or reference,
+        )
+        return
+    amount, currency = booked
+    if currency != EUR:
+        raise SepaRefused(f"a credit in {currency[:3]} to an account: SEPA credits are in EUR")
+    remittance = transaction.remittance
+    sepa_credit_receive(
+        profile=profile,
+        rail_file=rail_file,
+        credit=Credit(
+            reference=reference,
+            amount=amount,
+            currency=currency,
+            iban=transaction.creditor_iban,
+            debtor_name=transaction.debtor_name or "",
+            end_to_end_id=transaction.end_to_end_id or "",
+            remittance_info=remittance_text(remittance),
+            settlement_date=entry.value_date or entry.booking_date or now.date(),
+        ),
+        at=now,
+        instant=False,
+    )

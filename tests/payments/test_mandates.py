@@ -20,7 +20,7 @@ from payments.iso20022.pain008 import read_initiation
 from payments.models import Mandate, PaymentOrder, Rail, RailFile
 from payments.services.collections import earliest_due_date, lapse_day, mandate_lapses_on
 from payments.services.cutoff import cutoff_run
-from sandbox.simulated_bank import _german_iban, simulated_sepa_bank_run
+from sandbox.simulated_bank import german_iban, simulated_sepa_bank_run
 from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.payments.helpers import BERLIN, IBAN, local, rails_at, sepa_bank
 
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.django_db
 
 CREDITOR_ID = "DE98ZZZ09999999999"
 AMOUNT = 2_500
-REFUNDED_MD06 = _german_iban("0000000306")
+REFUNDED_MD06 = german_iban("0000000306")
 
 
 def at(day: date, hour: int, minute: int = 0):

@@ -54,7 +54,7 @@ from payments.services.mandates import mandate_create
 from sandbox.simulated_bank import (
     SEPA_DD_SCENARIOS,
     SEPA_SCENARIOS,
-    _german_iban,
+    german_iban,
     simulated_sepa_bank_run,
 )
 from tests.accounts.api.helpers import ANY, assert_error, created
@@ -67,7 +67,7 @@ MIN_DAYS, MAX_DAYS = 2, 5
 # The external accounts (each with a recurrent mandate): one that settles, the credit
 # transfers' rejected AC04 and returned AC04, the collections' rejected AC04, refunded MD06,
 # returned MD01.
-IBANS = (IBAN, *(_german_iban(f"0000000{each}") for each in (104, 204, 304, 306, 301)))
+IBANS = (IBAN, *(german_iban(f"0000000{each}") for each in (104, 204, 304, 306, 301)))
 CUTOFF_HOUR = 15  # 15:00 Berlin, both cut-offs: a job at 17:00 is after them, one at 09:00 before
 
 

@@ -20,15 +20,15 @@ from payments.iso20022.messages import PAIN_001
 from payments.iso20022.pain001 import read_initiation
 from payments.models import PaymentOrder, Rail, RailFile, RailJournal, RailNotice
 from payments.services.cutoff import cutoff_run
-from sandbox.simulated_bank import _german_iban, simulated_sepa_bank_run
+from sandbox.simulated_bank import german_iban, simulated_sepa_bank_run
 from tests.payments.helpers import BERLIN, local, rails_at, sepa_bank
 
 pytestmark = pytest.mark.django_db
 
 AMOUNT = 2_500
 LOADED = 100_000
-REJECTED_AC04 = _german_iban("0000000104")
-RETURNED_AC04 = _german_iban("0000000204")
+REJECTED_AC04 = german_iban("0000000104")
+RETURNED_AC04 = german_iban("0000000204")
 
 
 def next_sepa_day(bank, after: date) -> date:

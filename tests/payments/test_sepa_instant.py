@@ -27,7 +27,7 @@ from payments.models import PaymentOrder, Rail, RailFile, RailNotice
 from payments.services.inbound_files import rail_file_receive
 from payments.services.instant import _sent, instant_send, instant_sweep
 from payments.services.orders import payment_order_approve
-from sandbox.simulated_bank import _german_iban
+from sandbox.simulated_bank import german_iban
 from sandbox.simulated_clearing import SimulatedClearing
 from tests.accounts.ledger.helpers import run_threads
 from tests.payments.helpers import sepa_bank
@@ -37,8 +37,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 AMOUNT = 2_500
 LOADED = 100_000
 TIMEOUT = 0.2
-SILENT = _german_iban("0000000901")
-LATE = _german_iban("0000000902")
+SILENT = german_iban("0000000901")
+LATE = german_iban("0000000902")
 
 
 @pytest.fixture(autouse=True)
@@ -112,7 +112,7 @@ def test_an_instant_payment_is_sent_at_once_and_settled_by_the_clearing():
 )
 def test_a_rejection_of_the_clearing_releases_the_hold_and_keeps_its_reason(account, code, reason):
     bank = sepa_bank(load_amount=LOADED)
-    made = instant(bank, _german_iban(account))
+    made = instant(bank, german_iban(account))
     assert made["status"] == "rejected"
     assert made["returnInfo"] == {"code": code, "reason": reason, "late": False}
     assert bank.balances() == (LOADED, 0, LOADED)

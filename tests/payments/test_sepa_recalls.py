@@ -23,7 +23,7 @@ from payments.iso20022.messages import CAMT_056
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import PaymentOrder, RailFile, RailNotice, Recall
 from payments.services.recalls import last_day
-from sandbox.simulated_bank import RECALL_CHARGES, _german_iban, simulated_sepa_bank_run
+from sandbox.simulated_bank import RECALL_CHARGES, german_iban, simulated_sepa_bank_run
 from tests.conftest import Api
 from tests.factories import InstitutionFactory, issue_key
 from tests.payments.helpers import rails_at
@@ -39,8 +39,8 @@ from tests.payments.test_sepa_files import (
 
 pytestmark = pytest.mark.django_db
 
-REFUSED_NOAS = _german_iban("0000000401")
-ACCEPTED_CHARGED = _german_iban("0000000403")
+REFUSED_NOAS = german_iban("0000000401")
+ACCEPTED_CHARGED = german_iban("0000000403")
 
 
 def settled_order(iban: str):

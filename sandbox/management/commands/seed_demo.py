@@ -94,11 +94,14 @@ def _seed_ach(institution) -> None:
 
 # The demo's SEPA partner bank: the simulated bank again, which answers the demo bank's pain.001
 # files with pain.002 and camt.054 (docs/payments.md, "SEPA credit transfers through files").
-# A BIC and an IBAN with valid check digits, neither a real bank's business here.
+# A BIC and an IBAN with valid check digits, neither a real bank's business here. Its accounts'
+# IBANs are Luxembourg's under bank code 999 (docs/payments.md, "Inbound SEPA").
 DEMO_SEPA_PROFILE = {
     "kind": SepaProfile.Kind.INITIATION,
     "bic": "TXSBDEFFXXX",
     "settlement_iban": "DE41370400440000000001",
+    "iban_country": "LU",
+    "iban_bank_code": "999",
 }
 
 

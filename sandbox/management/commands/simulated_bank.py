@@ -3,16 +3,21 @@ import time
 from django.core.management.base import CommandError
 
 from cards.dates import today_of
+from core.exceptions import ValidationFailed
 from core.management.base import TXCommand
 from institutions.services import institution_get
 from payments.calendar import ach_days_after, is_ach_day
+from payments.sepa import checked_iban
 from sandbox.rails_clock import rails_play
 from sandbox.simulated_bank import (
     Incoming,
+    IncomingSepa,
     banked_institutions,
     simulated_bank_run,
     simulated_bank_send,
+    simulated_sepa_bank_send,
 )
+from sandbox.simulated_clearing import offer_credit
 
 
 class Command(TXCommand):
@@ -45,6 +50,21 @@ class Command(TXCommand):
                 help=f"Another bank's {direction} of CENTS to the account, settling today (the "
                 "next ACH day when today is not one).",
             )
+        parser.add_argument(
+            "--send-sepa-credit",
+            nargs=2,
+            metavar=("IBAN", "CENTS"),
+            help="Another bank's customer's SEPA credit of CENTS to the account at IBAN, booked "
+            "today by the partner bank (a camt.054 in the sepa inbox; docs/payments.md, "
+            "'Inbound SEPA').",
+        )
+        parser.add_argument(
+            "--send-instant-credit",
+            nargs=2,
+            metavar=("IBAN", "CENTS"),
+            help="The same by SEPA Instant: the simulated clearing offers it to the institution "
+            "whose bank code the IBAN carries and prints TX's answer.",
+        )
         parser.add_argument("--institution", help="Institution id or name (with --send-...).")
         parser.add_argument(
             "--company-id",
@@ -59,6 +79,10 @@ class Command(TXCommand):
             sent = options[f"send_{direction}"]
             if sent:
                 self._send(options["institution"], direction, *sent, options["company_id"])
+        if options["send_sepa_credit"]:
+            self._send_sepa(options["institution"], *options["send_sepa_credit"])
+        if options["send_instant_credit"]:
+            self._send_instant(*options["send_instant_credit"])
         if options["days"] is not None:
             if not 1 <= options["days"] <= 10:
                 raise CommandError("--days: 1 to 10.")
@@ -95,3 +119,35 @@ class Command(TXCommand):
             else ach_days_after(institution, today, 1),
         )
         self.stdout.write(f"{institution.pk}: wrote {name} into the inbox")
+
+    def _send_sepa(self, reference, iban, cents):
+        if not reference:
+            raise CommandError("--institution is needed with --send-sepa-credit.")
+        institution = institution_get(reference=reference)
+        name = simulated_sepa_bank_send(
+            institution=institution,
+            credits=[IncomingSepa(_iban(iban), _cents(cents))],
+            today=today_of(institution),
+        )
+        self.stdout.write(f"{institution.pk}: wrote {name} into the sepa inbox")
+
+    def _send_instant(self, iban, cents):
+        offered = offer_credit(
+            iban=_iban(iban), amount=_cents(cents), transaction_id=f"SIM{time.time_ns()}"
+        )
+        answer = offered.status or "no answer in time"
+        reason = f" {offered.reason}" if offered.reason else ""
+        self.stdout.write(f"{answer}{reason} in {offered.seconds * 1000:.0f} ms")
+
+
+def _cents(cents: str) -> int:
+    if not cents.isdigit() or int(cents) <= 0:
+        raise CommandError("CENTS: a positive whole number.")
+    return int(cents)
+
+
+def _iban(iban: str) -> str:
+    try:
+        return checked_iban(iban)
+    except ValidationFailed as refused:
+        raise CommandError(f"IBAN: {refused.details['iban']}") from None

@@ -1,0 +1,156 @@
+"""Inbound SEPA credits: other banks' customers paying into the institution's accounts at their
+IBANs (docs/payments.md, "Inbound SEPA"; the IBANs: `payments.account_ibans`). Two ways in:
+
+- a **booking**: the partner bank's camt.054 books a credit on the institution's settlement
+  account whose creditor account is one of its accounts' IBANs (`sepa_files`, rail `sepa_ct`).
+  The money is at the partner bank already, so TX cannot refuse it: the account takes it, or
+  it goes to **suspense** for staff, with the reason code its return would carry;
+- an **instant credit**: the clearing offers a pacs.008 (`instant_credits`, rail `sepa_inst`),
+  which TX accepts (the account takes it at once) or rejects with its reason, nothing moved.
+
+| the account the IBAN names | a booking | an instant credit |
+|---|---|---|
+| none (see below) | suspense, AC01 | rejected AC01 |
+| closed | suspense, AC04 | rejected AC04 |
+| frozen | suspense, AC06 | rejected AC06 |
+| otherwise | applied: `rail_settlement` -> account | applied, the same |
+
+None: the IBAN is not of the profile's country and bank code (another institution's, another
+bank's), or no customer account in EUR of the institution has its number.
+
+Each is an `InboundEntry` of its rail, recorded, applied or refused in the caller's
+transaction, its IBAN sealed where an ACH entry's account number is. **Applied once**: the
+institution, the rail, the debtor's bank (an instant credit's; none for a booking) and the
+reference (a booking's account servicer reference, the partner bank's own and unique on its
+account; an instant credit's transaction id, unique for the bank that gave it) are a unique
+index (`inbound_entry_sepa_once`): the same credit told again finds its entry, and nothing moves
+twice.
+"""
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from django.db import IntegrityError, transaction
+
+from accounts.locks import lock_accounts
+from accounts.models import Account
+
+from ..account_ibans import account_of_iban
+from ..iso20022 import codes
+from ..iso20022.remittance import CreditorReference, Unstructured
+from ..models import InboundEntry, RailFile, SepaProfile
+from .inbound import emit_inbound, inbound_apply, inbound_move, inbound_to_suspense
+
+Status = InboundEntry.Status
+NO_ACCOUNT, CLOSED, BLOCKED = "AC01", "AC04", "AC06"
+
+
+@dataclass(frozen=True)
+class Credit:
+    """One credit as the message told it."""
+
+    reference: str
+    amount: int  # cents
+    currency: str
+    iban: str  # the creditor's: one of the institution's, or not
+    debtor_name: str
+    end_to_end_id: str
+    remittance_info: str
+    settlement_date: date
+    agent_bic: str = ""  # the debtor's bank (an instant credit's)
+
+
+def remittance_text(remittance) -> str:
+    """A credit's remittance information as its entry keeps it: the line, or the reference."""
+    if isinstance(remittance, Unstructured):
+        return remittance.text
+    if isinstance(remittance, CreditorReference):
+        return remittance.reference
+    return ""
+
+
+def refusal_of(account: Account | None) -> str:
+    """Why `account` cannot take a credit (the module docstring's rows); "" when it can."""
+    if account is None:
+        return NO_ACCOUNT
+    if account.status == Account.Status.CLOSED:
+        return CLOSED
+    if account.status == Account.Status.FROZEN:
+        return BLOCKED
+    return ""
+
+
+def sepa_credit_receive(
+    *,
+    profile: SepaProfile,
+    rail_file: RailFile,
+    credit: Credit,
+    at: datetime,
+    instant: bool,
+    refusal: str = "",
+) -> tuple[InboundEntry, bool]:
+    """Record one credit and apply it, or refuse it (a booking: to suspense; an instant credit:
+    rejected), in the caller's transaction; return its entry and whether it is new (False: the
+    same credit, recorded before, as it was). `refusal`: an instant credit the caller rejects
+    with that code whatever its account (its account not looked at)."""
+    found = None if refusal else account_of_iban(profile, credit.iban)
+    if found is not None:  # locked before its status decides (a freeze at the same moment)
+        found = lock_accounts([found.pk])[found.pk]
+    inbound = InboundEntry(
+        institution_id=profile.institution_id,
+        file=rail_file,
+        rail=rail_file.rail,
+        direction=InboundEntry.Direction.CREDIT,
+        amount=credit.amount,
+        currency=credit.currency,
+        company_name=credit.debtor_name[:70],
+        company_id="",
+        company_entry_description="",
+        sepa_reference=credit.reference,
+        sepa_agent_bic=credit.agent_bic,
+        end_to_end_id=credit.end_to_end_id,
+        remittance_info=credit.remittance_info[:140],
+        account=found,
+        settlement_date=credit.settlement_date,
+        status=Status.RECEIVED,
+    )
+    for field, value in inbound.sealed_account_number(credit.iban).items():
+        setattr(inbound, field, value)
+    try:
+        with transaction.atomic():
+            inbound.save(force_insert=True)
+    except IntegrityError:  # the same credit, told before: as it was
+        return _recorded(profile, rail_file.rail, credit), False
+    inbound.institution = profile.institution
+    emit_inbound(inbound, "inbound_entry.received")
+    code = refusal or refusal_of(found)
+    if not code:
+        inbound_apply(inbound, found, at=at)
+    elif instant:
+        inbound_reject(inbound, code, at=at)
+    else:
+        inbound_to_suspense(
+            inbound, at=at, return_code=code, return_reason=codes.reason(code).normalized
+        )
+    return inbound, True
+
+
+def inbound_reject(inbound: InboundEntry, code: str, *, at: datetime) -> None:
+    """An instant credit refused: nothing moved, its reason kept."""
+    inbound_move(
+        inbound,
+        Status.REJECTED,
+        "inbound_entry.rejected",
+        at=at,
+        return_code=code,
+        return_reason=codes.reason(code).normalized,
+    )
+
+
+def _recorded(profile: SepaProfile, rail: str, credit: Credit) -> InboundEntry:
+    return InboundEntry.objects.get(
+        institution_id=profile.institution_id,
+        rail=rail,
+        sepa_agent_bic=credit.agent_bic,
+        sepa_reference=credit.reference,
+    )
