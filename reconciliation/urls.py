@@ -3,6 +3,15 @@ from django.urls import path
 from api.versions import V2
 
 from .apis import BankStatementDetailView, BankStatementLineListView, BankStatementListView
+from .matching_apis import (
+    BreakDetailView,
+    BreakListView,
+    ExpectedPaymentCancellationsView,
+    ExpectedPaymentDetailView,
+    ExpectedPaymentListView,
+    ReconciliationListView,
+    RuleListView,
+)
 
 
 def reconciliation_urls(version: str):
@@ -20,5 +29,24 @@ def reconciliation_urls(version: str):
             "bank-statements/<id:statementId>/lines",
             BankStatementLineListView.as_view(),
             name="bank-statement-lines",
+        ),
+        path("expected-payments", ExpectedPaymentListView.as_view(), name="expected-payments"),
+        path(
+            "expected-payments/<id:expectedPaymentId>",
+            ExpectedPaymentDetailView.as_view(),
+            name="expected-payment",
+        ),
+        path(
+            "expected-payments/<id:expectedPaymentId>/cancellations",
+            ExpectedPaymentCancellationsView.as_view(),
+            name="expected-payment-cancellations",
+        ),
+        path("reconciliation-rules", RuleListView.as_view(), name="reconciliation-rules"),
+        path("reconciliations", ReconciliationListView.as_view(), name="reconciliations"),
+        path("reconciliation-breaks", BreakListView.as_view(), name="reconciliation-breaks"),
+        path(
+            "reconciliation-breaks/<id:breakId>",
+            BreakDetailView.as_view(),
+            name="reconciliation-break",
         ),
     ]
