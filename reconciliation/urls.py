@@ -2,8 +2,7 @@ from django.urls import path
 
 from api.versions import V2
 
-from .apis import BankStatementDetailView, BankStatementLineListView, BankStatementListView
-from .matching_apis import (
+from .apis.matching import (
     BreakDetailView,
     BreakListView,
     ExpectedPaymentCancellationsView,
@@ -11,6 +10,11 @@ from .matching_apis import (
     ExpectedPaymentListView,
     ReconciliationListView,
     RuleListView,
+)
+from .apis.statements import (
+    BankStatementDetailView,
+    BankStatementLineListView,
+    BankStatementListView,
 )
 
 

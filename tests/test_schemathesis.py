@@ -60,6 +60,9 @@ from payments.services.inbound_files import rail_file_receive
 from payments.services.mandates import mandate_create
 from payments.services.orders import payment_order_create
 from payments.services.stop_payments import stop_payment_create
+from reconciliation.models import BankStatement
+from reconciliation.services.expected_payments import expected_payment_create
+from reconciliation.services.matching import reconcile
 from reconciliation.services.statements import bank_statement_receive
 from tests.factories import InstitutionFactory, issue_key
 from tests.payments.helpers import (
@@ -254,9 +257,10 @@ def _build_world() -> dict:
 
 def _payments(institution, customer) -> dict:
     """An ACH profile, an external account, a payment order, another bank's credit read from
-    its file (the file and its inbound entry), a customer's stop payment and a day's statement
-    of the bank (docs/reconciliation.md), made by the services (a test client's request would
-    connect the signals the module's transaction needs off)."""
+    its file (the file and its inbound entry), a customer's stop payment, a day's statement
+    of the bank, an expected payment and the statement's breaks (docs/reconciliation.md),
+    made by the services (a test client's request would connect the signals the module's
+    transaction needs off)."""
     profile = ach_profile(institution)
     checking = account_product_create(institution=institution, **USD_PRODUCT)
     usd = account_create(
@@ -316,6 +320,11 @@ def _payments(institution, customer) -> dict:
     statement, _ = bank_statement_receive(
         institution=institution, fmt="mt940", name="day.mt940", content=DAY["mt940"]
     )
+    # Money announced, and the statement matched: its lines broken (nothing in the ledger).
+    expected = expected_payment_create(
+        institution=institution, currency="EUR", direction="debit", amount=9
+    )
+    run = reconcile(statement=BankStatement.objects.get(pk=statement.pk))
     return {
         "externalAccountId": external.id,
         "paymentOrderId": order.id,
@@ -324,6 +333,8 @@ def _payments(institution, customer) -> dict:
         "stopPaymentId": stop.id,
         "mandateId": mandate.id,
         "statementId": statement.id,
+        "expectedPaymentId": expected.id,
+        "breakId": run.break_rows[0].id,
     }
 
 

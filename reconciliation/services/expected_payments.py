@@ -48,14 +48,14 @@ def expected_payment_create(
     when they contradict each other."""
     if amount is not None:
         if amount_min is not None or amount_max is not None:
-            raise ValidationFailed(details={"amount": "An amount, or amountMin and amountMax."})
+            raise ValidationFailed(details={"amount": "An amount, or its bounds."})
         amount_min = amount_max = amount
     if amount_min is None or amount_max is None:
-        raise ValidationFailed(details={"amount": "An amount, or amountMin and amountMax."})
+        raise ValidationFailed(details={"amount": "An amount, or its bounds."})
     if amount_max < amount_min:
-        raise ValidationFailed(details={"amountMax": "Below amountMin."})
+        raise ValidationFailed(details={"amount_max": "Below the lower bound."})
     if date_from is not None and date_to is not None and date_to < date_from:
-        raise ValidationFailed(details={"dateTo": "Before dateFrom."})
+        raise ValidationFailed(details={"date_to": "Before the first date."})
     metadata = metadata_check(metadata or {})
     with transaction.atomic():
         expected = ExpectedPayment.objects.create(

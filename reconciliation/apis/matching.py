@@ -23,16 +23,16 @@ from core.actors import Actor
 from core.selectors import get_of_institution
 from institutions import scopes
 
-from .models import (
+from ..models import (
     BankStatement,
     BankStatementLine,
     ExpectedPayment,
     ReconciliationBreak,
     ReconciliationRule,
 )
-from .services.expected_payments import expected_payment_cancel, expected_payment_create
-from .services.matching import reconcile
-from .services.rules import (
+from ..services.expected_payments import expected_payment_cancel, expected_payment_create
+from ..services.matching import reconcile
+from ..services.rules import (
     FIELDS,
     MAX_TOLERANCE,
     MAX_WINDOW_DAYS,
@@ -64,6 +64,20 @@ class ExpectedPaymentCreate(StrictSerializer):
     endToEndId = StrictCharField(max_length=140, required=False, allow_blank=True)  # noqa: N815
     traceNumber = StrictCharField(max_length=40, required=False, allow_blank=True)  # noqa: N815
     metadata = MetadataField(required=False)
+
+    def validate(self, data):
+        bounds = "amountMin" in data or "amountMax" in data
+        if (
+            ("amount" in data) == bounds
+            or bounds
+            and not ("amountMin" in data and "amountMax" in data)
+        ):
+            raise serializers.ValidationError({"amount": "An amount, or amountMin and amountMax."})
+        if bounds and data["amountMax"] < data["amountMin"]:
+            raise serializers.ValidationError({"amountMax": "Below amountMin."})
+        if data.get("dateFrom") and data.get("dateTo") and data["dateTo"] < data["dateFrom"]:
+            raise serializers.ValidationError({"dateTo": "Before dateFrom."})
+        return data
 
 
 class ExpectedPaymentOut(Serializer):
