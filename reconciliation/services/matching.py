@@ -40,7 +40,7 @@ from events.services import emit_many, event_for
 from institutions.calendar import local_date
 from payments.models import RailJournal
 
-from ..locks import lock_reconciliation
+from ..locks import lock_reconciliation, lock_unmatched_expected
 from ..models import (
     OPEN_STATES,
     BankStatement,
@@ -467,6 +467,7 @@ def reconcile(*, statement: BankStatement, dry_run: bool = False) -> Result:
         return Result(plan(statement), dry_run=True)
     with transaction.atomic():
         lock_reconciliation(statement.account_id)
+        lock_unmatched_expected(statement.institution_id, statement.currency)
         planned = plan(statement)
         if planned.empty:
             return Result(planned, dry_run=False)
