@@ -57,6 +57,10 @@ VIEWED = {
     # Granted by reconciliation/migrations/0002_staff_roles.py.
     "reconciliation.view_bankstatement",
     "reconciliation.view_bankstatementline",
+    # Granted by reconciliation/migrations/0004_staff_roles_matching.py.
+    "reconciliation.view_expectedpayment",
+    "reconciliation.view_reconciliationrule",
+    "reconciliation.view_reconciliationbreak",
     # Granted by backoffice/migrations/0003_staff_roles.py.
     "backoffice.view_approvalrequest",
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.
