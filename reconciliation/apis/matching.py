@@ -309,7 +309,10 @@ class ReconciliationOut(Serializer):
     dryRun = serializers.BooleanField()  # noqa: N815
     matches = MatchOut(many=True)
     breaks = RunBreakOut(many=True)
-    breaksResolved = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    breaksResolved = serializers.ListField(  # noqa: N815
+        child=serializers.CharField(),
+        help_text="Breaks this run resolves: their lines are matched now (a dry run: would).",
+    )
 
 
 def _ledger(items) -> list[dict]:
@@ -348,7 +351,7 @@ def _result(result) -> dict:
             }
             for item, row in zip(plan.breaks, rows, strict=True)
         ],
-        "breaksResolved": [row.pk for row in plan.resolved] if not result.dry_run else [],
+        "breaksResolved": [row.pk for row in plan.resolved],
     }
 
 

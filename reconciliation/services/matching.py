@@ -282,7 +282,10 @@ def plan(statement: BankStatement) -> Plan:
             "position"
         )
     )
-    period = _period(statement, list(BankStatementLine.objects.filter(statement=statement)))
+    dated = statement.period_start is not None and statement.period_end is not None
+    period = _period(
+        statement, [] if dated else list(BankStatementLine.objects.filter(statement=statement))
+    )
     entries = _by_keys(statement, lines)
     if period is not None:
         window = max((rule.date_window_days for rule in rules), default=0)

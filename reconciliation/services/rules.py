@@ -22,6 +22,8 @@ def _checked(conditions: list[dict], cardinality: str) -> list[dict]:
     seen = set()
     for condition in conditions:
         field, operator = condition["field"], condition["operator"]
+        if field not in FIELDS or operator not in OPERATORS:
+            raise ValidationFailed(details={"conditions": f"{field} {operator}: not a condition."})
         if field == "amount" and operator != "equals":
             raise ValidationFailed(details={"conditions": "amount compares with equals only."})
         if field in seen:

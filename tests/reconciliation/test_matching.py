@@ -7,6 +7,7 @@ from datetime import date
 
 import pytest
 from django.apps import apps
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account
@@ -18,7 +19,13 @@ from payments.connector import deliver_pending
 from payments.models import PaymentOrder
 from payments.services.orders import payment_order_create
 from payments.services.settlement import orders_settle
-from reconciliation.models import ExpectedPayment, ReconciliationBreak, ReconciliationRun
+from reconciliation.models import (
+    ExpectedPayment,
+    MatchedLedgerLine,
+    ReconciliationBreak,
+    ReconciliationMatch,
+    ReconciliationRun,
+)
 from reconciliation.services.matching import reconcile
 from reconciliation.services.statements import bank_statement_receive
 from tests.accounts.api.helpers import created, listed, resource
@@ -186,6 +193,21 @@ def test_a_day_of_orders_reconciles_with_one_unknown_credit_and_one_bank_fee():
     assert other.get(f"/reconciliation-breaks/{mismatch['breakId']}").status_code == 404
     assert listed(other.get("/reconciliation-breaks"))[0] == []
     assert rows_of_reconciliation() == before
+
+    # The database's word: a ledger line in a second match, a second open break of a line.
+    match = ReconciliationMatch.objects.first()
+    entry_id = answer["matches"][0]["ledgerLines"][0]["entryId"]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        MatchedLedgerLine.objects.create(entry_id=entry_id, match=match)
+    bank_only = ReconciliationBreak.objects.get(kind="bank_only")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ReconciliationBreak.objects.create(
+            **{
+                f.attname: getattr(bank_only, f.attname)
+                for f in bank_only._meta.concrete_fields
+                if f.attname != "id"
+            }
+        )
 
 
 def rule(api: Api, cardinality: str, tolerance: int = 0) -> dict:
