@@ -99,6 +99,14 @@ OBJECT_TYPES = {
     "bank_statement.received": "bank_statement",
     # ... and a card network's settlement of a day, posted.
     "network_settlement.received": "network_settlement",
+    # Matching (docs/reconciliation.md): money announced, rules, a run and the breaks it found.
+    "expected_payment.created": "expected_payment",
+    "expected_payment.matched": "expected_payment",
+    "expected_payment.cancelled": "expected_payment",
+    "reconciliation_rule.created": "reconciliation_rule",
+    "reconciliation.completed": "reconciliation",
+    "reconciliation_break.opened": "reconciliation_break",
+    "reconciliation_break.resolved": "reconciliation_break",
     # Case work in the back office: a staff note written, the case assigned (docs/back-office.md,
     # "Case work"). No text: the note stays in the back office.
     "dispute.note_added": "dispute",

@@ -3,8 +3,9 @@
 from django.db import models
 from django.utils import timezone
 
-from accounts.models import Account, Journal
+from accounts.models import Account, Entry, Journal
 from core.ids import new_id
+from core.metadata import MetadataField
 from institutions.models import Institution
 
 
@@ -92,6 +93,291 @@ class BankStatementLine(models.Model):
 
     def __str__(self):
         return f"line {self.position} of {self.statement_id}"
+
+
+# --- matching (docs/reconciliation.md, "Expected payments", "Rules", "Matching", "Breaks") ----
+def _expected_id():
+    return new_id("exp")
+
+
+def _rule_id():
+    return new_id("rrl")
+
+
+def _run_id():
+    return new_id("rcn")
+
+
+def _match_id():
+    return new_id("rmt")
+
+
+def _break_id():
+    return new_id("brk")
+
+
+class ExpectedPayment(models.Model):
+    """Money announced but not yet seen on a statement: matched by the runs to one statement
+    line (`direction` as the statement says it: `credit`, money in)."""
+
+    class Status(models.TextChoices):
+        UNMATCHED = "unmatched"
+        MATCHED = "matched"
+        CANCELLED = "cancelled"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_expected_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    currency = models.CharField(max_length=3)
+    direction = models.CharField(max_length=6, choices=BankStatementLine.Direction.choices)
+    amount_min = models.BigIntegerField()
+    amount_max = models.BigIntegerField()
+    date_from = models.DateField(null=True, blank=True)
+    date_to = models.DateField(null=True, blank=True)
+    reference = models.CharField(max_length=140, blank=True)
+    end_to_end_id = models.CharField(max_length=140, blank=True)
+    trace_number = models.CharField(max_length=40, blank=True)
+    metadata = MetadataField()
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.UNMATCHED)
+    matched_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "expected payment"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "status", "currency"], name="expected_open_idx")
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(amount_min__gt=0, amount_max__gte=models.F("amount_min")),
+                name="expected_amount_bounds",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(date_from__isnull=True)
+                | models.Q(date_to__isnull=True)
+                | models.Q(date_to__gte=models.F("date_from")),
+                name="expected_date_bounds",
+            ),
+        ]
+
+    def __str__(self):
+        return f"expected {self.direction} {self.currency} {self.amount_min}-{self.amount_max}"
+
+
+class ReconciliationRule(models.Model):
+    """One of the institution's matching rules, tried in `position` order after the exact keys.
+    `conditions`: [{"field": ..., "operator": ...}], every one must hold (an amount condition
+    within `amount_tolerance` minor units; every condition within `date_window_days`)."""
+
+    class Cardinality(models.TextChoices):
+        ONE_TO_ONE = "one_to_one"
+        ONE_TO_MANY = "one_to_many", "One statement line, several ledger lines (a batch)"
+        MANY_TO_ONE = "many_to_one", "Several statement lines, one ledger line"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_rule_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    name = models.CharField(max_length=100)
+    position = models.PositiveIntegerField()
+    conditions = models.JSONField()
+    amount_tolerance = models.BigIntegerField(default=0)
+    date_window_days = models.PositiveSmallIntegerField(default=0)
+    cardinality = models.CharField(max_length=11, choices=Cardinality.choices)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "reconciliation rule"
+        ordering = ["institution", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["institution", "position"], name="recon_rule_position"),
+            models.CheckConstraint(
+                condition=models.Q(amount_tolerance__gte=0), name="recon_rule_tolerance"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.position}. {self.name}"
+
+
+class ReconciliationRun(models.Model):
+    """One run of matching over a statement that wrote something (a dry run writes nothing, not
+    even this)."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=_run_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    statement = models.ForeignKey(BankStatement, on_delete=models.PROTECT, related_name="runs")
+    matched_count = models.PositiveIntegerField(default=0)
+    breaks_opened = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "reconciliation run"
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"run {self.id} of {self.statement_id}"
+
+
+class ReconciliationMatch(models.Model):
+    """Statement lines and ledger lines (or an expected payment) found to be the same money.
+    Which lines are its: `MatchedStatementLine`, `MatchedLedgerLine` (each line once: a unique
+    constraint). `how`: `key` (`key` names which), `rule`, `expected`."""
+
+    class How(models.TextChoices):
+        KEY = "key"
+        RULE = "rule"
+        EXPECTED = "expected"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_match_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    run = models.ForeignKey(ReconciliationRun, on_delete=models.PROTECT, related_name="matches")
+    how = models.CharField(max_length=8, choices=How.choices)
+    key = models.CharField(max_length=16, blank=True)
+    rule = models.ForeignKey(
+        ReconciliationRule, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    expected_payment = models.OneToOneField(
+        ExpectedPayment, on_delete=models.PROTECT, null=True, blank=True, related_name="match"
+    )
+    # What the statement says less what the ledger says, signed as the statement signs
+    # (a credit positive): not 0, an `amount_mismatch` break is open for it.
+    difference = models.BigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "reconciliation match"
+        ordering = ["-id"]
+
+    def __str__(self):
+        return f"match {self.id} ({self.how})"
+
+
+class MatchedStatementLine(models.Model):
+    """A statement line's match: at most one (the primary key is the line)."""
+
+    statement_line = models.OneToOneField(
+        BankStatementLine, on_delete=models.PROTECT, primary_key=True, related_name="matched"
+    )
+    match = models.ForeignKey(
+        ReconciliationMatch, on_delete=models.PROTECT, related_name="statement_lines"
+    )
+
+    class Meta:
+        verbose_name = "matched statement line"
+
+    def __str__(self):
+        return f"{self.statement_line_id} in {self.match_id}"
+
+
+class MatchedLedgerLine(models.Model):
+    """A ledger line's (an entry of the mirrored account) match: at most one (the primary key
+    is the entry)."""
+
+    entry = models.OneToOneField(
+        Entry, on_delete=models.PROTECT, primary_key=True, related_name="matched"
+    )
+    match = models.ForeignKey(
+        ReconciliationMatch, on_delete=models.PROTECT, related_name="ledger_lines"
+    )
+
+    class Meta:
+        verbose_name = "matched ledger line"
+
+    def __str__(self):
+        return f"entry {self.entry_id} in {self.match_id}"
+
+
+OPEN_STATES = ("open", "assigned")
+
+
+class ReconciliationBreak(models.Model):
+    """What the statement and the ledger do not agree on (docs/reconciliation.md, "Breaks").
+
+    `amount`: what the statement says less what the ledger says, for the lines it concerns,
+    signed as the statement signs (money in, a credit, positive), in minor units. So the
+    mirrored account's money as the bank counts it equals the closing balance less the open
+    breaks' amounts. A statement line's break of a kind is open once, and a ledger line's
+    (`ledger_only`): partial unique constraints."""
+
+    class Kind(models.TextChoices):
+        BANK_ONLY = "bank_only"
+        LEDGER_ONLY = "ledger_only"
+        AMOUNT_MISMATCH = "amount_mismatch"
+        DUPLICATE = "duplicate"
+        # Reserved for the card network's settlement and the proof (issue 51, items 2 and 6).
+        NETWORK_ONLY = "network_only"
+        TX_ONLY = "tx_only"
+        MISSING_STATEMENT = "missing_statement"
+
+    class State(models.TextChoices):
+        OPEN = "open"
+        ASSIGNED = "assigned"
+        RESOLVED = "resolved"
+
+    id = models.CharField(primary_key=True, max_length=40, default=_break_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    kind = models.CharField(max_length=17, choices=Kind.choices)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.OPEN)
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    statement = models.ForeignKey(
+        BankStatement, on_delete=models.PROTECT, null=True, blank=True, related_name="breaks"
+    )
+    statement_line = models.ForeignKey(
+        BankStatementLine, on_delete=models.PROTECT, null=True, blank=True, related_name="breaks"
+    )
+    # A ledger-only break's line; an amount mismatch's lines are its match's.
+    entry = models.ForeignKey(
+        Entry, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    match = models.ForeignKey(
+        ReconciliationMatch,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="breaks",
+    )
+    # A bank-only line the run matched to an expected payment: known money, not yet booked.
+    expected_payment = models.ForeignKey(
+        ExpectedPayment, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    run = models.ForeignKey(ReconciliationRun, on_delete=models.PROTECT, related_name="breaks")
+    resolution = models.CharField(max_length=40, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "reconciliation break"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "state", "kind"], name="recon_break_queue_idx")
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "statement_line"],
+                condition=models.Q(statement_line__isnull=False, state__in=OPEN_STATES),
+                name="recon_break_line_open_once",
+            ),
+            models.UniqueConstraint(
+                fields=["kind", "entry"],
+                condition=models.Q(entry__isnull=False, state__in=OPEN_STATES),
+                name="recon_break_entry_open_once",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.kind} {self.amount} {self.currency} ({self.state})"
 
 
 # --- Card settlement in (docs/reconciliation.md, "Card settlement in") ---

@@ -2,11 +2,24 @@ from django.urls import path
 
 from api.versions import V2
 
-from .apis import BankStatementDetailView, BankStatementLineListView, BankStatementListView
-from .settlement_apis import (
+from .apis.matching import (
+    BreakDetailView,
+    BreakListView,
+    ExpectedPaymentCancellationsView,
+    ExpectedPaymentDetailView,
+    ExpectedPaymentListView,
+    ReconciliationListView,
+    RuleListView,
+)
+from .apis.settlements import (
     NetworkSettlementDetailView,
     NetworkSettlementListView,
     NetworkSettlementRowListView,
+)
+from .apis.statements import (
+    BankStatementDetailView,
+    BankStatementLineListView,
+    BankStatementListView,
 )
 
 
@@ -38,5 +51,24 @@ def reconciliation_urls(version: str):
             "network-settlements/<id:settlementId>/rows",
             NetworkSettlementRowListView.as_view(),
             name="network-settlement-rows",
+        ),
+        path("expected-payments", ExpectedPaymentListView.as_view(), name="expected-payments"),
+        path(
+            "expected-payments/<id:expectedPaymentId>",
+            ExpectedPaymentDetailView.as_view(),
+            name="expected-payment",
+        ),
+        path(
+            "expected-payments/<id:expectedPaymentId>/cancellations",
+            ExpectedPaymentCancellationsView.as_view(),
+            name="expected-payment-cancellations",
+        ),
+        path("reconciliation-rules", RuleListView.as_view(), name="reconciliation-rules"),
+        path("reconciliations", ReconciliationListView.as_view(), name="reconciliations"),
+        path("reconciliation-breaks", BreakListView.as_view(), name="reconciliation-breaks"),
+        path(
+            "reconciliation-breaks/<id:breakId>",
+            BreakDetailView.as_view(),
+            name="reconciliation-break",
         ),
     ]

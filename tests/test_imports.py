@@ -289,9 +289,6 @@ WIRE_MODULES = {
     "transactions.statement_pdf",
     # What TX POSTs to a program's decisioning endpoint, in the API's names (docs/decisioning.md).
     "decisioning.payloads",
-    # The card networks' settlements' endpoints, beside `reconciliation.apis` (the bank's
-    # statements'): their serializers and views (docs/reconciliation.md).
-    "reconciliation.settlement_apis",
 }
 # The domain's imports of the wire, each with its reason. Keep it short.
 WIRE_IMPORTS_ALLOWED = {

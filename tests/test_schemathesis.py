@@ -60,6 +60,9 @@ from payments.services.inbound_files import rail_file_receive
 from payments.services.mandates import mandate_create
 from payments.services.orders import payment_order_create
 from payments.services.stop_payments import stop_payment_create
+from reconciliation.models import BankStatement
+from reconciliation.services.expected_payments import expected_payment_create
+from reconciliation.services.matching import reconcile
 from reconciliation.services.statements import bank_statement_receive
 from tests.factories import InstitutionFactory, issue_key
 from tests.payments.helpers import (
@@ -256,8 +259,9 @@ def _build_world() -> dict:
 def _payments(institution, customer) -> dict:
     """An ACH profile, an external account, a payment order, another bank's credit read from
     its file (the file and its inbound entry), a customer's stop payment, a day's statement
-    of the bank and a card network's settlement (docs/reconciliation.md), made by the services
-    (a test client's request would connect the signals the module's transaction needs off)."""
+    of the bank, an expected payment, the statement's breaks and a card network's settlement
+    (docs/reconciliation.md), made by the services (a test client's request would connect the
+    signals the module's transaction needs off)."""
     profile = ach_profile(institution)
     checking = account_product_create(institution=institution, **USD_PRODUCT)
     usd = account_create(
@@ -317,6 +321,11 @@ def _payments(institution, customer) -> dict:
     statement, _ = bank_statement_receive(
         institution=institution, fmt="mt940", name="day.mt940", content=DAY["mt940"]
     )
+    # Money announced, and the statement matched: its lines broken (nothing in the ledger).
+    expected = expected_payment_create(
+        institution=institution, currency="EUR", direction="debit", amount=9
+    )
+    run = reconcile(statement=BankStatement.objects.get(pk=statement.pk))
     return {
         "externalAccountId": external.id,
         "paymentOrderId": order.id,
@@ -326,6 +335,8 @@ def _payments(institution, customer) -> dict:
         "mandateId": mandate.id,
         "statementId": statement.id,
         "settlementId": settlement_of(institution).id,
+        "expectedPaymentId": expected.id,
+        "breakId": run.break_rows[0].id,
     }
 
 

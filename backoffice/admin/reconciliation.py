@@ -1,13 +1,15 @@
 """Back office for reconciliation (docs/reconciliation.md, "The back office"): the bank's
-statements, each with its lines.
+statements, each with its lines; the expected payments, the reconciliation rules and the breaks
+the runs found.
 
 Read-only: a statement is written by `reconciliation.services.statements` only (the API's
-`POST /bank-statements`). No page shows an account number: the statement's bank account and a
-line's counterparty by their last four. The file's bytes carry full numbers and are never
-shown here.
+`POST /bank-statements`), the rest by the API's writes and the runs. No page shows an account
+number: the statement's bank account and a line's counterparty by their last four. The file's
+bytes carry full numbers and are never shown here.
 """
 
 from django.contrib import admin
+from django.utils.html import format_html_join
 
 from backoffice.kit import (
     ExactIdSearchMixin,
@@ -16,7 +18,13 @@ from backoffice.kit import (
     link_column,
     money_column,
 )
-from reconciliation.models import BankStatement, BankStatementLine
+from reconciliation.models import (
+    BankStatement,
+    BankStatementLine,
+    ExpectedPayment,
+    ReconciliationBreak,
+    ReconciliationRule,
+)
 
 MASK = "•••• "
 
@@ -133,3 +141,133 @@ class BankStatementLineAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     @admin.display(description="counterparty account")
     def counterparty_display(self, obj):
         return _masked(obj.counterparty_account_last4)
+
+
+@admin.register(ExpectedPayment)
+class ExpectedPaymentAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    list_display = [
+        "id",
+        "status",
+        "direction",
+        "amount_min_display",
+        "amount_max_display",
+        "date_to",
+        "reference",
+    ]
+    list_filter = ["status", "direction", "currency", "institution"]
+    search_fields = ["id", "reference", "end_to_end_id", "trace_number"]
+    search_help_text = "An exact id, reference, end-to-end id or trace number."
+    fields = [
+        "id",
+        "institution",
+        "status",
+        "currency",
+        "direction",
+        "amount_min_display",
+        "amount_max_display",
+        "date_from",
+        "date_to",
+        "reference",
+        "end_to_end_id",
+        "trace_number",
+        "metadata",
+        "matched_at",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    amount_min_display = money_column("amount_min", description="at least")
+    amount_max_display = money_column("amount_max", description="at most")
+
+
+@admin.register(ReconciliationRule)
+class ReconciliationRuleAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    list_display = [
+        "position",
+        "name",
+        "conditions_display",
+        "cardinality",
+        "amount_tolerance",
+        "date_window_days",
+    ]
+    list_filter = ["cardinality", "institution"]
+    search_fields = ["id", "name"]
+    search_help_text = "An exact rule id or name."
+    fields = [
+        "id",
+        "institution",
+        "position",
+        "name",
+        "conditions_display",
+        "cardinality",
+        "amount_tolerance",
+        "date_window_days",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="conditions")
+    def conditions_display(self, obj):
+        return ", ".join(f"{c['field']} {c['operator']}" for c in obj.conditions)
+
+
+@admin.register(ReconciliationBreak)
+class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    """A break, with the statement line and the ledger lines it concerns side by side (the
+    queue and the resolutions are not built: docs/reconciliation.md, "Breaks")."""
+
+    list_display = ["id", "kind", "state", "amount_display", "statement_link", "created_at"]
+    list_filter = ["kind", "state", "currency", "institution"]
+    list_select_related = ["statement"]
+    search_fields = ["id", "statement_id", "statement_line_id"]
+    search_help_text = "An exact break id, statement id or statement line id."
+    fields = [
+        "id",
+        "institution",
+        "kind",
+        "state",
+        "amount_display",
+        "statement_link",
+        "statement_line_link",
+        "line_display",
+        "ledger_lines_display",
+        "expected_payment_link",
+        "resolution",
+        "resolved_at",
+        "created_at",
+    ]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("statement__content")
+
+    amount_display = money_column(
+        "amount", description="amount (statement less ledger)", ordering="amount"
+    )
+    statement_link = link_column("statement", description="statement", ordering="statement_id")
+    statement_line_link = link_column("statement_line", description="statement line")
+    expected_payment_link = link_column("expected_payment", description="expected payment")
+
+    @admin.display(description="the statement says")
+    def line_display(self, obj):
+        line = obj.statement_line
+        if line is None:
+            return "—"
+        return (
+            f"{line.value_date} {line.direction} {line.amount} {line.currency} "
+            f"{line.bank_reference or line.end_to_end_id or line.trace_number}"
+        )
+
+    @admin.display(description="the ledger says")
+    def ledger_lines_display(self, obj):
+        if obj.match_id is not None:
+            entries = [item.entry for item in obj.match.ledger_lines.select_related("entry")]
+        else:
+            entries = [obj.entry] if obj.entry_id is not None else []
+        if not entries:
+            return "—"
+        return format_html_join(
+            ", ",
+            "{} {} {} (journal {})",
+            ((e.direction, e.amount, e.currency, e.journal_id) for e in entries),
+        )

@@ -349,6 +349,14 @@ class World:
             "mandateId"
         ]
 
+    @cached_property
+    def expected_payment(self) -> str:
+        return self._created("/expected-payments", EXPECTED)["expectedPaymentId"]
+
+    @cached_property
+    def bank_statement(self) -> str:
+        return self._created("/bank-statements", statement_body())["statementId"]
+
     def path_id(self, name: str) -> str:
         return getattr(
             self,
@@ -368,12 +376,26 @@ class World:
                 "paymentOrderId": "payment_order",
                 "stopPaymentId": "stop_payment",
                 "mandateId": "mandate",
+                "expectedPaymentId": "expected_payment",
             }[name],
         )
 
     @property
     def prepaid_account_product(self) -> str:
         return self.account_products["AccountPrepaidAPI"]
+
+
+# Money announced (docs/reconciliation.md, "Expected payments").
+EXPECTED = {
+    "currency": "EUR",
+    "direction": "credit",
+    "amountMin": 24_000,
+    "amountMax": 26_000,
+    "dateFrom": "2026-11-26",
+    "dateTo": "2026-11-30",
+    "reference": "Invoice 17",
+    "endToEndId": "E2E-0001",
+}
 
 
 def mandate_body(external_id: str, reference: str = "HOSTILE-M1") -> dict:
@@ -677,6 +699,22 @@ BODIES = {
     # A card network's day (docs/reconciliation.md, "Card settlement in"), its rows' ids of the
     # longest (64 characters): 10,000 rows of them are beyond the body's limit.
     ("NetworkSettlementListView", "post"): lambda w, v: settlement_body(prefix="N" * 63),
+    ("ExpectedPaymentListView", "post"): lambda w, v: EXPECTED,
+    ("ExpectedPaymentCancellationsView", "post"): lambda w, v: {},
+    ("RuleListView", "post"): lambda w, v: {
+        "name": "Batches by reference",
+        "conditions": [
+            {"field": "bank_reference", "operator": "equals"},
+            {"field": "amount", "operator": "equals"},
+        ],
+        "cardinality": "one_to_many",
+        "amountTolerance": 100,
+        "dateWindowDays": 2,
+    },
+    ("ReconciliationListView", "post"): lambda w, v: {
+        "statementId": w.bank_statement,
+        "dryRun": False,
+    },
     ("DisputeListView", "post"): lambda w, v: dispute_body(w),
     ("DisputeDetailView", "patch"): lambda w, v: {
         key: value for key, value in dispute_body(w).items() if key in ("note", "evidence")
@@ -855,6 +893,7 @@ EMPTY_IS_VALID = {
     ("CancellationsView", "post"),
     ("StopPaymentCancellationsView", "post"),
     ("MandateCancellationsView", "post"),
+    ("ExpectedPaymentCancellationsView", "post"),
 }
 
 

@@ -321,6 +321,13 @@ class World:
     def _make_networkSettlement(self):  # noqa: N802 (v2 only): a card network's day
         return self._post("/network-settlements", settlement_body())["settlementId"]
 
+    def _make_expectedPayment(self):  # noqa: N802 (v2 only)
+        return self._post("/expected-payments", expected_body())["expectedPaymentId"]
+
+    def _make_reconciliationBreak(self):  # noqa: N802 (v2 only): the day's statement's fee
+        answer = self._post("/reconciliations", {"statementId": self["bankStatement"]})
+        return answer["breaks"][0]["breakId"]
+
     def _make_inboundEntry(self):  # noqa: N802 (v2 only): another bank's credit, received
         number = Account.objects.get(pk=self["usdAccount"]).account_number
         content = inbound_credit_file(ach_profile_of(self), number, 100, timezone.now().date())
@@ -430,6 +437,10 @@ def return_body(ids, **card) -> dict:
     }
 
 
+def expected_body() -> dict:
+    return {"currency": "EUR", "direction": "credit", "amount": 25_000, "reference": "Invoice 17"}
+
+
 def dispute_body(ids) -> dict:
     return {
         "authorizationId": ids["disputable"],
@@ -461,6 +472,8 @@ PATH_IDS = {
     "fileId": "railFile",
     "statementId": "bankStatement",
     "settlementId": "networkSettlement",
+    "expectedPaymentId": "expectedPayment",
+    "breakId": "reconciliationBreak",
     "inboundEntryId": "inboundEntry",
     "stopPaymentId": "stopPayment",
     "mandateId": "mandate",
@@ -635,6 +648,14 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("POST", "/network-settlements"): lambda ids: settlement_body(
             day=(timezone.now() - timedelta(days=2)).date()
         ),
+        ("POST", "/expected-payments"): lambda ids: expected_body(),
+        ("POST", "/expected-payments/{expectedPaymentId}/cancellations"): lambda ids: {},
+        ("POST", "/reconciliation-rules"): lambda ids: {
+            "name": "By end-to-end id",
+            "conditions": [{"field": "end_to_end_id", "operator": "equals"}],
+            "cardinality": "one_to_one",
+        },
+        ("POST", "/reconciliations"): lambda ids: {"statementId": ids["bankStatement"]},
         ("POST", "/rail-files"): lambda ids: upload_body(
             unknown_return_file(ach_profile_of(ids), timezone.now().date(), "091000010000998")
         ),
@@ -672,6 +693,7 @@ DOMAIN_APPS = [
     "decisioning",
     "disputes",
     "payments",
+    "reconciliation",
 ]
 
 

@@ -16,6 +16,10 @@ from institutions.models import InstitutionAccess
 from institutions.services import holiday_add
 from payments.models import Rail
 from payments.services.cutoff import cutoff_run
+from reconciliation.models import BankStatement
+from reconciliation.services.expected_payments import expected_payment_create
+from reconciliation.services.matching import reconcile
+from reconciliation.services.rules import reconciliation_rule_create
 from reconciliation.services.statements import bank_statement_receive
 from tests.events.test_actor import (
     AdminWorld,
@@ -95,10 +99,21 @@ def _payments(world: AdminWorld, institution) -> None:
         "type": "recurrent",
     }
     assert world.api.post("/mandates", mandate).status_code == 201
-    # A day's statement of the bank, with its lines (docs/reconciliation.md).
-    bank_statement_receive(
+    # A day's statement of the bank, with its lines, money announced, a rule, and the
+    # statement matched: its breaks (docs/reconciliation.md).
+    statement, _ = bank_statement_receive(
         institution=institution, fmt="mt940", name="day.mt940", content=DAY["mt940"]
     )
+    expected_payment_create(
+        institution=institution, currency="EUR", direction="credit", amount=25_000
+    )
+    reconciliation_rule_create(
+        institution=institution,
+        name="By end-to-end id",
+        conditions=[{"field": "end_to_end_id", "operator": "equals"}],
+        cardinality="one_to_one",
+    )
+    reconcile(statement=BankStatement.objects.get(pk=statement.pk))
     # A card network's day, with its rows and journals (docs/reconciliation.md).
     settlement_of(institution)
 
@@ -193,6 +208,14 @@ def restore_roles() -> None:
     sepa = importlib.import_module("payments.migrations.0009_sepa_staff_roles")
     viewed = Permission.objects.filter(content_type__app_label="payments", codename__in=sepa.VIEW)
     for group in Group.objects.filter(name__in=sepa.ROLES):
+        group.permissions.add(*viewed)
+    # reconciliation/migrations/0006_staff_roles_matching.py: and expected payments, rules and
+    # breaks.
+    matching = importlib.import_module("reconciliation.migrations.0006_staff_roles_matching")
+    viewed = Permission.objects.filter(
+        content_type__app_label="reconciliation", codename__in=matching.VIEW
+    )
+    for group in Group.objects.filter(name__in=matching.ROLES):
         group.permissions.add(*viewed)
     # payments/migrations/0005_stop_payment_roles.py, cards/migrations/0014_protect_card.py,
     # backoffice/migrations/0005_staff_roles_thresholds.py: every role views stop payments and

@@ -63,6 +63,10 @@ VIEWED = {
     # Granted by reconciliation/migrations/0004_network_settlement_roles.py.
     "reconciliation.view_networksettlement",
     "reconciliation.view_networksettlementrow",
+    # Granted by reconciliation/migrations/0006_staff_roles_matching.py.
+    "reconciliation.view_expectedpayment",
+    "reconciliation.view_reconciliationrule",
+    "reconciliation.view_reconciliationbreak",
     # Granted by backoffice/migrations/0003_staff_roles.py.
     "backoffice.view_approvalrequest",
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.

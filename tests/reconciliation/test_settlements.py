@@ -16,9 +16,9 @@ from authorizations.models import Authorization
 from events.models import Event
 from institutions import scopes
 from institutions.calendar import local_date
+from reconciliation.apis.settlements import NetworkSettlementIn
 from reconciliation.models import NetworkSettlement, NetworkSettlementRow
 from reconciliation.services.settlements import network_settlement_receive
-from reconciliation.settlement_apis import NetworkSettlementIn
 from tests.accounts.api.helpers import assert_error, created, listed, resource
 from tests.authorizations.helpers import approved, card_return, funded, presented
 from tests.conftest import Api, error_of

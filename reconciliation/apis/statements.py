@@ -13,9 +13,9 @@ from core.exceptions import ValidationFailed
 from core.selectors import get_of_institution
 from institutions import scopes
 
-from .formats import StatementRefused
-from .models import BankStatement, BankStatementLine
-from .services.statements import bank_statement_receive
+from ..formats import StatementRefused
+from ..models import BankStatement, BankStatementLine
+from ..services.statements import bank_statement_receive
 
 TAGS = ["Reconciliation"]
 

@@ -19,8 +19,8 @@ from core.money import MAX_AMOUNT
 from core.selectors import get_of_institution
 from institutions import scopes
 
-from .models import NetworkSettlement, NetworkSettlementRow
-from .services.settlements import MAX_ROWS, network_settlement_receive
+from ..models import NetworkSettlement, NetworkSettlementRow
+from ..services.settlements import MAX_ROWS, network_settlement_receive
 
 TAGS = ["Reconciliation"]
 SIGNED = "Minor units, signed from the institution's side: negative what it pays the network."
