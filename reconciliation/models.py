@@ -354,6 +354,10 @@ class ReconciliationBreak(models.Model):
     run = models.ForeignKey(ReconciliationRun, on_delete=models.PROTECT, related_name="breaks")
     resolution = models.CharField(max_length=40, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
+    # The value date from which the difference no longer stands (the proof, docs/reconciliation.md
+    # "The proof"): the later side's date of the match that resolved it, or the value date of the
+    # money a resolution booked. A statement closing before it still counts the break.
+    resolved_on = models.DateField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     updated_at = models.DateTimeField(default=timezone.now, editable=False)
 

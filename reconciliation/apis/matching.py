@@ -402,6 +402,12 @@ class BreakOut(Serializer):
     resolution = serializers.CharField()
     createdAt = TimestampField(source="created_at")  # noqa: N815
     resolvedAt = TimestampField(source="resolved_at", allow_null=True)  # noqa: N815
+    resolvedOn = serializers.DateField(  # noqa: N815
+        source="resolved_on",
+        allow_null=True,
+        help_text="The value date from which the difference no longer stands: the later side's "
+        "of the match that resolved it, or the value date of the money booked.",
+    )
 
     @extend_schema_field(LedgerLineOut(many=True))
     def get_ledgerLines(self, row) -> list[dict]:  # noqa: N802

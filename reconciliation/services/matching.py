@@ -447,19 +447,39 @@ def _drop_open_already(result: Plan) -> None:
     ]
 
 
+def _match_date(match: PlannedMatch) -> date | None:
+    """The later side's value date: until then the two sides differed (a break's `resolved_on`
+    when this match resolves it)."""
+    days = [line.value_date or line.booking_date for line in match.lines]
+    days += [item.value_date for item in match.ledger]
+    days = [day for day in days if day is not None]
+    return max(days) if days else None
+
+
 def _resolved_by_matches(result: Plan) -> None:
     """A line broken alone before (bank only, ledger only) that this run matches with the other
-    side: its break is resolved by the match."""
-    line_ids = [line.pk for m in result.matches if m.expected is None for line in m.lines]
-    entry_ids = [item.entry_id for m in result.matches for item in m.ledger]
-    if not (line_ids or entry_ids):
+    side: its break is resolved by the match, from the later side's value date on."""
+    by_line, by_entry = {}, {}
+    for match in result.matches:
+        if match.expected is not None:
+            continue
+        day = _match_date(match)
+        by_line.update({line.pk: day for line in match.lines})
+        by_entry.update({item.entry_id: day for item in match.ledger})
+    if not (by_line or by_entry):
         return
     result.resolved = list(
         ReconciliationBreak.objects.filter(state__in=OPEN_STATES).filter(
-            Q(kind=Kind.BANK_ONLY, statement_line_id__in=line_ids)
-            | Q(kind=Kind.LEDGER_ONLY, entry_id__in=entry_ids)
+            Q(kind=Kind.BANK_ONLY, statement_line_id__in=list(by_line))
+            | Q(kind=Kind.LEDGER_ONLY, entry_id__in=list(by_entry))
         )
     )
+    for row in result.resolved:
+        row.resolved_on = (
+            by_line.get(row.statement_line_id)
+            if row.kind == Kind.BANK_ONLY
+            else by_entry.get(row.entry_id)
+        )
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -543,14 +563,13 @@ def _write(planned: Plan) -> Result:
         data = {"break_id": row.pk, "kind": row.kind, "amount": row.amount, "run_id": run.pk}
         events.append(event_for(row, "reconciliation_break.opened", data=data))
     if planned.resolved:
-        ReconciliationBreak.objects.filter(pk__in=[b.pk for b in planned.resolved]).update(
-            state=ReconciliationBreak.State.RESOLVED,
-            resolution="matched",
-            resolved_at=now,
-            updated_at=now,
+        for row in planned.resolved:
+            row.state, row.resolution = ReconciliationBreak.State.RESOLVED, "matched"
+            row.resolved_at = row.updated_at = now
+        ReconciliationBreak.objects.bulk_update(
+            planned.resolved, ["state", "resolution", "resolved_at", "resolved_on", "updated_at"]
         )
         for row in planned.resolved:
-            row.state, row.resolution, row.resolved_at = "resolved", "matched", now
             data = {"break_id": row.pk, "resolution": "matched", "run_id": run.pk}
             events.append(event_for(row, "reconciliation_break.resolved", data=data))
     events.insert(

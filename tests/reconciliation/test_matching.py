@@ -280,6 +280,9 @@ def test_rules_in_order_duplicates_and_ledger_lines_alone():
     [resolved] = answer["breaksResolved"]
     row = ReconciliationBreak.objects.get(pk=resolved)
     assert (row.kind, row.state, row.resolution) == ("ledger_only", "resolved", "matched")
+    # From the day the bank booked it: a statement closing before still counts the break.
+    assert row.resolved_on == today
+    assert resource(api.get(f"/reconciliation-breaks/{resolved}"), "v2")["resolvedOn"] == str(today)
     assert ReconciliationBreak.objects.filter(state="open").count() == 2 + CREDITS - 4 + 4
 
 
