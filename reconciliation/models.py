@@ -312,7 +312,8 @@ class ReconciliationBreak(models.Model):
         LEDGER_ONLY = "ledger_only"
         AMOUNT_MISMATCH = "amount_mismatch"
         DUPLICATE = "duplicate"
-        # Reserved for the card network's settlement and the proof (issue 51, items 2 and 6).
+        # The card network's settlement (reserved: not built), and the statements' chain
+        # (`services.proof`).
         NETWORK_ONLY = "network_only"
         TX_ONLY = "tx_only"
         MISSING_STATEMENT = "missing_statement"
@@ -377,6 +378,12 @@ class ReconciliationBreak(models.Model):
                 fields=["kind", "entry"],
                 condition=models.Q(entry__isnull=False, state__in=OPEN_STATES),
                 name="recon_break_entry_open_once",
+            ),
+            # A statement's opening gap (`services.proof`) is open once.
+            models.UniqueConstraint(
+                fields=["statement"],
+                condition=models.Q(kind="missing_statement", state__in=OPEN_STATES),
+                name="recon_break_gap_open_once",
             ),
         ]
 

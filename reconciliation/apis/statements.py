@@ -3,6 +3,7 @@
 import base64
 import binascii
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.schema import document
@@ -15,6 +16,7 @@ from institutions import scopes
 
 from ..formats import StatementRefused
 from ..models import BankStatement, BankStatementLine
+from ..services.proof import statement_proof
 from ..services.statements import bank_statement_receive
 
 TAGS = ["Reconciliation"]
@@ -48,6 +50,38 @@ class BankStatementOut(Serializer):
     periodEnd = serializers.DateField(source="period_end", allow_null=True)  # noqa: N815
     lineCount = serializers.IntegerField(source="line_count")  # noqa: N815
     createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class ProofOut(Serializer):
+    closingAt = TimestampField(  # noqa: N815
+        source="closing_at", help_text="The end of the statement's last day, its time zone's."
+    )
+    ledgerBalance = serializers.IntegerField(  # noqa: N815
+        source="ledger_balance",
+        help_text="The mirrored account by value date at closingAt, as the bank counts (money "
+        "in positive).",
+    )
+    closingBalance = serializers.IntegerField(source="closing_balance")  # noqa: N815
+    openBreaks = serializers.IntegerField(  # noqa: N815
+        source="standing_breaks",
+        help_text="The breaks standing at closingAt: open, or resolved from a later day.",
+    )
+    difference = serializers.IntegerField(
+        help_text="ledgerBalance - (closingBalance - openBreaks): 0 when the proof holds."
+    )
+    holds = serializers.BooleanField()
+
+
+class BankStatementDetailOut(BankStatementOut):
+    proof = serializers.SerializerMethodField(
+        help_text="The proof (docs/reconciliation.md): null for an intraday statement, one "
+        "without a closing balance or last day, or one not reconciled yet."
+    )
+
+    @extend_schema_field(ProofOut(allow_null=True))
+    def get_proof(self, statement) -> dict | None:
+        proof = statement_proof(statement)
+        return None if proof is None else ProofOut(proof).data
 
 
 class BankStatementLineOut(Serializer):
@@ -127,14 +161,15 @@ class BankStatementListView(TXView):
 
 class BankStatementDetailView(TXView):
     @document(
-        name="BankStatement",
-        resources={V2: BankStatementOut},
-        summary="Retrieve a statement's header",
+        name="BankStatementDetail",
+        resources={V2: BankStatementDetailOut},
+        summary="Retrieve a statement's header and its proof",
         operation_id="bank_statements_retrieve",
         tags=TAGS,
     )
     def get(self, request, statementId):  # noqa: N803
-        return self.respond(BankStatementOut(_statement(self.institution, statementId)).data)
+        statement = _statement(self.institution, statementId)
+        return self.respond(BankStatementDetailOut(statement).data)
 
 
 class BankStatementLineListView(TXView):

@@ -53,6 +53,7 @@ from ..models import (
     ReconciliationRule,
     ReconciliationRun,
 )
+from .proof import gap_to_open, gaps_closed
 
 Kind = ReconciliationBreak.Kind
 Cardinality = ReconciliationRule.Cardinality
@@ -376,6 +377,12 @@ def plan(statement: BankStatement) -> Plan:
                 result.breaks.append(PlannedBreak(Kind.LEDGER_ONLY, -item.signed, entry=item))
     _drop_open_already(result)
     _resolved_by_matches(result)
+    # The chain (`services.proof`): this statement's opening against the previous closing, and
+    # the gap before the next one that this statement closes.
+    gap = gap_to_open(statement)
+    if gap:
+        result.breaks.append(PlannedBreak(Kind.MISSING_STATEMENT, gap))
+    result.resolved += gaps_closed(statement)
     return result
 
 
@@ -475,6 +482,7 @@ def _resolved_by_matches(result: Plan) -> None:
         )
     )
     for row in result.resolved:
+        row.resolution = "matched"
         row.resolved_on = (
             by_line.get(row.statement_line_id)
             if row.kind == Kind.BANK_ONLY
@@ -564,13 +572,13 @@ def _write(planned: Plan) -> Result:
         events.append(event_for(row, "reconciliation_break.opened", data=data))
     if planned.resolved:
         for row in planned.resolved:
-            row.state, row.resolution = ReconciliationBreak.State.RESOLVED, "matched"
+            row.state = ReconciliationBreak.State.RESOLVED
             row.resolved_at = row.updated_at = now
         ReconciliationBreak.objects.bulk_update(
             planned.resolved, ["state", "resolution", "resolved_at", "resolved_on", "updated_at"]
         )
         for row in planned.resolved:
-            data = {"break_id": row.pk, "resolution": "matched", "run_id": run.pk}
+            data = {"break_id": row.pk, "resolution": row.resolution, "run_id": run.pk}
             events.append(event_for(row, "reconciliation_break.resolved", data=data))
     events.insert(
         0,

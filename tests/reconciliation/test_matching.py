@@ -3,7 +3,7 @@ a day of orders through the simulated bank, its statement with an unknown credit
 fee; a dry run writes nothing; the same statement twice changes nothing; two runs at once
 match once; another institution's ids are not found."""
 
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from django.apps import apps
@@ -11,7 +11,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account
+from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
+from core.timestamps import iso_millis
 from events.models import Event
 from institutions import scopes
 from institutions.calendar import local_date
@@ -27,6 +29,7 @@ from reconciliation.models import (
     ReconciliationRun,
 )
 from reconciliation.services.matching import reconcile
+from reconciliation.services.proof import day_start, statement_proof
 from reconciliation.services.statements import bank_statement_receive
 from tests.accounts.api.helpers import created, listed, resource
 from tests.accounts.ledger.helpers import run_threads
@@ -39,10 +42,11 @@ from tests.reconciliation.test_statements import DAY
 pytestmark = pytest.mark.django_db
 
 CREDITS, COLLECTIONS, FEE, UNKNOWN = 16, 4, 25, 7_777
+OPENING = 1_000_000  # the statements' opening balance (`mt940`)
 
 
 def mt940(
-    day: date, lines: list[tuple[str, int, str]], opening: int = 1_000_000, number: int = 1
+    day: date, lines: list[tuple[str, int, str]], opening: int = OPENING, number: int = 1
 ) -> bytes:
     """An MT940 statement of USD of `day`: lines (C or D, cents, :86: text)."""
     yymmdd, mmdd = day.strftime("%y%m%d"), day.strftime("%m%d")
@@ -154,12 +158,37 @@ def test_a_day_of_orders_reconciles_with_one_unknown_credit_and_one_bank_fee():
     assert ledger_lines == set(mirrored.entries.values_list("id", flat=True))  # all 20 orders
     # The breaks, signed as the statement: the fee took 25 more than the ledger paid out; the
     # unknown credit is money the ledger has not.
+    # The statement's opening: what the account held before TX saw its statements, a
+    # missing statement (the chain's first link).
     breaks = sorted((b["kind"], b["amount"]) for b in answer["breaks"])
-    assert breaks == [("amount_mismatch", -FEE), ("bank_only", UNKNOWN)]
+    assert breaks == [
+        ("amount_mismatch", -FEE),
+        ("bank_only", UNKNOWN),
+        ("missing_statement", OPENING),
+    ]
+    # The proof: the ledger, as the bank counts (money in positive: the mirrored account's
+    # balance, sign turned), is the closing balance less the open breaks.
     closing_less_breaks = statement.closing_balance - sum(b["amount"] for b in answer["breaks"])
-    # The ledger's account of the day, as the bank counts (money in positive): the mirrored
-    # account's movement, sign turned.
-    assert closing_less_breaks - statement.opening_balance == -mirrored.posted
+    assert closing_less_breaks == -mirrored.posted
+    proof = resource(api.get(f"/bank-statements/{statement.pk}"), "v2")["proof"]
+    closing_day = statement.period_end + timedelta(days=1)
+    assert proof.pop("closingAt") == iso_millis(day_start(bank.institution, closing_day))
+    assert proof == {
+        "ledgerBalance": -mirrored.posted,
+        "closingBalance": statement.closing_balance,
+        "openBreaks": statement.closing_balance + mirrored.posted,
+        "difference": 0,
+        "holds": True,
+    }
+    assert ledger_breaches() == []
+    # A break closed with nothing booked: the proof no longer holds, and verify_ledger says so.
+    with transaction.atomic():
+        ReconciliationBreak.objects.filter(kind="bank_only").update(state="resolved")
+        assert statement_proof(statement).difference == -UNKNOWN
+        [breach] = ledger_breaches()
+        assert breach.check.startswith("reconciled statements whose proof does not hold")
+        assert [row[0] for row in breach.rows] == [statement.pk]
+        transaction.set_rollback(True)
 
     listed_breaks, _ = listed(api.get("/reconciliation-breaks", {"state": "open"}))
     assert sorted((b["kind"], b["amount"]) for b in listed_breaks) == breaks
@@ -177,7 +206,7 @@ def test_a_day_of_orders_reconciles_with_one_unknown_credit_and_one_bank_fee():
     )
     assert sorted(e.type for e in events) == [
         "reconciliation.completed",
-        *["reconciliation_break.opened"] * 2,
+        *["reconciliation_break.opened"] * 3,
     ]
     assert {e.actor_type for e in events} == {"apiKey"}
 
@@ -259,6 +288,7 @@ def test_rules_in_order_duplicates_and_ledger_lines_alone():
         "duplicate": 1,
         "amount_mismatch": 1,
         "ledger_only": CREDITS - 3 + COLLECTIONS,
+        "missing_statement": 1,
     }
     assert kinds["duplicate"] == [-payouts[0].amount] and kinds["amount_mismatch"] == [-3]
     # A payout alone in the ledger is money the bank still has (+), a collection money it has
@@ -268,12 +298,16 @@ def test_rules_in_order_duplicates_and_ledger_lines_alone():
         institution=bank.institution, internal_code="rail_settlement", currency="USD"
     )
     total = statement.closing_balance - sum(sum(amounts) for amounts in kinds.values())
-    assert total - statement.opening_balance == -mirrored.posted
+    assert total == -mirrored.posted  # the proof (with the opening, a missing statement)
+    assert statement_proof(statement).holds
 
-    # The next statement books payout 3: its break is resolved, no other opened again.
+    # The next day's statement (its opening the day's closing) books payout 3: its break is
+    # resolved, no other opened again, and both proofs hold.
     booked = [("D", payouts[3].amount, f"/TRCE/{payouts[3].trace_number}")]
+    tomorrow = today + timedelta(days=1)
+    content = mt940(tomorrow, booked, opening=statement.closing_balance, number=2)
     later, _ = bank_statement_receive(
-        institution=bank.institution, fmt="mt940", name="b", content=mt940(today, booked, number=2)
+        institution=bank.institution, fmt="mt940", name="b", content=content
     )
     answer = created(api.post("/reconciliations", {"statementId": later.pk}), "v2")
     assert [m["key"] for m in answer["matches"]] == ["trace_number"] and answer["breaks"] == []
@@ -281,9 +315,12 @@ def test_rules_in_order_duplicates_and_ledger_lines_alone():
     row = ReconciliationBreak.objects.get(pk=resolved)
     assert (row.kind, row.state, row.resolution) == ("ledger_only", "resolved", "matched")
     # From the day the bank booked it: a statement closing before still counts the break.
-    assert row.resolved_on == today
-    assert resource(api.get(f"/reconciliation-breaks/{resolved}"), "v2")["resolvedOn"] == str(today)
-    assert ReconciliationBreak.objects.filter(state="open").count() == 2 + CREDITS - 4 + 4
+    assert row.resolved_on == tomorrow
+    shown = resource(api.get(f"/reconciliation-breaks/{resolved}"), "v2")
+    assert shown["resolvedOn"] == str(tomorrow)
+    assert statement_proof(statement).holds and statement_proof(later).holds
+    # The duplicate and the mismatch, the ledger lines alone but payout 3, the opening.
+    assert ReconciliationBreak.objects.filter(state="open").count() == 2 + CREDITS - 4 + 4 + 1
 
 
 def test_expected_payments_and_rules_over_the_api():
@@ -353,6 +390,7 @@ def test_expected_payments_and_rules_over_the_api():
     assert sorted((b["kind"], b["amount"], b["expectedPaymentId"]) for b in answer["breaks"]) == [
         ("bank_only", -1_250, None),
         ("bank_only", 25_000, expected["expectedPaymentId"]),
+        ("missing_statement", statement.opening_balance, None),
     ]
     path = f"/expected-payments/{expected['expectedPaymentId']}"
     shown = resource(api.get(path), "v2")
@@ -386,5 +424,5 @@ def test_two_runs_at_once_match_once():
 
     assert sorted(result.run is not None for result in results) == [False, True]
     assert ReconciliationRun.objects.count() == 1
-    assert ReconciliationBreak.objects.count() == 2
+    assert ReconciliationBreak.objects.count() == 3  # the two lines, the opening
     assert not ExpectedPayment.objects.exists()

@@ -105,7 +105,11 @@ def test_upload_stores_the_header_and_lines_once_and_emits_an_event():
     mirrored = Account.objects.get(pk=first["accountId"])
     assert mirrored.internal_code == Account.InternalCode.RAIL_SETTLEMENT
     assert mirrored.currency == "EUR"
-    assert resource(api.get(f"/bank-statements/{first['statementId']}"), "v2") == first
+    # The header, and its proof: none before the statement is reconciled.
+    assert resource(api.get(f"/bank-statements/{first['statementId']}"), "v2") == {
+        **first,
+        "proof": None,
+    }
     lines, _ = listed(api.get(f"/bank-statements/{first['statementId']}/lines"))
     assert sorted(line["amount"] for line in lines) == [1_250, 25_000]
     assert "DE89" not in str(lines) and "DE44" not in str(lines)
