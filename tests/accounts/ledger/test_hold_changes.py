@@ -1,16 +1,14 @@
 """The steps of an account's pending balance (accounts_holdchange, accounts/sql/hold_changes.sql;
 docs/balances-at-an-instant.md): one per hold placed or closed, written by the database with the
 pending balance after it; `balance_at` reads the pending balance at an instant from the last
-step by then, one index lookup whatever the account's history; migration accounts/0023 gives
-the holds written before it the same steps (the real migration executor, as
-test_balance_after_migration.py)."""
+step by then, one index lookup whatever the account's history. That migration accounts/0023
+gives the holds written before it the same steps is tested in test_balance_after_migration.py,
+in the one trip back and forth that tests accounts/0016."""
 
 from datetime import timedelta
 
 import pytest
-from django.contrib.contenttypes.models import ContentType
 from django.db import IntegrityError, connection, transaction
-from django.db.migrations.executor import MigrationExecutor
 from django.db.models import Q, Sum
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -23,7 +21,6 @@ from core.actors import SYSTEM
 
 from .helpers import assert_ledger_ok, fresh, institution, open_account
 
-BEFORE = ("accounts", "0022_posting_many_journal_instant")
 US = timedelta(microseconds=1)
 MS = timedelta(milliseconds=1)
 
@@ -158,54 +155,6 @@ def test_the_pending_balance_at_an_instant_is_one_index_lookup():
     assert scan["Scan Direction"] == "Backward"
     assert scan["Actual Rows"] == 1  # one row read of the account's 6,000 steps, no sort, no sum
     assert "Plans" not in scan
-
-
-def migrate(targets) -> None:
-    MigrationExecutor(connection).migrate(targets)
-    ContentType.objects.clear_cache()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_gives_every_existing_hold_its_steps():
-    account = open_account(institution(), balance=1000)
-    other = open_account(account.institution, balance=1000)
-    released, captured, active = place(account, 100), place(account, 200), place(account, 40)
-    hold_release(hold=released)
-    hold_capture(hold=Hold.objects.get(pk=captured.pk), amount=150)
-    others = place(other, 300)
-    released = Hold.objects.get(pk=released.pk)
-    try:
-        migrate([BEFORE])
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT to_regclass('accounts_holdchange')")
-            assert cursor.fetchone() == (None,)
-        # Written before the migration: a hold placed at the instant another closed, and one
-        # whose close is recorded before its placing (it never counted).
-        for hold_id, created, closed in (
-            ("hold_same_instant", released.closed_at, released.closed_at + MS),
-            ("hold_closed_first", released.closed_at + US, released.closed_at - US),
-        ):
-            execute(
-                "INSERT INTO accounts_hold SELECT (jsonb_populate_record(NULL::accounts_hold, "
-                "to_jsonb(h) || jsonb_build_object('id', %s::text, 'status', 'released', "
-                "'created_at', %s::timestamptz, 'closed_at', %s::timestamptz))).* "
-                "FROM accounts_hold h WHERE h.id = %s",
-                [hold_id, created, closed, active.pk],
-            )
-    finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
-
-    holds = list(Hold.objects.filter(account=account))
-    instants = {hold.created_at for hold in holds} | {h.closed_at for h in holds if h.closed_at}
-    for instant in sorted(instants):
-        for at in (instant - US, instant, instant + US):
-            assert balance_at(account=account, at=at)[1] == replay(account, at), at
-    assert balance_at(account=account, at=timezone.now())[1] == 40 == fresh(account).pending
-    assert balance_at(account=other, at=timezone.now())[1] == 300
-    assert steps(other) == [(others.pk, 300, 300, others.created_at)]
-    # The rule writes the steps of what comes after.
-    later = place(account, 60)
-    assert steps(account)[-1] == (later.pk, 60, 100, later.created_at)
 
 
 @pytest.mark.django_db
