@@ -6,6 +6,8 @@ from django.utils import timezone
 from accounts.models import Account, Entry, Journal
 from core.ids import new_id
 from core.metadata import MetadataField
+from core.models import Timestamped
+from core.money import money
 from institutions.models import Institution
 
 
@@ -116,7 +118,7 @@ def _break_id():
     return new_id("brk")
 
 
-class ExpectedPayment(models.Model):
+class ExpectedPayment(Timestamped):
     """Money announced but not yet seen on a statement: matched by the runs to one statement
     line (`direction` as the statement says it: `credit`, money in)."""
 
@@ -164,7 +166,8 @@ class ExpectedPayment(models.Model):
         ]
 
     def __str__(self):
-        return f"expected {self.direction} {self.currency} {self.amount_min}-{self.amount_max}"
+        low, high = money(self.amount_min, self.currency), money(self.amount_max, self.currency)
+        return f"expected {self.direction} {low}" + ("" if low == high else f" to {high}")
 
 
 class ReconciliationRule(models.Model):
@@ -298,7 +301,7 @@ class MatchedLedgerLine(models.Model):
 OPEN_STATES = ("open", "assigned")
 
 
-class ReconciliationBreak(models.Model):
+class ReconciliationBreak(Timestamped):
     """What the statement and the ledger do not agree on (docs/reconciliation.md, "Breaks").
 
     `amount`: what the statement says less what the ledger says, for the lines it concerns,
@@ -388,7 +391,7 @@ class ReconciliationBreak(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.kind} {self.amount} {self.currency} ({self.state})"
+        return f"{self.kind} {money(self.amount, self.currency)} ({self.state})"
 
 
 # --- Card settlement in (docs/reconciliation.md, "Card settlement in") ---

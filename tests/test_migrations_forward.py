@@ -168,10 +168,10 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
             "status": "active",
             "accountNumber": "FR7600000000001",
             "balances": {"posted": 1050, "pending": 0, "available": 1050, "currency": "EUR"},
-            # v2 only: the overdraft limit (docs/overdraft.md) and the client's metadata, `{}`
-            # for a row older than the column (docs/metadata.md).
+            # v2 only: the overdraft limit (docs/overdraft.md), the client's metadata, `{}`
+            # for a row older than the column (docs/metadata.md), and no IBAN (no SEPA profile).
             **(
-                {"overdraftLimit": 0, "networkOverdraft": 0, "metadata": {}}
+                {"overdraftLimit": 0, "networkOverdraft": 0, "metadata": {}, "iban": None}
                 if version == "v2"
                 else {}
             ),

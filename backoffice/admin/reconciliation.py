@@ -18,6 +18,7 @@ from backoffice.kit import (
     link_column,
     money_column,
 )
+from core.money import money
 from reconciliation.models import (
     BankStatement,
     BankStatementLine,
@@ -254,7 +255,7 @@ class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         if line is None:
             return "—"
         return (
-            f"{line.value_date} {line.direction} {line.amount} {line.currency} "
+            f"{line.value_date} {line.direction} {money(line.amount, line.currency)} "
             f"{line.bank_reference or line.end_to_end_id or line.trace_number}"
         )
 
@@ -268,6 +269,6 @@ class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
             return "—"
         return format_html_join(
             ", ",
-            "{} {} {} (journal {})",
-            ((e.direction, e.amount, e.currency, e.journal_id) for e in entries),
+            "{} {} (journal {})",
+            ((e.direction, money(e.amount, e.currency), e.journal_id) for e in entries),
         )

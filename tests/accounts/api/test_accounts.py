@@ -73,9 +73,10 @@ def test_open_an_account_shows_every_field(api, institution, code, currency):
 
     assert response.status_code == CREATED[api.version]
     payload = response.json()
-    # v2 only: metadata (docs/metadata.md), the overdraft limit (docs/overdraft.md) and what
-    # the card network forced below it (docs/card-transactions.md).
-    v2_fields = ACCOUNT_FIELDS | {"metadata", "overdraftLimit", "networkOverdraft", "meta"}
+    # v2 only: metadata (docs/metadata.md), the overdraft limit (docs/overdraft.md), what
+    # the card network forced below it (docs/card-transactions.md) and the IBAN the SEPA
+    # profile gives it (docs/payments.md, "Inbound SEPA": null without one).
+    v2_fields = ACCOUNT_FIELDS | {"metadata", "overdraftLimit", "networkOverdraft", "iban", "meta"}
     assert set(payload) == ({"data", "meta"} if api.version == "v1" else v2_fields)
     body = resource(response, api.version, CREATED[api.version])
     assert ACCOUNT_ID.match(body["accountId"])
@@ -84,7 +85,9 @@ def test_open_an_account_shows_every_field(api, institution, code, currency):
     assert TIMESTAMP.match(body["createdAt"])
     account = Account.objects.get(pk=body["accountId"])
     v2_only = (
-        {"metadata": {}, "overdraftLimit": 0, "networkOverdraft": 0} if api.version == "v2" else {}
+        {"metadata": {}, "overdraftLimit": 0, "networkOverdraft": 0, "iban": None}
+        if api.version == "v2"
+        else {}
     )
     assert body == {
         "accountId": account.pk,
