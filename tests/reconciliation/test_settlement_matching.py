@@ -1,0 +1,167 @@
+"""Matching a card network's settlement against TX's clearing, and the settlement's proof
+(docs/reconciliation.md, "Matching a settlement", "The settlement's proof"): one world of a
+day, a purchase and its refund settled, a late presentment, a presentment the network did not
+settle, a duplicate and an amount mismatch from a second network."""
+
+import pytest
+from django.utils import timezone
+
+from events.models import Event
+from institutions import scopes
+from institutions.calendar import local_date
+from reconciliation.models import ReconciliationBreak
+from tests.accounts.api.helpers import assert_error, created, listed, resource
+from tests.authorizations.helpers import approved, card_return, funded, presented
+from tests.conftest import Api
+from tests.factories import InstitutionFactory, issue_key
+from tests.reconciliation.test_matching import rows_of_reconciliation
+from tests.reconciliation.test_settlements import settlement_body
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_settlement_matched_broken_proved_and_run_again(institution, api_v2):
+    card = funded(api_v2, load=20_000)
+    paid = approved(api_v2, card.card_id, 4_000)["authorizationId"]
+    presented(api_v2, paid)
+    refund = created(card_return(api_v2, card.card_id, 500, authorization_id=paid), "v2")
+    late = approved(api_v2, card.card_id, 1_500)["authorizationId"]
+    unsettled = approved(api_v2, card.card_id, 800)["authorizationId"]
+    presented(api_v2, unsettled)
+    today = local_date(institution, timezone.now())
+    network = Api("v2", issue_key(institution, scopes=scopes.ROLES["network"])[1])
+    bank = Api("v2", issue_key(institution, scopes=scopes.ROLES["bank"])[1])
+    visa = created(
+        network.post(
+            "/network-settlements",
+            settlement_body(
+                [
+                    [paid, "purchase", -4_000, 60],
+                    [refund["returnId"], "refund", 500, -7],
+                    [late, "purchase", -1_500, 22],
+                ],
+                day=today,
+            ),
+        ),
+        "v2",
+    )
+    visa_id = visa["settlementId"]
+    rows = {
+        row["networkTransactionId"]: row["rowId"]
+        for row in listed(api_v2.get(f"/network-settlements/{visa_id}/rows"))[0]
+    }
+
+    # Before any run, the proof does not hold: card clearing moved by TX's three transactions
+    # of the day (-4,000 + 500 - 800, as the settlement signs), the settlement's transactions
+    # are -5,000, and no break explains the difference.
+    proof = resource(api_v2.get(f"/network-settlements/{visa_id}/proof"), "v2")
+    assert proof == {
+        "settlementId": visa_id,
+        "cardClearingMovement": -4_300,
+        "net": -5_000 + 75 - 40,
+        "interchange": 75,
+        "schemeFees": -40,
+        "transactions": -5_000,
+        "openBreaks": 0,
+        "difference": 700,
+        "holds": False,
+    }
+
+    # A dry run answers and writes nothing.
+    before = rows_of_reconciliation()
+    dry = created(bank.post("/reconciliations", {"settlementId": visa_id, "dryRun": True}), "v2")
+    assert rows_of_reconciliation() == before
+    assert (dry["reconciliationId"], dry["statementId"], dry["settlementId"]) == (
+        None,
+        None,
+        visa_id,
+    )
+    assert [(m["settlementRowIds"], m["key"], m["difference"]) for m in dry["matches"]] == [
+        ([rows[paid]], "transaction_id", 0),
+        ([rows[refund["returnId"]]], "transaction_id", 0),
+    ]
+    # The late presentment: settled, not cleared (what the network says, -1,500, less TX's, 0);
+    # the presentment of 800 TX cleared and the network did not settle (0 less -800).
+    assert sorted((b["kind"], b["amount"], b["settlementRowId"]) for b in dry["breaks"]) == [
+        ("network_only", -1_500, rows[late]),
+        ("tx_only", 800, None),
+    ]
+    assert all(b["breakId"] is None for b in dry["breaks"])
+
+    run = created(bank.post("/reconciliations", {"settlementId": visa_id}), "v2")
+    assert run["reconciliationId"] is not None
+    assert [m["settlementRowIds"] for m in run["matches"]] == [
+        m["settlementRowIds"] for m in dry["matches"]
+    ]
+    assert sorted((b["kind"], b["amount"]) for b in run["breaks"]) == [
+        ("network_only", -1_500),
+        ("tx_only", 800),
+    ]
+    late_break = next(b["breakId"] for b in run["breaks"] if b["kind"] == "network_only")
+    assert Event.objects.filter(type="reconciliation.completed").get().actor_type == "apiKey"
+
+    # The proof holds with the late presentment open: -4,300 = -5,000 - (-1,500 + 800).
+    proof = resource(api_v2.get(f"/network-settlements/{visa_id}/proof"), "v2")
+    assert (proof["openBreaks"], proof["difference"], proof["holds"]) == (-700, 0, True)
+    listed_breaks = listed(api_v2.get(f"/reconciliation-breaks?settlementId={visa_id}"))[0]
+    assert {b["breakId"] for b in listed_breaks} == {b["breakId"] for b in run["breaks"]}
+    assert {b["settlementId"] for b in listed_breaks} == {visa_id}
+
+    # A re-run finds nothing new and writes nothing.
+    before = rows_of_reconciliation()
+    again = created(bank.post("/reconciliations", {"settlementId": visa_id}), "v2")
+    assert (again["reconciliationId"], again["matches"], again["breaks"]) == (None, [], [])
+    assert rows_of_reconciliation() == before
+
+    # TX clears the late presentment: the next run matches it and resolves its break, from the
+    # clearing's day on; the proof still holds, the late entry now counted with the settlement.
+    presented(api_v2, late)
+    later = created(bank.post("/reconciliations", {"settlementId": visa_id}), "v2")
+    assert [m["settlementRowIds"] for m in later["matches"]] == [[rows[late]]]
+    assert (later["breaks"], later["breaksResolved"]) == ([], [late_break])
+    resolved = resource(api_v2.get(f"/reconciliation-breaks/{late_break}"), "v2")
+    assert (resolved["state"], resolved["resolution"], resolved["resolvedOn"]) == (
+        "resolved",
+        "matched",
+        today.isoformat(),
+    )
+    proof = resource(api_v2.get(f"/network-settlements/{visa_id}/proof"), "v2")
+    assert (proof["cardClearingMovement"], proof["openBreaks"], proof["holds"]) == (
+        -5_800,
+        800,
+        True,
+    )
+
+    # A second network's day: the purchase settled again (a duplicate) and a presentment of 300
+    # settled as 350 (an amount mismatch of -50). The presentment of 800 is not its tx_only
+    # again: the first settlement's open break claims it.
+    tip = approved(api_v2, card.card_id, 300)["authorizationId"]
+    presented(api_v2, tip)
+    body = settlement_body([[paid, "purchase", -4_000, 0], [tip, "purchase", -350, 0]], day=today)
+    body["network"] = "mastercard"
+    mastercard = created(network.post("/network-settlements", body), "v2")["settlementId"]
+    second = created(bank.post("/reconciliations", {"settlementId": mastercard}), "v2")
+    assert [m["difference"] for m in second["matches"]] == [-50]
+    assert sorted((b["kind"], b["amount"]) for b in second["breaks"]) == [
+        ("amount_mismatch", -50),
+        ("duplicate", -4_000),
+    ]
+    for settlement_id in (visa_id, mastercard):
+        proof = resource(api_v2.get(f"/network-settlements/{settlement_id}/proof"), "v2")
+        assert (proof["difference"], proof["holds"]) == (0, True), proof
+    assert ReconciliationBreak.objects.filter(kind="tx_only").count() == 1
+
+    # Exactly one of statementId and settlementId; another institution's settlement is not found.
+    assert_error(
+        bank.post("/reconciliations", {"statementId": "bst_x", "settlementId": visa_id}),
+        "v2",
+        400,
+        "validation_error",
+        details={"statementId": "Exactly one of statementId and settlementId."},
+    )
+    assert bank.post("/reconciliations", {"dryRun": True}).status_code == 400
+    other = InstitutionFactory()
+    stranger = Api("v2", issue_key(other, scopes=scopes.ROLES["bank"])[1])
+    assert stranger.post("/reconciliations", {"settlementId": visa_id}).status_code == 404
+    assert stranger.get(f"/network-settlements/{visa_id}/proof").status_code == 404
+    assert stranger.get(f"/reconciliation-breaks/{late_break}").status_code == 404
