@@ -6,12 +6,18 @@ settle, a duplicate and an amount mismatch from a second network."""
 import pytest
 from django.utils import timezone
 
+from authorizations.models import Authorization
+from core import operations
+from core.actors import SYSTEM
+from core.exceptions import InvalidStateTransition
 from events.models import Event
 from institutions import scopes
 from institutions.calendar import local_date
-from reconciliation.models import ReconciliationBreak
+from reconciliation.models import NetworkSettlement, ReconciliationBreak
+from reconciliation.services.force_post import network_only_force_post
+from reconciliation.services.settlement_matching import reconcile_settlement, settlement_proof
 from tests.accounts.api.helpers import assert_error, created, listed, resource
-from tests.authorizations.helpers import approved, card_return, funded, presented
+from tests.authorizations.helpers import approved, card_return, funded, presented, reverse
 from tests.conftest import Api
 from tests.factories import InstitutionFactory, issue_key
 from tests.reconciliation.test_matching import rows_of_reconciliation
@@ -165,3 +171,59 @@ def test_a_settlement_matched_broken_proved_and_run_again(institution, api_v2):
     assert stranger.post("/reconciliations", {"settlementId": visa_id}).status_code == 404
     assert stranger.get(f"/network-settlements/{visa_id}/proof").status_code == 404
     assert stranger.get(f"/reconciliation-breaks/{late_break}").status_code == 404
+
+
+def test_a_late_presentment_force_posted(institution, api_v2):
+    """Three rows the network settled and TX has not cleared: a pending authorization (presented
+    for the settled amount), a reversed one (a force post of its card), a refund of an id TX
+    does not know (nothing to clear: 409, nothing changes)."""
+    card = funded(api_v2, load=1_000)
+    pending = approved(api_v2, card.card_id, 600)["authorizationId"]
+    gone = approved(api_v2, card.card_id, 300)["authorizationId"]
+    created(reverse(api_v2, gone), "v2")
+    today = local_date(institution, timezone.now())
+    body = settlement_body(
+        [[pending, "purchase", -650, 0], [gone, "purchase", -300, 0], ["NET-9", "refund", 90, 0]],
+        day=today,
+    )
+    network = Api("v2", issue_key(institution, scopes=scopes.ROLES["network"])[1])
+    settlement_id = created(network.post("/network-settlements", body), "v2")["settlementId"]
+    settlement = NetworkSettlement.objects.get(pk=settlement_id)
+    reconcile_settlement(settlement=settlement)
+    breaks = {
+        b.settlement_row.network_transaction_id: b
+        for b in ReconciliationBreak.objects.select_related("settlement_row", "settlement")
+    }
+    assert {key: b.kind for key, b in breaks.items()} == dict.fromkeys(
+        (pending, gone, "NET-9"), "network_only"
+    )
+
+    with operations.operation(SYSTEM):
+        for key in (pending, gone):
+            resolved = network_only_force_post(break_=breaks[key], actor=SYSTEM)
+            assert (resolved.state, resolved.resolution) == ("resolved", "force_posted")
+    with pytest.raises(InvalidStateTransition), operations.operation(SYSTEM):
+        network_only_force_post(break_=breaks["NET-9"], actor=SYSTEM)
+    with pytest.raises(InvalidStateTransition), operations.operation(SYSTEM):
+        network_only_force_post(break_=breaks[pending], actor=SYSTEM)  # resolved already
+
+    # Presented for what the network settled (above the authorized 600: within the 20%), and
+    # the reversed one forced on the card; the proof holds with the unknown refund open alone.
+    assert Authorization.objects.get(pk=pending).presented_amount == 650
+    forced = Authorization.objects.get(kind="force_post")
+    assert (forced.card_id, forced.presented_amount) == (card.card_id, 300)
+    proof = settlement_proof(settlement)
+    assert (proof["card_clearing_movement"], proof["open_breaks"], proof["holds"]) == (
+        -950,
+        90,
+        True,
+    )
+    assert (
+        created(
+            Api("v2", issue_key(institution, scopes=scopes.ROLES["bank"])[1]).post(
+                "/reconciliations", {"settlementId": settlement_id}
+            ),
+            "v2",
+        )["reconciliationId"]
+        is None
+    )  # nothing new: the force posts are matched
