@@ -46,13 +46,15 @@ def _refused(why: str, state: str) -> InvalidStateTransition:
 def network_only_force_post(*, break_: ReconciliationBreak, actor: Actor) -> ReconciliationBreak:
     """Clear the late presentment of a `network_only` break and resolve the break (module
     docstring). Returns the break, resolved."""
+    if break_.kind != ReconciliationBreak.Kind.NETWORK_ONLY:  # a kind never changes
+        raise _refused(f"A {break_.kind} break cannot be force posted.", break_.state)
     settlement = break_.settlement
     with transaction.atomic():
         account = card_clearing(settlement)
         lock_reconciliation(account.pk if account else settlement.pk)
         row = lock_break(break_.pk)
-        if row.kind != ReconciliationBreak.Kind.NETWORK_ONLY or row.state not in OPEN_STATES:
-            raise _refused(f"A {row.state} {row.kind} break cannot be force posted.", row.state)
+        if row.state not in OPEN_STATES:
+            raise _refused(f"A {row.state} break cannot be force posted.", row.state)
         settled = row.settlement_row
         authorization = _authorization(settlement.institution_id, settled)
         if authorization is None:

@@ -68,11 +68,6 @@ class Cleared:
     transaction_id: str = ""  # the id TX gave the network ("" for none known)
     kind: str = ""  # the settlement row's kind it would be
 
-    # The same names as the statements' ledger lines, for the API's answer.
-    @property
-    def signed(self) -> int:
-        return self.amount
-
 
 @dataclass
 class PlannedMatch:

@@ -1,7 +1,8 @@
 """Matching a card network's settlement against TX's clearing, and the settlement's proof
 (docs/reconciliation.md, "Matching a settlement", "The settlement's proof"): one world of a
 day, a purchase and its refund settled, a late presentment, a presentment the network did not
-settle, a duplicate and an amount mismatch from a second network."""
+settle (settled by a second network), a duplicate and an amount mismatch; a late presentment
+force posted."""
 
 import pytest
 from django.utils import timezone
@@ -138,24 +139,36 @@ def test_a_settlement_matched_broken_proved_and_run_again(institution, api_v2):
         True,
     )
 
-    # A second network's day: the purchase settled again (a duplicate) and a presentment of 300
-    # settled as 350 (an amount mismatch of -50). The presentment of 800 is not its tx_only
-    # again: the first settlement's open break claims it.
+    # A second network's day: the purchase settled again (a duplicate), a presentment of 300
+    # settled as 350 (an amount mismatch of -50), and the presentment of 800 the first left
+    # alone (TX does not know a card's network): its match resolves the first's tx_only break.
+    tx_only = next(b["breakId"] for b in run["breaks"] if b["kind"] == "tx_only")
     tip = approved(api_v2, card.card_id, 300)["authorizationId"]
     presented(api_v2, tip)
-    body = settlement_body([[paid, "purchase", -4_000, 0], [tip, "purchase", -350, 0]], day=today)
+    body = settlement_body(
+        [
+            [paid, "purchase", -4_000, 0],
+            [tip, "purchase", -350, 0],
+            [unsettled, "purchase", -800, 0],
+        ],
+        day=today,
+    )
     body["network"] = "mastercard"
     mastercard = created(network.post("/network-settlements", body), "v2")["settlementId"]
     second = created(bank.post("/reconciliations", {"settlementId": mastercard}), "v2")
-    assert [m["difference"] for m in second["matches"]] == [-50]
+    assert [m["difference"] for m in second["matches"]] == [-50, 0]
     assert sorted((b["kind"], b["amount"]) for b in second["breaks"]) == [
         ("amount_mismatch", -50),
         ("duplicate", -4_000),
     ]
-    for settlement_id in (visa_id, mastercard):
+    assert second["breaksResolved"] == [tx_only]
+    for settlement_id, open_breaks in ((visa_id, 0), (mastercard, -4_050)):
         proof = resource(api_v2.get(f"/network-settlements/{settlement_id}/proof"), "v2")
-        assert (proof["difference"], proof["holds"]) == (0, True), proof
-    assert ReconciliationBreak.objects.filter(kind="tx_only").count() == 1
+        assert (proof["openBreaks"], proof["difference"], proof["holds"]) == (
+            open_breaks,
+            0,
+            True,
+        ), proof
 
     # Exactly one of statementId and settlementId; another institution's settlement is not found.
     assert_error(
