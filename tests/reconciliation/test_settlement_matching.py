@@ -4,6 +4,8 @@ day, a purchase and its refund settled, a late presentment, a presentment the ne
 settle (settled by a second network), a duplicate and an amount mismatch; a late presentment
 force posted."""
 
+import threading
+
 import pytest
 from django.utils import timezone
 
@@ -14,15 +16,17 @@ from core.exceptions import InvalidStateTransition
 from events.models import Event
 from institutions import scopes
 from institutions.calendar import local_date
-from reconciliation.models import NetworkSettlement, ReconciliationBreak
+from reconciliation.models import NetworkSettlement, ReconciliationBreak, ReconciliationRun
+from reconciliation.services import settlement_matching
 from reconciliation.services.force_post import network_only_force_post
 from reconciliation.services.settlement_matching import reconcile_settlement, settlement_proof
 from tests.accounts.api.helpers import assert_error, created, listed, resource
+from tests.accounts.ledger.helpers import run_threads
 from tests.authorizations.helpers import approved, card_return, funded, presented, reverse
 from tests.conftest import Api
 from tests.factories import InstitutionFactory, issue_key
 from tests.reconciliation.test_matching import rows_of_reconciliation
-from tests.reconciliation.test_settlements import settlement_body
+from tests.reconciliation.test_settlements import settlement_body, settlement_of
 
 pytestmark = pytest.mark.django_db
 
@@ -240,3 +244,29 @@ def test_a_late_presentment_force_posted(institution, api_v2):
         )["reconciliationId"]
         is None
     )  # nothing new: the force posts are matched
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_runs_of_a_settlement_at_once_match_once(monkeypatch):
+    """Both would plan the same five network_only breaks: each plan waits (half a second at
+    most) for the other to plan too. Card clearing's reconciliation lock keeps the second from
+    planning until the first commits, so the wait runs out and the second finds nothing new;
+    without the lock both plan, and the second's insert breaks the unique constraint."""
+    settlement = settlement_of(InstitutionFactory())
+    settlement = NetworkSettlement.objects.select_related("institution").get(pk=settlement.pk)
+    both = threading.Barrier(2, timeout=0.5)
+    planned = settlement_matching.plan
+
+    def plan_together(settlement):
+        try:
+            both.wait()
+        except threading.BrokenBarrierError:
+            pass
+        return planned(settlement)
+
+    monkeypatch.setattr(settlement_matching, "plan", plan_together)
+    results = run_threads(2, lambda index: reconcile_settlement(settlement=settlement))
+
+    assert sorted(result.run is not None for result in results) == [False, True]
+    assert ReconciliationRun.objects.count() == 1
+    assert ReconciliationBreak.objects.filter(kind="network_only").count() == 5
