@@ -7,6 +7,7 @@ force posted."""
 import threading
 
 import pytest
+from django.urls import reverse as url_of
 from django.utils import timezone
 
 from authorizations.models import Authorization
@@ -190,10 +191,11 @@ def test_a_settlement_matched_broken_proved_and_run_again(institution, api_v2):
     assert stranger.get(f"/reconciliation-breaks/{late_break}").status_code == 404
 
 
-def test_a_late_presentment_force_posted(institution, api_v2):
+def test_a_late_presentment_force_posted(institution, api_v2, admin_client):
     """Three rows the network settled and TX has not cleared: a pending authorization (presented
     for the settled amount), a reversed one (a force post of its card), a refund of an id TX
-    does not know (nothing to clear: 409, nothing changes)."""
+    does not know (nothing to clear: 409, nothing changes). The back office's break page shows
+    the network's row."""
     card = funded(api_v2, load=1_000)
     pending = approved(api_v2, card.card_id, 600)["authorizationId"]
     gone = approved(api_v2, card.card_id, 300)["authorizationId"]
@@ -214,6 +216,12 @@ def test_a_late_presentment_force_posted(institution, api_v2):
     assert {key: b.kind for key, b in breaks.items()} == dict.fromkeys(
         (pending, gone, "NET-9"), "network_only"
     )
+
+    page = admin_client.get(
+        url_of("admin:reconciliation_reconciliationbreak_change", args=[breaks["NET-9"].pk])
+    )
+    assert page.status_code == 200
+    assert "refund 90 EUR NET-9" in page.content.decode()
 
     with operations.operation(SYSTEM):
         for key in (pending, gone):
