@@ -7,7 +7,7 @@ seen; a cancellation locks its expected payment alone."""
 
 from django.db import connection
 
-from .models import ExpectedPayment
+from .models import ExpectedPayment, ReconciliationBreak
 
 
 def lock_reconciliation(account_id: str) -> None:
@@ -33,3 +33,7 @@ def lock_unmatched_expected(institution_id: str, currency: str) -> None:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
+
+
+def lock_break(break_id: str) -> ReconciliationBreak:
+    return ReconciliationBreak.objects.select_for_update().get(pk=break_id)

@@ -207,14 +207,19 @@ class ReconciliationRule(models.Model):
 
 
 class ReconciliationRun(models.Model):
-    """One run of matching over a statement that wrote something (a dry run writes nothing, not
-    even this)."""
+    """One run of matching over a statement, or a card network's settlement (exactly one: a
+    CHECK), that wrote something (a dry run writes nothing, not even this)."""
 
     id = models.CharField(primary_key=True, max_length=40, default=_run_id, editable=False)
     institution = models.ForeignKey(
         Institution, on_delete=models.PROTECT, related_name="+", db_index=False
     )
-    statement = models.ForeignKey(BankStatement, on_delete=models.PROTECT, related_name="runs")
+    statement = models.ForeignKey(
+        BankStatement, on_delete=models.PROTECT, null=True, blank=True, related_name="runs"
+    )
+    settlement = models.ForeignKey(
+        "NetworkSettlement", on_delete=models.PROTECT, null=True, blank=True, related_name="runs"
+    )
     matched_count = models.PositiveIntegerField(default=0)
     breaks_opened = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -222,9 +227,16 @@ class ReconciliationRun(models.Model):
     class Meta:
         verbose_name = "reconciliation run"
         ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(statement__isnull=False, settlement__isnull=True)
+                | models.Q(statement__isnull=True, settlement__isnull=False),
+                name="recon_run_of_one",
+            ),
+        ]
 
     def __str__(self):
-        return f"run {self.id} of {self.statement_id}"
+        return f"run {self.id} of {self.statement_id or self.settlement_id}"
 
 
 class ReconciliationMatch(models.Model):
@@ -281,8 +293,8 @@ class MatchedStatementLine(models.Model):
 
 
 class MatchedLedgerLine(models.Model):
-    """A ledger line's (an entry of the mirrored account) match: at most one (the primary key
-    is the entry)."""
+    """A ledger line's (an entry of the mirrored account; for a settlement, of card clearing)
+    match: at most one (the primary key is the entry)."""
 
     entry = models.OneToOneField(
         Entry, on_delete=models.PROTECT, primary_key=True, related_name="matched"
@@ -298,6 +310,24 @@ class MatchedLedgerLine(models.Model):
         return f"entry {self.entry_id} in {self.match_id}"
 
 
+class MatchedSettlementRow(models.Model):
+    """A network settlement row's match (with card clearing's entries of the transaction TX
+    cleared under its network transaction id): at most one (the primary key is the row)."""
+
+    settlement_row = models.OneToOneField(
+        "NetworkSettlementRow", on_delete=models.PROTECT, primary_key=True, related_name="matched"
+    )
+    match = models.ForeignKey(
+        ReconciliationMatch, on_delete=models.PROTECT, related_name="settlement_rows"
+    )
+
+    class Meta:
+        verbose_name = "matched settlement row"
+
+    def __str__(self):
+        return f"{self.settlement_row_id} in {self.match_id}"
+
+
 OPEN_STATES = ("open", "assigned")
 
 
@@ -307,18 +337,24 @@ class ReconciliationBreak(Timestamped):
     `amount`: what the statement says less what the ledger says, for the lines it concerns,
     signed as the statement signs (money in, a credit, positive), in minor units. So the
     mirrored account's money as the bank counts it equals the closing balance less the open
-    breaks' amounts. A statement line's break of a kind is open once, and a ledger line's
-    (`ledger_only`): partial unique constraints."""
+    breaks' amounts. A settlement's break: what the network settled less what TX cleared,
+    signed as the settlement signs (from the institution's side: what the network pays it
+    positive), so card clearing's movement of the settlement's transactions equals its
+    transactions total less the open breaks (docs/reconciliation.md, "The settlement's proof").
+    A statement line's break of a kind is open once, a ledger line's (`ledger_only`,
+    `tx_only`) and a settlement row's: partial unique constraints."""
 
     class Kind(models.TextChoices):
         BANK_ONLY = "bank_only"
         LEDGER_ONLY = "ledger_only"
         AMOUNT_MISMATCH = "amount_mismatch"
         DUPLICATE = "duplicate"
-        # The card network's settlement (reserved: not built), and the statements' chain
-        # (`services.proof`).
+        # A card network's settlement against TX's clearing (docs/reconciliation.md, "Matching
+        # a settlement"): a row TX has not cleared, a transaction cleared no row settled; and
+        # the statements' chain (`services.proof`).
         NETWORK_ONLY = "network_only"
         TX_ONLY = "tx_only"
+        # Reserved for the proof (issue 51, item 6).
         MISSING_STATEMENT = "missing_statement"
 
     class State(models.TextChoices):
@@ -339,6 +375,17 @@ class ReconciliationBreak(Timestamped):
     )
     statement_line = models.ForeignKey(
         BankStatementLine, on_delete=models.PROTECT, null=True, blank=True, related_name="breaks"
+    )
+    # A settlement's break: the network's side (for every kind but `tx_only`, its row).
+    settlement = models.ForeignKey(
+        "NetworkSettlement", on_delete=models.PROTECT, null=True, blank=True, related_name="breaks"
+    )
+    settlement_row = models.ForeignKey(
+        "NetworkSettlementRow",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="breaks",
     )
     # A ledger-only break's line; an amount mismatch's lines are its match's.
     entry = models.ForeignKey(
@@ -381,6 +428,11 @@ class ReconciliationBreak(Timestamped):
                 fields=["kind", "entry"],
                 condition=models.Q(entry__isnull=False, state__in=OPEN_STATES),
                 name="recon_break_entry_open_once",
+            ),
+            models.UniqueConstraint(
+                fields=["kind", "settlement_row"],
+                condition=models.Q(settlement_row__isnull=False, state__in=OPEN_STATES),
+                name="recon_break_row_open_once",
             ),
             # A statement's opening gap (`services.proof`) is open once.
             models.UniqueConstraint(

@@ -14,6 +14,7 @@ from .apis.matching import (
 from .apis.settlements import (
     NetworkSettlementDetailView,
     NetworkSettlementListView,
+    NetworkSettlementProofView,
     NetworkSettlementRowListView,
 )
 from .apis.statements import (
@@ -51,6 +52,11 @@ def reconciliation_urls(version: str):
             "network-settlements/<id:settlementId>/rows",
             NetworkSettlementRowListView.as_view(),
             name="network-settlement-rows",
+        ),
+        path(
+            "network-settlements/<id:settlementId>/proof",
+            NetworkSettlementProofView.as_view(),
+            name="network-settlement-proof",
         ),
         path("expected-payments", ExpectedPaymentListView.as_view(), name="expected-payments"),
         path(

@@ -220,8 +220,8 @@ class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     list_display = ["id", "kind", "state", "amount_display", "statement_link", "created_at"]
     list_filter = ["kind", "state", "currency", "institution"]
     list_select_related = ["statement"]
-    search_fields = ["id", "statement_id", "statement_line_id"]
-    search_help_text = "An exact break id, statement id or statement line id."
+    search_fields = ["id", "statement_id", "statement_line_id", "settlement_id"]
+    search_help_text = "An exact break id, statement id, statement line id or settlement id."
     fields = [
         "id",
         "institution",
@@ -231,6 +231,9 @@ class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "statement_link",
         "statement_line_link",
         "line_display",
+        "settlement_link",
+        "settlement_row_link",
+        "row_display",
         "ledger_lines_display",
         "expected_payment_link",
         "resolution",
@@ -243,11 +246,20 @@ class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         return super().get_queryset(request).defer("statement__content")
 
     amount_display = money_column(
-        "amount", description="amount (statement less ledger)", ordering="amount"
+        "amount", description="amount (statement or network less TX)", ordering="amount"
     )
     statement_link = link_column("statement", description="statement", ordering="statement_id")
     statement_line_link = link_column("statement_line", description="statement line")
     expected_payment_link = link_column("expected_payment", description="expected payment")
+    settlement_link = link_column("settlement", description="network settlement")
+    settlement_row_link = link_column("settlement_row", description="settlement row")
+
+    @admin.display(description="the network says")
+    def row_display(self, obj):
+        row = obj.settlement_row
+        if row is None:
+            return "—"
+        return f"{row.kind} {row.amount} {obj.currency} {row.network_transaction_id}"
 
     @admin.display(description="the statement says")
     def line_display(self, obj):

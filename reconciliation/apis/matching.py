@@ -27,6 +27,7 @@ from ..models import (
     BankStatement,
     BankStatementLine,
     ExpectedPayment,
+    NetworkSettlement,
     ReconciliationBreak,
     ReconciliationRule,
 )
@@ -39,6 +40,7 @@ from ..services.rules import (
     OPERATORS,
     reconciliation_rule_create,
 )
+from ..services.settlement_matching import reconcile_settlement
 
 TAGS = ["Reconciliation"]
 DIRECTION_HELP = "As the statement says it: `credit`, money into the bank account."
@@ -271,8 +273,18 @@ class RuleListView(TXView):
 
 # --- runs -------------------------------------------------------------------------------------
 class ReconciliationCreate(StrictSerializer):
-    statementId = StrictCharField(max_length=40)  # noqa: N815
+    statementId = StrictCharField(max_length=40, required=False)  # noqa: N815
+    settlementId = StrictCharField(  # noqa: N815
+        max_length=40, required=False, help_text="A network settlement: or a statementId."
+    )
     dryRun = StrictBooleanField(required=False, help_text="Answer, write nothing.")  # noqa: N815
+
+    def validate(self, data):
+        if ("statementId" in data) == ("settlementId" in data):
+            raise serializers.ValidationError(
+                {"statementId": "Exactly one of statementId and settlementId."}
+            )
+        return data
 
 
 class LedgerLineOut(Serializer):
@@ -286,9 +298,11 @@ class MatchOut(Serializer):
     ruleId = serializers.CharField(allow_null=True)  # noqa: N815
     expectedPaymentId = serializers.CharField(allow_null=True)  # noqa: N815
     statementLineIds = serializers.ListField(child=serializers.CharField())  # noqa: N815
+    settlementRowIds = serializers.ListField(child=serializers.CharField())  # noqa: N815
     ledgerLines = LedgerLineOut(many=True)  # noqa: N815
     difference = serializers.IntegerField(
-        help_text="The statement's amount less the ledger's, signed as the statement signs."
+        help_text="The statement's amount less the ledger's, signed as the statement signs; "
+        "a settlement's: the network's less card clearing's, signed as the settlement signs."
     )
 
 
@@ -297,6 +311,7 @@ class RunBreakOut(Serializer):
     kind = serializers.ChoiceField(choices=ReconciliationBreak.Kind.choices)
     amount = serializers.IntegerField()
     statementLineId = serializers.CharField(allow_null=True)  # noqa: N815
+    settlementRowId = serializers.CharField(allow_null=True)  # noqa: N815
     ledgerLines = LedgerLineOut(many=True)  # noqa: N815
     expectedPaymentId = serializers.CharField(allow_null=True)  # noqa: N815
 
@@ -305,7 +320,8 @@ class ReconciliationOut(Serializer):
     reconciliationId = serializers.CharField(  # noqa: N815
         allow_null=True, help_text="null on a dry run, or when there was nothing new."
     )
-    statementId = serializers.CharField()  # noqa: N815
+    statementId = serializers.CharField(allow_null=True)  # noqa: N815
+    settlementId = serializers.CharField(allow_null=True)  # noqa: N815
     dryRun = serializers.BooleanField()  # noqa: N815
     matches = MatchOut(many=True)
     breaks = RunBreakOut(many=True)
@@ -325,6 +341,7 @@ def _result(result) -> dict:
     return {
         "reconciliationId": result.run.pk if result.run else None,
         "statementId": plan.statement.pk,
+        "settlementId": None,
         "dryRun": result.dry_run,
         "matches": [
             {
@@ -333,6 +350,7 @@ def _result(result) -> dict:
                 "ruleId": match.rule.pk if match.rule else None,
                 "expectedPaymentId": match.expected.pk if match.expected else None,
                 "statementLineIds": [line.pk for line in match.lines],
+                "settlementRowIds": [],
                 "ledgerLines": _ledger(match.ledger),
                 "difference": match.difference,
             }
@@ -344,10 +362,52 @@ def _result(result) -> dict:
                 "kind": item.kind,
                 "amount": item.amount,
                 "statementLineId": item.line.pk if item.line else None,
+                "settlementRowId": None,
                 "ledgerLines": _ledger(
                     item.match.ledger if item.match else [item.entry] if item.entry else []
                 ),
                 "expectedPaymentId": item.expected.pk if item.expected else None,
+            }
+            for item, row in zip(plan.breaks, rows, strict=True)
+        ],
+        "breaksResolved": [row.pk for row in plan.resolved],
+    }
+
+
+def _settlement_result(result) -> dict:
+    """A settlement's run in the same shape: a match is one row and one entry of card
+    clearing, by the network transaction id."""
+    plan = result.plan
+    rows = result.break_rows or [None] * len(plan.breaks)
+    return {
+        "reconciliationId": result.run.pk if result.run else None,
+        "statementId": None,
+        "settlementId": plan.settlement.pk,
+        "dryRun": result.dry_run,
+        "matches": [
+            {
+                "how": match.how,
+                "key": match.key,
+                "ruleId": None,
+                "expectedPaymentId": None,
+                "statementLineIds": [],
+                "settlementRowIds": [match.row.pk],
+                "ledgerLines": _ledger([match.cleared]),
+                "difference": match.difference,
+            }
+            for match in plan.matches
+        ],
+        "breaks": [
+            {
+                "breakId": row.pk if row else None,
+                "kind": item.kind,
+                "amount": item.amount,
+                "statementLineId": None,
+                "settlementRowId": item.row.pk if item.row else None,
+                "ledgerLines": _ledger(
+                    [item.match.cleared] if item.match else [item.cleared] if item.cleared else []
+                ),
+                "expectedPaymentId": None,
             }
             for item, row in zip(plan.breaks, rows, strict=True)
         ],
@@ -363,16 +423,28 @@ class ReconciliationListView(TXView):
         resources={V2: ReconciliationOut},
         request={V2: ReconciliationCreate},
         created=True,
-        summary="Match a statement against the ledger",
-        description="Exact keys first (end-to-end id, trace number, bank reference), then the "
-        "institution's rules in order, then expected payments; answers what matched and what "
-        "broke in this run. A line is matched once: a run matches only what is unmatched, and "
-        "one that finds nothing new writes nothing. `dryRun`: the same answer, nothing written.",
+        summary="Match a statement against the ledger, or a network settlement against card "
+        "clearing",
+        description="Exactly one of `statementId` and `settlementId`. A statement: exact keys "
+        "first (end-to-end id, trace number, bank reference), then the institution's rules in "
+        "order, then expected payments. A settlement: each row with the transaction TX cleared "
+        "under its network transaction id. Answers what matched and what broke in this run. A "
+        "line or row is matched once: a run matches only what is unmatched, and one that finds "
+        "nothing new writes nothing. `dryRun`: the same answer, nothing written.",
         operation_id="reconciliations_create",
         tags=TAGS,
     )
     def post(self, request):
         data = self.parse(ReconciliationCreate)
+        if "settlementId" in data:
+            settlement = get_of_institution(
+                NetworkSettlement.objects.select_related("institution"),
+                institution=self.institution,
+                id=data["settlementId"],
+                missing="No network settlement with this id.",
+            )
+            result = reconcile_settlement(settlement=settlement, dry_run=data.get("dryRun", False))
+            return self.created(ReconciliationOut(_settlement_result(result)).data)
         statement = get_of_institution(
             BankStatement.objects.defer("content").select_related("institution"),
             institution=self.institution,
@@ -391,11 +463,15 @@ class BreakOut(Serializer):
     amount = serializers.IntegerField(
         help_text="What the statement says less what the ledger says, for the lines it "
         "concerns, signed as the statement signs (money in positive), minor units: the "
-        "closing balance less the open breaks is the ledger's account of the bank's money."
+        "closing balance less the open breaks is the ledger's account of the bank's money. A "
+        "settlement's: what the network settled less what TX cleared, signed as the settlement "
+        "signs (what the network pays the institution positive)."
     )
     currency = serializers.CharField()
     statementId = serializers.CharField(source="statement_id", allow_null=True)  # noqa: N815
     statementLineId = serializers.CharField(source="statement_line_id", allow_null=True)  # noqa: N815
+    settlementId = serializers.CharField(source="settlement_id", allow_null=True)  # noqa: N815
+    settlementRowId = serializers.CharField(source="settlement_row_id", allow_null=True)  # noqa: N815
     ledgerLines = serializers.SerializerMethodField()  # noqa: N815
     expectedPaymentId = serializers.CharField(source="expected_payment_id", allow_null=True)  # noqa: N815
     reconciliationId = serializers.CharField(source="run_id")  # noqa: N815
@@ -425,6 +501,7 @@ class BreakQuery(Serializer):
     state = serializers.ChoiceField(choices=ReconciliationBreak.State.choices, required=False)
     kind = serializers.ChoiceField(choices=ReconciliationBreak.Kind.choices, required=False)
     statementId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    settlementId = StrictCharField(required=False, max_length=40)  # noqa: N815
 
 
 def _breaks():
@@ -445,7 +522,12 @@ class BreakListView(TXView):
     def get(self, request):
         query = self.parse_query(BreakQuery)
         rows = _breaks().filter(institution=self.institution)
-        for name, column in (("state", "state"), ("kind", "kind"), ("statementId", "statement_id")):
+        for name, column in (
+            ("state", "state"),
+            ("kind", "kind"),
+            ("statementId", "statement_id"),
+            ("settlementId", "settlement_id"),
+        ):
             if query.get(name):
                 rows = rows.filter(**{column: query[name]})
         return self.respond_list(rows, BreakOut)

@@ -20,6 +20,7 @@ from core.selectors import get_of_institution
 from institutions import scopes
 
 from ..models import NetworkSettlement, NetworkSettlementRow
+from ..services.settlement_matching import settlement_proof
 from ..services.settlements import MAX_ROWS, network_settlement_receive
 
 TAGS = ["Reconciliation"]
@@ -184,3 +185,42 @@ class NetworkSettlementRowListView(TXView):
         settlement = _settlement(self.institution, settlementId)
         rows = NetworkSettlementRow.objects.filter(settlement=settlement)
         return self.respond_list(rows, NetworkSettlementRowOut)
+
+
+class SettlementProofOut(Serializer):
+    settlementId = serializers.CharField()  # noqa: N815
+    cardClearingMovement = serializers.IntegerField(  # noqa: N815
+        source="card_clearing_movement",
+        help_text="Card clearing's entries of the settlement's transactions (not the "
+        "settlements' journals), its debits less its credits: signed as the settlement signs.",
+    )
+    net = serializers.IntegerField()
+    interchange = serializers.IntegerField()
+    schemeFees = serializers.IntegerField(source="scheme_fees")  # noqa: N815
+    transactions = serializers.IntegerField(
+        help_text="net - interchange - schemeFees: what the settlement posted on card clearing."
+    )
+    openBreaks = serializers.IntegerField(  # noqa: N815
+        source="open_breaks", help_text="The sum of the settlement's open breaks' amounts."
+    )
+    difference = serializers.IntegerField(
+        help_text="cardClearingMovement - (transactions - openBreaks): 0 when the proof holds."
+    )
+    holds = serializers.BooleanField()
+
+
+class NetworkSettlementProofView(TXView):
+    @document(
+        name="NetworkSettlementProof",
+        resources={V2: SettlementProofOut},
+        summary="The settlement's proof: card clearing against the settlement and its breaks",
+        description="Card clearing's movement of the settlement's transactions equals its "
+        "transactions total (net less interchange and scheme fees) less its open breaks, to the "
+        'minor unit (docs/reconciliation.md, "The settlement\'s proof").',
+        operation_id="network_settlement_proof_retrieve",
+        tags=TAGS,
+    )
+    def get(self, request, settlementId):  # noqa: N803
+        settlement = _settlement(self.institution, settlementId)
+        proof = {"settlementId": settlement.pk, **settlement_proof(settlement)}
+        return self.respond(SettlementProofOut(proof).data)
