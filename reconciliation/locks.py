@@ -3,11 +3,15 @@ account's reconciliation lock (a transaction advisory lock, not the account's ro
 postings need) until it commits, so two runs over the same account's lines, of one statement or
 of two, match one after the other. It then locks the unmatched expected payments it may match
 (of the institution and currency, by id), so a cancellation at the same moment waits or is
-seen; a cancellation locks its expected payment alone."""
+seen; a cancellation locks its expected payment alone.
+
+A break's resolution by staff (`services.breaks`) locks the break's row first, then takes its
+account's reconciliation lock (a run and a resolution follow one another), then the postings
+lock the accounts: a stale or second approval finds the break resolved and posts nothing."""
 
 from django.db import connection
 
-from .models import ExpectedPayment
+from .models import ExpectedPayment, ReconciliationBreak
 
 
 def lock_reconciliation(account_id: str) -> None:
@@ -32,4 +36,12 @@ def lock_unmatched_expected(institution_id: str, currency: str) -> None:
         )
         .order_by("pk")
         .values_list("pk", flat=True)
+    )
+
+
+def lock_break(break_id: str) -> ReconciliationBreak:
+    return (
+        ReconciliationBreak.objects.select_for_update(of=("self",))
+        .select_related("statement", "statement_line", "institution")
+        .get(pk=break_id)
     )
