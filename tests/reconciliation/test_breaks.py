@@ -64,7 +64,7 @@ def booked() -> list[Journal]:
     return list(Journal.objects.filter(kind=Journal.Kind.RECONCILIATION).order_by("pk"))
 
 
-def test_money_of_a_break_is_booked_through_four_eyes_once():
+def test_money_of_a_break_is_booked_through_four_eyes_once(client):
     bank = InstitutionFactory()
     statement, credit, fee, day = a_statement_with_two_breaks(bank)
     maker = staff("olga", roles=["operations"], institutions=[bank])
@@ -91,6 +91,11 @@ def test_money_of_a_break_is_booked_through_four_eyes_once():
     with pytest.raises(PermissionDenied):  # the requester cannot approve their own
         run(approval_approve, actor=Actor(user=maker), approval=approval, reason="Mine.")
     assert booked() == []
+    # The checker finds it under Approvals, said in words, linked to the break.
+    sign_in(client, checker)
+    page = client.get(reverse("admin:backoffice_approvalrequest_change", args=[approval.pk]))
+    text = page.content.decode()
+    assert "Book the bank-only credit of" in text and credit.pk in text
 
     run(approval_approve, actor=Actor(user=checker), approval=approval, reason="Checked.")
     # A stale or second approval posts nothing.
