@@ -5,9 +5,11 @@ of two, match one after the other. It then locks the unmatched expected payments
 (of the institution and currency, by id), so a cancellation at the same moment waits or is
 seen; a cancellation locks its expected payment alone.
 
-A break's resolution by staff (`services.breaks`) locks the break's row first, then takes its
-account's reconciliation lock (a run and a resolution follow one another), then the postings
-lock the accounts: a stale or second approval finds the break resolved and posts nothing."""
+A break's money booked by staff (`services.breaks`) takes its account's reconciliation lock
+first, as a run does (a run resolving the same break and the booking follow one another), then
+locks the break's row, then the postings lock the accounts: a stale or second approval finds
+the break resolved and posts nothing. An assignment locks the break's row alone (after its
+case's)."""
 
 from django.db import connection
 

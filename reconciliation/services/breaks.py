@@ -16,8 +16,9 @@ of the day in the institution's time zone: never after the posting, so a line da
 refused until its day), and its ledger line is added to the line's match (`MatchedLedgerLine`,
 a new `ReconciliationMatch` when the line has none): a later run never sees it alone. The break
 is resolved (`resolution`, `resolved_on` the value date) with `reconciliation_break.resolved`,
-all in one transaction, the break's row locked first (`locks.lock_break`), then the account's
-reconciliation lock: a second or stale approval finds it resolved and posts nothing (409).
+all in one transaction, under the account's reconciliation lock (a run's too: a run resolving
+the same break waits, or is waited for) and the break's row lock (`locks.lock_break`): a second
+or stale approval finds it resolved and posts nothing (409).
 
 `break_resolve_without_money`: one staff user, for a break whose amount is 0 only: a
 resolution that books nothing leaves any difference standing, and the proof would no longer
@@ -41,6 +42,7 @@ from institutions.calendar import local_date
 from ..locks import lock_break, lock_reconciliation
 from ..models import (
     OPEN_STATES,
+    BankStatement,
     MatchedLedgerLine,
     MatchedStatementLine,
     ReconciliationBreak,
@@ -122,10 +124,15 @@ def break_book(*, brk: ReconciliationBreak, how: str) -> Outcome[ReconciliationB
     transaction; the actor is the operation's (the approving staff user). 409 once resolved;
     422 for a break of another kind or sign, or whose line's value date is after today."""
     with transaction.atomic(savepoint=False):
+        # The account's reconciliation lock first, as a run takes it before it resolves breaks:
+        # a run and a booking of the same break follow one another (the break's statement and
+        # its account never change).
+        mirrored = BankStatement.objects.filter(breaks=brk.pk).values_list("account_id", flat=True)
+        for account_id in mirrored:
+            lock_reconciliation(account_id)
         brk = lock_break(brk.pk)
         bookable(brk, how)
         statement = brk.statement
-        lock_reconciliation(statement.account_id)
         institution = brk.institution
         day = value_date(brk)
         if day > local_date(institution, timezone.now()):

@@ -27,7 +27,7 @@ from events.models import Event
 from institutions.calendar import local_date
 from jobs import tasks
 from monitoring.models import MonitoringAlert
-from reconciliation.models import MatchedLedgerLine, ReconciliationBreak
+from reconciliation.models import MatchedLedgerLine, ReconciliationBreak, ReconciliationMatch
 from reconciliation.services.ageing import breaks_watch_ageing
 from reconciliation.services.breaks import break_resolve_without_money
 from reconciliation.services.matching import reconcile
@@ -136,6 +136,29 @@ def test_money_of_a_break_is_booked_through_four_eyes_once(client):
             brk.statement_line_id
         ]
     assert ApprovalRequest.objects.get(pk=approval.pk).result_id == credit.pk
+
+    # An amount mismatch the bank took 10 more on (as a key's match with a payout would
+    # leave): booked as a fee, its ledger line joins the match, whose difference is 0 then.
+    match = MatchedLedgerLine.objects.get(entry__journal=fee_journal).match
+    ReconciliationMatch.objects.filter(pk=match.pk).update(difference=-10)
+    mismatch = ReconciliationBreak.objects.create(
+        institution=bank,
+        kind="amount_mismatch",
+        amount=-10,
+        currency="USD",
+        statement=statement,
+        statement_line=fee.statement_line,
+        match=match,
+        run=fee.run,
+    )
+    with pytest.raises(BusinessRuleViolation):
+        ask(mismatch, Kind.BREAK_CREDIT)
+    approval_mismatch = ask(mismatch, Kind.BREAK_FEE)
+    run(approval_approve, actor=Actor(user=checker), approval=approval_mismatch, reason="Fee.")
+    mismatch_journal = booked()[-1]
+    assert mismatch_journal.value_at == start
+    match.refresh_from_db()
+    assert match.difference == 0 and match.ledger_lines.count() == 2
     assert ledger_breaches() == []
 
     # A later run sees the booked lines matched: no ledger-only break, nothing written.
