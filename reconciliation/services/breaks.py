@@ -127,8 +127,8 @@ def break_book(*, brk: ReconciliationBreak, how: str) -> Outcome[ReconciliationB
         # The account's reconciliation lock first, as a run takes it before it resolves breaks:
         # a run and a booking of the same break follow one another (the break's statement and
         # its account never change).
-        mirrored = BankStatement.objects.filter(breaks=brk.pk).values_list("account_id", flat=True)
-        for account_id in mirrored:
+        accounts = BankStatement.objects.filter(breaks=brk.pk).values_list("account_id", flat=True)
+        for account_id in accounts:
             lock_reconciliation(account_id)
         brk = lock_break(brk.pk)
         bookable(brk, how)
