@@ -26,6 +26,7 @@ from cards.models import PanResolutionFailure
 from disputes.models import Dispute
 from disputes.selectors import due_dispute_ids
 from monitoring.models import MonitoringAlert
+from reconciliation.models import ReconciliationBreak
 from webhooks.models import WebhookDelivery
 
 
@@ -176,10 +177,17 @@ _my_alerts = _mine(
     "Monitoring alerts assigned to me",
     "Open alerts you were assigned (or took): add notes as you check, resolve once decided.",
 )
+_my_breaks = _mine(
+    ReconciliationBreak,
+    "Reconciliation breaks assigned to me",
+    "Open breaks you were assigned (or took): the statement line beside the ledger lines, "
+    "resolved on each page.",
+)
 
 QUEUES = [
     _my_disputes,
     _my_alerts,
+    _my_breaks,
     _approvals_waiting,
     _open_alerts,
     _disputes_due,

@@ -77,6 +77,10 @@ class ApprovalRequest(Timestamped):
         # An inbound ACH credit in suspense, applied to an account or returned (docs/payments.md).
         INBOUND_APPLY = "inbound_apply", "inbound credit applied from suspense"
         INBOUND_RETURN = "inbound_return", "inbound credit returned from suspense"
+        # A reconciliation break's resolution that books the bank's money (docs/reconciliation.md,
+        # "Breaks"): a bank-only credit to suspense, a bank fee.
+        BREAK_CREDIT = "break_credit", "bank-only credit booked to suspense"
+        BREAK_FEE = "break_fee", "bank fee booked"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -91,7 +95,8 @@ class ApprovalRequest(Timestamped):
     )
     kind = models.CharField(max_length=32, choices=Kind.choices)
     # The account of an adjustment or an overdraft raise, the fee of a waiver, the card of a
-    # limits raise or a PIN unblock, the inbound entry applied or returned from suspense.
+    # limits raise or a PIN unblock, the inbound entry applied or returned from suspense, the
+    # reconciliation break booked.
     target_id = models.CharField(max_length=40)
     # What the real service is called with besides its target: an adjustment's direction,
     # amount, currency and description; an overdraft raise's `overdraft_limit`; a limits
@@ -136,6 +141,8 @@ class ApprovalRequest(Timestamped):
                         "pin_unblock",
                         "inbound_apply",
                         "inbound_return",
+                        "break_credit",
+                        "break_fee",
                     ]
                 ),
                 name="approval_kind_known",
@@ -246,9 +253,12 @@ class ApprovalThreshold(Timestamped):
                 | (~Q(kind="pin_unblock") & Q(currency__regex=r"^[A-Z]{3}$")),
                 name="approval_threshold_currency",
             ),
-            # Money placed from suspense always takes two people: no threshold for it.
+            # Money placed from suspense, and a break's money booked, always takes two people:
+            # no threshold for it.
             models.CheckConstraint(
-                condition=~Q(kind__in=["inbound_apply", "inbound_return"]),
+                condition=~Q(
+                    kind__in=["inbound_apply", "inbound_return", "break_credit", "break_fee"]
+                ),
                 name="approval_threshold_not_of_suspense",
             ),
         ]

@@ -113,6 +113,8 @@ OBJECT_TYPES = {
     "dispute.assigned": "dispute",
     "monitoring.alert_note_added": "monitoring_alert",
     "monitoring.alert_assigned": "monitoring_alert",
+    "reconciliation_break.note_added": "reconciliation_break",
+    "reconciliation_break.assigned": "reconciliation_break",
     # Four eyes in the back office: a staff user asks for a change of money, another approves
     # or rejects it (docs/back-office.md, "Four eyes").
     "approval.requested": "approval_request",

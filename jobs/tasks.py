@@ -43,6 +43,7 @@ from core.actors import SYSTEM
 from core.operations import run, run_batches
 from disputes.services.watch import disputes_watch_deadlines
 from payments.services.rails import rails_run
+from reconciliation.services.ageing import breaks_watch_ageing
 from transfers.services import transfers_expire
 
 from .services import stalled_jobs_retry
@@ -100,6 +101,19 @@ def watch_dispute_deadlines(timestamp: int) -> dict[str, int]:
     calendar gets its event once; a draft past its network filing deadline closes `expired`
     (docs/disputes.md, "Deadlines")."""
     return run_batches(disputes_watch_deadlines, actor=SYSTEM)
+
+
+@app.periodic(cron="41 * * * *", periodic_id="watch_reconciliation_breaks")
+@app.task(
+    name="jobs.watch_reconciliation_breaks",
+    queue=QUEUE,
+    queueing_lock="jobs.watch_reconciliation_breaks",
+    lock="jobs.watch_reconciliation_breaks",
+)
+def watch_reconciliation_breaks(timestamp: int) -> dict[str, int]:
+    """Hourly: each reconciliation break open more than its business days raises one monitoring
+    alert (docs/reconciliation.md, "Ageing")."""
+    return run_batches(breaks_watch_ageing, actor=SYSTEM)
 
 
 @app.periodic(cron="* * * * *", periodic_id="run_rails")

@@ -153,12 +153,15 @@ class MonitoringAlert(models.Model):
     """A rule's hit on a card payment (`rule`, `card`, the payment as `subject`), or the
     back office's own watch on staff: several changes of money made alone to one account
     (`account`, `subject_type` staff_changes; no rule, no card; backoffice.services.
-    staff_changes)."""
+    staff_changes); or a reconciliation break open past its business days (`account`: the
+    mirrored account, `subject_type` break_ageing, the break as subject; once a break)."""
 
     class SubjectType(models.TextChoices):
         AUTHORIZATION = "authorization"
         TRANSFER = "transfer"
         STAFF_CHANGES = "staff_changes", "staff changes made alone"
+        # A reconciliation break left open too long (docs/reconciliation.md, "Ageing").
+        BREAK_AGEING = "break_ageing", "reconciliation break ageing"
 
     class Status(models.TextChoices):
         OPEN = "open"
@@ -238,6 +241,12 @@ class MonitoringAlert(models.Model):
         ]
         constraints = [
             models.CheckConstraint(condition=Q(amount__gt=0), name="monitoring_alert_amount_pos"),
+            # A break's ageing alert is raised once (reconciliation.services.ageing).
+            models.UniqueConstraint(
+                fields=["subject_id"],
+                condition=Q(subject_type="break_ageing"),
+                name="monitoring_alert_break_once",
+            ),
             # A payment's alert has its rule and card; the watch on staff its account only.
             models.CheckConstraint(
                 condition=Q(
@@ -247,7 +256,7 @@ class MonitoringAlert(models.Model):
                     account__isnull=True,
                 )
                 | Q(
-                    subject_type="staff_changes",
+                    subject_type__in=["staff_changes", "break_ageing"],
                     rule__isnull=True,
                     card__isnull=True,
                     account__isnull=False,

@@ -6,7 +6,9 @@ settlement account the orders' credits settled less their debits settled (a retu
 rejected order's money came back: it counts in neither, but for what a returned credit's
 return kept back, `returned_amount`), less the inbound credits applied or in
 suspense, plus the inbound debits applied; its suspense account the inbound credits in suspense
-and the returned credits of closed accounts; and every journal of the rails is an order's or an
+and the returned credits of closed accounts; both, besides, what a reconciliation break's
+resolution booked on them (journals of kind `reconciliation`: the bank's money the ledger had
+not seen, docs/reconciliation.md "Breaks"); and every journal of the rails is an order's or an
 inbound entry's (`RailJournal`)."""
 
 CLEARING = """
@@ -42,7 +44,16 @@ SETTLEMENT = """
                                 CASE direction WHEN 'credit' THEN -amount ELSE amount END
                            FROM payments_inboundentry
                           WHERE status = 'applied'
-                             OR (status = 'suspense' AND direction = 'credit')) moved
+                             OR (status = 'suspense' AND direction = 'credit')
+                         UNION ALL
+                         -- a reconciliation break's money booked on it (docs/reconciliation.md)
+                         SELECT j.institution_id, e.currency,
+                                CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END
+                           FROM accounts_entry e
+                           JOIN accounts_journal j ON j.id = e.journal_id
+                           JOIN accounts_account b ON b.id = e.account_id
+                          WHERE j.kind = 'reconciliation' AND b.internal_code = 'rail_settlement'
+                        ) moved
                   GROUP BY institution_id, currency) o
              ON o.institution_id = a.institution_id AND o.currency = a.currency
      WHERE a.kind = 'internal' AND a.internal_code = 'rail_settlement'
@@ -59,7 +70,16 @@ SUSPENSE = """
                          UNION ALL
                          SELECT institution_id, currency, COALESCE(returned_amount, amount)
                            FROM payments_paymentorder
-                          WHERE returned_to_suspense) waiting
+                          WHERE returned_to_suspense
+                         UNION ALL
+                         -- a reconciliation break's money booked on it (docs/reconciliation.md)
+                         SELECT j.institution_id, e.currency,
+                                CASE e.direction WHEN 'credit' THEN e.amount ELSE -e.amount END
+                           FROM accounts_entry e
+                           JOIN accounts_journal j ON j.id = e.journal_id
+                           JOIN accounts_account b ON b.id = e.account_id
+                          WHERE j.kind = 'reconciliation' AND b.internal_code = 'rail_suspense'
+                        ) waiting
                   GROUP BY institution_id, currency) i
              ON i.institution_id = a.institution_id AND i.currency = a.currency
      WHERE a.kind = 'internal' AND a.internal_code = 'rail_suspense'
@@ -76,7 +96,7 @@ UNOWNED = """
 CHECKS = {
     "rail clearing accounts that are not the credits in files not yet settled": CLEARING,
     "rail settlement accounts that are not the orders settled and the inbound entries "
-    "applied": SETTLEMENT,
+    "applied": SETTLEMENT,  # (and the breaks' money booked)
     "rail suspense accounts that are not the inbound credits in suspense and the returned "
     "credits of closed accounts": SUSPENSE,
     "journals of the rails that are no order's or inbound entry's": UNOWNED,

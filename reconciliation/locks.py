@@ -3,7 +3,13 @@ account's reconciliation lock (a transaction advisory lock, not the account's ro
 postings need) until it commits, so two runs over the same account's lines, of one statement or
 of two, match one after the other. It then locks the unmatched expected payments it may match
 (of the institution and currency, by id), so a cancellation at the same moment waits or is
-seen; a cancellation locks its expected payment alone."""
+seen; a cancellation locks its expected payment alone.
+
+A break's money booked by staff (`services.breaks`) takes its account's reconciliation lock
+first, as a run does (a run resolving the same break and the booking follow one another), then
+locks the break's row, then the postings lock the accounts: a stale or second approval finds
+the break resolved and posts nothing. An assignment locks the break's row alone (after its
+case's)."""
 
 from django.db import connection
 
@@ -36,4 +42,8 @@ def lock_unmatched_expected(institution_id: str, currency: str) -> None:
 
 
 def lock_break(break_id: str) -> ReconciliationBreak:
-    return ReconciliationBreak.objects.select_for_update().get(pk=break_id)
+    return (
+        ReconciliationBreak.objects.select_for_update(of=("self",))
+        .select_related("statement", "statement_line", "institution")
+        .get(pk=break_id)
+    )

@@ -242,12 +242,15 @@ class ReconciliationRun(models.Model):
 class ReconciliationMatch(models.Model):
     """Statement lines and ledger lines (or an expected payment) found to be the same money.
     Which lines are its: `MatchedStatementLine`, `MatchedLedgerLine` (each line once: a unique
-    constraint). `how`: `key` (`key` names which), `rule`, `expected`."""
+    constraint). `how`: `key` (`key` names which), `rule`, `expected`, `booked` (a
+    break's resolution booked the line's money)."""
 
     class How(models.TextChoices):
         KEY = "key"
         RULE = "rule"
         EXPECTED = "expected"
+        # A break's resolution booked the line's money (services.breaks): the new ledger line.
+        BOOKED = "booked"
 
     id = models.CharField(primary_key=True, max_length=40, default=_match_id, editable=False)
     institution = models.ForeignKey(

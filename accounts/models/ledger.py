@@ -41,6 +41,9 @@ class Journal(models.Model):
         INBOUND_ENTRY = "inbound_entry"
         # A card network's settlement of a day (docs/reconciliation.md, "Card settlement in").
         NETWORK_SETTLEMENT = "network_settlement"
+        # A reconciliation break's resolution booking the bank's money: a bank-only credit to
+        # suspense, a bank fee (docs/reconciliation.md, "Breaks").
+        RECONCILIATION = "reconciliation"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

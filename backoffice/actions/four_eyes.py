@@ -21,6 +21,7 @@ from backoffice.services.staff_changes import (
     StaffChange,
     staff_adjust,
     staff_apply_inbound,
+    staff_book_break,
     staff_return_inbound,
     staff_set_card_limits,
     staff_set_overdraft_limit,
@@ -30,6 +31,7 @@ from backoffice.services.staff_changes import (
 from cards.services import card_limits_set, card_pin_unblock
 from core.money import money
 from payments.services.inbound import inbound_entry_apply, inbound_entry_return
+from reconciliation.services.breaks import break_book
 
 Kind = ApprovalRequest.Kind
 
@@ -53,6 +55,8 @@ CARD_LIMITS_RAISE = FourEyes(Kind.CARD_LIMITS_RAISE, staff_set_card_limits, card
 PIN_UNBLOCK = FourEyes(Kind.PIN_UNBLOCK, staff_unblock_pin, card_pin_unblock)
 INBOUND_APPLY = FourEyes(Kind.INBOUND_APPLY, staff_apply_inbound, inbound_entry_apply)
 INBOUND_RETURN = FourEyes(Kind.INBOUND_RETURN, staff_return_inbound, inbound_entry_return)
+BREAK_CREDIT = FourEyes(Kind.BREAK_CREDIT, staff_book_break, break_book)
+BREAK_FEE = FourEyes(Kind.BREAK_FEE, staff_book_break, break_book)
 
 
 def asked_for(approval: ApprovalRequest) -> str:
@@ -77,6 +81,13 @@ def asked_for(approval: ApprovalRequest) -> str:
         return f"Apply the inbound credit of {amount} to account {parameters['account_id']}"
     if approval.kind == Kind.INBOUND_RETURN:
         return f"Return the inbound credit of {amount} ({parameters['code']})"
+    if approval.kind == Kind.BREAK_CREDIT:
+        return (
+            f"Book the bank-only credit of {amount} to suspense (reconciliation break "
+            f"{approval.target_id})"
+        )
+    if approval.kind == Kind.BREAK_FEE:
+        return f"Book the bank fee of {amount} (reconciliation break {approval.target_id})"
     return "Unblock the card's PIN"
 
 

@@ -41,6 +41,8 @@ TARGETS = {
     ApprovalRequest.Kind.PIN_UNBLOCK: ("cards", "card"),
     ApprovalRequest.Kind.INBOUND_APPLY: ("payments", "inboundentry"),
     ApprovalRequest.Kind.INBOUND_RETURN: ("payments", "inboundentry"),
+    ApprovalRequest.Kind.BREAK_CREDIT: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_FEE: ("reconciliation", "reconciliationbreak"),
 }
 RESULTS = {
     ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "adjustment"),
@@ -50,6 +52,8 @@ RESULTS = {
     ApprovalRequest.Kind.PIN_UNBLOCK: ("cards", "pinunblock"),
     ApprovalRequest.Kind.INBOUND_APPLY: ("payments", "inboundentry"),
     ApprovalRequest.Kind.INBOUND_RETURN: ("payments", "inboundentry"),
+    ApprovalRequest.Kind.BREAK_CREDIT: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_FEE: ("reconciliation", "reconciliationbreak"),
 }
 
 

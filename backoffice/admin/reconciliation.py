@@ -3,15 +3,27 @@ statements, each with its lines; the expected payments, the reconciliation rules
 the runs found.
 
 Read-only: a statement is written by `reconciliation.services.statements` only (the API's
-`POST /bank-statements`), the rest by the API's writes and the runs. No page shows an account
-number: the statement's bank account and a line's counterparty by their last four. The file's
-bytes carry full numbers and are never shown here.
+`POST /bank-statements`), the rest by the API's writes and the runs; but the breaks, which are
+cases (`CaseWork`: notes, assignment, the "mine" queue) and are resolved by the declared
+actions of `backoffice.actions.reconciliation` (four eyes for the ones that book money). No page
+shows an account number: the statement's bank account and a line's counterparty by their last
+four. The file's bytes carry full numbers and are never shown here.
 """
 
 from django.contrib import admin
 from django.utils.html import format_html_join
 
+from backoffice.actions.reconciliation import (
+    assign_breaks,
+    book_credit,
+    book_fee,
+    note_breaks,
+    resolve_without_money,
+    take_breaks,
+)
+from backoffice.admin.cases import CaseWork
 from backoffice.kit import (
+    ActionsOnlyModelAdmin,
     ExactIdSearchMixin,
     ReadOnlyModelAdmin,
     changelist_link,
@@ -213,20 +225,29 @@ class ReconciliationRuleAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
 
 
 @admin.register(ReconciliationBreak)
-class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
-    """A break, with the statement line and the ledger lines it concerns side by side (the
-    queue and the resolutions are not built: docs/reconciliation.md, "Breaks")."""
+class ReconciliationBreakAdmin(CaseWork, ExactIdSearchMixin, ActionsOnlyModelAdmin):
+    """A break, with the statement line and the ledger lines it concerns side by side; a case
+    (the "mine" queue, notes), resolved by its actions (docs/reconciliation.md, "Breaks")."""
 
     list_display = ["id", "kind", "state", "amount_display", "statement_link", "created_at"]
     list_filter = ["kind", "state", "currency", "institution"]
     list_select_related = ["statement"]
     search_fields = ["id", "statement_id", "statement_line_id", "settlement_id"]
     search_help_text = "An exact break id, statement id, statement line id or settlement id."
+    actions = [
+        book_credit,
+        book_fee,
+        resolve_without_money,
+        note_breaks,
+        take_breaks,
+        assign_breaks,
+    ]
     fields = [
         "id",
         "institution",
         "kind",
         "state",
+        "case_display",
         "amount_display",
         "statement_link",
         "statement_line_link",
@@ -238,6 +259,7 @@ class ReconciliationBreakAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "expected_payment_link",
         "resolution",
         "resolved_at",
+        "resolved_on",
         "created_at",
     ]
     readonly_fields = fields

@@ -9,7 +9,8 @@ staff user decides:
 - `approval_approve` locks the request, finds it still pending and not their own, and runs the
   real service as the approver, in the same transaction: `adjustment_create` (a load or an
   unload), `fee_waive` (the request's reason is the waiver's), `account_set_overdraft_limit`,
-  `card_limits_set` or `card_pin_unblock` (the request's reason is the unblock's). A refusal of
+  `card_limits_set`, `card_pin_unblock` (the request's reason is the unblock's), or a
+  reconciliation break's booking (`break_book`). A refusal of
   that service
   (422 `insufficient_funds`, `account_not_active`, 409 the fee waived meanwhile...) undoes the
   whole approval: the request stays pending and the refusal says why. Approved, the request
@@ -50,6 +51,8 @@ from events.services import emit_for
 from payments.models import ACH_RAILS, InboundEntry
 from payments.nacha.codes import return_reason
 from payments.services.inbound import SEPA_NOT_RETURNED, inbound_entry_apply, inbound_entry_return
+from reconciliation.models import ReconciliationBreak
+from reconciliation.services.breaks import CREDIT, FEE, bookable, break_book
 
 from ..locks import lock_approval_request
 from ..models import ApprovalRequest
@@ -361,6 +364,36 @@ def approval_request_inbound_return(
     )
 
 
+# The approval kind of each booking of a break's money (reconciliation.services.breaks).
+BREAK_BOOKINGS = {Kind.BREAK_CREDIT: CREDIT, Kind.BREAK_FEE: FEE}
+
+
+def approval_request_break_book(
+    *, brk: ReconciliationBreak, kind: str, reason: str, actor: Actor
+) -> ApprovalRequest:
+    """Ask for a reconciliation break's money booked (`kind`: BREAK_CREDIT, a bank-only credit
+    to suspense; BREAK_FEE, a bank fee; docs/reconciliation.md, "Breaks"), with the staff
+    user's `reason`: it is booked when another staff user approves. 409 once the break is
+    resolved, and while one is waiting already; 422 for a break of another kind or sign."""
+    user = _staff_user(actor)
+    reason = checked_reason(reason)
+    brk = ReconciliationBreak.objects.get(pk=brk.pk)  # as it is now, not as the page read it
+    bookable(brk, BREAK_BOOKINGS[kind])
+    return _create_one_pending(
+        ApprovalRequest(
+            institution_id=brk.institution_id,
+            kind=kind,
+            target_id=brk.pk,
+            amount=abs(brk.amount),
+            currency=brk.currency,
+            requested_by=user,
+            request_reason=reason,
+        ),
+        "A resolution of this break is already waiting for approval.",
+        {"break_id": brk.pk},
+    )
+
+
 def _in_suspense(inbound: InboundEntry, to_state: str) -> None:
     if inbound.status != InboundEntry.Status.SUSPENSE:
         raise InvalidStateTransition(
@@ -450,6 +483,11 @@ def _carry_out(approval: ApprovalRequest, actor: Actor) -> str:
             pk=approval.parameters["account_id"], institution_id=approval.institution_id
         )
         return inbound_entry_apply(inbound=inbound, account=account).value.pk
+    if approval.kind in BREAK_BOOKINGS:
+        brk = ReconciliationBreak.objects.get(
+            pk=approval.target_id, institution_id=approval.institution_id
+        )
+        return break_book(brk=brk, how=BREAK_BOOKINGS[approval.kind]).value.pk
     card = Card.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
     if approval.kind == ApprovalRequest.Kind.CARD_LIMITS_RAISE:
         return card_limits_set(card=card, changes=approval.parameters["limits"]).pk

@@ -85,6 +85,8 @@ def case_assign(*, obj, assignee, actor: Actor) -> Outcome:
         return unchanged(case)
     case.assignee, case.assigned_by, case.assigned_at = assignee, by, timezone.now()
     case.save(update_fields=["assignee", "assigned_by", "assigned_at"])
+    if kind.on_assign is not None:
+        kind.on_assign(obj, assignee)
     emit_for(
         obj,
         kind.assigned,

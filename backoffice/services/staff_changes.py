@@ -56,6 +56,7 @@ from monitoring.services.alerts import alert_raise_staff_changes
 from ..models import AloneChange, ApprovalRequest, ApprovalThreshold
 from .approvals import (
     approval_request_adjustment,
+    approval_request_break_book,
     approval_request_card_limits_raise,
     approval_request_fee_waiver,
     approval_request_inbound_apply,
@@ -410,4 +411,12 @@ def staff_return_inbound(*, inbound, code: str, reason: str, actor: Actor) -> St
         approval=approval_request_inbound_return(
             inbound=inbound, code=code, reason=reason, actor=actor
         )
+    )
+
+
+def staff_book_break(*, brk, kind: str, reason: str, actor: Actor) -> StaffChange:
+    """A reconciliation break's money booked (a bank-only credit to suspense, a bank fee):
+    always asked, as money placed from suspense is (no threshold makes it alone)."""
+    return StaffChange(
+        approval=approval_request_break_book(brk=brk, kind=kind, reason=reason, actor=actor)
     )

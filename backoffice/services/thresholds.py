@@ -13,8 +13,14 @@ from ..models import ApprovalRequest, ApprovalThreshold
 
 # Kinds measured by the value they set (a limit), which slicing cannot raise: no daily total.
 UNSUMMED = (ApprovalRequest.Kind.OVERDRAFT_RAISE, ApprovalRequest.Kind.CARD_LIMITS_RAISE)
-# Money placed from suspense always takes two people (docs/payments.md): no threshold.
-ALWAYS_ASKED = (ApprovalRequest.Kind.INBOUND_APPLY, ApprovalRequest.Kind.INBOUND_RETURN)
+# Money placed from suspense (docs/payments.md) and a reconciliation break's money booked
+# (docs/reconciliation.md) always take two people: no threshold.
+ALWAYS_ASKED = (
+    ApprovalRequest.Kind.INBOUND_APPLY,
+    ApprovalRequest.Kind.INBOUND_RETURN,
+    ApprovalRequest.Kind.BREAK_CREDIT,
+    ApprovalRequest.Kind.BREAK_FEE,
+)
 THRESHOLD_KINDS = [kind for kind in ApprovalRequest.Kind if kind not in ALWAYS_ASKED]
 
 

@@ -115,6 +115,42 @@ def alert_raise_staff_changes(
     return alert
 
 
+def alert_raise_break_ageing(
+    *, institution, account_id: str, break_id: str, amount: int, currency: str, details: dict
+) -> MonitoringAlert:
+    """An open alert on a reconciliation break open past its business days (docs/reconciliation.md,
+    "Ageing"): on the mirrored account (`account_id`), the break as its subject, |its amount|.
+    Once a break (a partial unique constraint, `monitoring_alert_break_once`; the caller holds
+    the break's lock). In the caller's transaction; emits `monitoring.alert_raised`."""
+    with transaction.atomic(savepoint=False):
+        alert = MonitoringAlert.objects.create(
+            institution_id=institution.pk,
+            account_id=account_id,
+            subject_type=MonitoringAlert.SubjectType.BREAK_AGEING,
+            subject_id=break_id,
+            amount=amount,
+            currency=currency,
+            action="alert",
+            details=details,
+        )
+        emit_for(
+            alert,
+            "monitoring.alert_raised",
+            data={
+                "alert_id": alert.pk,
+                "rule_id": None,
+                "kind": None,
+                "action": alert.action,
+                "card_id": None,
+                "account_id": account_id,
+                "subject_type": alert.subject_type,
+                "subject_id": break_id,
+            },
+            institution=institution,
+        )
+    return alert
+
+
 def alert_resolve(*, alert: MonitoringAlert, user, note: str) -> MonitoringAlert:
     """Resolve an open alert: who (`user`, a staff user), when, and why (`note`, required, 400
     when blank). An alert that is not open: 409 `invalid_state_transition`. Emits

@@ -217,6 +217,13 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=matching.ROLES):
         group.permissions.add(*viewed)
+    # reconciliation/migrations/0011_staff_roles_breaks.py: operations works the breaks.
+    breaks = importlib.import_module("reconciliation.migrations.0011_staff_roles_breaks")
+    changed = Permission.objects.filter(
+        content_type__app_label="reconciliation", codename__in=breaks.CHANGE
+    )
+    for group in Group.objects.filter(name__in=breaks.ROLES):
+        group.permissions.add(*changed)
     # payments/migrations/0005_stop_payment_roles.py, cards/migrations/0014_protect_card.py,
     # backoffice/migrations/0005_staff_roles_thresholds.py: every role views stop payments and
     # the approval thresholds, and protects a card.

@@ -77,6 +77,7 @@ def test_the_dashboard_counts_each_queue_and_links_to_its_rows(admin_client, wor
         # Case work: nothing assigned yet (tests/backoffice/test_case_work.py).
         "Disputes assigned to me": 0,
         "Monitoring alerts assigned to me": 0,
+        "Reconciliation breaks assigned to me": 0,
         "Approvals waiting": 2,  # each world's, asked for by another staff user
         "Open monitoring alerts": 2,
         "Disputes due": 2,
@@ -101,7 +102,8 @@ def test_a_limited_user_counts_only_their_institutions(client, worlds):
     shown = queues(client)
 
     assert {name: count for name, (count, _) in shown.items()} == {
-        "Disputes assigned to me": 0,  # operations work disputes, not alerts
+        "Disputes assigned to me": 0,  # operations work disputes and breaks, not alerts
+        "Reconciliation breaks assigned to me": 0,
         "Open monitoring alerts": 0,
         "Disputes due": 1,
         "Failed webhook deliveries": 1,

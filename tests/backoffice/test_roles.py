@@ -99,6 +99,7 @@ def test_the_roles_have_exact_permissions():
         "payments.change_paymentorder",
         "payments.change_externalaccount",
         "payments.change_inboundentry",
+        "reconciliation.change_reconciliationbreak",  # the breaks' work
     }
     assert permissions_of("compliance") == VIEWED | PROTECTIVE | {
         "monitoring.change_monitoringalert",
@@ -137,6 +138,13 @@ def test_each_role_is_offered_exactly_its_actions():
         ("disputes.dispute", "add_notes"),
         ("disputes.dispute", "assign_to_me"),
         ("disputes.dispute", "assign"),
+        # The reconciliation breaks' work (docs/reconciliation.md, "The breaks' work").
+        ("reconciliation.reconciliationbreak", "add_notes"),
+        ("reconciliation.reconciliationbreak", "assign_to_me"),
+        ("reconciliation.reconciliationbreak", "assign"),
+        ("reconciliation.reconciliationbreak", "book_credit"),  # four eyes: compliance approves
+        ("reconciliation.reconciliationbreak", "book_fee"),  # as above
+        ("reconciliation.reconciliationbreak", "resolve_without_money"),
     }
     assert admin_actions(staff("compliance", roles=["compliance"])) == PROTECTIVE_ACTIONS | {
         ("monitoring.monitoringalert", "resolve_alerts"),

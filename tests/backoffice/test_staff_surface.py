@@ -210,7 +210,18 @@ ACTIONS = {
     "reconciliation.networksettlement": [],
     "reconciliation.networksettlementrow": [],
     "reconciliation.expectedpayment": [],
-    "reconciliation.reconciliationbreak": [],
+    "reconciliation.reconciliationbreak": [
+        # Issue 51 item 5: the breaks' work.
+        ("book_credit", "Book a bank-only credit to suspense (another staff user approves)"),
+        ("book_fee", "Book a bank fee (another staff user approves)"),
+        (
+            "resolve_without_money",
+            "Resolve selected breaks of amount 0 (no money moves; asks for a reason)",
+        ),
+        ("add_notes", "Add a note to selected breaks (asks for the note)"),
+        ("assign_to_me", "Assign selected breaks to me"),
+        ("assign", "Assign selected breaks to a colleague, or to nobody"),
+    ],
     "reconciliation.reconciliationrule": [],
     "webhooks.webhookdelivery": [
         ("retry_deliveries", "Retry selected failed deliveries"),
@@ -274,7 +285,7 @@ FORMS = {
     "reconciliation.networksettlement": "",
     "reconciliation.networksettlementrow": "",
     "reconciliation.expectedpayment": "",
-    "reconciliation.reconciliationbreak": "",
+    "reconciliation.reconciliationbreak": "change",
     "reconciliation.reconciliationrule": "",
     "procrastinate.procrastinatejob": "",
     "transfers.transfer": "change",

@@ -9,6 +9,7 @@ one that sets no actor, shows up as events of the system).
 
 import json
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,9 @@ from institutions import scopes
 from jobs import tasks
 from monitoring.models import MonitoringAlert
 from payments.models import InboundEntry
+from reconciliation.models import ReconciliationBreak
+from reconciliation.services.matching import reconcile
+from reconciliation.services.statements import bank_statement_receive
 from sandbox.simulated_bank import Incoming, simulated_bank_send
 from tests.api.test_scopes import OPERATIONS, World, dispute_body, request_of, send
 from tests.cards.helpers import make_institution, new_card
@@ -41,6 +45,7 @@ from tests.jobs.helpers import authorizations, expired_holds, expiring_in
 from tests.payments.conftest import rails_dir  # noqa: F401 (the simulated bank's folders)
 from tests.payments.helpers import ach_bank, local, rails_at
 from tests.payments.test_orders import business_day
+from tests.reconciliation.test_matching import mt940
 from webhooks.models import WebhookDelivery
 from webhooks.services.deliveries import payload
 
@@ -265,6 +270,32 @@ def _in_suspense(world: AdminWorld, amount: int) -> str:
     return InboundEntry.objects.get(status=InboundEntry.Status.SUSPENSE, amount=amount).pk
 
 
+def _break(world: AdminWorld, mark: str = "C", amount: int | None = None) -> str:
+    """A `bank_only` break of the world's institution: yesterday's statement of one line (`mark`
+    C or D) nothing matches; `amount` 0: a break of no difference beside it (none is opened by a
+    run, only such a break is resolved without money)."""
+    cents = 1_000 + ReconciliationBreak.objects.count()  # each statement its own bytes
+    day = timezone.localdate(timezone.now()) - timedelta(days=1)
+    statement, _ = bank_statement_receive(
+        institution=world.institution,
+        fmt="mt940",
+        name="day.mt940",
+        content=mt940(day, [(mark, cents, "/REMI/UNKNOWN")]),
+    )
+    reconcile(statement=statement)
+    brk = ReconciliationBreak.objects.get(statement=statement, kind="bank_only")
+    if amount is None:
+        return brk.pk
+    return ReconciliationBreak.objects.create(
+        institution=world.institution,
+        kind="amount_mismatch",
+        amount=amount,
+        currency=brk.currency,
+        statement=statement,
+        run=brk.run,
+    ).pk
+
+
 # (model label, action) -> (an object the action changes, the event type it must emit or None)
 def _dispute(world: World, *moves: tuple[str, dict]) -> str:
     """A new dispute of the world's presented payment, moved by `moves` ((path, body): a
@@ -328,6 +359,25 @@ ACTIONS = {
     ("disputes.dispute", "add_notes"): (_dispute, "dispute.note_added"),
     ("disputes.dispute", "assign_to_me"): (_dispute, "dispute.assigned"),
     ("disputes.dispute", "assign"): (_dispute, "dispute.assigned"),
+    ("reconciliation.reconciliationbreak", "add_notes"): (
+        _break,
+        "reconciliation_break.note_added",
+    ),
+    ("reconciliation.reconciliationbreak", "assign_to_me"): (
+        _break,
+        "reconciliation_break.assigned",
+    ),
+    ("reconciliation.reconciliationbreak", "assign"): (_break, "reconciliation_break.assigned"),
+    # A break's money is booked through four eyes; one of no difference is resolved at once.
+    ("reconciliation.reconciliationbreak", "book_credit"): (_break, "approval.requested"),
+    ("reconciliation.reconciliationbreak", "book_fee"): (
+        lambda w: _break(w, "D"),
+        "approval.requested",
+    ),
+    ("reconciliation.reconciliationbreak", "resolve_without_money"): (
+        lambda w: _break(w, amount=0),
+        "reconciliation_break.resolved",
+    ),
     # Webhook endpoints, deliveries and API keys have no event types (docs/events.md).
     ("webhooks.webhookendpoint", "enable_endpoints"): (lambda w: _endpoint(w, False), None),
     ("webhooks.webhookendpoint", "disable_endpoints"): (lambda w: _endpoint(w, True), None),

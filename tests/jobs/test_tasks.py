@@ -59,6 +59,13 @@ def test_the_schedule():
             "jobs.watch_dispute_deadlines",
             "jobs.watch_dispute_deadlines",
         ),
+        "watch_reconciliation_breaks": (
+            "jobs.watch_reconciliation_breaks",
+            "41 * * * *",
+            "periodic",
+            "jobs.watch_reconciliation_breaks",
+            "jobs.watch_reconciliation_breaks",
+        ),
         "run_rails": (
             "jobs.run_rails",
             "* * * * *",
