@@ -20,6 +20,14 @@ from django.db import connections
 from django.test import TransactionTestCase
 
 KEPT = ("django_content_type", "auth_permission")
+# procrastinate's tables belong to no managed model, so no flush empties them: a job a
+# transactional test deferred (a webhook's delivery, say) would be the next test's.
+JOB_TABLES = (
+    "procrastinate_jobs",
+    "procrastinate_events",
+    "procrastinate_periodic_defers",
+    "procrastinate_workers",
+)
 
 _django_fixture_setup = TransactionTestCase._fixture_setup
 _django_fixture_teardown = TransactionTestCase._fixture_teardown
@@ -56,6 +64,7 @@ def _fixture_setup(cls):
 
 
 def _fixture_teardown(self):
+    _jobs_flush(self)
     before = getattr(self, "_kept_fingerprints", {})
     names = list(self._databases_names(include_mirrors=False))
     if not _plain(self) or any(
@@ -101,3 +110,18 @@ def _with_rows(connection, tables: list[str]) -> list[str]:
 def install() -> None:
     TransactionTestCase._fixture_setup = _fixture_setup
     TransactionTestCase._fixture_teardown = _fixture_teardown
+
+
+def _jobs_flush(test) -> None:
+    """Empty procrastinate's tables that hold a row (CASCADE), in every database the test
+    used, whichever flush follows."""
+    for name in test._databases_names(include_mirrors=False):
+        connection = connections[name]
+        existing = set(connection.introspection.table_names())
+        tables = _with_rows(connection, [table for table in JOB_TABLES if table in existing])
+        if tables:
+            connection.ops.execute_sql_flush(
+                connection.ops.sql_flush(
+                    no_style(), tables, reset_sequences=False, allow_cascade=True
+                )
+            )
