@@ -8,6 +8,7 @@ from django.test import Client
 from institutions import key_cache
 from tests import fast_flush, template_database
 from tests.factories import InstitutionFactory, issue_key
+from tests.own_database import own_database  # noqa: F401 (a fixture, for the migration tests)
 from tests.staff import sign_in
 
 fast_flush.install()  # the flush after a transactional test keeps unchanged content types

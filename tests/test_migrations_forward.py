@@ -2,21 +2,21 @@
 
 `Institution`, `ApiKey` and `AllowedNetwork` moved from `api` to `institutions`, `Transaction`
 (statement lines, now `StatementLine`) from `transactions` to `accounts`, each with its table
-(docs/architecture.md). The test takes its database back to the migrations just before the
-moves (with the real migration executor), writes rows through the historical models of that
-schema, migrates forward to the latest migrations and reads the rows back through the API with
-the key it wrote.
+(docs/architecture.md). The test makes a database at the migrations just before the moves
+(migrated forward from empty with the real migration executor, tests/own_database.py), writes
+rows through the historical models of that schema, migrates forward to the latest migrations and
+reads the rows back through the API with the key it wrote.
 """
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from accounts.models import StatementLine
 from institutions import keys
 from institutions.models import AllowedNetwork, ApiKey, Institution
 from tests.conftest import Api, body_of
+from tests.own_database import just_before, made_at, migrate_to_latest
 
 # Where each moved model was (app label, model name) and where it is now.
 MOVED = {
@@ -27,34 +27,10 @@ MOVED = {
 }
 
 
-def before_the_moves(graph) -> list[tuple[str, str | None]]:
-    """Per app, the migration just before its first one that depends on the moves: every
-    migration that follows `institutions/0001_initial` (the first move) is unapplied, the rest
-    stays."""
-    after = set(graph.backwards_plan(("institutions", "0001_initial")))
-    targets = []
-    for app in sorted({app for app, _ in after}):
-        first = min(name for label, name in after if label == app)
-        parents = [p.key for p in graph.node_map[(app, first)].parents if p.key[0] == app]
-        targets.append((app, parents[0][1] if parents else None))
-    return targets
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    state = executor.migrate(targets)
-    ContentType.objects.clear_cache()
-    return state
-
-
-def migrate_to_latest():
-    migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
-
-
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("own_database")
 def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
-    graph = MigrationExecutor(connection).loader.graph
-    targets = before_the_moves(graph)
+    targets = just_before(("institutions", "0001_initial"))  # the first move
     # The schema of main before the moves.
     assert ("api", "0005_rate_counters") in targets
     assert ("institutions", None) in targets
@@ -64,60 +40,55 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
     assert ("transactions", "0005_transaction_authorization_transaction_card_return_and_more") in (
         targets
     )
+    old = made_at(targets)
+    # The moved models' content types, as the release before made them (staff
+    # permissions hang on them).
+    OldContentType = old.get_model("contenttypes", "ContentType")
     content_type_ids = {
-        new: ContentType.objects.get_by_natural_key(*new).pk for new in MOVED.values()
+        new: OldContentType.objects.get(app_label=old_label[0], model=old_label[1]).pk
+        for old_label, new in MOVED.items()
     }
 
-    try:
-        old = migrate(targets).apps
-        OldContentType = old.get_model("contenttypes", "ContentType")
-        # Going back, the content types went back too (same rows).
-        assert {
-            (ct.app_label, ct.model): ct.pk
-            for ct in OldContentType.objects.filter(pk__in=content_type_ids.values())
-        } == {old_label: content_type_ids[new] for old_label, new in MOVED.items()}
-
-        institution = old.get_model("api", "Institution").objects.create(
-            name="Old Bank", currency="EUR", time_zone="Europe/Paris"
-        )
-        full_key, prefix, secret_hash = keys.generate()
-        api_key = old.get_model("api", "ApiKey").objects.create(
-            institution=institution,
-            name="core banking",
-            prefix=prefix,
-            secret_hash=secret_hash,
-            scopes=["read", "customers:write"],
-        )
-        old.get_model("api", "AllowedNetwork").objects.create(api_key=api_key, cidr="127.0.0.1/32")
-        customer = old.get_model("customers", "Customer").objects.create(
-            institution=institution, first_name="Ada", last_name="Lovelace", country_code="250"
-        )
-        product = old.get_model("accounts", "AccountProduct").objects.create(
-            institution=institution,
-            code="AccountPrepaidAPI",
-            name="Prepaid account",
-            kind="prepaid",
-            currency="EUR",
-        )
-        account = old.get_model("accounts", "Account").objects.create(
-            institution=institution,
-            customer=customer,
-            product=product,
-            currency="EUR",
-            account_number="FR7600000000001",
-            posted=1050,
-        )
-        line = old.get_model("transactions", "Transaction").objects.create(
-            institution=institution,
-            account=account,
-            type="CashInc",
-            settlement_status="Presentment",
-            amount=1050,
-            currency="EUR",
-            description="Opening load",
-        )
-    finally:
-        migrate_to_latest()
+    institution = old.get_model("api", "Institution").objects.create(
+        name="Old Bank", currency="EUR", time_zone="Europe/Paris"
+    )
+    full_key, prefix, secret_hash = keys.generate()
+    api_key = old.get_model("api", "ApiKey").objects.create(
+        institution=institution,
+        name="core banking",
+        prefix=prefix,
+        secret_hash=secret_hash,
+        scopes=["read", "customers:write"],
+    )
+    old.get_model("api", "AllowedNetwork").objects.create(api_key=api_key, cidr="127.0.0.1/32")
+    customer = old.get_model("customers", "Customer").objects.create(
+        institution=institution, first_name="Ada", last_name="Lovelace", country_code="250"
+    )
+    product = old.get_model("accounts", "AccountProduct").objects.create(
+        institution=institution,
+        code="AccountPrepaidAPI",
+        name="Prepaid account",
+        kind="prepaid",
+        currency="EUR",
+    )
+    account = old.get_model("accounts", "Account").objects.create(
+        institution=institution,
+        customer=customer,
+        product=product,
+        currency="EUR",
+        account_number="FR7600000000001",
+        posted=1050,
+    )
+    line = old.get_model("transactions", "Transaction").objects.create(
+        institution=institution,
+        account=account,
+        type="CashInc",
+        settlement_status="Presentment",
+        amount=1050,
+        currency="EUR",
+        description="Opening load",
+    )
+    migrate_to_latest()
 
     # The tables are the old ones, with their rows; the content types followed the models.
     tables = connection.introspection.table_names()
