@@ -625,13 +625,21 @@ class IncomingSepa:
     debtor_name: str = "ACME GMBH"
     debtor_iban: str = german_iban("0532013000")
     remittance: str = "Invoice 2026-11"
+    # A SEPA Instant credit's, which the clearing settled and the bank books afterwards: its
+    # end-to-end id, the debtor bank's transaction id and BIC.
+    end_to_end_id: str = ""
+    transaction_id: str = ""
+    debtor_bic: str = ""
 
 
-def simulated_sepa_bank_send(*, institution, credits: list[IncomingSepa], today: date) -> str:
+def simulated_sepa_bank_send(
+    *, institution, credits: list[IncomingSepa], today: date
+) -> str | None:
     """Other banks' SEPA credits to the institution's accounts, as its partner bank books them:
     one camt.054 of its settlement account in the `sepa` inbox, a booked credit per credit with
     the bank's own reference (the account servicer reference, from the bank's state file);
-    return the file's name."""
+    return the file's name. An instant credit is booked once, however often it was offered
+    (None: nothing left to book)."""
     profile = SepaProfile.objects.get(institution=institution)
     inbox = folder(institution.pk, "sepa", "inbox")
     state_path = folder(institution.pk, "sepa", "outbox").parent / ".simulated-bank.json"
@@ -640,6 +648,11 @@ def simulated_sepa_bank_send(*, institution, credits: list[IncomingSepa], today:
         if state_path.exists()
         else {"read": [], "due": [], "written": 0}
     )
+    instant = set(state.get("instant_credits", []))
+    credits = [each for each in credits if each.transaction_id not in instant]
+    if not credits:
+        return None
+    state["instant_credits"] = sorted(instant | {c.transaction_id for c in credits} - {""})
     state["written"] += 1
     first = state.get("credits", 0) + 1
     state["credits"] = first + len(credits) - 1
@@ -660,13 +673,15 @@ def simulated_sepa_bank_send(*, institution, credits: list[IncomingSepa], today:
                 account_servicer_reference=reference,
                 transactions=(
                     camt054.TransactionDetails(
-                        end_to_end_id=f"SIMBANK-E2E-{number:08d}",
+                        end_to_end_id=credit.end_to_end_id or f"SIMBANK-E2E-{number:08d}",
+                        transaction_id=credit.transaction_id or None,
                         account_servicer_reference=reference,
                         amount=credit.amount,
                         currency="EUR",
                         debtor_name=credit.debtor_name,
                         debtor_iban=credit.debtor_iban,
                         creditor_iban=credit.iban,
+                        debtor_agent_bic=credit.debtor_bic or None,
                         remittance=Unstructured(credit.remittance) if credit.remittance else None,
                     ),
                 ),

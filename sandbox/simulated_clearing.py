@@ -17,7 +17,10 @@ The other way (`offer_credit`): another bank's customer pays one of an instituti
 at its IBAN by SEPA Instant. The clearing finds the institution by the IBAN's bank code (its
 SEPA profile's, `payments.account_ibans`), offers it a one-transaction pacs.008 and takes TX's
 pacs.002 (`payments.services.instant_credits`), timing it against the scheme's timeout: an
-answer after it counts as none, as the clearing's own deadline would have it.
+answer after it counts as none, as the clearing's own deadline would have it. A credit TX
+accepted is then booked on the institution's settlement account by its partner bank, as every
+settled instant credit is: a camt.054 in the `sepa` inbox naming the credit's transaction id and
+debtor's bank (`simulated_sepa_bank_send`), which TX knows for the money it applied already.
 """
 
 import os
@@ -35,7 +38,7 @@ from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
 from payments.services.instant_credits import instant_credit_answer
 
-from .simulated_bank import SEPA_SCENARIOS, german_iban
+from .simulated_bank import SEPA_SCENARIOS, IncomingSepa, german_iban, simulated_sepa_bank_send
 
 # The other banks of the clearing: the debtor's (a German bank's BIC) and the clearing's own.
 DEBTOR_BIC = "DEUTDEFFXXX"
@@ -162,4 +165,21 @@ def offer_credit(
         return Offered(status=None, reason=None, seconds=seconds)
     status = pacs002.read_status_report(answer).transactions[0]
     reason = status.reasons[0].code if status.reasons else None
+    if status.status == "ACCP":
+        simulated_sepa_bank_send(
+            institution=institution,
+            credits=[
+                IncomingSepa(
+                    iban=iban,
+                    amount=amount,
+                    debtor_name=debtor_name,
+                    debtor_iban=debtor_iban,
+                    remittance=remittance,
+                    end_to_end_id=f"E2E-{transaction_id}"[:35],
+                    transaction_id=transaction_id,
+                    debtor_bic=DEBTOR_BIC,
+                )
+            ],
+            today=now.date(),
+        )
     return Offered(status=status.status, reason=reason, seconds=seconds)

@@ -8,9 +8,10 @@ transfer returned with its reason).
         Ntry*         NtryRef?, Amt Ccy, CdtDbtInd CRDT|DBIT, RvslInd?, Sts/Cd BOOK|PDNG|INFO,
                       BookgDt/Dt?, ValDt/Dt?, AcctSvcrRef?, BkTxCd/Domn (PMNT/RCDT/ESCT...)
           NtryDtls/TxDtls*
-                      Refs (MsgId, AcctSvcrRef, PmtInfId, InstrId, EndToEndId, MndtId),
+                      Refs (MsgId, AcctSvcrRef, PmtInfId, InstrId, EndToEndId, TxId, MndtId),
                       Amt?, CdtDbtInd?, RltdPties (Dbtr/Pty/Nm, DbtrAcct, Cdtr/Pty/Nm, CdtrAcct),
-                      RmtInf?, RtrInf/Rsn/Cd (a return's reason: AC01, AC04, AM04, MD06...)
+                      RltdAgts/DbtrAgt/FinInstnId/BICFI?, RmtInf?,
+                      RtrInf/Rsn/Cd (a return's reason: AC01, AC04, AM04, MD06...)
 
 A returned SEPA credit transfer is a credit entry whose transaction carries `RtrInf` (bank
 transaction code PMNT/ICDT/RRTN); its reason code is kept raw, `codes.reason` normalizes it.
@@ -39,6 +40,7 @@ from payments.iso20022.document import (
 from payments.iso20022.errors import Iso20022Error
 from payments.iso20022.fields import (
     amount_text,
+    check_bic,
     check_iban,
     check_text,
     datetime_text,
@@ -99,6 +101,7 @@ class TransactionDetails:
     message_id: str | None = None
     payment_information_id: str | None = None
     instruction_id: str | None = None
+    transaction_id: str | None = None  # the interbank one (a SEPA Instant credit's key)
     mandate_id: str | None = None
     account_servicer_reference: str | None = None
     amount: int | None = None  # cents
@@ -108,6 +111,7 @@ class TransactionDetails:
     debtor_iban: str | None = None
     creditor_name: str | None = None
     creditor_iban: str | None = None
+    debtor_agent_bic: str | None = None
     remittance: Remittance | None = None
     return_reason: ReturnReason | None = None
 
@@ -117,6 +121,7 @@ class TransactionDetails:
             "message_id",
             "payment_information_id",
             "instruction_id",
+            "transaction_id",
             "mandate_id",
             "account_servicer_reference",
         ):
@@ -129,6 +134,10 @@ class TransactionDetails:
         for name in ("debtor_iban", "creditor_iban"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_iban(getattr(self, name), name))
+        if self.debtor_agent_bic is not None:
+            object.__setattr__(
+                self, "debtor_agent_bic", check_bic(self.debtor_agent_bic, "debtor agent")
+            )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,6 +244,7 @@ _REFERENCES = (
     ("PmtInfId", "payment_information_id"),
     ("InstrId", "instruction_id"),
     ("EndToEndId", "end_to_end_id"),
+    ("TxId", "transaction_id"),
     ("MndtId", "mandate_id"),
 )
 
@@ -266,6 +276,8 @@ def _write_transaction(details: Element, transaction: TransactionDetails) -> Non
             sub(related, "Cdtr/Pty/Nm", transaction.creditor_name)
         if transaction.creditor_iban:
             write_account(related, "CdtrAcct", transaction.creditor_iban)
+    if transaction.debtor_agent_bic:
+        sub(item, "RltdAgts/DbtrAgt/FinInstnId/BICFI", transaction.debtor_agent_bic)
     write_remittance(item, transaction.remittance)
     if transaction.return_reason:
         reason = transaction.return_reason
@@ -378,6 +390,7 @@ def _read_transaction(item: Element) -> TransactionDetails:
             debtor_iban=text(item, "RltdPties/DbtrAcct/Id/IBAN"),
             creditor_name=text(item, "RltdPties/Cdtr/Pty/Nm"),
             creditor_iban=text(item, "RltdPties/CdtrAcct/Id/IBAN"),
+            debtor_agent_bic=text(item, "RltdAgts/DbtrAgt/FinInstnId/BICFI"),
             remittance=read_remittance(item),
             return_reason=_read_return(item),
         ),

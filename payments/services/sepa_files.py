@@ -39,7 +39,7 @@ from ..sepa import EUR
 from .instant_answers import instant_status
 from .recalls import recall_answers, recall_money_back
 from .returns import order_return, unknown_return
-from .sepa_inbound import Credit, remittance_text, sepa_credit_receive
+from .sepa_inbound import Credit, instant_credits_booked, remittance_text, sepa_credit_receive
 from .settlement import order_settle
 
 Status = PaymentOrder.Status
@@ -324,6 +324,22 @@ def _credit_received(rail_file: RailFile, profile, entry, transaction, now: date
     reference = transaction.account_servicer_reference or (
         entry.account_servicer_reference if len(entry.transactions) == 1 else None
     )
+    accepted = instant_credits_booked(
+        profile, transaction.transaction_id, transaction.debtor_agent_bic
+    )
+    if accepted:
+        # The partner bank booking an instant credit TX accepted (and applied) already: its
+        # money, not a new credit. Only one, of the same amount, is that; anything else is
+        # for reconciliation, and nothing moves twice.
+        if len(accepted) > 1 or booked != (accepted[0].amount, accepted[0].currency):
+            _notice(
+                rail_file,
+                RailNotice.Kind.BOOKING,
+                entry.status,
+                "instant_credit_unclear",
+                transaction.end_to_end_id or reference,
+            )
+        return
     if booked is None or not reference:
         missing = "amount" if booked is None else "reference"
         _notice(

@@ -38,7 +38,7 @@ from accounts.models import Account
 from ..account_ibans import account_of_iban
 from ..iso20022 import codes
 from ..iso20022.remittance import CreditorReference, Unstructured
-from ..models import InboundEntry, RailFile, SepaProfile
+from ..models import InboundEntry, Rail, RailFile, SepaProfile
 from .inbound import emit_inbound, inbound_apply, inbound_move, inbound_to_suspense
 
 Status = InboundEntry.Status
@@ -133,6 +133,26 @@ def sepa_credit_receive(
             inbound, at=at, return_code=code, return_reason=codes.reason(code).normalized
         )
     return inbound, True
+
+
+def instant_credits_booked(
+    profile: SepaProfile, transaction_id: str | None, agent_bic: str | None
+) -> list[InboundEntry]:
+    """The instant credits TX accepted that a booking naming this interbank transaction id (and
+    debtor's bank, when it names one) may be: the partner bank booking money TX applied when it
+    answered ACCP. A transaction id is unique for the bank that gave it, so without the bank
+    two may answer (the caller tells them apart, or does not guess)."""
+    if not transaction_id:
+        return []
+    found = InboundEntry.objects.filter(
+        institution_id=profile.institution_id,
+        rail=Rail.SEPA_INST,
+        direction=InboundEntry.Direction.CREDIT,
+        sepa_reference=transaction_id,
+    ).exclude(status=Status.REJECTED)
+    if agent_bic:
+        found = found.filter(sepa_agent_bic=agent_bic)
+    return list(found[:2])
 
 
 def inbound_reject(inbound: InboundEntry, code: str, *, at: datetime) -> None:

@@ -226,9 +226,11 @@ def notification() -> DebitCreditNotification:
                         transactions=(
                             TransactionDetails(
                                 end_to_end_id="NOTPROVIDED",
+                                transaction_id="INST-TX-1",  # a settled instant credit's
                                 account_servicer_reference="BANKREF-C1",
                                 debtor_name="Payer SARL",
                                 debtor_iban=CREDITOR_IBAN_FR,
+                                debtor_agent_bic="DEUTDEFFXXX",
                                 remittance=CreditorReference(RF_REFERENCE),
                             ),
                         ),

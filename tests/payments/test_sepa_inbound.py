@@ -307,3 +307,43 @@ def test_instant_credits_are_accepted_once_or_rejected_with_their_reason(capsys)
     assert capsys.readouterr().out.startswith("ACCP in ")
     assert posted(bank.account_id) == 2_600
     assert ledger_breaches() == []
+
+    # The partner bank books each credit the clearing settled on the settlement account, once
+    # (a camt.054 in the inbox naming its transaction id and the debtor's bank): the money TX
+    # applied when it accepted it, not a new credit.
+    inbox = connector.folder(bank.institution.pk, "sepa", "inbox")
+    bookings = sorted(inbox.iterdir())
+    assert len(bookings) == 2  # TX-1, offered twice, and the command's
+    for path in bookings:
+        received = rail_file_receive(
+            institution=bank.institution,
+            rail=Rail.SEPA_CT,
+            name=path.name,
+            content=path.read_bytes(),
+        )
+        assert received.status == RailFile.Status.APPLIED, received.error
+    booked = InboundEntry.objects.filter(institution=bank.institution, rail=Rail.SEPA_CT)
+    assert not booked.exists() and posted(bank.account_id) == 2_600
+    # A booking of TX-1 at another sum is not that credit, nor a new one: for reconciliation.
+    # A booking of a credit TX rejected is money at the bank all the same: booked as any
+    # credit (to suspense, its account closed).
+    today = today_of(bank.institution)
+    name = simulated_sepa_bank_send(
+        institution=bank.institution,
+        credits=[
+            IncomingSepa(mine, 2_400, transaction_id="TX-9", debtor_bic="DEUTDEFFXXX"),
+            IncomingSepa(iban_of(bank, closed.pk), 700, transaction_id="TX-AC04"),
+        ],
+        today=today,
+    )
+    content = (inbox / name).read_bytes().replace(b"TX-9", b"TX-1")
+    received = rail_file_receive(
+        institution=bank.institution, rail=Rail.SEPA_CT, name=name, content=content
+    )
+    assert received.status == RailFile.Status.APPLIED, received.error
+    assert list(received.notices.values_list("reason", flat=True)) == ["instant_credit_unclear"]
+    assert list(booked.values_list("amount", "status", "return_code")) == [
+        (700, Status.SUSPENSE, "AC04")
+    ]
+    assert posted(bank.account_id) == 2_600
+    assert ledger_breaches() == []
