@@ -838,7 +838,7 @@ class RecallsView(TXView):
         "comes back as a return, FOCR) or `rejected`. 409 `invalid_state_transition` for an "
         "order not `sent` or `settled` (one not in a file yet is cancelled instead), "
         "`already_exists` when the order has a recall on its way or accepted; 422 "
-        "`recall_not_available` (not a `sepa_ct` order of an initiation profile), "
+        "`recall_not_available` (not a `sepa_ct` or `sepa_inst` order of an initiation profile), "
         "`recall_window_closed` (the reason's window has passed).",
         operation_id="payment_order_recalls_create",
         tags=TAGS,

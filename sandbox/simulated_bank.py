@@ -455,6 +455,22 @@ def _sepa_answers(initiation, today: date) -> tuple[pain002.PaymentStatusReport,
     return report, due
 
 
+def simulated_sepa_bank_remember(*, institution, initiation) -> None:
+    """Keep the recall scenarios of a pain.001 the bank does not read from the outbox (a SEPA
+    Instant one: it went to the clearing) in its state file, for the recalls of its transfers."""
+    scenarios = _recall_scenarios(initiation)
+    if not scenarios:
+        return
+    state_path = folder(institution.pk, "sepa", "outbox").parent / ".simulated-bank.json"
+    state = (
+        json.loads(state_path.read_text())
+        if state_path.exists()
+        else {"read": [], "due": [], "written": 0}
+    )
+    state.setdefault("recalls", {}).update(scenarios)
+    state_path.write_text(json.dumps(state))
+
+
 def _recall_scenarios(initiation) -> dict[str, list]:
     """The recall scenario of each transfer that has one, by end-to-end id (the bank keeps no
     IBAN in its state): [kind, code]."""

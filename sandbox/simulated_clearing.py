@@ -8,7 +8,8 @@ with a pain.002, by the creditor IBAN's scenario in the simulated bank's table
 - `late` (account `0000000902`): no answer within the timeout; the settled answer (`ACSC`) is
   then put in the institution's `sepa` inbox, where the payments job reads it (TX records it
   and changes nothing: the order was rejected `TECH`);
-- anything else: `ACSC`, accepted and settled.
+- anything else: `ACSC`, accepted and settled (a recall scenario's transfer too: the partner
+  bank keeps its scenario for the recall of it, as it does for a pain.001 it reads).
 
 The pain.001 is read as TX reads any file (its XSD validated, safely parsed): a file it refuses
 raises, and TX treats it as no answer.
@@ -38,7 +39,13 @@ from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
 from payments.services.instant_credits import instant_credit_answer
 
-from .simulated_bank import SEPA_SCENARIOS, IncomingSepa, german_iban, simulated_sepa_bank_send
+from .simulated_bank import (
+    SEPA_SCENARIOS,
+    IncomingSepa,
+    german_iban,
+    simulated_sepa_bank_remember,
+    simulated_sepa_bank_send,
+)
 
 # The other banks of the clearing: the debtor's (a German bank's BIC) and the clearing's own.
 DEBTOR_BIC = "DEUTDEFFXXX"
@@ -80,6 +87,7 @@ class SimulatedClearing:
                 )
             )
         answer = status_report(initiation, statuses)
+        simulated_sepa_bank_remember(institution=institution, initiation=initiation)
         if late:
             time.sleep(timeout)
             inbox = folder(institution.pk, "sepa", "inbox")

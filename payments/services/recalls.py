@@ -1,12 +1,14 @@
 """Recalls of SEPA credit transfers (docs/payments.md, "Recalls"): the institution asks, through
 its partner bank, for the money of a transfer it sent back, and the beneficiary's bank answers.
 
-1. **Asked** (`recall_request`, `POST /payment-orders/{id}/recalls`): a `sepa_ct` order of an
-   `initiation` profile that is `sent` or `settled`, with one of the EPC's recall reasons and
-   inside its window, counted from the order's settlement date (its `effective_date`, the
-   execution date of its pain.001): DUPL, TECH and FRAD within 10 TARGET2 business days (the SCT
-   rulebook's), the originator's own AC03, AM09 and CUST within 13 months. One recall on its way
-   or accepted per order (the unique index `recall_one_open_per_order`: 409 `already_exists`).
+1. **Asked** (`recall_request`, `POST /payment-orders/{id}/recalls`): a `sepa_ct` or
+   `sepa_inst` order of an `initiation` profile that is `sent` or `settled` (the SCT Inst
+   rulebook's recall is the SCT one's: the same reasons, windows and messages), with one of
+   the EPC's recall reasons and inside its window, counted from the order's settlement date
+   (its `effective_date`, the execution date of its pain.001): DUPL, TECH and FRAD within 10
+   TARGET2 business days (the SCT rulebook's), the originator's own AC03, AM09 and CUST within
+   13 months. One recall on its way or accepted per order (the unique index
+   `recall_one_open_per_order`: 409 `already_exists`).
 2. **Sent** by the payments job (`recalls_write`): each requested recall in a camt.056 of its
    own, validated against its XSD as it is written, kept as an outbound rail file and delivered
    into the `sepa` outbox with the pain.001 files (`connector.deliver`, which calls
@@ -58,13 +60,14 @@ BANK_REASONS = frozenset({"DUPL", "TECH", "FRAD"})
 BANK_WINDOW_DAYS = 10
 ORIGINATOR_WINDOW_MONTHS = 13
 RECALLABLE = (PaymentOrder.Status.SENT, PaymentOrder.Status.SETTLED)
+RECALLABLE_RAILS = (Rail.SEPA_CT, Rail.SEPA_INST)
 
 
 class RecallNotAvailable(BusinessRuleViolation):
     code = "recall_not_available"
     message = (
-        "Only a SEPA credit transfer (sepa_ct) of an institution with an initiation SEPA "
-        "profile can be recalled."
+        "Only a SEPA credit transfer (sepa_ct or sepa_inst) of an institution with an "
+        "initiation SEPA profile can be recalled."
     )
 
 
@@ -120,7 +123,7 @@ def recall_request(*, order: PaymentOrder, reason: str, actor: Actor) -> Recall:
         order = lock_payment_order(order.pk)
         institution = order.institution
         profile = SepaProfile.objects.filter(institution=institution).first()
-        if order.rail != Rail.SEPA_CT or profile is None:
+        if order.rail not in RECALLABLE_RAILS or profile is None:
             raise RecallNotAvailable(details={"rail": order.rail})
         if profile.kind != SepaProfile.Kind.INITIATION:
             raise RecallNotAvailable(details={"rail": order.rail, "kind": profile.kind})
@@ -268,7 +271,7 @@ def recall_answers(rail_file: RailFile, content: bytes, now: datetime) -> int:
             PaymentOrder.objects.filter(
                 institution=institution,
                 end_to_end_id=answer.original_end_to_end_id,
-                rail=Rail.SEPA_CT,
+                rail__in=RECALLABLE_RAILS,
             )
             .only("pk")
             .first()

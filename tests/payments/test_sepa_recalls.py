@@ -7,6 +7,7 @@ from datetime import date, timedelta
 
 import pytest
 import xmlschema
+from django.utils import timezone
 
 from accounts.verification import ledger_breaches
 from cards.dates import today_of
@@ -26,7 +27,7 @@ from payments.services.recalls import last_day
 from sandbox.simulated_bank import RECALL_CHARGES, german_iban, simulated_sepa_bank_run
 from tests.conftest import Api
 from tests.factories import InstitutionFactory, issue_key
-from tests.payments.helpers import rails_at
+from tests.payments.helpers import rails_at, sepa_bank
 from tests.payments.test_sepa_files import (
     AMOUNT,
     LOADED,
@@ -213,3 +214,31 @@ def test_the_recall_windows_count_target2_days_and_months():
     assert last_day("DUPL", date(2025, 12, 17)) == date(2026, 1, 5)
     assert last_day("CUST", date(2025, 1, 31)) == date(2026, 2, 28)
     assert last_day("AM09", date(2025, 3, 3)) == date(2026, 4, 3)
+
+
+def test_an_instant_payment_is_recalled_as_a_credit_transfer(rails_dir):
+    """A `sepa_inst` order's recall is the SCT one's (the SCT Inst rulebook): a camt.056 through
+    the partner bank, which knows the transfers' recall scenarios from the clearing."""
+    bank = sepa_bank(load_amount=LOADED)
+    made = {
+        iban: bank.ordered(bank.external(iban)["externalAccountId"], AMOUNT, rail="sepa_inst")
+        for iban in (REFUSED_NOAS, ACCEPTED_CHARGED)
+    }
+    assert {each["status"] for each in made.values()} == {"settled"}
+    for each in made.values():
+        assert recall(bank, each, "TECH").status_code == 201
+    today = today_of(bank.institution)
+    rails_at(timezone.now())
+    assert set(Recall.objects.values_list("status", flat=True)) == {"sent"}
+    for content in bank_files(bank, today).values():
+        assert upload(bank, content).status_code == 201
+    refused, accepted = (order_of(bank, made[iban]) for iban in (REFUSED_NOAS, ACCEPTED_CHARGED))
+    assert refused["status"] == "settled"
+    assert accepted["status"] == "returned"
+    assert accepted["returnInfo"] == {"code": "FOCR", "reason": "recalled", "late": False}
+    assert sorted(Recall.objects.values_list("status", "answer_code")) == [
+        ("accepted", ""),
+        ("rejected", "NOAS"),
+    ]
+    assert bank.balances()[0] == LOADED - AMOUNT - RECALL_CHARGES
+    assert ledger_breaches() == []
