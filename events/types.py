@@ -90,6 +90,10 @@ OBJECT_TYPES = {
     "inbound_entry.returning": "inbound_entry",
     "inbound_entry.returned": "inbound_entry",
     "inbound_entry.rejected": "inbound_entry",
+    # A recall of a SEPA credit TX received, which TX answers (docs/payments.md).
+    "inbound_recall.received": "inbound_recall",
+    "inbound_recall.accepted": "inbound_recall",
+    "inbound_recall.refused": "inbound_recall",
     "mandate.created": "mandate",
     "mandate.amended": "mandate",
     "mandate.cancelled": "mandate",

@@ -5,7 +5,7 @@ return, by id, then a direct-debit window's mandates, by id, then its ACH profil
 numbers), then writes its window's file row (the unique index decides the window's one file,
 `payments.services.cutoff`). A mandate and a stop payment are locked alone by their own
 changes. A recall is locked after its order when both are (a return of the order), else
-alone."""
+alone; a recall TX answers before its credit (an inbound entry), then the account."""
 
 from django.db import connection
 from django.db.models import QuerySet
@@ -14,6 +14,7 @@ from .models import (
     AchProfile,
     ExternalAccount,
     InboundEntry,
+    InboundRecall,
     Mandate,
     PaymentOrder,
     Recall,
@@ -117,3 +118,8 @@ def lock_recall(recall_id: str) -> Recall:
 def lock_recalls(recalls: QuerySet) -> list[Recall]:
     """`recalls` locked as they are read, by id."""
     return list(recalls.select_for_update(of=("self",)).select_related("order").order_by("pk"))
+
+
+def lock_inbound_recall(recall_id: str) -> InboundRecall:
+    """A recall TX answers, its row locked (before its credit's and the account's)."""
+    return InboundRecall.objects.select_for_update(of=("self",)).get(pk=recall_id)

@@ -956,7 +956,9 @@ class InboundEntry(Timestamped):
                     Q(status="returned")
                     & ~Q(return_code="")
                     & Q(return_file__isnull=False)
-                    & ~Q(return_trace_number="")
+                    # An ACH return's trace number; a SEPA credit's return is in the answer to
+                    # its recall (a camt.029), which has none.
+                    & (~Q(return_trace_number="") | Q(rail__in=["sepa_ct", "sepa_inst"]))
                 ),
                 name="inbound_entry_return_when_returning",
             ),
@@ -1094,3 +1096,95 @@ class RailJournal(models.Model):
 
     def __str__(self):
         return f"{self.journal_id} of {self.order_id or self.inbound_entry_id}"
+
+
+def _inbound_recall_id():
+    return new_id("rcr")
+
+
+class InboundRecall(Timestamped):
+    """Another bank's recall of a SEPA credit TX received into one of the institution's accounts
+    (docs/payments.md, "Recalls TX answers"): its camt.056, forwarded by the partner bank, and
+    TX's answer, a camt.029, within the scheme's days. `received` until the institution accepts
+    it (the money goes back: the credit `returned`) or refuses it with the EPC's reason; one
+    that names no credit TX holds is refused at once (NOOR, or ARDT when it went back already),
+    and one left unanswered past `answer_due` is refused NOAS by the payments job."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received"
+        ACCEPTED = "accepted"
+        REFUSED = "refused"
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_inbound_recall_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # The credit it recalls (None: none of TX's, refused at once).
+    inbound_entry = models.ForeignKey(
+        InboundEntry,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="recalls",
+    )
+    # The camt.056 it came in, and the camt.029 TX answered it with.
+    file = models.ForeignKey(RailFile, on_delete=models.PROTECT, related_name="+")
+    answer_file = models.ForeignKey(
+        RailFile, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    # The recall as the camt.056 gave it: its case (assignment id, by the assigner's BIC), the
+    # cancellation id, the original transaction's ids, amount and settlement date, the reason
+    # (raw, up to a proprietary one's 35, and normalized).
+    case_id = models.CharField(max_length=35)
+    assigner_bic = models.CharField(max_length=11)
+    assignee_bic = models.CharField(max_length=11)
+    cancellation_id = models.CharField(max_length=35)
+    original_message_id = models.CharField(max_length=35)
+    original_message_type = models.CharField(max_length=35)
+    original_instruction_id = models.CharField(max_length=35, blank=True)
+    original_end_to_end_id = models.CharField(max_length=35)
+    original_transaction_id = models.CharField(max_length=35)
+    original_amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    original_settlement_date = models.DateField()
+    reason_code = models.CharField(max_length=35)
+    reason = models.CharField(max_length=48)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.RECEIVED)
+    # The last day to answer (15 TARGET2 business days after it came), and the answer: blank
+    # when accepted, a refusal's EPC code and normalized name.
+    answer_due = models.DateField()
+    answer_code = models.CharField(max_length=4, blank=True)
+    answer_reason = models.CharField(max_length=48, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "recall TX answers"
+        ordering = ["-id"]
+        indexes = [
+            models.Index(fields=["institution", "-id"], name="inbound_recall_inst_idx"),
+            models.Index(
+                fields=["answer_due"],
+                condition=Q(status="received"),
+                name="inbound_recall_due_idx",
+            ),
+        ]
+        constraints = [
+            # The same recall told again (its file twice, or in another file) is one recall.
+            models.UniqueConstraint(
+                fields=["institution", "assigner_bic", "case_id", "cancellation_id"],
+                name="inbound_recall_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="received", answered_at__isnull=True, answer_code="")
+                | Q(status="accepted", answered_at__isnull=False, answer_code="")
+                | (Q(status="refused", answered_at__isnull=False) & ~Q(answer_code="")),
+                name="inbound_recall_state_whole",
+            ),
+        ]
+
+    def __str__(self):
+        return f"recall {self.reason_code} of {self.original_end_to_end_id} ({self.status})"

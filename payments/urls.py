@@ -22,6 +22,11 @@ from .apis import (
     StopPaymentDetailView,
     StopPaymentListView,
 )
+from .inbound_recall_apis import (
+    InboundRecallAnswersView,
+    InboundRecallDetailView,
+    InboundRecallListView,
+)
 
 
 def payment_urls(version: str):
@@ -73,6 +78,17 @@ def payment_urls(version: str):
             "stop-payments/<id:stopPaymentId>/cancellations",
             StopPaymentCancellationsView.as_view(),
             name="stop-payment-cancellations",
+        ),
+        path("inbound-recalls", InboundRecallListView.as_view(), name="inbound-recalls"),
+        path(
+            "inbound-recalls/<id:inboundRecallId>",
+            InboundRecallDetailView.as_view(),
+            name="inbound-recall",
+        ),
+        path(
+            "inbound-recalls/<id:inboundRecallId>/answers",
+            InboundRecallAnswersView.as_view(),
+            name="inbound-recall-answers",
         ),
         path("inbound-entries", InboundEntryListView.as_view(), name="inbound-entries"),
         path(

@@ -383,6 +383,23 @@ def simulated_sepa_bank_run(*, institution, today: date | None = None) -> list[s
         with open(entry.path, "rb") as handle:
             content = handle.read()
         recalls = state.setdefault("recalls", {})
+        if b"camt.029" in content[:400]:
+            # TX's answer to a recall the bank forwarded: an accepted one's money leaves the
+            # settlement account, back to the bank that recalled it, in the day's camt.054.
+            resolution = camt029.read_resolution(content)
+            if resolution.accepted:
+                state["due"] += [
+                    {
+                        "end_to_end_id": each.original_end_to_end_id,
+                        "amount": each.original_amount,
+                        "kind": "recall_return",
+                        "code": "FOCR",
+                        "due": today.isoformat(),
+                    }
+                    for each in resolution.transactions
+                ]
+            state["read"].append(entry.name)
+            continue
         if b"camt.056" in content[:400]:
             resolutions, due = _recall_answers(camt056.read_cancellation_request(content), recalls)
             for resolution in resolutions:
@@ -585,11 +602,13 @@ def _collection_answers(initiation, today: date) -> tuple[pain002.PaymentStatusR
 def sepa_notification(account_iban: str, due: list[dict], today: date, number: int = 1) -> bytes:
     """A camt.054 of the settlement account: a booked debit per transfer booked, a credit back
     with its return reason per transfer returned; a direct debit the other way round (booked a
-    credit, refunded a debit)."""
+    credit, refunded a debit); a received credit TX gave back on a recall, a debit (FOCR)."""
     entries = []
     for each in due:
-        returned = each["kind"] == "return"
-        collection = each.get("dd", False)
+        # A credit another bank recalled and TX gave back: a debit, returned (FOCR).
+        recalled = each["kind"] == "recall_return"
+        returned = each["kind"] == "return" or recalled
+        collection = each.get("dd", False) or recalled
         entries.append(
             camt054.Entry(
                 amount=each["amount"],
@@ -598,8 +617,8 @@ def sepa_notification(account_iban: str, due: list[dict], today: date, number: i
                 status="BOOK",
                 bank_transaction_code=camt054.BankTransactionCode(
                     domain="PMNT",
-                    family="IDDT" if collection else "ICDT",
-                    subfamily=("UPDD" if collection else "RRTN")
+                    family="RCDT" if recalled else "IDDT" if collection else "ICDT",
+                    subfamily=("UPDD" if collection and not recalled else "RRTN")
                     if returned
                     else ("ESDD" if collection else "ESCT"),
                 ),
@@ -717,6 +736,56 @@ def simulated_sepa_bank_send(
         )
     )
     name = f"simulated-bank-credits-{today:%Y%m%d}-{state['written']:04d}.xml"
+    partial = inbox / f".{name}.partial"
+    partial.write_bytes(content)
+    os.replace(partial, inbox / name)
+    state_path.write_text(json.dumps(state))
+    return name
+
+
+def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today: date) -> str:
+    """The bank that sent a SEPA credit TX received (`inbound_entry`) recalls it with `reason`
+    (DUPL, TECH, FRAD, AC03, AM09, CUST): a camt.056 the partner bank forwards into the `sepa`
+    inbox, naming the credit as the sending bank knows it (its end-to-end id, its transaction
+    id: an instant credit's own, a booking's made up, amount and settlement date); return the
+    file's name. The bank's recall ids come from its state file."""
+    profile = SepaProfile.objects.get(institution=institution)
+    inbox = folder(institution.pk, "sepa", "inbox")
+    state_path = folder(institution.pk, "sepa", "outbox").parent / ".simulated-bank.json"
+    state = (
+        json.loads(state_path.read_text())
+        if state_path.exists()
+        else {"read": [], "due": [], "written": 0}
+    )
+    state["written"] += 1
+    number = state["recalls_sent"] = state.get("recalls_sent", 0) + 1
+    reference = f"SIMBANK-RCL-{number:08d}"
+    instant = inbound_entry.rail == "sepa_inst"
+    content = camt056.write_cancellation_request(
+        camt056.CancellationRequest(
+            assignment=Assignment(
+                id=reference,
+                assigner_bic=inbound_entry.sepa_agent_bic or "DEUTDEFFXXX",
+                assignee_bic=profile.bic,
+                created_at=datetime.combine(today, time(12, 0), tzinfo=UTC),
+            ),
+            transactions=(
+                camt056.RecalledTransaction(
+                    cancellation_id=reference,
+                    original_message_id=f"SIMBANK-MSG-{number:08d}",
+                    original_message_type="pacs.008.001.08",
+                    original_end_to_end_id=inbound_entry.end_to_end_id or "NOTPROVIDED",
+                    original_transaction_id=(
+                        inbound_entry.sepa_reference if instant else f"SIMBANK-TX-{number:08d}"
+                    ),
+                    original_amount=inbound_entry.amount,
+                    original_settlement_date=inbound_entry.settlement_date,
+                    reason=StatusReason(reason),
+                ),
+            ),
+        )
+    )
+    name = f"simulated-bank-recall-{today:%Y%m%d}-{state['written']:04d}.xml"
     partial = inbox / f".{name}.partial"
     partial.write_bytes(content)
     os.replace(partial, inbox / name)

@@ -51,7 +51,7 @@ from disputes.services.filing import dispute_create
 from events.models import Event
 from institutions import scopes as api_scopes
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
-from payments.models import InboundEntry
+from payments.models import InboundEntry, InboundRecall
 from payments.services.external_accounts import (
     external_account_create,
     sepa_external_account_create,
@@ -70,6 +70,7 @@ from tests.payments.helpers import (
     USD_PRODUCT,
     ach_profile,
     inbound_credit_file,
+    recall_of_nothing,
     sepa_profile,
 )
 from tests.reconciliation.test_settlements import settlement_of
@@ -326,6 +327,10 @@ def _payments(institution, customer) -> dict:
         institution=institution, currency="EUR", direction="debit", amount=9
     )
     run = reconcile(statement=BankStatement.objects.get(pk=statement.pk))
+    # Another bank's recall of a credit TX never had: refused at once (NOOR).
+    recall_file = rail_file_receive(
+        institution=institution, rail="sepa_ct", name="recall.xml", content=recall_of_nothing()
+    )
     return {
         "externalAccountId": external.id,
         "paymentOrderId": order.id,
@@ -337,6 +342,7 @@ def _payments(institution, customer) -> dict:
         "settlementId": settlement_of(institution).id,
         "expectedPaymentId": expected.id,
         "breakId": run.break_rows[0].id,
+        "inboundRecallId": InboundRecall.objects.get(file=recall_file).id,
     }
 
 

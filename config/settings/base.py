@@ -519,6 +519,7 @@ SPECTACULAR_SETTINGS = {
         "RailFileStatus": "payments.models.RailFile.Status",
         "RailFileDirection": "payments.models.RailFile.Direction",
         "InboundEntryStatus": "payments.models.InboundEntry.Status",
+        "InboundRecallStatus": "payments.models.InboundRecall.Status",
         "InboundEntryDirection": "payments.models.InboundEntry.Direction",
         "StopPaymentStatus": "payments.models.StopPayment.Status",
         "RecallStatus": "payments.models.Recall.Status",

@@ -33,6 +33,7 @@ from ..calendar import is_ach_day, is_sepa_day, window_instant
 from ..models import AchProfile, Rail, SepaProfile
 from .cutoff import cutoff_run
 from .inbound import inbound_entries_settle
+from .inbound_recalls import inbound_recalls_expire
 from .instant import instant_sweep
 from .recalls import recalls_write
 from .settlement import orders_settle, prenotes_verify, returns_holds_expire
@@ -49,6 +50,7 @@ class RailsRun:
     inbound_settled: int = 0
     instant_sent: int = 0
     instant_timed_out: int = 0
+    recalls_expired: int = 0
 
 
 def windows(profile: AchProfile) -> list[tuple[str, str]]:
@@ -88,6 +90,9 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
         # Recalls asked since the last run, each in a camt.056 (any day: a recall has no
         # cut-off), delivered with the files below.
         result.files_written += [each.pk for each in recalls_write(profile=profile, now=now)]
+    # Recalls TX was asked to answer and has not, past their last day: refused NOAS, the
+    # answers delivered with the files below.
+    result.recalls_expired = inbound_recalls_expire(now=now)
     # SEPA Instant orders a crash left behind: sent, or rejected TECH past their timeout.
     result.instant_sent, result.instant_timed_out = instant_sweep(now=now)
     result.files_delivered = connector.deliver_pending()

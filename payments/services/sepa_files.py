@@ -2,8 +2,8 @@
 from the `sepa` inbox or `POST /rail-files` (rail `sepa_ct`), stored and applied once by their
 bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls `sepa_file_apply` in
 its transaction). A document is read by its namespace and refused whole, with the validator's
-message, unless it is a pain.002, a camt.054 or a camt.029 that validates against its official XSD
-(`payments.iso20022`: safe parsing, no entity, no network).
+message, unless it is a pain.002, a camt.054, a camt.029 or a camt.056 that validates against its
+official XSD (`payments.iso20022`: safe parsing, no entity, no network).
 
 - a **pain.002** status report answers a pain.001 of TX's: a transaction rejected (`RJCT`)
   is the bank's rejection of its order (`returns.order_return`: `rejected`, its money back to
@@ -18,6 +18,7 @@ message, unless it is a pain.002, a camt.054 or a camt.029 that validates agains
   customer from the settlement account), its reason kept raw and normalized; FOCR, the money
   of an accepted recall (`recalls`);
 - a **camt.029** answers TX's recalls (`recalls.recall_answers`): accepted or refused.
+- a **camt.056** recalls a credit TX received, for TX to answer (`inbound_recalls`).
 
 Whatever names an end-to-end id (or a file) TX does not know is recorded (`RailNotice`, no
 order) for reconciliation, never an error. IBANs are never written into an error, a notice or
@@ -32,10 +33,11 @@ from lxml import etree
 from ..iso20022 import codes
 from ..iso20022.camt054 import read_notification
 from ..iso20022.document import safe_parser
-from ..iso20022.messages import BY_NAMESPACE, CAMT_029, CAMT_054, PAIN_002
+from ..iso20022.messages import BY_NAMESPACE, CAMT_029, CAMT_054, CAMT_056, PAIN_002
 from ..iso20022.pain002 import read_status_report
 from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
 from ..sepa import EUR
+from .inbound_recalls import inbound_recalls_receive, recalled_credit_booked
 from .instant_answers import instant_status
 from .recalls import recall_answers, recall_money_back
 from .returns import order_return, unknown_return
@@ -68,6 +70,10 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
         return _status_report(rail_file, content, now)
     if message is CAMT_029:
         return recall_answers(rail_file, content, now)
+    if message is CAMT_056:
+        if not SepaProfile.objects.filter(institution=rail_file.institution).exists():
+            raise SepaRefused("a camt.056 recall, and the institution has no SEPA profile")
+        return inbound_recalls_receive(rail_file, content, now)
     return _notification(rail_file, content, now)
 
 
@@ -77,11 +83,11 @@ def _message_of(content: bytes):
     except etree.XMLSyntaxError:
         return PAIN_002  # its reader refuses it, with the parser's message
     found = BY_NAMESPACE.get(etree.QName(root).namespace or "")
-    if found not in (PAIN_002, CAMT_054, CAMT_029):
+    if found not in (PAIN_002, CAMT_054, CAMT_029, CAMT_056):
         name = found.name if found else "not an ISO 20022 document TX reads"
         raise SepaRefused(
             f"{name}: the bank's SEPA files TX reads are pain.002 status reports, camt.054 "
-            "notifications and camt.029 answers to recalls"
+            "notifications, camt.029 answers to recalls and camt.056 recalls"
         )
     return found
 
@@ -255,6 +261,15 @@ def _transaction(rail_file: RailFile, profile, entry, transaction, now: datetime
     order = _order_of(institution, transaction.end_to_end_id)
     if transaction.return_reason is not None:
         reason = codes.reason(transaction.return_reason.code)
+        if (
+            order is None
+            and entry.direction == "debit"
+            and reason.code == RECALLED
+            and recalled_credit_booked(
+                institution, transaction.end_to_end_id, _booked_amount(entry, transaction)
+            )
+        ):
+            return  # a credit TX gave back on a recall, leaving the settlement account
         if order is None:
             unknown_return(
                 institution=institution,

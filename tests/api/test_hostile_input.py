@@ -41,6 +41,7 @@ from tests.payments.helpers import (
     unknown_return_file,
     upload_body,
     usd_account,
+    waiting_recall,
 )
 from tests.reconciliation.test_settlements import simple_body as settlement_body
 from tests.reconciliation.test_statements import statement_body
@@ -338,6 +339,12 @@ class World:
         return sepa_settled_order(institution, self.account, self.sepa_external_account)
 
     @cached_property
+    def inbound_recall(self) -> str:
+        """Another bank's recall of its credit to the account, waiting for an answer."""
+        assert self.sepa
+        return waiting_recall(self.api, self.account)
+
+    @cached_property
     def stop_payment(self) -> str:
         body = {"accountId": self.usd_account, "companyId": "1234509876"}
         return self._created("/stop-payments", body)["stopPaymentId"]
@@ -375,6 +382,7 @@ class World:
                 "externalAccountId": "external_account",
                 "paymentOrderId": "payment_order",
                 "stopPaymentId": "stop_payment",
+                "inboundRecallId": "inbound_recall",
                 "mandateId": "mandate",
                 "expectedPaymentId": "expected_payment",
             }[name],
@@ -679,6 +687,7 @@ BODIES = {
     ),
     ("CancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
     ("RecallsView", "post"): lambda w, v: {"reason": "CUST"},
+    ("InboundRecallAnswersView", "post"): lambda w, v: {"accept": False, "reasonCode": "CUST"},
     ("StopPaymentListView", "post"): lambda w, v: {
         "accountId": w.usd_account,
         "companyId": "1234509876",

@@ -47,6 +47,7 @@ from tests.payments.helpers import (
     unknown_return_file,
     upload_body,
     usd_account,
+    waiting_recall,
 )
 from tests.reconciliation.test_settlements import simple_body as settlement_body
 from tests.reconciliation.test_statements import statement_body
@@ -334,6 +335,10 @@ class World:
         self._post("/rail-files", upload_body(content, "credit.ach"))
         return self.api.get("/inbound-entries").json()["data"][0]["inboundEntryId"]
 
+    def _make_inboundRecall(self):  # noqa: N802 (v2 only): a recall of a credit, waiting
+        self["sepa"]
+        return waiting_recall(self.api, self["account"])
+
     def _make_stopPayment(self):  # noqa: N802 (v2 only): a stop of a biller's debits
         body = {"accountId": self["usdAccount"], "companyId": "1234509876"}
         return self._post("/stop-payments", body)["stopPaymentId"]
@@ -475,6 +480,7 @@ PATH_IDS = {
     "expectedPaymentId": "expectedPayment",
     "breakId": "reconciliationBreak",
     "inboundEntryId": "inboundEntry",
+    "inboundRecallId": "inboundRecall",
     "stopPaymentId": "stopPayment",
     "mandateId": "mandate",
 }
@@ -631,6 +637,10 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ),
         ("POST", "/payment-orders/{paymentOrderId}/cancellations"): lambda ids: {},
         ("POST", "/payment-orders/{paymentOrderId}/recalls"): lambda ids: {"reason": "CUST"},
+        ("POST", "/inbound-recalls/{inboundRecallId}/answers"): lambda ids: {
+            "accept": False,
+            "reasonCode": "CUST",
+        },
         ("POST", "/stop-payments"): lambda ids: {
             "accountId": ids["usdAccount"],
             "companyId": "9876501234",

@@ -4,7 +4,7 @@ at an instant of the test's choosing (the cut-off, the simulated bank, the settl
 
 import base64
 from dataclasses import dataclass
-from datetime import date, datetime, time
+from datetime import UTC, date, datetime, time
 from zoneinfo import ZoneInfo
 
 from django.db import transaction
@@ -15,9 +15,15 @@ from core import operations
 from core.actors import SYSTEM
 from institutions import scopes
 from payments.connector import deliver
+from payments.iso20022 import camt056, pacs008
+from payments.iso20022.cases import Assignment
+from payments.iso20022.interbank import GroupHeader
+from payments.iso20022.status_reasons import StatusReason
 from payments.models import AchProfile, PaymentOrder, Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
+from payments.services.instant_credits import instant_credit_answer
 from payments.services.orders import payment_order_create
+from payments.services.profiles import sepa_profile_set
 from payments.services.rails import rails_run
 from payments.services.settlement import order_settle
 from sandbox.simulated_bank import (
@@ -119,8 +125,8 @@ def inbound_credit_file(profile: AchProfile, account_number: str, amount: int, d
     return entries_file(profile, [Incoming("credit", account_number, amount)], day)
 
 
-def upload_body(content: bytes, name: str = "returns.ach") -> dict:
-    return {"rail": "ach", "name": name, "contentBase64": base64.b64encode(content).decode()}
+def upload_body(content: bytes, name: str = "returns.ach", rail: str = "ach") -> dict:
+    return {"rail": rail, "name": name, "contentBase64": base64.b64encode(content).decode()}
 
 
 @dataclass
@@ -280,3 +286,80 @@ def sepa_settled_order(institution, account_id: str, external_id: str, amount: i
     with transaction.atomic():
         order_settle(order=PaymentOrder.objects.get(pk=order.pk), at=timezone.now())
     return order.pk
+
+
+def recall_of_nothing() -> bytes:
+    """A camt.056 of another bank's recalling a credit no institution received (TX refuses it
+    NOOR at once: docs/payments.md, "Recalls TX answers")."""
+    return recall_camt056()
+
+
+def recall_camt056(
+    end_to_end_id: str = "E2E-1", amount: int = 100, day: date = date(2026, 11, 2)
+) -> bytes:
+    """A camt.056 of another bank's recalling (DUPL) its credit of `end_to_end_id`, `amount`
+    cents settled on `day`."""
+    return camt056.write_cancellation_request(
+        camt056.CancellationRequest(
+            assignment=Assignment(
+                id="CASE-1",
+                assigner_bic="DEUTDEFFXXX",
+                assignee_bic="COBADEFFXXX",
+                created_at=datetime(2026, 11, 2, 12, tzinfo=UTC),
+            ),
+            transactions=(
+                camt056.RecalledTransaction(
+                    cancellation_id="CXL-1",
+                    original_message_id="MSG-1",
+                    original_message_type="pacs.008.001.08",
+                    original_end_to_end_id=end_to_end_id,
+                    original_transaction_id="TX-1",
+                    original_amount=amount,
+                    original_settlement_date=day,
+                    reason=StatusReason("DUPL"),
+                ),
+            ),
+        )
+    )
+
+
+def offered_pacs008(iban: str, transaction_id: str, *, instant: bool) -> bytes:
+    return pacs008.write_transfers(
+        pacs008.FIToFICreditTransfer(
+            header=GroupHeader(
+                message_id=f"M-{transaction_id}",
+                created_at=datetime(2026, 11, 27, 12, tzinfo=UTC),
+                settlement_date=date(2026, 11, 27),
+            ),
+            transfers=(
+                pacs008.InterbankCreditTransfer(
+                    end_to_end_id="E2E",
+                    transaction_id=transaction_id,
+                    amount=100,
+                    debtor_name="ACME GMBH",
+                    debtor_iban="DE89370400440532013000",
+                    debtor_bic="DEUTDEFFXXX",
+                    creditor_name="Holder",
+                    creditor_iban=iban,
+                    creditor_bic="TXSCDEFFXXX",
+                    instant=instant,
+                ),
+            ),
+        )
+    )
+
+
+def waiting_recall(api, account_id: str) -> str:
+    """Another bank's instant credit of 100 cents to the account (by its IBAN: the institution's
+    SEPA profile issues them under bank code 997), and that bank's recall of it uploaded through
+    `api`: the recall's id, waiting for the institution's answer."""
+    institution = Account.objects.get(pk=account_id).institution
+    sepa_profile_set(institution=institution, iban_country="LU", iban_bank_code="997")
+    iban = api.get(f"/accounts/{account_id}").json()["iban"]
+    answer = instant_credit_answer(
+        institution=institution, content=offered_pacs008(iban, "TX-RECALLED", instant=True)
+    )
+    assert b"ACCP" in answer
+    recall = recall_camt056("E2E", 100, date(2026, 11, 27))
+    created(api.post("/rail-files", upload_body(recall, "recall.xml", rail="sepa_ct")), "v2")
+    return api.get("/inbound-recalls").json()["data"][0]["inboundRecallId"]

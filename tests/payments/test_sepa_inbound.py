@@ -4,7 +4,7 @@ partner bank books to one of them (camt.054) applied once or held in suspense wi
 its return would carry, and an instant credit the clearing offers (pacs.008) accepted at once
 or rejected with its reason, nothing moved."""
 
-from datetime import UTC, date, datetime
+from datetime import date
 from unittest import mock
 
 import pytest
@@ -20,8 +20,6 @@ from cards.dates import today_of
 from core.exceptions import ValidationFailed
 from events.models import Event
 from payments import account_ibans, connector
-from payments.iso20022 import pacs008
-from payments.iso20022.interbank import GroupHeader
 from payments.iso20022.messages import PACS_002
 from payments.models import InboundEntry, Rail, RailFile, RailNotice
 from payments.services.inbound import inbound_entry_apply, inbound_entry_return
@@ -31,7 +29,7 @@ from payments.services.profiles import sepa_profile_set
 from payments.services.settlement import rail_account
 from sandbox.simulated_bank import IncomingSepa, simulated_sepa_bank_send
 from sandbox.simulated_clearing import offer_credit
-from tests.payments.helpers import eur_account, sepa_bank
+from tests.payments.helpers import eur_account, offered_pacs008, sepa_bank
 
 pytestmark = pytest.mark.django_db
 
@@ -210,32 +208,6 @@ def test_a_booked_credit_is_applied_once_and_the_others_wait_in_suspense():
     )
     assert posted(bank.account_id) == 1_800
     assert ledger_breaches() == []
-
-
-def offered_pacs008(iban: str, transaction_id: str, *, instant: bool) -> bytes:
-    return pacs008.write_transfers(
-        pacs008.FIToFICreditTransfer(
-            header=GroupHeader(
-                message_id=f"M-{transaction_id}",
-                created_at=datetime(2026, 11, 27, 12, tzinfo=UTC),
-                settlement_date=date(2026, 11, 27),
-            ),
-            transfers=(
-                pacs008.InterbankCreditTransfer(
-                    end_to_end_id="E2E",
-                    transaction_id=transaction_id,
-                    amount=100,
-                    debtor_name="ACME GMBH",
-                    debtor_iban="DE89370400440532013000",
-                    debtor_bic="DEUTDEFFXXX",
-                    creditor_name="Holder",
-                    creditor_iban=iban,
-                    creditor_bic="TXSCDEFFXXX",
-                    instant=instant,
-                ),
-            ),
-        )
-    )
 
 
 def test_instant_credits_are_accepted_once_or_rejected_with_their_reason(capsys):

@@ -7,6 +7,8 @@ from core.exceptions import ValidationFailed
 from core.management.base import TXCommand
 from institutions.services import institution_get
 from payments.calendar import ach_days_after, is_ach_day
+from payments.iso20022.codes import RECALL_REASONS
+from payments.models import InboundEntry
 from payments.sepa import checked_iban
 from sandbox.rails_clock import rails_play
 from sandbox.simulated_bank import (
@@ -15,6 +17,7 @@ from sandbox.simulated_bank import (
     banked_institutions,
     simulated_bank_run,
     simulated_bank_send,
+    simulated_sepa_bank_recall,
     simulated_sepa_bank_send,
 )
 from sandbox.simulated_clearing import offer_credit
@@ -65,6 +68,14 @@ class Command(TXCommand):
             help="The same by SEPA Instant: the simulated clearing offers it to the institution "
             "whose bank code the IBAN carries and prints TX's answer.",
         )
+        parser.add_argument(
+            "--recall-credit",
+            nargs=2,
+            metavar=("INBOUND_ENTRY_ID", "REASON"),
+            help="The bank that sent a SEPA credit the institution received recalls it (REASON: "
+            "DUPL, TECH, FRAD, AC03, AM09 or CUST): a camt.056 in the sepa inbox, for TX to "
+            "answer (docs/payments.md, 'Recalls TX answers').",
+        )
         parser.add_argument("--institution", help="Institution id or name (with --send-...).")
         parser.add_argument(
             "--company-id",
@@ -83,6 +94,8 @@ class Command(TXCommand):
             self._send_sepa(options["institution"], *options["send_sepa_credit"])
         if options["send_instant_credit"]:
             self._send_instant(*options["send_instant_credit"])
+        if options["recall_credit"]:
+            self._recall(*options["recall_credit"])
         if options["days"] is not None:
             if not 1 <= options["days"] <= 10:
                 raise CommandError("--days: 1 to 10.")
@@ -130,6 +143,24 @@ class Command(TXCommand):
             today=today_of(institution),
         )
         self.stdout.write(f"{institution.pk}: wrote {name} into the sepa inbox")
+
+    def _recall(self, inbound_entry_id, reason):
+        if reason not in RECALL_REASONS:
+            raise CommandError("REASON: one of " + ", ".join(sorted(RECALL_REASONS)) + ".")
+        inbound = (
+            InboundEntry.objects.filter(pk=inbound_entry_id, rail__in=["sepa_ct", "sepa_inst"])
+            .select_related("institution")
+            .first()
+        )
+        if inbound is None:
+            raise CommandError("INBOUND_ENTRY_ID: no SEPA credit with this id.")
+        name = simulated_sepa_bank_recall(
+            institution=inbound.institution,
+            inbound_entry=inbound,
+            reason=reason,
+            today=today_of(inbound.institution),
+        )
+        self.stdout.write(f"{inbound.institution_id}: wrote {name} into the sepa inbox")
 
     def _send_instant(self, iban, cents):
         offered = offer_credit(
