@@ -48,6 +48,7 @@ from payments.iso20022.interbank import GroupHeader
 from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import SepaProfile
+from payments.services.cutoff import CLEARING_SYSTEM
 from payments.services.instant_credits import instant_credit_answer
 
 from .simulated_bank import SEPA_SCENARIOS, IncomingSepa, german_iban, simulated_sepa_bank_send
@@ -198,8 +199,6 @@ def offer_credit(
 
 
 # --- SEPA credit transfers of an `interbank` profile ---------------------------------------------
-# The clearing of credit transfers between banks: EBA CLEARING's STEP2 SCT, by its code.
-SCT_CLEARING = "ST2"
 INTERBANK_MESSAGE = "pacs.008.001.08"
 
 
@@ -315,7 +314,7 @@ def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.Paym
             message_id=f"SIMCLR-RTR-{today:%Y%m%d}-{number:04d}",
             created_at=datetime.combine(today, clock(12, 0), tzinfo=UTC),
             settlement_date=today,
-            clearing_system=SCT_CLEARING,
+            clearing_system=CLEARING_SYSTEM,
             instructing_agent_bic=CLEARING_BIC,
             instructed_agent_bic=profile.bic,
         ),

@@ -80,8 +80,8 @@ MODIFIERS = sorted(FILE_ID_MODIFIERS, key=lambda char: (char.isdigit(), char))  
 NAME_LENGTH = 22  # the entry's receiver name
 ID_LENGTH = 15  # the entry's identification number
 BATCH_SIZE = 1000  # orders scheduled a statement (their rows, journals kept and events)
-# The clearing an interbank profile's credit transfers settle through: EBA CLEARING's STEP2
-# SCT service, by its proprietary code (the EPC's interbank guidelines' example).
+# The clearing an interbank profile's credit transfers settle through, by its proprietary code
+# (`ClrSys/Prtry`): EBA CLEARING's STEP2 SCT service, the pan-European one.
 CLEARING_SYSTEM = "ST2"
 
 
