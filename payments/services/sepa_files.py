@@ -1,9 +1,10 @@
-"""The partner bank's SEPA answers read (docs/payments.md, "SEPA files"): ISO 20022 documents
-from the `sepa` inbox or `POST /rail-files` (rail `sepa_ct`), stored and applied once by their
-bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls `sepa_file_apply` in
-its transaction). A document is read by its namespace and refused whole, with the validator's
-message, unless it is a pain.002, a camt.054 or a camt.029 that validates against its official XSD
-(`payments.iso20022`: safe parsing, no entity, no network).
+"""The partner bank's (or the clearing's) SEPA answers read (docs/payments.md, "SEPA files"): ISO
+20022 documents from the `sepa` inbox or `POST /rail-files` (rail `sepa_ct`), stored and applied
+once by their bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls
+`sepa_file_apply` in its transaction). A document is read by its namespace and refused whole,
+with the validator's message, unless it is a pain.002, a camt.054, a camt.029, a pacs.002 or a
+pacs.004 that validates against its official XSD (`payments.iso20022`: safe parsing, no entity,
+no network).
 
 - a **pain.002** status report answers a pain.001 of TX's: a transaction rejected (`RJCT`)
   is the bank's rejection of its order (`returns.order_return`: `rejected`, its money back to
