@@ -6,6 +6,7 @@ and later a pacs.004 from the scenario table, and TX reads them from the inbox o
 whole, another institution's ids changing nothing."""
 
 import base64
+from dataclasses import replace
 from datetime import date, timedelta
 
 import pytest
@@ -221,6 +222,14 @@ def test_broken_or_foreign_answers_change_nothing_and_orders_need_both_banks(rai
     )
     assert upload(bank, foreign).status_code == 201
     assert statuses(bank, [made]) == ["sent"]
+    # Settled at a cent more than it was sent for: a break for reconciliation, still sent.
+    more = replace(report, transactions=(replace(status, original_amount=order.amount + 1),))
+    assert upload(bank, pacs002.write_status_report(more)).status_code == 201
+    assert statuses(bank, [made]) == ["sent"]
+    assert RailNotice.objects.filter(order=order).values_list("kind", "reason").get() == (
+        "status",
+        "amount_mismatch",
+    )
     # Its own answer settles it.
     assert upload(bank, content).status_code == 201
     assert statuses(bank, [made]) == ["settled"]
