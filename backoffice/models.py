@@ -81,6 +81,9 @@ class ApprovalRequest(Timestamped):
         # "Breaks"): a bank-only credit to suspense, a bank fee.
         BREAK_CREDIT = "break_credit", "bank-only credit booked to suspense"
         BREAK_FEE = "break_fee", "bank fee booked"
+        # A network-only break's late presentment cleared by TX (docs/reconciliation.md, "Force
+        # post of a late presentment").
+        BREAK_FORCE_POST = "break_force_post", "late presentment force posted"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -143,6 +146,7 @@ class ApprovalRequest(Timestamped):
                         "inbound_return",
                         "break_credit",
                         "break_fee",
+                        "break_force_post",
                     ]
                 ),
                 name="approval_kind_known",
@@ -253,11 +257,17 @@ class ApprovalThreshold(Timestamped):
                 | (~Q(kind="pin_unblock") & Q(currency__regex=r"^[A-Z]{3}$")),
                 name="approval_threshold_currency",
             ),
-            # Money placed from suspense, and a break's money booked, always takes two people:
-            # no threshold for it.
+            # Money placed from suspense, and a break's money booked or force posted, always
+            # takes two people: no threshold for it.
             models.CheckConstraint(
                 condition=~Q(
-                    kind__in=["inbound_apply", "inbound_return", "break_credit", "break_fee"]
+                    kind__in=[
+                        "inbound_apply",
+                        "inbound_return",
+                        "break_credit",
+                        "break_fee",
+                        "break_force_post",
+                    ]
                 ),
                 name="approval_threshold_not_of_suspense",
             ),

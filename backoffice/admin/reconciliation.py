@@ -17,6 +17,7 @@ from backoffice.actions.reconciliation import (
     assign_breaks,
     book_credit,
     book_fee,
+    force_post,
     note_breaks,
     resolve_without_money,
     take_breaks,
@@ -237,6 +238,7 @@ class ReconciliationBreakAdmin(CaseWork, ExactIdSearchMixin, ActionsOnlyModelAdm
     actions = [
         book_credit,
         book_fee,
+        force_post,
         resolve_without_money,
         note_breaks,
         take_breaks,

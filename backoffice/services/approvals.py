@@ -9,12 +9,11 @@ staff user decides:
 - `approval_approve` locks the request, finds it still pending and not their own, and runs the
   real service as the approver, in the same transaction: `adjustment_create` (a load or an
   unload), `fee_waive` (the request's reason is the waiver's), `account_set_overdraft_limit`,
-  `card_limits_set`, `card_pin_unblock` (the request's reason is the unblock's), or a
-  reconciliation break's booking (`break_book`). A refusal of
-  that service
-  (422 `insufficient_funds`, `account_not_active`, 409 the fee waived meanwhile...) undoes the
-  whole approval: the request stays pending and the refusal says why. Approved, the request
-  keeps the id of what it made; `approval.approved`.
+  `card_limits_set`, `card_pin_unblock` (the request's reason is the unblock's), a
+  reconciliation break's booking (`break_book`) or force post (`network_only_force_post`). A
+  refusal of that service (422 `insufficient_funds`, `account_not_active`, 409 the fee waived
+  meanwhile...) undoes the whole approval: the request stays pending and the refusal says
+  why. Approved, the request keeps the id of what it made; `approval.approved`.
 - `approval_reject`: nothing moves; `approval.rejected`.
 
 Nobody decides their own request: refused here (403 `permission_denied`), and by the database
@@ -53,6 +52,7 @@ from payments.nacha.codes import return_reason
 from payments.services.inbound import SEPA_NOT_RETURNED, inbound_entry_apply, inbound_entry_return
 from reconciliation.models import ReconciliationBreak
 from reconciliation.services.breaks import CREDIT, FEE, bookable, break_book
+from reconciliation.services.force_post import force_postable, network_only_force_post
 
 from ..locks import lock_approval_request
 from ..models import ApprovalRequest
@@ -366,25 +366,35 @@ def approval_request_inbound_return(
 
 # The approval kind of each booking of a break's money (reconciliation.services.breaks).
 BREAK_BOOKINGS = {Kind.BREAK_CREDIT: CREDIT, Kind.BREAK_FEE: FEE}
+# The kinds of a break's resolution that moves money: its bookings, and the force post of a
+# network-only break's late presentment (reconciliation.services.force_post).
+BREAK_RESOLUTIONS = (*BREAK_BOOKINGS, Kind.BREAK_FORCE_POST)
 
 
 def approval_request_break_book(
     *, brk: ReconciliationBreak, kind: str, reason: str, actor: Actor
 ) -> ApprovalRequest:
-    """Ask for a reconciliation break's money booked (`kind`: BREAK_CREDIT, a bank-only credit
-    to suspense; BREAK_FEE, a bank fee; docs/reconciliation.md, "Breaks"), with the staff
-    user's `reason`: it is booked when another staff user approves. 409 once the break is
-    resolved, and while one is waiting already; 422 for a break of another kind or sign."""
+    """Ask for a reconciliation break's money moved (`kind`: BREAK_CREDIT, a bank-only credit
+    to suspense; BREAK_FEE, a bank fee; BREAK_FORCE_POST, a late presentment cleared;
+    docs/reconciliation.md, "Breaks" and "Force post"), with the staff user's `reason`: it is
+    moved when another staff user approves. 409 once the break is resolved, and while one is
+    waiting already; 422 for a break of another kind or sign to book (409 to force post, as
+    the service refuses it)."""
     user = _staff_user(actor)
     reason = checked_reason(reason)
     brk = ReconciliationBreak.objects.get(pk=brk.pk)  # as it is now, not as the page read it
-    bookable(brk, BREAK_BOOKINGS[kind])
+    if kind == Kind.BREAK_FORCE_POST:
+        force_postable(brk)
+        amount = -brk.settlement_row.amount  # what is presented: what the network settled
+    else:
+        bookable(brk, BREAK_BOOKINGS[kind])
+        amount = abs(brk.amount)
     return _create_one_pending(
         ApprovalRequest(
             institution_id=brk.institution_id,
             kind=kind,
             target_id=brk.pk,
-            amount=abs(brk.amount),
+            amount=amount,
             currency=brk.currency,
             requested_by=user,
             request_reason=reason,
@@ -483,10 +493,12 @@ def _carry_out(approval: ApprovalRequest, actor: Actor) -> str:
             pk=approval.parameters["account_id"], institution_id=approval.institution_id
         )
         return inbound_entry_apply(inbound=inbound, account=account).value.pk
-    if approval.kind in BREAK_BOOKINGS:
+    if approval.kind in BREAK_RESOLUTIONS:
         brk = ReconciliationBreak.objects.get(
             pk=approval.target_id, institution_id=approval.institution_id
         )
+        if approval.kind == Kind.BREAK_FORCE_POST:
+            return network_only_force_post(break_=brk, actor=actor).pk
         return break_book(brk=brk, how=BREAK_BOOKINGS[approval.kind]).value.pk
     card = Card.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
     if approval.kind == ApprovalRequest.Kind.CARD_LIMITS_RAISE:

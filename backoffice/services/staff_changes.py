@@ -415,8 +415,9 @@ def staff_return_inbound(*, inbound, code: str, reason: str, actor: Actor) -> St
 
 
 def staff_book_break(*, brk, kind: str, reason: str, actor: Actor) -> StaffChange:
-    """A reconciliation break's money booked (a bank-only credit to suspense, a bank fee):
-    always asked, as money placed from suspense is (no threshold makes it alone)."""
+    """A reconciliation break's money moved (a bank-only credit to suspense, a bank fee, a late
+    presentment force posted): always asked, as money placed from suspense is (no threshold
+    makes it alone)."""
     return StaffChange(
         approval=approval_request_break_book(brk=brk, kind=kind, reason=reason, actor=actor)
     )

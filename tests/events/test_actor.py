@@ -46,6 +46,7 @@ from tests.payments.conftest import rails_dir  # noqa: F401 (the simulated bank'
 from tests.payments.helpers import ach_bank, local, rails_at
 from tests.payments.test_orders import business_day
 from tests.reconciliation.test_matching import mt940
+from tests.reconciliation.test_settlements import late_presentment
 from webhooks.models import WebhookDelivery
 from webhooks.services.deliveries import payload
 
@@ -296,6 +297,12 @@ def _break(world: AdminWorld, mark: str = "C", amount: int | None = None) -> str
     ).pk
 
 
+def _late_presentment(world: AdminWorld) -> str:
+    """A `network_only` break of the world's institution: its pending authorization, settled
+    by the network today and not cleared by TX."""
+    return late_presentment(world.institution, world["pending_authorization"], 1_000).pk
+
+
 # (model label, action) -> (an object the action changes, the event type it must emit or None)
 def _dispute(world: World, *moves: tuple[str, dict]) -> str:
     """A new dispute of the world's presented payment, moved by `moves` ((path, body): a
@@ -374,6 +381,7 @@ ACTIONS = {
         lambda w: _break(w, "D"),
         "approval.requested",
     ),
+    ("reconciliation.reconciliationbreak", "force_post"): (_late_presentment, "approval.requested"),
     ("reconciliation.reconciliationbreak", "resolve_without_money"): (
         lambda w: _break(w, amount=0),
         "reconciliation_break.resolved",
