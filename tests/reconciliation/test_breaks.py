@@ -166,6 +166,9 @@ def test_money_of_a_break_is_booked_through_four_eyes_once(client):
     assert breach.check.startswith("reconciled statements whose proof does not hold")
     [(statement_id, ledger, closing, standing)] = breach.rows
     assert (statement_id, ledger - (closing - standing)) == (statement.pk, -10)
+    # The statement's page shows it too.
+    page = client.get(reverse("admin:reconciliation_bankstatement_change", args=[statement.pk]))
+    assert "Does not hold, by -0.10 USD" in page.content.decode()
 
     # A later run sees the booked lines matched: no ledger-only break, nothing written.
     breaks = ReconciliationBreak.objects.count()
