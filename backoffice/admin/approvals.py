@@ -44,6 +44,7 @@ TARGETS = {
     ApprovalRequest.Kind.BREAK_CREDIT: ("reconciliation", "reconciliationbreak"),
     ApprovalRequest.Kind.BREAK_FEE: ("reconciliation", "reconciliationbreak"),
     ApprovalRequest.Kind.BREAK_FORCE_POST: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_PLACE: ("reconciliation", "reconciliationbreak"),
 }
 RESULTS = {
     ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "adjustment"),
@@ -56,6 +57,7 @@ RESULTS = {
     ApprovalRequest.Kind.BREAK_CREDIT: ("reconciliation", "reconciliationbreak"),
     ApprovalRequest.Kind.BREAK_FEE: ("reconciliation", "reconciliationbreak"),
     ApprovalRequest.Kind.BREAK_FORCE_POST: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_PLACE: ("reconciliation", "reconciliationbreak"),
 }
 
 

@@ -20,6 +20,7 @@ from backoffice.actions.reconciliation import (
     book_fee,
     force_post,
     note_breaks,
+    place_credit,
     resolve_without_money,
     take_breaks,
 )
@@ -258,6 +259,7 @@ class ReconciliationBreakAdmin(CaseWork, ExactIdSearchMixin, ActionsOnlyModelAdm
         book_credit,
         book_fee,
         force_post,
+        place_credit,
         resolve_without_money,
         note_breaks,
         take_breaks,

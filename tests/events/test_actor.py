@@ -34,6 +34,7 @@ from jobs import tasks
 from monitoring.models import MonitoringAlert
 from payments.models import InboundEntry
 from reconciliation.models import ReconciliationBreak
+from reconciliation.services.breaks import CREDIT, break_book
 from reconciliation.services.matching import reconcile
 from reconciliation.services.statements import bank_statement_receive
 from sandbox.simulated_bank import Incoming, simulated_bank_send
@@ -297,6 +298,15 @@ def _break(world: AdminWorld, mark: str = "C", amount: int | None = None) -> str
     ).pk
 
 
+def _credit_in_suspense(world: AdminWorld) -> str:
+    """A `bank_only` credit of the world's institution booked to suspense (by the service, as
+    an approval would); staff would place it on the bank's USD account (`world.form_values`)."""
+    pk = _break(world)
+    run(break_book, actor=SYSTEM, brk=ReconciliationBreak.objects.get(pk=pk), how=CREDIT)
+    world.form_values = {"account_id": _bank(world).account_id}
+    return pk
+
+
 def _late_presentment(world: AdminWorld) -> str:
     """A `network_only` break of the world's institution: its pending authorization, settled
     by the network today and not cleared by TX."""
@@ -382,6 +392,10 @@ ACTIONS = {
         "approval.requested",
     ),
     ("reconciliation.reconciliationbreak", "force_post"): (_late_presentment, "approval.requested"),
+    ("reconciliation.reconciliationbreak", "place_credit"): (
+        _credit_in_suspense,
+        "approval.requested",
+    ),
     ("reconciliation.reconciliationbreak", "resolve_without_money"): (
         lambda w: _break(w, amount=0),
         "reconciliation_break.resolved",
