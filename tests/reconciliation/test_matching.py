@@ -126,7 +126,7 @@ def test_a_day_of_orders_reconciles_with_one_unknown_credit_and_one_bank_fee(set
     settlement job settling them. Mostly collections, and no returns hold (the ACH profile's
     `debit_hold_days` 0): a payout's hold, placed and captured, and a collection's returns
     hold are the customer account's, which the statement does not see; a day of 997 payouts
-    takes about a third longer."""
+    takes a quarter to a third longer."""
     settings.RAILS_DIR = str(tmp_path / "rails")  # the day's file kept out of .data
     bank, orders = a_day_of_orders(PAYOUTS, COLLECTED + BATCHED, debit_hold_days=0)
     assert len(orders) == 1_000
