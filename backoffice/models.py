@@ -81,6 +81,11 @@ class ApprovalRequest(Timestamped):
         # "Breaks"): a bank-only credit to suspense, a bank fee.
         BREAK_CREDIT = "break_credit", "bank-only credit booked to suspense"
         BREAK_FEE = "break_fee", "bank fee booked"
+        # A network-only break's late presentment cleared by TX (docs/reconciliation.md, "Force
+        # post of a late presentment").
+        BREAK_FORCE_POST = "break_force_post", "late presentment force posted"
+        # A bank-only credit booked to suspense, placed on a customer account.
+        BREAK_PLACE = "break_place", "bank-only credit placed from suspense"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -100,9 +105,9 @@ class ApprovalRequest(Timestamped):
     target_id = models.CharField(max_length=40)
     # What the real service is called with besides its target: an adjustment's direction,
     # amount, currency and description; an overdraft raise's `overdraft_limit`; a limits
-    # raise's `limits` (the changed ones, by their field names); an inbound credit's
-    # `account_id` (applied) or return `code` (returned); nothing for a waiver or a PIN unblock
-    # (the reason is `request_reason`).
+    # raise's `limits` (the changed ones, by their field names); an inbound credit's or a
+    # break's credit's `account_id` (applied, placed) or return `code` (returned); nothing for a
+    # waiver or a PIN unblock (the reason is `request_reason`).
     parameters = models.JSONField(default=dict, blank=True)
     # None for a PIN unblock (it moves no amount).
     amount = models.BigIntegerField(null=True, blank=True)
@@ -143,6 +148,8 @@ class ApprovalRequest(Timestamped):
                         "inbound_return",
                         "break_credit",
                         "break_fee",
+                        "break_force_post",
+                        "break_place",
                     ]
                 ),
                 name="approval_kind_known",
@@ -253,11 +260,18 @@ class ApprovalThreshold(Timestamped):
                 | (~Q(kind="pin_unblock") & Q(currency__regex=r"^[A-Z]{3}$")),
                 name="approval_threshold_currency",
             ),
-            # Money placed from suspense, and a break's money booked, always takes two people:
-            # no threshold for it.
+            # Money placed from suspense, and a break's money booked or force posted, always
+            # takes two people: no threshold for it.
             models.CheckConstraint(
                 condition=~Q(
-                    kind__in=["inbound_apply", "inbound_return", "break_credit", "break_fee"]
+                    kind__in=[
+                        "inbound_apply",
+                        "inbound_return",
+                        "break_credit",
+                        "break_fee",
+                        "break_force_post",
+                        "break_place",
+                    ]
                 ),
                 name="approval_threshold_not_of_suspense",
             ),

@@ -111,6 +111,8 @@ OBJECT_TYPES = {
     "reconciliation.completed": "reconciliation",
     "reconciliation_break.opened": "reconciliation_break",
     "reconciliation_break.resolved": "reconciliation_break",
+    # ... and a bank-only credit booked to suspense, placed on a customer account since.
+    "reconciliation_break.placed": "reconciliation_break",
     # Case work in the back office: a staff note written, the case assigned (docs/back-office.md,
     # "Case work"). No text: the note stays in the back office.
     "dispute.note_added": "dispute",

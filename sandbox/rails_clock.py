@@ -4,10 +4,11 @@ settled and returned in a minute instead of three business days (as Stripe's and
 sandboxes let one do).
 
 Each hour of each day, in order: the simulated bank answers what is due on that day
-(`simulated_bank.simulated_bank_run`), then the payments job runs as it would at that instant
-(`payments.services.rails.rails_run`: cut-offs whose time has come, delivery, settlement, the
-inbox). Refused unless `SANDBOX_CLOCK` is on (development settings; production refuses to start
-with it): played ahead of time, orders settle before their dates.
+(`simulated_bank.simulated_bank_run`), and the simulated clearing its participants'
+(`simulated_clearing.simulated_clearing_run`), then the payments job runs as it would at that
+instant (`payments.services.rails.rails_run`: cut-offs whose time has come, delivery,
+settlement, the inbox). Refused unless `SANDBOX_CLOCK` is on (development settings; production
+refuses to start with it): played ahead of time, orders settle before their dates.
 """
 
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from institutions.calendar import local_date
 from payments.services.rails import rails_run
 
 from .simulated_bank import banked_institutions, simulated_bank_run
+from .simulated_clearing import cleared_institutions, simulated_clearing_run
 
 
 def rails_play(*, days: int, start: datetime | None = None) -> int:
@@ -35,6 +37,8 @@ def rails_play(*, days: int, start: datetime | None = None) -> int:
     for _ in range(days * 24):
         for institution in banked_institutions():
             simulated_bank_run(institution=institution, today=local_date(institution, instant))
+        for institution in cleared_institutions():
+            simulated_clearing_run(institution=institution, today=local_date(institution, instant))
         rails_run(now=instant)
         instant += timedelta(hours=1)
         hours += 1

@@ -22,21 +22,34 @@ answer after it counts as none, as the clearing's own deadline would have it. A 
 accepted is then booked on the institution's settlement account by its partner bank, as every
 settled instant credit is: a camt.054 in the `sepa` inbox naming the credit's transaction id and
 debtor's bank (`simulated_sepa_bank_send`), which TX knows for the money it applied already.
+
+A bank in the clearing itself (an `interbank` SEPA profile) sends its SEPA credit transfers as
+pacs.008 files into its `sepa` outbox, and the clearing answers them (`simulated_clearing_run`)
+by the creditor IBAN's scenario in the same table: a pacs.002 at once (per transaction ACSC,
+settled on the message's settlement date, or RJCT with the scenario's reason; the group ACCP,
+PART or RJCT), and for a return scenario a pacs.004 `delay_days` after the settlement date (the
+whole amount back, the scenario's reason: AC04, MD07), into the `sepa` inbox. What is not due
+yet is kept in its state file beside the outbox (ids, amounts, dates and codes: no IBAN).
 """
 
+import json
 import os
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
+from datetime import time as clock
 
 from django.conf import settings
 
+from cards.dates import today_of
 from payments.account_ibans import profile_of_iban
 from payments.connector import folder
-from payments.iso20022 import pacs002, pacs008, pain001, pain002
+from payments.iso20022 import pacs002, pacs004, pacs008, pain001, pain002
 from payments.iso20022.interbank import GroupHeader
 from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
+from payments.models import SepaProfile
+from payments.services.cutoff import CLEARING_SYSTEM
 from payments.services.instant_credits import instant_credit_answer
 
 from .simulated_bank import (
@@ -191,3 +204,140 @@ def offer_credit(
             today=now.date(),
         )
     return Offered(status=status.status, reason=reason, seconds=seconds)
+
+
+# --- SEPA credit transfers of an `interbank` profile ---------------------------------------------
+INTERBANK_MESSAGE = "pacs.008.001.08"
+
+
+def cleared_institutions() -> list:
+    """The institutions in the clearing: an interbank SEPA profile's."""
+    return [
+        profile.institution
+        for profile in SepaProfile.objects.filter(kind=SepaProfile.Kind.INTERBANK)
+        .select_related("institution")
+        .order_by("pk")
+    ]
+
+
+def simulated_clearing_run(*, institution, today: date | None = None) -> list[str]:
+    """Answer the pacs.008 files the institution delivered into its `sepa` outbox (module
+    docstring): a pacs.002 for each at once, and the pacs.004 returns due by `today` in one
+    file; return the names of the files written."""
+    today = today or today_of(institution)
+    profile = SepaProfile.objects.get(institution=institution)
+    outbox = folder(institution.pk, "sepa", "outbox")
+    inbox = folder(institution.pk, "sepa", "inbox")
+    state_path = outbox.parent / ".simulated-clearing.json"
+    state = (
+        json.loads(state_path.read_text())
+        if state_path.exists()
+        else {"read": [], "due": [], "written": 0}
+    )
+    written = []
+
+    def put(content: bytes, kind: str) -> None:
+        state["written"] += 1
+        name = f"simulated-clearing-{kind}-{today:%Y%m%d}-{state['written']:04d}.xml"
+        partial = inbox / f".{name}.partial"
+        partial.write_bytes(content)
+        os.replace(partial, inbox / name)
+        written.append(name)
+
+    for entry in sorted(os.scandir(outbox), key=lambda item: item.name):
+        if entry.name.startswith(".") or entry.name in state["read"] or not entry.is_file():
+            continue
+        with open(entry.path, "rb") as handle:
+            message = pacs008.read_transfers(handle.read())
+        report, due = _clearing_answers(message, today)
+        put(pacs002.write_status_report(report), "pacs002")
+        state["due"] += due
+        state["read"].append(entry.name)
+    due = [each for each in state["due"] if date.fromisoformat(each["due"]) <= today]
+    state["due"] = [each for each in state["due"] if date.fromisoformat(each["due"]) > today]
+    if due:
+        put(pacs004.write_return(_returns(profile, due, today, state["written"] + 1)), "pacs004")
+    state_path.write_text(json.dumps(state))
+    return written
+
+
+def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusReport, list[dict]]:
+    """The pacs.002 of a pacs.008 (a status per transfer by its creditor IBAN's scenario) and
+    the returns it makes due."""
+    header = message.header
+    settled_on = header.settlement_date
+    statuses, due, rejected = [], [], 0
+    for transfer in message.transfers:
+        scenario = SEPA_SCENARIOS.get(transfer.creditor_iban)
+        kind = scenario.kind if scenario is not None else "settle"
+        reasons = ()
+        if kind == "reject":
+            rejected += 1
+            reasons = (StatusReason(scenario.code, originator_bic=transfer.creditor_bic),)
+        statuses.append(
+            pacs002.InterbankTransactionStatus(
+                original_end_to_end_id=transfer.end_to_end_id,
+                original_transaction_id=transfer.transaction_id,
+                status="RJCT" if kind == "reject" else "ACSC",
+                reasons=reasons,
+                original_amount=transfer.amount,
+                original_settlement_date=settled_on,
+            )
+        )
+        if kind == "return":
+            back = settled_on + timedelta(days=scenario.delay_days)
+            due.append(
+                {
+                    "due": back.isoformat(),
+                    "message_id": header.message_id,
+                    "end_to_end_id": transfer.end_to_end_id,
+                    "transaction_id": transfer.transaction_id,
+                    "amount": transfer.amount,
+                    "settled_on": settled_on.isoformat(),
+                    "code": scenario.code,
+                    "creditor_bic": transfer.creditor_bic,
+                }
+            )
+    group = "RJCT" if rejected == len(statuses) else "PART" if rejected else "ACCP"
+    report = pacs002.InterbankStatusReport(
+        message_id=f"SIMCLR-STS-{header.message_id}"[:35],
+        created_at=datetime.combine(today, clock(12, 0), tzinfo=UTC),
+        instructing_agent_bic=CLEARING_BIC,
+        instructed_agent_bic=header.instructing_agent_bic,
+        original_message_id=header.message_id,
+        original_message_type=INTERBANK_MESSAGE,
+        original_count=len(statuses),
+        original_control_sum=message.total,
+        group_status=group,
+        transactions=tuple(statuses),
+    )
+    return report, due
+
+
+def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.PaymentReturn:
+    """One pacs.004 of the returns due: each the whole amount back with the scenario's reason,
+    given by the creditor's bank."""
+    return pacs004.PaymentReturn(
+        header=GroupHeader(
+            message_id=f"SIMCLR-RTR-{today:%Y%m%d}-{number:04d}",
+            created_at=datetime.combine(today, clock(12, 0), tzinfo=UTC),
+            settlement_date=today,
+            clearing_system=CLEARING_SYSTEM,
+            instructing_agent_bic=CLEARING_BIC,
+            instructed_agent_bic=profile.bic,
+        ),
+        transactions=tuple(
+            pacs004.ReturnedTransaction(
+                return_id=f"RTR-{each['transaction_id']}"[:35],
+                original_message_id=each["message_id"],
+                original_message_type=INTERBANK_MESSAGE,
+                original_end_to_end_id=each["end_to_end_id"],
+                original_transaction_id=each["transaction_id"],
+                original_amount=each["amount"],
+                returned_amount=each["amount"],
+                reason=StatusReason(each["code"], originator_bic=each["creditor_bic"]),
+                original_settlement_date=date.fromisoformat(each["settled_on"]),
+            )
+            for each in due
+        ),
+    )

@@ -28,6 +28,7 @@ LONGEST_FIRST = (
     "tests/backoffice/test_second_factor_upgrade.py",
     "tests/payments/test_properties.py",
     "tests/payments/test_properties_sepa.py",
+    "tests/reconciliation/test_matching.py",
     "tests/backoffice/test_money_display.py",
 )
 

@@ -478,6 +478,9 @@ PAGE_SERVICE_IMPORTS = {
     "cards.services.card_usage",
     # A threshold's page shows no daily total for the kinds that have none.
     "backoffice.services.thresholds.UNSUMMED",
+    # A statement's and a network settlement's page show their proof (a read of the ledger).
+    "reconciliation.services.proof.statement_proof",
+    "reconciliation.services.settlement_matching.settlement_proof",
 }
 
 

@@ -22,6 +22,7 @@ from backoffice.services.staff_changes import (
     staff_adjust,
     staff_apply_inbound,
     staff_book_break,
+    staff_place_break,
     staff_return_inbound,
     staff_set_card_limits,
     staff_set_overdraft_limit,
@@ -31,7 +32,8 @@ from backoffice.services.staff_changes import (
 from cards.services import card_limits_set, card_pin_unblock
 from core.money import money
 from payments.services.inbound import inbound_entry_apply, inbound_entry_return
-from reconciliation.services.breaks import break_book
+from reconciliation.services.breaks import break_book, break_place
+from reconciliation.services.force_post import network_only_force_post
 
 Kind = ApprovalRequest.Kind
 
@@ -57,6 +59,8 @@ INBOUND_APPLY = FourEyes(Kind.INBOUND_APPLY, staff_apply_inbound, inbound_entry_
 INBOUND_RETURN = FourEyes(Kind.INBOUND_RETURN, staff_return_inbound, inbound_entry_return)
 BREAK_CREDIT = FourEyes(Kind.BREAK_CREDIT, staff_book_break, break_book)
 BREAK_FEE = FourEyes(Kind.BREAK_FEE, staff_book_break, break_book)
+BREAK_FORCE_POST = FourEyes(Kind.BREAK_FORCE_POST, staff_book_break, network_only_force_post)
+BREAK_PLACE = FourEyes(Kind.BREAK_PLACE, staff_place_break, break_place)
 
 
 def asked_for(approval: ApprovalRequest) -> str:
@@ -88,6 +92,16 @@ def asked_for(approval: ApprovalRequest) -> str:
         )
     if approval.kind == Kind.BREAK_FEE:
         return f"Book the bank fee of {amount} (reconciliation break {approval.target_id})"
+    if approval.kind == Kind.BREAK_PLACE:
+        return (
+            f"Place the bank-only credit of {amount} from suspense on account "
+            f"{parameters['account_id']} (reconciliation break {approval.target_id})"
+        )
+    if approval.kind == Kind.BREAK_FORCE_POST:
+        return (
+            f"Force post the late presentment of {amount} the network settled (reconciliation "
+            f"break {approval.target_id})"
+        )
     return "Unblock the card's PIN"
 
 

@@ -111,9 +111,16 @@ class SuspenseApplyForm(forms.Form):
         "request for the approver."
     )
 
-    def __init__(self, *args, institution_id: str, **kwargs):
+    def __init__(self, *args, institution_id: str, found_by: str = "", reason: str = "", **kwargs):
+        """`found_by` and `reason`: the account's and the reason's help, where the credit is
+        not an inbound entry's (a reconciliation break's)."""
         super().__init__(*args, **kwargs)
         self.institution_id = institution_id
+        if found_by:
+            account = self.fields["account_id"]
+            account.help_text = f"The customer account (acc_…) the credit is for, {found_by}."
+        if reason:
+            self.fields["reason"].help_text = reason
 
     def clean(self):
         data = super().clean()

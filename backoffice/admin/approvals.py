@@ -43,6 +43,8 @@ TARGETS = {
     ApprovalRequest.Kind.INBOUND_RETURN: ("payments", "inboundentry"),
     ApprovalRequest.Kind.BREAK_CREDIT: ("reconciliation", "reconciliationbreak"),
     ApprovalRequest.Kind.BREAK_FEE: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_FORCE_POST: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_PLACE: ("reconciliation", "reconciliationbreak"),
 }
 RESULTS = {
     ApprovalRequest.Kind.ADJUSTMENT: ("accounts", "adjustment"),
@@ -54,6 +56,8 @@ RESULTS = {
     ApprovalRequest.Kind.INBOUND_RETURN: ("payments", "inboundentry"),
     ApprovalRequest.Kind.BREAK_CREDIT: ("reconciliation", "reconciliationbreak"),
     ApprovalRequest.Kind.BREAK_FEE: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_FORCE_POST: ("reconciliation", "reconciliationbreak"),
+    ApprovalRequest.Kind.BREAK_PLACE: ("reconciliation", "reconciliationbreak"),
 }
 
 

@@ -2,8 +2,8 @@
 in"): each settlement with its totals and journals, and its rows.
 
 Read-only: a settlement is written by `reconciliation.services.settlements` only (the API's
-`POST /network-settlements`). Nothing here is a card number: a row names its transaction by the
-network's id.
+`POST /network-settlements`). Its page shows its proof now, as the API's `/proof` does. Nothing
+here is a card number: a row names its transaction by the network's id.
 """
 
 from django.contrib import admin
@@ -15,7 +15,9 @@ from backoffice.kit import (
     link_column,
     money_column,
 )
+from core.money import money
 from reconciliation.models import NetworkSettlement, NetworkSettlementRow
+from reconciliation.services.settlement_matching import settlement_proof
 
 
 @admin.register(NetworkSettlement)
@@ -45,6 +47,7 @@ class NetworkSettlementAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "interchange_display",
         "scheme_fees_display",
         "net_display",
+        "proof_display",
         "sha256",
         "row_count",
         "rows_link",
@@ -66,6 +69,19 @@ class NetworkSettlementAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     clearing_journal_link = link_column("clearing_journal", description="transactions journal")
     interchange_journal_link = link_column("interchange_journal", description="interchange journal")
     scheme_fees_journal_link = link_column("scheme_fees_journal", description="scheme fees journal")
+
+    @admin.display(description="proof")
+    def proof_display(self, obj):
+        """The settlement's proof now (docs/reconciliation.md, "The settlement's proof")."""
+        proof = settlement_proof(obj)
+        words = (
+            f"card clearing moved {money(proof['card_clearing_movement'], obj.currency)}; the "
+            f"transactions {money(proof['transactions'], obj.currency)} less the open breaks "
+            f"{money(proof['open_breaks'], obj.currency)}"
+        )
+        if proof["holds"]:
+            return f"Holds: {words}."
+        return f"Does not hold, by {money(proof['difference'], obj.currency)}: {words}."
 
     @admin.display(description="rows")
     def rows_link(self, obj):

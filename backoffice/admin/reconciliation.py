@@ -1,6 +1,7 @@
 """Back office for reconciliation (docs/reconciliation.md, "The back office"): the bank's
 statements, each with its lines; the expected payments, the reconciliation rules and the breaks
-the runs found.
+the runs found. A statement's page shows its proof now, as the API does (docs/reconciliation.md,
+"The proof").
 
 Read-only: a statement is written by `reconciliation.services.statements` only (the API's
 `POST /bank-statements`), the rest by the API's writes and the runs; but the breaks, which are
@@ -17,7 +18,9 @@ from backoffice.actions.reconciliation import (
     assign_breaks,
     book_credit,
     book_fee,
+    force_post,
     note_breaks,
+    place_credit,
     resolve_without_money,
     take_breaks,
 )
@@ -38,6 +41,7 @@ from reconciliation.models import (
     ReconciliationBreak,
     ReconciliationRule,
 )
+from reconciliation.services.proof import statement_proof
 
 MASK = "•••• "
 
@@ -76,6 +80,7 @@ class BankStatementAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "period_end",
         "opening_display",
         "closing_display",
+        "proof_display",
         "line_count",
         "lines_link",
         "created_at",
@@ -95,6 +100,22 @@ class BankStatementAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         if obj.period_start == obj.period_end:
             return obj.period_end or "—"
         return f"{obj.period_start or '…'} – {obj.period_end or '…'}"
+
+    @admin.display(description="proof")
+    def proof_display(self, obj):
+        """The statement's proof now (docs/reconciliation.md, "The proof")."""
+        proof = statement_proof(obj)
+        if proof is None:
+            return "— (intraday, or not reconciled yet)"
+        words = (
+            f"the ledger at {proof.closing_at:%Y-%m-%d %H:%M %Z} "
+            f"{money(proof.ledger_balance, obj.currency)}; the closing balance "
+            f"{money(proof.closing_balance, obj.currency)} less the standing breaks "
+            f"{money(proof.standing_breaks, obj.currency)}"
+        )
+        if proof.holds:
+            return f"Holds: {words}."
+        return f"Does not hold, by {money(proof.difference, obj.currency)}: {words}."
 
     @admin.display(description="bank account")
     def bank_account_display(self, obj):
@@ -237,6 +258,8 @@ class ReconciliationBreakAdmin(CaseWork, ExactIdSearchMixin, ActionsOnlyModelAdm
     actions = [
         book_credit,
         book_fee,
+        force_post,
+        place_credit,
         resolve_without_money,
         note_breaks,
         take_breaks,

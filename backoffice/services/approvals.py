@@ -9,12 +9,12 @@ staff user decides:
 - `approval_approve` locks the request, finds it still pending and not their own, and runs the
   real service as the approver, in the same transaction: `adjustment_create` (a load or an
   unload), `fee_waive` (the request's reason is the waiver's), `account_set_overdraft_limit`,
-  `card_limits_set`, `card_pin_unblock` (the request's reason is the unblock's), or a
-  reconciliation break's booking (`break_book`). A refusal of
-  that service
-  (422 `insufficient_funds`, `account_not_active`, 409 the fee waived meanwhile...) undoes the
-  whole approval: the request stays pending and the refusal says why. Approved, the request
-  keeps the id of what it made; `approval.approved`.
+  `card_limits_set`, `card_pin_unblock` (the request's reason is the unblock's), a
+  reconciliation break's booking (`break_book`), force post (`network_only_force_post`) or
+  credit's placement (`break_place`). A
+  refusal of that service (422 `insufficient_funds`, `account_not_active`, 409 the fee waived
+  meanwhile...) undoes the whole approval: the request stays pending and the refusal says
+  why. Approved, the request keeps the id of what it made; `approval.approved`.
 - `approval_reject`: nothing moves; `approval.rejected`.
 
 Nobody decides their own request: refused here (403 `permission_denied`), and by the database
@@ -52,7 +52,15 @@ from payments.models import ACH_RAILS, InboundEntry
 from payments.nacha.codes import return_reason
 from payments.services.inbound import SEPA_NOT_RETURNED, inbound_entry_apply, inbound_entry_return
 from reconciliation.models import ReconciliationBreak
-from reconciliation.services.breaks import CREDIT, FEE, bookable, break_book
+from reconciliation.services.breaks import (
+    CREDIT,
+    FEE,
+    bookable,
+    break_book,
+    break_place,
+    placeable,
+)
+from reconciliation.services.force_post import force_postable, network_only_force_post
 
 from ..locks import lock_approval_request
 from ..models import ApprovalRequest
@@ -326,18 +334,7 @@ def approval_request_inbound_apply(
     user = _staff_user(actor)
     reason = checked_reason(reason)
     _in_suspense(inbound, InboundEntry.Status.APPLIED)
-    if (
-        account.institution_id != inbound.institution_id
-        or account.currency != inbound.currency
-        or account.kind != Account.Kind.CUSTOMER
-        or account.status != Account.Status.ACTIVE
-    ):
-        raise ValidationFailed(
-            details={
-                "account_id": "An active customer account of the institution in the entry's "
-                "currency."
-            }
-        )
+    _can_take(account, inbound.institution_id, inbound.currency)
     return _create_one_pending(
         _inbound_request(inbound, Kind.INBOUND_APPLY, {"account_id": account.pk}, user, reason),
         "An application of this entry is already waiting for approval.",
@@ -366,25 +363,36 @@ def approval_request_inbound_return(
 
 # The approval kind of each booking of a break's money (reconciliation.services.breaks).
 BREAK_BOOKINGS = {Kind.BREAK_CREDIT: CREDIT, Kind.BREAK_FEE: FEE}
+# The kinds of a break's resolution that moves money: its bookings, the force post of a
+# network-only break's late presentment (reconciliation.services.force_post), and a credit's
+# placement from suspense on an account (a break resolved already).
+BREAK_RESOLUTIONS = (*BREAK_BOOKINGS, Kind.BREAK_FORCE_POST, Kind.BREAK_PLACE)
 
 
 def approval_request_break_book(
     *, brk: ReconciliationBreak, kind: str, reason: str, actor: Actor
 ) -> ApprovalRequest:
-    """Ask for a reconciliation break's money booked (`kind`: BREAK_CREDIT, a bank-only credit
-    to suspense; BREAK_FEE, a bank fee; docs/reconciliation.md, "Breaks"), with the staff
-    user's `reason`: it is booked when another staff user approves. 409 once the break is
-    resolved, and while one is waiting already; 422 for a break of another kind or sign."""
+    """Ask for a reconciliation break's money moved (`kind`: BREAK_CREDIT, a bank-only credit
+    to suspense; BREAK_FEE, a bank fee; BREAK_FORCE_POST, a late presentment cleared;
+    docs/reconciliation.md, "Breaks" and "Force post"), with the staff user's `reason`: it is
+    moved when another staff user approves. 409 once the break is resolved, and while one is
+    waiting already; 422 for a break of another kind or sign to book (409 to force post, as
+    the service refuses it)."""
     user = _staff_user(actor)
     reason = checked_reason(reason)
     brk = ReconciliationBreak.objects.get(pk=brk.pk)  # as it is now, not as the page read it
-    bookable(brk, BREAK_BOOKINGS[kind])
+    if kind == Kind.BREAK_FORCE_POST:
+        force_postable(brk)
+        amount = -brk.settlement_row.amount  # what is presented: what the network settled
+    else:
+        bookable(brk, BREAK_BOOKINGS[kind])
+        amount = abs(brk.amount)
     return _create_one_pending(
         ApprovalRequest(
             institution_id=brk.institution_id,
             kind=kind,
             target_id=brk.pk,
-            amount=abs(brk.amount),
+            amount=amount,
             currency=brk.currency,
             requested_by=user,
             request_reason=reason,
@@ -392,6 +400,51 @@ def approval_request_break_book(
         "A resolution of this break is already waiting for approval.",
         {"break_id": brk.pk},
     )
+
+
+def approval_request_break_place(
+    *, brk: ReconciliationBreak, account: Account, reason: str, actor: Actor
+) -> ApprovalRequest:
+    """Ask for a reconciliation break's credit booked to suspense to be placed on `account`
+    (docs/reconciliation.md, "The breaks' work"), with the staff user's `reason`: it moves when
+    another staff user approves. 409 unless its credit waits in suspense, and while one is
+    waiting already; 400 for an account that cannot take it (as an inbound credit's)."""
+    user = _staff_user(actor)
+    reason = checked_reason(reason)
+    brk = ReconciliationBreak.objects.get(pk=brk.pk)  # as it is now, not as the page read it
+    placeable(brk)
+    _can_take(account, brk.institution_id, brk.currency)
+    return _create_one_pending(
+        ApprovalRequest(
+            institution_id=brk.institution_id,
+            kind=Kind.BREAK_PLACE,
+            target_id=brk.pk,
+            parameters={"account_id": account.pk},
+            amount=brk.amount,
+            currency=brk.currency,
+            requested_by=user,
+            request_reason=reason,
+        ),
+        "A placement of this break's credit is already waiting for approval.",
+        {"break_id": brk.pk},
+    )
+
+
+def _can_take(account: Account, institution_id: str, currency: str) -> None:
+    """400 unless `account` is an active customer account of the institution in `currency`:
+    one that money from suspense may be placed on."""
+    if (
+        account.institution_id != institution_id
+        or account.currency != currency
+        or account.kind != Account.Kind.CUSTOMER
+        or account.status != Account.Status.ACTIVE
+    ):
+        raise ValidationFailed(
+            details={
+                "account_id": "An active customer account of the institution in the credit's "
+                "currency."
+            }
+        )
 
 
 def _in_suspense(inbound: InboundEntry, to_state: str) -> None:
@@ -483,10 +536,17 @@ def _carry_out(approval: ApprovalRequest, actor: Actor) -> str:
             pk=approval.parameters["account_id"], institution_id=approval.institution_id
         )
         return inbound_entry_apply(inbound=inbound, account=account).value.pk
-    if approval.kind in BREAK_BOOKINGS:
+    if approval.kind in BREAK_RESOLUTIONS:
         brk = ReconciliationBreak.objects.get(
             pk=approval.target_id, institution_id=approval.institution_id
         )
+        if approval.kind == Kind.BREAK_FORCE_POST:
+            return network_only_force_post(break_=brk, actor=actor).pk
+        if approval.kind == Kind.BREAK_PLACE:
+            account = Account.objects.get(
+                pk=approval.parameters["account_id"], institution_id=approval.institution_id
+            )
+            return break_place(brk=brk, account=account).value.pk
         return break_book(brk=brk, how=BREAK_BOOKINGS[approval.kind]).value.pk
     card = Card.objects.get(pk=approval.target_id, institution_id=approval.institution_id)
     if approval.kind == ApprovalRequest.Kind.CARD_LIMITS_RAISE:

@@ -57,6 +57,7 @@ from ..models import AloneChange, ApprovalRequest, ApprovalThreshold
 from .approvals import (
     approval_request_adjustment,
     approval_request_break_book,
+    approval_request_break_place,
     approval_request_card_limits_raise,
     approval_request_fee_waiver,
     approval_request_inbound_apply,
@@ -415,8 +416,17 @@ def staff_return_inbound(*, inbound, code: str, reason: str, actor: Actor) -> St
 
 
 def staff_book_break(*, brk, kind: str, reason: str, actor: Actor) -> StaffChange:
-    """A reconciliation break's money booked (a bank-only credit to suspense, a bank fee):
-    always asked, as money placed from suspense is (no threshold makes it alone)."""
+    """A reconciliation break's money moved (a bank-only credit to suspense, a bank fee, a late
+    presentment force posted): always asked, as money placed from suspense is (no threshold
+    makes it alone)."""
     return StaffChange(
         approval=approval_request_break_book(brk=brk, kind=kind, reason=reason, actor=actor)
+    )
+
+
+def staff_place_break(*, brk, account: Account, reason: str, actor: Actor) -> StaffChange:
+    """A reconciliation break's credit booked to suspense placed on a customer account: always
+    asked, as an inbound credit applied from suspense is."""
+    return StaffChange(
+        approval=approval_request_break_place(brk=brk, account=account, reason=reason, actor=actor)
     )

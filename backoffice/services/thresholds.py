@@ -20,6 +20,8 @@ ALWAYS_ASKED = (
     ApprovalRequest.Kind.INBOUND_RETURN,
     ApprovalRequest.Kind.BREAK_CREDIT,
     ApprovalRequest.Kind.BREAK_FEE,
+    ApprovalRequest.Kind.BREAK_FORCE_POST,
+    ApprovalRequest.Kind.BREAK_PLACE,
 )
 THRESHOLD_KINDS = [kind for kind in ApprovalRequest.Kind if kind not in ALWAYS_ASKED]
 

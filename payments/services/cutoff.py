@@ -30,7 +30,7 @@ from collections import defaultdict
 from datetime import date
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Q, prefetch_related_objects
 from django.utils import timezone
 
 from accounts.models import Account, Hold
@@ -38,7 +38,8 @@ from accounts.services import hold_capture
 from events.services import emit_many
 
 from ..calendar import ach_days_after, is_ach_day, local_now, sepa_days_after, window_instant
-from ..iso20022 import pain001, pain008
+from ..iso20022 import pacs008, pain001, pain008
+from ..iso20022.interbank import GroupHeader
 from ..locks import (
     lock_ach_profile,
     lock_cutoffs,
@@ -66,7 +67,12 @@ from ..nacha.file_header import FILE_ID_MODIFIERS, FileHeader
 from ..nacha.returns import return_entry
 from .inbound import emit_inbound
 from .order_events import order_event
-from .sepa_messages import credit_transfer, party_name, remittance_of
+from .sepa_messages import (
+    credit_transfer,
+    interbank_credit_transfer,
+    party_name,
+    remittance_of,
+)
 from .settlement import order_journal, rail_label
 
 MIXED = 200  # service class: credits and debits in one batch
@@ -74,6 +80,9 @@ MODIFIERS = sorted(FILE_ID_MODIFIERS, key=lambda char: (char.isdigit(), char))  
 NAME_LENGTH = 22  # the entry's receiver name
 ID_LENGTH = 15  # the entry's identification number
 BATCH_SIZE = 1000  # orders scheduled a statement (their rows, journals kept and events)
+# The clearing an interbank profile's credit transfers settle through, by its proprietary code
+# (`ClrSys/Prtry`): EBA CLEARING's STEP2 SCT service, the pan-European one.
+CLEARING_SYSTEM = "ST2"
 
 
 def effective_date(profile: AchProfile, rail: str, window_date: date) -> date:
@@ -331,32 +340,20 @@ def _stored(rail_file: RailFile) -> bool:
 def _sepa_file(
     profile: SepaProfile, rail: str, orders: list[PaymentOrder], window_date: date, window: str
 ) -> RailFile | None:
-    """The window's pain.001 (`payments.iso20022.pain001`): one payment instruction from the
-    profile's settlement account, executed on the window's date (a SEPA day: the cut-off runs
-    on SEPA days only), a transfer per order by its end-to-end id. Its message id is the
-    file's id (the bank's status report names it); an order's trace number is its id's last
-    15 characters."""
+    """The window's SEPA credit transfers in one file: a pain.001 to the partner bank for an
+    `initiation` profile, a pacs.008 to the clearing for an `interbank` one (only the message
+    differs: the window, the lock, the file and the scheduling are the same). Its message id is
+    the file's id (the answers name it); an order's trace number is its id's last 15
+    characters (a pacs.008's transaction id)."""
     institution = profile.institution
     rail_file = RailFile(institution=institution)
     message_id = rail_file.pk.replace("_", "-")  # the SEPA character set has no "_"
-    transfers = tuple(credit_transfer(order) for order in orders)
-    initiation = pain001.CreditTransferInitiation(
-        message_id=message_id,
-        created_at=local_now(institution).replace(microsecond=0),
-        initiating_party=party_name(institution.name),
-        payments=(
-            pain001.PaymentInstruction(
-                payment_information_id=f"{message_id}-1",
-                requested_execution_date=window_date,
-                debtor_name=party_name(institution.name),
-                debtor_iban=profile.settlement_iban,
-                debtor_bic=profile.bic or None,
-                transfers=transfers,
-                instant=rail == Rail.SEPA_INST,
-            ),
-        ),
-    )
-    content = pain001.write_initiation(initiation)  # validated against its XSD as written
+    if profile.kind == SepaProfile.Kind.INTERBANK:
+        orders, content = _pacs008(profile, orders, message_id, window_date)
+        if not orders:
+            return None
+    else:
+        content = _pain001(profile, rail, orders, message_id, window_date)
     built = _file(
         institution,
         rail,
@@ -373,6 +370,64 @@ def _sepa_file(
         return None
     _schedule([(order, _identification(order)) for order in orders], built, window_date)
     return built
+
+
+def _pain001(
+    profile: SepaProfile, rail: str, orders: list[PaymentOrder], message_id: str, day: date
+) -> bytes:
+    """The pain.001 (`payments.iso20022.pain001`) of an initiation profile: one payment
+    instruction from the profile's settlement account, executed on the window's date (a SEPA
+    day: the cut-off runs on SEPA days only), a transfer per order by its end-to-end id."""
+    institution = profile.institution
+    initiation = pain001.CreditTransferInitiation(
+        message_id=message_id,
+        created_at=local_now(institution).replace(microsecond=0),
+        initiating_party=party_name(institution.name),
+        payments=(
+            pain001.PaymentInstruction(
+                payment_information_id=f"{message_id}-1",
+                requested_execution_date=day,
+                debtor_name=party_name(institution.name),
+                debtor_iban=profile.settlement_iban,
+                debtor_bic=profile.bic or None,
+                transfers=tuple(credit_transfer(order) for order in orders),
+                instant=rail == Rail.SEPA_INST,
+            ),
+        ),
+    )
+    return pain001.write_initiation(initiation)  # validated against its XSD as written
+
+
+def _pacs008(
+    profile: SepaProfile, orders: list[PaymentOrder], message_id: str, day: date
+) -> tuple[list[PaymentOrder], bytes | None]:
+    """The pacs.008 (`payments.iso20022.pacs008`) of an interbank profile, and the orders in
+    it: the institution the instructing bank and every debtor's bank (its BIC), settling
+    through the clearing (CLRG, STEP2's SCT service, `CLEARING_SYSTEM`) on the window's date,
+    a TARGET2 business day (the cut-off runs on SEPA days only), a transfer per order with its
+    transaction id. An order that cannot be written between banks (`interbank_credit_transfer`)
+    is left out and waits `approved`."""
+    # The debtors' names, one query for the file.
+    prefetch_related_objects([order.account for order in orders], "customer")
+    written = []
+    for order in orders:
+        transfer = interbank_credit_transfer(order, profile, _identification(order))
+        if transfer is not None:
+            written.append((order, transfer))
+    if not written:
+        return [], None
+    message = pacs008.FIToFICreditTransfer(
+        header=GroupHeader(
+            message_id=message_id,
+            created_at=local_now(profile.institution).replace(microsecond=0),
+            settlement_date=day,
+            clearing_system=CLEARING_SYSTEM,
+            instructing_agent_bic=profile.bic,
+        ),
+        transfers=tuple(transfer for _, transfer in written),
+    )
+    # Validated against its XSD and read back as written.
+    return [order for order, _ in written], pacs008.write_transfers(message)
 
 
 def _schedule(

@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from accounts.locks import lock_accounts
 from accounts.models import Account, Journal, StatementLine
-from accounts.posting import credit, debit, journal_new
+from accounts.posting import credit, debit, journal_new, post
 from accounts.statement_lines import Line, statement_lines_new
 from core.exceptions import InvalidStateTransition, ValidationFailed
 from core.locks import lock_free_batch
@@ -301,30 +301,18 @@ def emit_inbound(inbound: InboundEntry, event: str) -> None:
 # --- staff: the suspense queue ----------------------------------------------------------------
 def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> Outcome[InboundEntry]:
     """A credit in suspense applied to `account` of its institution (staff, four eyes: the
-    back office's declared action): the money from suspense to the account. 409 unless in
-    suspense; 400 when the account cannot take it (another institution's, not in the entry's
-    currency, not active)."""
+    back office's declared action): the money from suspense to the account
+    (`suspense_place`). 409 unless in suspense; 400 when the account cannot take it."""
     with transaction.atomic(savepoint=False):
         inbound = _locked(inbound.pk, Status.APPLIED)
-        if account.institution_id != inbound.institution_id or account.currency != inbound.currency:
-            raise ValidationFailed(
-                details={"account_id": "An account of the institution in the entry's currency."}
-            )
-        account = lock_accounts([account.pk])[account.pk]
-        if account.status != Account.Status.ACTIVE:
-            raise ValidationFailed(details={"account_id": "The account is not active."})
-        journal = _journal(inbound, "received, applied from suspense")
-        rail_post(
-            inbound=inbound,
-            institution_id=inbound.institution_id,
+        account = suspense_place(
+            institution=inbound.institution,
+            account=account,
+            amount=inbound.amount,
             currency=inbound.currency,
-            moves=[credit(account.pk, inbound.amount), _internal(inbound, Code.RAIL_SUSPENSE, -1)],
-            journal=journal,
-            lines=statement_lines_new(
-                lines=[Line(account, StatementLine.Type.CASH_INC, inbound.amount, _line(inbound))],
-                currency=inbound.currency,
-                journal=journal,
-            ),
+            journal=_journal(inbound, "received, applied from suspense"),
+            description=_line(inbound),
+            inbound=inbound,
         )
         inbound.account = account
         now = timezone.now()
@@ -339,6 +327,56 @@ def inbound_entry_apply(*, inbound: InboundEntry, account: Account) -> Outcome[I
             return_reason="",
         )
     return changed(inbound, Status.SUSPENSE)
+
+
+def suspense_place(
+    *,
+    institution,
+    account: Account,
+    amount: int,
+    currency: str,
+    journal: Journal,
+    description: str,
+    inbound: InboundEntry | None = None,
+) -> Account:
+    """Money waiting in the institution's `rail_suspense` account placed on `account` (staff,
+    four eyes), in the caller's transaction: suspense -> the account, with the account's
+    statement line (cash in, `description`); the account, locked. 400 when the account cannot
+    take it: not a customer account of the institution in `currency`, or not active. The
+    journal is the inbound entry's (`inbound`, kept as its `RailJournal`), or, with none, a
+    reconciliation break's credit booked to suspense (docs/reconciliation.md, "The breaks'
+    work")."""
+    if (
+        account.institution_id != institution.pk
+        or account.currency != currency
+        or account.kind != Account.Kind.CUSTOMER
+    ):
+        raise ValidationFailed(
+            details={
+                "account_id": f"A customer account of the institution in {currency}: the money's "
+                "currency."
+            }
+        )
+    account = lock_accounts([account.pk])[account.pk]
+    if account.status != Account.Status.ACTIVE:
+        raise ValidationFailed(details={"account_id": "The account is not active."})
+    suspense = rail_account(institution, Code.RAIL_SUSPENSE, currency)
+    posting = {
+        "institution_id": institution.pk,
+        "currency": currency,
+        "moves": [credit(account.pk, amount), debit(suspense.pk, amount, check="")],
+        "journal": journal,
+        "lines": statement_lines_new(
+            lines=[Line(account, StatementLine.Type.CASH_INC, amount, description)],
+            currency=currency,
+            journal=journal,
+        ),
+    }
+    if inbound is not None:
+        rail_post(inbound=inbound, **posting)
+    else:
+        post(**posting)
+    return account
 
 
 def inbound_entry_return(*, inbound: InboundEntry, code: str = NO_ACCOUNT) -> Outcome[InboundEntry]:

@@ -4,15 +4,17 @@ each institution with an ACH profile, each step safe to run twice or in two proc
 1. the cut-offs of its day that have passed, each once (`cutoff.cutoff_run`: one file per
    window, a unique index), on its ACH days only (`payments.calendar`: its business days that
    are the Fed's too; ACH moves nothing on the others: the orders wait for the next ACH day's
-   windows); and for each institution with an `initiation` SEPA profile, its SEPA credit
-   transfers' cut-off (`credit_transfer_cutoff`, a pain.001) on its SEPA days (TARGET2's
-   business days it is open), and its recalls asked since, each in a camt.056
+   windows); and for each institution with a SEPA profile, its SEPA credit transfers' cut-off
+   (`credit_transfer_cutoff`: a pain.001 for an `initiation` profile, a pacs.008 for an
+   `interbank` one) on its SEPA days (TARGET2's business days it is open), and an initiation
+   profile's direct debits' cut-off and its recalls asked since, each in a camt.056
    (`recalls.recalls_write`);
 2. every written file not yet in the outbox delivered (`connector.deliver_pending`);
 3. the sent orders whose effective date has come settled (`settlement.orders_settle`), the
    prenotes past their window verified, the collected debits' return holds expired;
 4. its inbox read (`connector.collect`: each file applied once, by its bytes; the `sepa`
-   inbox's pain.002 and camt.054 too, a SEPA order settling by its booking), after the
+   inbox's pain.002 and camt.054 too, a SEPA order settling by its booking, and an interbank
+   profile's pacs.002 and pacs.004 from the clearing), after the
    settlement: a return of an entry settled today finds it settled (returned, not rejected);
 5. the inbound entries whose settlement date has come applied, or marked to go back in the
    next file (`inbound.inbound_entries_settle`), the ones just read included.
@@ -72,15 +74,15 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
                     written = cutoff_run(profile=profile, rail=rail, window_date=day, window=window)
                     if written is not None and written.delivered_at is None:
                         result.files_written.append(written.pk)
-    for profile in SepaProfile.objects.filter(kind=SepaProfile.Kind.INITIATION).select_related(
-        "institution"
-    ):
+    for profile in SepaProfile.objects.select_related("institution"):
         institution = profile.institution
         day = local_date(institution, now)
-        # Credit transfers' cut-off, and direct debits' when the institution collects (a
-        # creditor identifier): one file per window each.
+        initiation = profile.kind == SepaProfile.Kind.INITIATION
+        # Credit transfers' cut-off (a pain.001, or an interbank profile's pacs.008), and an
+        # initiation profile's direct debits' when the institution collects (a creditor
+        # identifier): one file per window each.
         cutoffs = [(Rail.SEPA_CT, profile.credit_transfer_cutoff)]
-        if profile.creditor_identifier:
+        if initiation and profile.creditor_identifier:
             cutoffs.append((Rail.SEPA_DD, profile.direct_debit_cutoff))
         for rail, window in cutoffs:
             if is_sepa_day(institution, day) and window_instant(institution, day, window) <= now:
@@ -89,7 +91,8 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
                     result.files_written.append(written.pk)
         # Recalls asked since the last run, each in a camt.056 (any day: a recall has no
         # cut-off), delivered with the files below.
-        result.files_written += [each.pk for each in recalls_write(profile=profile, now=now)]
+        if initiation:
+            result.files_written += [each.pk for each in recalls_write(profile=profile, now=now)]
     # Recalls TX was asked to answer and has not, past their last day: refused NOAS, the
     # answers delivered with the files below.
     result.recalls_expired = inbound_recalls_expire(now=now)
@@ -101,9 +104,7 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
     result.holds_released = returns_holds_expire(now=now)
     for profile in AchProfile.objects.select_related("institution"):
         result.files_read += len(connector.collect(profile.institution, now=now))
-    for profile in SepaProfile.objects.filter(kind=SepaProfile.Kind.INITIATION).select_related(
-        "institution"
-    ):
+    for profile in SepaProfile.objects.select_related("institution"):
         result.files_read += len(connector.collect(profile.institution, "sepa", now=now))
     result.inbound_settled = inbound_entries_settle(now=now)
     return result

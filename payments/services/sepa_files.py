@@ -1,9 +1,10 @@
-"""The partner bank's SEPA answers read (docs/payments.md, "SEPA files"): ISO 20022 documents
-from the `sepa` inbox or `POST /rail-files` (rail `sepa_ct`), stored and applied once by their
-bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls `sepa_file_apply` in
-its transaction). A document is read by its namespace and refused whole, with the validator's
-message, unless it is a pain.002, a camt.054, a camt.029 or a camt.056 that validates against its
-official XSD (`payments.iso20022`: safe parsing, no entity, no network).
+"""The partner bank's (or the clearing's) SEPA answers read (docs/payments.md, "SEPA files"): ISO
+20022 documents from the `sepa` inbox or `POST /rail-files` (rail `sepa_ct`), stored and applied
+once by their bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls
+`sepa_file_apply` in its transaction). A document is read by its namespace and refused whole,
+with the validator's message, unless it is a pain.002, a camt.054, a camt.029, a camt.056, a
+pacs.002 or a pacs.004 that validates against its official XSD (`payments.iso20022`: safe
+parsing, no entity, no network).
 
 - a **pain.002** status report answers a pain.001 of TX's: a transaction rejected (`RJCT`)
   is the bank's rejection of its order (`returns.order_return`: `rejected`, its money back to
@@ -17,8 +18,17 @@ official XSD (`payments.iso20022`: safe parsing, no entity, no network).
   (`RtrInf`, a credit back) returns it (`returned` once settled, what came back to the
   customer from the settlement account), its reason kept raw and normalized; FOCR, the money
   of an accepted recall (`recalls`);
-- a **camt.029** answers TX's recalls (`recalls.recall_answers`): accepted or refused.
-- a **camt.056** recalls a credit TX received, for TX to answer (`inbound_recalls`).
+- a **camt.029** answers TX's recalls (`recalls.recall_answers`): accepted or refused;
+- a **camt.056** recalls a credit TX received, for TX to answer (`inbound_recalls`);
+- a **pacs.002** of the clearing answers an `interbank` profile's pacs.008: a transaction
+  settled (`ACSC`) settles its order (`settlement.order_settle`), one rejected rejects it as a
+  pain.002's rejection does, a message rejected whole rejects its file's orders no status named;
+- a **pacs.004** of the clearing returns an interbank profile's transfer
+  (`returns.order_return`, as a camt.054's return: once, never refused; an order still `sent`
+  settled first, the return saying the clearing settled it).
+
+The pacs messages name an order by its end-to-end id and the transaction id TX gave it (its
+trace number), of an institution whose profile is `interbank` only (another's: refused whole).
 
 Whatever names an end-to-end id (or a file) TX does not know is recorded (`RailNotice`, no
 order) for reconciliation, never an error. IBANs are never written into an error, a notice or
@@ -33,7 +43,17 @@ from lxml import etree
 from ..iso20022 import codes
 from ..iso20022.camt054 import read_notification
 from ..iso20022.document import safe_parser
-from ..iso20022.messages import BY_NAMESPACE, CAMT_029, CAMT_054, CAMT_056, PAIN_002
+from ..iso20022.messages import (
+    BY_NAMESPACE,
+    CAMT_029,
+    CAMT_054,
+    CAMT_056,
+    PACS_002,
+    PACS_004,
+    PAIN_002,
+)
+from ..iso20022.pacs002 import read_status_report as read_interbank_status_report
+from ..iso20022.pacs004 import read_return
 from ..iso20022.pain002 import read_status_report
 from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
 from ..sepa import EUR
@@ -49,6 +69,8 @@ Status = PaymentOrder.Status
 UNSPECIFIED = "MS03"
 # A return following a recall (camt.056) the beneficiary's bank accepted.
 RECALLED = "FOCR"
+# A clearing's transaction status: accepted, settlement completed.
+CLEARED = "ACSC"
 _IBAN = re.compile(r"\b[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}\b")
 
 
@@ -71,9 +93,23 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
     if message is CAMT_029:
         return recall_answers(rail_file, content, now)
     if message is CAMT_056:
-        if not SepaProfile.objects.filter(institution=rail_file.institution).exists():
-            raise SepaRefused("a camt.056 recall, and the institution has no SEPA profile")
+        profile = SepaProfile.objects.filter(institution=rail_file.institution).first()
+        if profile is None or profile.kind != SepaProfile.Kind.INITIATION:
+            raise SepaRefused(
+                "a camt.056 recall forwarded by a partner bank, and the institution has no "
+                "initiation SEPA profile (an interbank one's recalls are not built)"
+            )
         return inbound_recalls_receive(rail_file, content, now)
+    if message in (PACS_002, PACS_004):
+        profile = SepaProfile.objects.filter(institution=rail_file.institution).first()
+        if profile is None or profile.kind != SepaProfile.Kind.INTERBANK:
+            raise SepaRefused(
+                f"{message.name}: an answer of the clearing, and the institution is not in it "
+                "(its SEPA profile is not interbank)"
+            )
+        if message is PACS_002:
+            return _clearing_status_report(rail_file, content, now)
+        return _clearing_returns(rail_file, content, now)
     return _notification(rail_file, content, now)
 
 
@@ -83,11 +119,12 @@ def _message_of(content: bytes):
     except etree.XMLSyntaxError:
         return PAIN_002  # its reader refuses it, with the parser's message
     found = BY_NAMESPACE.get(etree.QName(root).namespace or "")
-    if found not in (PAIN_002, CAMT_054, CAMT_029, CAMT_056):
+    if found not in (PAIN_002, CAMT_054, CAMT_029, CAMT_056, PACS_002, PACS_004):
         name = found.name if found else "not an ISO 20022 document TX reads"
         raise SepaRefused(
             f"{name}: the bank's SEPA files TX reads are pain.002 status reports, camt.054 "
-            "notifications, camt.029 answers to recalls and camt.056 recalls"
+            "notifications, camt.029 answers to recalls and camt.056 recalls, and the "
+            "clearing's pacs.002 status reports and pacs.004 returns"
         )
     return found
 
@@ -385,3 +422,106 @@ def _credit_received(rail_file: RailFile, profile, entry, transaction, now: date
         at=now,
         instant=False,
     )
+
+
+# --- pacs.002 and pacs.004: the clearing's answers to an interbank profile's pacs.008 --------
+
+
+def _interbank_order_of(institution, end_to_end_id: str, transaction_id: str):
+    """The credit transfer a clearing's answer names: its end-to-end id and the transaction id
+    TX gave it in the pacs.008 (its trace number); None when either is not the order's."""
+    order = _order_of(institution, end_to_end_id)
+    if order is None or order.rail != Rail.SEPA_CT or order.trace_number != transaction_id:
+        return None
+    return order
+
+
+def _clearing_status_report(rail_file: RailFile, content: bytes, now: datetime) -> int:
+    """Each transaction's status: ACSC settles its `sent` order (at the amount it was sent for:
+    another amount is a break for reconciliation, nothing moves), RJCT rejects it with its
+    reason (`order_return`, as a pain.002's), another status (ACCP, PDNG...) moves nothing.
+    Then a message rejected whole rejects the orders of TX's file no status named."""
+    report = read_interbank_status_report(content)
+    institution = rail_file.institution
+    for transaction in report.transactions:
+        end_to_end_id = transaction.original_end_to_end_id
+        order = _interbank_order_of(institution, end_to_end_id, transaction.original_transaction_id)
+        status = transaction.status
+        if status == codes.REJECTED:
+            reason = _reason_of(transaction.reasons or report.reasons)
+            if order is None:
+                unknown_return(
+                    institution=institution,
+                    reason=reason,
+                    trace=end_to_end_id[:35],
+                    rail_file=rail_file,
+                    kind=RailNotice.Kind.REJECT,
+                )
+            else:
+                order_return(
+                    order=order,
+                    reason=reason,
+                    rail_file=rail_file,
+                    at=now,
+                    kind=RailNotice.Kind.REJECT,
+                )
+        elif order is None:
+            accepted = status in codes.ACCEPTED
+            _notice(
+                rail_file,
+                RailNotice.Kind.STATUS,
+                status,
+                "accepted" if accepted else codes.STATUSES.get(status, "unknown_status"),
+                end_to_end_id,
+            )
+        elif status == CLEARED:
+            if transaction.original_amount not in (None, order.amount):
+                _notice(
+                    rail_file,
+                    RailNotice.Kind.STATUS,
+                    status,
+                    "amount_mismatch",
+                    end_to_end_id,
+                    order=order,
+                )
+            else:
+                order_settle(order=order, at=now)
+    count = len(report.transactions)
+    if report.group_status == codes.REJECTED:
+        named = {each.original_end_to_end_id for each in report.transactions}
+        count += _file_rejected(rail_file, report.original_message_id, report.reasons, named, now)
+    return count
+
+
+def _clearing_returns(rail_file: RailFile, content: bytes, now: datetime) -> int:
+    """Each returned transaction booked on its order (`order_return`: once, never refused;
+    what came back when less than the order's amount, the returning bank's charges); a return
+    of a transfer TX does not know recorded for reconciliation."""
+    message = read_return(content)
+    institution = rail_file.institution
+    for transaction in message.transactions:
+        reason = _reason_of((transaction.reason,))
+        order = _interbank_order_of(
+            institution, transaction.original_end_to_end_id, transaction.original_transaction_id
+        )
+        if order is None:
+            unknown_return(
+                institution=institution,
+                reason=reason,
+                trace=transaction.original_end_to_end_id[:35],
+                rail_file=rail_file,
+                kind=RailNotice.Kind.RETURN,
+            )
+            continue
+        if order.status == Status.SENT:
+            # Returned money was settled money: the clearing's return came before (or
+            # without) its status report, which would change nothing after it.
+            order_settle(order=order, at=now)
+        order_return(
+            order=order,
+            reason=reason,
+            rail_file=rail_file,
+            at=now,
+            amount=transaction.returned_amount,
+        )
+    return len(message.transactions)

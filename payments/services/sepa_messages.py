@@ -1,10 +1,11 @@
 """What TX's SEPA messages say of an order and of the institution (the cut-off's pain.001 and
-an instant payment's alike): a credit transfer of an order, and a party's name as ISO 20022 takes
-it."""
+an instant payment's alike, and an interbank profile's pacs.008): a credit transfer of an order,
+and a party's name as ISO 20022 takes it."""
 
-from ..iso20022 import pain001
+from ..account_ibans import account_iban
+from ..iso20022 import pacs008, pain001
 from ..iso20022.remittance import CreditorReference, Unstructured
-from ..models import PaymentOrder
+from ..models import PaymentOrder, SepaProfile
 
 
 def remittance_of(order: PaymentOrder) -> CreditorReference | Unstructured | None:
@@ -25,6 +26,33 @@ def credit_transfer(order: PaymentOrder) -> pain001.CreditTransfer:
         creditor_name=party_name(external.holder_name),
         creditor_iban=external.sepa_iban(),
         creditor_bic=external.sepa_bic or None,
+        remittance=remittance_of(order),
+    )
+
+
+def interbank_credit_transfer(
+    order: PaymentOrder, profile: SepaProfile, transaction_id: str
+) -> pacs008.InterbankCreditTransfer | None:
+    """The order as a pacs.008 transfer of an interbank profile: its customer the debtor, by
+    the account's IBAN (`account_ibans`), the institution the debtor's bank by its BIC, the
+    creditor's bank by the external account's (between banks a BIC is required). None when the
+    order cannot be written so (no IBAN of the account, no BIC of the creditor's bank: the order
+    creation refuses both; an order made before its profile changed waits)."""
+    external = order.external_account
+    debtor_iban = account_iban(order.account, profile)
+    if debtor_iban is None or not external.sepa_bic:
+        return None
+    customer = order.account.customer
+    return pacs008.InterbankCreditTransfer(
+        end_to_end_id=order.end_to_end_id,
+        transaction_id=transaction_id,
+        amount=order.amount,
+        debtor_name=party_name(f"{customer.first_name} {customer.last_name}"),
+        debtor_iban=debtor_iban,
+        debtor_bic=profile.bic,
+        creditor_name=party_name(external.holder_name),
+        creditor_iban=external.sepa_iban(),
+        creditor_bic=external.sepa_bic,
         remittance=remittance_of(order),
     )
 

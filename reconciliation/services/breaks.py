@@ -20,6 +20,14 @@ all in one transaction, under the account's reconciliation lock (a run's too: a 
 the same break waits, or is waited for) and the break's row lock (`locks.lock_break`): a second
 or stale approval finds it resolved and posts nothing (409).
 
+`break_place`: a credit booked to suspense placed on a customer account of the institution
+(four eyes too), through the inbound credits' posting path
+(`payments.services.inbound.suspense_place`: suspense -> the account, its statement line), in a
+journal of kind `reconciliation`. The break is resolved already (its difference stands no more:
+the bank's money is in the books): its `resolution` goes `booked_to_suspense ->
+placed_on_account`, under the break's row lock, so its money is placed once (a second or stale
+approval is 409 and posts nothing); `reconciliation_break.placed`.
+
 `break_resolve_without_money`: one staff user, for a break whose amount is 0 only: a
 resolution that books nothing leaves any difference standing, and the proof would no longer
 count it.
@@ -38,6 +46,7 @@ from core.exceptions import BusinessRuleViolation, InvalidStateTransition
 from core.operations import Outcome, changed
 from events.services import emit_for
 from institutions.calendar import local_date
+from payments.services.inbound import suspense_place
 
 from ..locks import lock_break, lock_reconciliation
 from ..models import (
@@ -59,6 +68,8 @@ RESOLUTIONS = {
     FEE: "booked_bank_fee",
 }
 NO_MONEY = "no_difference"
+# A credit booked to suspense, placed on a customer account since (`break_place`).
+PLACED = "placed_on_account"
 
 
 def bookable(brk: ReconciliationBreak, how: str) -> None:
@@ -162,6 +173,63 @@ def break_book(*, brk: ReconciliationBreak, how: str) -> Outcome[ReconciliationB
         MatchedLedgerLine.objects.create(entry=entry, match=_match_of(brk, lines[0]))
         _resolve(brk, RESOLUTIONS[how], day, journal_id=journal.pk)
     return changed(brk, State.OPEN)
+
+
+def placeable(brk: ReconciliationBreak) -> None:
+    """409 unless the break's credit waits in suspense: resolved `booked_to_suspense`, not
+    placed yet."""
+    if brk.state != State.RESOLVED or brk.resolution != RESOLUTIONS[CREDIT]:
+        placed = brk.resolution == PLACED
+        raise InvalidStateTransition(
+            "Its credit is placed on an account already."
+            if placed
+            else "Only a bank-only credit booked to suspense is placed on an account; this "
+            f"break is {brk.state}{f' ({brk.resolution})' if brk.resolution else ''}.",
+            from_state=brk.resolution or brk.state,
+            to_state=PLACED,
+        )
+
+
+def break_place(*, brk: ReconciliationBreak, account: Account) -> Outcome[ReconciliationBreak]:
+    """Place a break's credit booked to suspense on `account`, a customer account of its
+    institution (module docstring), as the operation's actor (the approving staff user). 409
+    unless it waits in suspense (placed already: nothing twice); 400 when the account cannot
+    take it (another institution's, another currency, not a customer's, not active)."""
+    with transaction.atomic(savepoint=False):
+        brk = lock_break(brk.pk)
+        placeable(brk)
+        line = brk.statement_line
+        journal = journal_new(
+            institution_id=brk.institution_id,
+            kind=Journal.Kind.RECONCILIATION,
+            description=f"bank-only credit placed from suspense (break {brk.pk})",
+        )
+        account = suspense_place(
+            institution=brk.institution,
+            account=account,
+            amount=brk.amount,
+            currency=brk.currency,
+            journal=journal,
+            description=_described(line),
+        )
+        brk.resolution, brk.updated_at = PLACED, timezone.now()
+        brk.save(update_fields=["resolution", "updated_at"])
+        emit_for(
+            brk,
+            "reconciliation_break.placed",
+            data={"break_id": brk.pk, "account_id": account.pk, "journal_id": journal.pk},
+        )
+    return changed(brk, RESOLUTIONS[CREDIT])
+
+
+def _described(line) -> str:
+    """The customer's statement line of a placed credit: who sent it and what for, as the
+    bank's statement says (never an account number: the statement keeps none)."""
+    if line is None:
+        return "Credit received"
+    sender = line.counterparty_name.strip() or "the bank"
+    about = (line.remittance or line.end_to_end_id or line.bank_reference).strip()
+    return (f"Credit from {sender}: {about}" if about else f"Credit from {sender}")[:500]
 
 
 def break_resolve_without_money(*, brk: ReconciliationBreak) -> Outcome[ReconciliationBreak]:

@@ -9,8 +9,9 @@ post is recorded on its card (`network.authorization_record_network`, a new auth
 kind `force_post` with the old one's merchant). Either way the new entry of card clearing is
 matched with the row, whatever its id, and the break is resolved (`force_posted`). A row TX
 cannot clear (an id it does not know, a refund, an authorization presented already) is 409
-`invalid_state_transition`, and nothing changes. A staff action through four eyes calls it (not
-built: the back office's queue).
+`invalid_state_transition`, and nothing changes. Staff ask for it on the back office's breaks
+queue and another staff user approves (four eyes: `backoffice.services.approvals`), as the
+approver.
 """
 
 from django.db import transaction
@@ -37,38 +38,63 @@ from ..models import (
 from .settlement_matching import KEY, card_clearing
 
 FORCE_POSTED = "force_posted"
+# The authorizations a force post clears: pending ones are presented, reversed or expired ones
+# recorded again as the network's force post.
+CLEARABLE = (
+    Authorization.Status.PENDING,
+    Authorization.Status.REVERSED,
+    Authorization.Status.EXPIRED,
+)
 
 
 def _refused(why: str, state: str) -> InvalidStateTransition:
     return InvalidStateTransition(why, from_state=state, to_state=FORCE_POSTED)
 
 
+def force_postable(break_: ReconciliationBreak) -> Authorization:
+    """The authorization a force post of `break_` clears, as the break is now: 409
+    `invalid_state_transition` for a break of another kind or resolved, or whose row TX cannot
+    clear (module docstring). Asked when staff ask for a force post, and again under the
+    locks when it is approved."""
+    if break_.kind != ReconciliationBreak.Kind.NETWORK_ONLY:  # a kind never changes
+        raise _refused(
+            f"Only a network-only break (a late presentment) is force posted; this one is "
+            f"{break_.kind}.",
+            break_.state,
+        )
+    if break_.state not in OPEN_STATES:
+        raise _refused(f"A {break_.state} break cannot be force posted.", break_.state)
+    authorization = _authorization(break_.institution_id, break_.settlement_row)
+    if authorization is None:
+        raise _refused(
+            "The row names no card payment of the institution TX can clear.", break_.state
+        )
+    if authorization.status not in CLEARABLE:
+        raise _refused(
+            f"Its authorization is {authorization.status}: TX has cleared it already.",
+            break_.state,
+        )
+    return authorization
+
+
 def network_only_force_post(*, break_: ReconciliationBreak, actor: Actor) -> ReconciliationBreak:
     """Clear the late presentment of a `network_only` break and resolve the break (module
     docstring). Returns the break, resolved."""
-    if break_.kind != ReconciliationBreak.Kind.NETWORK_ONLY:  # a kind never changes
-        raise _refused(f"A {break_.kind} break cannot be force posted.", break_.state)
+    if break_.kind != ReconciliationBreak.Kind.NETWORK_ONLY:
+        force_postable(break_)  # refused before any lock: a kind never changes, and only a
+        # network-only break has a settlement whose card clearing to lock
     settlement = break_.settlement
     with transaction.atomic():
         account = card_clearing(settlement)
         lock_reconciliation(account.pk if account else settlement.pk)
         row = lock_break(break_.pk)
-        if row.state not in OPEN_STATES:
-            raise _refused(f"A {row.state} break cannot be force posted.", row.state)
+        authorization = force_postable(row)
         settled = row.settlement_row
-        authorization = _authorization(settlement.institution_id, settled)
-        if authorization is None:
-            raise _refused(
-                "The row names no card payment of the institution TX can clear.", row.state
-            )
         if authorization.status == Authorization.Status.PENDING:
             cleared = authorization_present(
                 authorization=authorization, amount=-settled.amount, actor=actor, forced=True
             )
-        elif authorization.status in (
-            Authorization.Status.REVERSED,
-            Authorization.Status.EXPIRED,
-        ):
+        else:  # reversed or expired
             cleared = authorization_record_network(
                 kind=Authorization.Kind.FORCE_POST,
                 card=authorization.card,
@@ -77,11 +103,6 @@ def network_only_force_post(*, break_: ReconciliationBreak, actor: Actor) -> Rec
                 type=authorization.type,
                 merchant=authorization.merchant,
                 actor=actor,
-            )
-        else:
-            raise _refused(
-                f"Its authorization is {authorization.status}: TX has cleared it already.",
-                row.state,
             )
         entry = _presentment_entry(cleared, account or card_clearing(settlement))
         now = timezone.now()

@@ -23,7 +23,9 @@ proof holds; the statement that was missing, once reconciled, resolves it when t
 closes.
 
 One SQL query computes the proof (`PROOF_SQL`), for the API and for `verify_ledger` (registered
-by `ReconciliationConfig.ready`): one place says what the proof is.
+by `ReconciliationConfig.ready`): one place says what the proof is. So does the network
+settlement's (`SETTLEMENT_PROOF_SQL`, docs/reconciliation.md "The settlement's proof"), for
+`settlement_matching.settlement_proof` and `verify_ledger`: every reconciled settlement.
 """
 
 from dataclasses import dataclass
@@ -86,6 +88,69 @@ CHECKS = {
         + ") p WHERE p.ledger <> p.closing_balance - p.breaks"
     ),
 }
+
+
+# The settlement's proof (docs/reconciliation.md, "The settlement's proof"), of `{where}`'s
+# settlements: its transactions total (net less interchange and scheme fees: what its journal
+# posted on card clearing), card clearing's movement of TX's clearing (not the settlements'
+# journals) counted as the settlement signs (debits less credits), and its open breaks. The
+# movement counts the entries of the settlement's days (after the network's previous settlement
+# date in the currency, up to its own; its own alone when it is the first) that nothing matched
+# and no other settlement's open `tx_only` break claims, and the entries its own rows matched,
+# of whichever day.
+SETTLEMENT_PROOF_SQL = """
+    SELECT s.id, m.movement::bigint AS movement, s.transactions, k.breaks::bigint AS breaks
+      FROM (SELECT ns.id, ns.net - ns.interchange - ns.scheme_fees AS transactions,
+                   (SELECT a.id FROM accounts_account a
+                     WHERE a.institution_id = ns.institution_id
+                       AND a.internal_code = 'card_clearing' AND a.currency = ns.currency)
+                       AS account_id,
+                   (COALESCE((SELECT MAX(p.settlement_date) + 1
+                                FROM reconciliation_networksettlement p
+                               WHERE p.institution_id = ns.institution_id
+                                 AND p.network = ns.network AND p.currency = ns.currency
+                                 AND p.settlement_date < ns.settlement_date),
+                             ns.settlement_date)::timestamp AT TIME ZONE i.time_zone) AS low,
+                   ((ns.settlement_date + 1)::timestamp AT TIME ZONE i.time_zone) AS high
+              FROM reconciliation_networksettlement ns
+              JOIN api_institution i ON i.id = ns.institution_id
+             WHERE true {where}) s
+      CROSS JOIN LATERAL (
+            SELECT COALESCE(SUM(CASE WHEN e.direction = 'debit' THEN e.amount
+                                     ELSE -e.amount END), 0) AS movement
+              FROM accounts_entry e
+              JOIN accounts_journal j ON j.id = e.journal_id
+             WHERE e.account_id = s.account_id AND j.kind <> 'network_settlement'
+               AND ((COALESCE(j.value_at, j.created_at) >= s.low
+                     AND COALESCE(j.value_at, j.created_at) < s.high
+                     AND NOT EXISTS (SELECT 1 FROM reconciliation_matchedledgerline ml
+                                      WHERE ml.entry_id = e.id)
+                     AND NOT EXISTS (SELECT 1 FROM reconciliation_reconciliationbreak b
+                                      WHERE b.entry_id = e.id AND b.kind = 'tx_only'
+                                        AND b.state IN ('open', 'assigned')
+                                        AND b.settlement_id IS DISTINCT FROM s.id))
+                    OR EXISTS (SELECT 1 FROM reconciliation_matchedledgerline ml
+                                 JOIN reconciliation_reconciliationmatch mt ON mt.id = ml.match_id
+                                 JOIN reconciliation_reconciliationrun r ON r.id = mt.run_id
+                                WHERE ml.entry_id = e.id AND r.settlement_id = s.id))) m
+      CROSS JOIN LATERAL (
+            SELECT COALESCE(SUM(b.amount), 0) AS breaks
+              FROM reconciliation_reconciliationbreak b
+             WHERE b.settlement_id = s.id AND b.state IN ('open', 'assigned')) k
+"""
+
+# `where` is one of two constant filters, never a value: the settlement's id is a parameter.
+RECONCILED_SETTLEMENTS = """AND EXISTS (SELECT 1 FROM reconciliation_reconciliationrun r
+                                         WHERE r.settlement_id = ns.id)"""
+ONE_SETTLEMENT = "AND ns.id = %s"
+CHECKS[
+    "reconciled network settlements whose proof does not hold (card clearing's movement of "
+    "TX's clearing against the settlement's transactions less its open breaks)"
+] = (
+    "SELECT * FROM ("  # noqa: S608 (`where` a constant)
+    + SETTLEMENT_PROOF_SQL.format(where=RECONCILED_SETTLEMENTS)
+    + ") p WHERE p.movement <> p.transactions - p.breaks"
+)
 
 
 @dataclass(frozen=True)

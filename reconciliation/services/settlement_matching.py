@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db import transaction
-from django.db.models import Case, F, Q, Sum, When
+from django.db import connection, transaction
+from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -51,6 +51,7 @@ from ..models import (
     ReconciliationMatch,
     ReconciliationRun,
 )
+from .proof import ONE_SETTLEMENT, SETTLEMENT_PROOF_SQL
 
 Kind = ReconciliationBreak.Kind
 RowKind = NetworkSettlementRow.Kind
@@ -430,42 +431,12 @@ def _write(planned: Plan) -> Result:
 # --- the proof ----------------------------------------------------------------------------------
 def settlement_proof(settlement: NetworkSettlement) -> dict:
     """Card clearing's movement of the settlement's transactions against its transactions total
-    less its open breaks, to the minor unit (docs/reconciliation.md, "The settlement's proof").
-
-    The movement counts card clearing's entries of TX's clearing (not the settlements'
-    journals), as the settlement signs (debits less credits): those of its days
-    (`settlement_days`) that no other settlement matched nor claims by an open `tx_only`
-    break, and those its own rows matched, of whichever day."""
-    transactions = settlement.net - settlement.interchange - settlement.scheme_fees
-    open_breaks = (
-        ReconciliationBreak.objects.filter(settlement=settlement, state__in=OPEN_STATES).aggregate(
-            total=Sum("amount")
-        )["total"]
-        or 0
-    )
-    account = card_clearing(settlement)
-    movement = 0
-    if account is not None:
-        start, end = settlement_days(settlement)
-        claimed = _other_settlements_tx_only().exclude(settlement=settlement).values("entry_id")
-        here = MatchedLedgerLine.objects.filter(match__run__settlement=settlement).values(
-            "entry_id"
-        )
-        counted = _tx_entries(account).filter(
-            (_in_days(settlement, start, end) & Q(matched__isnull=True) & ~Q(id__in=claimed))
-            | Q(id__in=here)
-        )
-        movement = (
-            counted.aggregate(
-                total=Sum(
-                    Case(
-                        When(direction=Entry.Direction.DEBIT, then=F("amount")),
-                        default=-F("amount"),
-                    )
-                )
-            )["total"]
-            or 0
-        )
+    less its open breaks, to the minor unit (docs/reconciliation.md, "The settlement's proof"),
+    now, reconciled or not: `proof.SETTLEMENT_PROOF_SQL`, which `verify_ledger` runs for every
+    reconciled settlement."""
+    with connection.cursor() as cursor:
+        cursor.execute(SETTLEMENT_PROOF_SQL.format(where=ONE_SETTLEMENT), [settlement.pk])  # noqa: S608
+        _id, movement, transactions, open_breaks = cursor.fetchone()
     difference = movement - (transactions - open_breaks)
     return {
         "card_clearing_movement": movement,

@@ -144,6 +144,8 @@ def test_each_role_is_offered_exactly_its_actions():
         ("reconciliation.reconciliationbreak", "assign"),
         ("reconciliation.reconciliationbreak", "book_credit"),  # four eyes: compliance approves
         ("reconciliation.reconciliationbreak", "book_fee"),  # as above
+        ("reconciliation.reconciliationbreak", "force_post"),  # as above
+        ("reconciliation.reconciliationbreak", "place_credit"),  # as above
         ("reconciliation.reconciliationbreak", "resolve_without_money"),
     }
     assert admin_actions(staff("compliance", roles=["compliance"])) == PROTECTIVE_ACTIONS | {

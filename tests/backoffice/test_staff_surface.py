@@ -214,6 +214,11 @@ ACTIONS = {
         # Issue 51 item 5: the breaks' work.
         ("book_credit", "Book a bank-only credit to suspense (another staff user approves)"),
         ("book_fee", "Book a bank fee (another staff user approves)"),
+        ("force_post", "Force post a late presentment (another staff user approves)"),
+        (
+            "place_credit",
+            "Place a credit booked to suspense on an account (another staff user approves)",
+        ),
         (
             "resolve_without_money",
             "Resolve selected breaks of amount 0 (no money moves; asks for a reason)",

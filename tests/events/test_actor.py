@@ -34,6 +34,7 @@ from jobs import tasks
 from monitoring.models import MonitoringAlert
 from payments.models import InboundEntry
 from reconciliation.models import ReconciliationBreak
+from reconciliation.services.breaks import CREDIT, break_book
 from reconciliation.services.matching import reconcile
 from reconciliation.services.statements import bank_statement_receive
 from sandbox.simulated_bank import Incoming, simulated_bank_send
@@ -46,6 +47,7 @@ from tests.payments.conftest import rails_dir  # noqa: F401 (the simulated bank'
 from tests.payments.helpers import ach_bank, local, rails_at
 from tests.payments.test_orders import business_day
 from tests.reconciliation.test_matching import mt940
+from tests.reconciliation.test_settlements import late_presentment
 from webhooks.models import WebhookDelivery
 from webhooks.services.deliveries import payload
 
@@ -296,6 +298,21 @@ def _break(world: AdminWorld, mark: str = "C", amount: int | None = None) -> str
     ).pk
 
 
+def _credit_in_suspense(world: AdminWorld) -> str:
+    """A `bank_only` credit of the world's institution booked to suspense (by the service, as
+    an approval would); staff would place it on the bank's USD account (`world.form_values`)."""
+    pk = _break(world)
+    run(break_book, actor=SYSTEM, brk=ReconciliationBreak.objects.get(pk=pk), how=CREDIT)
+    world.form_values = {"account_id": _bank(world).account_id}
+    return pk
+
+
+def _late_presentment(world: AdminWorld) -> str:
+    """A `network_only` break of the world's institution: its pending authorization, settled
+    by the network today and not cleared by TX."""
+    return late_presentment(world.institution, world["pending_authorization"], 1_000).pk
+
+
 # (model label, action) -> (an object the action changes, the event type it must emit or None)
 def _dispute(world: World, *moves: tuple[str, dict]) -> str:
     """A new dispute of the world's presented payment, moved by `moves` ((path, body): a
@@ -372,6 +389,11 @@ ACTIONS = {
     ("reconciliation.reconciliationbreak", "book_credit"): (_break, "approval.requested"),
     ("reconciliation.reconciliationbreak", "book_fee"): (
         lambda w: _break(w, "D"),
+        "approval.requested",
+    ),
+    ("reconciliation.reconciliationbreak", "force_post"): (_late_presentment, "approval.requested"),
+    ("reconciliation.reconciliationbreak", "place_credit"): (
+        _credit_in_suspense,
         "approval.requested",
     ),
     ("reconciliation.reconciliationbreak", "resolve_without_money"): (

@@ -310,7 +310,13 @@ def test_without_a_sepa_profile_no_sepa_order_and_no_direct_debit_without_a_cred
         assert_error(
             bank.order(external, rail=rail), "v2", 422, "rail_not_available", {"rail": rail}
         )
-    SepaProfile.objects.create(institution=bank.institution, kind="interbank", bic="DEUTDEFFXXX")
+    SepaProfile.objects.create(
+        institution=bank.institution,
+        kind="interbank",
+        bic="DEUTDEFFXXX",
+        iban_country="LU",
+        iban_bank_code="001",
+    )
     # A direct debit: under a mandate, of an initiation profile with a creditor identifier.
     assert_error(
         bank.order(external, rail="sepa_dd", direction="debit"),

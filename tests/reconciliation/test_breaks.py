@@ -10,17 +10,18 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from accounts.models import Account, Entry, Journal
+from accounts.models import Account, Entry, Journal, StatementLine
 from accounts.verification import ledger_breaches
 from backoffice.models import ApprovalRequest
 from backoffice.services.approvals import approval_approve
-from backoffice.services.staff_changes import staff_book_break
+from backoffice.services.staff_changes import staff_book_break, staff_place_break
 from core.actors import Actor
 from core.exceptions import (
     AlreadyExists,
     BusinessRuleViolation,
     InvalidStateTransition,
     PermissionDenied,
+    ValidationFailed,
 )
 from core.operations import run
 from events.models import Event
@@ -32,6 +33,7 @@ from reconciliation.services.ageing import breaks_watch_ageing
 from reconciliation.services.breaks import break_resolve_without_money
 from reconciliation.services.matching import reconcile
 from reconciliation.services.statements import bank_statement_receive
+from tests.accounts.ledger.helpers import GHS_PREPAID, open_account
 from tests.backoffice.helpers import staff
 from tests.backoffice.test_case_work import act, listed
 from tests.factories import InstitutionFactory
@@ -166,6 +168,9 @@ def test_money_of_a_break_is_booked_through_four_eyes_once(client):
     assert breach.check.startswith("reconciled statements whose proof does not hold")
     [(statement_id, ledger, closing, standing)] = breach.rows
     assert (statement_id, ledger - (closing - standing)) == (statement.pk, -10)
+    # The statement's page shows it too.
+    page = client.get(reverse("admin:reconciliation_bankstatement_change", args=[statement.pk]))
+    assert "Does not hold, by -0.10 USD" in page.content.decode()
 
     # A later run sees the booked lines matched: no ledger-only break, nothing written.
     breaks = ReconciliationBreak.objects.count()
@@ -211,3 +216,68 @@ def test_breaks_are_cases_and_age_into_one_alert(client):
     [alert] = MonitoringAlert.objects.filter(subject_type="break_ageing")
     assert (alert.subject_id, alert.amount, alert.status) == (credit.pk, UNKNOWN, "open")
     assert alert.account_id == credit.statement.account_id
+
+
+def test_a_credit_booked_to_suspense_is_placed_on_an_account_once(client):
+    bank = InstitutionFactory(currency="USD")  # its prepaid accounts in the statement's USD
+    _, credit, fee, _ = a_statement_with_two_breaks(bank)
+    maker = staff("olga", roles=["operations"], institutions=[bank])
+    checker = staff("carla", roles=["compliance"], institutions=[bank])
+    customer = open_account(bank)
+    assert customer.currency == credit.currency
+    closed = open_account(bank)
+    Account.objects.filter(pk=closed.pk).update(status="closed")
+    closed.refresh_from_db()
+    elsewhere = open_account(InstitutionFactory(currency="USD"))
+    cannot_take = [open_account(bank, product=GHS_PREPAID), closed, elsewhere]
+
+    def place(brk, account, user=maker):
+        change = run(
+            staff_place_break, actor=Actor(user=user), brk=brk, account=account, reason="Called."
+        )
+        return change.value.approval
+
+    # Not booked to suspense yet: nothing to place, nothing asked.
+    with pytest.raises(InvalidStateTransition, match="Only a bank-only credit booked to suspense"):
+        place(credit, customer)
+    booking = run(
+        staff_book_break, actor=Actor(user=maker), brk=credit, kind=Kind.BREAK_CREDIT, reason="x"
+    ).value.approval
+    run(approval_approve, actor=Actor(user=checker), approval=booking, reason="Booked.")
+    with pytest.raises(InvalidStateTransition):  # the fee's break: open, no credit in suspense
+        place(fee, customer)
+    # An account that cannot take it (another currency, closed, another institution's): 400.
+    for account in cannot_take:
+        with pytest.raises(ValidationFailed) as refused:
+            place(credit, account)
+        assert "account_id" in refused.value.details, account.pk
+    assert not ApprovalRequest.objects.filter(kind=Kind.BREAK_PLACE).exists()
+
+    # Asked on the queue with the account's id; the requester cannot approve it.
+    sign_in(client, maker)
+    act(client, BREAKS, "place_credit", credit.pk, account_id=customer.pk, reason="Called.")
+    [approval] = ApprovalRequest.objects.filter(kind=Kind.BREAK_PLACE)
+    assert (approval.parameters, approval.amount) == ({"account_id": customer.pk}, UNKNOWN)
+    with pytest.raises(PermissionDenied):
+        run(approval_approve, actor=Actor(user=maker), approval=approval, reason="Mine.")
+    suspense = Account.objects.get(
+        institution=bank, internal_code="rail_suspense", currency=credit.currency
+    )
+    assert suspense.posted == UNKNOWN  # still waiting
+
+    # Approved: suspense -> the customer, with a line on their statement, once.
+    run(approval_approve, actor=Actor(user=checker), approval=approval, reason="Checked.")
+    with pytest.raises(InvalidStateTransition):
+        run(approval_approve, actor=Actor(user=checker), approval=approval, reason="Again.")
+    with pytest.raises(InvalidStateTransition, match="placed on an account already"):
+        place(credit, customer)
+    suspense.refresh_from_db()
+    assert (suspense.posted, Account.objects.get(pk=customer.pk).posted) == (0, UNKNOWN)
+    [line] = StatementLine.objects.filter(account=customer)
+    assert line.amount == UNKNOWN and "WIRE FROM SOMEONE" in line.description
+    credit.refresh_from_db()
+    assert (credit.state, credit.resolution) == ("resolved", "placed_on_account")
+    [placed] = Event.objects.filter(object_id=credit.pk, type="reconciliation_break.placed")
+    assert (placed.actor_type, placed.actor_id) == ("staff", str(checker.pk))
+    assert placed.data["account_id"] == customer.pk
+    assert ledger_breaches() == []  # suspense is what waits there: nothing now

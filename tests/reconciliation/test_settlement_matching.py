@@ -10,6 +10,7 @@ import pytest
 from django.urls import reverse as url_of
 from django.utils import timezone
 
+from accounts.verification import ledger_breaches
 from authorizations.models import Authorization
 from core import operations
 from core.actors import SYSTEM
@@ -252,6 +253,17 @@ def test_a_late_presentment_force_posted(institution, api_v2, admin_client):
         )["reconciliationId"]
         is None
     )  # nothing new: the force posts are matched
+
+    # verify_ledger proves the reconciled settlement, and its page shows the proof; a made-up
+    # mismatch (the open break's amount changed) is named by both.
+    page = url_of("admin:reconciliation_networksettlement_change", args=[settlement_id])
+    assert "Holds: card clearing moved -9.50 EUR" in admin_client.get(page).content.decode()
+    assert ledger_breaches() == []
+    ReconciliationBreak.objects.filter(pk=breaks["NET-9"].pk).update(amount=80)
+    [breach] = ledger_breaches()
+    assert breach.check.startswith("reconciled network settlements whose proof does not hold")
+    assert breach.rows == [(settlement_id, -950, -860, 80)]
+    assert "Does not hold, by -0.10 EUR" in admin_client.get(page).content.decode()
 
 
 @pytest.mark.django_db(transaction=True)

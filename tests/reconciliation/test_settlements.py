@@ -17,7 +17,8 @@ from events.models import Event
 from institutions import scopes
 from institutions.calendar import local_date
 from reconciliation.apis.settlements import NetworkSettlementIn
-from reconciliation.models import NetworkSettlement, NetworkSettlementRow
+from reconciliation.models import NetworkSettlement, NetworkSettlementRow, ReconciliationBreak
+from reconciliation.services.settlement_matching import reconcile_settlement
 from reconciliation.services.settlements import network_settlement_receive
 from tests.accounts.api.helpers import assert_error, created, listed, resource
 from tests.authorizations.helpers import approved, card_return, funded, presented
@@ -71,6 +72,19 @@ def settlement_of(institution, **kwargs) -> NetworkSettlement:
     read.is_valid(raise_exception=True)
     settlement, _ = network_settlement_receive(institution=institution, **read.validated_data)
     return settlement
+
+
+def late_presentment(institution, authorization_id: str, amount: int) -> ReconciliationBreak:
+    """Today's settlement of one purchase of `amount` TX holds and has not cleared, received
+    and reconciled: its `network_only` break."""
+    day = local_date(institution, timezone.now())
+    read = NetworkSettlementIn(
+        data=settlement_body([[authorization_id, "purchase", -amount, 0]], day=day)
+    )
+    read.is_valid(raise_exception=True)
+    settlement, _ = network_settlement_receive(institution=institution, **read.validated_data)
+    reconcile_settlement(settlement=settlement)
+    return ReconciliationBreak.objects.get(settlement=settlement, kind="network_only")
 
 
 def internal(institution, code: str) -> Account:

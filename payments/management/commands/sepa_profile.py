@@ -22,11 +22,11 @@ class Command(InstitutionCommand):
     help = (
         "Set an institution's SEPA profile: initiation (a customer of a partner bank: its BIC "
         "and the institution's IBAN there) or interbank (a participant of the clearing: its own "
-        "BIC), its creditor identifier for direct debits, cut-offs in the institution's time "
-        "zone and limits, and the country and bank code its accounts' IBANs are issued under "
-        "(once; docs/payments.md, 'The SEPA profile' and 'Inbound SEPA'). A new profile needs "
-        "its kind and BIC; after that, give only what changes. Prints the profile (its IBAN by "
-        "its last four)."
+        "BIC, and its accounts' IBANs for its credit transfers), its creditor identifier for "
+        "direct debits, cut-offs in the institution's time zone and limits, and the country and "
+        "bank code its accounts' IBANs are issued under (once; docs/payments.md, 'The SEPA "
+        "profile' and 'Inbound SEPA'). A new profile needs its kind and BIC; after that, give "
+        "only what changes. Prints the profile (its IBAN by its last four)."
     )
 
     def add_arguments(self, parser):

@@ -20,14 +20,19 @@ from sandbox.simulated_bank import (
     simulated_sepa_bank_recall,
     simulated_sepa_bank_send,
 )
-from sandbox.simulated_clearing import offer_credit
+from sandbox.simulated_clearing import (
+    cleared_institutions,
+    offer_credit,
+    simulated_clearing_run,
+)
 
 
 class Command(TXCommand):
     help = (
         "The simulated sponsor bank (docs/payments.md, 'The simulated bank'): answers the files "
         "TX delivered into each institution's ACH outbox with real NACHA return and change "
-        "files in its inbox, by the scenario each entry's account number names. --every keeps "
+        "files in its inbox, by the scenario each entry's account number names (and the simulated "
+        "clearing answers an interbank SEPA profile's pacs.008 files). --every keeps "
         "answering; --send-credit and --send-debit forward another bank's entry to one of the "
         "institution's accounts; --days plays days of the rails ahead (the sandbox only)."
     )
@@ -105,6 +110,9 @@ class Command(TXCommand):
         while True:
             for institution in banked_institutions():
                 for name in simulated_bank_run(institution=institution):
+                    self.stdout.write(f"{institution.pk}: wrote {name}")
+            for institution in cleared_institutions():
+                for name in simulated_clearing_run(institution=institution):
                     self.stdout.write(f"{institution.pk}: wrote {name}")
             if not options["every"]:
                 return

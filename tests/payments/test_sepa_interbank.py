@@ -1,0 +1,248 @@
+"""SEPA credit transfers of an `interbank` profile, a bank in the clearing itself (issue 50): the
+cut-off writes one pacs.008 per window into the `sepa` outbox (the same window, lock and
+scheduling as an initiation profile's pain.001), the simulated clearing answers with a pacs.002
+and later a pacs.004 from the scenario table, and TX reads them from the inbox or
+`POST /rail-files`: settled, rejected, returned, the same file twice once, a broken one refused
+whole, another institution's ids changing nothing."""
+
+import base64
+from dataclasses import replace
+from datetime import date, timedelta
+
+import pytest
+import xmlschema
+
+from accounts.models import Account
+from accounts.verification import ledger_breaches
+from cards.dates import today_of
+from payments.account_ibans import account_iban
+from payments.calendar import is_sepa_day
+from payments.connector import folder
+from payments.iso20022 import pacs002, pacs004
+from payments.iso20022.messages import PACS_008
+from payments.iso20022.pacs008 import read_transfers
+from payments.iso20022.status_reasons import StatusReason
+from payments.models import PaymentOrder, RailFile, RailNotice
+from sandbox.simulated_bank import german_iban
+from sandbox.simulated_clearing import simulated_clearing_run
+from tests.accounts.api.helpers import ANY, assert_error, created
+from tests.payments.helpers import BERLIN, local, rails_at, sepa_bank, sepa_external_body
+
+pytestmark = pytest.mark.django_db
+
+LOADED = 100_000
+BIC = "TXBKLULLXXX"
+SETTLES = german_iban("0532013000")
+REJECTED_AC04 = german_iban("0000000104")
+RETURNED_MD07 = german_iban("0000000207")
+
+
+def interbank_bank(**fields):
+    """A bank in the clearing (its own BIC, its accounts' IBANs under a Luxembourg bank code)
+    with a customer's EUR account loaded."""
+    values = {"kind": "interbank", "bic": BIC, "settlement_iban": "", "iban_country": "LU"}
+    return sepa_bank(load_amount=LOADED, **{**values, "iban_bank_code": "001", **fields})
+
+
+def next_sepa_day(bank, after: date) -> date:
+    day = after + timedelta(days=2)
+    while not is_sepa_day(bank.institution, day):
+        day += timedelta(days=1)
+    return day
+
+
+def at(day: date, hour: int, minute: int = 0):
+    return local(day, hour, minute, zone=BERLIN)
+
+
+def sent_orders(bank, *ibans: str, amount: int = 1_000) -> tuple[list[dict], date]:
+    """An order of `amount` to each IBAN, through the cut-off of the next SEPA day (15:00)."""
+    made = []
+    for iban in ibans:
+        external = bank.external(iban)["externalAccountId"]
+        made.append(bank.ordered(external, amount))
+    day = next_sepa_day(bank, today_of(bank.institution))
+    rails_at(at(day, 15, 1))
+    return made, day
+
+
+def upload(bank, content: bytes, name: str = "answer.xml"):
+    body = {"rail": "sepa_ct", "name": name, "contentBase64": base64.b64encode(content).decode()}
+    return bank.api.post("/rail-files", body)
+
+
+def statuses(bank, made) -> list[str]:
+    return [bank.api.get(f"/payment-orders/{m['paymentOrderId']}").json()["status"] for m in made]
+
+
+def test_a_pacs008_goes_out_and_the_clearings_answers_settle_reject_and_return(rails_dir):
+    bank = interbank_bank()
+    made, day = sent_orders(bank, SETTLES, REJECTED_AC04, RETURNED_MD07)
+    assert statuses(bank, made) == ["sent", "sent", "sent"]
+    assert bank.balances() == (LOADED - 3_000, 0, LOADED - 3_000)
+    # One pacs.008 in the outbox, valid against the official XSD (an independent validator),
+    # re-parsing to the orders.
+    (rail_file,) = RailFile.objects.filter(institution=bank.institution)
+    outbox = rails_dir / bank.institution.pk / "sepa" / "outbox"
+    assert [path.read_bytes() for path in outbox.iterdir()] == [bytes(rail_file.content)]
+    assert xmlschema.XMLSchema(str(PACS_008.xsd)).is_valid(bytes(rail_file.content))
+    message = read_transfers(bytes(rail_file.content))
+    header = message.header
+    assert header.message_id == rail_file.pk.replace("_", "-")
+    assert (header.settlement_date, header.settlement_method, header.clearing_system) == (
+        day,
+        "CLRG",
+        "ST2",
+    )
+    assert header.instructing_agent_bic == BIC
+    debtor_iban = account_iban(Account.objects.get(pk=bank.account_id), bank.profile)
+    orders = PaymentOrder.objects.filter(institution=bank.institution).order_by("pk")
+    assert [
+        (t.end_to_end_id, t.transaction_id, t.amount, t.creditor_iban, t.creditor_bic)
+        for t in message.transfers
+    ] == [
+        (o.end_to_end_id, o.pk[-15:], 1_000, o.external_account.sepa_iban(), "DEUTDEFF")
+        for o in orders
+    ]
+    assert {(t.debtor_iban, t.debtor_bic, t.debtor_name) for t in message.transfers} == {
+        (debtor_iban, BIC, "Ada Lovelace")
+    }
+    assert [o.trace_number for o in orders] == [o.pk[-15:] for o in orders]
+
+    # The clearing's pacs.002: settled, rejected AC04, settled (its return comes later).
+    (answer,) = simulated_clearing_run(institution=bank.institution, today=day)
+    report = pacs002.read_status_report(
+        (folder(bank.institution.pk, "sepa", "inbox") / answer).read_bytes()
+    )
+    assert report.group_status == "PART"
+    rails_at(at(day, 16))
+    assert statuses(bank, made) == ["settled", "rejected", "settled"]
+    rejected = bank.api.get(f"/payment-orders/{made[1]['paymentOrderId']}").json()
+    assert rejected["returnInfo"] == {"code": "AC04", "reason": "account_closed", "late": False}
+    assert bank.balances() == (LOADED - 2_000, 0, LOADED - 2_000)
+
+    # Three days later the pacs.004: the money back, its reason kept raw and normalized.
+    later = day + timedelta(days=3)
+    assert simulated_clearing_run(institution=bank.institution, today=later)
+    rails_at(at(later, 16))
+    assert statuses(bank, made) == ["settled", "rejected", "returned"]
+    returned = bank.api.get(f"/payment-orders/{made[2]['paymentOrderId']}").json()
+    assert returned["returnInfo"] == {
+        "code": "MD07",
+        "reason": "account_holder_deceased",
+        "late": False,
+    }
+    assert bank.balances() == (LOADED - 1_000, 0, LOADED - 1_000)
+    inbound = RailFile.objects.filter(institution=bank.institution, direction="inbound")
+    assert sorted(each.status for each in inbound) == ["applied", "applied"]
+
+    # The same answers again, uploaded: the same files, nothing moves twice.
+    notices = RailNotice.objects.count()
+    read = folder(bank.institution.pk, "sepa", "inbox") / "read"
+    for path in sorted(read.iterdir()):
+        again = upload(bank, path.read_bytes(), name="again.xml")
+        assert again.status_code == 201, again.json()
+        assert again.json()["fileId"] in {each.pk for each in inbound}
+    assert RailNotice.objects.count() == notices
+    assert statuses(bank, made) == ["settled", "rejected", "returned"]
+    assert bank.balances() == (LOADED - 1_000, 0, LOADED - 1_000)
+    assert ledger_breaches() == []
+
+
+def test_broken_or_foreign_answers_change_nothing_and_orders_need_both_banks(rails_dir):
+    bank = interbank_bank()
+    (made,), day = sent_orders(bank, SETTLES)
+    order = PaymentOrder.objects.get(pk=made["paymentOrderId"])
+    (answer,) = simulated_clearing_run(institution=bank.institution, today=day)
+    inbox = folder(bank.institution.pk, "sepa", "inbox")
+    content = (inbox / answer).read_bytes()
+    (inbox / answer).unlink()
+    before = RailFile.objects.count(), RailNotice.objects.count()
+
+    # A broken pacs.002 is refused whole with the validator's message.
+    broken = content.replace(b"<TxSts>ACSC</TxSts>", b"<TxSts>SETTLED</TxSts>")
+    response = upload(bank, broken)
+    assert response.status_code == 400
+    assert (
+        "does not validate against pacs.002.001.10.xsd"
+        in (response.json()["details"]["contentBase64"])
+    )
+    # An institution that is not in the clearing reads no pacs.002.
+    fintech = sepa_bank()
+    response = upload(fintech, content)
+    assert response.status_code == 400
+    assert "not interbank" in response.json()["details"]["contentBase64"]
+    assert (RailFile.objects.count(), RailNotice.objects.count()) == before
+
+    # Another bank of the clearing given answers naming this bank's order: recorded, unknown.
+    other = interbank_bank(iban_bank_code="002")
+    returned = pacs004.write_return(
+        pacs004.PaymentReturn(
+            header=read_transfers(bytes(order.file.content)).header,
+            transactions=(
+                pacs004.ReturnedTransaction(
+                    return_id="RTR-1",
+                    original_message_id=order.file_id.replace("_", "-"),
+                    original_message_type="pacs.008.001.08",
+                    original_end_to_end_id=order.end_to_end_id,
+                    original_transaction_id=order.trace_number,
+                    original_amount=order.amount,
+                    returned_amount=order.amount,
+                    reason=StatusReason("AC04"),
+                ),
+            ),
+        )
+    )
+    assert upload(other, content).status_code == 201
+    assert upload(other, returned).status_code == 201
+    notices = RailNotice.objects.filter(institution=other.institution).order_by("pk")
+    assert [(n.kind, n.code, n.order_id) for n in notices] == [
+        ("status", "ACSC", None),
+        ("return", "AC04", None),
+    ]
+    assert statuses(bank, [made]) == ["sent"]
+    # A status naming the order's end-to-end id with another transaction id is not its.
+    report = pacs002.read_status_report(content)
+    (status,) = report.transactions
+    foreign = pacs002.write_status_report(
+        pacs002.InterbankStatusReport(
+            message_id="CLR-2",
+            created_at=report.created_at,
+            original_message_id=report.original_message_id,
+            original_message_type=report.original_message_type,
+            transactions=(
+                pacs002.InterbankTransactionStatus(
+                    original_end_to_end_id=status.original_end_to_end_id,
+                    original_transaction_id="NOT-OURS",
+                    status="RJCT",
+                    reasons=(StatusReason("AC01"),),
+                ),
+            ),
+        )
+    )
+    assert upload(bank, foreign).status_code == 201
+    assert statuses(bank, [made]) == ["sent"]
+    # Settled at a cent more than it was sent for: a break for reconciliation, still sent.
+    more = replace(report, transactions=(replace(status, original_amount=order.amount + 1),))
+    assert upload(bank, pacs002.write_status_report(more)).status_code == 201
+    assert statuses(bank, [made]) == ["sent"]
+    assert RailNotice.objects.filter(order=order).values_list("kind", "reason").get() == (
+        "status",
+        "amount_mismatch",
+    )
+    # Its own answer settles it.
+    assert upload(bank, content).status_code == 201
+    assert statuses(bank, [made]) == ["settled"]
+    assert bank.balances() == (LOADED - 1_000, 0, LOADED - 1_000)
+
+    # Orders between banks need the creditor's BIC and an account with an IBAN.
+    body = sepa_external_body(bank.customer_id, SETTLES)
+    del body["sepa"]["bic"]
+    external = created(bank.api.post("/external-accounts", body), "v2")["externalAccountId"]
+    error = assert_error(bank.order(external, 100), "v2", 400, "validation_error", ANY)
+    assert "BIC" in error["details"]["externalAccountId"]
+    bank.profile.iban_country = bank.profile.iban_bank_code = ""
+    bank.profile.save()
+    external = bank.external(SETTLES)["externalAccountId"]
+    assert_error(bank.order(external, 100), "v2", 422, "rail_not_available", {"rail": "sepa_ct"})
+    assert ledger_breaches() == []
