@@ -6,8 +6,13 @@ three quarters of the flush's time, after every transactional test. Here the two
 left out of the TRUNCATE when the test left them exactly as it found them (same rows, same
 values: a fingerprint taken before the test and compared after it); post_migrate is still
 emitted, as Django's flush does, and finds them all in place. A test that changed either table
-(a migration test going back and forth, a permission made by hand) gets Django's own flush.
+(a permission made by hand) gets Django's own flush.
 And only the tables that hold a row are truncated (with CASCADE): a TRUNCATE costs per table.
+
+The staff roles the migrations made (the groups and their permissions, institutions/0003 and
+those after it) are kept the same way, and given back (`restore_roles`) after Django's own
+flush: a test reading the roles does not depend on whether a transactional test ran before it
+in its process (tests/backoffice/test_roles.py after tests/backoffice/test_upgrade.py failed).
 
 Everything else is as `TransactionTestCase._fixture_teardown`: the same databases, every other
 table emptied (sequences not reset), the same signal; tests with `available_apps` or
@@ -19,7 +24,7 @@ from django.core.management.sql import emit_post_migrate_signal
 from django.db import connections
 from django.test import TransactionTestCase
 
-KEPT = ("django_content_type", "auth_permission")
+KEPT = ("django_content_type", "auth_permission", "auth_group", "auth_group_permissions")
 # procrastinate's tables belong to no managed model, so no flush empties them: a job a
 # transactional test deferred (a webhook's delivery, say) would be the next test's.
 JOB_TABLES = (
@@ -71,7 +76,12 @@ def _fixture_teardown(self):
         before.get(name) is None or _fingerprint(connections[name]) != before[name]
         for name in names
     ):
-        return _django_fixture_teardown(self)
+        _django_fixture_teardown(self)
+        if "default" in names:
+            from tests.backoffice.helpers import restore_roles  # noqa: PLC0415 (it imports conftest)
+
+            restore_roles()
+        return
     for name in names:
         connection = connections[name]
         tables = [
