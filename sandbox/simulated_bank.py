@@ -28,6 +28,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
 
 from stdnum import iban as stdnum_iban
 
@@ -105,21 +106,36 @@ class Incoming:
     prenote: bool = False
 
 
+def state_file(institution, family: str) -> Path:
+    """The simulated bank's state of an institution's rail family, beside its outbox: what it
+    read, what is due, its counters (no account number, no IBAN)."""
+    return folder(institution.pk, family, "outbox").parent / ".simulated-bank.json"
+
+
+def state_of(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {"read": [], "due": [], "written": 0}
+
+
+def put_file(inbox: Path, name: str, content: bytes) -> None:
+    """A file into an inbox whole: written aside, then renamed (the reader never sees half)."""
+    partial = inbox / f".{name}.partial"
+    partial.write_bytes(content)
+    os.replace(partial, inbox / name)
+
+
 def simulated_bank_send(*, institution, entries: list[Incoming], settles_on: date) -> str:
     """Other banks' entries to the institution's accounts, as its sponsor bank forwards them:
     one file (`entries_file`) in its inbox; return the file's name. Trace numbers follow the
     simulated originators' last, kept in the bank's state file."""
     profile = AchProfile.objects.get(institution=institution)
     inbox = folder(institution.pk, "ach", "inbox")
-    state_path = folder(institution.pk, "ach", "outbox").parent / ".simulated-bank.json"
-    state = json.loads(state_path.read_text()) if state_path.exists() else {"read": [], "due": []}
+    state_path = state_file(institution, "ach")
+    state = state_of(state_path)
     first = state.get("sent", 0) + 1
     state["sent"] = first + len(entries) - 1
     content = entries_file(profile, entries, settles_on, first_sequence=first)
     name = f"simulated-bank-entries-{settles_on:%Y%m%d}-{first:07d}.ach"
-    partial = inbox / f".{name}.partial"
-    partial.write_bytes(content)
-    os.replace(partial, inbox / name)
+    put_file(inbox, name, content)
     state_path.write_text(json.dumps(state))
     return name
 
@@ -198,8 +214,8 @@ def simulated_bank_run(*, institution, today: date | None = None) -> list[str]:
 def _ach_bank_run(institution, today: date) -> list[str]:
     outbox = folder(institution.pk, "ach", "outbox")
     inbox = folder(institution.pk, "ach", "inbox")
-    state_path = outbox.parent / ".simulated-bank.json"
-    state = json.loads(state_path.read_text()) if state_path.exists() else {"read": [], "due": []}
+    state_path = state_file(institution, "ach")
+    state = state_of(state_path)
     for entry in sorted(os.scandir(outbox), key=lambda item: item.name):
         if entry.name.startswith(".") or entry.name in state["read"] or not entry.is_file():
             continue
@@ -212,9 +228,7 @@ def _ach_bank_run(institution, today: date) -> list[str]:
     if due:
         profile = AchProfile.objects.get(institution=institution)
         name = f"simulated-bank-{today:%Y%m%d}-{len(os.listdir(inbox)):04d}.ach"
-        partial = inbox / f".{name}.partial"
-        partial.write_bytes(answers_file(profile, due, today))
-        os.replace(partial, inbox / name)
+        put_file(inbox, name, answers_file(profile, due, today))
         written.append(name)
     state_path.write_text(json.dumps(state))
     return written
@@ -361,20 +375,14 @@ def simulated_sepa_bank_run(*, institution, today: date | None = None) -> list[s
     today = today or today_of(institution)
     outbox = folder(institution.pk, "sepa", "outbox")
     inbox = folder(institution.pk, "sepa", "inbox")
-    state_path = outbox.parent / ".simulated-bank.json"
-    state = (
-        json.loads(state_path.read_text())
-        if state_path.exists()
-        else {"read": [], "due": [], "written": 0}
-    )
+    state_path = state_file(institution, "sepa")
+    state = state_of(state_path)
     written = []
 
     def put(content: bytes, kind: str) -> None:
         state["written"] += 1
         name = f"simulated-bank-{kind}-{today:%Y%m%d}-{state['written']:04d}.xml"
-        partial = inbox / f".{name}.partial"
-        partial.write_bytes(content)
-        os.replace(partial, inbox / name)
+        put_file(inbox, name, content)
         written.append(name)
 
     for entry in sorted(os.scandir(outbox), key=lambda item: item.name):
@@ -478,12 +486,8 @@ def simulated_sepa_bank_remember(*, institution, initiation) -> None:
     scenarios = _recall_scenarios(initiation)
     if not scenarios:
         return
-    state_path = folder(institution.pk, "sepa", "outbox").parent / ".simulated-bank.json"
-    state = (
-        json.loads(state_path.read_text())
-        if state_path.exists()
-        else {"read": [], "due": [], "written": 0}
-    )
+    state_path = state_file(institution, "sepa")
+    state = state_of(state_path)
     state.setdefault("recalls", {}).update(scenarios)
     state_path.write_text(json.dumps(state))
 
@@ -677,12 +681,8 @@ def simulated_sepa_bank_send(
     (None: nothing left to book)."""
     profile = SepaProfile.objects.get(institution=institution)
     inbox = folder(institution.pk, "sepa", "inbox")
-    state_path = folder(institution.pk, "sepa", "outbox").parent / ".simulated-bank.json"
-    state = (
-        json.loads(state_path.read_text())
-        if state_path.exists()
-        else {"read": [], "due": [], "written": 0}
-    )
+    state_path = state_file(institution, "sepa")
+    state = state_of(state_path)
     instant = set(state.get("instant_credits", []))
     credits = [each for each in credits if each.transaction_id not in instant]
     if not credits:
@@ -736,9 +736,7 @@ def simulated_sepa_bank_send(
         )
     )
     name = f"simulated-bank-credits-{today:%Y%m%d}-{state['written']:04d}.xml"
-    partial = inbox / f".{name}.partial"
-    partial.write_bytes(content)
-    os.replace(partial, inbox / name)
+    put_file(inbox, name, content)
     state_path.write_text(json.dumps(state))
     return name
 
@@ -751,12 +749,8 @@ def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today
     file's name. The bank's recall ids come from its state file."""
     profile = SepaProfile.objects.get(institution=institution)
     inbox = folder(institution.pk, "sepa", "inbox")
-    state_path = folder(institution.pk, "sepa", "outbox").parent / ".simulated-bank.json"
-    state = (
-        json.loads(state_path.read_text())
-        if state_path.exists()
-        else {"read": [], "due": [], "written": 0}
-    )
+    state_path = state_file(institution, "sepa")
+    state = state_of(state_path)
     state["written"] += 1
     number = state["recalls_sent"] = state.get("recalls_sent", 0) + 1
     reference = f"SIMBANK-RCL-{number:08d}"
@@ -786,8 +780,6 @@ def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today
         )
     )
     name = f"simulated-bank-recall-{today:%Y%m%d}-{state['written']:04d}.xml"
-    partial = inbox / f".{name}.partial"
-    partial.write_bytes(content)
-    os.replace(partial, inbox / name)
+    put_file(inbox, name, content)
     state_path.write_text(json.dumps(state))
     return name

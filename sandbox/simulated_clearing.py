@@ -56,8 +56,10 @@ from .simulated_bank import (
     SEPA_SCENARIOS,
     IncomingSepa,
     german_iban,
+    put_file,
     simulated_sepa_bank_remember,
     simulated_sepa_bank_send,
+    state_of,
 )
 
 # The other banks of the clearing: the debtor's (a German bank's BIC) and the clearing's own.
@@ -105,9 +107,7 @@ class SimulatedClearing:
             time.sleep(timeout)
             inbox = folder(institution.pk, "sepa", "inbox")
             name = f"simulated-clearing-{initiation.message_id}.xml"
-            partial = inbox / f".{name}.partial"
-            partial.write_bytes(answer)
-            os.replace(partial, inbox / name)
+            put_file(inbox, name, answer)
             return None
         return answer
 
@@ -229,19 +229,13 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
     outbox = folder(institution.pk, "sepa", "outbox")
     inbox = folder(institution.pk, "sepa", "inbox")
     state_path = outbox.parent / ".simulated-clearing.json"
-    state = (
-        json.loads(state_path.read_text())
-        if state_path.exists()
-        else {"read": [], "due": [], "written": 0}
-    )
+    state = state_of(state_path)
     written = []
 
     def put(content: bytes, kind: str) -> None:
         state["written"] += 1
         name = f"simulated-clearing-{kind}-{today:%Y%m%d}-{state['written']:04d}.xml"
-        partial = inbox / f".{name}.partial"
-        partial.write_bytes(content)
-        os.replace(partial, inbox / name)
+        put_file(inbox, name, content)
         written.append(name)
 
     for entry in sorted(os.scandir(outbox), key=lambda item: item.name):
