@@ -31,6 +31,7 @@ from accounts.models import Account
 from api.auth import required_scope
 from api.views import TXView
 from institutions import scopes
+from institutions.calendar import local_date
 from institutions.models import ApiKey
 from payments.models import AchProfile
 from tests.cards.api.helpers import product_rid
@@ -599,6 +600,11 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "currency": "USD",
         },
         ("PATCH", "/products/accounts/{productRid}"): lambda ids: {"name": "Renamed"},
+        ("POST", "/products/accounts/{productRid}/interest-rates"): lambda ids: {
+            "effectiveDate": local_date(ids.institution, timezone.now()).isoformat(),
+            "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
+            "dayCount": "act_365f",
+        },
         ("POST", "/products/cards"): lambda ids: CARD_PRODUCT,
         ("PATCH", "/products/cards/{cardProductRid}"): lambda ids: {"name": "Renamed"},
         ("POST", "/decisioning-endpoints"): lambda ids: {
@@ -692,6 +698,7 @@ DOMAIN_APPS = [
     "webhooks",
     "decisioning",
     "disputes",
+    "interest",
     "payments",
     "reconciliation",
 ]
