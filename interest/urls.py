@@ -2,6 +2,7 @@ from django.urls import path
 
 from api.versions import V2
 
+from .apis.days import InterestDaysView
 from .apis.terms import InterestTermsView
 
 
@@ -14,5 +15,10 @@ def interest_urls(version: str):
             "products/accounts/<id:productRid>/interest-rates",
             InterestTermsView.as_view(),
             name="account-product-interest-rates",
+        ),
+        path(
+            "accounts/<id:accountId>/interest/days",
+            InterestDaysView.as_view(),
+            name="account-interest-days",
         ),
     ]

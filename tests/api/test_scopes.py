@@ -500,7 +500,10 @@ def path_of(operation: Operation, ids: dict) -> str:
         path = path.replace("{transferId}", ids["pending_transfer"])
     if operation.route == "/cards/{cardId}/reissues":  # a new plastic: a physical card
         path = path.replace("{cardId}", ids["physical_card"])
-    if operation.route == "/accounts/{accountId}/statements":  # `from` and `to` required
+    if operation.route in (
+        "/accounts/{accountId}/statements",
+        "/accounts/{accountId}/interest/days",
+    ):  # `from` and `to` required
         path += "?from=2026-01-01&to=2026-01-31"
     if operation.route == "/fees":  # `accountId` required
         path += f"?accountId={ids['account']}"

@@ -1,6 +1,7 @@
-"""What the interest tests share: terms through the API."""
+"""What the interest tests share: terms through the API, and a clock moved by hand so that money
+is booked on the days a test computes by hand."""
 
-from tests.accounts.api.helpers import created
+from tests.accounts.api.helpers import created, resource
 
 # A product's terms with every field given (docs/interest.md).
 TERMS = {
@@ -24,3 +25,9 @@ def post_terms(api, product_rid: str, **fields):
 
 def terms_created(api, product_rid: str, **fields) -> dict:
     return created(post_terms(api, product_rid, **fields), api.version)
+
+
+def days_of(api, account_id: str, first: str, last: str) -> dict:
+    return resource(
+        api.get(f"/accounts/{account_id}/interest/days", {"from": first, "to": last}), "v2"
+    )
