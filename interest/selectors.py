@@ -11,6 +11,7 @@ from .calculation import Day, interest_day
 from .models import InterestTerms
 
 ONE_DAY = timedelta(days=1)
+MICROSECOND = timedelta(microseconds=1)
 # The most days one read computes (a year, a leap year's included).
 MAX_DAYS = 366
 
@@ -33,7 +34,8 @@ def terms_of_days(*, product_id: str, first: date, last: date) -> list[InterestT
 
 
 def end_of_day(day: date, zone: ZoneInfo) -> datetime:
-    """The instant a day ends in `zone`: the start of the next day there."""
+    """The instant a day ends in `zone`: the start of the next day there (exclusive), as a
+    statement's period ends (accounts.statement_lines.periods)."""
     return datetime.combine(day + ONE_DAY, time.min, zone)
 
 
@@ -46,7 +48,11 @@ def interest_days(*, account: Account, first: date, last: date, time_zone: str) 
         raise ValueError(f"A range of 1 to {MAX_DAYS} days, not {first} to {last}.")
     days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
     zone = ZoneInfo(time_zone)
-    balances = value_balances_at(account=account, instants=[end_of_day(d, zone) for d in days])
+    # Just before the next day starts: money at exactly midnight is the next day's, as on a
+    # statement (PostgreSQL keeps microseconds, so "at or before end - 1 us" is "before end").
+    balances = value_balances_at(
+        account=account, instants=[end_of_day(d, zone) - MICROSECOND for d in days]
+    )
     terms = terms_of_days(product_id=account.product_id, first=first, last=last)
     result, current, position = [], None, 0
     for day, balance in zip(days, balances, strict=True):

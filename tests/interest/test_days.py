@@ -32,6 +32,7 @@ from .helpers import days_of, terms_created
 pytestmark = pytest.mark.django_db
 
 BERLIN = ZoneInfo("Europe/Berlin")
+US = timedelta(microseconds=1)
 
 
 @pytest.fixture
@@ -108,8 +109,9 @@ def test_a_month_crossing_zero_with_a_rate_change_on_the_15th(api_v2, berlin, ot
 
         clock.set(utc("2024-01-03T09:00:00"))
         assert adjust(api_v2, account_id, "credit", 200_000).status_code == 201
-        # 23:30 UTC on the 19th is 00:30 on the 20th in Berlin: an overdraft from the 20th.
-        clock.set(utc("2024-01-19T23:30:00"))
+        # 23:00 UTC on the 19th is midnight, the 20th's first instant, in Berlin: an overdraft
+        # from the 20th.
+        clock.set(utc("2024-01-19T23:00:00"))
         assert adjust(api_v2, account_id, "debit", 300_000).status_code == 201
 
         clock.set(utc("2024-02-01T12:00:00"))
@@ -147,8 +149,8 @@ def test_a_month_crossing_zero_with_a_rate_change_on_the_15th(api_v2, berlin, ot
             "30/1",
             first,
         )
-    # 15th to 19th: the new terms: 200,000 * 3.65 % / 365 = 20 a day. The debit at 00:30 on the
-    # 20th in Berlin (still the 19th in UTC) is not in the 19th.
+    # 15th to 19th: the new terms: 200,000 * 3.65 % / 365 = 20 a day. The debit at midnight
+    # starting the 20th in Berlin (still the 19th in UTC) is not in the 19th.
     for n in range(15, 20):
         assert days[f"2024-01-{n:02d}"] == (
             200_000,
@@ -174,13 +176,13 @@ def test_a_month_crossing_zero_with_a_rate_change_on_the_15th(api_v2, berlin, ot
         "460.000000000000",
         "120.000000000000",
     )
-    # The balances are the value-dated balances at each day's end in Berlin...
+    # The balances are the value-dated balances just before each day's end in Berlin...
     account = Account.objects.get(pk=account_id)
     for d in body["days"]:
         end = datetime.combine(
             datetime.fromisoformat(d["date"]).date() + timedelta(days=1), time.min, BERLIN
         )
-        assert d["balance"] == balance_at(account=account, at=end, value=True)[0]
+        assert d["balance"] == balance_at(account=account, at=end - US, value=True)[0]
     # ... read in one query for the whole range of 25 days.
     assert len(ledger) == 1
     assert [d["balance"] for d in short["days"]] == [200_000, 200_000, -100_000]
