@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Account
-from accounts.selectors import balance_at
+from accounts.selectors import balance_at, value_balances_at
 from tests.accounts.api.helpers import (
     ANY,
     adjust,
@@ -227,3 +227,18 @@ def test_a_back_valued_credit_changes_the_days_it_counts_in(api_v2, berlin):
     # After: the credit counts from the 5th, booked on the 20th: 18 days of 1.
     assert [d["balance"] for d in after["days"]] == [START] * 18
     assert after["depositTotal"] == "18.000000000000"
+    # The range's balances are `balance_at` by value date at each instant, back-valued money
+    # included; the instants must increase.
+    account = Account.objects.get(pk=card.account_id)
+    instants = [
+        utc("2026-11-02T08:00:00"),  # before the load
+        utc("2026-11-05T09:59:59"),
+        utc("2026-11-05T10:00:01"),  # after the payment, which the credit answers
+        utc("2026-11-20T13:00:00"),
+    ]
+    balances = value_balances_at(account=account, instants=instants)
+    assert balances == [0, START, START, START]
+    assert balances == [balance_at(account=account, at=at, value=True)[0] for at in instants]
+    assert value_balances_at(account=account, instants=[]) == []
+    with pytest.raises(ValueError, match="increase"):
+        value_balances_at(account=account, instants=instants[::-1])
