@@ -4,6 +4,7 @@ institution's object answers the same 404 as an unknown id."""
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from django.db import connection
 from django.db.models import Case, F, Q, Sum, When
 from django.utils import timezone
 
@@ -148,6 +149,54 @@ def value_posted_after(*, account: Account, at: datetime) -> int:
         .aggregate(total=Sum("signed"))["total"]
     )
     return total or 0
+
+
+# The balances by value date at many instants, in one statement: the booking at the first, the
+# entries posted after it that count by the last, each put in the bucket of the first instant at
+# or after its value instant (`width_bucket` on the instants plus one microsecond: instants are
+# inclusive, as in `balance_at`).
+VALUE_BALANCES_SQL = """
+SELECT 0, COALESCE((SELECT balance_after FROM accounts_entry
+                     WHERE account_id = %(account)s AND created_at <= %(first)s
+                     ORDER BY created_at DESC, id DESC LIMIT 1), 0)
+UNION ALL
+SELECT width_bucket(COALESCE(j.value_at, e.created_at), %(bounds)s::timestamptz[]),
+       SUM(CASE WHEN e.direction = 'credit' THEN e.amount ELSE -e.amount END)
+  FROM accounts_entry e JOIN accounts_journal j ON j.id = e.journal_id
+ WHERE e.account_id = %(account)s AND e.created_at > %(first)s
+   AND COALESCE(j.value_at, e.created_at) <= %(last)s
+ GROUP BY 1
+"""
+
+
+def value_balances_at(*, account: Account, instants: list[datetime]) -> list[int]:
+    """The account's posted balance by value date at each of `instants` (aware, increasing),
+    as `balance_at(..., value=True)` answers each (docs/balances-at-an-instant.md, "Value
+    dates"), in one query: a range of days' end-of-day balances (interest, docs/interest.md).
+
+    Its cost is one lookup on (account, created_at, id) for the first instant, plus the range
+    of the account's entries posted after it, joined to their journals (as `value_posted_after`):
+    it grows with what the account posted since the first instant, not with the number of
+    instants."""
+    if not instants:
+        return []
+    if any(later <= earlier for earlier, later in zip(instants, instants[1:], strict=False)):
+        raise ValueError("instants must increase.")
+    # A value instant v counts at T when v <= T: bucket k holds (instants[k-1], instants[k]].
+    bounds = "{" + ",".join((at + timedelta(microseconds=1)).isoformat() for at in instants) + "}"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            VALUE_BALANCES_SQL,
+            {"account": account.pk, "first": instants[0], "last": instants[-1], "bounds": bounds},
+        )
+        moved: dict[int, int] = {}
+        for bucket, amount in cursor.fetchall():  # the booking at the first is bucket 0 too
+            moved[bucket] = moved.get(bucket, 0) + amount
+    balances, running = [], 0
+    for bucket in range(len(instants)):
+        running += moved.get(bucket, 0)
+        balances.append(running)
+    return balances
 
 
 def fee_list(*, account: Account, kind: str | None = None, status: str | None = None):

@@ -1,6 +1,8 @@
 """Serializer building blocks shared by every app's API: strict input, ISO codes, timestamps."""
 
 import copy
+import re
+from datetime import date
 
 import pycountry
 from drf_spectacular.utils import extend_schema_field
@@ -9,6 +11,7 @@ from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from api.names import api_data
 from core import metadata
+from core.exceptions import ValidationFailed
 from core.money import MAX_AMOUNT
 from core.text import CONTROL_CHARACTER_MESSAGE, FORBIDDEN_CHARACTERS
 from core.timestamps import iso_millis
@@ -109,6 +112,23 @@ class StrictDateField(serializers.DateField):
         if not isinstance(data, str) or FORBIDDEN_CHARACTERS.search(data):
             self.fail("invalid", format="YYYY-MM-DD")
         return super().to_internal_value(data)
+
+
+DAY = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
+def query_date(request, name: str) -> date:
+    """The required date of the query parameter `name` (YYYY-MM-DD, the whole string): 400
+    `validation_error` when it is missing or anything else."""
+    value = request.query_params.get(name)
+    if value is None:
+        raise ValidationFailed(details={name: "Required: a date, YYYY-MM-DD."})
+    try:
+        if not DAY.fullmatch(value):
+            raise ValueError
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValidationFailed(details={name: "Must be a date, YYYY-MM-DD."}) from None
 
 
 class StrictDateTimeField(serializers.DateTimeField):

@@ -19,6 +19,7 @@ from backoffice.errors import page as errors_page
 from cards.urls import card_urls
 from decisioning.urls import decisioning_urls
 from disputes.urls import dispute_urls
+from interest.urls import interest_urls
 from payments.urls import payment_urls
 from reconciliation.urls import reconciliation_urls
 from transfers.urls import transfer_urls
@@ -44,6 +45,7 @@ def version_urls(version: str):
         *webhooks.urls.urlpatterns,
         *decisioning_urls(version),
         *dispute_urls(version),
+        *interest_urls(version),
         *payment_urls(version),
         *reconciliation_urls(version),
         path("schema", SchemaView.as_view(api_version=version), name="schema"),

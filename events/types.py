@@ -50,6 +50,7 @@ OBJECT_TYPES = {
     # An account or a card product (`data.productType`: account | card).
     "product.created": "product",
     "product.updated": "product",
+    "interest_terms.created": "interest_terms",
     # The program's endpoint that decides card authorizations (docs/decisioning.md).
     "decisioning_endpoint.created": "decisioning_endpoint",
     "decisioning_endpoint.updated": "decisioning_endpoint",

@@ -28,6 +28,7 @@ from accounts.statement_lines.periods import MAX_DAYS, Period
 from api.negotiation import JSON, wanted
 from api.pagination import page_limit
 from api.schema import READ_ERRORS, document
+from api.serializers import query_date
 from api.views import TXView
 from core.exceptions import StatementTooLarge, ValidationFailed
 
@@ -39,25 +40,12 @@ from .statement_serializers import STATEMENT_OUTPUT, document_of
 
 CSV = "text/csv"
 PDF = "application/pdf"
-DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 MONTH = re.compile(r"\d{4}-\d{2}")
 
 
 # --- input
-def _day(request, name: str) -> date:
-    value = request.query_params.get(name)
-    if value is None:
-        raise ValidationFailed(details={name: "Required: a date, YYYY-MM-DD."})
-    try:
-        if not DAY.fullmatch(value):
-            raise ValueError
-        return date.fromisoformat(value)
-    except ValueError:
-        raise ValidationFailed(details={name: "Must be a date, YYYY-MM-DD."}) from None
-
-
 def _range(request) -> tuple[date, date]:
-    first, last = _day(request, "from"), _day(request, "to")
+    first, last = query_date(request, "from"), query_date(request, "to")
     if last < first:
         raise ValidationFailed(details={"to": "Must not be before from."})
     if (last - first).days + 1 > MAX_DAYS:

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "decisioning",
     "authorizations",
     "disputes",
+    "interest",
     "payments",
     "reconciliation",
     "jobs",

@@ -612,6 +612,20 @@ BODIES = {
         "maxOverdraftLimit": 1000,
         "status": "retired",
     },
+    # A product's interest terms (v2 only, docs/interest.md): from a day not yet passed anywhere.
+    # Two integers only: the catalogue's "negative" falls on the second tier's (the first's is 0).
+    ("InterestTermsView", "post"): lambda w, v: {
+        "effectiveDate": (timezone.now() + timedelta(days=2)).date().isoformat(),
+        "depositTiers": [{"fromBalance": 0, "rate": "1.5"}, {"fromBalance": 100, "rate": "2"}],
+        "tiering": "banded",
+        "overdraftRate": "9.9",
+        "dayCount": "30_360",
+        "balanceMethod": "daily",
+        "postingFrequency": "monthly",
+        "rounding": "half_even",
+        "negativeRatesAllowed": False,
+        "withholdingTaxRate": "25",
+    },
     ("CardProductListCreateView", "post"): lambda w, v: {
         "code": "TRAVEL",
         "name": "Travel",

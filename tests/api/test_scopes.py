@@ -31,6 +31,7 @@ from accounts.models import Account
 from api.auth import required_scope
 from api.views import TXView
 from institutions import scopes
+from institutions.calendar import local_date
 from institutions.models import ApiKey
 from payments.models import AchProfile
 from tests.cards.api.helpers import product_rid
@@ -505,7 +506,10 @@ def path_of(operation: Operation, ids: dict) -> str:
         path = path.replace("{transferId}", ids["pending_transfer"])
     if operation.route == "/cards/{cardId}/reissues":  # a new plastic: a physical card
         path = path.replace("{cardId}", ids["physical_card"])
-    if operation.route == "/accounts/{accountId}/statements":  # `from` and `to` required
+    if operation.route in (
+        "/accounts/{accountId}/statements",
+        "/accounts/{accountId}/interest/days",
+    ):  # `from` and `to` required
         path += "?from=2026-01-01&to=2026-01-31"
     if operation.route == "/fees":  # `accountId` required
         path += f"?accountId={ids['account']}"
@@ -605,6 +609,11 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "currency": "USD",
         },
         ("PATCH", "/products/accounts/{productRid}"): lambda ids: {"name": "Renamed"},
+        ("POST", "/products/accounts/{productRid}/interest-rates"): lambda ids: {
+            "effectiveDate": local_date(ids.institution, timezone.now()).isoformat(),
+            "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
+            "dayCount": "act_365f",
+        },
         ("POST", "/products/cards"): lambda ids: CARD_PRODUCT,
         ("PATCH", "/products/cards/{cardProductRid}"): lambda ids: {"name": "Renamed"},
         ("POST", "/decisioning-endpoints"): lambda ids: {
@@ -702,6 +711,7 @@ DOMAIN_APPS = [
     "webhooks",
     "decisioning",
     "disputes",
+    "interest",
     "payments",
     "reconciliation",
 ]

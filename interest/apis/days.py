@@ -1,0 +1,159 @@
+"""`/accounts/{accountId}/interest/days`: the daily calculation a customer or an auditor checks,
+v2 only (docs/interest.md, "The daily calculation")."""
+
+from datetime import date
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from fractions import Fraction
+from zoneinfo import ZoneInfo
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+from accounts.selectors import account_get
+from api import replicas
+from api.schema import document
+from api.serializers import Serializer, query_date
+from api.versions import V2
+from api.views import TXView
+from core.exceptions import ValidationFailed
+from institutions.calendar import local_date
+
+from ..rates import rate_text
+from ..selectors import MAX_DAYS, end_of_day, interest_days
+from .terms import RateField
+
+# The exact figures shown as decimals: this many places of a minor unit, half even (the
+# exact fraction is shown beside it).
+PLACES = 12
+
+
+def decimal_text(value: Fraction) -> str:
+    """`value` to PLACES decimal places, half even."""
+    with localcontext() as context:
+        context.prec = 60
+        exact = Decimal(value.numerator) / Decimal(value.denominator)
+        return str(exact.quantize(Decimal(1).scaleb(-PLACES), rounding=ROUND_HALF_EVEN))
+
+
+def fraction_text(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+class BandOut(Serializer):
+    amount = serializers.IntegerField(help_text="The part of the balance at `rate` (minor units).")
+    rate = RateField()
+
+
+class InterestDaySerializer(Serializer):
+    date = serializers.DateField(source="day")
+    balance = serializers.IntegerField(
+        help_text="The end-of-day posted balance by value date (minor units)."
+    )
+    kind = serializers.ChoiceField(choices=["deposit", "overdraft", "none"])
+    rates = BandOut(
+        source="bands",
+        many=True,
+        help_text="The balance's parts and their rates: one, or a tier's band each (banded "
+        "deposit tiers); empty when nothing accrues.",
+    )
+    fraction = serializers.CharField(
+        allow_null=True, help_text='The day\'s share of a year, exact ("1/365"); null: no terms.'
+    )
+    accrual = serializers.CharField(
+        help_text=f"The day's interest in minor units, {PLACES} decimal places (half even)."
+    )
+    accrualExact = serializers.CharField(  # noqa: N815
+        help_text='The same, exact: "numerator/denominator" of minor units.'
+    )
+    termsId = serializers.CharField(source="terms_id", allow_null=True)  # noqa: N815
+
+    def to_representation(self, day):
+        return super().to_representation(
+            {
+                "day": day.day,
+                "balance": day.balance,
+                "kind": day.kind,
+                "bands": [{"amount": b.amount, "rate": rate_text(b.rate)} for b in day.bands],
+                "fraction": None if day.fraction is None else fraction_text(day.fraction),
+                "accrual": decimal_text(day.accrual),
+                "accrualExact": fraction_text(day.accrual),
+                "terms_id": day.terms_id,
+            }
+        )
+
+
+class InterestDaysSerializer(Serializer):
+    accountId = serializers.CharField()  # noqa: N815
+    currency = serializers.CharField()
+    days = InterestDaySerializer(many=True)
+    depositTotal = serializers.CharField(  # noqa: N815
+        help_text="Sum of the deposit days' accruals (minor units, as `accrual`)."
+    )
+    overdraftTotal = serializers.CharField(  # noqa: N815
+        help_text="Sum of the overdraft days' accruals (minor units, as `accrual`)."
+    )
+
+
+DAYS_PARAMETERS = [
+    OpenApiParameter("from", str, required=True, description="First day, YYYY-MM-DD."),
+    OpenApiParameter(
+        "to",
+        str,
+        required=True,
+        description=f"Last day, YYYY-MM-DD (inclusive; {MAX_DAYS} days max; a day that has "
+        "ended at the institution).",
+    ),
+]
+
+
+def _days_range(request, today: date) -> tuple[date, date]:
+    first, last = query_date(request, "from"), query_date(request, "to")
+    if last < first:
+        raise ValidationFailed(details={"to": "Must not be before from."})
+    if (last - first).days + 1 > MAX_DAYS:
+        raise ValidationFailed(details={"to": f"At most {MAX_DAYS} days."})
+    if last >= today:
+        raise ValidationFailed(
+            details={"to": f"Must be a day that has ended: before {today.isoformat()}."}
+        )
+    return first, last
+
+
+class InterestDaysView(TXView):
+    @document(
+        name="InterestDays",
+        resources={V2: InterestDaysSerializer},
+        parameters=DAYS_PARAMETERS,
+        summary="An account's interest, day by day",
+        description="Each day's end-of-day balance by value date, the rates that apply, the "
+        "day's fraction of a year and the exact accrual: the calculation a customer or an "
+        "auditor checks (docs/interest.md). Computed from the balances as they stand now: "
+        "money booked later with an earlier value date changes the days it counts in.",
+        operation_id="accounts_interest_days",
+        tags=["Accounts"],
+    )
+    def get(self, request, accountId):  # noqa: N803
+        institution = self.institution
+        first, last = _days_range(request, local_date(institution, timezone.now()))
+        # The last day's end may be seconds ago: a replica that has not reached it is not
+        # asked, as for a balance at an instant (docs/read-replicas.md).
+        replicas.reads_as_of(end_of_day(last, ZoneInfo(institution.time_zone)))
+        account = account_get(institution=institution, account_id=accountId)
+        days = interest_days(
+            account=account, first=first, last=last, time_zone=institution.time_zone
+        )
+        totals = {kind: Fraction(0) for kind in ("deposit", "overdraft", "none")}
+        for day in days:
+            totals[day.kind] += day.accrual
+        return self.respond(
+            InterestDaysSerializer(
+                {
+                    "accountId": account.pk,
+                    "currency": account.currency,
+                    "days": days,
+                    "depositTotal": decimal_text(totals["deposit"]),
+                    "overdraftTotal": decimal_text(totals["overdraft"]),
+                }
+            ).data
+        )
