@@ -347,9 +347,9 @@ def _result(result) -> dict:
             {
                 "how": match.how,
                 "key": match.key,
-                "ruleId": match.rule.pk if match.rule else None,
-                "expectedPaymentId": match.expected.pk if match.expected else None,
-                "statementLineIds": [line.pk for line in match.lines],
+                "ruleId": match.rule_id,
+                "expectedPaymentId": match.expected_id,
+                "statementLineIds": match.line_ids,
                 "settlementRowIds": [],
                 "ledgerLines": _ledger(match.ledger),
                 "difference": match.difference,
@@ -361,12 +361,10 @@ def _result(result) -> dict:
                 "breakId": row.pk if row else None,
                 "kind": item.kind,
                 "amount": item.amount,
-                "statementLineId": item.line.pk if item.line else None,
+                "statementLineId": item.line_id,
                 "settlementRowId": None,
-                "ledgerLines": _ledger(
-                    item.match.ledger if item.match else [item.entry] if item.entry else []
-                ),
-                "expectedPaymentId": item.expected.pk if item.expected else None,
+                "ledgerLines": _ledger(item.ledger),
+                "expectedPaymentId": item.expected_id,
             }
             for item, row in zip(plan.breaks, rows, strict=True)
         ],
