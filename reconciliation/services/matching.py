@@ -628,6 +628,9 @@ def _breaks(cursor, statement: BankStatement, days: tuple[date, date] | None) ->
                ON b.no = m.no""",
     )
     _sql(cursor, "ALTER TABLE rp_diff ADD PRIMARY KEY (no)")
+    # The answer reads the first matches' sides by their number.
+    _sql(cursor, "CREATE INDEX ON rp_mline (no)")
+    _sql(cursor, "CREATE INDEX ON rp_mentry (no)")
     # In the order of the answer: the duplicates, the matches' breaks (in their order), the
     # lines alone, the ledger lines alone.
     _sql(
