@@ -161,7 +161,7 @@ INSERT INTO payments_paymentorder
      return_reason, return_late, returned_to_suspense, ended_reason, approval_id, sequence_type,
      final_collection, metadata, created_at, updated_at, sent_at, settled_at, file_id)
 SELECT %(tag)s || 'po_' || lpad(k::text, 9, '0'), %(institution)s, %(account)s, %(external)s,
-       CASE WHEN k %% 5 = 0 THEN 'debit' ELSE 'credit' END, 1000 + (k * 7919) %% 100000,
+       CASE WHEN k %% 5 = 0 THEN 'debit' ELSE 'credit' END, 1000 + (k::bigint * 7919) %% 100000,
        'USD', 'ach', 'PPD', 'PAYROLL',
        CASE WHEN k = ANY(%(batch)s) THEN 'ACH BATCH 1' ELSE 'PAY ' || k END, '', '', false,
        %(day)s, %(day)s, 'settled', lpad((%(base)s + k)::text, 15, '0'), '', '', false, false,
@@ -178,11 +178,11 @@ ENTRIES = """
 WITH legs AS (
     SELECT k, 1 AS leg, %(mirrored)s AS account_id,
            CASE WHEN k %% 5 = 0 THEN 'debit' ELSE 'credit' END AS direction,
-           1000 + (k * 7919) %% 100000 AS amount
+           1000 + (k::bigint * 7919) %% 100000 AS amount
       FROM generate_series(1, %(count)s) AS k
     UNION ALL
     SELECT k, 2, %(funding)s, CASE WHEN k %% 5 = 0 THEN 'credit' ELSE 'debit' END,
-           1000 + (k * 7919) %% 100000
+           1000 + (k::bigint * 7919) %% 100000
       FROM generate_series(1, %(count)s) AS k
 )
 INSERT INTO accounts_entry
@@ -217,7 +217,7 @@ SELECT %(tag)s || 'bsl_' || lpad(n::text, 9, '0'), %(statement)s, n, %(day)s, %(
   FROM (SELECT row_number() OVER (ORDER BY k, copy) + 1 AS n, *
           FROM (SELECT k, copy,
                        CASE WHEN k %% 5 = 0 THEN 'credit' ELSE 'debit' END AS direction,
-                       1000 + (k * 7919) %% 100000 + CASE WHEN k = 1 THEN %(fee)s ELSE 0 END
+                       1000 + (k::bigint * 7919) %% 100000 + CASE WHEN k = 1 THEN %(fee)s ELSE 0 END
                            AS amount,
                        CASE WHEN k %% 10 = 7 THEN '' ELSE lpad((%(base)s + k)::text, 15, '0') END
                            AS trace,

@@ -337,6 +337,7 @@ def _payments(institution, customer) -> dict:
         "settlementId": settlement_of(institution).id,
         "expectedPaymentId": expected.id,
         "breakId": run.break_rows[0].id,
+        "reconciliationId": run.run.id,
     }
 
 
