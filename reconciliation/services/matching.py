@@ -262,12 +262,17 @@ def _ledger(cursor, statement: BankStatement, days: tuple[date, date] | None) ->
     if days is not None:
         params["low"] = datetime.combine(days[0] - timedelta(days=1), time.min, UTC)
         params["high"] = datetime.combine(days[1] + timedelta(days=2), time.min, UTC)
+        # Of the period, the unmatched only: a matched entry is no rule's candidate and no
+        # ledger line alone, and a key that names it finds it above (a duplicate). A re-run of
+        # a statement matched whole reads what is left, not the period again.
         considered += """
         UNION
         SELECT e.id FROM accounts_entry e JOIN accounts_journal j ON j.id = e.journal_id
          WHERE e.account_id = %(account)s
            AND COALESCE(j.value_at, j.created_at) >= %(low)s
-           AND COALESCE(j.value_at, j.created_at) < %(high)s"""
+           AND COALESCE(j.value_at, j.created_at) < %(high)s
+           AND NOT EXISTS (SELECT FROM reconciliation_matchedledgerline m
+                            WHERE m.entry_id = e.id)"""
     _sql(
         cursor,
         f"""CREATE TEMP TABLE rp_ledger ON COMMIT DROP AS
