@@ -40,6 +40,7 @@ savepoint it plans in: it writes nothing.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from itertools import groupby
@@ -892,11 +893,13 @@ def _write(cursor, planned: Plan, closed: list[ReconciliationBreak]) -> Result:
         """UPDATE reconciliation_expectedpayment SET status = 'matched', matched_at = %s,
                   updated_at = %s
             WHERE id IN (SELECT expected_id FROM rp_diff WHERE expected_id IS NOT NULL)
-        RETURNING id""",
+        RETURNING id, metadata""",
         [now, now],
     )
-    for (expected_id,) in cursor.fetchall():  # at most the unmatched expected payments
-        item = ExpectedPayment(id=expected_id, institution=institution)
+    for expected_id, metadata in cursor.fetchall():  # at most the unmatched expected payments
+        # Its metadata, as every event about it carries (docs/metadata.md).
+        metadata = json.loads(metadata) if isinstance(metadata, str) else metadata
+        item = ExpectedPayment(id=expected_id, institution=institution, metadata=metadata or {})
         data = {"expected_payment_id": expected_id, "status": "matched", "run_id": run.pk}
         events.append(event_for(item, "expected_payment.matched", data=data))
     break_id, break_head = ids_in_sql("brk", "n")

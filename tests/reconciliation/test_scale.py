@@ -7,6 +7,7 @@ from datetime import date
 
 import pytest
 
+from events.models import Event
 from institutions import scopes
 from reconciliation.services import matching
 from reconciliation.services.expected_payments import expected_payment_create
@@ -29,7 +30,11 @@ def test_the_answer_lists_the_first_and_counts_all_and_the_rest_pages(monkeypatc
     )
     for cents in amounts:
         expected_payment_create(
-            institution=institution, currency="USD", direction="credit", amount=cents
+            institution=institution,
+            currency="USD",
+            direction="credit",
+            amount=cents,
+            metadata={"invoice": str(cents)},
         )
     monkeypatch.setattr(matching, "LISTED", 2)
 
@@ -50,5 +55,8 @@ def test_the_answer_lists_the_first_and_counts_all_and_the_rest_pages(monkeypatc
     breaks, _ = listed(api.get("/reconciliation-breaks", {"reconciliationId": run}))
     assert sorted(b["kind"] for b in breaks) == ["bank_only"] * 3 + ["missing_statement"]
     assert listed(api.get("/reconciliation-breaks", {"reconciliationId": "rcn_other"}))[0] == []
+    # Written in SQL, each matched expected payment's event still carries its metadata.
+    matched = Event.objects.filter(type="expected_payment.matched")
+    assert sorted(e.data["metadata"]["invoice"] for e in matched) == ["100", "200", "300"]
     stranger = Api("v2", issue_key(InstitutionFactory(), scopes=[scopes.READ])[1])
     assert stranger.get(path).status_code == 404
