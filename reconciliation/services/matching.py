@@ -265,11 +265,14 @@ def _ledger(cursor, statement: BankStatement, days: tuple[date, date] | None) ->
         params["high"] = datetime.combine(days[1] + timedelta(days=2), time.min, UTC)
         # Of the period, the unmatched only: a matched entry is no rule's candidate and no
         # ledger line alone, and a key that names it finds it above (a duplicate). A re-run of
-        # a statement matched whole reads what is left, not the period again.
+        # a statement matched whole reads what is left, not the period again. An entry is
+        # posted when its journal is (`tx_post`) and a value date is never after the posting
+        # (a CHECK), so one valued from `low` on was posted from `low` on: the range of the
+        # account's index by posting (`entry_account_at_idx`), not its whole history.
         considered += """
         UNION
         SELECT e.id FROM accounts_entry e JOIN accounts_journal j ON j.id = e.journal_id
-         WHERE e.account_id = %(account)s
+         WHERE e.account_id = %(account)s AND e.created_at >= %(low)s
            AND COALESCE(j.value_at, j.created_at) >= %(low)s
            AND COALESCE(j.value_at, j.created_at) < %(high)s
            AND NOT EXISTS (SELECT FROM reconciliation_matchedledgerline m
