@@ -44,6 +44,21 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{_base32(millis << 80 | random, 26)}"
 
 
+def ids_in_sql(prefix: str, number: str) -> tuple[str, str]:
+    """Ids of `prefix` for rows written by one SQL statement (`INSERT ... SELECT`, a
+    reconciliation run's matches): an expression of the row's `number` (an SQL bigint from 1
+    up, below 2**50) with one `%s` placeholder, and that placeholder's value. Each id is
+    `new_id`'s form: its clock and the high 30 bits of its random part made once here, its last
+    50 bits the row's number: unique within the statement, in the rows' order, and made in
+    PostgreSQL rather than one Python call a row."""
+    head = new_id(prefix)[: len(prefix) + 1 + 16]
+    chars = " || ".join(
+        f"substr('{_ALPHABET}', ((({number}) >> {shift}) & 31)::int + 1, 1)"
+        for shift in range(45, -1, -5)
+    )
+    return f"%s || {chars}", head
+
+
 def bound(prefix: str, moment, *, upper: bool) -> str:
     """The smallest (or largest) id of `prefix` that can have been made at `moment` (to the
     millisecond): a date range becomes an id range, served by the primary key's index."""

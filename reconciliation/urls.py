@@ -10,6 +10,7 @@ from .apis.matching import (
     ExpectedPaymentListView,
     ReconciliationListView,
     RuleListView,
+    RunMatchListView,
 )
 from .apis.settlements import (
     NetworkSettlementDetailView,
@@ -71,6 +72,11 @@ def reconciliation_urls(version: str):
         ),
         path("reconciliation-rules", RuleListView.as_view(), name="reconciliation-rules"),
         path("reconciliations", ReconciliationListView.as_view(), name="reconciliations"),
+        path(
+            "reconciliations/<id:reconciliationId>/matches",
+            RunMatchListView.as_view(),
+            name="reconciliation-matches",
+        ),
         path("reconciliation-breaks", BreakListView.as_view(), name="reconciliation-breaks"),
         path(
             "reconciliation-breaks/<id:breakId>",

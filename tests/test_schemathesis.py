@@ -343,6 +343,7 @@ def _payments(institution, customer) -> dict:
         "expectedPaymentId": expected.id,
         "breakId": run.break_rows[0].id,
         "inboundRecallId": InboundRecall.objects.get(file=recall_file).id,
+        "reconciliationId": run.run.id,
     }
 
 

@@ -29,10 +29,12 @@ from ..models import (
     ExpectedPayment,
     NetworkSettlement,
     ReconciliationBreak,
+    ReconciliationMatch,
     ReconciliationRule,
+    ReconciliationRun,
 )
 from ..services.expected_payments import expected_payment_cancel, expected_payment_create
-from ..services.matching import reconcile
+from ..services.matching import LISTED, reconcile
 from ..services.rules import (
     FIELDS,
     MAX_TOLERANCE,
@@ -316,6 +318,12 @@ class RunBreakOut(Serializer):
     expectedPaymentId = serializers.CharField(allow_null=True)  # noqa: N815
 
 
+class RunCountsOut(Serializer):
+    matches = serializers.IntegerField()
+    breaks = serializers.IntegerField()
+    breaksResolved = serializers.IntegerField()  # noqa: N815
+
+
 class ReconciliationOut(Serializer):
     reconciliationId = serializers.CharField(  # noqa: N815
         allow_null=True, help_text="null on a dry run, or when there was nothing new."
@@ -323,12 +331,22 @@ class ReconciliationOut(Serializer):
     statementId = serializers.CharField(allow_null=True)  # noqa: N815
     settlementId = serializers.CharField(allow_null=True)  # noqa: N815
     dryRun = serializers.BooleanField()  # noqa: N815
-    matches = MatchOut(many=True)
-    breaks = RunBreakOut(many=True)
+    matches = MatchOut(
+        many=True,
+        help_text="The first 1,000 in the run's order; every one: `counts.matches`, and "
+        "`GET /reconciliations/{reconciliationId}/matches`.",
+    )
+    breaks = RunBreakOut(
+        many=True,
+        help_text="The first 1,000 opened; every one: `counts.breaks`, and "
+        "`GET /reconciliation-breaks?reconciliationId=...`.",
+    )
     breaksResolved = serializers.ListField(  # noqa: N815
         child=serializers.CharField(),
-        help_text="Breaks this run resolves: their lines are matched now (a dry run: would).",
+        help_text="Breaks this run resolves: their lines are matched now (a dry run: would). "
+        "The first 1,000.",
     )
+    counts = RunCountsOut(help_text="How many in all: the lists above stop at 1,000.")
 
 
 def _ledger(items) -> list[dict]:
@@ -347,9 +365,9 @@ def _result(result) -> dict:
             {
                 "how": match.how,
                 "key": match.key,
-                "ruleId": match.rule.pk if match.rule else None,
-                "expectedPaymentId": match.expected.pk if match.expected else None,
-                "statementLineIds": [line.pk for line in match.lines],
+                "ruleId": match.rule_id,
+                "expectedPaymentId": match.expected_id,
+                "statementLineIds": match.line_ids,
                 "settlementRowIds": [],
                 "ledgerLines": _ledger(match.ledger),
                 "difference": match.difference,
@@ -361,22 +379,26 @@ def _result(result) -> dict:
                 "breakId": row.pk if row else None,
                 "kind": item.kind,
                 "amount": item.amount,
-                "statementLineId": item.line.pk if item.line else None,
+                "statementLineId": item.line_id,
                 "settlementRowId": None,
-                "ledgerLines": _ledger(
-                    item.match.ledger if item.match else [item.entry] if item.entry else []
-                ),
-                "expectedPaymentId": item.expected.pk if item.expected else None,
+                "ledgerLines": _ledger(item.ledger),
+                "expectedPaymentId": item.expected_id,
             }
             for item, row in zip(plan.breaks, rows, strict=True)
         ],
         "breaksResolved": [row.pk for row in plan.resolved],
+        "counts": {
+            "matches": plan.matched_count,
+            "breaks": plan.breaks_count,
+            "breaksResolved": plan.resolved_count,
+        },
     }
 
 
 def _settlement_result(result) -> dict:
     """A settlement's run in the same shape: a match is one row and one entry of card
-    clearing, by the network transaction id."""
+    clearing, by the network transaction id. Its lists stop at `LISTED` as a statement's (a
+    settlement's run holds its at most 10,000 rows in memory: not the statements' scale)."""
     plan = result.plan
     rows = result.break_rows or [None] * len(plan.breaks)
     return {
@@ -395,7 +417,7 @@ def _settlement_result(result) -> dict:
                 "ledgerLines": _ledger([match.cleared]),
                 "difference": match.difference,
             }
-            for match in plan.matches
+            for match in plan.matches[:LISTED]
         ],
         "breaks": [
             {
@@ -409,9 +431,14 @@ def _settlement_result(result) -> dict:
                 ),
                 "expectedPaymentId": None,
             }
-            for item, row in zip(plan.breaks, rows, strict=True)
+            for item, row in list(zip(plan.breaks, rows, strict=True))[:LISTED]
         ],
-        "breaksResolved": [row.pk for row in plan.resolved],
+        "breaksResolved": [row.pk for row in plan.resolved[:LISTED]],
+        "counts": {
+            "matches": len(plan.matches),
+            "breaks": len(plan.breaks),
+            "breaksResolved": len(plan.resolved),
+        },
     }
 
 
@@ -453,6 +480,49 @@ class ReconciliationListView(TXView):
         )
         result = reconcile(statement=statement, dry_run=data.get("dryRun", False))
         return self.created(ReconciliationOut(_result(result)).data)
+
+
+class RunMatchOut(Serializer):
+    """A stored match in `MatchOut`'s shape."""
+
+    def to_representation(self, match) -> dict:
+        return {
+            "how": match.how,
+            "key": match.key,
+            "ruleId": match.rule_id,
+            "expectedPaymentId": match.expected_payment_id,
+            "statementLineIds": [item.statement_line_id for item in match.statement_lines.all()],
+            "settlementRowIds": [item.settlement_row_id for item in match.settlement_rows.all()],
+            "ledgerLines": [
+                {"entryId": item.entry_id, "journalId": item.entry.journal_id}
+                for item in match.ledger_lines.all()
+            ],
+            "difference": match.difference,
+        }
+
+
+class RunMatchListView(TXView):
+    @document(
+        name="ReconciliationMatch",
+        resources={V2: MatchOut},
+        many=True,
+        summary="List a reconciliation's matches, newest first",
+        description="Every match the run wrote (its answer lists the first 1,000). A match's "
+        "lines and ledger lines as in the run's answer. Another institution's run answers 404.",
+        operation_id="reconciliation_matches_list",
+        tags=TAGS,
+    )
+    def get(self, request, reconciliationId):  # noqa: N803
+        run = get_of_institution(
+            ReconciliationRun,
+            institution=self.institution,
+            id=reconciliationId,
+            missing="No reconciliation with this id.",
+        )
+        rows = ReconciliationMatch.objects.filter(run=run).prefetch_related(
+            "statement_lines", "settlement_rows", "ledger_lines__entry"
+        )
+        return self.respond_list(rows, RunMatchOut)
 
 
 # --- breaks -----------------------------------------------------------------------------------
@@ -502,6 +572,9 @@ class BreakQuery(Serializer):
     kind = serializers.ChoiceField(choices=ReconciliationBreak.Kind.choices, required=False)
     statementId = StrictCharField(required=False, max_length=40)  # noqa: N815
     settlementId = StrictCharField(required=False, max_length=40)  # noqa: N815
+    reconciliationId = StrictCharField(  # noqa: N815
+        required=False, max_length=40, help_text="The run that opened them."
+    )
 
 
 def _breaks():
@@ -527,6 +600,7 @@ class BreakListView(TXView):
             ("kind", "kind"),
             ("statementId", "statement_id"),
             ("settlementId", "settlement_id"),
+            ("reconciliationId", "run_id"),
         ):
             if query.get(name):
                 rows = rows.filter(**{column: query[name]})

@@ -326,9 +326,13 @@ class World:
     def _make_expectedPayment(self):  # noqa: N802 (v2 only)
         return self._post("/expected-payments", expected_body())["expectedPaymentId"]
 
-    def _make_reconciliationBreak(self):  # noqa: N802 (v2 only): the day's statement's fee
+    def _make_reconciliation(self):  # v2 only: the day's statement matched
         answer = self._post("/reconciliations", {"statementId": self["bankStatement"]})
-        return answer["breaks"][0]["breakId"]
+        return answer["reconciliationId"]
+
+    def _make_reconciliationBreak(self):  # noqa: N802 (v2 only): the day's statement's fee
+        query = {"reconciliationId": self["reconciliation"]}
+        return self.api.get("/reconciliation-breaks", query).json()["data"][-1]["breakId"]
 
     def _make_inboundEntry(self):  # noqa: N802 (v2 only): another bank's credit, received
         number = Account.objects.get(pk=self["usdAccount"]).account_number
@@ -480,6 +484,7 @@ PATH_IDS = {
     "settlementId": "networkSettlement",
     "expectedPaymentId": "expectedPayment",
     "breakId": "reconciliationBreak",
+    "reconciliationId": "reconciliation",
     "inboundEntryId": "inboundEntry",
     "inboundRecallId": "inboundRecall",
     "stopPaymentId": "stopPayment",
