@@ -19,8 +19,6 @@ fast_flush.install()  # the flush after a transactional test keeps unchanged con
 # them started last would leave the other worker idle for its length at the end.
 LONGEST_FIRST = (
     "tests/test_migrations_forward.py",
-    "tests/accounts/test_statement_line_rename.py",
-    "tests/accounts/ledger/test_balance_after_migration.py",
     "tests/test_generated_client.py",
     "tests/api/test_replicas.py",
     "tests/backoffice/test_browser.py",

@@ -1,20 +1,30 @@
-"""A bank's database made before the models moved between apps migrates forward with its rows.
+"""A bank's database upgraded through TX's history keeps its rows: one database of the test's
+own (tests/own_database.py), made at an old release and migrated forward with the real
+migration executor, each upgrade's rows written at the release before it through that
+release's historical models, then migrated once to the latest migrations (each migration to the
+latest costs most of the test: one walk, not one a migration under test), and each checked:
 
-`Institution`, `ApiKey` and `AllowedNetwork` moved from `api` to `institutions`, `Transaction`
-(statement lines, now `StatementLine`) from `transactions` to `accounts`, each with its table
-(docs/architecture.md). The test makes a database at the migrations just before the moves
-(migrated forward from empty with the real migration executor, tests/own_database.py), writes
-rows through the historical models of that schema, migrates forward to the latest migrations and
-reads the rows back through the API with the key it wrote.
+- **the moves** (here): `Institution`, `ApiKey` and `AllowedNetwork` moved from `api` to
+  `institutions`, `Transaction` (statement lines, now `StatementLine`) from `transactions` to
+  `accounts`, each with its table (docs/architecture.md): the rows read back through the API
+  with the key written before the move;
+- **accounts/0016 and 0023** (tests/accounts/ledger/balance_after_migration.py): the
+  ledger's running balances and the holds' steps backfilled;
+- **accounts/0026** (tests/accounts/statement_line_rename.py): the staff keep their
+  permissions through the rename, forth, back and forth again.
 """
+
+from types import SimpleNamespace
 
 import pytest
 from django.contrib.contenttypes.models import ContentType
-from django.db import connection
+from django.db import connection, transaction
 
 from accounts.models import StatementLine
 from institutions import keys
 from institutions.models import AllowedNetwork, ApiKey, Institution
+from tests.accounts import statement_line_rename as rename
+from tests.accounts.ledger import balance_after_migration as ledger
 from tests.conftest import Api, body_of
 from tests.own_database import just_before, made_at, migrate_to_latest
 
@@ -27,9 +37,9 @@ MOVED = {
 }
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("own_database")
-def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
+def written_before_the_moves() -> SimpleNamespace:
+    """The database made at the migrations just before the moves, and a bank's rows written
+    there through that schema's historical models (its money a balanced journal)."""
     targets = just_before(("institutions", "0001_initial"))  # the first move
     # The schema of main before the moves.
     assert ("api", "0005_rate_counters") in targets
@@ -79,6 +89,18 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
         account_number="FR7600000000001",
         posted=1050,
     )
+    funding = old.get_model("accounts", "Account").objects.create(
+        institution=institution, kind="internal", internal_code="funding", currency="EUR"
+    )
+    with transaction.atomic():  # a journal has entries when it commits (a deferred check)
+        journal = old.get_model("accounts", "Journal").objects.create(
+            institution=institution, kind="adjustment", description="Opening load"
+        )
+        for side, direction in ((funding, "debit"), (account, "credit")):
+            old.get_model("accounts", "Entry").objects.create(
+                journal=journal, account=side, direction=direction, amount=1050, currency="EUR"
+            )
+    old.get_model("accounts", "Account").objects.filter(pk=funding.pk).update(posted=-1050)
     line = old.get_model("transactions", "Transaction").objects.create(
         institution=institution,
         account=account,
@@ -88,7 +110,34 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
         currency="EUR",
         description="Opening load",
     )
-    migrate_to_latest()
+    return SimpleNamespace(
+        content_type_ids=content_type_ids,
+        institution=institution,
+        full_key=full_key,
+        prefix=prefix,
+        api_key=api_key,
+        customer=customer,
+        product=product,
+        account=account,
+        line=line,
+    )
+
+
+def checked_after_the_moves(bank: SimpleNamespace) -> None:
+    """The moved rows read back at the latest migrations, through the API with the old key."""
+    content_type_ids, institution, full_key, prefix = (
+        bank.content_type_ids,
+        bank.institution,
+        bank.full_key,
+        bank.prefix,
+    )
+    api_key, customer, product, account, line = (
+        bank.api_key,
+        bank.customer,
+        bank.product,
+        bank.account,
+        bank.line,
+    )
 
     # The tables are the old ones, with their rows; the content types followed the models.
     tables = connection.introspection.table_names()
@@ -101,8 +150,8 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
         for ct in ContentType.objects.filter(pk__in=content_type_ids.values())
     } == content_type_ids
     assert not ContentType.objects.filter(app_label="transactions", model="transaction").exists()
-    assert Institution.objects.get().name == "Old Bank"
-    migrated_key = ApiKey.objects.get()
+    assert Institution.objects.get(pk=institution.pk).name == "Old Bank"
+    migrated_key = ApiKey.objects.get(pk=api_key.pk)
     assert (migrated_key.pk, migrated_key.prefix, migrated_key.institution_id) == (
         api_key.pk,
         prefix,
@@ -112,7 +161,7 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
     assert list(AllowedNetwork.objects.values_list("api_key_id", "cidr")) == [
         (api_key.pk, "127.0.0.1/32")
     ]
-    assert StatementLine.objects.get().account_id == account.pk
+    assert StatementLine.objects.get(pk=line.pk).account_id == account.pk
 
     # And the API reads them with the key written before the move (its allowlist applies).
     for version in ("v1", "v2"):
@@ -195,3 +244,16 @@ def test_a_database_made_before_the_moves_migrates_forward_with_its_rows():
         # Outside the allowlist, the same key is refused.
         response = Api(version, full_key, remote_addr="192.0.2.1").get(f"/customers/{customer.pk}")
         assert response.status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("own_database")
+def test_a_bank_upgraded_through_the_releases_keeps_its_rows():
+    moved = written_before_the_moves()
+    books = ledger.written_before_balance_after()
+    staff = rename.written_before_the_rename()
+    rename.renamed_forth_and_back(staff)
+    migrate_to_latest()
+    checked_after_the_moves(moved)
+    ledger.checked_after(books)
+    rename.checked_after(staff)

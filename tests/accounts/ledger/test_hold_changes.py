@@ -2,8 +2,8 @@
 docs/balances-at-an-instant.md): one per hold placed or closed, written by the database with the
 pending balance after it; `balance_at` reads the pending balance at an instant from the last
 step by then, one index lookup whatever the account's history. That migration accounts/0023
-gives the holds written before it the same steps is tested in test_balance_after_migration.py,
-in the one trip back and forth that tests accounts/0016."""
+gives the holds written before it the same steps is tested in balance_after_migration.py, with
+accounts/0016, in the upgrade walk of tests/test_migrations_forward.py."""
 
 from datetime import timedelta
 

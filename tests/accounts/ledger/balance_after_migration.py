@@ -4,14 +4,14 @@ account's `created_at` non-decreasing in that order, and the rule holds for what
 after (the real migration executor, as tests/test_migrations_forward.py).
 
 And migration accounts/0023_hold_changes on holds written before it (test_hold_changes.py has
-the steps' rule): every existing hold gets its steps. One database made at the release before
-0016 (migrated forward from empty, tests/own_database.py), its ledger and holds written there
-through the historical models as that release's services left them, then migrated to the
-latest; the two migrations' worlds are separate accounts."""
+the steps' rule): every existing hold gets its steps. A part of the upgrade walk of
+tests/test_migrations_forward.py: the ledger and holds written at the release before 0016
+through the historical models as that release's services left them, checked at the latest
+migrations; the two migrations' worlds are separate accounts."""
 
 from datetime import timedelta
+from types import SimpleNamespace
 
-import pytest
 from django.db import transaction
 from django.utils import timezone
 
@@ -19,7 +19,7 @@ from accounts.models import Account, Entry, Hold
 from accounts.selectors import balance_at
 from accounts.verification import ledger_breaches
 from core.actors import SYSTEM
-from tests.own_database import just_before, made_at, migrate_to_latest
+from tests.own_database import just_before, made_at
 from transfers.services import transfer_create
 
 from .helpers import fresh
@@ -33,7 +33,7 @@ class OldLedger:
     def __init__(self, apps):
         self.apps = apps
         self.institution = apps.get_model("institutions", "Institution").objects.create(
-            name="Old Bank", currency="EUR", time_zone="Europe/Paris"
+            name="Older Bank", currency="EUR", time_zone="Europe/Paris"
         )
         self.customer = apps.get_model("customers", "Customer").objects.create(
             institution=self.institution, first_name="Ada", last_name="Lovelace", country_code="276"
@@ -104,9 +104,9 @@ class OldLedger:
         return hold
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("own_database")
-def test_the_backfill_gives_every_entry_its_running_balance_and_every_hold_its_steps():
+def written_before_balance_after() -> SimpleNamespace:
+    """The database taken to the release before accounts/0016 (as its `migrate` left it), and
+    a ledger and holds written there."""
     old = made_at(just_before(("accounts", "0016_balance_after")))
     assert "balance_after" not in {
         field.name for field in old.get_model("accounts", "Entry")._meta.fields
@@ -137,9 +137,13 @@ def test_the_backfill_gives_every_entry_its_running_balance_and_every_hold_its_s
     # placing (it never counted).
     ledger.hold(held, 40, released.closed_at, status="released", closed_at=released.closed_at + MS)
     ledger.hold(held, 40, released.closed_at + US, status="released", closed_at=released.closed_at)
+    return SimpleNamespace(a=a, b=b, held=held, other_held=other_held, active=active, others=others)
 
-    migrate_to_latest()
 
+def checked_after(books: SimpleNamespace) -> None:
+    """At the latest migrations: every entry its running balance, every hold its steps, and the
+    rules in place for what comes after."""
+    a, b, active, others = books.a, books.b, books.active, books.others
     entries = list(Entry.objects.filter(account_id=a.pk).order_by("id"))
     assert [e.balance_after for e in entries] == [1000, 700, 650]
     assert [e.created_at for e in entries] == sorted(e.created_at for e in entries)
@@ -162,7 +166,8 @@ def test_the_backfill_gives_every_entry_its_running_balance_and_every_hold_its_s
     assert ledger_breaches() == []
 
     # accounts/0023: the holds written before it have their steps.
-    held, other_held = Account.objects.get(pk=held.pk), Account.objects.get(pk=other_held.pk)
+    held = Account.objects.get(pk=books.held.pk)
+    other_held = Account.objects.get(pk=books.other_held.pk)
     holds = list(Hold.objects.filter(account=held))
     instants = {hold.created_at for hold in holds} | {h.closed_at for h in holds if h.closed_at}
     for instant in sorted(instants):

@@ -3,17 +3,19 @@ accounts/migrations/0026_statement_line.py): the table and its rows stay, and wh
 model's name follows it. Its content type is the same row, renamed, and so are its
 permissions: a staff role or a user that held `view_transaction` before the upgrade holds
 `view_statementline` after it, and still sees the statement lines in the admin. Forth, back and
-forth again, with the real migration executor, in a database made at the release before
-(tests/own_database.py)."""
+forth again, with the real migration executor: a part of the upgrade walk of
+tests/test_migrations_forward.py (its database made at the release before, the migration to the
+latest shared with the other upgrades)."""
 
-import pytest
+from types import SimpleNamespace
+
 from django.contrib import admin
 from django.contrib.auth.models import Group, Permission, User
 from django.contrib.contenttypes.models import ContentType
 
 from accounts.models import StatementLine
 from tests.backoffice.helpers import request_of
-from tests.own_database import just_before, made_at, migrate, migrate_to_latest
+from tests.own_database import just_before, made_at, migrate
 
 RENAME = ("accounts", "0026_statement_line")
 ACTIONS = ("add", "change", "delete", "view")
@@ -28,9 +30,10 @@ def codenames_of(content_type_id: int) -> set[str]:
     )
 
 
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.usefixtures("own_database")
-def test_the_staff_keep_their_permissions_through_the_rename():
+def written_before_the_rename() -> SimpleNamespace:
+    """The database taken to the release before the rename (as its `migrate` left it), its
+    roles checked and a user given the old permission directly, as a bank's staff may have
+    been."""
     before = just_before(RENAME)
     assert ("accounts", "0025_balances_in_range") in before
     old = made_at(before)
@@ -42,27 +45,32 @@ def test_the_staff_keep_their_permissions_through_the_rename():
     OldGroup = old.get_model("auth", "Group")
     for name in ROLES:  # the roles of institutions/0003 hold it
         assert OldGroup.objects.get(name=name).permissions.filter(pk=view.pk).exists()
-    # A user given the old permission directly, as a bank's staff may have been.
     auditor = old.get_model("auth", "User").objects.create(username="auditor", is_staff=True)
     auditor.user_permissions.add(view)
+    return SimpleNamespace(before=before, view_id=view.pk, content_type_id=content_type.pk)
 
-    # The rename, and back: the same rows carry the new names, then the old ones again.
+
+def renamed_forth_and_back(staff: SimpleNamespace) -> None:
+    """The rename, and back: the same rows carry the new names, then the old ones again."""
     migrate([RENAME])
-    assert codenames_of(content_type.pk) == {f"{action}_statementline" for action in ACTIONS}
-    migrate(before)
-    assert ContentType.objects.get(pk=content_type.pk).model == "transaction"
-    assert codenames_of(content_type.pk) == {f"{action}_transaction" for action in ACTIONS}
+    assert codenames_of(staff.content_type_id) == {f"{a}_statementline" for a in ACTIONS}
+    migrate(staff.before)
+    assert ContentType.objects.get(pk=staff.content_type_id).model == "transaction"
+    assert codenames_of(staff.content_type_id) == {f"{a}_transaction" for a in ACTIONS}
 
-    migrate_to_latest()
+
+def checked_after(staff: SimpleNamespace) -> None:
+    """At the latest migrations: the same content type and permissions, renamed; the roles and
+    the user hold them."""
     content_type = ContentType.objects.get_for_model(StatementLine)
     assert (content_type.pk, content_type.app_label, content_type.model) == (
-        view.content_type_id,
+        staff.content_type_id,
         "accounts",
         "statementline",
     )
     assert codenames_of(content_type.pk) == {f"{action}_statementline" for action in ACTIONS}
     assert not Permission.objects.filter(codename__endswith="_transaction").exists()
-    view = Permission.objects.get(pk=view.pk)
+    view = Permission.objects.get(pk=staff.view_id)
     assert view.codename == "view_statementline"
     assert view.name == "Can view transaction"  # what staff read is unchanged
     for name in ROLES:
