@@ -44,7 +44,8 @@ def test_days_accrued_and_booked_with_the_residue_carried(api_v2, institution, o
 
         # The first run, after the 2nd has ended: the 1st and 2nd, from the terms' first day.
         clock.set(utc("2027-03-03T01:00:00"))
-        first = interest_accrue()
+        progress = []
+        first = interest_accrue(on_progress=lambda done, total: progress.append((done, total)))
         # The 3rd at noon: a takes 3,000 out, -2,000 from the 3rd: 2,000 * 7.3 % / 365 = 0.4.
         clock.set(utc("2027-03-03T12:00:00"))
         assert adjust(api_v2, world["a"], "debit", 3_000).status_code == 201
@@ -59,6 +60,7 @@ def test_days_accrued_and_booked_with_the_residue_carried(api_v2, institution, o
         shown = days_of(api_v2, world["a"], "2027-03-01", "2027-03-05")
 
     assert (first.days, first.accruals, first.journals) == (2, 4, 2)
+    assert progress == [(1, 2), (2, 2)]
     assert second == {"days": 3, "accruals": 6, "journals": 3}
     assert len(reads) == 3
     assert again == {"days": 0, "accruals": 0, "journals": 0}
