@@ -199,6 +199,34 @@ def value_balances_at(*, account: Account, instants: list[datetime]) -> list[int
     return balances
 
 
+# The balances by value date of many accounts at one instant, in one statement: each account's
+# booking at the instant (one lookup on (account, created_at, id)) plus what its entries posted
+# after it add with a value instant at or before it, as `balance_at(..., value=True)` reads.
+VALUE_BALANCES_OF_SQL = """
+SELECT a.id,
+       (COALESCE((SELECT balance_after FROM accounts_entry
+                   WHERE account_id = a.id AND created_at <= %(at)s
+                   ORDER BY created_at DESC, id DESC LIMIT 1), 0)
+        + COALESCE((SELECT SUM(CASE WHEN e.direction = 'credit' THEN e.amount ELSE -e.amount END)
+                      FROM accounts_entry e JOIN accounts_journal j ON j.id = e.journal_id
+                     WHERE e.account_id = a.id AND e.created_at > %(at)s
+                       AND j.value_at <= %(at)s), 0))::bigint
+  FROM unnest(%(accounts)s::text[]) AS a(id)
+"""
+
+
+def value_balances_of(*, account_ids: list[str], at: datetime) -> dict[str, int]:
+    """Each account's posted balance by value date at the instant `at`, as `balance_at(...,
+    value=True)` answers it, in one query (a batch of the interest accrual job, docs/interest.md).
+    Per account: one lookup on (account, created_at, id) and the range of its entries posted
+    after `at`: the cost grows with the accounts and what they posted since, not their history."""
+    if not account_ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(VALUE_BALANCES_OF_SQL, {"accounts": list(account_ids), "at": at})
+        return dict(cursor.fetchall())
+
+
 def fee_list(*, account: Account, kind: str | None = None, status: str | None = None):
     """An account's fees (docs/fees.md), newest first; `kind` and `status` narrow them."""
     fees = Fee.objects.filter(account=account)

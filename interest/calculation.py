@@ -18,6 +18,9 @@ from .daycount import day_fraction
 from .models import InterestTerms
 
 HUNDRED = 100
+# The exact figures kept and shown as decimals: this many places of a minor unit, half even
+# (docs/interest.md, "Accruals"; `models.ACCRUAL_PLACES`).
+PLACES = 12
 
 
 class Kind:
@@ -85,3 +88,14 @@ def interest_day(day: date, balance: int, terms: InterestTerms | None) -> Day:
     else:
         kind, bands = Kind.NONE, ()
     return Day(day, balance, kind, bands, fraction, accrual_of(bands, fraction), terms.pk)
+
+
+def to_places(value: Fraction) -> Decimal:
+    """`value` (minor units) to PLACES decimal places, half even, exactly: `round` of a
+    `Fraction` is exact and half even, and a Decimal made from a string is not rounded."""
+    return Decimal(f"{round(value * 10**PLACES)}E-{PLACES}")
+
+
+def to_minor_units(value: Fraction) -> int:
+    """`value` to whole minor units, half even, exactly."""
+    return round(value)

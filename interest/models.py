@@ -97,3 +97,121 @@ class InterestTerms(models.Model):
 
     def __str__(self):
         return f"Interest terms of {self.product_id} from {self.effective_date}"
+
+
+# The exact accruals kept in the database: this many places of a minor unit (docs/interest.md,
+# "Accruals"), and digits for a day's interest of the largest balance and the running totals.
+ACCRUAL_DIGITS = 38
+ACCRUAL_PLACES = 12  # calculation.PLACES
+
+
+def _booking_id():
+    return new_id("ibook")
+
+
+class AccrualKind(models.TextChoices):
+    DEPOSIT = "deposit"  # owed to the customer (negative under a negative rate)
+    OVERDRAFT = "overdraft"  # owed by the customer
+
+
+class AccrualBook(models.Model):
+    """An institution's interest books in a currency: the days accrued so far and the running
+    totals, exact and booked (docs/interest.md, "Booked daily"). Its row is locked by each
+    batch of the accrual job (`interest.locks.lock_book`): the batches of one institution and
+    currency book one after another."""
+
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="interest_books"
+    )
+    currency = models.CharField(max_length=3)
+    # The last day every account of the books was accrued for; null: none yet.
+    accrued_through = models.DateField(null=True, blank=True)
+    deposit_accrued = models.DecimalField(
+        max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES, default=0
+    )
+    deposit_booked = models.BigIntegerField(default=0)
+    overdraft_accrued = models.DecimalField(
+        max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES, default=0
+    )
+    overdraft_booked = models.BigIntegerField(default=0)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["institution", "currency"], name="interest_book_one_a_currency"
+            ),
+        ]
+
+    def __str__(self):
+        return f"Interest books of {self.institution_id} in {self.currency}"
+
+
+class InterestBooking(models.Model):
+    """One batch of a day's accruals booked: what they add to the books' running totals, and
+    the journal of the minor units that moves (none when the rounded totals did not move)."""
+
+    id = models.CharField(primary_key=True, max_length=40, default=_booking_id, editable=False)
+    # No index of its own: ibook_day_idx starts with it.
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    currency = models.CharField(max_length=3)
+    day = models.DateField()
+    journal = models.OneToOneField(
+        "accounts.Journal",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="interest_booking",
+    )
+    deposit_accrued = models.DecimalField(max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES)
+    deposit_amount = models.BigIntegerField()
+    overdraft_accrued = models.DecimalField(
+        max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES
+    )
+    overdraft_amount = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["institution", "currency", "day"], name="ibook_day_idx")]
+
+    def __str__(self):
+        return f"Interest booked {self.day} ({self.pk})"
+
+
+class InterestAccrual(models.Model):
+    """One account's exact interest of one day and kind: a row per account, day and kind (a
+    database rule); a day with no interest writes none."""
+
+    # No index of their own (a row a day per account: each index costs): nothing looks the
+    # rows up by institution or terms but verify_ledger, which reads them all; terms are never
+    # deleted (a database rule).
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # No index of its own: the unique constraint starts with it.
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    day = models.DateField()
+    kind = models.CharField(max_length=16, choices=AccrualKind.choices)
+    balance = models.BigIntegerField()  # the end-of-day balance by value date
+    # The balance's parts and their rates: [{"amount": minor units, "rate": "3.65"}, ...].
+    bands = models.JSONField()
+    terms = models.ForeignKey(
+        InterestTerms, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    fraction = models.CharField(max_length=16)  # the day's share of a year, "1/365"
+    accrual = models.DecimalField(max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES)
+    booking = models.ForeignKey(InterestBooking, on_delete=models.PROTECT, related_name="accruals")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "day", "kind"], name="interest_accrual_one_a_day"
+            ),
+        ]
+
+    def __str__(self):
+        return f"Interest {self.kind} of {self.account_id} on {self.day}"

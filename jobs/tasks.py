@@ -42,6 +42,7 @@ from cards.services import cards_expire, cards_renew_expiring
 from core.actors import SYSTEM
 from core.operations import run, run_batches
 from disputes.services.watch import disputes_watch_deadlines
+from interest.accrual import interest_accrue
 from payments.services.rails import rails_run
 from reconciliation.services.ageing import breaks_watch_ageing
 from transfers.services import transfers_expire
@@ -128,6 +129,20 @@ def run_rails(timestamp: int) -> dict:
     files reach the outbox, due orders settle, prenotes verify, the bank's inbox is read
     (docs/payments.md, "Jobs"). Returns counts and file ids."""
     return asdict(run_batches(rails_run, actor=SYSTEM))
+
+
+@app.periodic(cron="17 * * * *", periodic_id="accrue_interest")
+@app.task(
+    name="jobs.accrue_interest",
+    queue=QUEUE,
+    queueing_lock="jobs.accrue_interest",
+    lock="jobs.accrue_interest",
+)
+def accrue_interest(timestamp: int) -> dict[str, int]:
+    """Hourly: each institution's days ended (its time zone) and not yet accrued get their
+    accounts' interest stored and booked, once each however many runs; missed days are caught
+    up (docs/interest.md, "The accrual job")."""
+    return asdict(run_batches(interest_accrue, actor=SYSTEM))
 
 
 @app.periodic(cron="7 * * * *", periodic_id="purge_idempotency_keys")

@@ -66,6 +66,13 @@ class Account(Timestamped):
         RAIL_SETTLEMENT = "rail_settlement", "Rail settlement"
         RETURNS_RECEIVABLE = "returns_receivable", "Returns receivable"
         RAIL_SUSPENSE = "rail_suspense", "Rail suspense (inbound, not yet placed)"
+        # Interest accrued day by day (docs/interest.md, "Booked daily"), per currency: on
+        # deposits, expense -> payable (owed to customers until posted); on overdrafts,
+        # receivable (owed by customers until posted) -> income.
+        INTEREST_EXPENSE = "interest_expense", "Interest expense (deposits)"
+        INTEREST_PAYABLE = "interest_payable", "Interest payable (accrued on deposits)"
+        INTEREST_RECEIVABLE = "interest_receivable", "Interest receivable (accrued on overdrafts)"
+        INTEREST_INCOME = "interest_income", "Interest income (overdrafts)"
 
     id = models.CharField(primary_key=True, max_length=40, default=_account_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="accounts")

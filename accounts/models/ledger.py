@@ -44,6 +44,8 @@ class Journal(models.Model):
         # A reconciliation break's resolution booking the bank's money: a bank-only credit to
         # suspense, a bank fee (docs/reconciliation.md, "Breaks").
         RECONCILIATION = "reconciliation"
+        # A batch of a day's interest accruals booked (docs/interest.md, "Booked daily").
+        INTEREST_ACCRUAL = "interest_accrual"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

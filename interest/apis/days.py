@@ -2,7 +2,6 @@
 v2 only (docs/interest.md, "The daily calculation")."""
 
 from datetime import date
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from zoneinfo import ZoneInfo
 
@@ -19,21 +18,15 @@ from api.views import TXView
 from core.exceptions import ValidationFailed
 from institutions.calendar import local_date
 
+from ..calculation import PLACES, to_places
 from ..rates import rate_text
 from ..selectors import MAX_DAYS, end_of_day, interest_days
 from .terms import RateField
 
-# The exact figures shown as decimals: this many places of a minor unit, half even (the
-# exact fraction is shown beside it).
-PLACES = 12
-
 
 def decimal_text(value: Fraction) -> str:
-    """`value` to PLACES decimal places, half even."""
-    with localcontext() as context:
-        context.prec = 60
-        exact = Decimal(value.numerator) / Decimal(value.denominator)
-        return str(exact.quantize(Decimal(1).scaleb(-PLACES), rounding=ROUND_HALF_EVEN))
+    """`value` to PLACES decimal places, half even (the exact fraction is shown beside it)."""
+    return str(to_places(value))
 
 
 def fraction_text(value: Fraction) -> str:

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Account
-from accounts.selectors import balance_at, value_balances_at
+from accounts.selectors import balance_at, value_balances_at, value_balances_of
 from tests.accounts.api.helpers import (
     ANY,
     adjust,
@@ -239,6 +239,15 @@ def test_a_back_valued_credit_changes_the_days_it_counts_in(api_v2, berlin):
     balances = value_balances_at(account=account, instants=instants)
     assert balances == [0, START, START, START]
     assert balances == [balance_at(account=account, at=at, value=True)[0] for at in instants]
+    # Many accounts at one instant (the accrual job's batches) read them the same way: the
+    # account, and the institution's accounts that moved money with it.
+    others = list(Account.objects.filter(institution_id=account.institution_id, kind="internal"))
+    assert others
+    for at in instants:
+        assert value_balances_of(account_ids=[account.pk] + [o.pk for o in others], at=at) == {
+            a.pk: balance_at(account=a, at=at, value=True)[0] for a in [account, *others]
+        }
+    assert value_balances_of(account_ids=[], at=instants[0]) == {}
     assert value_balances_at(account=account, instants=[]) == []
     with pytest.raises(ValueError, match="increase"):
         value_balances_at(account=account, instants=instants[::-1])

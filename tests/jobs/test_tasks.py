@@ -94,6 +94,13 @@ def test_the_schedule():
             "jobs.charge_monthly_fees",
             "jobs.charge_monthly_fees",
         ),
+        "accrue_interest": (
+            "jobs.accrue_interest",
+            "17 * * * *",
+            "periodic",
+            "jobs.accrue_interest",
+            "jobs.accrue_interest",
+        ),
         # No lock: a recovery job stranded on a dead worker must not block the next one.
         "retry_stalled_jobs": (
             "jobs.retry_stalled_jobs",
