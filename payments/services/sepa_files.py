@@ -156,6 +156,23 @@ def _booked_amount(entry, transaction) -> tuple[int, str] | None:
     return None
 
 
+def _rejected(rail_file: RailFile, order, reason: codes.Reason, end_to_end_id: str, now) -> None:
+    """A transaction the bank (or the clearing) rejected: its order's rejection
+    (`order_return`), or, when TX has no such order, a notice for reconciliation."""
+    if order is None:
+        unknown_return(
+            institution=rail_file.institution,
+            reason=reason,
+            trace=end_to_end_id[:35],
+            rail_file=rail_file,
+            kind=RailNotice.Kind.REJECT,
+        )
+    else:
+        order_return(
+            order=order, reason=reason, rail_file=rail_file, at=now, kind=RailNotice.Kind.REJECT
+        )
+
+
 def _notice(rail_file, kind, code, reason, reference, order=None) -> RailNotice:
     return RailNotice.objects.create(
         institution=rail_file.institution,
@@ -197,22 +214,7 @@ def _status_report(rail_file: RailFile, content: bytes, now: datetime) -> int:
                 )
             elif transaction.status == codes.REJECTED:
                 reason = _reason_of(transaction.reasons or payment.reasons or report.reasons)
-                if order is None:
-                    unknown_return(
-                        institution=institution,
-                        reason=reason,
-                        trace=transaction.original_end_to_end_id[:35],
-                        rail_file=rail_file,
-                        kind=RailNotice.Kind.REJECT,
-                    )
-                else:
-                    order_return(
-                        order=order,
-                        reason=reason,
-                        rail_file=rail_file,
-                        at=now,
-                        kind=RailNotice.Kind.REJECT,
-                    )
+                _rejected(rail_file, order, reason, transaction.original_end_to_end_id, now)
             elif order is None:
                 status = transaction.status
                 accepted = status in codes.ACCEPTED
@@ -449,22 +451,7 @@ def _clearing_status_report(rail_file: RailFile, content: bytes, now: datetime) 
         status = transaction.status
         if status == codes.REJECTED:
             reason = _reason_of(transaction.reasons or report.reasons)
-            if order is None:
-                unknown_return(
-                    institution=institution,
-                    reason=reason,
-                    trace=end_to_end_id[:35],
-                    rail_file=rail_file,
-                    kind=RailNotice.Kind.REJECT,
-                )
-            else:
-                order_return(
-                    order=order,
-                    reason=reason,
-                    rail_file=rail_file,
-                    at=now,
-                    kind=RailNotice.Kind.REJECT,
-                )
+            _rejected(rail_file, order, reason, end_to_end_id, now)
         elif order is None:
             accepted = status in codes.ACCEPTED
             _notice(
