@@ -86,33 +86,15 @@ def alert_raise_staff_changes(
     window (`details`: how many, the window, each change), the latest one's amount and what it
     made (`made_id`, the alert's subject). In the caller's transaction; emits
     `monitoring.alert_raised`."""
-    with transaction.atomic(savepoint=False):
-        alert = MonitoringAlert.objects.create(
-            institution_id=account.institution_id,
-            account=account,
-            subject_type=MonitoringAlert.SubjectType.STAFF_CHANGES,
-            subject_id=made_id,
-            amount=amount,
-            currency=currency,
-            action="alert",
-            details=details,
-        )
-        emit_for(
-            alert,
-            "monitoring.alert_raised",
-            data={
-                "alert_id": alert.pk,
-                "rule_id": None,
-                "kind": None,
-                "action": alert.action,
-                "card_id": None,
-                "account_id": account.pk,
-                "subject_type": alert.subject_type,
-                "subject_id": made_id,
-            },
-            institution=account.institution,
-        )
-    return alert
+    return _ruleless_alert(
+        institution=account.institution,
+        account_id=account.pk,
+        subject_type=MonitoringAlert.SubjectType.STAFF_CHANGES,
+        subject_id=made_id,
+        amount=amount,
+        currency=currency,
+        details=details,
+    )
 
 
 def alert_raise_break_ageing(
@@ -122,12 +104,28 @@ def alert_raise_break_ageing(
     "Ageing"): on the mirrored account (`account_id`), the break as its subject, |its amount|.
     Once a break (a partial unique constraint, `monitoring_alert_break_once`; the caller holds
     the break's lock). In the caller's transaction; emits `monitoring.alert_raised`."""
+    return _ruleless_alert(
+        institution=institution,
+        account_id=account_id,
+        subject_type=MonitoringAlert.SubjectType.BREAK_AGEING,
+        subject_id=break_id,
+        amount=amount,
+        currency=currency,
+        details=details,
+    )
+
+
+def _ruleless_alert(
+    *, institution, account_id: str, subject_type: str, subject_id: str, amount, currency, details
+) -> MonitoringAlert:
+    """An open alert no monitoring rule raised (TX's own watches: staff changes, ageing breaks)
+    on an account, and its `monitoring.alert_raised`, in one transaction."""
     with transaction.atomic(savepoint=False):
         alert = MonitoringAlert.objects.create(
             institution_id=institution.pk,
             account_id=account_id,
-            subject_type=MonitoringAlert.SubjectType.BREAK_AGEING,
-            subject_id=break_id,
+            subject_type=subject_type,
+            subject_id=subject_id,
             amount=amount,
             currency=currency,
             action="alert",
@@ -144,7 +142,7 @@ def alert_raise_break_ageing(
                 "card_id": None,
                 "account_id": account_id,
                 "subject_type": alert.subject_type,
-                "subject_id": break_id,
+                "subject_id": subject_id,
             },
             institution=institution,
         )
