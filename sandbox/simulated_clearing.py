@@ -28,8 +28,11 @@ pacs.008 files into its `sepa` outbox, and the clearing answers them (`simulated
 by the creditor IBAN's scenario in the same table: a pacs.002 at once (per transaction ACSC,
 settled on the message's settlement date, or RJCT with the scenario's reason; the group ACCP,
 PART or RJCT), and for a return scenario a pacs.004 `delay_days` after the settlement date (the
-whole amount back, the scenario's reason: AC04, MD07), into the `sepa` inbox. What is not due
-yet is kept in its state file beside the outbox (ids, amounts, dates and codes: no IBAN).
+whole amount back, the scenario's reason: AC04, MD07), into the `sepa` inbox. Its collections
+go as pacs.003 files, answered the same way by the debtor IBAN's scenario in the direct debits'
+table (`SEPA_DD_SCENARIOS`: RJCT AC04, refunded MD06, returned MD01), on their settlement date
+(the due date: the debtor's bank debits its customer then). What is not due yet is kept in its
+state file beside the outbox (ids, amounts, dates and codes: no IBAN).
 """
 
 import json
@@ -44,7 +47,7 @@ from django.conf import settings
 from cards.dates import today_of
 from payments.account_ibans import profile_of_iban
 from payments.connector import folder
-from payments.iso20022 import pacs002, pacs004, pacs008, pain001, pain002
+from payments.iso20022 import pacs002, pacs003, pacs004, pacs008, pain001, pain002
 from payments.iso20022.interbank import GroupHeader
 from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
@@ -53,6 +56,7 @@ from payments.services.cutoff import CLEARING_SYSTEM
 from payments.services.instant_credits import instant_credit_answer
 
 from .simulated_bank import (
+    SEPA_DD_SCENARIOS,
     SEPA_SCENARIOS,
     IncomingSepa,
     german_iban,
@@ -206,8 +210,9 @@ def offer_credit(
     return Offered(status=status.status, reason=reason, seconds=seconds)
 
 
-# --- SEPA credit transfers of an `interbank` profile ---------------------------------------------
+# --- SEPA credit transfers and direct debits of an `interbank` profile -------------------------
 INTERBANK_MESSAGE = "pacs.008.001.08"
+COLLECTION_MESSAGE = "pacs.003.001.08"
 
 
 def cleared_institutions() -> list:
@@ -221,9 +226,10 @@ def cleared_institutions() -> list:
 
 
 def simulated_clearing_run(*, institution, today: date | None = None) -> list[str]:
-    """Answer the pacs.008 files the institution delivered into its `sepa` outbox (module
-    docstring): a pacs.002 for each at once, and the pacs.004 returns due by `today` in one
-    file; return the names of the files written."""
+    """Answer the pacs.008 and pacs.003 files the institution delivered into its `sepa` outbox
+    (module docstring): a pacs.002 for each on its settlement date (a pacs.008's is its day),
+    and the pacs.004 returns due by `today` in one file; return the names of the files
+    written."""
     today = today or today_of(institution)
     profile = SepaProfile.objects.get(institution=institution)
     outbox = folder(institution.pk, "sepa", "outbox")
@@ -242,8 +248,18 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
         if entry.name.startswith(".") or entry.name in state["read"] or not entry.is_file():
             continue
         with open(entry.path, "rb") as handle:
-            message = pacs008.read_transfers(handle.read())
-        report, due = _clearing_answers(message, today)
+            content = handle.read()
+        if b"pacs.003" in content[:400]:
+            message = pacs003.read_debits(content)
+            items = [(each, each.debtor_iban, each.debtor_bic) for each in message.debits]
+            scenarios, original_type = SEPA_DD_SCENARIOS, COLLECTION_MESSAGE
+        else:
+            message = pacs008.read_transfers(content)
+            items = [(each, each.creditor_iban, each.creditor_bic) for each in message.transfers]
+            scenarios, original_type = SEPA_SCENARIOS, INTERBANK_MESSAGE
+        if message.header.settlement_date > today:
+            continue  # answered on its settlement date
+        report, due = _clearing_answers(message, items, scenarios, original_type, today)
         put(pacs002.write_status_report(report), "pacs002")
         state["due"] += due
         state["read"].append(entry.name)
@@ -255,26 +271,29 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
     return written
 
 
-def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusReport, list[dict]]:
-    """The pacs.002 of a pacs.008 (a status per transfer by its creditor IBAN's scenario) and
-    the returns it makes due."""
+def _clearing_answers(
+    message, items: list, scenarios: dict, original_type: str, today: date
+) -> tuple[pacs002.InterbankStatusReport, list[dict]]:
+    """The pacs.002 of a pacs.008 or pacs.003 (a status per transaction by the scenario of its
+    other party's IBAN: the creditor's of a transfer, the debtor's of a collection, given by
+    that party's bank) and the returns it makes due."""
     header = message.header
     settled_on = header.settlement_date
     statuses, due, rejected = [], [], 0
-    for transfer in message.transfers:
-        scenario = SEPA_SCENARIOS.get(transfer.creditor_iban)
+    for item, iban, bic in items:
+        scenario = scenarios.get(iban)
         kind = scenario.kind if scenario is not None else "settle"
         reasons = ()
         if kind == "reject":
             rejected += 1
-            reasons = (StatusReason(scenario.code, originator_bic=transfer.creditor_bic),)
+            reasons = (StatusReason(scenario.code, originator_bic=bic),)
         statuses.append(
             pacs002.InterbankTransactionStatus(
-                original_end_to_end_id=transfer.end_to_end_id,
-                original_transaction_id=transfer.transaction_id,
+                original_end_to_end_id=item.end_to_end_id,
+                original_transaction_id=item.transaction_id,
                 status="RJCT" if kind == "reject" else "ACSC",
                 reasons=reasons,
-                original_amount=transfer.amount,
+                original_amount=item.amount,
                 original_settlement_date=settled_on,
             )
         )
@@ -284,12 +303,13 @@ def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusRepo
                 {
                     "due": back.isoformat(),
                     "message_id": header.message_id,
-                    "end_to_end_id": transfer.end_to_end_id,
-                    "transaction_id": transfer.transaction_id,
-                    "amount": transfer.amount,
+                    "message_type": original_type,
+                    "end_to_end_id": item.end_to_end_id,
+                    "transaction_id": item.transaction_id,
+                    "amount": item.amount,
                     "settled_on": settled_on.isoformat(),
                     "code": scenario.code,
-                    "creditor_bic": transfer.creditor_bic,
+                    "originator_bic": bic,
                 }
             )
     group = "RJCT" if rejected == len(statuses) else "PART" if rejected else "ACCP"
@@ -299,7 +319,7 @@ def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusRepo
         instructing_agent_bic=CLEARING_BIC,
         instructed_agent_bic=header.instructing_agent_bic,
         original_message_id=header.message_id,
-        original_message_type=INTERBANK_MESSAGE,
+        original_message_type=original_type,
         original_count=len(statuses),
         original_control_sum=message.total,
         group_status=group,
@@ -310,7 +330,8 @@ def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusRepo
 
 def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.PaymentReturn:
     """One pacs.004 of the returns due: each the whole amount back with the scenario's reason,
-    given by the creditor's bank."""
+    given by the other party's bank (a collection's: the debtor's refund or claim, MD06 or
+    MD01, through its bank)."""
     return pacs004.PaymentReturn(
         header=GroupHeader(
             message_id=f"SIMCLR-RTR-{today:%Y%m%d}-{number:04d}",
@@ -324,12 +345,15 @@ def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.Paym
             pacs004.ReturnedTransaction(
                 return_id=f"RTR-{each['transaction_id']}"[:35],
                 original_message_id=each["message_id"],
-                original_message_type=INTERBANK_MESSAGE,
+                original_message_type=each.get("message_type", INTERBANK_MESSAGE),
                 original_end_to_end_id=each["end_to_end_id"],
                 original_transaction_id=each["transaction_id"],
                 original_amount=each["amount"],
                 returned_amount=each["amount"],
-                reason=StatusReason(each["code"], originator_bic=each["creditor_bic"]),
+                reason=StatusReason(
+                    each["code"],
+                    originator_bic=each.get("originator_bic", each.get("creditor_bic")),
+                ),
                 original_settlement_date=date.fromisoformat(each["settled_on"]),
             )
             for each in due

@@ -3,9 +3,9 @@
 cancelled, each atomically with its event (`mandate.created`, `mandate.amended`,
 `mandate.cancelled`, the actor's).
 
-An institution collects only with an `initiation` SEPA profile that has a creditor identifier
-(422 `creditor_identifier_missing` otherwise); the mandate's debtor account is one of its SEPA
-external accounts; its reference is unique in the institution (a unique index: 422
+An institution collects only with a SEPA profile (initiation or interbank) that has a creditor
+identifier (422 `creditor_identifier_missing` otherwise); the mandate's debtor account is one of
+its SEPA external accounts; its reference is unique in the institution (a unique index: 422
 `duplicate_reference`, also when two requests race). IBANs are never in an error or an event:
 the debtor account is named by its id.
 """

@@ -20,12 +20,15 @@ parsing, no entity, no network).
   of an accepted recall (`recalls`);
 - a **camt.029** answers TX's recalls (`recalls.recall_answers`): accepted or refused;
 - a **camt.056** recalls a credit TX received, for TX to answer (`inbound_recalls`);
-- a **pacs.002** of the clearing answers an `interbank` profile's pacs.008: a transaction
-  settled (`ACSC`) settles its order (`settlement.order_settle`), one rejected rejects it as a
-  pain.002's rejection does, a message rejected whole rejects its file's orders no status named;
-- a **pacs.004** of the clearing returns an interbank profile's transfer
-  (`returns.order_return`, as a camt.054's return: once, never refused; an order still `sent`
-  settled first, the return saying the clearing settled it).
+- a **pacs.002** of the clearing answers an `interbank` profile's pacs.008 or pacs.003: a
+  transaction settled (`ACSC`) settles its order (`settlement.order_settle`: a credit transfer's
+  money leaves the clearing account, a collection's comes to the customer's account), one
+  rejected rejects it as a pain.002's rejection does, a message rejected whole rejects its
+  file's orders no status named;
+- a **pacs.004** of the clearing returns an interbank profile's transfer, or refunds or returns
+  its collection (`returns.order_return`, as a camt.054's return: once, never refused, a spent
+  collection's rest to returns receivable; an order still `sent` settled first, the return
+  saying the clearing settled it).
 
 The pacs messages name an order by its end-to-end id and the transaction id TX gave it (its
 trace number), of an institution whose profile is `interbank` only (another's: refused whole).
@@ -426,14 +429,19 @@ def _credit_received(rail_file: RailFile, profile, entry, transaction, now: date
     )
 
 
-# --- pacs.002 and pacs.004: the clearing's answers to an interbank profile's pacs.008 --------
+# --- pacs.002 and pacs.004: the clearing's answers to an interbank profile's pacs.008, pacs.003 -
 
 
 def _interbank_order_of(institution, end_to_end_id: str, transaction_id: str):
-    """The credit transfer a clearing's answer names: its end-to-end id and the transaction id
-    TX gave it in the pacs.008 (its trace number); None when either is not the order's."""
+    """The credit transfer or collection a clearing's answer names: its end-to-end id and the
+    transaction id TX gave it in the pacs.008 or pacs.003 (its trace number); None when either
+    is not the order's."""
     order = _order_of(institution, end_to_end_id)
-    if order is None or order.rail != Rail.SEPA_CT or order.trace_number != transaction_id:
+    if (
+        order is None
+        or order.rail not in (Rail.SEPA_CT, Rail.SEPA_DD)
+        or order.trace_number != transaction_id
+    ):
         return None
     return order
 
