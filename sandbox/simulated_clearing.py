@@ -33,6 +33,12 @@ go as pacs.003 files, answered the same way by the debtor IBAN's scenario in the
 table (`SEPA_DD_SCENARIOS`: RJCT AC04, refunded MD06, returned MD01), on their settlement date
 (the due date: the debtor's bank debits its customer then). What is not due yet is kept in its
 state file beside the outbox (ids, amounts, dates and codes: no IBAN).
+
+The other way (`send_collection`): another bank's creditor collects from one of an
+institution's accounts at its IBAN; the clearing presents a pacs.003 of one collection in the
+institution's `sepa` inbox (the institution found by the IBAN's bank code), which the payments
+job reads (`payments.services.inbound_debits`); TX's pacs.002 of a rejection comes back in its
+outbox, and the clearing takes it.
 """
 
 import json
@@ -249,6 +255,11 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
             continue
         with open(entry.path, "rb") as handle:
             content = handle.read()
+        if b"pacs.002" in content[:400]:
+            # TX's rejections of the collections the clearing presented (`send_collection`):
+            # taken, nothing to answer.
+            state["read"].append(entry.name)
+            continue
         if b"pacs.003" in content[:400]:
             message = pacs003.read_debits(content)
             items = [(each, each.debtor_iban, each.debtor_bic) for each in message.debits]
@@ -359,3 +370,70 @@ def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.Paym
             for each in due
         ),
     )
+
+
+# A creditor of another bank, collecting from the institutions' customers.
+CREDITOR_NAME = "ACME GMBH"
+CREDITOR_IBAN = german_iban("0532013000")
+
+
+def send_collection(
+    *,
+    iban: str,
+    amount: int,
+    creditor_id: str,
+    mandate_reference: str,
+    today: date | None = None,
+    sequence_type: str = "RCUR",
+) -> tuple[object, str]:
+    """Another bank's creditor (`creditor_id`) collects `amount` cents from the account at
+    `iban` under `mandate_reference`, due `today` (the institution's): a pacs.003 of one
+    collection in the `sepa` inbox of the institution whose bank code the IBAN carries; return
+    the institution and the file's name. The transaction ids come from the clearing's state
+    file (the same id is the same collection)."""
+    profile = profile_of_iban(iban)
+    if profile is None:
+        raise ValueError("no institution of the clearing has this IBAN's bank code")
+    institution = profile.institution
+    today = today or today_of(institution)
+    outbox = folder(institution.pk, "sepa", "outbox")
+    state_path = outbox.parent / ".simulated-clearing.json"
+    state = state_of(state_path)
+    state["written"] += 1
+    number = state["collections_sent"] = state.get("collections_sent", 0) + 1
+    transaction_id = f"SIMCLR-DD-{today:%Y%m%d}-{number:06d}"
+    content = pacs003.write_debits(
+        pacs003.FIToFIDirectDebit(
+            header=GroupHeader(
+                message_id=f"SIMCLR-MSG-DD-{today:%Y%m%d}-{number:06d}",
+                created_at=datetime.combine(today, clock(8, 0), tzinfo=UTC),
+                settlement_date=today,
+                clearing_system=CLEARING_SYSTEM,
+                instructing_agent_bic=CLEARING_BIC,
+                instructed_agent_bic=profile.bic,
+            ),
+            debits=(
+                pacs003.InterbankDirectDebit(
+                    end_to_end_id=f"E2E-{transaction_id}"[:35],
+                    transaction_id=transaction_id,
+                    amount=amount,
+                    local_instrument="CORE",
+                    sequence_type=sequence_type,
+                    mandate_id=mandate_reference,
+                    mandate_signed_on=date(2025, 1, 15),
+                    creditor_id=creditor_id,
+                    creditor_name=CREDITOR_NAME,
+                    creditor_iban=CREDITOR_IBAN,
+                    creditor_bic=DEBTOR_BIC,  # the other bank of the clearing
+                    debtor_name="Account holder",
+                    debtor_iban=iban,
+                    debtor_bic=profile.bic,
+                    remittance=Unstructured(f"Invoice {number}"),
+                ),
+            ),
+        )
+    )
+    name = f"simulated-clearing-pacs003-{today:%Y%m%d}-{state['written']:04d}.xml"
+    put_file(folder(institution.pk, "sepa", "inbox"), name, content)
+    state_path.write_text(json.dumps(state))
+    return institution, name

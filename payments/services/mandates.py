@@ -36,12 +36,6 @@ from .collections import creditor_profile_of, lapse_day
 from .orders import payment_order_cancel
 
 
-def checked_reference(value, field: str = "mandate_reference") -> str:
-    """A mandate reference (AT-01): 1 to 35 characters of the SEPA character set, the EPC's rule
-    for identifiers (no '/' at either end, no '//')."""
-    return sepa.checked_end_to_end_id(value, field)
-
-
 def _debtor_account(institution, external_account_id: str) -> ExternalAccount:
     external = external_account_get(
         institution=institution, external_account_id=external_account_id
@@ -104,7 +98,7 @@ def mandate_create(
     """A new `active` mandate (module docstring). Emits `mandate.created`."""
     errors = {}
     try:
-        reference = checked_reference(reference)
+        reference = sepa.checked_mandate_reference(reference)
     except ValidationFailed as failed:
         errors.update(failed.details)
     if scheme not in Mandate.Scheme.values:
@@ -165,7 +159,7 @@ def mandate_amend(
     if external_account_id is None and reference is None:
         raise ValidationFailed(details={"non_field_errors": "Give at least one field."})
     if reference is not None:
-        reference = checked_reference(reference)
+        reference = sepa.checked_mandate_reference(reference)
     institution = mandate.institution
     external = None
     if external_account_id is not None:
