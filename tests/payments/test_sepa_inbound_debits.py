@@ -8,13 +8,14 @@ import base64
 
 import pytest
 import xmlschema
+from django.core.management import call_command
 
 from accounts.models import Account
 from accounts.verification import ledger_breaches
 from cards.dates import today_of
 from events.models import Event
 from payments.account_ibans import _iban, account_iban
-from payments.iso20022 import pacs002
+from payments.iso20022 import pacs002, pacs003
 from payments.iso20022.messages import PACS_002
 from payments.models import InboundEntry, RailFile
 from sandbox.simulated_clearing import send_collection, simulated_clearing_run
@@ -28,6 +29,15 @@ CREDITOR = "DE98ZZZ09999999999"
 # The same creditor under another business code (positions 5 to 7): the same creditor.
 CREDITOR_OTHER_CODE = "DE98ABC09999999999"
 BLOCKED = "IT66ZZZA1B2C3D4E5F6G7H8"
+
+
+def upload(bank, content: bytes):
+    body = {
+        "rail": "sepa_ct",
+        "name": "dd.xml",
+        "contentBase64": base64.b64encode(content).decode(),
+    }
+    return bank.api.post("/rail-files", body)
 
 
 def register(bank, path: str, body: dict, account_id: str | None = None):
@@ -124,17 +134,15 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
     assert len(list(outbox.iterdir())) == 6
     assert simulated_clearing_run(institution=bank.institution, today=day) == []
 
-    # The same file again: the same file, nothing moves, nothing answered twice.
+    # The same file again: the same file; the same collection in another message (the same
+    # creditor bank and transaction id): another file, nothing moves, nothing answered twice.
     first = RailFile.objects.get(pk=entries[0].file_id)
-    again = bank.api.post(
-        "/rail-files",
-        {
-            "rail": "sepa_ct",
-            "name": "again.xml",
-            "contentBase64": base64.b64encode(bytes(first.content)).decode(),
-        },
-    )
+    again = upload(bank, bytes(first.content))
     assert again.json()["fileId"] == first.pk
+    rejected = bytes(RailFile.objects.get(pk=entries[1].file_id).content)
+    message_id = pacs003.read_debits(rejected).header.message_id.encode()
+    resent = upload(bank, rejected.replace(message_id, b"SIMCLR-MSG-AGAIN"))
+    assert resent.status_code == 201 and resent.json()["fileId"] != entries[1].file_id
     assert InboundEntry.objects.filter(rail="sepa_dd").count() == 7
     assert RailFile.objects.filter(direction="outbound", rail="sepa_dd").count() == 6
 
@@ -148,10 +156,11 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
     assert_error(
         bank.api.post(f"{path}/cancellations", {}), "v2", 409, "invalid_state_transition", ANY
     )
-    for creditor, reference in ((CREDITOR, "MDT-1"), (BLOCKED, "B")):
-        send_collection(
-            iban=iban, amount=500, creditor_id=creditor, mandate_reference=reference, today=day
-        )
+    send_collection(
+        iban=iban, amount=500, creditor_id=CREDITOR, mandate_reference="MDT-1", today=day
+    )
+    # The sandbox's command presents one the same way.
+    call_command("simulated_bank", "--send-direct-debit", iban, "500", BLOCKED, "B")
     rails_at(at(day, 11))
     latest = InboundEntry.objects.filter(rail="sepa_dd").order_by("-sepa_reference")[:2]
     assert sorted((e.return_code, e.status) for e in latest) == [
@@ -202,10 +211,7 @@ def test_another_institutions_account_and_an_institution_not_in_the_clearing(rai
         mandate_reference="M",
     )
     content = (rails_dir / bank.institution.pk / "sepa" / "inbox" / name).read_bytes()
-    response = other.api.post(
-        "/rail-files",
-        {"rail": "sepa_ct", "name": "dd.xml", "contentBase64": base64.b64encode(content).decode()},
-    )
+    response = upload(other, content)
     assert response.status_code == 400
     assert "not interbank" in response.json()["details"]["contentBase64"]
     assert not InboundEntry.objects.exists()
