@@ -55,6 +55,7 @@ from payments.account_ibans import profile_of_iban
 from payments.connector import folder
 from payments.iso20022 import pacs002, pacs003, pacs004, pacs008, pain001, pain002
 from payments.iso20022.interbank import GroupHeader
+from payments.iso20022.mandates import Amendment
 from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import SepaProfile
@@ -385,12 +386,14 @@ def send_collection(
     mandate_reference: str,
     today: date | None = None,
     sequence_type: str = "RCUR",
+    original_mandate_reference: str | None = None,
 ) -> tuple[object, str]:
     """Another bank's creditor (`creditor_id`) collects `amount` cents from the account at
     `iban` under `mandate_reference`, due `today` (the institution's): a pacs.003 of one
     collection in the `sepa` inbox of the institution whose bank code the IBAN carries; return
     the institution and the file's name. The transaction ids come from the clearing's state
-    file (the same id is the same collection)."""
+    file (the same id is the same collection). `original_mandate_reference`: the mandate's
+    reference was amended since the debtor's bank last saw it (its amendment carried)."""
     profile = profile_of_iban(iban)
     if profile is None:
         raise ValueError("no institution of the clearing has this IBAN's bank code")
@@ -421,6 +424,9 @@ def send_collection(
                     sequence_type=sequence_type,
                     mandate_id=mandate_reference,
                     mandate_signed_on=date(2025, 1, 15),
+                    amendment=Amendment(original_mandate_id=original_mandate_reference)
+                    if original_mandate_reference
+                    else None,
                     creditor_id=creditor_id,
                     creditor_name=CREDITOR_NAME,
                     creditor_iban=CREDITOR_IBAN,

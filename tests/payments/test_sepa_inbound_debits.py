@@ -168,6 +168,18 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
         ("MD01", "rejected"),
     ]
     assert bank.balances()[0] == LOADED - 1_500
+    # A mandate whose reference the creditor amended: paid under the reference the customer
+    # registered, which the collection names as the original.
+    send_collection(
+        iban=iban,
+        amount=200,
+        creditor_id=BLOCKED,
+        mandate_reference="B-2",
+        today=day,
+        original_mandate_reference="B",
+    )
+    rails_at(at(day, 12))
+    assert bank.balances()[0] == LOADED - 1_700
     listed = bank.api.get(f"/accounts/{bank.account_id}/debtor-mandates?status=active").json()
     assert [each["mandateReference"] for each in listed["data"]] == ["B"]
     assert ledger_breaches() == []

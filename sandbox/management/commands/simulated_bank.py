@@ -34,7 +34,7 @@ class Command(TXCommand):
         "The simulated sponsor bank (docs/payments.md, 'The simulated bank'): answers the files "
         "TX delivered into each institution's ACH outbox with real NACHA return and change "
         "files in its inbox, by the scenario each entry's account number names (and the simulated "
-        "clearing answers an interbank SEPA profile's pacs.008 files). --every keeps "
+        "clearing answers an interbank SEPA profile's pacs.008 and pacs.003 files). --every keeps "
         "answering; --send-credit and --send-debit forward another bank's entry to one of the "
         "institution's accounts; --days plays days of the rails ahead (the sandbox only)."
     )
