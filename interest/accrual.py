@@ -22,7 +22,7 @@ customer account: the job only reads their balances.
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timedelta
 from fractions import Fraction
 from zoneinfo import ZoneInfo
 
@@ -42,6 +42,7 @@ from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestAccrual, InterestBooking, InterestTerms
 from .rates import rate_text
 from .selectors import MICROSECOND, end_of_day
+from .terms import overrides_by_account, terms_in_effect, terms_on  # noqa: F401 (terms_on: callers)
 
 ONE_DAY = timedelta(days=1)
 BATCH_SIZE = 500
@@ -53,16 +54,6 @@ class AccrualReport:
     days: int = 0  # days of books accrued (an institution and currency's day is one)
     accruals: int = 0  # rows written
     journals: int = 0
-
-
-def terms_on(terms: list[InterestTerms], day: date) -> InterestTerms | None:
-    """Of a product's terms in effective date order, the ones in effect on `day`."""
-    current = None
-    for row in terms:
-        if row.effective_date > day:
-            break
-        current = row
-    return current
 
 
 def interest_accrue(
@@ -83,9 +74,12 @@ def interest_accrue(
     ).order_by("pk"):
         yesterday = local_date(institution, now) - ONE_DAY
         terms = _terms_by_product(institution)
+        overrides = overrides_by_account(institution=institution)
         currencies = (
             Account.objects.filter(
-                institution=institution, kind=Account.Kind.CUSTOMER, product_id__in=list(terms)
+                Q(product_id__in=list(terms)) | Q(pk__in=list(overrides)),
+                institution=institution,
+                kind=Account.Kind.CUSTOMER,
             )
             .values_list("currency", flat=True)
             .distinct()
@@ -96,11 +90,11 @@ def interest_accrue(
             first = (
                 book.accrued_through + ONE_DAY
                 if book.accrued_through is not None
-                else min(rows[0].effective_date for rows in terms.values())
+                else min(rows[0].effective_date for rows in [*terms.values(), *overrides.values()])
             )
             days = [first + ONE_DAY * n for n in range(max(0, (yesterday - first).days + 1))]
             if days:
-                work.append((institution, currency, book, terms, days))
+                work.append((institution, currency, book, (terms, overrides), days))
     total = sum(len(days) for *_, days in work)
     for institution, currency, book, terms, days in work:
         for day in days:
@@ -117,29 +111,30 @@ def interest_accrue(
 
 def _terms_by_product(institution: Institution) -> dict[str, list[InterestTerms]]:
     terms: dict[str, list[InterestTerms]] = {}
-    for row in InterestTerms.objects.filter(institution=institution).order_by(
-        "product_id", "effective_date"
-    ):
+    rows = InterestTerms.objects.filter(institution=institution, product__isnull=False)
+    for row in rows.order_by("product_id", "effective_date"):
         terms.setdefault(row.product_id, []).append(row)
     return terms
 
 
 def _accrue_day(institution, currency, book_id, terms, day, batch_size, report) -> None:
+    """`terms`: (the product's terms by product, the overrides by account)."""
     zone = ZoneInfo(institution.time_zone)
     # Just before the next day starts: money at exactly midnight is the next day's
     # (interest.selectors.interest_days reads the same instant).
     at = end_of_day(day, zone) - MICROSECOND
-    products = [pk for pk, rows in terms.items() if rows[0].effective_date <= day]
+    products = [pk for pk, rows in terms[0].items() if rows[0].effective_date <= day]
+    overridden = [pk for pk, rows in terms[1].items() if rows[0].effective_date <= day]
     after = ""
     while True:
         with transaction.atomic():
             book = lock_book(book_id)
             batch = list(
                 Account.objects.filter(
+                    Q(product_id__in=products) | Q(pk__in=overridden),
                     institution=institution,
                     kind=Account.Kind.CUSTOMER,
                     currency=currency,
-                    product_id__in=products,
                     created_at__lte=at,
                     pk__gt=after,
                 )
@@ -167,7 +162,11 @@ def _accrue_batch(institution, currency, book, terms, day, at, products, report)
     rows = []
     for account_id in todo:
         calculated = interest_day(
-            day, balances[account_id], terms_on(terms[products[account_id]], day)
+            day,
+            balances[account_id],
+            terms_in_effect(
+                terms[0].get(products[account_id], []), terms[1].get(account_id, []), day
+            ),
         )
         if calculated.kind == Kind.NONE or calculated.accrual == 0:
             continue

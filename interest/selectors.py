@@ -9,6 +9,7 @@ from accounts.selectors import value_balances_at
 
 from .calculation import Day, interest_day
 from .models import InterestTerms
+from .terms import overrides_by_account, terms_in_effect
 
 ONE_DAY = timedelta(days=1)
 MICROSECOND = timedelta(microseconds=1)
@@ -21,9 +22,16 @@ def interest_terms_list(*, product: AccountProduct):
     return InterestTerms.objects.filter(product=product).order_by("effective_date", "id")
 
 
-def terms_of_days(*, product_id: str, first: date, last: date) -> list[InterestTerms]:
+def interest_overrides_list(*, account: Account):
+    """An account's overrides of its product's terms, in effective date order."""
+    return InterestTerms.objects.filter(account=account).order_by("effective_date", "id")
+
+
+def terms_of_days(*, product_id: str | None, first: date, last: date) -> list[InterestTerms]:
     """The product's terms in effect on some day of [first, last], in effective date order: the
     last one from `first` or before, and those from a later day up to `last`. One query."""
+    if product_id is None:  # an account without a product (filtering on None: the overrides)
+        return []
     rows = list(
         InterestTerms.objects.filter(product_id=product_id, effective_date__lte=last).order_by(
             "effective_date", "id"
@@ -42,7 +50,8 @@ def end_of_day(day: date, zone: ZoneInfo) -> datetime:
 def interest_days(*, account: Account, first: date, last: date, time_zone: str) -> list[Day]:
     """Each day of [first, last] (dates in the institution's `time_zone`, at most MAX_DAYS) of
     `account`: its balance by value date at the day's end, the terms in effect, the
-    calculation. Two queries whatever the range: the terms, and the balances
+    calculation. Three queries whatever the range: the product's terms, the account's overrides
+    (`interest.terms.terms_in_effect` picks each day's), and the balances
     (`value_balances_at`)."""
     if last < first or (last - first).days + 1 > MAX_DAYS:
         raise ValueError(f"A range of 1 to {MAX_DAYS} days, not {first} to {last}.")
@@ -54,9 +63,8 @@ def interest_days(*, account: Account, first: date, last: date, time_zone: str) 
         account=account, instants=[end_of_day(d, zone) - MICROSECOND for d in days]
     )
     terms = terms_of_days(product_id=account.product_id, first=first, last=last)
-    result, current, position = [], None, 0
-    for day, balance in zip(days, balances, strict=True):
-        while position < len(terms) and terms[position].effective_date <= day:
-            current, position = terms[position], position + 1
-        result.append(interest_day(day, balance, current))
-    return result
+    overrides = overrides_by_account(account=account, effective_date__lte=last).get(account.pk, [])
+    return [
+        interest_day(day, balance, terms_in_effect(terms, overrides, day))
+        for day, balance in zip(days, balances, strict=True)
+    ]

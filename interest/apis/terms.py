@@ -123,9 +123,10 @@ class TierOut(Serializer):
     rate = RateField()
 
 
-class InterestTermsSerializer(Serializer):
+class TermsSerializer(Serializer):
+    """The fields a product's terms and an account's override share."""
+
     termsId = serializers.CharField(source="id")  # noqa: N815
-    productRid = serializers.CharField(source="product_id")  # noqa: N815
     effectiveDate = serializers.DateField(source="effective_date")  # noqa: N815
     depositTiers = TierOut(source="deposit_tiers", many=True)  # noqa: N815
     tiering = serializers.ChoiceField(choices=InterestTerms.Tiering.choices)
@@ -149,6 +150,10 @@ class InterestTermsSerializer(Serializer):
         if isinstance(instance, InterestTerms):
             instance = {**interest_terms_data(instance), "created_at": instance.created_at}
         return super().to_representation(instance)
+
+
+class InterestTermsSerializer(TermsSerializer):
+    productRid = serializers.CharField(source="product_id")  # noqa: N815
 
 
 class InterestTermsListSerializer(Serializer):
