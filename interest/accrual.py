@@ -30,14 +30,14 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import Account, Journal
-from accounts.posting import Move, journal_new, post
+from accounts.models import Account
 from accounts.selectors import value_balances_of
-from accounts.services import internal_account
 from institutions.calendar import local_date
 from institutions.models import Institution
 
-from .calculation import Kind, interest_day, to_minor_units, to_places
+from .adjustments import interest_adjust
+from .booking import book_sums
+from .calculation import Kind, interest_day, to_places
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestAccrual, InterestBooking, InterestTerms
 from .rates import rate_text
@@ -46,7 +46,6 @@ from .terms import overrides_by_account, terms_in_effect, terms_on  # noqa: F401
 
 ONE_DAY = timedelta(days=1)
 BATCH_SIZE = 500
-Code = Account.InternalCode
 
 
 @dataclass
@@ -54,6 +53,7 @@ class AccrualReport:
     days: int = 0  # days of books accrued (an institution and currency's day is one)
     accruals: int = 0  # rows written
     journals: int = 0
+    adjustments: int = 0  # of back-valued money (interest.adjustments), rows written
 
 
 def interest_accrue(
@@ -106,6 +106,10 @@ def interest_accrue(
             report.days += 1
             if on_progress is not None:
                 on_progress(report.days, total)
+    # Then the money booked since with a value date in days already accrued.
+    adjusted = interest_adjust(now=now)
+    report.adjustments += adjusted.adjustments
+    report.journals += adjusted.journals
     return report
 
 
@@ -194,55 +198,9 @@ def _accrue_batch(institution, currency, book, terms, day, at, products, report)
         kind: sum((Fraction(row.accrual) for row in rows if row.kind == kind), Fraction(0))
         for kind in AccrualKind.values
     }
-    # The running totals, exact to their places, rounded half even to minor units: what was
-    # booked before is taken off, so the residue is carried to the next batch, never lost.
-    moved = {}
-    for kind in AccrualKind.values:
-        accrued = Fraction(getattr(book, f"{kind}_accrued")) + sums[kind]
-        booked = to_minor_units(accrued)
-        moved[kind] = booked - getattr(book, f"{kind}_booked")
-        setattr(book, f"{kind}_accrued", to_places(accrued))
-        setattr(book, f"{kind}_booked", booked)
-        setattr(booking, f"{kind}_accrued", to_places(sums[kind]))
-        setattr(booking, f"{kind}_amount", moved[kind])
-    if moved["deposit"] or moved["overdraft"]:
-        booking.journal = _post(institution, currency, day, at, moved)
-        report.journals += 1
-    booking.save(force_insert=True)
+    book_sums(
+        institution, currency, book, booking, sums, at, f"Interest accrued on {day.isoformat()}"
+    )
+    report.journals += booking.journal_id is not None
     InterestAccrual.objects.bulk_create(rows)
-    book.updated_at = timezone.now()
-    book.save(
-        update_fields=[
-            "deposit_accrued",
-            "deposit_booked",
-            "overdraft_accrued",
-            "overdraft_booked",
-            "updated_at",
-        ]
-    )
     report.accruals += len(rows)
-
-
-def _post(institution, currency, day, at, moved) -> Journal:
-    """The journal of what the rounded totals moved: deposit interest from expense to payable,
-    overdraft interest from receivable to income (a negative amount the other way)."""
-    legs = {
-        Code.INTEREST_EXPENSE: -moved["deposit"],
-        Code.INTEREST_PAYABLE: moved["deposit"],
-        Code.INTEREST_RECEIVABLE: -moved["overdraft"],
-        Code.INTEREST_INCOME: moved["overdraft"],
-    }
-    moves = [
-        Move(internal_account(institution=institution, code=code, currency=currency).pk, "", amount)
-        for code, amount in legs.items()
-        if amount
-    ]
-    journal = journal_new(
-        institution_id=institution.pk,
-        kind=Journal.Kind.INTEREST_ACCRUAL,
-        description=f"Interest accrued on {day.isoformat()}",
-    )
-    # The interest counts in the day it is for (docs/balances-at-an-instant.md, "Value dates").
-    journal.value_at = at
-    post(institution_id=institution.pk, currency=currency, moves=moves, journal=journal)
-    return journal

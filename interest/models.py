@@ -171,6 +171,9 @@ class AccrualBook(models.Model):
     )
     overdraft_booked = models.BigIntegerField(default=0)
     updated_at = models.DateTimeField(default=timezone.now)
+    # The watermark of back-valued money (interest.adjustments): the accounts' entries posted up
+    # to this instant have been looked at; null: none yet (from `updated_at`, the last batch).
+    adjusted_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -251,3 +254,42 @@ class InterestAccrual(models.Model):
 
     def __str__(self):
         return f"Interest {self.kind} of {self.account_id} on {self.day}"
+
+
+class InterestAdjustment(models.Model):
+    """The difference money booked later with an earlier value date made to one account's
+    interest of a day already accrued (docs/interest.md, "Back-valued money"): the day's
+    interest recomputed from its balances as they stand now, less its accrual row and earlier
+    adjustments. Found and booked on `found_on` (a day of the current period, the last day
+    accrued when found); the accrual row itself is never changed."""
+
+    # No index of its own: nothing looks the rows up by institution but verify_ledger.
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # No index of its own: the two indexes below start with it.
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    day = models.DateField()  # the day it adjusts
+    kind = models.CharField(max_length=16, choices=AccrualKind.choices)
+    balance = models.BigIntegerField()  # the day's end-of-day balance by value date, now
+    # The day's interest of the kind now less what was accrued and adjusted before: minor
+    # units to 12 places, exactly (the rows are to 12 places).
+    difference = models.DecimalField(max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES)
+    found_on = models.DateField()
+    booking = models.ForeignKey(
+        InterestBooking, on_delete=models.PROTECT, related_name="adjustments"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [
+            # The day's earlier adjustments when it is recomputed.
+            models.Index(fields=["account", "day"], name="iadjust_day_idx"),
+            # An account's adjustments found in a period, for its posting (adjustments_in).
+            models.Index(fields=["account", "found_on"], name="iadjust_found_idx"),
+        ]
+
+    def __str__(self):
+        return f"Interest {self.kind} adjustment of {self.account_id} on {self.day}"

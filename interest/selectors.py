@@ -2,13 +2,14 @@
 value date (docs/interest.md)."""
 
 from datetime import date, datetime, time, timedelta
+from fractions import Fraction
 from zoneinfo import ZoneInfo
 
 from accounts.models import Account, AccountProduct
 from accounts.selectors import value_balances_at
 
 from .calculation import Day, interest_day
-from .models import InterestTerms
+from .models import InterestAdjustment, InterestTerms
 from .terms import overrides_by_account, terms_in_effect
 
 ONE_DAY = timedelta(days=1)
@@ -68,3 +69,19 @@ def interest_days(*, account: Account, first: date, last: date, time_zone: str) 
         interest_day(day, balance, terms_in_effect(terms, overrides, day))
         for day, balance in zip(days, balances, strict=True)
     ]
+
+
+def adjustments_in(
+    *, account_ids: list[str], first: date, last: date
+) -> dict[tuple[str, str], Fraction]:
+    """The adjustments of back-valued money (`InterestAdjustment`) found on a day of [first,
+    last], summed exactly per (account, kind): what a posting of that period adds to the
+    period's accruals (docs/interest.md, "Back-valued money"). One query on
+    (account, found_on)."""
+    sums: dict[tuple[str, str], Fraction] = {}
+    for account_id, kind, difference in InterestAdjustment.objects.filter(
+        account_id__in=list(account_ids), found_on__gte=first, found_on__lte=last
+    ).values_list("account_id", "kind", "difference"):
+        # Summed as fractions (exact: the rows have PLACES places), never in a Decimal context.
+        sums[(account_id, kind)] = sums.get((account_id, kind), Fraction(0)) + Fraction(difference)
+    return sums
