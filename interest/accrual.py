@@ -36,12 +36,13 @@ from institutions.calendar import local_date
 from institutions.models import Institution
 
 from .adjustments import interest_adjust
+from .average import is_average
 from .booking import book_sums
-from .calculation import Kind, interest_day, to_places
+from .calculation import interest_day, to_places
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestAccrual, InterestBooking, InterestTerms
 from .rates import rate_text
-from .selectors import MICROSECOND, end_of_day
+from .selectors import MICROSECOND, end_of_day, interest_days
 from .terms import overrides_by_account, terms_in_effect, terms_on  # noqa: F401 (terms_on: callers)
 
 ONE_DAY = timedelta(days=1)
@@ -160,37 +161,43 @@ def _accrue_batch(institution, currency, book, terms, day, at, products, report)
             "account_id", flat=True
         )
     )
-    todo = [pk for pk in products if pk not in done]
-    balances = value_balances_of(account_ids=todo, at=at)
+    todo = {
+        pk: terms_in_effect(terms[0].get(products[pk], []), terms[1].get(pk, []), day)
+        for pk in products
+        if pk not in done
+    }
+    # Under average daily balances a day needs its period's days (interest.average): read
+    # account by account as the days' calculation reads them; the rest in one query.
+    averaged = [pk for pk, in_effect in todo.items() if is_average(in_effect)]
+    daily = [pk for pk in todo if pk not in averaged]
+    balances = value_balances_of(account_ids=daily, at=at)
+    calculated = [interest_day(day, balances[pk], todo[pk]) for pk in daily]
+    for account in Account.objects.filter(pk__in=averaged).order_by("pk"):
+        calculated += interest_days(
+            account=account, first=day, last=day, time_zone=institution.time_zone
+        )
     booking = InterestBooking(institution=institution, currency=currency, day=day)
     rows = []
-    for account_id in todo:
-        calculated = interest_day(
-            day,
-            balances[account_id],
-            terms_in_effect(
-                terms[0].get(products[account_id], []), terms[1].get(account_id, []), day
-            ),
-        )
-        if calculated.kind == Kind.NONE or calculated.accrual == 0:
-            continue
-        rows.append(
-            InterestAccrual(
-                institution=institution,
-                account_id=account_id,
-                day=day,
-                kind=calculated.kind,
-                balance=calculated.balance,
-                bands=[
-                    {"amount": band.amount, "rate": rate_text(band.rate)}
-                    for band in calculated.bands
-                ],
-                terms_id=calculated.terms_id,
-                fraction=f"{calculated.fraction.numerator}/{calculated.fraction.denominator}",
-                accrual=to_places(calculated.accrual),
-                booking=booking,
+    for account_id, one in zip(daily + sorted(averaged), calculated, strict=True):
+        for kind, accrual in one.accruals().items():
+            bands = one.bands if one.average is None else getattr(one.average, kind).bands
+            rows.append(
+                InterestAccrual(
+                    institution=institution,
+                    account_id=account_id,
+                    day=day,
+                    kind=kind,
+                    balance=one.balance,
+                    bands=[
+                        {"amount": amount_json(band.amount), "rate": rate_text(band.rate)}
+                        for band in bands
+                    ],
+                    terms_id=one.terms_id,
+                    fraction=f"{one.fraction.numerator}/{one.fraction.denominator}",
+                    accrual=to_places(accrual),
+                    booking=booking,
+                )
             )
-        )
     if not rows:
         return
     # Summed as fractions (exact: the rows have PLACES places), never in a Decimal context.
@@ -204,3 +211,9 @@ def _accrue_batch(institution, currency, book, terms, day, at, products, report)
     report.journals += booking.journal_id is not None
     InterestAccrual.objects.bulk_create(rows)
     report.accruals += len(rows)
+
+
+def amount_json(amount) -> int | str:
+    """A band's amount as a row keeps it: minor units, or an average's exact "n/d"."""
+    amount = Fraction(amount)
+    return amount.numerator if amount.denominator == 1 else str(amount)

@@ -36,7 +36,7 @@ from django.utils import timezone
 from accounts.models import Account
 
 from .booking import book_sums
-from .calculation import Kind, to_places
+from .calculation import to_places
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestAccrual, InterestAdjustment, InterestBooking
 from .selectors import MAX_DAYS, MICROSECOND, end_of_day, interest_days
@@ -160,12 +160,10 @@ def _differences(
         for calculated in interest_days(
             account=account, first=start, last=end, time_zone=time_zone
         ):
-            now = {kind: Fraction(0) for kind in AccrualKind.values}
-            if calculated.kind != Kind.NONE:
-                # As the accrual job stores it: to PLACES places.
-                now[calculated.kind] = Fraction(to_places(calculated.accrual))
+            # As the accrual job stores them: to PLACES places.
+            now = {kind: Fraction(to_places(a)) for kind, a in calculated.accruals().items()}
             for kind in AccrualKind.values:
-                difference = now[kind] - held[(calculated.day, kind)]
+                difference = now.get(kind, Fraction(0)) - held[(calculated.day, kind)]
                 if difference:
                     rows.append(
                         InterestAdjustment(

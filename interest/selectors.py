@@ -5,10 +5,13 @@ from datetime import date, datetime, time, timedelta
 from fractions import Fraction
 from zoneinfo import ZoneInfo
 
+from django.utils import timezone
+
 from accounts.models import Account, AccountProduct
 from accounts.selectors import value_balances_at
 
-from .calculation import Day, interest_day
+from .average import average_days, is_average, period_first
+from .calculation import Day
 from .models import InterestAdjustment, InterestTerms
 from .terms import overrides_by_account, terms_in_effect
 
@@ -53,22 +56,34 @@ def interest_days(*, account: Account, first: date, last: date, time_zone: str) 
     `account`: its balance by value date at the day's end, the terms in effect, the
     calculation. Three queries whatever the range: the product's terms, the account's overrides
     (`interest.terms.terms_in_effect` picks each day's), and the balances
-    (`value_balances_at`)."""
+    (`value_balances_at`), from the first day's posting period's start when a day of the range
+    is under average daily balances (`interest.average`)."""
     if last < first or (last - first).days + 1 > MAX_DAYS:
         raise ValueError(f"A range of 1 to {MAX_DAYS} days, not {first} to {last}.")
-    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
     zone = ZoneInfo(time_zone)
+    # From the first day's year: an average day's period (a year at most) starts no earlier.
+    terms = terms_of_days(product_id=account.product_id, first=date(first.year, 1, 1), last=last)
+    overrides = overrides_by_account(account=account, effective_date__lte=last).get(account.pk, [])
+    start = first
+    for n in range((last - first).days + 1):
+        day = first + timedelta(days=n)
+        in_effect = terms_in_effect(terms, overrides, day)
+        if is_average(in_effect):
+            start = min(start, period_first(day, in_effect.posting_frequency))
+    days = [start + timedelta(days=n) for n in range((last - start).days + 1)]
     # Just before the next day starts: money at exactly midnight is the next day's, as on a
     # statement (PostgreSQL keeps microseconds, so "at or before end - 1 us" is "before end").
     balances = value_balances_at(
         account=account, instants=[end_of_day(d, zone) - MICROSECOND for d in days]
     )
-    terms = terms_of_days(product_id=account.product_id, first=first, last=last)
-    overrides = overrides_by_account(account=account, effective_date__lte=last).get(account.pk, [])
-    return [
-        interest_day(day, balance, terms_in_effect(terms, overrides, day))
-        for day, balance in zip(days, balances, strict=True)
-    ]
+    calculated = average_days(
+        [
+            (day, balance, terms_in_effect(terms, overrides, day))
+            for day, balance in zip(days, balances, strict=True)
+        ],
+        opened=timezone.localtime(account.created_at, zone).date(),
+    )
+    return [day for day in calculated if day.day >= first]
 
 
 def adjustments_in(

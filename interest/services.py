@@ -137,8 +137,14 @@ def interest_terms_errors(values: dict, *, today) -> tuple[dict, dict]:
     else:
         _choice(values, errors, "day_count", InterestTerms.DayCount)
     _choice(values, errors, "balance_method", InterestTerms.BalanceMethod)
-    if values["balance_method"] == InterestTerms.BalanceMethod.AVERAGE_DAILY:
-        errors["balance_method"] = "average_daily is not built yet: daily only for now."
+    if (
+        values["balance_method"] == InterestTerms.BalanceMethod.AVERAGE_DAILY
+        and values["posting_frequency"] == InterestTerms.PostingFrequency.AT_CLOSE
+    ):
+        # The average is over a posting period (interest.average): at_close has none.
+        errors["balance_method"] = (
+            "average_daily needs a posting period: postingFrequency monthly, quarterly or yearly."
+        )
     _choice(values, errors, "posting_frequency", InterestTerms.PostingFrequency)
     _choice(values, errors, "rounding", InterestTerms.Rounding)
     if not _minor_units(values["minimum_balance"]):

@@ -92,7 +92,8 @@ class InterestTermsCreate(StrictSerializer):
         source="balance_method",
         choices=InterestTerms.BalanceMethod.choices,
         required=False,
-        help_text="`daily` (default). `average_daily` is not built yet (400).",
+        help_text="`daily` (default): each day's end-of-day balance; `average_daily`: the "
+        "posting period's average daily balance (not with `postingFrequency` `at_close`).",
     )
     postingFrequency = serializers.ChoiceField(  # noqa: N815
         source="posting_frequency",
