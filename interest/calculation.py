@@ -13,13 +13,9 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from .daycount import day_fraction
 from .models import InterestTerms
-
-if TYPE_CHECKING:
-    from .average import Average
 
 HUNDRED = 100
 # The exact figures kept and shown as decimals: this many places of a minor unit, half even
@@ -53,7 +49,8 @@ class Day:
     fraction: Fraction | None
     accrual: Fraction  # 0 on an average day: see `accruals()`
     terms_id: str | None
-    average: "Average | None" = None  # an average day's sides (interest.average)
+    # An average day's sides: an `interest.average.Average` (not imported: it builds on this).
+    average: object | None = None
 
     def accruals(self) -> dict[str, Fraction]:
         """The day's accrual of each kind it has, not 0, {kind: accrual}: none, one, or on an
