@@ -2,7 +2,8 @@
 was accrued, with a value instant in that day or before it, changes the day's end-of-day balance
 by value date and so its interest. A stored accrual keeps the balance it was accrued on and is
 never changed: the difference is an adjustment row (`InterestAdjustment`) found and booked on
-the last day accrued, a day of the current period, and posting counts it in that period.
+the day the run finds it (the institution's today, a day of the current period), and posting
+counts it in that period.
 
 After each accrual run, for each institution and currency's books, under the books' lock (one
 transaction):
@@ -34,12 +35,13 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from accounts.models import Account
+from institutions.calendar import local_date
 
 from .booking import book_sums
 from .calculation import to_places
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestAccrual, InterestAdjustment, InterestBooking
-from .selectors import MAX_DAYS, MICROSECOND, end_of_day, interest_days
+from .selectors import MAX_DAYS, end_of_day, interest_days
 
 ONE_DAY = timedelta(days=1)
 # Entries this recent are left to the next run (module docstring).
@@ -77,11 +79,12 @@ def interest_adjust(*, now: datetime | None = None) -> AdjustmentReport:
         .order_by("pk")
         .values_list("pk", flat=True)
     ):
-        _adjust_book(book_id, now - SETTLE, report)
+        _adjust_book(book_id, now, report)
     return report
 
 
-def _adjust_book(book_id: int, until: datetime, report: AdjustmentReport) -> None:
+def _adjust_book(book_id: int, now: datetime, report: AdjustmentReport) -> None:
+    until = now - SETTLE
     with transaction.atomic():
         book = lock_book(book_id)
         # None yet: from the last batch booked (it read the balances as they were then).
@@ -105,7 +108,9 @@ def _adjust_book(book_id: int, until: datetime, report: AdjustmentReport) -> Non
                 },
             )
             found = cursor.fetchall()
-        booking = InterestBooking(institution=institution, currency=book.currency, day=last)
+        # Found today: in the period being accrued, never one already posted.
+        today = local_date(institution, now)
+        booking = InterestBooking(institution=institution, currency=book.currency, day=today)
         rows = []
         accounts = Account.objects.in_bulk([account_id for account_id, _ in found])
         for account_id, value_at in found:
@@ -125,8 +130,8 @@ def _adjust_book(book_id: int, until: datetime, report: AdjustmentReport) -> Non
                 book,
                 booking,
                 sums,
-                end_of_day(last, zone) - MICROSECOND,
-                f"Interest adjusted on {last.isoformat()} for money booked with an earlier "
+                None,  # counts from its posting: today
+                f"Interest adjusted on {today.isoformat()} for money booked with an earlier "
                 "value date",
             )
             report.journals += booking.journal_id is not None

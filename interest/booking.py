@@ -19,13 +19,13 @@ Code = Account.InternalCode
 
 
 def book_sums(
-    institution, currency, book, booking, sums: dict, at: datetime, description: str
+    institution, currency, book, booking, sums: dict, at: datetime | None, description: str
 ) -> None:
     """Under the books' lock: `sums` ({kind: Fraction}, exact to PLACES) added to the books'
     running totals and `booking`'s, and what the rounded totals moved booked as one journal
-    value-dated `at` (none when they did not move); `booking` and `book` saved. The accrual
-    job's batches and the adjustments of back-valued money (`interest.adjustments`) book the
-    same way."""
+    value-dated `at` (None: from its posting; no journal when they did not move); `booking`
+    and `book` saved. The accrual job's batches and the adjustments of back-valued money
+    (`interest.adjustments`) book the same way."""
     # The running totals, exact to their places, rounded half even to minor units: what was
     # booked before is taken off, so the residue is carried to the next batch, never lost.
     moved = {}

@@ -1,12 +1,13 @@
 """Back-valued money caught up (docs/interest.md, "Back-valued money"): a dispute's provisional
 credit, booked after its days were accrued and valued on the day of the payment it disputes,
-makes one adjustment row per day it changes, of exactly the difference, booked in the current
-period; the accrual rows are never changed; a second run, or a run over the same window again,
-writes nothing more; verify_ledger holds with the adjustments in the books.
+makes one adjustment row per day it changes, of exactly the difference, found and booked on the
+day of the run (the current period); the accrual rows are never changed; a second run, or a run
+over the same window again, writes nothing more; verify_ledger holds with the adjustments in
+the books.
 
 Europe/Berlin (UTC+1 in November). 10,000 at 3.65 %, act/365F, earns 1 a day; 6,000 earns 3/5."""
 
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from fractions import Fraction
 
@@ -86,20 +87,21 @@ def test_a_back_valued_credit_is_caught_up_once_by_adjustments(api_v2, instituti
     ]
     adjustments = InterestAdjustment.objects.order_by("day")
     assert [(a.day.day, a.kind, a.balance, a.difference, a.found_on) for a in adjustments] == [
-        (day, "deposit", START, Decimal("0.4"), date(2026, 11, 10)) for day in range(5, 10)
+        (day, "deposit", START, Decimal("0.4"), date(2026, 11, 11)) for day in range(5, 10)
     ]
     # Rows plus adjustments are the days as they are computed now: 9 days of 1.
     assert shown["depositTotal"] == "9.000000000000"
 
-    # Booked in one journal on the 10th: 6 + 1 + 2 = 9 accrued, 9 booked.
+    # Found on the 11th (the run's day in Berlin: in the period being accrued, never one already
+    # posted), booked in one journal from then: 6 + 1 + 2 = 9 accrued, 9 booked.
     booking = adjustments[0].booking
     assert {a.booking_id for a in adjustments} == {booking.pk}
     assert (booking.day, booking.deposit_accrued, booking.deposit_amount) == (
-        date(2026, 11, 10),
+        date(2026, 11, 11),
         Decimal("2"),
         2,
     )
-    assert booking.journal.value_at == utc("2026-11-10T23:00:00") - timedelta(microseconds=1)
+    assert booking.journal.value_at is None
     book = AccrualBook.objects.get(pk=book.pk)
     assert (book.deposit_accrued, book.deposit_booked) == (Decimal("9"), 9)
     payable = Account.objects.get(institution=institution, internal_code="interest_payable")
@@ -111,7 +113,7 @@ def test_a_back_valued_credit_is_caught_up_once_by_adjustments(api_v2, instituti
     ) == {(card.account_id, "deposit"): Fraction(2)}
     assert (
         adjustments_in(
-            account_ids=[card.account_id], first=date(2026, 11, 11), last=date(2026, 11, 30)
+            account_ids=[card.account_id], first=date(2026, 11, 12), last=date(2026, 11, 30)
         )
         == {}
     )
