@@ -13,7 +13,9 @@ from fractions import Fraction
 
 import pytest
 
-from accounts.models import Account
+from accounts.models import Account, Journal
+from accounts.posting import Move, debit, journal_new, post
+from accounts.services import internal_account
 from accounts.verification import ledger_breaches
 from interest.accrual import interest_accrue
 from interest.models import AccrualBook, InterestAccrual, InterestAdjustment
@@ -22,7 +24,7 @@ from tests.accounts.api.test_statements import Clock
 from tests.authorizations.helpers import START, approved, funded, presented
 from tests.disputes.helpers import filed, moved
 
-from .accruing import utc
+from .accruing import accruing_world, utc
 from .helpers import days_of, terms_created
 
 pytestmark = pytest.mark.django_db
@@ -117,4 +119,42 @@ def test_a_back_valued_credit_is_caught_up_once_by_adjustments(api_v2, instituti
         )
         == {}
     )
+    assert ledger_breaches() == []
+
+
+def test_a_back_valued_debit_turns_a_deposit_day_into_an_overdraft_day(api_v2, institution):
+    """tests/interest/accruing.py: `a` holds 1,000 (0.1 a day at 3.65 %), overdrafts at 7.3 %.
+    A debit of 3,000 booked on the 3rd, valued on the 2nd: the 2nd was a deposit day of 0.1 and
+    is an overdraft day of 2,000 * 7.3 % / 365 = 0.4; its deposit row stays, an adjustment takes
+    the 0.1 back and another adds the 0.4."""
+    with Clock(utc("2027-03-01T09:00:00")) as clock:
+        world = accruing_world(api_v2)
+        clock.set(utc("2027-03-03T01:00:00"))
+        interest_accrue()  # the 1st and 2nd
+        clock.set(utc("2027-03-03T12:00:00"))
+        journal = journal_new(institution_id=institution.pk, kind=Journal.Kind.ADJUSTMENT)
+        journal.value_at = utc("2027-03-02T10:00:00")
+        funding = internal_account(institution=institution, code="funding", currency="EUR")
+        post(
+            institution_id=institution.pk,
+            currency="EUR",
+            moves=[debit(world["a"], 3_000), Move(funding.pk, "", 3_000)],
+            journal=journal,
+        )
+        clock.set(utc("2027-03-04T01:00:00"))
+        report = interest_accrue()  # the 3rd, then the 2nd caught up
+
+    assert (report.days, report.accruals, report.adjustments) == (1, 2, 2)
+    assert sorted(
+        InterestAdjustment.objects.values_list("account_id", "day", "kind", "difference")
+    ) == [
+        (world["a"], date(2027, 3, 2), "deposit", Decimal("-0.1")),
+        (world["a"], date(2027, 3, 2), "overdraft", Decimal("0.4")),
+    ]
+    row = InterestAccrual.objects.get(account_id=world["a"], day=date(2027, 3, 2))
+    assert (row.kind, row.balance, row.accrual) == ("deposit", 1_000, Decimal("0.1"))
+    # Deposits 1.1 + 1.1 + 1 (b) - 0.1 = 3.1, 3 booked; overdrafts 0.4 (3rd) + 0.4 = 0.8, 1.
+    book = AccrualBook.objects.get(institution=institution)
+    assert (book.deposit_accrued, book.deposit_booked) == (Decimal("3.1"), 3)
+    assert (book.overdraft_accrued, book.overdraft_booked) == (Decimal("0.8"), 1)
     assert ledger_breaches() == []
