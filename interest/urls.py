@@ -3,6 +3,7 @@ from django.urls import path
 from api.versions import V2
 
 from .apis.days import InterestDaysView
+from .apis.overrides import InterestOverridesView
 from .apis.terms import InterestTermsView
 
 
@@ -15,6 +16,11 @@ def interest_urls(version: str):
             "products/accounts/<id:productRid>/interest-rates",
             InterestTermsView.as_view(),
             name="account-product-interest-rates",
+        ),
+        path(
+            "accounts/<id:accountId>/interest-rates",
+            InterestOverridesView.as_view(),
+            name="account-interest-rates",
         ),
         path(
             "accounts/<id:accountId>/interest/days",

@@ -1,18 +1,22 @@
 """What `verify_ledger` checks of interest (docs/interest.md, "Verified"; registered with
 `accounts.verification` when Django starts): each institution and currency's books hold the
-sum of their accruals, their booked totals are those rounded (within half a minor unit) and the
-sum of their bookings, and the interest payable and receivable accounts hold what was booked
-(nothing is posted to customers yet: when posting lands, payable is what is booked and not
-posted)."""
+sum of their accruals and adjustments (of back-valued money), their booked totals are those
+rounded (within half a minor unit) and the sum of their bookings, and the interest payable and
+receivable accounts hold what was booked (nothing is posted to customers yet: when posting
+lands, payable is what is booked and not posted)."""
 
 ACCRUED = """
     SELECT b.institution_id, b.currency, b.deposit_accrued, b.overdraft_accrued,
            COALESCE(a.deposit, 0) AS deposit_rows, COALESCE(a.overdraft, 0) AS overdraft_rows
       FROM interest_accrualbook b
       LEFT JOIN (SELECT r.institution_id, k.currency,
-                        SUM(r.accrual) FILTER (WHERE r.kind = 'deposit') AS deposit,
-                        SUM(r.accrual) FILTER (WHERE r.kind = 'overdraft') AS overdraft
-                   FROM interest_interestaccrual r
+                        SUM(r.amount) FILTER (WHERE r.kind = 'deposit') AS deposit,
+                        SUM(r.amount) FILTER (WHERE r.kind = 'overdraft') AS overdraft
+                   FROM (SELECT institution_id, booking_id, kind, accrual AS amount
+                           FROM interest_interestaccrual
+                         UNION ALL
+                         SELECT institution_id, booking_id, kind, difference
+                           FROM interest_interestadjustment) r
                    JOIN interest_interestbooking k ON k.id = r.booking_id
                   GROUP BY r.institution_id, k.currency) a
              ON a.institution_id = b.institution_id AND a.currency = b.currency
@@ -62,7 +66,7 @@ UNOWNED = """
 """
 
 CHECKS = {
-    "interest books that are not the sum of their accruals": ACCRUED,
+    "interest books that are not the sum of their accruals and adjustments": ACCRUED,
     "interest books whose booked totals are more than half a minor unit from their accrued "
     "totals": ROUNDED,
     "interest books whose booked totals are not the sum of their bookings": BOOKED,

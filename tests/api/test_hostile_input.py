@@ -645,6 +645,20 @@ BODIES = {
         "negativeRatesAllowed": False,
         "withholdingTaxRate": "25",
     },
+    # An account's override (v2 only, docs/interest.md): the same, and its last day.
+    ("InterestOverridesView", "post"): lambda w, v: {
+        "effectiveDate": (timezone.now() + timedelta(days=2)).date().isoformat(),
+        "endDate": (timezone.now() + timedelta(days=40)).date().isoformat(),
+        "depositTiers": [{"fromBalance": 0, "rate": "1.5"}, {"fromBalance": 100, "rate": "2"}],
+        "tiering": "banded",
+        "overdraftRate": "9.9",
+        "dayCount": "act_360",
+        "balanceMethod": "average_daily",
+        "postingFrequency": "quarterly",
+        "rounding": "half_up",
+        "negativeRatesAllowed": False,
+        "withholdingTaxRate": "25",
+    },
     ("CardProductListCreateView", "post"): lambda w, v: {
         "code": "TRAVEL",
         "name": "Travel",

@@ -630,6 +630,11 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
             "dayCount": "act_365f",
         },
+        ("POST", "/accounts/{accountId}/interest-rates"): lambda ids: {
+            "effectiveDate": local_date(ids.institution, timezone.now()).isoformat(),
+            "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
+            "dayCount": "act_365f",
+        },
         ("POST", "/products/cards"): lambda ids: CARD_PRODUCT,
         ("PATCH", "/products/cards/{cardProductRid}"): lambda ids: {"name": "Renamed"},
         ("POST", "/decisioning-endpoints"): lambda ids: {
