@@ -3,6 +3,7 @@ from django.urls import path
 from api.versions import V2
 
 from .apis.days import InterestDaysView
+from .apis.previews import InterestPreviewView
 from .apis.terms import InterestTermsView
 
 
@@ -15,6 +16,11 @@ def interest_urls(version: str):
             "products/accounts/<id:productRid>/interest-rates",
             InterestTermsView.as_view(),
             name="account-product-interest-rates",
+        ),
+        path(
+            "products/accounts/<id:productRid>/interest-previews",
+            InterestPreviewView.as_view(),
+            name="account-product-interest-previews",
         ),
         path(
             "accounts/<id:accountId>/interest/days",
