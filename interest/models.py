@@ -94,6 +94,8 @@ class InterestTerms(models.Model):
             ),
         ]
         ordering = ["product_id", "effective_date"]
+        verbose_name = "interest terms"
+        verbose_name_plural = "interest terms"
 
     def __str__(self):
         return f"Interest terms of {self.product_id} from {self.effective_date}"
