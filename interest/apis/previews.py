@@ -4,15 +4,17 @@ product's accounts, beside the terms in effect, from history; v2 only, writes no
 
 from fractions import Fraction
 
+from django.core.validators import RegexValidator
 from django.utils import timezone
 from rest_framework import serializers
 
 from accounts.selectors import account_product_get
 from api.schema import document
-from api.serializers import Serializer, StrictDateField
+from api.serializers import Serializer, StrictCharField, StrictDateField
 from api.versions import V2
 from api.views import TXView
 from core.exceptions import ValidationFailed
+from core.ids import IdConverter
 from institutions import scopes
 from institutions.calendar import local_date
 
@@ -30,9 +32,10 @@ class InterestPreviewCreate(InterestTermsCreate):
     every day of the span; sending it is 400, "Unknown field"), and the span."""
 
     effectiveDate = None  # noqa: N815
-    after = serializers.CharField(
+    after = StrictCharField(
         required=False,
         max_length=40,
+        validators=[RegexValidator(f"^{IdConverter.regex}$", "Must be an account id.")],
         help_text="The previous page's `nextAfter`: this page starts after that account.",
     )
 

@@ -97,6 +97,7 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
             preview(api_v2, rid, overdraftRate=14.6),
             preview(api_v2, rid, depositTiers=[{"fromBalance": 5, "rate": "1"}]),
             preview(api_v2, rid, balanceMethod="average_daily"),
+            preview(api_v2, rid, after="' OR 1=1 --"),
         ]
         # Another institution's key sees no such product.
         other = Api("v2", issue_key(other_institution)[1])
@@ -140,7 +141,7 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
             )
     for response, field in zip(
         refused,
-        ("to", "to", "overdraftRate", "depositTiers.0.fromBalance", "balanceMethod"),
+        ("to", "to", "overdraftRate", "depositTiers.0.fromBalance", "balanceMethod", "after"),
         strict=True,
     ):
         assert response.status_code == 400, response.content
