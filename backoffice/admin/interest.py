@@ -23,8 +23,6 @@ class InterestTermsAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
         "tiers_display",
         "overdraft_rate",
         "day_count",
-        "posting_frequency",
-        "created_at",
     ]
     list_filter = ["day_count", "posting_frequency", "institution"]
     list_select_related = ["product", "institution"]
