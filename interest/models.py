@@ -128,6 +128,8 @@ class InterestTerms(models.Model):
             ),
         ]
         ordering = ["product_id", "effective_date"]
+        verbose_name = "interest terms"
+        verbose_name_plural = "interest terms"
 
     def __str__(self):
         if self.account_id:

@@ -4,6 +4,7 @@ from api.versions import V2
 
 from .apis.days import InterestDaysView
 from .apis.overrides import InterestOverridesView
+from .apis.previews import InterestPreviewView
 from .apis.terms import InterestTermsView
 
 
@@ -21,6 +22,11 @@ def interest_urls(version: str):
             "accounts/<id:accountId>/interest-rates",
             InterestOverridesView.as_view(),
             name="account-interest-rates",
+        ),
+        path(
+            "products/accounts/<id:productRid>/interest-previews",
+            InterestPreviewView.as_view(),
+            name="account-product-interest-previews",
         ),
         path(
             "accounts/<id:accountId>/interest/days",

@@ -25,8 +25,9 @@ from .terms import RateField
 
 
 def decimal_text(value: Fraction) -> str:
-    """`value` to PLACES decimal places, half even (the exact fraction is shown beside it)."""
-    return format(to_places(value), "f")  # never an exponent ("0E-12" for 0)
+    """`value` to PLACES decimal places, half even (the exact fraction is shown beside it), in
+    fixed point: `str` of a Decimal would show 0 as "0E-12" and 10^-12 as "1E-12"."""
+    return f"{to_places(value):f}"
 
 
 def fraction_text(value: Fraction) -> str:
@@ -162,6 +163,14 @@ DAYS_PARAMETERS = [
 
 def _days_range(request, today: date) -> tuple[date, date]:
     first, last = query_date(request, "from"), query_date(request, "to")
+    check_span(first, last, today)
+    return first, last
+
+
+def check_span(first: date, last: date, today: date) -> None:
+    """A span of days read from history (these days, a product's preview): 400
+    `validation_error` unless `first <= last`, at most MAX_DAYS days, and `last` has ended at
+    the institution (before `today` there)."""
     if last < first:
         raise ValidationFailed(details={"to": "Must not be before from."})
     if (last - first).days + 1 > MAX_DAYS:
@@ -170,7 +179,6 @@ def _days_range(request, today: date) -> tuple[date, date]:
         raise ValidationFailed(
             details={"to": f"Must be a day that has ended: before {today.isoformat()}."}
         )
-    return first, last
 
 
 class InterestDaysView(TXView):

@@ -659,6 +659,15 @@ BODIES = {
         "negativeRatesAllowed": False,
         "withholdingTaxRate": "25",
     },
+    # What terms would have cost (v2 only, docs/interest.md, "Previews"): two ended days.
+    ("InterestPreviewView", "post"): lambda w, v: {
+        "from": (timezone.now() - timedelta(days=3)).date().isoformat(),
+        "to": (timezone.now() - timedelta(days=2)).date().isoformat(),
+        "depositTiers": [{"fromBalance": 0, "rate": "1.5"}, {"fromBalance": 100, "rate": "2"}],
+        "tiering": "banded",
+        "overdraftRate": "9.9",
+        "dayCount": "act_360",
+    },
     ("CardProductListCreateView", "post"): lambda w, v: {
         "code": "TRAVEL",
         "name": "Travel",

@@ -635,6 +635,12 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
             "dayCount": "act_365f",
         },
+        ("POST", "/products/accounts/{productRid}/interest-previews"): lambda ids: {
+            "from": (local_date(ids.institution, timezone.now()) - timedelta(days=2)).isoformat(),
+            "to": (local_date(ids.institution, timezone.now()) - timedelta(days=1)).isoformat(),
+            "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
+            "dayCount": "act_365f",
+        },
         ("POST", "/products/cards"): lambda ids: CARD_PRODUCT,
         ("PATCH", "/products/cards/{cardProductRid}"): lambda ids: {"name": "Renamed"},
         ("POST", "/decisioning-endpoints"): lambda ids: {
