@@ -38,8 +38,8 @@ from .terms import overrides_by_account, terms_in_effect
 
 ONE_DAY = timedelta(days=1)
 # A page's work: accounts x days read. At most a year of days in the span, and under average
-# daily terms up to a year more before it, so a page holds 683 accounts or more
-# (500,000 // 732).
+# daily terms up to 365 days more before it, so a page holds 683 accounts or more
+# (500,000 // 731).
 MAX_ACCOUNT_DAYS = 500_000
 # Accounts per balance query: its arrays stay small and its rows few.
 BATCH_SIZE = 500
