@@ -20,7 +20,7 @@ from institutions.calendar import local_date
 
 from ..calculation import PLACES
 from ..models import InterestTerms
-from ..previews import MAX_ACCOUNT_DAYS, interest_preview
+from ..previews import MAX_ACCOUNT_DAYS, MAX_AVERAGE_ACCOUNT_DAYS, interest_preview
 from ..selectors import MAX_DAYS
 from ..services import DEFAULTS, FIELDS, interest_terms_errors
 from .days import check_span, decimal_text, fraction_text
@@ -109,7 +109,8 @@ class InterestPreviewView(TXView):
         "computes a day (average daily terms from their period's first day); per kind, never "
         "netted. Writes nothing. Paged by accounts: a page is at most "
         f"{MAX_ACCOUNT_DAYS:,} account-days read (the span's, and under average daily terms "
-        "its period's days before it); `nextAfter` names where the next starts "
+        f"its period's days before it; {MAX_AVERAGE_ACCOUNT_DAYS:,} when average daily terms "
+        "are in play); `nextAfter` names where the next starts "
         '(docs/interest.md, "Previews").',
         operation_id="account_products_interest_previews_create",
         tags=["Products"],

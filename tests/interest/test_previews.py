@@ -172,7 +172,7 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
     }
 
 
-def test_average_daily_balances_read_from_the_periods_first_day(api_v2, institution):
+def test_average_daily_balances_read_from_the_periods_first_day(api_v2, institution, monkeypatch):
     with Clock(utc("2027-03-01T09:00:00")) as clock:
         # The product's terms average monthly: nothing below an average of 5,000.
         world = accruing_world(
@@ -191,6 +191,11 @@ def test_average_daily_balances_read_from_the_periods_first_day(api_v2, institut
             body.update(minimumBalance=2_000, **span)
             answer = resource(preview(api_v2, rid, **body), "v2")
         reads = [q for q in queries.captured_queries if "accounts_entry" in q["sql"]]
+        # Pages bounded by the days read, the 1st to the 5th: 9 account-days hold one account
+        # (two of the span's 3 days).
+        monkeypatch.setattr(previews, "MAX_AVERAGE_ACCOUNT_DAYS", 9)
+        first = resource(preview(api_v2, rid, **body), "v2")
+        monkeypatch.undo()
         shown = [days_of(api_v2, world[name], span["from"], span["to"]) for name in "ab"]
         interest_accrue()
 
@@ -202,6 +207,7 @@ def test_average_daily_balances_read_from_the_periods_first_day(api_v2, institut
     assert answer["days"] == 3 and answer["accounts"] == 2
     assert answer["deposit"] == figures(Fraction(-2), Fraction(-62, 100))
     assert answer["overdraft"] == figures(Fraction(0), Fraction(0))
+    assert first["accounts"] == 1 and first["nextAfter"] == min(world["a"], world["b"])
     # The period's days before the span read in the same one query.
     assert len(reads) == 1
     # As the days API and the job compute them.
