@@ -157,10 +157,13 @@ def test_after_8_weeks_only_without_a_valid_mandate_and_never_b2b_nor_after_13_m
     assert bank.balances()[0] == before[0] + 1_000
     assert InboundEntry.objects.get(pk=cancelled.pk).return_code == "MD01"
 
-    # A closed account receives no refund.
-    fresh = collected(6, "FRESH", settles_on=day)
+    # A frozen account is credited (a freeze keeps money in); a closed one receives nothing.
+    frozen, closed = collected(6, "FROZEN", settles_on=day), collected(7, "CLOSED", settles_on=day)
+    Account.objects.filter(pk=bank.account_id).update(status="frozen")
+    assert created(refund(bank, frozen.pk), "v2")["reasonCode"] == "MD06"
     Account.objects.filter(pk=bank.account_id).update(status="closed")
-    assert_error(refund(bank, fresh.pk), "v2", 422, "account_not_active", ANY)
+    assert_error(refund(bank, closed.pk), "v2", 422, "account_not_active", ANY)
+    assert InboundEntry.objects.get(pk=closed.pk).status == "applied"
     assert ledger_breaches() == []
 
 
