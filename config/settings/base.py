@@ -70,15 +70,17 @@ MIDDLEWARE = [
     "api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # The admin's middleware, config.middleware's: each one Django's (or django-otp's) but for
+    # the API's paths (/TX/), which it hands straight on.
+    "config.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.CsrfViewMiddleware",
+    "config.middleware.AuthenticationMiddleware",
     # request.user.is_verified(): the session passed a second factor (django-otp).
-    "django_otp.middleware.OTPMiddleware",
+    "config.middleware.OTPMiddleware",
     # Every admin request of a staff user acts as them (events name them: core.actors).
     "core.middleware.StaffActorMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "config.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns a locked-out admin login into its lockout answer.
     "axes.middleware.AxesMiddleware",
