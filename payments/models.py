@@ -1177,6 +1177,7 @@ class InboundRecall(Timestamped):
 
     class Meta:
         verbose_name = "recall TX answers"
+        verbose_name_plural = "recalls TX answers"
         ordering = ["-id"]
         indexes = [
             models.Index(fields=["institution", "-id"], name="inbound_recall_inst_idx"),

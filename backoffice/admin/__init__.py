@@ -20,6 +20,7 @@ from . import (  # noqa: F401 (each registers its admins)
     monitoring,
     network_settlements,
     payments,
+    recalls,
     reconciliation,
     sepa,
     staff,

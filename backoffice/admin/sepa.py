@@ -1,7 +1,10 @@
 """Back office for SEPA's standing arrangements (docs/payments.md, "The back office"): each
-institution's SEPA profile (set by the operators' `manage.py sepa_profile`) and the direct debit
-mandates its customers' debtors signed (made, amended and cancelled through the API). Both are
-read-only here. An IBAN is shown by its last four only, as on the external accounts' pages.
+institution's SEPA profile (set by the operators' `manage.py sepa_profile`), the direct debit
+mandates its customers' debtors signed (made, amended and cancelled through the API), and the
+debtor register: what a customer told TX of other creditors' direct debits from its accounts
+(the mandates it gave and the creditors it blocks, made and cancelled through the API). All are
+read-only here. An IBAN is shown by its last four only, as on the external accounts' pages; the
+register names the customer's account by its id, never its IBAN.
 """
 
 from django.contrib import admin
@@ -14,7 +17,7 @@ from backoffice.kit import (
     metadata_display,
 )
 from core.money import money
-from payments.models import Mandate, SepaProfile
+from payments.models import BlockedCreditor, DebtorMandate, Mandate, SepaProfile
 
 MASK = "•••• "
 RAIL_CURRENCY = "EUR"  # SEPA moves euros only
@@ -103,6 +106,84 @@ class MandateAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
     def original_debtor_display(self, obj):
         original = obj.original_external_account
         return "-" if original is None else f"{MASK}{original.number_last4}"
+
+    @admin.display(description="made by")
+    def created_by_display(self, obj):
+        return actor_display(obj, "created_by")
+
+
+@admin.register(DebtorMandate)
+class DebtorMandateAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    """A mandate the account's customer gave another bank's creditor: a collection the clearing
+    presents is paid only under an active one (MD01 otherwise)."""
+
+    list_display = [
+        "id",
+        "account_link",
+        "creditor_identifier",
+        "mandate_reference",
+        "status",
+        "created_at",
+        "cancelled_at",
+    ]
+    list_filter = ["status", "institution"]
+    list_select_related = ["account"]
+    search_fields = ["id", "account_id"]
+    search_help_text = "An exact debtor mandate id or account id."
+    fields = [
+        "id",
+        "institution",
+        "account_link",
+        "creditor_identifier",
+        "mandate_reference",
+        "status",
+        "cancelled_at",
+        "cancelled_reason",
+        "created_by_display",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    account_link = link_column("account", description="account", ordering="account_id")
+
+    @admin.display(description="made by")
+    def created_by_display(self, obj):
+        return actor_display(obj, "created_by")
+
+
+@admin.register(BlockedCreditor)
+class BlockedCreditorAdmin(ExactIdSearchMixin, ReadOnlyModelAdmin):
+    """A creditor the account's customer forbids to collect from it: its collections are
+    rejected SL01, mandate or not, while the block is active."""
+
+    list_display = [
+        "id",
+        "account_link",
+        "creditor_identifier",
+        "status",
+        "created_at",
+        "cancelled_at",
+    ]
+    list_filter = ["status", "institution"]
+    list_select_related = ["account"]
+    search_fields = ["id", "account_id"]
+    search_help_text = "An exact blocked creditor id or account id."
+    fields = [
+        "id",
+        "institution",
+        "account_link",
+        "creditor_identifier",
+        "status",
+        "cancelled_at",
+        "cancelled_reason",
+        "created_by_display",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+
+    account_link = link_column("account", description="account", ordering="account_id")
 
     @admin.display(description="made by")
     def created_by_display(self, obj):

@@ -19,7 +19,7 @@ from institutions.services import holiday_add
 from interest.calculation import interest_day, to_places
 from interest.models import AccrualBook, InterestAccrual, InterestBooking, InterestTerms
 from interest.rates import rate_text
-from payments.models import Rail
+from payments.models import Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
 from reconciliation.models import BankStatement
 from reconciliation.services.expected_payments import expected_payment_create
@@ -41,9 +41,11 @@ from tests.payments.helpers import (
     order_body,
     sepa_external_body,
     sepa_profile,
+    sepa_settled_order,
     unknown_return_file,
     upload_body,
     usd_account,
+    waiting_recall,
 )
 from tests.reconciliation.test_settlements import settlement_of
 from tests.reconciliation.test_statements import DAY
@@ -155,6 +157,7 @@ def _payments(world: AdminWorld, institution) -> None:
         "type": "recurrent",
     }
     assert world.api.post("/mandates", mandate).status_code == 201
+    _sepa_register_and_recalls(world, institution, debtor.json()["externalAccountId"])
     # A day's statement of the bank, with its lines, money announced, a rule, and the
     # statement matched: its breaks (docs/reconciliation.md).
     statement, _ = bank_statement_receive(
@@ -172,6 +175,28 @@ def _payments(world: AdminWorld, institution) -> None:
     reconcile(statement=BankStatement.objects.get(pk=statement.pk))
     # A card network's day, with its rows and journals (docs/reconciliation.md).
     settlement_of(institution)
+
+
+def _sepa_register_and_recalls(world: AdminWorld, institution, sepa_external: str) -> None:
+    """The customer's debtor register (a mandate it gave a creditor, a creditor it blocks), a
+    recall of a SEPA credit transfer the institution sent, and another bank's recall of an
+    instant credit to the world's account, waiting for the answer (docs/payments.md). The
+    account's IBANs are issued under a bank code of the institution's own."""
+    account = world["account"]
+    creditor = {"creditorIdentifier": "DE98ZZZ09999999999"}
+    mandate = {**creditor, "mandateReference": "DEBTOR-0001"}
+    made = world.api.post(f"/accounts/{account}/debtor-mandates", mandate)
+    assert made.status_code == 201, made.content
+    world.debtor_mandate = made.json()["debtorMandateId"]
+    made = world.api.post(f"/accounts/{account}/blocked-creditors", creditor)
+    assert made.status_code == 201, made.content
+    world.blocked_creditor = made.json()["blockedCreditorId"]
+    world.sepa_order = sepa_settled_order(institution, account, sepa_external, amount=300)
+    made = world.api.post(f"/payment-orders/{world.sepa_order}/recalls", {"reason": "CUST"})
+    assert made.status_code == 201, made.content
+    world.recall = made.json()["recallId"]
+    issued = SepaProfile.objects.exclude(iban_bank_code="").count()
+    world.inbound_recall = waiting_recall(world.api, account, bank_code=f"{990 + issued}")
 
 
 def admin_pages(client, institution, registered=None, rows: int = 20):
@@ -287,6 +312,14 @@ def restore_roles() -> None:
         content_type__app_label="interest", codename__in=interest.VIEW
     )
     for group in Group.objects.filter(name__in=interest.ROLES):
+        group.permissions.add(*viewed)
+    # backoffice/migrations/0017_sepa_register_and_recall_roles.py: every role views the
+    # debtor register and the SEPA recalls.
+    register = importlib.import_module("backoffice.migrations.0017_sepa_register_and_recall_roles")
+    viewed = Permission.objects.filter(
+        content_type__app_label="payments", codename__in=register.VIEW
+    )
+    for group in Group.objects.filter(name__in=register.ROLES):
         group.permissions.add(*viewed)
     # payments/migrations/0005_stop_payment_roles.py, cards/migrations/0014_protect_card.py,
     # backoffice/migrations/0005_staff_roles_thresholds.py: every role views stop payments and

@@ -74,6 +74,11 @@ VIEWED = {
     # Granted by backoffice/migrations/0016_interest_roles.py.
     "interest.view_interestterms",
     "interest.view_interestaccrual",
+    # Granted by backoffice/migrations/0017_sepa_register_and_recall_roles.py.
+    "payments.view_debtormandate",
+    "payments.view_blockedcreditor",
+    "payments.view_recall",
+    "payments.view_inboundrecall",
 }
 # Every role may protect a card (freeze, unfreeze, block lost or stolen): granted by
 # cards/migrations/0014_protect_card.py (docs/back-office.md, "Roles").

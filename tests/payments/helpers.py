@@ -353,12 +353,13 @@ def offered_pacs008(iban: str, transaction_id: str, *, instant: bool) -> bytes:
     )
 
 
-def waiting_recall(api, account_id: str) -> str:
+def waiting_recall(api, account_id: str, bank_code: str = "997") -> str:
     """Another bank's instant credit of 100 cents to the account (by its IBAN: the institution's
-    SEPA profile issues them under bank code 997), and that bank's recall of it uploaded through
-    `api`: the recall's id, waiting for the institution's answer."""
+    SEPA profile issues them under `bank_code`, in Luxembourg: one institution's alone), and that
+    bank's recall of it uploaded through `api`: the recall's id, waiting for the institution's
+    answer."""
     institution = Account.objects.get(pk=account_id).institution
-    sepa_profile_set(institution=institution, iban_country="LU", iban_bank_code="997")
+    sepa_profile_set(institution=institution, iban_country="LU", iban_bank_code=bank_code)
     iban = api.get(f"/accounts/{account_id}").json()["iban"]
     answer = instant_credit_answer(
         institution=institution, content=offered_pacs008(iban, "TX-RECALLED", instant=True)
