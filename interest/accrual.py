@@ -247,3 +247,38 @@ def _post(institution, currency, day, at, moved) -> Journal:
     journal.value_at = at
     post(institution_id=institution.pk, currency=currency, moves=moves, journal=journal)
     return journal
+
+
+def interest_accrue_account(
+    *, institution: Institution, book: AccrualBook, account: Account, through: date
+) -> AccrualReport:
+    """Under the books' lock (`lock_book`, the caller's transaction): `account`'s days after
+    the books' `accrued_through` up to `through` stored and booked as the job would (its rows
+    then found by the job, which leaves them out): the settlement before a close does not wait
+    for the job (docs/interest.md, "Closing an account")."""
+    report = AccrualReport()
+    terms = _terms_by_product(institution)
+    if account.product_id not in terms:
+        return report
+    first = (
+        book.accrued_through + ONE_DAY
+        if book.accrued_through is not None
+        else min(rows[0].effective_date for rows in terms.values())
+    )
+    zone = ZoneInfo(institution.time_zone)
+    day = first
+    while day <= through:
+        at = end_of_day(day, zone) - MICROSECOND
+        if account.created_at <= at:
+            _accrue_batch(
+                institution,
+                account.currency,
+                book,
+                terms,
+                day,
+                at,
+                {account.pk: account.product_id},
+                report,
+            )
+        day += ONE_DAY
+    return report

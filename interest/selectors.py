@@ -2,13 +2,16 @@
 value date (docs/interest.md)."""
 
 from datetime import date, datetime, time, timedelta
+from fractions import Fraction
 from zoneinfo import ZoneInfo
+
+from django.db import connection
 
 from accounts.models import Account, AccountProduct
 from accounts.selectors import value_balances_at
 
 from .calculation import Day, interest_day
-from .models import InterestTerms
+from .models import InterestPosting, InterestTerms
 
 ONE_DAY = timedelta(days=1)
 MICROSECOND = timedelta(microseconds=1)
@@ -60,3 +63,37 @@ def interest_days(*, account: Account, first: date, last: date, time_zone: str) 
             current, position = terms[position], position + 1
         result.append(interest_day(day, balance, current))
     return result
+
+
+def period_accruals(*, firsts: dict[str, date], last: date) -> dict[tuple[str, str], Fraction]:
+    """The postable interest: each account's accruals (`firsts`: account id -> its first day
+    not yet posted) from that day through `last`, summed exactly per account and kind, {(account
+    id, kind): sum}; a kind with no accrual in the range is absent. The one place that sums what
+    a posting posts (docs/interest.md, "Posting"). One query, on the accruals' (account, day,
+    kind) index."""
+    if not firsts:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT a.account_id, a.kind, SUM(a.accrual)
+              FROM unnest(%s::text[], %s::date[]) AS f(account_id, first_day)
+              JOIN interest_interestaccrual a
+                ON a.account_id = f.account_id AND a.day >= f.first_day AND a.day <= %s
+             GROUP BY a.account_id, a.kind
+            """,
+            [list(firsts), list(firsts.values()), last],
+        )
+        # numeric sums are exact; a Decimal read into a Fraction stays exact.
+        return {(account_id, kind): Fraction(total) for account_id, kind, total in cursor}
+
+
+def latest_postings(*, account_ids: list[str]) -> dict[tuple[str, str], InterestPosting]:
+    """Each account's last posting of each kind, {(account id, kind): row}: its `last_day`
+    (what is posted through) and `carried_out` (the residue the next posting carries in)."""
+    rows = (
+        InterestPosting.objects.filter(account_id__in=account_ids)
+        .order_by("account_id", "kind", "-last_day")
+        .distinct("account_id", "kind")
+    )
+    return {(row.account_id, row.kind): row for row in rows}
