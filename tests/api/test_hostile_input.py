@@ -614,6 +614,8 @@ BODIES = {
     },
     # A product's interest terms (v2 only, docs/interest.md): from a day not yet passed anywhere.
     # Two integers only: the catalogue's "negative" falls on the second tier's (the first's is 0).
+    # The settlement before a close (docs/interest.md): no fields.
+    ("InterestSettlementsView", "post"): lambda w, v: {},
     ("InterestTermsView", "post"): lambda w, v: {
         "effectiveDate": (timezone.now() + timedelta(days=2)).date().isoformat(),
         "depositTiers": [{"fromBalance": 0, "rate": "1.5"}, {"fromBalance": 100, "rate": "2"}],
@@ -917,6 +919,7 @@ EMPTY_IS_VALID = {
     ("StopPaymentCancellationsView", "post"),
     ("MandateCancellationsView", "post"),
     ("ExpectedPaymentCancellationsView", "post"),
+    ("InterestSettlementsView", "post"),
 }
 
 

@@ -82,6 +82,9 @@ EMIT_NOTHING = {
     ("POST", "/webhook-endpoints"),
     ("PATCH", "/webhook-endpoints/{endpointId}"),
     ("POST", "/decisioning-endpoints/{endpointId}/tests"),
+    # The world's account has no interest terms: nothing to post (tests/interest/test_posting.py
+    # checks the key on a settlement's `interest.posted`).
+    ("POST", "/accounts/{accountId}/interest/settlements"),
 }
 
 

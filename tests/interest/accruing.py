@@ -19,9 +19,10 @@ def utc(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-def accruing_world(api, *, three: bool = False) -> dict:
+def accruing_world(api, *, three: bool = False, **terms) -> dict:
     """Made at the clock's now (2027-03-01 in UTC, before the day's end): the product, its
-    terms, the accounts loaded. Returns {"terms": id, "a": id, "b": id[, "c": id]}."""
+    terms (tests/interest/helpers.py's, as below, and `terms` over them), the accounts loaded.
+    Returns {"terms": id, "a": id, "b": id[, "c": id]}."""
     rid = created(
         api.post(
             "/products/accounts",
@@ -45,6 +46,7 @@ def accruing_world(api, *, three: bool = False) -> dict:
             depositTiers=[{"fromBalance": 0, "rate": "3.65"}],
             minimumBalance=0,
             overdraftRate="7.3",
+            **terms,
         )["termsId"]
     }
     amounts = {"a": 1_000, "b": 10_000, **({"c": 20_000} if three else {})}

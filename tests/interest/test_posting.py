@@ -216,6 +216,8 @@ def test_an_account_closed_mid_period(api_v2, institution):
         for p in body["postings"]
     ] == [("deposit", "2027-03-01", "2027-03-14", "settlement", "14.000000000000", 14)]
     assert created(twice, "v2")["postings"] == []
+    event = Event.objects.get(type="interest.posted", object_id=b)
+    assert (event.actor_type, event.data["trigger"]) == ("apiKey", "settlement")
     assert closed.status_code == 200
     assert after.status_code == 422 and error_of(after, "v2")["code"] == "account_not_active"
     assert report["postings"] == 1  # a's March, not b's
