@@ -89,6 +89,8 @@ def test_months_posted_with_the_residue_carried(api_v2, institution, other_insti
         # The 1 April: March accrued, then posted; again, nothing more.
         clock.set(utc("2027-04-01T01:00:00"))
         interest_accrue()
+        # March accrued, not posted: b does not close (checked before its balance).
+        unposted = api_v2.patch(f"/accounts/{b}", {"status": "closed"})
         progress = []
         march = tasks.post_interest(timestamp=0)
         again = tasks.post_interest(timestamp=0)
@@ -103,6 +105,7 @@ def test_months_posted_with_the_residue_carried(api_v2, institution, other_insti
         )
         elsewhere = Api("v2", issue_key(other_institution)[1]).get(f"/accounts/{a}/interest")
 
+    assert error_of(unposted, "v2")["code"] == "interest_not_posted"
     assert march == {"periods": 2, "postings": 3, "journals": 2}
     assert again == {"periods": 0, "postings": 0, "journals": 0}
     assert april == {"periods": 2, "postings": 2, "journals": 2}
@@ -187,7 +190,7 @@ def test_months_posted_with_the_residue_carried(api_v2, institution, other_insti
     }
 
 
-def test_an_account_closed_mid_period(api_v2, institution):
+def test_an_account_closed_mid_period(api_v2, institution, other_institution):
     with Clock(utc("2027-03-01T09:00:00")) as clock:
         world = accruing_world(api_v2)
         b = world["b"]
@@ -203,6 +206,9 @@ def test_an_account_closed_mid_period(api_v2, institution):
         assert withdrawn.status_code == 201, withdrawn.json()
         closed = api_v2.patch(f"/accounts/{b}", {"status": "closed"})
         after = api_v2.post(f"/accounts/{b}/interest/settlements", {})
+        elsewhere = Api("v2", issue_key(other_institution)[1]).post(
+            f"/accounts/{b}/interest/settlements", {}
+        )
         # The job later: the rest of March accrues nothing for b (closed, empty), posts nothing.
         clock.set(utc("2027-04-01T01:00:00"))
         interest_accrue()
@@ -220,6 +226,7 @@ def test_an_account_closed_mid_period(api_v2, institution):
     assert (event.actor_type, event.data["trigger"]) == ("apiKey", "settlement")
     assert closed.status_code == 200
     assert after.status_code == 422 and error_of(after, "v2")["code"] == "account_not_active"
+    assert elsewhere.status_code == 404
     assert report["postings"] == 1  # a's March, not b's
     assert rows_of(b) == [
         ("deposit", "2027-03-01", "2027-03-14", "settlement", "14", "0", 14, "0", 4)
