@@ -108,6 +108,12 @@ class PostingReport:
     journals: int = 0
 
 
+def account_terms(terms: dict[str, list[InterestTerms]], account: Account) -> list[InterestTerms]:
+    """The terms an account's postings follow, in effective date order: its product's (the
+    one place posting looks them up: their frequency, rounding and tax)."""
+    return terms.get(account.product_id, [])
+
+
 def interest_start(institution: Institution, account: Account, terms: list[InterestTerms]) -> date:
     """The first day an account can accrue: its opening day (the institution's date), or its
     product's first terms' day when later. A first posting starts there."""
@@ -282,7 +288,7 @@ def _post_accounts(
             firsts[account_id] = (
                 done + ONE_DAY
                 if done is not None
-                else interest_start(institution, account, terms[account.product_id])
+                else interest_start(institution, account, account_terms(terms, account))
             )
         if not firsts:
             continue
@@ -299,7 +305,7 @@ def _post_accounts(
             rows = _post_period(
                 institution=institution,
                 account=account,
-                terms=terms_on(terms[account.product_id], last),
+                terms=terms_on(account_terms(terms, account), last),
                 first=first,
                 last=last,
                 sums=kinds,
@@ -409,7 +415,7 @@ def interest_settle(*, account: Account, now: datetime | None = None) -> list[In
     terms = _terms_by_product(institution)
     if account.status == Account.Status.CLOSED:
         raise AccountNotActive(f"Account {account.pk} is closed.")
-    if account.product_id not in terms:
+    if not account_terms(terms, account):
         return []
     book, _ = AccrualBook.objects.get_or_create(institution=institution, currency=account.currency)
     report, written = PostingReport(), []
@@ -423,9 +429,9 @@ def interest_settle(*, account: Account, now: datetime | None = None) -> list[In
         after = (
             done
             if done is not None
-            else interest_start(institution, account, terms[account.product_id]) - ONE_DAY
+            else interest_start(institution, account, account_terms(terms, account)) - ONE_DAY
         )
-        ends = _ends_of(terms[account.product_id], after, yesterday)
+        ends = _ends_of(account_terms(terms, account), after, yesterday)
         if yesterday > after and yesterday not in ends:
             ends.append(yesterday)
         for last in ends:
