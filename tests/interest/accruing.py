@@ -21,8 +21,8 @@ def utc(text: str) -> datetime:
 
 def accruing_world(api, *, three: bool = False, **terms) -> dict:
     """Made at the clock's now (2027-03-01 in UTC, before the day's end): the product, its
-    terms (tests/interest/helpers.py's, as below, and `terms` over them), the accounts loaded.
-    Returns {"terms": id, "a": id, "b": id[, "c": id]}."""
+    terms (`terms`: API fields instead of those above), the accounts loaded. Returns
+    {"terms": id, "a": id, "b": id[, "c": id]}."""
     rid = created(
         api.post(
             "/products/accounts",
@@ -40,13 +40,15 @@ def accruing_world(api, *, three: bool = False, **terms) -> dict:
         "terms": terms_created(
             api,
             rid,
-            effectiveDate="2027-03-01",
-            dayCount="act_365f",
-            tiering="whole",
-            depositTiers=[{"fromBalance": 0, "rate": "3.65"}],
-            minimumBalance=0,
-            overdraftRate="7.3",
-            **terms,
+            **{
+                "effectiveDate": "2027-03-01",
+                "dayCount": "act_365f",
+                "tiering": "whole",
+                "depositTiers": [{"fromBalance": 0, "rate": "3.65"}],
+                "minimumBalance": 0,
+                "overdraftRate": "7.3",
+                **terms,
+            },
         )["termsId"]
     }
     amounts = {"a": 1_000, "b": 10_000, **({"c": 20_000} if three else {})}
