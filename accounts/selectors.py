@@ -227,6 +227,62 @@ def value_balances_of(*, account_ids: list[str], at: datetime) -> dict[str, int]
         return dict(cursor.fetchall())
 
 
+# The balances by value date of many accounts at many instants, in one statement: each account's
+# booking at the first instant (one lookup on (account, created_at, id)) as bucket 0, and its
+# entries posted after it that count by the last, bucketed as in VALUE_BALANCES_SQL (one range of
+# the same index per account: `account_id = ANY(...)` with `created_at >`).
+VALUE_BALANCES_OVER_SQL = """
+SELECT a.id, 0, COALESCE((SELECT balance_after FROM accounts_entry
+                           WHERE account_id = a.id AND created_at <= %(first)s
+                           ORDER BY created_at DESC, id DESC LIMIT 1), 0)
+  FROM unnest(%(accounts)s::text[]) AS a(id)
+UNION ALL
+SELECT e.account_id, width_bucket(COALESCE(j.value_at, e.created_at), %(bounds)s::timestamptz[]),
+       SUM(CASE WHEN e.direction = 'credit' THEN e.amount ELSE -e.amount END)
+  FROM accounts_entry e JOIN accounts_journal j ON j.id = e.journal_id
+ WHERE e.account_id = ANY(%(accounts)s::text[]) AND e.created_at > %(first)s
+   AND COALESCE(j.value_at, e.created_at) <= %(last)s
+ GROUP BY 1, 2
+"""
+
+
+def value_balances_over(
+    *, account_ids: list[str], instants: list[datetime]
+) -> dict[str, list[int]]:
+    """Each account's posted balance by value date at each of `instants` (aware, increasing), as
+    `value_balances_at` answers for one account, for many accounts in one query (an interest
+    preview over a product's book, docs/interest.md). Its cost is one lookup per account on
+    (account, created_at, id) plus the entries the accounts posted after the first instant: it
+    grows with the accounts and what they posted since, not with their history or the number of
+    instants."""
+    if not account_ids or not instants:
+        return {account_id: [] for account_id in account_ids}
+    if any(later <= earlier for earlier, later in zip(instants, instants[1:], strict=False)):
+        raise ValueError("instants must increase.")
+    bounds = "{" + ",".join((at + timedelta(microseconds=1)).isoformat() for at in instants) + "}"
+    moved: dict[str, list[int]] = {account_id: [0] * len(instants) for account_id in account_ids}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            VALUE_BALANCES_OVER_SQL,
+            {
+                "accounts": list(account_ids),
+                "first": instants[0],
+                "last": instants[-1],
+                "bounds": bounds,
+            },
+        )
+        for account_id, bucket, amount in cursor.fetchall():
+            moved[account_id][bucket] += amount
+    balances = {}
+    for account_id, amounts in moved.items():
+        running, series = 0, []
+        for amount in amounts:
+            running += amount
+            series.append(running)
+        balances[account_id] = series
+    return balances
+
+
 def fee_list(*, account: Account, kind: str | None = None, status: str | None = None):
     """An account's fees (docs/fees.md), newest first; `kind` and `status` narrow them."""
     fees = Fee.objects.filter(account=account)

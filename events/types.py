@@ -102,6 +102,11 @@ OBJECT_TYPES = {
     "mandate.cancelled": "mandate",
     "stop_payment.created": "stop_payment",
     "stop_payment.cancelled": "stop_payment",
+    # A customer's SEPA direct-debit instructions to its bank (docs/payments.md).
+    "debtor_mandate.created": "debtor_mandate",
+    "debtor_mandate.cancelled": "debtor_mandate",
+    "blocked_creditor.created": "blocked_creditor",
+    "blocked_creditor.cancelled": "blocked_creditor",
     # Reconciliation (docs/reconciliation.md): a statement of the bank read.
     "bank_statement.received": "bank_statement",
     # ... and a card network's settlement of a day, posted.

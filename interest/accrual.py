@@ -30,22 +30,23 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import Account, Journal
-from accounts.posting import Move, journal_new, post
+from accounts.models import Account
 from accounts.selectors import value_balances_of
-from accounts.services import internal_account
 from institutions.calendar import local_date
 from institutions.models import Institution
 
-from .calculation import Kind, interest_day, to_minor_units, to_places
+from .adjustments import interest_adjust
+from .average import is_average
+from .booking import book_sums
+from .calculation import interest_day, to_places
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestAccrual, InterestBooking, InterestTerms
 from .rates import rate_text
-from .selectors import MICROSECOND, end_of_day
+from .selectors import MICROSECOND, end_of_day, interest_days
+from .terms import overrides_by_account, terms_in_effect, terms_on  # noqa: F401 (terms_on: callers)
 
 ONE_DAY = timedelta(days=1)
 BATCH_SIZE = 500
-Code = Account.InternalCode
 
 
 @dataclass
@@ -53,16 +54,7 @@ class AccrualReport:
     days: int = 0  # days of books accrued (an institution and currency's day is one)
     accruals: int = 0  # rows written
     journals: int = 0
-
-
-def terms_on(terms: list[InterestTerms], day: date) -> InterestTerms | None:
-    """Of a product's terms in effective date order, the ones in effect on `day`."""
-    current = None
-    for row in terms:
-        if row.effective_date > day:
-            break
-        current = row
-    return current
+    adjustments: int = 0  # of back-valued money (interest.adjustments), rows written
 
 
 def interest_accrue(
@@ -83,9 +75,12 @@ def interest_accrue(
     ).order_by("pk"):
         yesterday = local_date(institution, now) - ONE_DAY
         terms = _terms_by_product(institution)
+        overrides = overrides_by_account(institution=institution)
         currencies = (
             Account.objects.filter(
-                institution=institution, kind=Account.Kind.CUSTOMER, product_id__in=list(terms)
+                Q(product_id__in=list(terms)) | Q(pk__in=list(overrides)),
+                institution=institution,
+                kind=Account.Kind.CUSTOMER,
             )
             .values_list("currency", flat=True)
             .distinct()
@@ -96,11 +91,11 @@ def interest_accrue(
             first = (
                 book.accrued_through + ONE_DAY
                 if book.accrued_through is not None
-                else min(rows[0].effective_date for rows in terms.values())
+                else min(rows[0].effective_date for rows in [*terms.values(), *overrides.values()])
             )
             days = [first + ONE_DAY * n for n in range(max(0, (yesterday - first).days + 1))]
             if days:
-                work.append((institution, currency, book, terms, days))
+                work.append((institution, currency, book, (terms, overrides), days))
     total = sum(len(days) for *_, days in work)
     for institution, currency, book, terms, days in work:
         for day in days:
@@ -112,34 +107,39 @@ def interest_accrue(
             report.days += 1
             if on_progress is not None:
                 on_progress(report.days, total)
+    # Then the money booked since with a value date in days already accrued.
+    adjusted = interest_adjust(now=now)
+    report.adjustments += adjusted.adjustments
+    report.journals += adjusted.journals
     return report
 
 
 def _terms_by_product(institution: Institution) -> dict[str, list[InterestTerms]]:
     terms: dict[str, list[InterestTerms]] = {}
-    for row in InterestTerms.objects.filter(institution=institution).order_by(
-        "product_id", "effective_date"
-    ):
+    rows = InterestTerms.objects.filter(institution=institution, product__isnull=False)
+    for row in rows.order_by("product_id", "effective_date"):
         terms.setdefault(row.product_id, []).append(row)
     return terms
 
 
 def _accrue_day(institution, currency, book_id, terms, day, batch_size, report) -> None:
+    """`terms`: (the product's terms by product, the overrides by account)."""
     zone = ZoneInfo(institution.time_zone)
     # Just before the next day starts: money at exactly midnight is the next day's
     # (interest.selectors.interest_days reads the same instant).
     at = end_of_day(day, zone) - MICROSECOND
-    products = [pk for pk, rows in terms.items() if rows[0].effective_date <= day]
+    products = [pk for pk, rows in terms[0].items() if rows[0].effective_date <= day]
+    overridden = [pk for pk, rows in terms[1].items() if rows[0].effective_date <= day]
     after = ""
     while True:
         with transaction.atomic():
             book = lock_book(book_id)
             batch = list(
                 Account.objects.filter(
+                    Q(product_id__in=products) | Q(pk__in=overridden),
                     institution=institution,
                     kind=Account.Kind.CUSTOMER,
                     currency=currency,
-                    product_id__in=products,
                     created_at__lte=at,
                     pk__gt=after,
                 )
@@ -161,33 +161,43 @@ def _accrue_batch(institution, currency, book, terms, day, at, products, report)
             "account_id", flat=True
         )
     )
-    todo = [pk for pk in products if pk not in done]
-    balances = value_balances_of(account_ids=todo, at=at)
+    todo = {
+        pk: terms_in_effect(terms[0].get(products[pk], []), terms[1].get(pk, []), day)
+        for pk in products
+        if pk not in done
+    }
+    # Under average daily balances a day needs its period's days (interest.average): read
+    # account by account as the days' calculation reads them; the rest in one query.
+    averaged = [pk for pk, in_effect in todo.items() if is_average(in_effect)]
+    daily = [pk for pk in todo if pk not in averaged]
+    balances = value_balances_of(account_ids=daily, at=at)
+    calculated = [interest_day(day, balances[pk], todo[pk]) for pk in daily]
+    for account in Account.objects.filter(pk__in=averaged).order_by("pk"):
+        calculated += interest_days(
+            account=account, first=day, last=day, time_zone=institution.time_zone
+        )
     booking = InterestBooking(institution=institution, currency=currency, day=day)
     rows = []
-    for account_id in todo:
-        calculated = interest_day(
-            day, balances[account_id], terms_on(terms[products[account_id]], day)
-        )
-        if calculated.kind == Kind.NONE or calculated.accrual == 0:
-            continue
-        rows.append(
-            InterestAccrual(
-                institution=institution,
-                account_id=account_id,
-                day=day,
-                kind=calculated.kind,
-                balance=calculated.balance,
-                bands=[
-                    {"amount": band.amount, "rate": rate_text(band.rate)}
-                    for band in calculated.bands
-                ],
-                terms_id=calculated.terms_id,
-                fraction=f"{calculated.fraction.numerator}/{calculated.fraction.denominator}",
-                accrual=to_places(calculated.accrual),
-                booking=booking,
+    for account_id, one in zip(daily + sorted(averaged), calculated, strict=True):
+        for kind, accrual in one.accruals().items():
+            bands = one.bands if one.average is None else getattr(one.average, kind).bands
+            rows.append(
+                InterestAccrual(
+                    institution=institution,
+                    account_id=account_id,
+                    day=day,
+                    kind=kind,
+                    balance=one.balance,
+                    bands=[
+                        {"amount": amount_json(band.amount), "rate": rate_text(band.rate)}
+                        for band in bands
+                    ],
+                    terms_id=one.terms_id,
+                    fraction=f"{one.fraction.numerator}/{one.fraction.denominator}",
+                    accrual=to_places(accrual),
+                    booking=booking,
+                )
             )
-        )
     if not rows:
         return
     # Summed as fractions (exact: the rows have PLACES places), never in a Decimal context.
@@ -195,58 +205,18 @@ def _accrue_batch(institution, currency, book, terms, day, at, products, report)
         kind: sum((Fraction(row.accrual) for row in rows if row.kind == kind), Fraction(0))
         for kind in AccrualKind.values
     }
-    # The running totals, exact to their places, rounded half even to minor units: what was
-    # booked before is taken off, so the residue is carried to the next batch, never lost.
-    moved = {}
-    for kind in AccrualKind.values:
-        accrued = Fraction(getattr(book, f"{kind}_accrued")) + sums[kind]
-        booked = to_minor_units(accrued)
-        moved[kind] = booked - getattr(book, f"{kind}_booked")
-        setattr(book, f"{kind}_accrued", to_places(accrued))
-        setattr(book, f"{kind}_booked", booked)
-        setattr(booking, f"{kind}_accrued", to_places(sums[kind]))
-        setattr(booking, f"{kind}_amount", moved[kind])
-    if moved["deposit"] or moved["overdraft"]:
-        booking.journal = _post(institution, currency, day, at, moved)
-        report.journals += 1
-    booking.save(force_insert=True)
-    InterestAccrual.objects.bulk_create(rows)
-    book.updated_at = timezone.now()
-    book.save(
-        update_fields=[
-            "deposit_accrued",
-            "deposit_booked",
-            "overdraft_accrued",
-            "overdraft_booked",
-            "updated_at",
-        ]
+    book_sums(
+        institution, currency, book, booking, sums, at, f"Interest accrued on {day.isoformat()}"
     )
+    report.journals += booking.journal_id is not None
+    InterestAccrual.objects.bulk_create(rows)
     report.accruals += len(rows)
 
 
-def _post(institution, currency, day, at, moved) -> Journal:
-    """The journal of what the rounded totals moved: deposit interest from expense to payable,
-    overdraft interest from receivable to income (a negative amount the other way)."""
-    legs = {
-        Code.INTEREST_EXPENSE: -moved["deposit"],
-        Code.INTEREST_PAYABLE: moved["deposit"],
-        Code.INTEREST_RECEIVABLE: -moved["overdraft"],
-        Code.INTEREST_INCOME: moved["overdraft"],
-    }
-    moves = [
-        Move(internal_account(institution=institution, code=code, currency=currency).pk, "", amount)
-        for code, amount in legs.items()
-        if amount
-    ]
-    journal = journal_new(
-        institution_id=institution.pk,
-        kind=Journal.Kind.INTEREST_ACCRUAL,
-        description=f"Interest accrued on {day.isoformat()}",
-    )
-    # The interest counts in the day it is for (docs/balances-at-an-instant.md, "Value dates").
-    journal.value_at = at
-    post(institution_id=institution.pk, currency=currency, moves=moves, journal=journal)
-    return journal
+def amount_json(amount) -> int | str:
+    """A band's amount as a row keeps it: minor units, or an average's exact "n/d"."""
+    amount = Fraction(amount)
+    return amount.numerator if amount.denominator == 1 else str(amount)
 
 
 def interest_accrue_account(
@@ -257,13 +227,14 @@ def interest_accrue_account(
     then found by the job, which leaves them out): the settlement before a close does not wait
     for the job (docs/interest.md, "Closing an account")."""
     report = AccrualReport()
-    terms = _terms_by_product(institution)
-    if account.product_id not in terms:
+    by_product = _terms_by_product(institution)
+    overrides = overrides_by_account(institution=institution, account=account)
+    if account.product_id not in by_product and not overrides:
         return report
     first = (
         book.accrued_through + ONE_DAY
         if book.accrued_through is not None
-        else min(rows[0].effective_date for rows in terms.values())
+        else min(rows[0].effective_date for rows in [*by_product.values(), *overrides.values()])
     )
     zone = ZoneInfo(institution.time_zone)
     day = first
@@ -274,7 +245,7 @@ def interest_accrue_account(
                 institution,
                 account.currency,
                 book,
-                terms,
+                (by_product, overrides),
                 day,
                 at,
                 {account.pk: account.product_id},

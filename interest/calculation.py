@@ -27,6 +27,9 @@ class Kind:
     DEPOSIT = "deposit"
     OVERDRAFT = "overdraft"
     NONE = "none"
+    # A day under average daily balances: its accruals are `Day.average`'s sides
+    # (interest.average), `Day.accruals()`.
+    AVERAGE = "average"
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,18 @@ class Day:
     kind: str
     bands: tuple[Band, ...]
     fraction: Fraction | None
-    accrual: Fraction
+    accrual: Fraction  # 0 on an average day: see `accruals()`
     terms_id: str | None
+    # An average day's sides: an `interest.average.Average` (not imported: it builds on this).
+    average: object | None = None
+
+    def accruals(self) -> dict[str, Fraction]:
+        """The day's accrual of each kind it has, not 0, {kind: accrual}: none, one, or on an
+        average day both sides (never netted)."""
+        if self.average is not None:
+            sides = {Kind.DEPOSIT: self.average.deposit, Kind.OVERDRAFT: self.average.overdraft}
+            return {kind: side.accrual for kind, side in sides.items() if side.accrual}
+        return {self.kind: self.accrual} if self.kind != Kind.NONE and self.accrual else {}
 
 
 def deposit_bands(balance: int, tiers: list[dict], tiering: str) -> tuple[Band, ...]:

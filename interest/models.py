@@ -5,13 +5,17 @@ the terms in effect on a day are the row with the latest `effective_date` on or 
 change never rewrites the past: it is a new row from a date not yet passed, and no row is ever
 changed or deleted (a database rule, `interest/sql/terms_append_only.sql`).
 
+An account's override is a row of the same model with the `account` instead of the `product`
+and an optional `end_date` (docs/interest.md, "Overrides"): the same fields, checked by the same
+code, kept by the same rule; `interest.terms.terms_in_effect` picks a day's terms.
+
 Rates are percent per year as decimals (`Decimal`, never float): "2.5" is 2.5 % a year.
 Balances (`minimum_balance`, a tier's `from_balance`) are minor units of the product's
 currency.
 """
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import AccountProduct
@@ -57,10 +61,27 @@ class InterestTerms(models.Model):
     institution = models.ForeignKey(
         Institution, on_delete=models.PROTECT, related_name="interest_terms"
     )
+    # A product's terms; null: an account's override (`account` set instead).
     product = models.ForeignKey(
-        AccountProduct, on_delete=models.PROTECT, related_name="interest_terms"
+        AccountProduct,
+        on_delete=models.PROTECT,
+        related_name="interest_terms",
+        null=True,
+        blank=True,
+    )
+    # An account's override of its product's terms; null: a product's terms. No index of its
+    # own: interest_override_one_a_date starts with it.
+    account = models.ForeignKey(
+        "accounts.Account",
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        db_index=False,
     )
     effective_date = models.DateField()
+    # An override's last day (inclusive); null: until the next override. A product's: null.
+    end_date = models.DateField(null=True, blank=True)
     # [{"from_balance": minor units, "rate": "2.5"}, ...]: the first from 0, increasing.
     deposit_tiers = models.JSONField()
     tiering = models.CharField(max_length=8, choices=Tiering.choices)
@@ -81,6 +102,19 @@ class InterestTerms(models.Model):
             models.UniqueConstraint(
                 fields=["product", "effective_date"], name="interest_terms_one_a_date"
             ),
+            models.UniqueConstraint(
+                fields=["account", "effective_date"], name="interest_override_one_a_date"
+            ),
+            # A product's terms (no end) or an account's override, never both.
+            models.CheckConstraint(
+                condition=Q(product__isnull=False, account__isnull=True, end_date__isnull=True)
+                | Q(product__isnull=True, account__isnull=False),
+                name="interest_terms_product_or_account",
+            ),
+            models.CheckConstraint(
+                condition=Q(end_date__isnull=True) | Q(end_date__gt=F("effective_date")),
+                name="interest_terms_end_after_start",
+            ),
             models.CheckConstraint(
                 condition=Q(minimum_balance__gte=0), name="interest_terms_minimum_nonneg"
             ),
@@ -94,8 +128,12 @@ class InterestTerms(models.Model):
             ),
         ]
         ordering = ["product_id", "effective_date"]
+        verbose_name = "interest terms"
+        verbose_name_plural = "interest terms"
 
     def __str__(self):
+        if self.account_id:
+            return f"Interest override of {self.account_id} from {self.effective_date}"
         return f"Interest terms of {self.product_id} from {self.effective_date}"
 
 
@@ -138,6 +176,9 @@ class AccrualBook(models.Model):
     # "Posting"); null: none yet.
     posted_through = models.DateField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
+    # The watermark of back-valued money (interest.adjustments): the accounts' entries posted up
+    # to this instant have been looked at; null: none yet (from `updated_at`, the last batch).
+    adjusted_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -218,6 +259,45 @@ class InterestAccrual(models.Model):
 
     def __str__(self):
         return f"Interest {self.kind} of {self.account_id} on {self.day}"
+
+
+class InterestAdjustment(models.Model):
+    """The difference money booked later with an earlier value date made to one account's
+    interest of a day already accrued (docs/interest.md, "Back-valued money"): the day's
+    interest recomputed from its balances as they stand now, less its accrual row and earlier
+    adjustments. Found and booked on `found_on` (a day of the current period, the last day
+    accrued when found); the accrual row itself is never changed."""
+
+    # No index of its own: nothing looks the rows up by institution but verify_ledger.
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # No index of its own: the two indexes below start with it.
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    day = models.DateField()  # the day it adjusts
+    kind = models.CharField(max_length=16, choices=AccrualKind.choices)
+    balance = models.BigIntegerField()  # the day's end-of-day balance by value date, now
+    # The day's interest of the kind now less what was accrued and adjusted before: minor
+    # units to 12 places, exactly (the rows are to 12 places).
+    difference = models.DecimalField(max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES)
+    found_on = models.DateField()
+    booking = models.ForeignKey(
+        InterestBooking, on_delete=models.PROTECT, related_name="adjustments"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        indexes = [
+            # The day's earlier adjustments when it is recomputed.
+            models.Index(fields=["account", "day"], name="iadjust_day_idx"),
+            # An account's adjustments found in a period, for its posting (adjustments_in).
+            models.Index(fields=["account", "found_on"], name="iadjust_found_idx"),
+        ]
+
+    def __str__(self):
+        return f"Interest {self.kind} adjustment of {self.account_id} on {self.day}"
 
 
 def _posting_id():

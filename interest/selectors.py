@@ -6,12 +6,15 @@ from fractions import Fraction
 from zoneinfo import ZoneInfo
 
 from django.db import connection
+from django.utils import timezone
 
 from accounts.models import Account, AccountProduct
 from accounts.selectors import value_balances_at
 
-from .calculation import Day, interest_day
-from .models import InterestPosting, InterestTerms
+from .average import average_days, is_average, period_first
+from .calculation import Day
+from .models import InterestAdjustment, InterestPosting, InterestTerms
+from .terms import overrides_by_account, terms_in_effect
 
 ONE_DAY = timedelta(days=1)
 MICROSECOND = timedelta(microseconds=1)
@@ -24,9 +27,16 @@ def interest_terms_list(*, product: AccountProduct):
     return InterestTerms.objects.filter(product=product).order_by("effective_date", "id")
 
 
-def terms_of_days(*, product_id: str, first: date, last: date) -> list[InterestTerms]:
+def interest_overrides_list(*, account: Account):
+    """An account's overrides of its product's terms, in effective date order."""
+    return InterestTerms.objects.filter(account=account).order_by("effective_date", "id")
+
+
+def terms_of_days(*, product_id: str | None, first: date, last: date) -> list[InterestTerms]:
     """The product's terms in effect on some day of [first, last], in effective date order: the
     last one from `first` or before, and those from a later day up to `last`. One query."""
+    if product_id is None:  # an account without a product (filtering on None: the overrides)
+        return []
     rows = list(
         InterestTerms.objects.filter(product_id=product_id, effective_date__lte=last).order_by(
             "effective_date", "id"
@@ -45,24 +55,52 @@ def end_of_day(day: date, zone: ZoneInfo) -> datetime:
 def interest_days(*, account: Account, first: date, last: date, time_zone: str) -> list[Day]:
     """Each day of [first, last] (dates in the institution's `time_zone`, at most MAX_DAYS) of
     `account`: its balance by value date at the day's end, the terms in effect, the
-    calculation. Two queries whatever the range: the terms, and the balances
-    (`value_balances_at`)."""
+    calculation. Three queries whatever the range: the product's terms, the account's overrides
+    (`interest.terms.terms_in_effect` picks each day's), and the balances
+    (`value_balances_at`), from the first day's posting period's start when a day of the range
+    is under average daily balances (`interest.average`)."""
     if last < first or (last - first).days + 1 > MAX_DAYS:
         raise ValueError(f"A range of 1 to {MAX_DAYS} days, not {first} to {last}.")
-    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
     zone = ZoneInfo(time_zone)
+    # From the first day's year: an average day's period (a year at most) starts no earlier.
+    terms = terms_of_days(product_id=account.product_id, first=date(first.year, 1, 1), last=last)
+    overrides = overrides_by_account(account=account, effective_date__lte=last).get(account.pk, [])
+    start = first
+    for n in range((last - first).days + 1):
+        day = first + timedelta(days=n)
+        in_effect = terms_in_effect(terms, overrides, day)
+        if is_average(in_effect):
+            start = min(start, period_first(day, in_effect.posting_frequency))
+    days = [start + timedelta(days=n) for n in range((last - start).days + 1)]
     # Just before the next day starts: money at exactly midnight is the next day's, as on a
     # statement (PostgreSQL keeps microseconds, so "at or before end - 1 us" is "before end").
     balances = value_balances_at(
         account=account, instants=[end_of_day(d, zone) - MICROSECOND for d in days]
     )
-    terms = terms_of_days(product_id=account.product_id, first=first, last=last)
-    result, current, position = [], None, 0
-    for day, balance in zip(days, balances, strict=True):
-        while position < len(terms) and terms[position].effective_date <= day:
-            current, position = terms[position], position + 1
-        result.append(interest_day(day, balance, current))
-    return result
+    calculated = average_days(
+        [
+            (day, balance, terms_in_effect(terms, overrides, day))
+            for day, balance in zip(days, balances, strict=True)
+        ],
+        opened=timezone.localtime(account.created_at, zone).date(),
+    )
+    return [day for day in calculated if day.day >= first]
+
+
+def adjustments_in(
+    *, account_ids: list[str], first: date, last: date
+) -> dict[tuple[str, str], Fraction]:
+    """The adjustments of back-valued money (`InterestAdjustment`) found on a day of [first,
+    last], summed exactly per (account, kind): what a posting of that period adds to the
+    period's accruals (docs/interest.md, "Back-valued money"). One query on
+    (account, found_on)."""
+    sums: dict[tuple[str, str], Fraction] = {}
+    for account_id, kind, difference in InterestAdjustment.objects.filter(
+        account_id__in=list(account_ids), found_on__gte=first, found_on__lte=last
+    ).values_list("account_id", "kind", "difference"):
+        # Summed as fractions (exact: the rows have PLACES places), never in a Decimal context.
+        sums[(account_id, kind)] = sums.get((account_id, kind), Fraction(0)) + Fraction(difference)
+    return sums
 
 
 def period_accruals(*, firsts: dict[str, date], last: date) -> dict[tuple[str, str], Fraction]:

@@ -1,9 +1,10 @@
-"""Writes of interest terms: a product's terms from a date (docs/interest.md, "Terms")."""
+"""Writes of interest terms: a product's terms from a date (docs/interest.md, "Terms"), and an
+account's override from a date to an optional end ("Overrides"), checked by the same code."""
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from accounts.models import AccountProduct
+from accounts.models import Account, AccountProduct
 from core.exceptions import AlreadyExists, ValidationFailed
 from core.money import MAX_AMOUNT
 from core.timestamps import iso_millis
@@ -42,10 +43,19 @@ MINOR_UNITS = f"Must be an integer number of minor units from 0 to {MAX_AMOUNT}.
 
 
 def interest_terms_data(terms: InterestTerms) -> dict:
-    """The terms as their events record them and the API shows them (domain names)."""
+    """The terms as their events record them and the API shows them (domain names): a
+    product's name it, an account's override its account and end date."""
+    owner = (
+        {
+            "account_id": terms.account_id,
+            "end_date": terms.end_date.isoformat() if terms.end_date else None,
+        }
+        if terms.account_id
+        else {"product_id": terms.product_id}
+    )
     return {
         "id": terms.pk,
-        "product_id": terms.product_id,
+        **owner,
         "effective_date": terms.effective_date.isoformat(),
         "deposit_tiers": [dict(tier) for tier in terms.deposit_tiers],
         "tiering": terms.tiering,
@@ -127,8 +137,14 @@ def interest_terms_errors(values: dict, *, today) -> tuple[dict, dict]:
     else:
         _choice(values, errors, "day_count", InterestTerms.DayCount)
     _choice(values, errors, "balance_method", InterestTerms.BalanceMethod)
-    if values["balance_method"] == InterestTerms.BalanceMethod.AVERAGE_DAILY:
-        errors["balance_method"] = "average_daily is not built yet: daily only for now."
+    if (
+        values["balance_method"] == InterestTerms.BalanceMethod.AVERAGE_DAILY
+        and values["posting_frequency"] == InterestTerms.PostingFrequency.AT_CLOSE
+    ):
+        # The average is over a posting period (interest.average): at_close has none.
+        errors["balance_method"] = (
+            "average_daily needs a posting period: postingFrequency monthly, quarterly or yearly."
+        )
     _choice(values, errors, "posting_frequency", InterestTerms.PostingFrequency)
     _choice(values, errors, "rounding", InterestTerms.Rounding)
     if not _minor_units(values["minimum_balance"]):
@@ -150,28 +166,51 @@ def interest_terms_create(*, product: AccountProduct, **values) -> InterestTerms
     strings of percent per year. Another row of the product on that date: 409 `already_exists`
     (terms, once written, never change). Bad values: 400 `validation_error`, nothing written.
     Emits `interest_terms.created` with the terms."""
+    return _terms_create({"product": product}, values, {}, "The product has terms")
+
+
+def interest_override_create(*, account: Account, end_date=None, **values) -> InterestTerms:
+    """Give `account` its own terms from `effective_date` (today or later, as a product's) to
+    `end_date` (inclusive, after `effective_date`; None: until its next override): they replace
+    its product's terms on those days (`interest.terms.terms_in_effect`). The same fields and
+    rules as a product's terms (`interest_terms_errors`); another override of the account from
+    that date: 409 `already_exists`. Emits `interest_terms.created` with the override."""
+    errors = {}
+    start = values.get("effective_date")
+    if end_date is not None and start is not None and end_date <= start:
+        errors["end_date"] = "Must be after effectiveDate."
+    return _terms_create(
+        {"account": account}, values, errors, "The account has an override", end_date=end_date
+    )
+
+
+def _terms_create(owner: dict, values: dict, errors: dict, taken: str, **extra) -> InterestTerms:
+    """Terms of `owner` ({"product": ...} or {"account": ...}): checked (with `errors` found
+    by the caller), written with `extra` model fields, their event emitted; `taken` begins the
+    409's message."""
     unknown = set(values) - set(FIELDS)
     if unknown:
         raise ValueError(f"Not interest terms fields: {sorted(unknown)}")
     values = {field: values.get(field, DEFAULTS.get(field)) for field in FIELDS}
-    today = local_date(product.institution, timezone.now())
-    errors, cleaned = interest_terms_errors(values, today=today)
+    [of] = owner.values()
+    today = local_date(of.institution, timezone.now())
+    terms_errors, cleaned = interest_terms_errors(values, today=today)
+    errors = {**terms_errors, **errors}
     if errors:
         raise ValidationFailed(details=errors)
-    terms = InterestTerms(institution=product.institution, product=product, **cleaned)
+    terms = InterestTerms(institution=of.institution, **owner, **cleaned, **extra)
     with transaction.atomic(savepoint=False):
         try:
             with transaction.atomic():
                 terms.save(force_insert=True)
         except IntegrityError as error:
             existing = InterestTerms.objects.filter(
-                product=product, effective_date=cleaned["effective_date"]
+                **owner, effective_date=cleaned["effective_date"]
             ).first()
             if existing is None:
                 raise
             raise AlreadyExists(
-                "The product has terms from this date already: terms never change; give "
-                "another date.",
+                f"{taken} from this date already: terms never change; give another date.",
                 details={"terms_id": existing.pk},
             ) from error
         emit_for(terms, "interest_terms.created", data={"terms": interest_terms_data(terms)})

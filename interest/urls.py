@@ -4,6 +4,8 @@ from api.versions import V2
 
 from .apis.days import InterestDaysView
 from .apis.interest import AccountInterestView, InterestSettlementsView
+from .apis.overrides import InterestOverridesView
+from .apis.previews import InterestPreviewView
 from .apis.terms import InterestTermsView
 
 
@@ -16,6 +18,16 @@ def interest_urls(version: str):
             "products/accounts/<id:productRid>/interest-rates",
             InterestTermsView.as_view(),
             name="account-product-interest-rates",
+        ),
+        path(
+            "accounts/<id:accountId>/interest-rates",
+            InterestOverridesView.as_view(),
+            name="account-interest-rates",
+        ),
+        path(
+            "products/accounts/<id:productRid>/interest-previews",
+            InterestPreviewView.as_view(),
+            name="account-product-interest-previews",
         ),
         path(
             "accounts/<id:accountId>/interest/days",

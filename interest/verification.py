@@ -1,18 +1,23 @@
 """What `verify_ledger` checks of interest (docs/interest.md, "Verified"; registered with
 `accounts.verification` when Django starts): each institution and currency's books hold the
-sum of their accruals, their booked totals are those rounded (within half a minor unit) and the
-sum of their bookings, the interest payable and receivable accounts hold what was booked and
-not yet posted; each posting is its period's accruals plus the residue carried in, less the
-residue carried out, and its journal moves that (docs/interest.md, "Posting")."""
+sum of their accruals and adjustments (of back-valued money), their booked totals are those
+rounded (within half a minor unit) and the sum of their bookings, the interest payable and
+receivable accounts hold what was booked and not yet posted; each posting is its period's
+accruals plus the residue carried in, less the residue carried out, and its journal moves that
+(docs/interest.md, "Posting")."""
 
 ACCRUED = """
     SELECT b.institution_id, b.currency, b.deposit_accrued, b.overdraft_accrued,
            COALESCE(a.deposit, 0) AS deposit_rows, COALESCE(a.overdraft, 0) AS overdraft_rows
       FROM interest_accrualbook b
       LEFT JOIN (SELECT r.institution_id, k.currency,
-                        SUM(r.accrual) FILTER (WHERE r.kind = 'deposit') AS deposit,
-                        SUM(r.accrual) FILTER (WHERE r.kind = 'overdraft') AS overdraft
-                   FROM interest_interestaccrual r
+                        SUM(r.amount) FILTER (WHERE r.kind = 'deposit') AS deposit,
+                        SUM(r.amount) FILTER (WHERE r.kind = 'overdraft') AS overdraft
+                   FROM (SELECT institution_id, booking_id, kind, accrual AS amount
+                           FROM interest_interestaccrual
+                         UNION ALL
+                         SELECT institution_id, booking_id, kind, difference
+                           FROM interest_interestadjustment) r
                    JOIN interest_interestbooking k ON k.id = r.booking_id
                   GROUP BY r.institution_id, k.currency) a
              ON a.institution_id = b.institution_id AND a.currency = b.currency
@@ -124,7 +129,7 @@ POSTED_JOURNALS = """
 """
 
 CHECKS = {
-    "interest books that are not the sum of their accruals": ACCRUED,
+    "interest books that are not the sum of their accruals and adjustments": ACCRUED,
     "interest books whose booked totals are more than half a minor unit from their accrued "
     "totals": ROUNDED,
     "interest books whose booked totals are not the sum of their bookings": BOOKED,

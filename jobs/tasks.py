@@ -142,7 +142,8 @@ def run_rails(timestamp: int) -> dict:
 def accrue_interest(timestamp: int) -> dict[str, int]:
     """Hourly: each institution's days ended (its time zone) and not yet accrued get their
     accounts' interest stored and booked, once each however many runs; missed days are caught
-    up (docs/interest.md, "The accrual job")."""
+    up; then money booked since with a value date in those days is caught up by adjustments
+    (docs/interest.md, "The accrual job", "Back-valued money")."""
     return asdict(run_batches(interest_accrue, actor=SYSTEM))
 
 

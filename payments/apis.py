@@ -1068,7 +1068,7 @@ class MandateListView(TXView):
         summary="Record a SEPA direct debit mandate",
         description="The debtor's authorization to collect from a SEPA external account, "
         "under the institution's creditor identifier. 422 `creditor_identifier_missing` (no "
-        "initiation SEPA profile with a creditor identifier), `duplicate_reference` (a "
+        "SEPA profile with a creditor identifier), `duplicate_reference` (a "
         "reference the institution has used).",
         operation_id="mandates_create",
         tags=TAGS,

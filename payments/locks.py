@@ -3,15 +3,18 @@ account's rows through the posting functions; an external account alone. A cut-o
 institution's cut-off lock, then locks the orders of its window and the inbound entries to
 return, by id, then a direct-debit window's mandates, by id, then its ACH profile (the trace
 numbers), then writes its window's file row (the unique index decides the window's one file,
-`payments.services.cutoff`). A mandate and a stop payment are locked alone by their own
-changes. A recall is locked after its order when both are (a return of the order), else
-alone; a recall TX answers before its credit (an inbound entry), then the account."""
+`payments.services.cutoff`). A mandate, a stop payment and a customer's debtor mandate or
+blocked creditor are locked alone by their own changes. A recall is locked after its order when
+both are (a return of the order), else alone; a recall TX answers before its credit (an inbound
+entry), then the account."""
 
 from django.db import connection
 from django.db.models import QuerySet
 
 from .models import (
     AchProfile,
+    BlockedCreditor,
+    DebtorMandate,
     ExternalAccount,
     InboundEntry,
     InboundRecall,
@@ -78,6 +81,11 @@ def lock_returning_entries(institution_id: str) -> list[InboundEntry]:
         .filter(institution_id=institution_id, status=InboundEntry.Status.RETURNING)
         .order_by("pk")
     )
+
+
+def lock_register_row(row: DebtorMandate | BlockedCreditor) -> DebtorMandate | BlockedCreditor:
+    """A customer's debtor mandate or blocked creditor alone (its cancellation)."""
+    return type(row).objects.select_for_update().get(pk=row.pk)
 
 
 def lock_stop_payment(stop_id: str) -> StopPayment:

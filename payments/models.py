@@ -46,6 +46,14 @@ def _stop_payment_id():
     return new_id("stp")
 
 
+def _debtor_mandate_id():
+    return new_id("dmd")
+
+
+def _blocked_creditor_id():
+    return new_id("bcr")
+
+
 def _mandate_id():
     return new_id("mdt")
 
@@ -812,7 +820,9 @@ class InboundEntry(Timestamped):
     `sepa_inst`, offered by the clearing: docs/payments.md, "Inbound SEPA") is one too, its
     IBAN sealed where the account number is; it is never `received` past the transaction that
     records it: applied, to suspense with the reason code its return would carry (AC01, AC04,
-    AC06), or, an instant one, `rejected` (nothing moved, its reason code kept)."""
+    AC06), or, an instant one, `rejected` (nothing moved, its reason code kept). A collection
+    the clearing presents from one of the accounts (rail `sepa_dd`, a debit: "Inbound direct
+    debits") is applied or `rejected` the same way."""
 
     class Direction(models.TextChoices):
         CREDIT = "credit", "Credit (money in)"
@@ -824,7 +834,7 @@ class InboundEntry(Timestamped):
         SUSPENSE = "suspense", "In suspense (no account takes it)"
         RETURNING = "returning", "Returning (in TX's next file)"
         RETURNED = "returned"
-        REJECTED = "rejected", "Rejected (a SEPA Instant credit refused: nothing moved)"
+        REJECTED = "rejected", "Rejected (refused before settlement: nothing moved)"
 
     id = models.CharField(
         primary_key=True, max_length=40, default=_inbound_entry_id, editable=False
@@ -1188,3 +1198,98 @@ class InboundRecall(Timestamped):
 
     def __str__(self):
         return f"recall {self.reason_code} of {self.original_end_to_end_id} ({self.status})"
+
+
+class DebtorMandate(CreatedBy, Timestamped):
+    """A mandate a customer gave another bank's creditor to collect from one of its accounts by
+    SEPA Direct Debit, as its bank knows it (docs/payments.md, "Inbound direct debits"): the
+    creditor's SEPA identifier and the mandate reference. A collection the clearing presents to
+    the account is debited only under an active one (MD01 otherwise)."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        CANCELLED = "cancelled"
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_debtor_mandate_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    creditor_identifier = models.CharField(max_length=35)
+    mandate_reference = models.CharField(max_length=35)
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.ACTIVE)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "debtor mandate"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["account", "-id"], name="debtor_mandate_account_idx")]
+        constraints = [
+            # What a collection looks up, and one active mandate of a creditor's reference.
+            models.UniqueConstraint(
+                fields=["account", "creditor_identifier", "mandate_reference"],
+                condition=Q(status="active"),
+                name="debtor_mandate_active_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="active", cancelled_at__isnull=True)
+                | Q(status="cancelled", cancelled_at__isnull=False),
+                name="debtor_mandate_cancelled_when",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} of {self.creditor_identifier} ({self.status})"
+
+
+class BlockedCreditor(CreatedBy, Timestamped):
+    """A creditor (its SEPA identifier) a customer forbids to collect from one of its accounts
+    (docs/payments.md, "Inbound direct debits"): its collections are rejected SL01 before
+    settlement, mandate or not, while the block is active."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        CANCELLED = "cancelled"
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_blocked_creditor_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    creditor_identifier = models.CharField(max_length=35)
+    status = models.CharField(max_length=9, choices=Status.choices, default=Status.ACTIVE)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "blocked creditor"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["account", "-id"], name="blocked_creditor_account_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "creditor_identifier"],
+                condition=Q(status="active"),
+                name="blocked_creditor_active_once",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="active", cancelled_at__isnull=True)
+                | Q(status="cancelled", cancelled_at__isnull=False),
+                name="blocked_creditor_cancelled_when",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.creditor_identifier} ({self.status})"

@@ -138,6 +138,11 @@ def checked_text(value, field: str, most: int, *, required: bool = False) -> str
     return value
 
 
+def checked_mandate_reference(value, field: str = "mandate_reference") -> str:
+    """A mandate reference (AT-01): the EPC's rule for identifiers (`checked_end_to_end_id`)."""
+    return checked_end_to_end_id(value, field)
+
+
 def checked_end_to_end_id(value, field: str = "end_to_end_id") -> str:
     """1 to 35 characters of the SEPA character set, neither starting nor ending with `/` or a
     space, without `//` (the EPC's rule for references and identifiers)."""

@@ -22,6 +22,12 @@ from .apis import (
     StopPaymentDetailView,
     StopPaymentListView,
 )
+from .debtor_apis import (
+    BlockedCreditorCancellationsView,
+    BlockedCreditorListView,
+    DebtorMandateCancellationsView,
+    DebtorMandateListView,
+)
 from .inbound_recall_apis import (
     InboundRecallAnswersView,
     InboundRecallDetailView,
@@ -78,6 +84,26 @@ def payment_urls(version: str):
             "stop-payments/<id:stopPaymentId>/cancellations",
             StopPaymentCancellationsView.as_view(),
             name="stop-payment-cancellations",
+        ),
+        path(
+            "accounts/<id:accountId>/debtor-mandates",
+            DebtorMandateListView.as_view(),
+            name="account-debtor-mandates",
+        ),
+        path(
+            "accounts/<id:accountId>/debtor-mandates/<id:debtorMandateId>/cancellations",
+            DebtorMandateCancellationsView.as_view(),
+            name="account-debtor-mandate-cancellations",
+        ),
+        path(
+            "accounts/<id:accountId>/blocked-creditors",
+            BlockedCreditorListView.as_view(),
+            name="account-blocked-creditors",
+        ),
+        path(
+            "accounts/<id:accountId>/blocked-creditors/<id:blockedCreditorId>/cancellations",
+            BlockedCreditorCancellationsView.as_view(),
+            name="account-blocked-creditor-cancellations",
         ),
         path("inbound-recalls", InboundRecallListView.as_view(), name="inbound-recalls"),
         path(

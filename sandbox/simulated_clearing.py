@@ -28,8 +28,17 @@ pacs.008 files into its `sepa` outbox, and the clearing answers them (`simulated
 by the creditor IBAN's scenario in the same table: a pacs.002 at once (per transaction ACSC,
 settled on the message's settlement date, or RJCT with the scenario's reason; the group ACCP,
 PART or RJCT), and for a return scenario a pacs.004 `delay_days` after the settlement date (the
-whole amount back, the scenario's reason: AC04, MD07), into the `sepa` inbox. What is not due
-yet is kept in its state file beside the outbox (ids, amounts, dates and codes: no IBAN).
+whole amount back, the scenario's reason: AC04, MD07), into the `sepa` inbox. Its collections
+go as pacs.003 files, answered the same way by the debtor IBAN's scenario in the direct debits'
+table (`SEPA_DD_SCENARIOS`: RJCT AC04, refunded MD06, returned MD01), on their settlement date
+(the due date: the debtor's bank debits its customer then). What is not due yet is kept in its
+state file beside the outbox (ids, amounts, dates and codes: no IBAN).
+
+The other way (`send_collection`): another bank's creditor collects from one of an
+institution's accounts at its IBAN; the clearing presents a pacs.003 of one collection in the
+institution's `sepa` inbox (the institution found by the IBAN's bank code), which the payments
+job reads (`payments.services.inbound_debits`); TX's pacs.002 of a rejection comes back in its
+outbox, and the clearing takes it.
 """
 
 import json
@@ -44,8 +53,9 @@ from django.conf import settings
 from cards.dates import today_of
 from payments.account_ibans import profile_of_iban
 from payments.connector import folder
-from payments.iso20022 import pacs002, pacs004, pacs008, pain001, pain002
+from payments.iso20022 import pacs002, pacs003, pacs004, pacs008, pain001, pain002
 from payments.iso20022.interbank import GroupHeader
+from payments.iso20022.mandates import Amendment
 from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import SepaProfile
@@ -53,6 +63,7 @@ from payments.services.cutoff import CLEARING_SYSTEM
 from payments.services.instant_credits import instant_credit_answer
 
 from .simulated_bank import (
+    SEPA_DD_SCENARIOS,
     SEPA_SCENARIOS,
     IncomingSepa,
     german_iban,
@@ -206,8 +217,9 @@ def offer_credit(
     return Offered(status=status.status, reason=reason, seconds=seconds)
 
 
-# --- SEPA credit transfers of an `interbank` profile ---------------------------------------------
+# --- SEPA credit transfers and direct debits of an `interbank` profile -------------------------
 INTERBANK_MESSAGE = "pacs.008.001.08"
+COLLECTION_MESSAGE = "pacs.003.001.08"
 
 
 def cleared_institutions() -> list:
@@ -221,9 +233,10 @@ def cleared_institutions() -> list:
 
 
 def simulated_clearing_run(*, institution, today: date | None = None) -> list[str]:
-    """Answer the pacs.008 files the institution delivered into its `sepa` outbox (module
-    docstring): a pacs.002 for each at once, and the pacs.004 returns due by `today` in one
-    file; return the names of the files written."""
+    """Answer the pacs.008 and pacs.003 files the institution delivered into its `sepa` outbox
+    (module docstring): a pacs.002 for each on its settlement date (a pacs.008's is its day),
+    and the pacs.004 returns due by `today` in one file; return the names of the files
+    written."""
     today = today or today_of(institution)
     profile = SepaProfile.objects.get(institution=institution)
     outbox = folder(institution.pk, "sepa", "outbox")
@@ -242,8 +255,23 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
         if entry.name.startswith(".") or entry.name in state["read"] or not entry.is_file():
             continue
         with open(entry.path, "rb") as handle:
-            message = pacs008.read_transfers(handle.read())
-        report, due = _clearing_answers(message, today)
+            content = handle.read()
+        if b"pacs.002" in content[:400]:
+            # TX's rejections of the collections the clearing presented (`send_collection`):
+            # taken, nothing to answer.
+            state["read"].append(entry.name)
+            continue
+        if b"pacs.003" in content[:400]:
+            message = pacs003.read_debits(content)
+            items = [(each, each.debtor_iban, each.debtor_bic) for each in message.debits]
+            scenarios, original_type = SEPA_DD_SCENARIOS, COLLECTION_MESSAGE
+        else:
+            message = pacs008.read_transfers(content)
+            items = [(each, each.creditor_iban, each.creditor_bic) for each in message.transfers]
+            scenarios, original_type = SEPA_SCENARIOS, INTERBANK_MESSAGE
+        if message.header.settlement_date > today:
+            continue  # answered on its settlement date
+        report, due = _clearing_answers(message, items, scenarios, original_type, today)
         put(pacs002.write_status_report(report), "pacs002")
         state["due"] += due
         state["read"].append(entry.name)
@@ -255,26 +283,29 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
     return written
 
 
-def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusReport, list[dict]]:
-    """The pacs.002 of a pacs.008 (a status per transfer by its creditor IBAN's scenario) and
-    the returns it makes due."""
+def _clearing_answers(
+    message, items: list, scenarios: dict, original_type: str, today: date
+) -> tuple[pacs002.InterbankStatusReport, list[dict]]:
+    """The pacs.002 of a pacs.008 or pacs.003 (a status per transaction by the scenario of its
+    other party's IBAN: the creditor's of a transfer, the debtor's of a collection, given by
+    that party's bank) and the returns it makes due."""
     header = message.header
     settled_on = header.settlement_date
     statuses, due, rejected = [], [], 0
-    for transfer in message.transfers:
-        scenario = SEPA_SCENARIOS.get(transfer.creditor_iban)
+    for item, iban, bic in items:
+        scenario = scenarios.get(iban)
         kind = scenario.kind if scenario is not None else "settle"
         reasons = ()
         if kind == "reject":
             rejected += 1
-            reasons = (StatusReason(scenario.code, originator_bic=transfer.creditor_bic),)
+            reasons = (StatusReason(scenario.code, originator_bic=bic),)
         statuses.append(
             pacs002.InterbankTransactionStatus(
-                original_end_to_end_id=transfer.end_to_end_id,
-                original_transaction_id=transfer.transaction_id,
+                original_end_to_end_id=item.end_to_end_id,
+                original_transaction_id=item.transaction_id,
                 status="RJCT" if kind == "reject" else "ACSC",
                 reasons=reasons,
-                original_amount=transfer.amount,
+                original_amount=item.amount,
                 original_settlement_date=settled_on,
             )
         )
@@ -284,12 +315,13 @@ def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusRepo
                 {
                     "due": back.isoformat(),
                     "message_id": header.message_id,
-                    "end_to_end_id": transfer.end_to_end_id,
-                    "transaction_id": transfer.transaction_id,
-                    "amount": transfer.amount,
+                    "message_type": original_type,
+                    "end_to_end_id": item.end_to_end_id,
+                    "transaction_id": item.transaction_id,
+                    "amount": item.amount,
                     "settled_on": settled_on.isoformat(),
                     "code": scenario.code,
-                    "creditor_bic": transfer.creditor_bic,
+                    "originator_bic": bic,
                 }
             )
     group = "RJCT" if rejected == len(statuses) else "PART" if rejected else "ACCP"
@@ -299,7 +331,7 @@ def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusRepo
         instructing_agent_bic=CLEARING_BIC,
         instructed_agent_bic=header.instructing_agent_bic,
         original_message_id=header.message_id,
-        original_message_type=INTERBANK_MESSAGE,
+        original_message_type=original_type,
         original_count=len(statuses),
         original_control_sum=message.total,
         group_status=group,
@@ -310,7 +342,8 @@ def _clearing_answers(message, today: date) -> tuple[pacs002.InterbankStatusRepo
 
 def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.PaymentReturn:
     """One pacs.004 of the returns due: each the whole amount back with the scenario's reason,
-    given by the creditor's bank."""
+    given by the other party's bank (a collection's: the debtor's refund or claim, MD06 or
+    MD01, through its bank)."""
     return pacs004.PaymentReturn(
         header=GroupHeader(
             message_id=f"SIMCLR-RTR-{today:%Y%m%d}-{number:04d}",
@@ -324,14 +357,89 @@ def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.Paym
             pacs004.ReturnedTransaction(
                 return_id=f"RTR-{each['transaction_id']}"[:35],
                 original_message_id=each["message_id"],
-                original_message_type=INTERBANK_MESSAGE,
+                original_message_type=each.get("message_type", INTERBANK_MESSAGE),
                 original_end_to_end_id=each["end_to_end_id"],
                 original_transaction_id=each["transaction_id"],
                 original_amount=each["amount"],
                 returned_amount=each["amount"],
-                reason=StatusReason(each["code"], originator_bic=each["creditor_bic"]),
+                reason=StatusReason(
+                    each["code"],
+                    originator_bic=each.get("originator_bic", each.get("creditor_bic")),
+                ),
                 original_settlement_date=date.fromisoformat(each["settled_on"]),
             )
             for each in due
         ),
     )
+
+
+# A creditor of another bank, collecting from the institutions' customers.
+CREDITOR_NAME = "ACME GMBH"
+CREDITOR_IBAN = german_iban("0532013000")
+
+
+def send_collection(
+    *,
+    iban: str,
+    amount: int,
+    creditor_id: str,
+    mandate_reference: str,
+    today: date | None = None,
+    sequence_type: str = "RCUR",
+    original_mandate_reference: str | None = None,
+) -> tuple[object, str]:
+    """Another bank's creditor (`creditor_id`) collects `amount` cents from the account at
+    `iban` under `mandate_reference`, due `today` (the institution's): a pacs.003 of one
+    collection in the `sepa` inbox of the institution whose bank code the IBAN carries; return
+    the institution and the file's name. The transaction ids come from the clearing's state
+    file (the same id is the same collection). `original_mandate_reference`: the mandate's
+    reference was amended since the debtor's bank last saw it (its amendment carried)."""
+    profile = profile_of_iban(iban)
+    if profile is None:
+        raise ValueError("no institution of the clearing has this IBAN's bank code")
+    institution = profile.institution
+    today = today or today_of(institution)
+    outbox = folder(institution.pk, "sepa", "outbox")
+    state_path = outbox.parent / ".simulated-clearing.json"
+    state = state_of(state_path)
+    state["written"] += 1
+    number = state["collections_sent"] = state.get("collections_sent", 0) + 1
+    transaction_id = f"SIMCLR-DD-{today:%Y%m%d}-{number:06d}"
+    content = pacs003.write_debits(
+        pacs003.FIToFIDirectDebit(
+            header=GroupHeader(
+                message_id=f"SIMCLR-MSG-DD-{today:%Y%m%d}-{number:06d}",
+                created_at=datetime.combine(today, clock(8, 0), tzinfo=UTC),
+                settlement_date=today,
+                clearing_system=CLEARING_SYSTEM,
+                instructing_agent_bic=CLEARING_BIC,
+                instructed_agent_bic=profile.bic,
+            ),
+            debits=(
+                pacs003.InterbankDirectDebit(
+                    end_to_end_id=f"E2E-{transaction_id}"[:35],
+                    transaction_id=transaction_id,
+                    amount=amount,
+                    local_instrument="CORE",
+                    sequence_type=sequence_type,
+                    mandate_id=mandate_reference,
+                    mandate_signed_on=date(2025, 1, 15),
+                    amendment=Amendment(original_mandate_id=original_mandate_reference)
+                    if original_mandate_reference
+                    else None,
+                    creditor_id=creditor_id,
+                    creditor_name=CREDITOR_NAME,
+                    creditor_iban=CREDITOR_IBAN,
+                    creditor_bic=DEBTOR_BIC,  # the other bank of the clearing
+                    debtor_name="Account holder",
+                    debtor_iban=iban,
+                    debtor_bic=profile.bic,
+                    remittance=Unstructured(f"Invoice {number}"),
+                ),
+            ),
+        )
+    )
+    name = f"simulated-clearing-pacs003-{today:%Y%m%d}-{state['written']:04d}.xml"
+    put_file(folder(institution.pk, "sepa", "inbox"), name, content)
+    state_path.write_text(json.dumps(state))
+    return institution, name

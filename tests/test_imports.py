@@ -293,6 +293,8 @@ WIRE_MODULES = {
     "decisioning.payloads",
     # The recalls TX answers, over the API: views beside payments.apis, which is long enough.
     "payments.inbound_recall_apis",
+    # A customer's direct-debit instructions under its account, over the API: the same.
+    "payments.debtor_apis",
 }
 # The domain's imports of the wire, each with its reason. Keep it short.
 WIRE_IMPORTS_ALLOWED = {

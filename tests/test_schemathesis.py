@@ -52,6 +52,7 @@ from events.models import Event
 from institutions import scopes as api_scopes
 from monitoring.services import alerts_raise, monitoring_rule_create, screen
 from payments.models import InboundEntry, InboundRecall
+from payments.services.debtor_register import blocked_creditor_create, debtor_mandate_create
 from payments.services.external_accounts import (
     external_account_create,
     sepa_external_account_create,
@@ -230,6 +231,20 @@ def _build_world() -> dict:
         institution=institution, url="https://hooks.example.com/tx", event_types=["*"]
     ).endpoint
     payments = _payments(institution, customer)
+    # What the account's customer told its bank of SEPA direct debits (docs/payments.md).
+    debtor_mandate = debtor_mandate_create(
+        institution=institution,
+        account_id=source.id,
+        creditor_identifier="DE98ZZZ09999999999",
+        mandate_reference="SCHEMATHESIS-D",
+        actor=SYSTEM,
+    )
+    blocked = blocked_creditor_create(
+        institution=institution,
+        account_id=source.id,
+        creditor_identifier="DE98ZZZ09999999999",
+        actor=SYSTEM,
+    )
     return {
         # With the scope: /sensitive-details answers more than 403.
         "key": issue_key(institution, scopes=api_scopes.ALL)[1],
@@ -252,6 +267,8 @@ def _build_world() -> dict:
             "feeId": fee.id,
             "disputeId": dispute.id,
             "month": "2026-01",
+            "debtorMandateId": debtor_mandate.id,
+            "blockedCreditorId": blocked.id,
             **payments,
         },
     }

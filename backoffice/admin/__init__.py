@@ -16,6 +16,7 @@ from . import (  # noqa: F401 (each registers its admins)
     disputes,
     events,
     institutions,
+    interest,
     monitoring,
     network_settlements,
     payments,

@@ -25,8 +25,9 @@ from .terms import RateField
 
 
 def decimal_text(value: Fraction) -> str:
-    """`value` to PLACES decimal places, half even (the exact fraction is shown beside it)."""
-    return str(to_places(value))
+    """`value` to PLACES decimal places, half even (the exact fraction is shown beside it), in
+    fixed point: `str` of a Decimal would show 0 as "0E-12" and 10^-12 as "1E-12"."""
+    return f"{to_places(value):f}"
 
 
 def fraction_text(value: Fraction) -> str:
@@ -38,12 +39,64 @@ class BandOut(Serializer):
     rate = RateField()
 
 
+class AverageBandOut(Serializer):
+    amount = serializers.CharField(
+        help_text='The part of the average at `rate`, exact: minor units or "n/d" of them.'
+    )
+    rate = RateField()
+
+
+class AverageSideSerializer(Serializer):
+    balance = serializers.CharField(
+        help_text=f"The period-to-date average (minor units, {PLACES} decimal places, half "
+        "even): of the positive balances (deposit) or of what the negative ones owe (overdraft)."
+    )
+    balanceExact = serializers.CharField(help_text='The same, exact: "n/d".')  # noqa: N815
+    rates = AverageBandOut(
+        many=True, help_text="The average's parts and their rates; empty when nothing accrues."
+    )
+    toDate = serializers.CharField(  # noqa: N815
+        help_text="The period's interest through the day, as `accrual`."
+    )
+    accrual = serializers.CharField(help_text="toDate less the day before's.")
+    accrualExact = serializers.CharField()  # noqa: N815
+
+
+class AverageSerializer(Serializer):
+    periodStart = serializers.DateField(source="first")  # noqa: N815
+    days = serializers.IntegerField(help_text="The period's days averaged so far.")
+    deposit = AverageSideSerializer()
+    overdraft = AverageSideSerializer()
+
+    def to_representation(self, average):
+        def side(one):
+            return {
+                "balance": decimal_text(one.balance),
+                "balanceExact": fraction_text(one.balance),
+                "rates": [{"amount": str(b.amount), "rate": rate_text(b.rate)} for b in one.bands],
+                "toDate": decimal_text(one.to_date),
+                "accrual": decimal_text(one.accrual),
+                "accrualExact": fraction_text(one.accrual),
+            }
+
+        return {
+            "periodStart": average.first.isoformat(),
+            "days": average.days,
+            "deposit": side(average.deposit),
+            "overdraft": side(average.overdraft),
+        }
+
+
 class InterestDaySerializer(Serializer):
     date = serializers.DateField(source="day")
     balance = serializers.IntegerField(
         help_text="The end-of-day posted balance by value date (minor units)."
     )
-    kind = serializers.ChoiceField(choices=["deposit", "overdraft", "none"])
+    kind = serializers.ChoiceField(
+        choices=["deposit", "overdraft", "none", "average"],
+        help_text="`average`: the day is under average daily balances; its accruals are "
+        "`average`'s deposit and overdraft sides.",
+    )
     rates = BandOut(
         source="bands",
         many=True,
@@ -54,12 +107,19 @@ class InterestDaySerializer(Serializer):
         allow_null=True, help_text='The day\'s share of a year, exact ("1/365"); null: no terms.'
     )
     accrual = serializers.CharField(
-        help_text=f"The day's interest in minor units, {PLACES} decimal places (half even)."
+        allow_null=True,
+        help_text=f"The day's interest in minor units, {PLACES} decimal places (half even); "
+        "null on an average day.",
     )
     accrualExact = serializers.CharField(  # noqa: N815
-        help_text='The same, exact: "numerator/denominator" of minor units.'
+        allow_null=True, help_text='The same, exact: "numerator/denominator" of minor units.'
     )
     termsId = serializers.CharField(source="terms_id", allow_null=True)  # noqa: N815
+    average = AverageSerializer(
+        allow_null=True,
+        help_text="Under average daily balances (`kind` `average`): the period, the averages "
+        "and each side's interest; null otherwise.",
+    )
 
     def to_representation(self, day):
         return super().to_representation(
@@ -69,9 +129,10 @@ class InterestDaySerializer(Serializer):
                 "kind": day.kind,
                 "bands": [{"amount": b.amount, "rate": rate_text(b.rate)} for b in day.bands],
                 "fraction": None if day.fraction is None else fraction_text(day.fraction),
-                "accrual": decimal_text(day.accrual),
-                "accrualExact": fraction_text(day.accrual),
+                "accrual": None if day.average else decimal_text(day.accrual),
+                "accrualExact": None if day.average else fraction_text(day.accrual),
                 "terms_id": day.terms_id,
+                "average": day.average,
             }
         )
 
@@ -102,6 +163,14 @@ DAYS_PARAMETERS = [
 
 def _days_range(request, today: date) -> tuple[date, date]:
     first, last = query_date(request, "from"), query_date(request, "to")
+    check_span(first, last, today)
+    return first, last
+
+
+def check_span(first: date, last: date, today: date) -> None:
+    """A span of days read from history (these days, a product's preview): 400
+    `validation_error` unless `first <= last`, at most MAX_DAYS days, and `last` has ended at
+    the institution (before `today` there)."""
     if last < first:
         raise ValidationFailed(details={"to": "Must not be before from."})
     if (last - first).days + 1 > MAX_DAYS:
@@ -110,7 +179,6 @@ def _days_range(request, today: date) -> tuple[date, date]:
         raise ValidationFailed(
             details={"to": f"Must be a day that has ended: before {today.isoformat()}."}
         )
-    return first, last
 
 
 class InterestDaysView(TXView):
@@ -136,9 +204,10 @@ class InterestDaysView(TXView):
         days = interest_days(
             account=account, first=first, last=last, time_zone=institution.time_zone
         )
-        totals = {kind: Fraction(0) for kind in ("deposit", "overdraft", "none")}
+        totals = {kind: Fraction(0) for kind in ("deposit", "overdraft")}
         for day in days:
-            totals[day.kind] += day.accrual
+            for kind, accrual in day.accruals().items():
+                totals[kind] += accrual
         return self.respond(
             InterestDaysSerializer(
                 {

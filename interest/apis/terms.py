@@ -92,7 +92,8 @@ class InterestTermsCreate(StrictSerializer):
         source="balance_method",
         choices=InterestTerms.BalanceMethod.choices,
         required=False,
-        help_text="`daily` (default). `average_daily` is not built yet (400).",
+        help_text="`daily` (default): each day's end-of-day balance; `average_daily`: the "
+        "posting period's average daily balance (not with `postingFrequency` `at_close`).",
     )
     postingFrequency = serializers.ChoiceField(  # noqa: N815
         source="posting_frequency",
@@ -123,9 +124,10 @@ class TierOut(Serializer):
     rate = RateField()
 
 
-class InterestTermsSerializer(Serializer):
+class TermsSerializer(Serializer):
+    """The fields a product's terms and an account's override share."""
+
     termsId = serializers.CharField(source="id")  # noqa: N815
-    productRid = serializers.CharField(source="product_id")  # noqa: N815
     effectiveDate = serializers.DateField(source="effective_date")  # noqa: N815
     depositTiers = TierOut(source="deposit_tiers", many=True)  # noqa: N815
     tiering = serializers.ChoiceField(choices=InterestTerms.Tiering.choices)
@@ -149,6 +151,10 @@ class InterestTermsSerializer(Serializer):
         if isinstance(instance, InterestTerms):
             instance = {**interest_terms_data(instance), "created_at": instance.created_at}
         return super().to_representation(instance)
+
+
+class InterestTermsSerializer(TermsSerializer):
+    productRid = serializers.CharField(source="product_id")  # noqa: N815
 
 
 class InterestTermsListSerializer(Serializer):

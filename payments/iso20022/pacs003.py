@@ -8,7 +8,8 @@ the clearing, to collect a SEPA Direct Debit (Core or B2B) from the debtor's ban
                       PmtId (InstrId?, EndToEndId, TxId), PmtTpInf (SvcLvl/Cd SEPA,
                       LclInstrm/Cd CORE|B2B, SeqTp FRST|RCUR|OOFF|FNAL),
                       IntrBkSttlmAmt Ccy=EUR, ChrgBr SLEV,
-                      DrctDbtTx (MndtRltdInf (MndtId, DtOfSgntr), CdtrSchmeId),
+                      DrctDbtTx (MndtRltdInf (MndtId, DtOfSgntr, AmdmntInd?,
+                      AmdmntInfDtls?), CdtrSchmeId),
                       Cdtr/Nm, CdtrAcct/Id/IBAN, CdtrAgt (BIC),
                       Dbtr/Nm, DbtrAcct/Id/IBAN, DbtrAgt (BIC), RmtInf
 
@@ -16,9 +17,10 @@ Between banks each transaction carries its own payment type and creditor identif
 interbank guidelines, EPC114-06 for Core), both banks are named by their BIC and every
 transaction has its transaction id. The debtor's bank checks a collection against the mandates
 its customer holds by the creditor identifier and the mandate id read here. The reader checks
-NbOfTxs, CtrlSum and the total settlement amount against the transactions. Elements TX does not
-model (addresses, ultimate parties, amendment details, pre-notification...) are accepted and
-not kept.
+NbOfTxs, CtrlSum and the total settlement amount against the transactions. A mandate amended
+since the last collection carries what the debtor's bank knew (the original mandate id and
+debtor account, `mandates.Amendment`), as in a pain.008. Elements TX does not model
+(addresses, ultimate parties, pre-notification...) are accepted and not kept.
 """
 
 from __future__ import annotations
@@ -57,11 +59,13 @@ from payments.iso20022.interbank import (
     write_header,
 )
 from payments.iso20022.mandates import (
+    Amendment,
     LocalInstrument,
     SequenceType,
     check_local_instrument,
     check_mandate_id,
     check_sequence_type,
+    read_amendment,
     read_creditor_scheme_id,
     read_mandate,
     read_payment_type,
@@ -95,6 +99,7 @@ class InterbankDirectDebit:
     debtor_bic: str
     instruction_id: str | None = None
     remittance: Remittance | None = None
+    amendment: Amendment | None = None
     currency: str = EUR
 
     def __post_init__(self):
@@ -153,7 +158,7 @@ def _write_debit(body: Element, debit: InterbankDirectDebit) -> None:
     write_payment_type(item, debit.local_instrument, debit.sequence_type)
     sub(item, "IntrBkSttlmAmt", amount_text(debit.amount), Ccy=debit.currency)
     sub(item, "ChrgBr", "SLEV")
-    transaction = write_mandate(item, debit.mandate_id, debit.mandate_signed_on)
+    transaction = write_mandate(item, debit.mandate_id, debit.mandate_signed_on, debit.amendment)
     write_creditor_scheme_id(transaction, debit.creditor_id)
     sub(item, "Cdtr/Nm", debit.creditor_name)
     write_account(item, "CdtrAcct", debit.creditor_iban)
@@ -183,6 +188,7 @@ def read_debits(data: bytes) -> FIToFIDirectDebit:
 def _read_debit(item: Element) -> InterbankDirectDebit:
     instrument, sequence = read_payment_type(item, PACS_003)
     mandate_id, signed_on = read_mandate(item, PACS_003)
+    amendment = read_amendment(item, PACS_003)
     creditor_id = read_creditor_scheme_id(find(item, "DrctDbtTx"), PACS_003)
     if creditor_id is None:
         raise refusal(find(item, "DrctDbtTx"), "CdtrSchmeId is missing", PACS_003)
@@ -200,6 +206,7 @@ def _read_debit(item: Element) -> InterbankDirectDebit:
             currency=amount.get("Ccy"),
             mandate_id=mandate_id,
             mandate_signed_on=signed_on,
+            amendment=amendment,
             creditor_id=creditor_id,
             creditor_name=required(item, "Cdtr/Nm", PACS_003),
             creditor_iban=read_account(item, "CdtrAcct", PACS_003),

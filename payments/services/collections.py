@@ -1,9 +1,10 @@
 """A collection under a mandate (docs/payments.md, "Mandates and direct debits"): what a
 `sepa_dd` payment order asks of its mandate and of the institution's SEPA profile when it is
-made (`payments.services.orders`): the institution collects (an initiation profile with a
-creditor identifier), the mandate is the order's and usable (its row locked: collections of one
-mandate are made one at a time), and the due date leaves the debtor their pre-notification
-days and the scheme its SEPA day after the cut-off."""
+made (`payments.services.orders`): the institution collects (a SEPA profile with a creditor
+identifier: an initiation profile's collections go to its partner bank in a pain.008, an
+interbank one's to the clearing in a pacs.003), the mandate is the order's and usable (its row
+locked: collections of one mandate are made one at a time), and the due date leaves the debtor
+their pre-notification days and the scheme its SEPA day after the cut-off."""
 
 from calendar import monthrange
 from datetime import date, datetime, timedelta
@@ -24,8 +25,8 @@ from ..selectors import mandate_get
 class CreditorIdentifierMissing(BusinessRuleViolation):
     code = "creditor_identifier_missing"
     message = (
-        "The institution collects SEPA direct debits only with an initiation SEPA profile that "
-        "has a creditor identifier: its operators set it (manage.py sepa_profile)."
+        "The institution collects SEPA direct debits only with a SEPA profile that has a "
+        "creditor identifier: its operators set it (manage.py sepa_profile)."
     )
 
 
@@ -35,13 +36,9 @@ class MandateNotUsable(BusinessRuleViolation):
 
 
 def creditor_profile_of(institution: Institution) -> SepaProfile:
-    """The institution's SEPA profile if it can collect (initiation, a creditor identifier)."""
+    """The institution's SEPA profile if it can collect (a creditor identifier)."""
     profile = SepaProfile.objects.filter(institution=institution).first()
-    if (
-        profile is None
-        or profile.kind != SepaProfile.Kind.INITIATION
-        or not profile.creditor_identifier
-    ):
+    if profile is None or not profile.creditor_identifier:
         raise CreditorIdentifierMissing(details={"kind": profile.kind if profile else None})
     return profile
 

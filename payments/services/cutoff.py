@@ -28,6 +28,7 @@ import hashlib
 import unicodedata
 from collections import defaultdict
 from datetime import date
+from typing import NamedTuple
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Q, prefetch_related_objects
@@ -38,7 +39,7 @@ from accounts.services import hold_capture
 from events.services import emit_many
 
 from ..calendar import ach_days_after, is_ach_day, local_now, sepa_days_after, window_instant
-from ..iso20022 import pacs008, pain001, pain008
+from ..iso20022 import pacs003, pacs008, pain001, pain008
 from ..iso20022.interbank import GroupHeader
 from ..locks import (
     lock_ach_profile,
@@ -70,6 +71,7 @@ from .order_events import order_event
 from .sepa_messages import (
     credit_transfer,
     interbank_credit_transfer,
+    interbank_direct_debit,
     party_name,
     remittance_of,
 )
@@ -113,7 +115,7 @@ def cutoff_run(
         if existing is not None:
             return existing
         if rail == Rail.SEPA_DD:
-            orders = _due_collections(institution, window_date, window)
+            orders = _due_collections(profile, window_date, window)
             if not orders:
                 return None
             return _sepa_dd_file(profile, orders, window_date, window)
@@ -191,31 +193,50 @@ def _due_orders(institution, rail: str, window_date: date, window: str) -> list[
     )
 
 
-def _due_collections(institution, window_date: date, window: str) -> list[PaymentOrder]:
+def _due_collections(profile: SepaProfile, window_date: date, window: str) -> list[PaymentOrder]:
     """The approved direct debits made before the cut-off's instant whose due date is at least
     one SEPA day after the window's date (the scheme's D-1), locked by id. One whose due date
-    has come too close (the job did not run in time) waits: staff cancel it."""
+    has come too close (the job did not run in time) waits: staff cancel it. An interbank
+    profile presents a collection in the window one SEPA day before its due date only (the
+    pacs.003's one settlement date is the due date): due after the window's date and at the
+    latest on the next SEPA day."""
+    institution = profile.institution
+    next_day = sepa_days_after(institution, window_date, 1)
+    if profile.kind == SepaProfile.Kind.INTERBANK:
+        due = Q(requested_execution_date__gt=window_date, requested_execution_date__lte=next_day)
+    else:
+        due = Q(requested_execution_date__gte=next_day)
     return lock_payment_orders(
         PaymentOrder.objects.filter(
+            due,
             institution=institution,
             rail=Rail.SEPA_DD,
             status=PaymentOrder.Status.APPROVED,
-            requested_execution_date__gte=sepa_days_after(institution, window_date, 1),
             created_at__lt=window_instant(institution, window_date, window),
         )
     )
 
 
+class _Collection(NamedTuple):
+    """A collection as the window's file carries it: its order, mandate, sequence type and the
+    mandate's amendment not yet told (None)."""
+
+    order: PaymentOrder
+    mandate: Mandate
+    sequence: str
+    amendment: pain008.Amendment | None
+
+
 def _sepa_dd_file(
     profile: SepaProfile, orders: list[PaymentOrder], window_date: date, window: str
 ) -> RailFile | None:
-    """The window's pain.008 (`payments.iso20022.pain008`): a collection instruction per due
-    date, scheme and sequence type, to the profile's settlement account under its creditor
-    identifier, a direct debit per order with its mandate (an amendment not yet told carried on
-    it). The sequence type is decided here: OOFF for a one-off mandate; FNAL for a recurrent
-    mandate's final collection (the rulebooks allow it first too); FRST for its first collection
-    in a file (none before it scheduled and not rejected), RCUR
-    after. Each order's effective date is its due date."""
+    """The window's direct debits in one file: a pain.008 to the partner bank for an
+    `initiation` profile, a pacs.003 to the clearing for an `interbank` one (only the message
+    differs). The sequence type is decided here: OOFF for a one-off mandate; FNAL for a
+    recurrent mandate's final collection (the rulebooks allow it first too); FRST for its first
+    collection in a file (none before it scheduled and not rejected), RCUR after. An amendment
+    not yet told is carried on the mandate's collection. Each order's effective date is its
+    due date (an interbank profile's: the pacs.003's settlement date)."""
     institution = profile.institution
     rail_file = RailFile(institution=institution)
     message_id = rail_file.pk.replace("_", "-")
@@ -225,8 +246,7 @@ def _sepa_dd_file(
         .exclude(status=PaymentOrder.Status.REJECTED)
         .values_list("mandate_id", flat=True)
     )
-    groups = defaultdict(list)
-    amended = []
+    collections = []
     for order in orders:
         mandate = mandates[order.mandate_id]
         if mandate.type == Mandate.Type.ONE_OFF:
@@ -246,7 +266,51 @@ def _sepa_dd_file(
                 original_mandate_id=mandate.original_reference or None,
                 original_debtor_iban=original.sepa_iban() if original else None,
             )
-            amended.append(mandate)
+        collections.append(_Collection(order, mandate, sequence, amendment))
+    if profile.kind == SepaProfile.Kind.INTERBANK:
+        settles_on = sepa_days_after(institution, window_date, 1)
+        collections, content = _pacs003(profile, collections, message_id, settles_on)
+        if not collections:
+            return None
+    else:
+        settles_on = None
+        content = _pain008(profile, collections, message_id)
+    built = _file(
+        institution,
+        Rail.SEPA_DD,
+        window_date,
+        window,
+        _next_modifier(institution, window_date),
+        content,
+        "xml",
+        entry_count=len(collections),
+        debit_total=sum(each.order.amount for each in collections),
+    )
+    built.pk = rail_file.pk
+    if not _stored(built):
+        return None
+    by_day, by_sequence = defaultdict(list), defaultdict(list)
+    for each in collections:
+        by_day[settles_on or each.order.requested_execution_date].append(each.order)
+        by_sequence[each.sequence].append(each.order.pk)
+    for day in sorted(by_day):
+        _schedule([(order, _identification(order)) for order in by_day[day]], built, day)
+    for sequence, ids in by_sequence.items():
+        PaymentOrder.objects.filter(pk__in=ids).update(sequence_type=sequence)
+    amended = {each.mandate.pk for each in collections if each.amendment is not None}
+    Mandate.objects.filter(pk__in=amended).update(
+        original_reference="", original_external_account=None
+    )
+    return built
+
+
+def _pain008(profile: SepaProfile, collections: list[_Collection], message_id: str) -> bytes:
+    """The pain.008 (`payments.iso20022.pain008`) of an initiation profile: a collection
+    instruction per due date, scheme and sequence type, to the profile's settlement account
+    under its creditor identifier, a direct debit per order with its mandate."""
+    institution = profile.institution
+    groups = defaultdict(list)
+    for order, mandate, sequence, amendment in collections:
         debit = pain008.DirectDebit(
             end_to_end_id=order.end_to_end_id,
             amount=order.amount,
@@ -258,7 +322,7 @@ def _sepa_dd_file(
             remittance=remittance_of(order),
             amendment=amendment,
         )
-        groups[(order.requested_execution_date, mandate.scheme, sequence)].append((order, debit))
+        groups[(order.requested_execution_date, mandate.scheme, sequence)].append(debit)
     instructions = []
     for number, key in enumerate(sorted(groups), start=1):
         day, scheme, sequence = key
@@ -272,7 +336,7 @@ def _sepa_dd_file(
                 creditor_iban=profile.settlement_iban,
                 creditor_bic=profile.bic or None,
                 creditor_id=profile.creditor_identifier,
-                debits=tuple(debit for _, debit in groups[key]),
+                debits=tuple(groups[key]),
             )
         )
     initiation = pain008.DirectDebitInitiation(
@@ -281,32 +345,51 @@ def _sepa_dd_file(
         initiating_party=party_name(institution.name),
         payments=tuple(instructions),
     )
-    content = pain008.write_initiation(initiation)  # validated against its XSD as written
-    built = _file(
-        institution,
-        Rail.SEPA_DD,
-        window_date,
-        window,
-        _next_modifier(institution, window_date),
-        content,
-        "xml",
-        entry_count=len(orders),
-        debit_total=sum(order.amount for order in orders),
+    return pain008.write_initiation(initiation)  # validated against its XSD as written
+
+
+def _pacs003(
+    profile: SepaProfile, collections: list[_Collection], message_id: str, day: date
+) -> tuple[list[_Collection], bytes | None]:
+    """The pacs.003 (`payments.iso20022.pacs003`) of an interbank profile, and the collections
+    in it: the institution the instructing bank and every creditor's bank (its BIC), settling
+    through the clearing (`CLEARING_SYSTEM`) on the due date `day`, a direct debit per order
+    with its transaction id, payment type and mandate. A collection that cannot be written
+    between banks (`interbank_direct_debit`) is left out and waits `approved`."""
+    # The creditor accounts' rows, one query for the file.
+    prefetch_related_objects([each.order for each in collections], "account")
+    written = []
+    for each in collections:
+        debit = interbank_direct_debit(
+            each.order,
+            profile,
+            each.mandate,
+            each.sequence,
+            each.amendment,
+            _identification(each.order),
+        )
+        if debit is not None:
+            written.append((each, debit))
+    if not written:
+        return [], None
+    message = pacs003.FIToFIDirectDebit(
+        header=_interbank_header(profile, message_id, day),
+        debits=tuple(debit for _, debit in written),
     )
-    built.pk = rail_file.pk
-    if not _stored(built):
-        return None
-    for key in sorted(groups):
-        batch = [order for order, _ in groups[key]]
-        _schedule([(order, _identification(order)) for order in batch], built, key[0])
-        PaymentOrder.objects.filter(pk__in=[order.pk for order in batch]).update(
-            sequence_type=key[2]
-        )
-    for mandate in amended:
-        Mandate.objects.filter(pk=mandate.pk).update(
-            original_reference="", original_external_account=None
-        )
-    return built
+    # Validated against its XSD and read back as written.
+    return [each for each, _ in written], pacs003.write_debits(message)
+
+
+def _interbank_header(profile: SepaProfile, message_id: str, day: date) -> GroupHeader:
+    """An interbank profile's group header: the institution the instructing bank (its BIC),
+    settling through the clearing (CLRG, `CLEARING_SYSTEM`) on `day`."""
+    return GroupHeader(
+        message_id=message_id,
+        created_at=local_now(profile.institution).replace(microsecond=0),
+        settlement_date=day,
+        clearing_system=CLEARING_SYSTEM,
+        instructing_agent_bic=profile.bic,
+    )
 
 
 def _file(institution, rail, window_date, window, modifier, content, extension, **totals):
@@ -417,13 +500,7 @@ def _pacs008(
     if not written:
         return [], None
     message = pacs008.FIToFICreditTransfer(
-        header=GroupHeader(
-            message_id=message_id,
-            created_at=local_now(profile.institution).replace(microsecond=0),
-            settlement_date=day,
-            clearing_system=CLEARING_SYSTEM,
-            instructing_agent_bic=profile.bic,
-        ),
+        header=_interbank_header(profile, message_id, day),
         transfers=tuple(transfer for _, transfer in written),
     )
     # Validated against its XSD and read back as written.

@@ -3,9 +3,9 @@
 cancelled, each atomically with its event (`mandate.created`, `mandate.amended`,
 `mandate.cancelled`, the actor's).
 
-An institution collects only with an `initiation` SEPA profile that has a creditor identifier
-(422 `creditor_identifier_missing` otherwise); the mandate's debtor account is one of its SEPA
-external accounts; its reference is unique in the institution (a unique index: 422
+An institution collects only with a SEPA profile (initiation or interbank) that has a creditor
+identifier (422 `creditor_identifier_missing` otherwise); the mandate's debtor account is one of
+its SEPA external accounts; its reference is unique in the institution (a unique index: 422
 `duplicate_reference`, also when two requests race). IBANs are never in an error or an event:
 the debtor account is named by its id.
 """
@@ -34,12 +34,6 @@ from ..models import ExternalAccount, Mandate, PaymentOrder
 from ..selectors import external_account_get
 from .collections import creditor_profile_of, lapse_day
 from .orders import payment_order_cancel
-
-
-def checked_reference(value, field: str = "mandate_reference") -> str:
-    """A mandate reference (AT-01): 1 to 35 characters of the SEPA character set, the EPC's rule
-    for identifiers (no '/' at either end, no '//')."""
-    return sepa.checked_end_to_end_id(value, field)
 
 
 def _debtor_account(institution, external_account_id: str) -> ExternalAccount:
@@ -104,7 +98,7 @@ def mandate_create(
     """A new `active` mandate (module docstring). Emits `mandate.created`."""
     errors = {}
     try:
-        reference = checked_reference(reference)
+        reference = sepa.checked_mandate_reference(reference)
     except ValidationFailed as failed:
         errors.update(failed.details)
     if scheme not in Mandate.Scheme.values:
@@ -165,7 +159,7 @@ def mandate_amend(
     if external_account_id is None and reference is None:
         raise ValidationFailed(details={"non_field_errors": "Give at least one field."})
     if reference is not None:
-        reference = checked_reference(reference)
+        reference = sepa.checked_mandate_reference(reference)
     institution = mandate.institution
     external = None
     if external_account_id is not None:

@@ -136,20 +136,20 @@ def sepa_profile_of(institution: Institution, rail: str) -> SepaProfile:
 
 
 def _interbank_parties(profile: SepaProfile, account, external: ExternalAccount, rail) -> None:
-    """Between banks both accounts are IBANs and both banks BICs (the pacs.008): an interbank
-    profile whose accounts have no IBAN (`iban_country`, `iban_bank_code` unset) sends no
-    credit transfer (422 `rail_not_available`), and an external account without its bank's BIC
-    is not paid so (400)."""
+    """Between banks both accounts are IBANs and both banks BICs (the pacs.008, the pacs.003):
+    an interbank profile whose accounts have no IBAN (`iban_country`, `iban_bank_code` unset)
+    sends no credit transfer and no collection (422 `rail_not_available`), and an external
+    account without its bank's BIC is not paid or collected from so (400)."""
     if account_iban(account, profile) is None:
         raise RailNotAvailable(
             "The institution's accounts have no IBAN (its SEPA profile issues none): a bank in "
-            "the clearing names the debtor's account by its IBAN.",
+            "the clearing names the customer's account by its IBAN.",
             details={"rail": rail},
         )
     if not external.sepa_bic:
         raise ValidationFailed(
             details={
-                "external_account_id": "A bank in the clearing names the creditor's bank: the "
+                "external_account_id": "A bank in the clearing names the other bank: the "
                 "external account needs its BIC."
             }
         )
@@ -341,7 +341,7 @@ def payment_order_create(
             )
     else:
         profile = sepa_profile_of(institution, rail)
-        if rail == Rail.SEPA_CT and profile.kind == SepaProfile.Kind.INTERBANK:
+        if rail in (Rail.SEPA_CT, Rail.SEPA_DD) and profile.kind == SepaProfile.Kind.INTERBANK:
             _interbank_parties(profile, account, external, rail)
         if rail == Rail.SEPA_INST and not settings.SEPA_INSTANT_CLEARING:
             raise RailNotAvailable(

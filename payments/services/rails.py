@@ -78,11 +78,11 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
         institution = profile.institution
         day = local_date(institution, now)
         initiation = profile.kind == SepaProfile.Kind.INITIATION
-        # Credit transfers' cut-off (a pain.001, or an interbank profile's pacs.008), and an
-        # initiation profile's direct debits' when the institution collects (a creditor
-        # identifier): one file per window each.
+        # Credit transfers' cut-off (a pain.001, or an interbank profile's pacs.008), and the
+        # direct debits' when the institution collects (a creditor identifier: a pain.008, or
+        # an interbank profile's pacs.003): one file per window each.
         cutoffs = [(Rail.SEPA_CT, profile.credit_transfer_cutoff)]
-        if initiation and profile.creditor_identifier:
+        if profile.creditor_identifier:
             cutoffs.append((Rail.SEPA_DD, profile.direct_debit_cutoff))
         for rail, window in cutoffs:
             if is_sepa_day(institution, day) and window_instant(institution, day, window) <= now:

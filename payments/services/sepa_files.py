@@ -3,8 +3,8 @@
 once by their bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls
 `sepa_file_apply` in its transaction). A document is read by its namespace and refused whole,
 with the validator's message, unless it is a pain.002, a camt.054, a camt.029, a camt.056, a
-pacs.002 or a pacs.004 that validates against its official XSD (`payments.iso20022`: safe
-parsing, no entity, no network).
+pacs.002, a pacs.003 or a pacs.004 that validates against its official XSD
+(`payments.iso20022`: safe parsing, no entity, no network).
 
 - a **pain.002** status report answers a pain.001 of TX's: a transaction rejected (`RJCT`)
   is the bank's rejection of its order (`returns.order_return`: `rejected`, its money back to
@@ -20,12 +20,17 @@ parsing, no entity, no network).
   of an accepted recall (`recalls`);
 - a **camt.029** answers TX's recalls (`recalls.recall_answers`): accepted or refused;
 - a **camt.056** recalls a credit TX received, for TX to answer (`inbound_recalls`);
-- a **pacs.002** of the clearing answers an `interbank` profile's pacs.008: a transaction
-  settled (`ACSC`) settles its order (`settlement.order_settle`), one rejected rejects it as a
-  pain.002's rejection does, a message rejected whole rejects its file's orders no status named;
-- a **pacs.004** of the clearing returns an interbank profile's transfer
-  (`returns.order_return`, as a camt.054's return: once, never refused; an order still `sent`
-  settled first, the return saying the clearing settled it).
+- a **pacs.002** of the clearing answers an `interbank` profile's pacs.008 or pacs.003: a
+  transaction settled (`ACSC`) settles its order (`settlement.order_settle`: a credit transfer's
+  money leaves the clearing account, a collection's comes to the customer's account), one
+  rejected rejects it as a pain.002's rejection does, a message rejected whole rejects its
+  file's orders no status named;
+- a **pacs.003** of the clearing presents other banks' collections from the institution's
+  accounts (`inbound_debits`: debited, or rejected with TX's pacs.002);
+- a **pacs.004** of the clearing returns an interbank profile's transfer, or refunds or returns
+  its collection (`returns.order_return`, as a camt.054's return: once, never refused, a spent
+  collection's rest to returns receivable; an order still `sent` settled first, the return
+  saying the clearing settled it).
 
 The pacs messages name an order by its end-to-end id and the transaction id TX gave it (its
 trace number), of an institution whose profile is `interbank` only (another's: refused whole).
@@ -49,6 +54,7 @@ from ..iso20022.messages import (
     CAMT_054,
     CAMT_056,
     PACS_002,
+    PACS_003,
     PACS_004,
     PAIN_002,
 )
@@ -57,6 +63,7 @@ from ..iso20022.pacs004 import read_return
 from ..iso20022.pain002 import read_status_report
 from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
 from ..sepa import EUR
+from .inbound_debits import inbound_debits_receive
 from .inbound_recalls import inbound_recalls_receive, recalled_credit_booked
 from .instant_answers import instant_status
 from .recalls import recall_answers, recall_money_back
@@ -100,15 +107,17 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
                 "initiation SEPA profile (an interbank one's recalls are not built)"
             )
         return inbound_recalls_receive(rail_file, content, now)
-    if message in (PACS_002, PACS_004):
+    if message in (PACS_002, PACS_003, PACS_004):
         profile = SepaProfile.objects.filter(institution=rail_file.institution).first()
         if profile is None or profile.kind != SepaProfile.Kind.INTERBANK:
             raise SepaRefused(
-                f"{message.name}: an answer of the clearing, and the institution is not in it "
+                f"{message.name}: a message of the clearing, and the institution is not in it "
                 "(its SEPA profile is not interbank)"
             )
         if message is PACS_002:
             return _clearing_status_report(rail_file, content, now)
+        if message is PACS_003:
+            return inbound_debits_receive(rail_file, content, now)
         return _clearing_returns(rail_file, content, now)
     return _notification(rail_file, content, now)
 
@@ -119,12 +128,12 @@ def _message_of(content: bytes):
     except etree.XMLSyntaxError:
         return PAIN_002  # its reader refuses it, with the parser's message
     found = BY_NAMESPACE.get(etree.QName(root).namespace or "")
-    if found not in (PAIN_002, CAMT_054, CAMT_029, CAMT_056, PACS_002, PACS_004):
+    if found not in (PAIN_002, CAMT_054, CAMT_029, CAMT_056, PACS_002, PACS_003, PACS_004):
         name = found.name if found else "not an ISO 20022 document TX reads"
         raise SepaRefused(
             f"{name}: the bank's SEPA files TX reads are pain.002 status reports, camt.054 "
             "notifications, camt.029 answers to recalls and camt.056 recalls, and the "
-            "clearing's pacs.002 status reports and pacs.004 returns"
+            "clearing's pacs.002 status reports, pacs.004 returns and pacs.003 direct debits"
         )
     return found
 
@@ -426,14 +435,19 @@ def _credit_received(rail_file: RailFile, profile, entry, transaction, now: date
     )
 
 
-# --- pacs.002 and pacs.004: the clearing's answers to an interbank profile's pacs.008 --------
+# --- pacs.002 and pacs.004: the clearing's answers to an interbank profile's pacs.008, pacs.003 -
 
 
 def _interbank_order_of(institution, end_to_end_id: str, transaction_id: str):
-    """The credit transfer a clearing's answer names: its end-to-end id and the transaction id
-    TX gave it in the pacs.008 (its trace number); None when either is not the order's."""
+    """The credit transfer or collection a clearing's answer names: its end-to-end id and the
+    transaction id TX gave it in the pacs.008 or pacs.003 (its trace number); None when either
+    is not the order's."""
     order = _order_of(institution, end_to_end_id)
-    if order is None or order.rail != Rail.SEPA_CT or order.trace_number != transaction_id:
+    if (
+        order is None
+        or order.rail not in (Rail.SEPA_CT, Rail.SEPA_DD)
+        or order.trace_number != transaction_id
+    ):
         return None
     return order
 

@@ -156,7 +156,8 @@ def instant_credits_booked(
 
 
 def inbound_reject(inbound: InboundEntry, code: str, *, at: datetime) -> None:
-    """An instant credit refused: nothing moved, its reason kept."""
+    """An instant credit, or a collection from an account (`inbound_debits`), refused before
+    settlement: nothing moved, its reason kept."""
     inbound_move(
         inbound,
         Status.REJECTED,

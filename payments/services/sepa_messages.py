@@ -1,11 +1,12 @@
 """What TX's SEPA messages say of an order and of the institution (the cut-off's pain.001 and
-an instant payment's alike, and an interbank profile's pacs.008): a credit transfer of an order,
-and a party's name as ISO 20022 takes it."""
+an instant payment's alike, and an interbank profile's pacs.008 and pacs.003): a credit transfer
+or a collection of an order, and a party's name as ISO 20022 takes it."""
 
 from ..account_ibans import account_iban
-from ..iso20022 import pacs008, pain001
+from ..iso20022 import pacs003, pacs008, pain001
+from ..iso20022.mandates import Amendment
 from ..iso20022.remittance import CreditorReference, Unstructured
-from ..models import PaymentOrder, SepaProfile
+from ..models import Mandate, PaymentOrder, SepaProfile
 
 
 def remittance_of(order: PaymentOrder) -> CreditorReference | Unstructured | None:
@@ -53,6 +54,44 @@ def interbank_credit_transfer(
         creditor_name=party_name(external.holder_name),
         creditor_iban=external.sepa_iban(),
         creditor_bic=external.sepa_bic,
+        remittance=remittance_of(order),
+    )
+
+
+def interbank_direct_debit(
+    order: PaymentOrder,
+    profile: SepaProfile,
+    mandate: Mandate,
+    sequence_type: str,
+    amendment: Amendment | None,
+    transaction_id: str,
+) -> pacs003.InterbankDirectDebit | None:
+    """The collection as a pacs.003 direct debit of an interbank profile: the institution the
+    creditor under its creditor identifier (the mandate is with it, as in a pain.008), the
+    money for the customer's account by its IBAN (`account_ibans`), the institution the
+    creditor's bank by its BIC, the debtor's bank by the external account's. None when it
+    cannot be written so (no IBAN of the account, no BIC of the debtor's bank: the order
+    creation refuses both; one made before its profile changed waits)."""
+    external = order.external_account
+    creditor_iban = account_iban(order.account, profile)
+    if creditor_iban is None or not external.sepa_bic:
+        return None
+    return pacs003.InterbankDirectDebit(
+        end_to_end_id=order.end_to_end_id,
+        transaction_id=transaction_id,
+        amount=order.amount,
+        local_instrument=mandate.scheme,
+        sequence_type=sequence_type,
+        mandate_id=mandate.reference,
+        mandate_signed_on=mandate.signature_date,
+        amendment=amendment,
+        creditor_id=profile.creditor_identifier,
+        creditor_name=party_name(profile.institution.name),
+        creditor_iban=creditor_iban,
+        creditor_bic=profile.bic,
+        debtor_name=party_name(external.holder_name),
+        debtor_iban=external.sepa_iban(),
+        debtor_bic=external.sepa_bic,
         remittance=remittance_of(order),
     )
 

@@ -60,7 +60,7 @@ def company_id_checked(value) -> str:
     return value
 
 
-def _reason(value: str, field: str = "reason") -> str:
+def reason_checked(value: str, field: str = "reason") -> str:
     if not isinstance(value, str) or len(value) > MAX_REASON:
         raise ValidationFailed(details={field: f"At most {MAX_REASON} characters."})
     if any(ord(char) < 32 or ord(char) == 127 for char in value):
@@ -113,7 +113,7 @@ def stop_payment_create(
         errors["expires_at"] = "Must be in the future."
     if errors:
         raise ValidationFailed(details=errors)
-    reason = _reason(reason)
+    reason = reason_checked(reason)
     account = account_get(institution=institution, account_id=account_id)
     with transaction.atomic(savepoint=False):
         # The account's row, so that a close racing this request is seen.
@@ -151,7 +151,7 @@ def stop_payment_cancel(
     """The stop ends: debits of its originator reach the account again. 409
     `invalid_state_transition` when it is cancelled already or has expired. Emits
     `stop_payment.cancelled` (the actor's)."""
-    reason = _reason(reason)
+    reason = reason_checked(reason)
     with transaction.atomic(savepoint=False):
         stop = lock_stop_payment(stop.pk)
         now = timezone.now()

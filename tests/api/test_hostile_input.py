@@ -357,6 +357,16 @@ class World:
         ]
 
     @cached_property
+    def debtor_mandate(self) -> str:
+        path = f"/accounts/{self.account}/debtor-mandates"
+        return self._created(path, debtor_mandate_body("HOSTILE-D0"))["debtorMandateId"]
+
+    @cached_property
+    def blocked_creditor(self) -> str:
+        path = f"/accounts/{self.account}/blocked-creditors"
+        return self._created(path, {"creditorIdentifier": CREDITOR_ID})["blockedCreditorId"]
+
+    @cached_property
     def expected_payment(self) -> str:
         return self._created("/expected-payments", EXPECTED)["expectedPaymentId"]
 
@@ -384,6 +394,8 @@ class World:
                 "stopPaymentId": "stop_payment",
                 "inboundRecallId": "inbound_recall",
                 "mandateId": "mandate",
+                "debtorMandateId": "debtor_mandate",
+                "blockedCreditorId": "blocked_creditor",
                 "expectedPaymentId": "expected_payment",
             }[name],
         )
@@ -404,6 +416,13 @@ EXPECTED = {
     "reference": "Invoice 17",
     "endToEndId": "E2E-0001",
 }
+
+
+CREDITOR_ID = "DE98ZZZ09999999999"
+
+
+def debtor_mandate_body(reference: str = "HOSTILE-D1") -> dict:
+    return {"creditorIdentifier": CREDITOR_ID, "mandateReference": reference}
 
 
 def mandate_body(external_id: str, reference: str = "HOSTILE-M1") -> dict:
@@ -628,6 +647,29 @@ BODIES = {
         "negativeRatesAllowed": False,
         "withholdingTaxRate": "25",
     },
+    # An account's override (v2 only, docs/interest.md): the same, and its last day.
+    ("InterestOverridesView", "post"): lambda w, v: {
+        "effectiveDate": (timezone.now() + timedelta(days=2)).date().isoformat(),
+        "endDate": (timezone.now() + timedelta(days=40)).date().isoformat(),
+        "depositTiers": [{"fromBalance": 0, "rate": "1.5"}, {"fromBalance": 100, "rate": "2"}],
+        "tiering": "banded",
+        "overdraftRate": "9.9",
+        "dayCount": "act_360",
+        "balanceMethod": "average_daily",
+        "postingFrequency": "quarterly",
+        "rounding": "half_up",
+        "negativeRatesAllowed": False,
+        "withholdingTaxRate": "25",
+    },
+    # What terms would have cost (v2 only, docs/interest.md, "Previews"): two ended days.
+    ("InterestPreviewView", "post"): lambda w, v: {
+        "from": (timezone.now() - timedelta(days=3)).date().isoformat(),
+        "to": (timezone.now() - timedelta(days=2)).date().isoformat(),
+        "depositTiers": [{"fromBalance": 0, "rate": "1.5"}, {"fromBalance": 100, "rate": "2"}],
+        "tiering": "banded",
+        "overdraftRate": "9.9",
+        "dayCount": "act_360",
+    },
     ("CardProductListCreateView", "post"): lambda w, v: {
         "code": "TRAVEL",
         "name": "Travel",
@@ -715,6 +757,13 @@ BODIES = {
     ("MandateListView", "post"): lambda w, v: w.sepa and mandate_body(w.sepa_external_account),
     ("MandateDetailView", "patch"): lambda w, v: {"mandateReference": "HOSTILE-M2"},
     ("MandateCancellationsView", "post"): lambda w, v: {"reason": "Asked by the debtor"},
+    ("DebtorMandateListView", "post"): lambda w, v: debtor_mandate_body(),
+    ("DebtorMandateCancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
+    # Another creditor than the world's blocked one.
+    ("BlockedCreditorListView", "post"): lambda w, v: {
+        "creditorIdentifier": "IT66ZZZA1B2C3D4E5F6G7H8"
+    },
+    ("BlockedCreditorCancellationsView", "post"): lambda w, v: {"reason": "Agreed"},
     # A valid file of the bank's: a return of an entry TX never sent, kept for reconciliation.
     ("RailFileListView", "post"): lambda w, v: upload_body(
         unknown_return_file(w.ach, timezone.now().date())
@@ -918,6 +967,8 @@ EMPTY_IS_VALID = {
     ("CancellationsView", "post"),
     ("StopPaymentCancellationsView", "post"),
     ("MandateCancellationsView", "post"),
+    ("DebtorMandateCancellationsView", "post"),
+    ("BlockedCreditorCancellationsView", "post"),
     ("ExpectedPaymentCancellationsView", "post"),
     ("InterestSettlementsView", "post"),
 }

@@ -348,6 +348,15 @@ class World:
         body = {"accountId": self["usdAccount"], "companyId": "1234509876"}
         return self._post("/stop-payments", body)["stopPaymentId"]
 
+    def _make_debtorMandate(self):  # noqa: N802 (v2 only): a mandate the customer holds
+        body = {"creditorIdentifier": "DE98ZZZ09999999999", "mandateReference": "SCOPES-D0"}
+        path = f"/accounts/{self['account']}/debtor-mandates"
+        return self._post(path, body)["debtorMandateId"]
+
+    def _make_blockedCreditor(self):  # noqa: N802 (v2 only): a creditor the customer blocks
+        path = f"/accounts/{self['account']}/blocked-creditors"
+        return self._post(path, {"creditorIdentifier": "DE98ZZZ09999999999"})["blockedCreditorId"]
+
     def _make_sepa(self):  # v2 only: a SEPA profile that collects (staff set it, no API)
         return sepa_profile(self.institution, creditor_identifier="DE98ZZZ09999999999").pk
 
@@ -489,6 +498,8 @@ PATH_IDS = {
     "inboundRecallId": "inboundRecall",
     "stopPaymentId": "stopPayment",
     "mandateId": "mandate",
+    "debtorMandateId": "debtorMandate",
+    "blockedCreditorId": "blockedCreditor",
 }
 # Objects no request can make without staff, a rule firing or a fee schedule: a made-up id
 # answers 404 after the scope check, which is all these tests need of them.
@@ -620,6 +631,17 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
             "dayCount": "act_365f",
         },
+        ("POST", "/accounts/{accountId}/interest-rates"): lambda ids: {
+            "effectiveDate": local_date(ids.institution, timezone.now()).isoformat(),
+            "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
+            "dayCount": "act_365f",
+        },
+        ("POST", "/products/accounts/{productRid}/interest-previews"): lambda ids: {
+            "from": (local_date(ids.institution, timezone.now()) - timedelta(days=2)).isoformat(),
+            "to": (local_date(ids.institution, timezone.now()) - timedelta(days=1)).isoformat(),
+            "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],
+            "dayCount": "act_365f",
+        },
         ("POST", "/products/cards"): lambda ids: CARD_PRODUCT,
         ("PATCH", "/products/cards/{cardProductRid}"): lambda ids: {"name": "Renamed"},
         ("POST", "/decisioning-endpoints"): lambda ids: {
@@ -667,6 +689,21 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ),
         ("PATCH", "/mandates/{mandateId}"): lambda ids: {"mandateReference": "SCOPES-M2"},
         ("POST", "/mandates/{mandateId}/cancellations"): lambda ids: {},
+        ("POST", "/accounts/{accountId}/debtor-mandates"): lambda ids: {
+            "creditorIdentifier": "DE98ZZZ09999999999",
+            "mandateReference": "SCOPES-D1",
+        },
+        (
+            "POST",
+            "/accounts/{accountId}/debtor-mandates/{debtorMandateId}/cancellations",
+        ): lambda ids: {},
+        ("POST", "/accounts/{accountId}/blocked-creditors"): lambda ids: {
+            "creditorIdentifier": "IT66ZZZA1B2C3D4E5F6G7H8"
+        },
+        (
+            "POST",
+            "/accounts/{accountId}/blocked-creditors/{blockedCreditorId}/cancellations",
+        ): lambda ids: {},
         # Another trace than the world's file: other bytes, another file.
         ("POST", "/bank-statements"): lambda ids: statement_body(b"other bytes\n"),
         # Another day than the world's settlement (a fresh one of its own: the day before).

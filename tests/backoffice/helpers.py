@@ -3,6 +3,7 @@ shows, and staff users in each role, limited or not."""
 
 import importlib
 from datetime import date
+from fractions import Fraction
 
 from django.contrib import admin
 from django.contrib.auth.models import Group, Permission, User
@@ -12,8 +13,12 @@ from django.utils import timezone
 
 from accounts.models import Account
 from backoffice.services.thresholds import approval_threshold_set
+from institutions.calendar import local_date
 from institutions.models import InstitutionAccess
 from institutions.services import holiday_add
+from interest.calculation import interest_day, to_places
+from interest.models import AccrualBook, InterestAccrual, InterestBooking, InterestTerms
+from interest.rates import rate_text
 from payments.models import Rail
 from payments.services.cutoff import cutoff_run
 from reconciliation.models import BankStatement
@@ -65,7 +70,58 @@ def populated(institution) -> AdminWorld:
     # Set by the bank's administrators in the back office only.
     approval_threshold_set(institution=institution, kind="adjustment", currency="EUR", up_to=5_000)
     _payments(world, institution)
+    _interest(world, institution)
     return world
+
+
+def _interest(world: AdminWorld, institution) -> None:
+    """The account product's interest terms from today (through the API) and today's accrual of
+    the world's account as the accrual job writes it, with its booking and books: the job
+    itself accrues only a day that has ended, and its journal may not be value-dated after it
+    is posted. A small rate: the books' running total stays below half a minor unit, booked 0
+    with no journal, as the job leaves such a batch (verify_ledger holds)."""
+    today = local_date(institution, timezone.now())
+    body = {
+        "effectiveDate": today.isoformat(),
+        "depositTiers": [{"fromBalance": 0, "rate": "0.01"}],
+        "overdraftRate": "0.01",
+        "dayCount": "act_365f",
+    }
+    rid = world["accountProduct"]
+    response = world.api.post(f"/products/accounts/{rid}/interest-rates", body)
+    assert response.status_code == 201, response.content
+    terms = InterestTerms.objects.get(pk=response.json()["termsId"])
+    account = Account.objects.get(pk=world["account"])
+    day = interest_day(today, account.posted, terms)
+    assert day.kind != "none" and abs(day.accrual) < Fraction(1, 2), day
+    accrual = to_places(day.accrual)
+    AccrualBook.objects.create(
+        institution=institution,
+        currency=account.currency,
+        accrued_through=today,
+        **{f"{day.kind}_accrued": accrual},
+    )
+    booking = InterestBooking.objects.create(
+        institution=institution,
+        currency=account.currency,
+        day=today,
+        deposit_accrued=accrual if day.kind == "deposit" else 0,
+        deposit_amount=0,
+        overdraft_accrued=accrual if day.kind == "overdraft" else 0,
+        overdraft_amount=0,
+    )
+    InterestAccrual.objects.create(
+        institution=institution,
+        account=account,
+        day=today,
+        kind=day.kind,
+        balance=day.balance,
+        bands=[{"amount": band.amount, "rate": rate_text(band.rate)} for band in day.bands],
+        terms=terms,
+        fraction=f"{day.fraction.numerator}/{day.fraction.denominator}",
+        accrual=accrual,
+        booking=booking,
+    )
 
 
 def _payments(world: AdminWorld, institution) -> None:
@@ -224,6 +280,14 @@ def restore_roles() -> None:
     )
     for group in Group.objects.filter(name__in=breaks.ROLES):
         group.permissions.add(*changed)
+    # backoffice/migrations/0016_interest_roles.py: every role views interest terms and
+    # accruals.
+    interest = importlib.import_module("backoffice.migrations.0016_interest_roles")
+    viewed = Permission.objects.filter(
+        content_type__app_label="interest", codename__in=interest.VIEW
+    )
+    for group in Group.objects.filter(name__in=interest.ROLES):
+        group.permissions.add(*viewed)
     # payments/migrations/0005_stop_payment_roles.py, cards/migrations/0014_protect_card.py,
     # backoffice/migrations/0005_staff_roles_thresholds.py: every role views stop payments and
     # the approval thresholds, and protects a card.

@@ -33,6 +33,7 @@ BUSINESS = [
     "Disputes",
     "Event log",
     "Institutions",
+    "Interest",
     "Payments to other banks",
     "Program decisioning",
     "Reconciliation",

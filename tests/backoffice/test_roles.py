@@ -71,6 +71,9 @@ VIEWED = {
     "backoffice.view_approvalrequest",
     # Granted by backoffice/migrations/0005_staff_roles_thresholds.py.
     "backoffice.view_approvalthreshold",
+    # Granted by backoffice/migrations/0016_interest_roles.py.
+    "interest.view_interestterms",
+    "interest.view_interestaccrual",
 }
 # Every role may protect a card (freeze, unfreeze, block lost or stolen): granted by
 # cards/migrations/0014_protect_card.py (docs/back-office.md, "Roles").

@@ -73,8 +73,8 @@ def listed_ids(api: Api, **params) -> list[str]:
 # --- every write of the API: its events name the request's key -------------------------------
 WRITES = [op for op in OPERATIONS if op.method != "GET"]
 # Writes that record no event: they look something up, check a PIN, change a webhook
-# endpoint (no event type for those: docs/events.md) or test a decisioning endpoint (it changes
-# nothing: docs/decisioning.md).
+# endpoint (no event type for those: docs/events.md), test a decisioning endpoint (it changes
+# nothing: docs/decisioning.md) or preview interest terms (nothing written: docs/interest.md).
 EMIT_NOTHING = {
     ("POST", "/account-lookups"),
     ("POST", "/card-lookups"),
@@ -85,6 +85,7 @@ EMIT_NOTHING = {
     ("POST", "/webhook-endpoints"),
     ("PATCH", "/webhook-endpoints/{endpointId}"),
     ("POST", "/decisioning-endpoints/{endpointId}/tests"),
+    ("POST", "/products/accounts/{productRid}/interest-previews"),
 }
 
 

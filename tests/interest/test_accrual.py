@@ -61,9 +61,12 @@ def test_days_accrued_and_booked_with_the_residue_carried(api_v2, institution, o
 
     assert (first.days, first.accruals, first.journals) == (2, 4, 2)
     assert progress == [(1, 2), (2, 2)]
-    assert second == {"days": 3, "accruals": 6, "journals": 3}
-    assert len(reads) == 3
-    assert again == {"days": 0, "accruals": 0, "journals": 0}
+    assert second == {"days": 3, "accruals": 6, "journals": 3, "adjustments": 0}
+    # One balance query a day (the accounts fit one batch); then the look for back-valued money,
+    # which finds a's debit of the 3rd, posted after the run on the 3rd, and recomputes a's 3rd
+    # to 5th in one query: no difference (the debit was not back-valued).
+    assert len(reads) == 5
+    assert again == {"days": 0, "accruals": 0, "journals": 0, "adjustments": 0}
 
     rows = {
         (r.account_id, r.day.isoformat()): (r.kind, r.balance, r.bands, r.fraction, r.accrual)
@@ -134,7 +137,7 @@ def test_days_accrued_and_booked_with_the_residue_carried(api_v2, institution, o
     assert ledger_breaches() == []
     AccrualBook.objects.filter(pk=book.pk).update(deposit_accrued=F("deposit_accrued") + 1)
     assert {breach.check for breach in ledger_breaches()} == {
-        "interest books that are not the sum of their accruals",
+        "interest books that are not the sum of their accruals and adjustments",
         "interest books whose booked totals are more than half a minor unit from their accrued "
         "totals",
     }

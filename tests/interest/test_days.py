@@ -11,7 +11,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Account
-from accounts.selectors import balance_at, value_balances_at, value_balances_of
+from accounts.selectors import (
+    balance_at,
+    value_balances_at,
+    value_balances_of,
+    value_balances_over,
+)
 from tests.accounts.api.helpers import (
     ANY,
     adjust,
@@ -247,6 +252,12 @@ def test_a_back_valued_credit_changes_the_days_it_counts_in(api_v2, berlin):
         assert value_balances_of(account_ids=[account.pk] + [o.pk for o in others], at=at) == {
             a.pk: balance_at(account=a, at=at, value=True)[0] for a in [account, *others]
         }
+    # And many accounts at many instants (a product's preview), in one query.
+    ids = [account.pk] + [o.pk for o in others]
+    assert value_balances_over(account_ids=ids, instants=instants) == {
+        a.pk: [balance_at(account=a, at=at, value=True)[0] for at in instants]
+        for a in [account, *others]
+    }
     assert value_balances_of(account_ids=[], at=instants[0]) == {}
     assert value_balances_at(account=account, instants=[]) == []
     with pytest.raises(ValueError, match="increase"):

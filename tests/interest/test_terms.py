@@ -113,7 +113,8 @@ BAD = [
             "never change the past."
         },
     ),
-    ({"balanceMethod": "average_daily"}, {"balanceMethod": ANY}),
+    # An average needs a posting period.
+    ({"balanceMethod": "average_daily", "postingFrequency": "at_close"}, {"balanceMethod": ANY}),
     # A rate is a decimal string, never a JSON number.
     ({"overdraftRate": 9.9}, {"overdraftRate": ANY}),
     ({"overdraftRate": "1e1"}, {"overdraftRate": ANY}),

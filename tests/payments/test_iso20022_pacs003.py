@@ -8,6 +8,7 @@ import datetime
 import pytest
 
 from payments.iso20022.errors import Iso20022Error
+from payments.iso20022.mandates import Amendment
 from payments.iso20022.messages import PACS_003, PACS_008, PAIN_001, PAIN_008
 from payments.iso20022.pacs003 import (
     FIToFIDirectDebit,
@@ -58,7 +59,14 @@ def debits() -> FIToFIDirectDebit:
         header=header("TX-IBDD-0001"),
         debits=(
             debit(1, sequence_type="FRST"),
-            debit(2, remittance=CreditorReference(RF_REFERENCE), instruction_id=None),
+            debit(
+                2,
+                remittance=CreditorReference(RF_REFERENCE),
+                instruction_id=None,
+                amendment=Amendment(
+                    original_mandate_id="MANDATE-OLD", original_debtor_iban=CREDITOR_IBAN_FR
+                ),
+            ),
             debit(
                 3,
                 local_instrument="B2B",
@@ -92,6 +100,7 @@ def test_written_debits_validate_and_round_trip():
     text = data.decode()
     assert '<TtlIntrBkSttlmAmt Ccy="EUR">1000000060.02</TtlIntrBkSttlmAmt>' in text
     assert text.count(f"<Id>{CREDITOR_ID}</Id>") == 4  # in every transaction's DrctDbtTx
+    assert text.count("<AmdmntInd>true</AmdmntInd>") == 1  # the amended mandate's, read back
 
 
 def test_totals_that_do_not_add_up_are_refused():

@@ -19,7 +19,8 @@ from payments.account_ibans import account_iban
 from payments.calendar import is_sepa_day
 from payments.connector import folder
 from payments.iso20022 import pacs002, pacs004
-from payments.iso20022.messages import PACS_008
+from payments.iso20022.messages import PACS_003, PACS_008
+from payments.iso20022.pacs003 import read_debits
 from payments.iso20022.pacs008 import read_transfers
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import PaymentOrder, RailFile, RailNotice
@@ -245,4 +246,155 @@ def test_broken_or_foreign_answers_change_nothing_and_orders_need_both_banks(rai
     bank.profile.save()
     external = bank.external(SETTLES)["externalAccountId"]
     assert_error(bank.order(external, 100), "v2", 422, "rail_not_available", {"rail": "sepa_ct"})
+    assert ledger_breaches() == []
+
+
+# --- Direct debits of an interbank profile: a pacs.003 per window ------------------------------
+CREDITOR_ID = "DE98ZZZ09999999999"
+COLLECTED = german_iban("0000000300")
+REJECTED_DD = german_iban("0000000304")
+REFUNDED_MD06 = german_iban("0000000306")
+
+
+def collected(bank, iban: str, reference: str, amount: int, **mandate) -> dict:
+    """A mandate of the debtor at `iban` and a collection of `amount` under it, due on the
+    earliest day."""
+    external = bank.external(iban)["externalAccountId"]
+    body = {
+        "externalAccountId": external,
+        "mandateReference": reference,
+        "signatureDate": "2026-01-15",
+        "scheme": "CORE",
+        "type": "recurrent",
+        **mandate,
+    }
+    mandate_id = created(bank.api.post("/mandates", body), "v2")["mandateId"]
+    return bank.ordered(external, amount, rail="sepa_dd", direction="debit", mandateId=mandate_id)
+
+
+def test_a_pacs003_collects_through_the_clearing_settled_rejected_and_refunded_after_spending(
+    rails_dir,
+):
+    bank = interbank_bank(creditor_identifier=CREDITOR_ID, debit_hold_days=0)
+    assert bank.balances() == (LOADED, 0, LOADED)
+    made = [
+        collected(bank, COLLECTED, "MDT-1", 1_000),
+        collected(bank, REJECTED_DD, "MDT-2", 2_000),
+        collected(bank, REFUNDED_MD06, "MDT-3", 4_000, type="one_off"),
+    ]
+    due = date.fromisoformat(made[0]["requestedExecutionDate"])
+    # Presented one SEPA day before the due date (the pacs.003 settles on it): not before.
+    window = due - timedelta(days=1)
+    while not is_sepa_day(bank.institution, window):
+        window -= timedelta(days=1)
+    earlier = window - timedelta(days=1)
+    while not is_sepa_day(bank.institution, earlier):
+        earlier -= timedelta(days=1)
+    rails_at(at(earlier, 15, 1))
+    assert statuses(bank, made) == ["approved"] * 3
+    rails_at(at(window, 15, 1))
+    assert statuses(bank, made) == ["sent"] * 3
+    (rail_file,) = RailFile.objects.filter(institution=bank.institution, rail="sepa_dd")
+    outbox = rails_dir / bank.institution.pk / "sepa" / "outbox"
+    assert [path.read_bytes() for path in outbox.iterdir()] == [bytes(rail_file.content)]
+    assert xmlschema.XMLSchema(str(PACS_003.xsd)).is_valid(bytes(rail_file.content))
+    message = read_debits(bytes(rail_file.content))
+    header = message.header
+    assert header.message_id == rail_file.pk.replace("_", "-")
+    assert (header.settlement_date, header.clearing_system, header.instructing_agent_bic) == (
+        due,
+        "ST2",
+        BIC,
+    )
+    creditor_iban = account_iban(Account.objects.get(pk=bank.account_id), bank.profile)
+    orders = [PaymentOrder.objects.get(pk=each["paymentOrderId"]) for each in made]
+    assert [
+        (
+            d.end_to_end_id,
+            d.transaction_id,
+            d.amount,
+            d.sequence_type,
+            d.mandate_id,
+            d.mandate_signed_on,
+            d.debtor_iban,
+        )
+        for d in sorted(message.debits, key=lambda d: d.amount)
+    ] == [
+        (
+            o.end_to_end_id,
+            o.pk[-15:],
+            o.amount,
+            o.sequence_type,
+            o.mandate.reference,
+            date(2026, 1, 15),
+            o.external_account.sepa_iban(),
+        )
+        for o in orders
+    ]
+    assert [o.sequence_type for o in orders] == ["FRST", "FRST", "OOFF"]
+    assert {
+        (d.creditor_id, d.creditor_iban, d.creditor_bic, d.debtor_bic, d.local_instrument)
+        for d in message.debits
+    } == {(CREDITOR_ID, creditor_iban, BIC, "DEUTDEFF", "CORE")}
+
+    # The clearing answers on the due date: settled, rejected AC04 by the debtor's bank, settled.
+    assert simulated_clearing_run(institution=bank.institution, today=window) == []
+    assert simulated_clearing_run(institution=bank.institution, today=due)
+    rails_at(at(due, 16))
+    assert statuses(bank, made) == ["settled", "rejected", "settled"]
+    assert bank.api.get(f"/payment-orders/{made[1]['paymentOrderId']}").json()["returnInfo"] == {
+        "code": "AC04",
+        "reason": "account_closed",
+        "late": False,
+    }
+    assert bank.balances() == (LOADED + 5_000, 0, LOADED + 5_000)
+    # The customer spends it all; the debtor's refund (MD06, ten days later) is booked anyway.
+    created(
+        bank.api.post(
+            f"/accounts/{bank.account_id}/adjustments",
+            {"direction": "debit", "amount": LOADED + 5_000, "currency": "EUR"},
+        ),
+        "v2",
+    )
+    refund_day = due + timedelta(days=10)
+    assert simulated_clearing_run(institution=bank.institution, today=refund_day)
+    rails_at(at(refund_day, 16))
+    assert statuses(bank, made) == ["settled", "rejected", "returned"]
+    refunded = bank.api.get(f"/payment-orders/{made[2]['paymentOrderId']}").json()
+    assert refunded["returnInfo"] == {"code": "MD06", "reason": "refund_requested", "late": False}
+    assert bank.balances() == (0, 0, 0)
+    receivable = Account.objects.get(
+        institution=bank.institution, internal_code="returns_receivable", currency="EUR"
+    )
+    assert receivable.posted == -4_000
+
+    # The same answers again: the same files, nothing moves twice; another bank's, notices.
+    inbound = RailFile.objects.filter(institution=bank.institution, direction="inbound")
+    notices = RailNotice.objects.filter(institution=bank.institution).count()
+    other = interbank_bank(iban_bank_code="002")
+    for path in sorted((folder(bank.institution.pk, "sepa", "inbox") / "read").iterdir()):
+        again = upload(bank, path.read_bytes(), name="again.xml")
+        assert again.json()["fileId"] in {each.pk for each in inbound}
+        assert upload(other, path.read_bytes()).status_code == 201
+    assert RailNotice.objects.filter(institution=bank.institution).count() == notices
+    assert sorted(
+        RailNotice.objects.filter(institution=other.institution).values_list("kind", "code")
+    ) == [("reject", "AC04"), ("return", "MD06"), ("status", "ACSC"), ("status", "ACSC")]
+    assert statuses(bank, made) == ["settled", "rejected", "returned"]
+    assert bank.balances() == (0, 0, 0)
+    # Between banks a collection needs the debtor bank's BIC.
+    body = sepa_external_body(bank.customer_id, german_iban("0000000399"))
+    del body["sepa"]["bic"]
+    external = created(bank.api.post("/external-accounts", body), "v2")["externalAccountId"]
+    mandate = {"externalAccountId": external, "mandateReference": "MDT-4"}
+    mandate.update(signatureDate="2026-01-15", scheme="CORE", type="recurrent")
+    mandate_id = created(bank.api.post("/mandates", mandate), "v2")["mandateId"]
+    error = assert_error(
+        bank.order(external, 100, rail="sepa_dd", direction="debit", mandateId=mandate_id),
+        "v2",
+        400,
+        "validation_error",
+        ANY,
+    )
+    assert "BIC" in error["details"]["externalAccountId"]
     assert ledger_breaches() == []

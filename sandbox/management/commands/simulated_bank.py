@@ -8,8 +8,9 @@ from core.management.base import TXCommand
 from institutions.services import institution_get
 from payments.calendar import ach_days_after, is_ach_day
 from payments.iso20022.codes import RECALL_REASONS
+from payments.iso20022.errors import Iso20022Error
 from payments.models import InboundEntry
-from payments.sepa import checked_iban
+from payments.sepa import checked_creditor_identifier, checked_iban
 from sandbox.rails_clock import rails_play
 from sandbox.simulated_bank import (
     Incoming,
@@ -23,6 +24,7 @@ from sandbox.simulated_bank import (
 from sandbox.simulated_clearing import (
     cleared_institutions,
     offer_credit,
+    send_collection,
     simulated_clearing_run,
 )
 
@@ -32,7 +34,7 @@ class Command(TXCommand):
         "The simulated sponsor bank (docs/payments.md, 'The simulated bank'): answers the files "
         "TX delivered into each institution's ACH outbox with real NACHA return and change "
         "files in its inbox, by the scenario each entry's account number names (and the simulated "
-        "clearing answers an interbank SEPA profile's pacs.008 files). --every keeps "
+        "clearing answers an interbank SEPA profile's pacs.008 and pacs.003 files). --every keeps "
         "answering; --send-credit and --send-debit forward another bank's entry to one of the "
         "institution's accounts; --days plays days of the rails ahead (the sandbox only)."
     )
@@ -81,6 +83,15 @@ class Command(TXCommand):
             "DUPL, TECH, FRAD, AC03, AM09 or CUST): a camt.056 in the sepa inbox, for TX to "
             "answer (docs/payments.md, 'Recalls TX answers').",
         )
+        parser.add_argument(
+            "--send-direct-debit",
+            nargs=4,
+            metavar=("IBAN", "CENTS", "CREDITOR_ID", "MANDATE_REFERENCE"),
+            help="Another bank's creditor collects CENTS from the account at IBAN under its "
+            "mandate: the simulated clearing presents a pacs.003 in the sepa inbox of the "
+            "institution whose bank code the IBAN carries (docs/payments.md, 'Inbound direct "
+            "debits').",
+        )
         parser.add_argument("--institution", help="Institution id or name (with --send-...).")
         parser.add_argument(
             "--company-id",
@@ -101,6 +112,8 @@ class Command(TXCommand):
             self._send_instant(*options["send_instant_credit"])
         if options["recall_credit"]:
             self._recall(*options["recall_credit"])
+        if options["send_direct_debit"]:
+            self._send_direct_debit(*options["send_direct_debit"])
         if options["days"] is not None:
             if not 1 <= options["days"] <= 10:
                 raise CommandError("--days: 1 to 10.")
@@ -169,6 +182,22 @@ class Command(TXCommand):
             today=today_of(inbound.institution),
         )
         self.stdout.write(f"{inbound.institution_id}: wrote {name} into the sepa inbox")
+
+    def _send_direct_debit(self, iban, cents, creditor_id, reference):
+        try:
+            creditor_id = checked_creditor_identifier(creditor_id)
+        except ValidationFailed:
+            raise CommandError("CREDITOR_ID: not a SEPA creditor identifier.") from None
+        try:
+            institution, name = send_collection(
+                iban=_iban(iban),
+                amount=_cents(cents),
+                creditor_id=creditor_id,
+                mandate_reference=reference,
+            )
+        except (ValueError, Iso20022Error) as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(f"{institution.pk}: wrote {name} into the sepa inbox")
 
     def _send_instant(self, iban, cents):
         offered = offer_credit(

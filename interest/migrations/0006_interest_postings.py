@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('accounts', '0041_interest_postings'),
         ('institutions', '0006_staff_roles_view_holidays'),
-        ('interest', '0002_interest_accruals'),
+        ('interest', '0005_terms_plain_names'),
     ]
 
     operations = [
