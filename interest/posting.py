@@ -40,7 +40,7 @@ from events.services import event_for
 from institutions.calendar import local_date
 from institutions.models import Institution
 
-from .accrual import _terms_by_product, interest_accrue_account, terms_on
+from .accrual import _terms_by_product, interest_accrue_account
 from .calculation import to_places
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestPosting, InterestTerms
@@ -51,6 +51,7 @@ from .selectors import (
     latest_postings,
     period_accruals,
 )
+from .terms import overrides_by_account, terms_in_effect, terms_on
 
 ONE_DAY = timedelta(days=1)
 BATCH_SIZE = 500
@@ -108,17 +109,41 @@ class PostingReport:
     journals: int = 0
 
 
-def account_terms(terms: dict[str, list[InterestTerms]], account: Account) -> list[InterestTerms]:
-    """The terms an account's postings follow, in effective date order: its product's (the
-    one place posting looks them up: their frequency, rounding and tax)."""
-    return terms.get(account.product_id, [])
+# An account's terms: (its product's, its overrides), each in effective date order.
+AccountTerms = tuple[list[InterestTerms], list[InterestTerms]]
+# An institution's: (the products' terms by product, the overrides by account), as the accrual
+# job reads them.
+Terms = tuple[dict[str, list[InterestTerms]], dict[str, list[InterestTerms]]]
 
 
-def interest_start(institution: Institution, account: Account, terms: list[InterestTerms]) -> date:
+def account_terms(terms: Terms, account: Account) -> AccountTerms:
+    """The terms an account's postings follow (the one place posting looks them up): its
+    product's and its overrides, of which `posting_terms` picks a day's."""
+    by_product, overrides = terms
+    return by_product.get(account.product_id, []), overrides.get(account.pk, [])
+
+
+def posting_terms(terms: AccountTerms, day: date) -> InterestTerms | None:
+    """The terms a period ending on `day` is posted by (its frequency, rounding and tax): those
+    in effect on the day (`terms_in_effect`: an override in effect, else the product's), else,
+    when none are (an override that ended, the product with no terms), the last that were: a
+    period's accruals are posted by the terms that accrued its last ones (docs/interest.md,
+    "Posting")."""
+    product, overrides = terms
+    in_effect = terms_in_effect(product, overrides, day)
+    if in_effect is not None:
+        return in_effect
+    ended = terms_on(overrides, day)
+    return ended if ended is not None else terms_on(product, day)
+
+
+def interest_start(institution: Institution, account: Account, terms: AccountTerms) -> date:
     """The first day an account can accrue: its opening day (the institution's date), or its
-    product's first terms' day when later. A first posting starts there."""
+    first terms' day (its product's or an override's) when later. A first posting starts
+    there."""
     opened = local_date(institution, account.created_at)
-    return max(opened, terms[0].effective_date) if terms else opened
+    firsts = [rows[0].effective_date for rows in terms if rows]
+    return max(opened, min(firsts)) if firsts else opened
 
 
 def _post_period(
@@ -261,7 +286,7 @@ def _post_accounts(
     institution: Institution,
     accounts: list[Account],
     ends: dict[str, list[date]],
-    terms: dict[str, list[InterestTerms]],
+    terms: Terms,
     trigger: str,
     report: PostingReport,
 ) -> list[InterestPosting]:
@@ -305,7 +330,7 @@ def _post_accounts(
             rows = _post_period(
                 institution=institution,
                 account=account,
-                terms=terms_on(account_terms(terms, account), last),
+                terms=posting_terms(account_terms(terms, account), last),
                 first=first,
                 last=last,
                 sums=kinds,
@@ -320,16 +345,17 @@ def _post_accounts(
     return written
 
 
-def _ends_of(product_terms: list[InterestTerms], after: date, through: date) -> list[date]:
-    """The period ends in (after, through] of a product: a day that ends a period of the
-    frequency of the terms in effect on it."""
+def _ends_of(terms: AccountTerms, after: date, through: date) -> list[date]:
+    """The period ends in (after, through] of an account's terms (a product's: no overrides): a
+    day that ends a period of the frequency of the terms it is posted by (`posting_terms`), so
+    an override of another frequency moves the account's period ends while it is in effect."""
     ends = set()
-    for frequency in {row.posting_frequency for row in product_terms}:
+    for frequency in {row.posting_frequency for rows in terms for row in rows}:
         ends.update(period_ends(frequency, after, through))
     return sorted(
         day
         for day in ends
-        if (row := terms_on(product_terms, day)) is not None
+        if (row := posting_terms(terms, day)) is not None
         and is_period_end(row.posting_frequency, day)
     )
 
@@ -351,31 +377,44 @@ def interest_post(
     work = []
     for book in AccrualBook.objects.filter(accrued_through__isnull=False).order_by("pk"):
         institution = book.institution
-        terms = _terms_by_product(institution)
-        if not terms:
+        by_product = _terms_by_product(institution)
+        overrides = overrides_by_account(institution=institution, account__currency=book.currency)
+        if not by_product and not overrides:
             continue
         after = (
             book.posted_through
             if book.posted_through is not None
-            else min(rows[0].effective_date for rows in terms.values()) - ONE_DAY
+            else min(rows[0].effective_date for rows in [*by_product.values(), *overrides.values()])
+            - ONE_DAY
         )
+        through = book.accrued_through
+        # A product's accounts end their periods together; an account with overrides by its
+        # own terms (an override of another frequency moves its ends).
         ends = {
             product: days
-            for product, rows in terms.items()
-            if (days := _ends_of(rows, after, book.accrued_through))
+            for product, rows in by_product.items()
+            if (days := _ends_of((rows, []), after, through))
+        }
+        own_ends = {
+            pk: _ends_of((by_product.get(product, []), overrides[pk]), after, through)
+            for pk, product in Account.objects.filter(pk__in=list(overrides)).values_list(
+                "pk", "product_id"
+            )
         }
         accounts = Account.objects.filter(
+            Q(product_id__in=list(ends)) | Q(pk__in=[pk for pk, days in own_ends.items() if days]),
             institution=institution,
             kind=Account.Kind.CUSTOMER,
             currency=book.currency,
-            product_id__in=list(ends),
         ).exclude(status=Account.Status.CLOSED)
-        work.append((book, institution, terms, ends, accounts, accounts.count()))
+        work.append(
+            (book, institution, (by_product, overrides), ends, own_ends, accounts, accounts.count())
+        )
     total = sum(count for *_, count in work)
     done = 0
-    for book, institution, terms, ends, accounts, _ in work:
+    for book, institution, terms, ends, own_ends, accounts, _ in work:
         after_id = ""
-        while ends:
+        while ends or any(own_ends.values()):
             with transaction.atomic():
                 lock_book(book.pk)
                 batch = list(accounts.filter(pk__gt=after_id).order_by("pk")[:batch_size])
@@ -384,7 +423,14 @@ def interest_post(
                     _post_accounts(
                         institution=institution,
                         accounts=batch,
-                        ends={account.pk: ends[account.product_id] for account in batch},
+                        ends={
+                            account.pk: (
+                                own_ends[account.pk]
+                                if account.pk in own_ends
+                                else ends[account.product_id]
+                            )
+                            for account in batch
+                        },
                         terms=terms,
                         trigger=InterestPosting.Trigger.PERIOD_END,
                         report=report,
@@ -412,10 +458,10 @@ def interest_settle(*, account: Account, now: datetime | None = None) -> list[In
     now = now or timezone.now()
     institution = account.institution
     yesterday = local_date(institution, now) - ONE_DAY
-    terms = _terms_by_product(institution)
+    terms = (_terms_by_product(institution), overrides_by_account(account=account))
     if account.status == Account.Status.CLOSED:
         raise AccountNotActive(f"Account {account.pk} is closed.")
-    if not account_terms(terms, account):
+    if not any(account_terms(terms, account)):
         return []
     book, _ = AccrualBook.objects.get_or_create(institution=institution, currency=account.currency)
     report, written = PostingReport(), []
@@ -458,10 +504,13 @@ def interest_close_check(account: Account) -> None:
     accrued up to yesterday and not posted: rows after its last posting, or days the job has
     not accrued yet that earn or owe some (computed as the job would)."""
     institution = account.institution
-    terms = list(
-        InterestTerms.objects.filter(product_id=account.product_id).order_by("effective_date")
+    terms = (
+        list(
+            InterestTerms.objects.filter(product_id=account.product_id).order_by("effective_date")
+        ),
+        overrides_by_account(account=account).get(account.pk, []),
     )
-    if not terms:
+    if not any(terms):
         return
     latest = latest_postings(account_ids=[account.pk])
     done = max((row.last_day for row in latest.values()), default=None)

@@ -105,10 +105,13 @@ def adjustments_in(
 
 def period_accruals(*, firsts: dict[str, date], last: date) -> dict[tuple[str, str], Fraction]:
     """The postable interest: each account's accruals (`firsts`: account id -> its first day
-    not yet posted) from that day through `last`, summed exactly per account and kind, {(account
-    id, kind): sum}; a kind with no accrual in the range is absent. The one place that sums what
-    a posting posts (docs/interest.md, "Posting"). One query, on the accruals' (account, day,
-    kind) index."""
+    not yet posted) from that day through `last`, plus its adjustments of back-valued money
+    found on those days (`adjustments_in`, by `found_on`: docs/interest.md, "Back-valued
+    money"), summed exactly per account and kind, {(account id, kind): sum}; a kind with
+    neither in the range is absent. The one place that sums what a posting posts
+    (docs/interest.md, "Posting"). One query on the accruals' (account, day, kind) index, and
+    one on the adjustments' (account, found_on) per distinct first day (a period's accounts
+    share one; first postings start on their opening days)."""
     if not firsts:
         return {}
     with connection.cursor() as cursor:
@@ -123,7 +126,16 @@ def period_accruals(*, firsts: dict[str, date], last: date) -> dict[tuple[str, s
             [list(firsts), list(firsts.values()), last],
         )
         # numeric sums are exact; a Decimal read into a Fraction stays exact.
-        return {(account_id, kind): Fraction(total) for account_id, kind, total in cursor}
+        sums = {(account_id, kind): Fraction(total) for account_id, kind, total in cursor}
+    by_first: dict[date, list[str]] = {}
+    for account_id, first in firsts.items():
+        by_first.setdefault(first, []).append(account_id)
+    for first, account_ids in by_first.items():
+        if first > last:
+            continue
+        for key, total in adjustments_in(account_ids=account_ids, first=first, last=last).items():
+            sums[key] = sums.get(key, Fraction(0)) + total
+    return sums
 
 
 def latest_postings(*, account_ids: list[str]) -> dict[tuple[str, str], InterestPosting]:

@@ -83,15 +83,20 @@ UNOWNED = """
 """
 
 
-# A posting's `accrued` is its account's accruals of the kind over its days.
+# A posting's `accrued` is its account's accruals of the kind over its days, plus the
+# adjustments of back-valued money found on them (interest.selectors.period_accruals).
 POSTED_ACCRUALS = """
-    SELECT p.id, p.account_id, p.kind, p.accrued, COALESCE(SUM(r.accrual), 0) AS accruals
+    SELECT p.id, p.account_id, p.kind, p.accrued, r.accruals + d.adjustments AS postable
       FROM interest_interestposting p
-      LEFT JOIN interest_interestaccrual r
-             ON r.account_id = p.account_id AND r.kind = p.kind
-            AND r.day BETWEEN p.first_day AND p.last_day
-     GROUP BY p.id
-    HAVING p.accrued <> COALESCE(SUM(r.accrual), 0)
+      CROSS JOIN LATERAL (SELECT COALESCE(SUM(accrual), 0) AS accruals
+                            FROM interest_interestaccrual
+                           WHERE account_id = p.account_id AND kind = p.kind
+                             AND day BETWEEN p.first_day AND p.last_day) r
+      CROSS JOIN LATERAL (SELECT COALESCE(SUM(difference), 0) AS adjustments
+                            FROM interest_interestadjustment
+                           WHERE account_id = p.account_id AND kind = p.kind
+                             AND found_on BETWEEN p.first_day AND p.last_day) d
+     WHERE p.accrued <> r.accruals + d.adjustments
 """
 
 # accrued + carried in = posted + carried out; what is carried in is what the account's last
@@ -136,7 +141,7 @@ CHECKS = {
     "interest payable, receivable and withholding tax accounts that are not the interest "
     "booked and not posted, and the tax withheld": ACCOUNTS,
     "interest accrual journals that are no booking's": UNOWNED,
-    "interest postings that are not their period's accruals": POSTED_ACCRUALS,
+    "interest postings that are not their period's accruals and adjustments": POSTED_ACCRUALS,
     "interest postings that are not their accruals plus the residue carried, or carry a "
     "residue past their rounding": POSTED_RESIDUE,
     "interest posting journals that are not their postings' amounts": POSTED_JOURNALS,

@@ -17,13 +17,14 @@ from api.views import TXView
 from institutions import scopes
 from institutions.calendar import local_date
 
-from ..accrual import terms_on
 from ..calculation import PLACES, to_places
 from ..models import AccrualBook, AccrualKind, InterestPosting, InterestTerms
 from ..periods import period_of
 from ..posting import interest_settle, interest_start
 from ..selectors import interest_terms_list, latest_postings, period_accruals
+from ..terms import overrides_by_account, terms_in_effect, terms_on
 from .days import fraction_text
+from .overrides import InterestOverrideSerializer
 from .terms import InterestTermsSerializer
 
 ONE_DAY = timedelta(days=1)
@@ -92,10 +93,23 @@ class AccountInterestSerializer(Serializer):
     accruedThrough = serializers.DateField(  # noqa: N815
         allow_null=True, help_text="The last day the accrual job has stored; null: none yet."
     )
-    accrued = AccruedOut(help_text="Accrued from `accruedFrom` and not yet posted.")
+    accrued = AccruedOut(
+        help_text="Accrued from `accruedFrom` and not yet posted, with the adjustments of "
+        "back-valued money found since."
+    )
     carried = AccruedOut(help_text="The residue the last postings carried out.")
-    terms = InterestTermsSerializer(allow_null=True, help_text="In effect today; null: none.")
-    period = PeriodOut(allow_null=True, help_text="Today's posting period; null: no terms.")
+    terms = InterestTermsSerializer(
+        allow_null=True, help_text="The product's terms in effect today; null: none."
+    )
+    override = InterestOverrideSerializer(
+        allow_null=True,
+        help_text="The account's own terms in effect today, which replace the product's "
+        "(accrued and posted by); null: none.",
+    )
+    period = PeriodOut(
+        allow_null=True,
+        help_text="Today's posting period, by the override when one is in effect; null: no terms.",
+    )
     lastPostings = PostingOut(  # noqa: N815
         many=True, help_text="The last posted period's rows, one a kind; empty: none yet."
     )
@@ -147,26 +161,31 @@ class AccountInterestView(TXView):
         latest = latest_postings(account_ids=[account.pk])
         done = max((row.last_day for row in latest.values()), default=None)
         product_terms = list(interest_terms_list(product=account.product))
+        overrides = overrides_by_account(account=account).get(account.pk, [])
         opened = local_date(institution, account.created_at)
         first = (
             done + ONE_DAY
             if done is not None
-            else interest_start(institution, account, product_terms)
+            else interest_start(institution, account, (product_terms, overrides))
         )
         book = AccrualBook.objects.filter(
             institution=institution, currency=account.currency
         ).first()
         through = book.accrued_through if book is not None else None
+        # Through today: adjustments are found on the day the accrual job runs, after the
+        # last day it accrued.
         sums = (
-            period_accruals(firsts={account.pk: first}, last=through)
-            if through is not None and through >= first
+            period_accruals(firsts={account.pk: first}, last=today)
+            if through is not None and today >= first
             else {}
         )
         terms = terms_on(product_terms, today)
+        in_effect = terms_in_effect(product_terms, overrides, today)
+        override = in_effect if in_effect is not None and in_effect.account_id else None
         period = None
-        if terms is not None:
-            start, end = period_of(terms.posting_frequency, today, opened=opened)
-            period = {"start": start, "end": end, "frequency": terms.posting_frequency}
+        if in_effect is not None:
+            start, end = period_of(in_effect.posting_frequency, today, opened=opened)
+            period = {"start": start, "end": end, "frequency": in_effect.posting_frequency}
         return self.respond(
             AccountInterestSerializer(
                 {
@@ -179,6 +198,7 @@ class AccountInterestView(TXView):
                         {kind: Fraction(row.carried_out) for (_, kind), row in latest.items()}
                     ),
                     "terms": terms,
+                    "override": override,
                     "period": period,
                     "lastPostings": sorted(
                         (row for row in latest.values() if row.last_day == done),

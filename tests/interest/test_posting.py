@@ -184,7 +184,7 @@ def test_months_posted_with_the_residue_carried(api_v2, institution, other_insti
         accrued=Decimal("32")
     )
     assert {breach.check for breach in ledger_breaches()} == {
-        "interest postings that are not their period's accruals",
+        "interest postings that are not their period's accruals and adjustments",
         "interest postings that are not their accruals plus the residue carried, or carry a "
         "residue past their rounding",
     }
