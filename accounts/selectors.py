@@ -155,48 +155,13 @@ def value_posted_after(*, account: Account, at: datetime) -> int:
 # entries posted after it that count by the last, each put in the bucket of the first instant at
 # or after its value instant (`width_bucket` on the instants plus one microsecond: instants are
 # inclusive, as in `balance_at`).
-VALUE_BALANCES_SQL = """
-SELECT 0, COALESCE((SELECT balance_after FROM accounts_entry
-                     WHERE account_id = %(account)s AND created_at <= %(first)s
-                     ORDER BY created_at DESC, id DESC LIMIT 1), 0)
-UNION ALL
-SELECT width_bucket(COALESCE(j.value_at, e.created_at), %(bounds)s::timestamptz[]),
-       SUM(CASE WHEN e.direction = 'credit' THEN e.amount ELSE -e.amount END)
-  FROM accounts_entry e JOIN accounts_journal j ON j.id = e.journal_id
- WHERE e.account_id = %(account)s AND e.created_at > %(first)s
-   AND COALESCE(j.value_at, e.created_at) <= %(last)s
- GROUP BY 1
-"""
-
-
 def value_balances_at(*, account: Account, instants: list[datetime]) -> list[int]:
     """The account's posted balance by value date at each of `instants` (aware, increasing),
     as `balance_at(..., value=True)` answers each (docs/balances-at-an-instant.md, "Value
     dates"), in one query: a range of days' end-of-day balances (interest, docs/interest.md).
-
-    Its cost is one lookup on (account, created_at, id) for the first instant, plus the range
-    of the account's entries posted after it, joined to their journals (as `value_posted_after`):
-    it grows with what the account posted since the first instant, not with the number of
-    instants."""
-    if not instants:
-        return []
-    if any(later <= earlier for earlier, later in zip(instants, instants[1:], strict=False)):
-        raise ValueError("instants must increase.")
-    # A value instant v counts at T when v <= T: bucket k holds (instants[k-1], instants[k]].
-    bounds = "{" + ",".join((at + timedelta(microseconds=1)).isoformat() for at in instants) + "}"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            VALUE_BALANCES_SQL,
-            {"account": account.pk, "first": instants[0], "last": instants[-1], "bounds": bounds},
-        )
-        moved: dict[int, int] = {}
-        for bucket, amount in cursor.fetchall():  # the booking at the first is bucket 0 too
-            moved[bucket] = moved.get(bucket, 0) + amount
-    balances, running = [], 0
-    for bucket in range(len(instants)):
-        running += moved.get(bucket, 0)
-        balances.append(running)
-    return balances
+    `value_balances_over` for one account: its cost grows with what the account posted since
+    the first instant, not with the number of instants."""
+    return value_balances_over(account_ids=[account.pk], instants=instants)[account.pk]
 
 
 # The balances by value date of many accounts at one instant, in one statement: each account's
@@ -229,8 +194,10 @@ def value_balances_of(*, account_ids: list[str], at: datetime) -> dict[str, int]
 
 # The balances by value date of many accounts at many instants, in one statement: each account's
 # booking at the first instant (one lookup on (account, created_at, id)) as bucket 0, and its
-# entries posted after it that count by the last, bucketed as in VALUE_BALANCES_SQL (one range of
-# the same index per account: `account_id = ANY(...)` with `created_at >`).
+# entries posted after it that count by the last, each in the bucket of the first instant at or
+# after its value instant (`width_bucket` over the instants plus a microsecond: bucket k holds
+# (instants[k-1], instants[k]]), one range of the same index per account: `account_id = ANY(...)`
+# with `created_at >`.
 VALUE_BALANCES_OVER_SQL = """
 SELECT a.id, 0, COALESCE((SELECT balance_after FROM accounts_entry
                            WHERE account_id = a.id AND created_at <= %(first)s
@@ -250,11 +217,11 @@ def value_balances_over(
     *, account_ids: list[str], instants: list[datetime]
 ) -> dict[str, list[int]]:
     """Each account's posted balance by value date at each of `instants` (aware, increasing), as
-    `value_balances_at` answers for one account, for many accounts in one query (an interest
-    preview over a product's book, docs/interest.md). Its cost is one lookup per account on
-    (account, created_at, id) plus the entries the accounts posted after the first instant: it
-    grows with the accounts and what they posted since, not with their history or the number of
-    instants."""
+    `balance_at(..., value=True)` answers each, for many accounts in one query (an interest
+    preview over a product's book, a range of one account's days: docs/interest.md). Its cost
+    is one lookup per account on (account, created_at, id) plus the entries the accounts posted
+    after the first instant: it grows with the accounts and what they posted since, not with
+    their history or the number of instants."""
     if not account_ids or not instants:
         return {account_id: [] for account_id in account_ids}
     if any(later <= earlier for earlier, later in zip(instants, instants[1:], strict=False)):

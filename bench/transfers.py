@@ -3,6 +3,7 @@ section 12).
 
     .venv/bin/python bench/transfers.py [--concurrency 8] [--seconds 20] [--drop]
     .venv/bin/python bench/transfers.py --drop --without lines --without transfer   # a floor
+    .venv/bin/python bench/transfers.py --drop --floor   # the floor, the read, a transfer
 
 Recreates two databases of its own (tx_bench, tx_bench_pgbench), starts the service under
 gunicorn with production settings, posts some history (--history) and analyzes, runs pgbench,
@@ -99,6 +100,14 @@ def parse_args():
         "authenticated request, what the framework alone costs per request on this machine",
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="before the transfers, the same clients for the same time against the framework's "
+        "floor (bench/floor.py: a bare DRF view answering the read's JSON, no authentication, "
+        "no database, served by the same gunicorn) and then the authenticated read; the app "
+        "CPU per request of the three side by side",
+    )
+    parser.add_argument(
         "--history",
         type=int,
         default=HISTORY,
@@ -138,6 +147,8 @@ def parse_args():
         parser.error("--without transfer needs --without lines (the lines reference it)")
     if args.read and (args.batch or args.hot):
         parser.error("--read sends no transfer: not with --batch or --hot")
+    if args.floor and (args.read or args.batch or args.hot or args.without or args.pooler):
+        parser.error("--floor runs the floor, the read and single transfers: no other mode")
     return args
 
 
@@ -279,13 +290,18 @@ def batch_body(rng: random.Random, account_ids: list[str], size: int, hot: bool 
     return json.dumps({"mode": "atomic", "transfers": items})
 
 
-def client(port, api_key, account_ids, deadline, seed, results, hot=False, batch=0, read=False):
-    """Send transfers (or batches of `batch`, or with `read` account reads) until `deadline`;
-    append (latency in s, status or error name)."""
+def client(
+    port, api_key, account_ids, deadline, seed, results, hot=False, batch=0, read=False, floor=False
+):
+    """Send transfers (or batches of `batch`, or with `read` account reads, or with `floor` the
+    floor's reads) until `deadline`; append (latency in s, status or error name)."""
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     while time.monotonic() < deadline:
-        if read:
+        if floor:
+            method, path, body = "GET", f"/TX/floor/accounts/{rng.choice(account_ids)}", None
+            headers = {}
+        elif read:
             method, path, body = "GET", f"/TX/v2/accounts/{rng.choice(account_ids)}", None
             headers = {"x-api-key": api_key}
         else:
@@ -315,7 +331,7 @@ def client(port, api_key, account_ids, deadline, seed, results, hot=False, batch
 
 
 def drive_transfers(
-    port, api_key, account_ids, concurrency, seconds, hot=False, batch=0, read=False
+    port, api_key, account_ids, concurrency, seconds, hot=False, batch=0, read=False, floor=False
 ):
     """Returns ([(latency, outcome)], elapsed seconds)."""
     results = []
@@ -324,7 +340,7 @@ def drive_transfers(
     threads = [
         threading.Thread(
             target=client,
-            args=(port, api_key, account_ids, deadline, seed, results, hot, batch, read),
+            args=(port, api_key, account_ids, deadline, seed, results, hot, batch, read, floor),
             daemon=True,
         )
         for seed in range(concurrency)
@@ -596,6 +612,55 @@ def print_run(name, results, elapsed, success, batch, sampler, pooler=False):
     return sum(errors.values())
 
 
+# --- The floor (--floor): the framework's, the read and a transfer side by side
+
+
+def write_floor_body(port: int, api_key: str, account_id: str) -> None:
+    """A real read's answer, the floor's body (bench/floor.py reads it once per worker)."""
+    from bench.floor import FLOOR_BODY  # after django.setup(): it imports the URLconf
+
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = expect(*call(conn, api_key, "GET", f"/TX/v2/accounts/{account_id}"), 200)
+    conn.close()
+    FLOOR_BODY.write_text(json.dumps(body))
+
+
+def measured(port, api_key, account_ids, args, gunicorn, postgres, *, read=False, floor=False):
+    """One load of the run's clients and length; returns (results, elapsed, app CPU s,
+    PostgreSQL CPU s or None)."""
+    app_before = tree_cpu_seconds(gunicorn.pid)
+    pg_before = tree_cpu_seconds(postgres) if postgres else 0.0
+    results, elapsed = drive_transfers(
+        port, api_key, account_ids, args.concurrency, args.seconds, read=read, floor=floor
+    )
+    app = tree_cpu_seconds(gunicorn.pid) - app_before
+    pg = tree_cpu_seconds(postgres) - pg_before if postgres else None
+    return results, elapsed, app, pg
+
+
+def print_floor(phases: dict) -> int:
+    """The three loads' app CPU per request side by side and the issue's two ratios; returns
+    the errors."""
+    print("\n== The request's own cost (--floor): the same clients, the same gunicorn ==")
+    per_request, errors = {}, 0
+    for name, (results, elapsed, app, pg, success) in phases.items():
+        answered = sorted(latency * 1000 for latency, outcome in results if outcome == success)
+        failed = len(results) - len(answered)
+        errors += failed
+        per_request[name] = 1000 * app / max(len(answered), 1)
+        postgres = f"{1000 * pg / max(len(answered), 1):6.2f} ms" if pg is not None else "   n/a"
+        print(
+            f"{name:9s} {len(answered) / elapsed:8.1f}/s  p50 {percentile(answered, 0.50):6.1f} ms"
+            f"  p99 {percentile(answered, 0.99):7.1f} ms  app CPU {per_request[name]:6.2f} ms"
+            f"  PostgreSQL CPU {postgres}  errors {failed}"
+        )
+    print(
+        f"read / floor:     x{per_request['read'] / per_request['floor']:.2f} app CPU per request"
+        f"\ntransfer / read:  x{per_request['transfer'] / per_request['read']:.2f}"
+    )
+    return errors
+
+
 # --- The run
 
 
@@ -615,7 +680,8 @@ def main():
     recreate_database(admin_url, PGBENCH_DATABASE)
     run([pgbench_binary(), "-i", "-q", "-s", str(args.scale), pgbench_url], check=True)
 
-    os.environ.update(service_environment(tx_url, rate_limit=RATE_LIMIT))
+    settings = "bench.floor_settings" if args.floor else "config.settings.production"
+    os.environ.update(service_environment(tx_url, rate_limit=RATE_LIMIT, settings=settings))
     os.environ["METRICS_TOKEN"] = METRICS_TOKEN  # to compare /metrics with what the run did
     run([sys.executable, "manage.py", "migrate", "--noinput"], check=True)
     import django
@@ -627,7 +693,7 @@ def main():
 
     port = free_port()
     print(
-        f"Service: gunicorn config.wsgi, production settings, {args.workers} workers x "
+        f"Service: gunicorn config.wsgi, {settings}, {args.workers} workers x "
         f"{args.threads} threads on 127.0.0.1:{port} (log: {LOG_FILE.relative_to(ROOT)})"
     )
     print(
@@ -658,6 +724,15 @@ def main():
         tps, pgbench_output = run_pgbench(pgbench_url, args.concurrency, args.seconds)
         wal_pgbench = wal_position(admin_url) - wal_before
         pg_pgbench = tree_cpu_seconds(postgres) - pg_before if postgres else None
+        phases = {}
+        if args.floor:
+            write_floor_body(port, api_key, account_ids[0])
+            for name, kind in (("floor", {"floor": True}), ("read", {"read": True})):
+                print(f"Running the {name}, {args.concurrency} clients, {args.seconds} s ...")
+                phases[name] = (
+                    *measured(port, api_key, account_ids, args, gunicorn, postgres, **kind),
+                    200,
+                )
         mode = f"hot: every transfer debits {account_ids[0]}" if args.hot else "uniform"
         target = (
             f"/TX/v2/transfer-batches (atomic, {args.batch} transfers each)"
@@ -798,7 +873,11 @@ def main():
         pooled_errors = print_run(
             "PgBouncer", pooled_results, pooled_elapsed, success, args.batch, pooled_sampler, True
         )
-    sys.exit(1 if errors or pooled_errors or ledger.returncode or not agrees else 0)
+    floor_errors = 0
+    if args.floor:
+        phases["transfer"] = (results, elapsed, app_http, pg_http, success)
+        floor_errors = print_floor(phases)
+    sys.exit(1 if errors or pooled_errors or floor_errors or ledger.returncode or not agrees else 0)
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ OBJECT_TYPES = {
     "inbound_entry.returning": "inbound_entry",
     "inbound_entry.returned": "inbound_entry",
     "inbound_entry.rejected": "inbound_entry",
+    "inbound_entry.refunded": "inbound_entry",
     # A recall of a SEPA credit TX received, which TX answers (docs/payments.md).
     "inbound_recall.received": "inbound_recall",
     "inbound_recall.accepted": "inbound_recall",

@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo
 import holidays
 from django.utils import timezone
 
+from cards.dates import add_months
 from institutions.calendar import business_days_after, is_business_day
 from institutions.models import Institution
 
@@ -131,6 +132,18 @@ def ach_days_after(institution: Institution, start: date, days: int) -> date:
     on or after `start` (`institutions.calendar.business_days_after`'s contract, on both
     calendars)."""
     return business_days_after(institution, start, days, also_open=is_fed_business_day)
+
+
+def months_after(start: date, months: int) -> date:
+    """The same day `months` calendar months after `start` (the 31st of a shorter month: its
+    last day), the last day of the EPC's windows counted in months."""
+    year, month = add_months(start.year, start.month, months)
+    for day in range(start.day, 0, -1):
+        try:
+            return date(year, month, day)
+        except ValueError:
+            continue
+    raise AssertionError("unreachable")
 
 
 def window_instant(institution, window_date: date, window: str) -> datetime:

@@ -1,6 +1,7 @@
 """A customer's SEPA direct-debit instructions to its bank, under its account (v2;
 docs/payments.md, "Inbound direct debits"): the mandates it gave creditors and the creditors
-it blocks, against which the clearing's collections of the account are checked."""
+it blocks, against which the clearing's collections of the account are checked; and its refund
+of a collection ("Refunds of inbound direct debits")."""
 
 from rest_framework import serializers
 
@@ -14,6 +15,8 @@ from core.selectors import get_of_institution
 from institutions import scopes
 
 from .models import BlockedCreditor, DebtorMandate
+from .selectors import inbound_entry_get
+from .services.debtor_refunds import debtor_refund_claim
 from .services.debtor_register import (
     blocked_creditor_cancel,
     blocked_creditor_create,
@@ -207,3 +210,60 @@ class BlockedCreditorCancellationsView(TXView):
             blocked=blocked, reason=data.get("reason", ""), actor=Actor.of_request(request)
         ).value
         return self.created(BlockedCreditorOut(blocked).data)
+
+
+class DebtorRefundCreate(StrictSerializer):
+    reason = StrictCharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        help_text="The customer's words, kept with the refund (never sent to the creditor).",
+    )
+
+
+class DebtorRefundOut(Serializer):
+    refundId = serializers.CharField(source="id")  # noqa: N815
+    inboundEntryId = serializers.CharField(source="inbound_entry_id")  # noqa: N815
+    reasonCode = serializers.CharField(  # noqa: N815
+        source="reason_code",
+        help_text="MD06 (refund within 8 weeks) or MD01 (no valid mandate, until 13 months).",
+    )
+    returnReason = serializers.CharField(source="reason", help_text="Normalized.")  # noqa: N815
+    reason = serializers.CharField(source="note", help_text="The customer's words.")
+    amount = serializers.IntegerField(source="inbound_entry.amount")
+    currency = serializers.CharField(source="inbound_entry.currency")
+    fileId = serializers.CharField(  # noqa: N815
+        source="file_id", help_text="TX's pacs.004 returning the collection to the creditor's bank."
+    )
+    returnId = serializers.CharField(source="return_id", help_text="The pacs.004's RtrId.")  # noqa: N815
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class InboundEntryRefundsView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="DebtorRefund",
+        resources={V2: DebtorRefundOut},
+        request={V2: DebtorRefundCreate},
+        created=True,
+        summary="Refund a SEPA Core direct debit collected from a customer's account",
+        description="The customer's refund right (the EPC's SDD Core rulebook): within 8 weeks "
+        "of the collection's settlement date unconditionally (MD06), until 13 months only when "
+        "the customer holds no valid mandate of the creditor and reference (MD01). The amount is "
+        "credited to the account at once and TX's pacs.004 returns the collection to the "
+        "creditor's bank with the payments job's next files; the entry is `returned`. 422 "
+        "`refund_not_available` (not a SEPA Core direct debit: an ACH entry, a credit, a B2B "
+        "collection), `refund_window_closed` (past 13 months, or past 8 weeks with a valid "
+        "mandate), `account_not_active` (the account is closed); 409 `already_exists` (refunded "
+        "already), `invalid_state_transition` (a rejected collection: nothing was debited).",
+        operation_id="inbound_entry_refunds_create",
+        tags=TAGS,
+    )
+    def post(self, request, inboundEntryId):  # noqa: N803
+        inbound = inbound_entry_get(institution=self.institution, inbound_entry_id=inboundEntryId)
+        data = self.parse(DebtorRefundCreate)
+        refund = debtor_refund_claim(
+            inbound=inbound, note=data.get("reason", ""), actor=Actor.of_request(request)
+        )
+        return self.created(DebtorRefundOut(refund).data)

@@ -6,6 +6,7 @@ numbers), then writes its window's file row (the unique index decides the window
 `payments.services.cutoff`). A mandate, a stop payment and a customer's debtor mandate or
 blocked creditor are locked alone by their own changes. A recall is locked after its order when
 both are (a return of the order), else alone; a recall TX answers before its credit (an inbound
+entry), then the account; a customer's refund of a direct debit locks the debit (an inbound
 entry), then the account."""
 
 from django.db import connection

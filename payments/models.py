@@ -58,6 +58,10 @@ def _mandate_id():
     return new_id("mdt")
 
 
+def _debtor_refund_id():
+    return new_id("drf")
+
+
 def _recall_id():
     return new_id("rcl")
 
@@ -1293,3 +1297,45 @@ class BlockedCreditor(CreatedBy, Timestamped):
 
     def __str__(self):
         return f"{self.id} {self.creditor_identifier} ({self.status})"
+
+
+class DebtorRefund(CreatedBy, Timestamped):
+    """A customer's refund of a SEPA Core direct debit another bank's creditor collected from
+    one of its accounts (docs/payments.md, "Refunds of inbound direct debits"): within 8 weeks
+    of the collection's settlement, MD06; until 13 months, MD01, when it had no valid mandate.
+    The money back on the account at once, the collection `returned` in TX's pacs.004 to the
+    creditor's bank. One per collection (a database rule)."""
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_debtor_refund_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    inbound_entry = models.ForeignKey(
+        InboundEntry, on_delete=models.PROTECT, related_name="refunds", db_index=False
+    )
+    # MD06 (refund) or MD01 (no valid mandate) and its normalized reason; the customer's words.
+    reason_code = models.CharField(max_length=4)
+    reason = models.CharField(max_length=48)
+    note = models.CharField(max_length=200, blank=True)
+    # TX's pacs.004 and the return's id in it (RtrId: the refund's id's last 15 characters).
+    file = models.ForeignKey(RailFile, on_delete=models.PROTECT, related_name="+")
+    return_id = models.CharField(max_length=35)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "debtor refund"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["institution", "-id"], name="debtor_refund_inst_idx")]
+        constraints = [
+            # One refund of a collection: a second is refused, two claims at once too.
+            models.UniqueConstraint(fields=["inbound_entry"], name="debtor_refund_once"),
+            models.CheckConstraint(
+                condition=Q(reason_code__in=["MD06", "MD01"]), name="debtor_refund_code"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.reason_code} of {self.inbound_entry_id}"

@@ -27,6 +27,7 @@ from .debtor_apis import (
     BlockedCreditorListView,
     DebtorMandateCancellationsView,
     DebtorMandateListView,
+    InboundEntryRefundsView,
 )
 from .inbound_recall_apis import (
     InboundRecallAnswersView,
@@ -121,6 +122,11 @@ def payment_urls(version: str):
             "inbound-entries/<id:inboundEntryId>",
             InboundEntryDetailView.as_view(),
             name="inbound-entry",
+        ),
+        path(
+            "inbound-entries/<id:inboundEntryId>/refunds",
+            InboundEntryRefundsView.as_view(),
+            name="inbound-entry-refunds",
         ),
         path("rail-files", RailFileListView.as_view(), name="rail-files"),
         path("rail-files/<id:fileId>", RailFileDetailView.as_view(), name="rail-file"),

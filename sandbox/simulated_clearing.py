@@ -38,7 +38,8 @@ The other way (`send_collection`): another bank's creditor collects from one of 
 institution's accounts at its IBAN; the clearing presents a pacs.003 of one collection in the
 institution's `sepa` inbox (the institution found by the IBAN's bank code), which the payments
 job reads (`payments.services.inbound_debits`); TX's pacs.002 of a rejection comes back in its
-outbox, and the clearing takes it.
+outbox, and the clearing takes it, as it takes TX's pacs.004 of a refund the customer claimed
+(`payments.services.debtor_refunds`), read and validated, with nothing to answer.
 """
 
 import json
@@ -261,6 +262,12 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
             # taken, nothing to answer.
             state["read"].append(entry.name)
             continue
+        if b"pacs.004" in content[:400]:
+            # TX's refunds of collections it paid: read as any document (a file the clearing
+            # refuses raises), settled to the creditor's bank, nothing to answer.
+            pacs004.read_return(content)
+            state["read"].append(entry.name)
+            continue
         if b"pacs.003" in content[:400]:
             message = pacs003.read_debits(content)
             items = [(each, each.debtor_iban, each.debtor_bic) for each in message.debits]
@@ -404,13 +411,45 @@ def send_collection(
     state = state_of(state_path)
     state["written"] += 1
     number = state["collections_sent"] = state.get("collections_sent", 0) + 1
-    transaction_id = f"SIMCLR-DD-{today:%Y%m%d}-{number:06d}"
-    content = pacs003.write_debits(
+    content = collection_document(
+        profile=profile,
+        iban=iban,
+        amount=amount,
+        creditor_id=creditor_id,
+        mandate_reference=mandate_reference,
+        settles_on=today,
+        number=number,
+        sequence_type=sequence_type,
+        original_mandate_reference=original_mandate_reference,
+    )
+    name = f"simulated-clearing-pacs003-{today:%Y%m%d}-{state['written']:04d}.xml"
+    put_file(folder(institution.pk, "sepa", "inbox"), name, content)
+    state_path.write_text(json.dumps(state))
+    return institution, name
+
+
+def collection_document(
+    *,
+    profile,
+    iban: str,
+    amount: int,
+    creditor_id: str,
+    mandate_reference: str,
+    settles_on: date,
+    number: int,
+    sequence_type: str = "RCUR",
+    original_mandate_reference: str | None = None,
+    scheme: str = "CORE",
+) -> bytes:
+    """The pacs.003 of one collection (`send_collection`'s), settling on `settles_on`, its ids
+    by `number`, under the `scheme` (CORE or B2B)."""
+    transaction_id = f"SIMCLR-DD-{settles_on:%Y%m%d}-{number:06d}"
+    return pacs003.write_debits(
         pacs003.FIToFIDirectDebit(
             header=GroupHeader(
-                message_id=f"SIMCLR-MSG-DD-{today:%Y%m%d}-{number:06d}",
-                created_at=datetime.combine(today, clock(8, 0), tzinfo=UTC),
-                settlement_date=today,
+                message_id=f"SIMCLR-MSG-DD-{settles_on:%Y%m%d}-{number:06d}",
+                created_at=datetime.combine(settles_on, clock(8, 0), tzinfo=UTC),
+                settlement_date=settles_on,
                 clearing_system=CLEARING_SYSTEM,
                 instructing_agent_bic=CLEARING_BIC,
                 instructed_agent_bic=profile.bic,
@@ -420,7 +459,7 @@ def send_collection(
                     end_to_end_id=f"E2E-{transaction_id}"[:35],
                     transaction_id=transaction_id,
                     amount=amount,
-                    local_instrument="CORE",
+                    local_instrument=scheme,
                     sequence_type=sequence_type,
                     mandate_id=mandate_reference,
                     mandate_signed_on=date(2025, 1, 15),
@@ -439,7 +478,3 @@ def send_collection(
             ),
         )
     )
-    name = f"simulated-clearing-pacs003-{today:%Y%m%d}-{state['written']:04d}.xml"
-    put_file(folder(institution.pk, "sepa", "inbox"), name, content)
-    state_path.write_text(json.dumps(state))
-    return institution, name

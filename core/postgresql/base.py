@@ -6,7 +6,8 @@ happens when the server goes away (docs/deployment.md, "When the primary goes aw
 - the pool tries to reconnect every 0.1 s, not after 1, 2, 4, ... s (`_reconnect_quickly`);
 - a multi-host DATABASE_URL opens its connections on the host that accepted last (`hosts`);
 - the pool checks a connection before handing it out by looking at its socket, not with a
-  statement (`check_connection`).
+  statement (`check_connection`), and so does a persistent connection without the pool
+  (`CONN_MAX_AGE` with CONN_HEALTH_CHECKS: `DatabaseWrapper.is_usable`, Django's `SELECT 1`).
 """
 
 import select
@@ -71,6 +72,18 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if pool is not None and pool._check is ConnectionPool.check_connection:
             pool._check = check_connection
         return pool
+
+    def is_usable(self):
+        """Django's health check of a persistent connection (CONN_HEALTH_CHECKS without the
+        pool, at a request's first query), a `SELECT 1` in Django's own: the pool's check
+        instead, a poll of the socket, a round trip only when the server sent something."""
+        if self.connection is None:
+            return False
+        try:
+            check_connection(self.connection)
+        except psycopg.Error:
+            return False
+        return True
 
     def get_new_connection(self, conn_params):
         if self.pool:  # the pool's connection class orders the hosts (settings: OPTIONS["pool"])

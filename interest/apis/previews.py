@@ -20,7 +20,7 @@ from institutions.calendar import local_date
 
 from ..calculation import PLACES
 from ..models import InterestTerms
-from ..previews import MAX_ACCOUNT_DAYS, interest_preview
+from ..previews import MAX_ACCOUNT_DAYS, MAX_AVERAGE_ACCOUNT_DAYS, interest_preview
 from ..selectors import MAX_DAYS
 from ..services import DEFAULTS, FIELDS, interest_terms_errors
 from .days import check_span, decimal_text, fraction_text
@@ -28,8 +28,8 @@ from .terms import InterestTermsCreate
 
 
 class InterestPreviewCreate(InterestTermsCreate):
-    """The body of POST .../interest-rates without `effectiveDate` (the proposed terms apply to
-    every day of the span; sending it is 400, "Unknown field"), and the span."""
+    """The body of POST .../interest-rates without `effectiveDate` (the proposed terms are the
+    product's from the span's first day; sending it is 400, "Unknown field"), and the span."""
 
     effectiveDate = None  # noqa: N815
     after = StrictCharField(
@@ -103,10 +103,14 @@ class InterestPreviewView(TXView):
         summary="Preview an account product's interest under proposed terms",
         description="What the product's accounts would have accrued from `from` to `to` under "
         "the proposed terms (the body of POST .../interest-rates, validated alike, without "
-        "`effectiveDate`: they apply to every day), beside what they accrued under the terms "
-        "in effect each day, from the balances by value date as they stand now; per kind, "
-        "never netted. Writes nothing. Paged by accounts: a page is at most "
-        f"{MAX_ACCOUNT_DAYS:,} account-days; `nextAfter` names where the next starts "
+        "`effectiveDate`: they are the product's terms from `from`; an account's override "
+        "still applies while it lasts), beside what they accrued under the terms in effect "
+        "each day, from the balances by value date as they stand now, as the accrual job "
+        "computes a day (average daily terms from their period's first day); per kind, never "
+        "netted. Writes nothing. Paged by accounts: a page is at most "
+        f"{MAX_ACCOUNT_DAYS:,} account-days read (the span's, and under average daily terms "
+        f"its period's days before it; {MAX_AVERAGE_ACCOUNT_DAYS:,} when average daily terms "
+        "are in play); `nextAfter` names where the next starts "
         '(docs/interest.md, "Previews").',
         operation_id="account_products_interest_previews_create",
         tags=["Products"],
@@ -125,6 +129,9 @@ class InterestPreviewView(TXView):
         errors, cleaned = interest_terms_errors(values, today=today)
         if errors:
             raise ValidationFailed(details=errors)
+        # Checked as from today, they are the product's terms from the span's first day: the
+        # days before it keep the terms in effect then (an average period reads them).
+        cleaned["effective_date"] = first
         proposed = InterestTerms(institution=product.institution, product=product, **cleaned)
         preview = interest_preview(
             product=product, proposed=proposed, first=first, last=last, after=after

@@ -277,7 +277,8 @@ def _line(inbound: InboundEntry) -> str:
     return f"{_rail_name(inbound)} {side} {inbound.company_name.strip()}: {about}"
 
 
-def emit_inbound(inbound: InboundEntry, event: str) -> None:
+def emit_inbound(inbound: InboundEntry, event: str, actor=None, **extra) -> None:
+    """The entry's event (`extra`: what else it carries), the actor's (None: the current)."""
     data = {
         "inbound_entry_id": inbound.pk,
         "account_id": inbound.account_id,
@@ -295,7 +296,7 @@ def emit_inbound(inbound: InboundEntry, event: str) -> None:
         data["return_code"] = inbound.return_code
     if inbound.stop_payment_id:
         data["stop_payment_id"] = inbound.stop_payment_id
-    emit_for(inbound, event, data=data)
+    emit_for(inbound, event, data={**data, **extra}, actor=actor)
 
 
 # --- staff: the suspense queue ----------------------------------------------------------------

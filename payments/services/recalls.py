@@ -31,7 +31,7 @@ from datetime import date, datetime
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from cards.dates import add_months, today_of
+from cards.dates import today_of
 from core.actors import Actor
 from core.exceptions import (
     AlreadyExists,
@@ -42,7 +42,7 @@ from core.exceptions import (
 from core.rows import constraint_of, new_row
 from events.services import emit_for
 
-from ..calendar import local_now, target2_days_after
+from ..calendar import local_now, months_after, target2_days_after
 from ..iso20022 import codes
 from ..iso20022.camt029 import ACCEPTED, read_resolution
 from ..iso20022.camt056 import CancellationRequest, RecalledTransaction, write_cancellation_request
@@ -84,13 +84,7 @@ def last_day(reason_code: str, settled_on: date) -> date:
     asked."""
     if reason_code in BANK_REASONS:
         return target2_days_after(settled_on, BANK_WINDOW_DAYS)
-    year, month = add_months(settled_on.year, settled_on.month, ORIGINATOR_WINDOW_MONTHS)
-    for day in range(settled_on.day, 0, -1):  # the 31st of a shorter month: its last day
-        try:
-            return date(year, month, day)
-        except ValueError:
-            continue
-    raise AssertionError("unreachable")
+    return months_after(settled_on, ORIGINATOR_WINDOW_MONTHS)
 
 
 def _emit(

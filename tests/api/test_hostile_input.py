@@ -32,6 +32,7 @@ from tests.conftest import Api
 from tests.factories import issue_key
 from tests.payments.helpers import (
     ach_profile,
+    applied_collection,
     external_body,
     order_body,
     sepa_external_body,
@@ -367,6 +368,13 @@ class World:
         return self._created(path, {"creditorIdentifier": CREDITOR_ID})["blockedCreditorId"]
 
     @cached_property
+    def sepa_collection(self) -> str:
+        """Another bank's creditor's direct debit of the account, paid (its institution put in
+        the clearing)."""
+        institution = Customer.objects.get(pk=self.customer).institution
+        return applied_collection(institution, self.account).pk
+
+    @cached_property
     def expected_payment(self) -> str:
         return self._created("/expected-payments", EXPECTED)["expectedPaymentId"]
 
@@ -397,6 +405,7 @@ class World:
                 "debtorMandateId": "debtor_mandate",
                 "blockedCreditorId": "blocked_creditor",
                 "expectedPaymentId": "expected_payment",
+                "inboundEntryId": "sepa_collection",
             }[name],
         )
 
@@ -759,6 +768,7 @@ BODIES = {
     ("MandateCancellationsView", "post"): lambda w, v: {"reason": "Asked by the debtor"},
     ("DebtorMandateListView", "post"): lambda w, v: debtor_mandate_body(),
     ("DebtorMandateCancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
+    ("InboundEntryRefundsView", "post"): lambda w, v: {"reason": "Not what I agreed"},
     # Another creditor than the world's blocked one.
     ("BlockedCreditorListView", "post"): lambda w, v: {
         "creditorIdentifier": "IT66ZZZA1B2C3D4E5F6G7H8"
@@ -968,6 +978,7 @@ EMPTY_IS_VALID = {
     ("StopPaymentCancellationsView", "post"),
     ("MandateCancellationsView", "post"),
     ("DebtorMandateCancellationsView", "post"),
+    ("InboundEntryRefundsView", "post"),
     ("BlockedCreditorCancellationsView", "post"),
     ("ExpectedPaymentCancellationsView", "post"),
     ("InterestSettlementsView", "post"),

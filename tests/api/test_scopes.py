@@ -39,6 +39,7 @@ from tests.conftest import Api, body_of, error_of
 from tests.factories import issue_key
 from tests.payments.helpers import (
     ach_profile,
+    applied_collection,
     external_body,
     inbound_credit_file,
     order_body,
@@ -357,6 +358,9 @@ class World:
         path = f"/accounts/{self['account']}/blocked-creditors"
         return self._post(path, {"creditorIdentifier": "DE98ZZZ09999999999"})["blockedCreditorId"]
 
+    def _make_sepaCollection(self):  # noqa: N802 (v2 only): another bank's direct debit, paid
+        return applied_collection(self.institution, self["account"]).pk
+
     def _make_sepa(self):  # v2 only: a SEPA profile that collects (staff set it, no API)
         return sepa_profile(self.institution, creditor_identifier="DE98ZZZ09999999999").pk
 
@@ -533,6 +537,8 @@ def path_of(operation: Operation, ids: dict) -> str:
         path = path.replace("{disputeId}", ids["submitted_dispute"])
     if operation.route == "/payment-orders/{paymentOrderId}/recalls":  # a settled transfer
         path = path.replace("{paymentOrderId}", ids["settledSepaOrder"])
+    if operation.route == "/inbound-entries/{inboundEntryId}/refunds":  # a direct debit paid
+        path = path.replace("{inboundEntryId}", ids["sepaCollection"])
     if operation.route.startswith("/decisioning-endpoints/"):  # not a webhook endpoint
         path = path.replace("{endpointId}", ids["decisioningEndpoint"])
     if operation.route.startswith("/program-funding-accounts/"):  # not a customer's account
@@ -689,6 +695,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ),
         ("PATCH", "/mandates/{mandateId}"): lambda ids: {"mandateReference": "SCOPES-M2"},
         ("POST", "/mandates/{mandateId}/cancellations"): lambda ids: {},
+        ("POST", "/inbound-entries/{inboundEntryId}/refunds"): lambda ids: {},
         ("POST", "/accounts/{accountId}/debtor-mandates"): lambda ids: {
             "creditorIdentifier": "DE98ZZZ09999999999",
             "mandateReference": "SCOPES-D1",

@@ -182,6 +182,45 @@ def test_a_closed_connection_fails_the_check(server):
         check_connection(conn)
 
 
+@pytest.fixture
+def persistent(server, django_db_blocker):
+    """The alias `recovery` without the pool: a persistent connection (CONN_MAX_AGE) with
+    CONN_HEALTH_CHECKS, as DATABASE_POOL=0 configures the service."""
+    if not server.running():
+        server.start()
+    settings_dict = production_alias(str(server.directory))
+    settings_dict["OPTIONS"].pop("pool")
+    settings_dict["CONN_MAX_AGE"] = 60
+    connections.settings[ALIAS] = settings_dict
+    with django_db_blocker.unblock():
+        try:
+            yield connections[ALIAS]
+        finally:
+            connections[ALIAS].close()
+            del connections[ALIAS]
+            del connections.settings[ALIAS]
+
+
+def test_a_persistent_connection_is_checked_without_a_statement(server, persistent):
+    """Without the pool, Django checks a persistent connection at a request's first query with
+    `is_usable` (its own sends SELECT 1): ours polls the socket. Healthy and idle, the server
+    sees nothing; its backend terminated, the check fails and the request gets a new one."""
+    pid = backend_pid(persistent)
+    seen = activity(server)
+    persistent.health_check_done = False  # as at the start of the next request
+
+    persistent.close_if_health_check_failed()
+
+    assert persistent.connection is not None and activity(server) == seen
+    with outside(server) as conn:
+        assert conn.execute("SELECT pg_terminate_backend(%s, 5000)", [pid]).fetchone() == (True,)
+    assert persistent.is_usable() is False
+    persistent.health_check_done = False
+    persistent.close_if_health_check_failed()
+    assert persistent.connection is None
+    assert backend_pid(persistent) != pid
+
+
 def test_a_connection_to_the_dead_server_is_never_handed_out(server, alias):
     """The pool's connection to the server before its restart is dead; the next query gets a
     new one, without an error and without waiting a second."""

@@ -1,7 +1,8 @@
 """`POST /products/accounts/{rid}/interest-previews` (docs/interest.md, "Previews"): a product's
 accounts over a span under proposed terms beside the terms in effect, from history, per kind,
-exact, paged by accounts, one balance query a batch, writing nothing. Figures by hand from the
-accruing world (tests/interest/accruing.py)."""
+exact, as the accrual job computes a day (an account's override, average daily balances from
+their period's first day), paged by accounts, one balance query a batch, writing nothing.
+Figures by hand from the accruing world (tests/interest/accruing.py)."""
 
 from decimal import Decimal
 from fractions import Fraction
@@ -67,6 +68,16 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
     with Clock(utc("2027-03-01T09:00:00")) as clock:
         world = accruing_world(api_v2)
         rid = Account.objects.get(pk=world["a"]).product_id
+        # b at 7.3 % on the 3rd and 4th, its own terms on both sides: 2 a day.
+        override = {
+            **TERMS,
+            "effectiveDate": "2027-03-03",
+            "endDate": "2027-03-04",
+            "depositTiers": [{"fromBalance": 0, "rate": "7.3"}],
+            "tiering": "whole",
+            "minimumBalance": 0,
+        }
+        assert api_v2.post(f"/accounts/{world['b']}/interest-rates", override).status_code == 201
         # a takes 3,000 out on the 3rd: -2,000 from then.
         clock.set(utc("2027-03-03T12:00:00"))
         assert adjust(api_v2, world["a"], "debit", 3_000).status_code == 201
@@ -96,7 +107,7 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
             preview(api_v2, rid, **{"from": "2026-01-01", "to": "2027-01-02"}),
             preview(api_v2, rid, overdraftRate=14.6),
             preview(api_v2, rid, depositTiers=[{"fromBalance": 5, "rate": "1"}]),
-            preview(api_v2, rid, balanceMethod="average_daily"),
+            preview(api_v2, rid, balanceMethod="average_daily", postingFrequency="at_close"),
             preview(api_v2, rid, after="' OR 1=1 --"),
         ]
         # Another institution's key sees no such product.
@@ -105,10 +116,10 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
 
         interest_accrue()
 
-    # Under the terms in effect (act/365F, 3.65 % and 7.3 %): deposits a 0.1 x 2 + b 1 x 5,
-    # overdrafts a 0.4 x 3. Proposed (act/360, 7.3 % and 14.6 %): deposits 52,000 x 7.3 % / 360,
-    # overdrafts 6,000 x 14.6 % / 360.
-    deposit = figures(Fraction(52, 10), Fraction(52_000) * Fraction(73, 1000) / 360)
+    # Under the terms in effect (act/365F, 3.65 % and 7.3 %): deposits a 0.1 x 2 + b 1 x 3 and
+    # 2 x 2 under its override, overdrafts a 0.4 x 3. Proposed (act/360, 7.3 % and 14.6 %):
+    # deposits 32,000 x 7.3 % / 360 and b's override's 4, overdrafts 6,000 x 14.6 % / 360.
+    deposit = figures(Fraction(72, 10), Fraction(32_000) * Fraction(73, 1000) / 360 + 4)
     overdraft = figures(Fraction(12, 10), Fraction(6_000) * Fraction(146, 1000) / 360)
     assert whole == {
         "productRid": rid,
@@ -119,7 +130,7 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
         "overdraft": overdraft,
         "nextAfter": None,
     }
-    assert deposit["proposed"] == "10.544444444444" and deposit["difference"] == "5.344444444444"
+    assert deposit["proposed"] == "10.488888888889" and deposit["difference"] == "3.288888888889"
     # The current figures are the days' as GET .../interest/days shows them.
     assert Fraction(whole["deposit"]["currentExact"]) == sum(
         Fraction(days["depositTotal"]) for days in shown
@@ -159,3 +170,49 @@ def test_a_rate_change_previewed_over_the_book(api_v2, institution, other_instit
         "deposit": Fraction(whole["deposit"]["currentExact"]),
         "overdraft": Fraction(whole["overdraft"]["currentExact"]),
     }
+
+
+def test_average_daily_balances_read_from_the_periods_first_day(api_v2, institution, monkeypatch):
+    with Clock(utc("2027-03-01T09:00:00")) as clock:
+        # The product's terms average monthly: nothing below an average of 5,000.
+        world = accruing_world(
+            api_v2, balanceMethod="average_daily", postingFrequency="monthly", minimumBalance=5_000
+        )
+        rid = Account.objects.get(pk=world["a"]).product_id
+        # b takes 9,000 out on the 3rd: 10,000, 10,000, then 1,000.
+        clock.set(utc("2027-03-03T12:00:00"))
+        assert adjust(api_v2, world["b"], "debit", 9_000).status_code == 201
+        clock.set(utc("2027-03-06T00:30:00"))
+        span = {"from": "2027-03-03", "to": "2027-03-05"}
+        with CaptureQueriesContext(connection) as queries:
+            # The same terms but a minimum of 2,000, from the 3rd.
+            body = {**PROPOSED, "balanceMethod": "average_daily", "postingFrequency": "monthly"}
+            body.update(dayCount="act_365f", depositTiers=[{"fromBalance": 0, "rate": "3.65"}])
+            body.update(minimumBalance=2_000, **span)
+            answer = resource(preview(api_v2, rid, **body), "v2")
+        reads = [q for q in queries.captured_queries if "accounts_entry" in q["sql"]]
+        # Pages bounded by the days read, the 1st to the 5th: 9 account-days hold one account
+        # (two of the span's 3 days).
+        monkeypatch.setattr(previews, "MAX_AVERAGE_ACCOUNT_DAYS", 9)
+        first = resource(preview(api_v2, rid, **body), "v2")
+        monkeypatch.undo()
+        shown = [days_of(api_v2, world[name], span["from"], span["to"]) for name in "ab"]
+        interest_accrue()
+
+    # a's average, 1,000, earns nothing under either. b's averages to the 3rd, 4th and 5th:
+    # 7,000, 5,500, 4,600: 0.7, 0.55, 0.46 a day under both; the period's interest to date,
+    # 2.1, 2.2 and 0 (below 5,000) under the terms in effect, so the span's accruals are 0.1,
+    # 0.1 and -2.2. Proposed, the 1st and 2nd keep the terms in effect (0 at 4,600) and the 3rd
+    # to 5th earn at 2,000: to date 2.1, 2.2 and 3 x 0.46, accruals 0.1, 0.1 and -0.82.
+    assert answer["days"] == 3 and answer["accounts"] == 2
+    assert answer["deposit"] == figures(Fraction(-2), Fraction(-62, 100))
+    assert answer["overdraft"] == figures(Fraction(0), Fraction(0))
+    assert first["accounts"] == 1 and first["nextAfter"] == min(world["a"], world["b"])
+    # The period's days before the span read in the same one query.
+    assert len(reads) == 1
+    # As the days API and the job compute them.
+    assert Fraction(answer["deposit"]["currentExact"]) == sum(
+        Fraction(days["depositTotal"]) for days in shown
+    )
+    stored = InterestAccrual.objects.filter(day__gte="2027-03-03", kind="deposit")
+    assert sum((Fraction(row.accrual) for row in stored), Fraction(0)) == Fraction(-2)

@@ -14,13 +14,16 @@ from accounts.models import Account
 from core import operations
 from core.actors import SYSTEM
 from institutions import scopes
+from payments.account_ibans import account_iban
 from payments.connector import deliver
 from payments.iso20022 import camt056, pacs008
 from payments.iso20022.cases import Assignment
 from payments.iso20022.interbank import GroupHeader
 from payments.iso20022.status_reasons import StatusReason
-from payments.models import AchProfile, PaymentOrder, Rail, SepaProfile
+from payments.models import AchProfile, InboundEntry, PaymentOrder, Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
+from payments.services.debtor_register import debtor_mandate_create
+from payments.services.inbound_files import rail_file_receive
 from payments.services.instant_credits import instant_credit_answer
 from payments.services.orders import payment_order_create
 from payments.services.profiles import sepa_profile_set
@@ -33,6 +36,7 @@ from sandbox.simulated_bank import (
     entries_file,
     simulated_bank_run,
 )
+from sandbox.simulated_clearing import collection_document
 from tests.accounts.api.helpers import created, load
 from tests.conftest import Api
 from tests.customers.helpers import SPEC_FIELDS
@@ -363,3 +367,58 @@ def waiting_recall(api, account_id: str) -> str:
     recall = recall_camt056("E2E", 100, date(2026, 11, 27))
     created(api.post("/rail-files", upload_body(recall, "recall.xml", rail="sepa_ct")), "v2")
     return api.get("/inbound-recalls").json()["data"][0]["inboundRecallId"]
+
+
+# --- inbound direct debits -------------------------------------------------------------------
+COLLECTING_CREDITOR = "DE98ZZZ09999999999"
+
+
+def applied_collection(
+    institution,
+    account_id: str,
+    *,
+    amount: int = 1_000,
+    reference: str = "REFUND-1",
+    settles_on: date | None = None,
+    number: int = 1,
+    scheme: str = "CORE",
+    mandate: bool = True,
+):
+    """Another bank's creditor's collection from the account, presented in a pacs.003 by the
+    clearing and read by the services, applied under the customer's mandate (registered when
+    `mandate`: else rejected MD01); the institution put in the clearing first when it is not
+    (an interbank profile issuing IBANs under bank code 001). Its inbound entry (the refunds'
+    tests and the guard tests' worlds)."""
+    profile = SepaProfile.objects.filter(institution=institution).first()
+    if profile is None:
+        profile = sepa_profile(
+            institution,
+            kind="interbank",
+            bic="TXBKLULLXXX",
+            settlement_iban="",
+            iban_country="LU",
+            iban_bank_code="001",
+        )
+    if mandate:
+        debtor_mandate_create(
+            institution=institution,
+            account_id=account_id,
+            creditor_identifier=COLLECTING_CREDITOR,
+            mandate_reference=reference,
+            actor=SYSTEM,
+        )
+    iban = account_iban(Account.objects.get(pk=account_id), profile)
+    content = collection_document(
+        profile=profile,
+        iban=iban,
+        amount=amount,
+        creditor_id=COLLECTING_CREDITOR,
+        mandate_reference=reference,
+        settles_on=settles_on or timezone.localdate(),
+        number=number,
+        scheme=scheme,
+    )
+    rail_file = rail_file_receive(
+        institution=institution, rail=Rail.SEPA_CT, name=f"dd-{number}.xml", content=content
+    )
+    return InboundEntry.objects.get(file=rail_file)

@@ -1,8 +1,9 @@
 """The cut-off and the bank's files at the same moment in two places (docs/payments.md, "Exactly
 once"): two payments jobs in two real processes at the same instant, two cut-offs of one window
-and of two windows in threads with their own connections, and one return file uploaded twice
-at once. Each time: one file per window, every order in exactly one file, no trace number
-twice, the money moved once, the ledger whole."""
+and of two windows in threads with their own connections, one return file uploaded twice at
+once, and a customer's refund of a direct debit claimed twice at once. Each time: one file per
+window, every order in exactly one file, no trace number twice, the money moved once, the
+ledger whole."""
 
 from collections import Counter
 from datetime import timedelta
@@ -13,7 +14,7 @@ from accounts.verification import ledger_breaches
 from events.models import Event
 from payments.iso20022.pain001 import read_initiation as read_pain001
 from payments.iso20022.pain008 import read_initiation as read_pain008
-from payments.models import PaymentOrder, Rail, RailFile, RailNotice
+from payments.models import DebtorRefund, PaymentOrder, Rail, RailFile, RailNotice
 from payments.nacha.file import parse
 from payments.services.cutoff import cutoff_run
 from tests.accounts.api.helpers import created
@@ -21,6 +22,7 @@ from tests.accounts.ledger.helpers import run_threads
 from tests.conftest import Api
 from tests.payments.helpers import (
     ach_bank,
+    applied_collection,
     bank_answers,
     cutoff,
     local,
@@ -31,6 +33,7 @@ from tests.payments.helpers import (
 from tests.payments.processes import RailsProcess
 from tests.payments.test_mandates import collection, first_cutoff, mandate_body
 from tests.payments.test_orders import business_day, internal
+from tests.payments.test_sepa_interbank import LOADED, interbank_bank
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -192,4 +195,23 @@ def test_the_same_return_file_uploaded_twice_at_once_applies_once(rails_dir):
     assert Event.objects.filter(type="rail_file.received").count() == 1
     assert bank.balances() == (0, 0, 0)
     assert internal(bank, "rail_settlement") == 0
+    assert ledger_breaches() == []
+
+
+def test_a_collection_refunded_twice_at_once_is_refunded_once():
+    """The customer's refund of an inbound direct debit claimed by two clients at once: one
+    refund (the entry's lock, and the unique index `debtor_refund_once` behind it), the other
+    409, the money back once, one pacs.004."""
+    bank = interbank_bank()
+    inbound = applied_collection(bank.institution, bank.account_id)
+    clients = [Api("v2", bank.api.key) for _ in range(2)]  # a test client each
+    path = f"/inbound-entries/{inbound.pk}/refunds"
+
+    answers = run_threads(2, lambda index: clients[index].post(path, {}))
+
+    assert sorted(answer.status_code for answer in answers) == [201, 409]
+    assert DebtorRefund.objects.count() == 1
+    assert RailFile.objects.filter(name__contains="pacs004").count() == 1
+    assert Event.objects.filter(type="inbound_entry.refunded").count() == 1
+    assert bank.balances()[0] == LOADED
     assert ledger_breaches() == []

@@ -8,6 +8,7 @@ and rolled back with it.
 """
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -85,3 +86,29 @@ def test_a_posting_function_the_floor_does_not_recognise_stops_it(floor):
     definitions = {name: "CREATE FUNCTION changed() ..." for name in floor.FLOOR_FUNCTIONS}
     with pytest.raises(RuntimeError, match="--without lines: 0 matches in tx_post"):
         floor.floor_functions(definitions, ["lines"])
+
+
+@pytest.mark.urls("bench.floor")
+def test_the_frameworks_floor_answers_the_reads_json_with_no_key_and_no_query(
+    db, client, tmp_path, monkeypatch, django_assert_num_queries
+):
+    """bench/transfers.py --floor (bench/floor.py): the bare view renders the body the bench
+    wrote, a real read's, without a key and without the database; the service's routes stay."""
+    from bench import floor as framework_floor
+
+    body = {"id": "acct_floor", "balances": {"posted": 1, "pending": 0}, "metadata": {}}
+    written = tmp_path / "floor-body.json"
+    written.write_text(json.dumps(body))
+    monkeypatch.setattr(framework_floor, "FLOOR_BODY", written)
+    framework_floor._body.cache_clear()
+    try:
+        with django_assert_num_queries(0):
+            response = client.get("/TX/floor/accounts/acct_floor")
+        assert response.status_code == 200 and response.json() == body
+        assert client.get("/TX/v2/accounts/acct_floor").status_code == 401  # the service's
+    finally:
+        framework_floor._body.cache_clear()
+
+
+def test_the_service_has_no_floor(client):
+    assert client.get("/TX/floor/accounts/acct_floor").status_code == 404
