@@ -4,7 +4,9 @@ For an account and a period, its accruals of each kind (`selectors.period_accrua
 place that sums them) plus the residue its last posting of the kind carried out are rounded
 once, by the terms' `rounding`, to whole minor units; what is left below a minor unit is
 carried to the next period (`InterestPosting.carried_out`), so over any span the postings are
-the exact accruals within one minor unit. One journal per account and period:
+the exact accruals within one minor unit. A period is posted by the terms in effect on its last
+day, an account's override when one is (`posting_terms`); its sums include the adjustments of
+back-valued money found on its days. One journal per account and period:
 
 - deposit interest: `interest_payable` -> the customer, less the tax withheld
   (`withholding_tax_rate` percent of it, rounded the same way) -> `interest_withholding_tax`;
