@@ -156,6 +156,14 @@ class AccountNotEmpty(BusinessRuleViolation):
     message = "An account can only be closed with a zero balance and no active hold."
 
 
+class InterestNotPosted(BusinessRuleViolation):
+    code = "interest_not_posted"
+    message = (
+        "An account cannot be closed with interest accrued and not posted: settle it first "
+        "(POST /accounts/{accountId}/interest/settlements)."
+    )
+
+
 class OverdraftLimitInUse(BusinessRuleViolation):
     code = "overdraft_limit_in_use"
     message = "The overdraft limit cannot go below what the account uses of it."

@@ -51,6 +51,8 @@ OBJECT_TYPES = {
     "product.created": "product",
     "product.updated": "product",
     "interest_terms.created": "interest_terms",
+    # An account's interest of a period posted to it (docs/interest.md, "Posting").
+    "interest.posted": "account",
     # The program's endpoint that decides card authorizations (docs/decisioning.md).
     "decisioning_endpoint.created": "decisioning_endpoint",
     "decisioning_endpoint.updated": "decisioning_endpoint",

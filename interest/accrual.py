@@ -22,7 +22,7 @@ customer account: the job only reads their balances.
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from fractions import Fraction
 from zoneinfo import ZoneInfo
 
@@ -217,3 +217,39 @@ def amount_json(amount) -> int | str:
     """A band's amount as a row keeps it: minor units, or an average's exact "n/d"."""
     amount = Fraction(amount)
     return amount.numerator if amount.denominator == 1 else str(amount)
+
+
+def interest_accrue_account(
+    *, institution: Institution, book: AccrualBook, account: Account, through: date
+) -> AccrualReport:
+    """Under the books' lock (`lock_book`, the caller's transaction): `account`'s days after
+    the books' `accrued_through` up to `through` stored and booked as the job would (its rows
+    then found by the job, which leaves them out): the settlement before a close does not wait
+    for the job (docs/interest.md, "Closing an account")."""
+    report = AccrualReport()
+    by_product = _terms_by_product(institution)
+    overrides = overrides_by_account(institution=institution, account=account)
+    if account.product_id not in by_product and not overrides:
+        return report
+    first = (
+        book.accrued_through + ONE_DAY
+        if book.accrued_through is not None
+        else min(rows[0].effective_date for rows in [*by_product.values(), *overrides.values()])
+    )
+    zone = ZoneInfo(institution.time_zone)
+    day = first
+    while day <= through:
+        at = end_of_day(day, zone) - MICROSECOND
+        if account.created_at <= at:
+            _accrue_batch(
+                institution,
+                account.currency,
+                book,
+                (by_product, overrides),
+                day,
+                at,
+                {account.pk: account.product_id},
+                report,
+            )
+        day += ONE_DAY
+    return report

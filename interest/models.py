@@ -172,6 +172,9 @@ class AccrualBook(models.Model):
         max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES, default=0
     )
     overdraft_booked = models.BigIntegerField(default=0)
+    # The posting job has posted every period ending on or before it (docs/interest.md,
+    # "Posting"); null: none yet.
+    posted_through = models.DateField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
     # The watermark of back-valued money (interest.adjustments): the accounts' entries posted up
     # to this instant have been looked at; null: none yet (from `updated_at`, the last batch).
@@ -295,3 +298,68 @@ class InterestAdjustment(models.Model):
 
     def __str__(self):
         return f"Interest {self.kind} adjustment of {self.account_id} on {self.day}"
+
+
+def _posting_id():
+    return new_id("ipost")
+
+
+class InterestPosting(models.Model):
+    """One account's interest of one kind posted for one period (docs/interest.md, "Posting"):
+    a row per account, period and kind (a database rule: one per account, kind and last day),
+    written when the period had accruals of the kind. `accrued` (the period's exact sum,
+    `interest.selectors.period_accruals`) plus `carried_in` (the last posting's `carried_out`
+    of the account and kind) is `amount` (whole minor units, rounded by the terms' `rounding`)
+    plus `carried_out`, the residue the next period carries. A period's kinds share one journal
+    (none when nothing moved)."""
+
+    class Trigger(models.TextChoices):
+        PERIOD_END = "period_end"  # the posting job, once the period's last day was accrued
+        SETTLEMENT = "settlement"  # the settlement before a close, up to yesterday
+
+    id = models.CharField(primary_key=True, max_length=40, default=_posting_id, editable=False)
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # No index of its own: the unique constraint starts with it.
+    account = models.ForeignKey(
+        "accounts.Account", on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    kind = models.CharField(max_length=16, choices=AccrualKind.choices)
+    first_day = models.DateField()
+    last_day = models.DateField()
+    trigger = models.CharField(max_length=16, choices=Trigger.choices)
+    # The terms in effect on the last day: their rounding and withholding tax applied.
+    terms = models.ForeignKey(
+        InterestTerms, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    accrued = models.DecimalField(max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES)
+    carried_in = models.DecimalField(max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES)
+    amount = models.BigIntegerField()  # posted, gross of the tax withheld
+    carried_out = models.DecimalField(max_digits=ACCRUAL_DIGITS, decimal_places=ACCRUAL_PLACES)
+    withholding_tax = models.BigIntegerField(default=0)  # of `amount`, deposit interest only
+    journal = models.ForeignKey(
+        "accounts.Journal",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="interest_postings",
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "kind", "last_day"], name="interest_posting_one_a_period"
+            ),
+            models.CheckConstraint(
+                condition=Q(first_day__lte=models.F("last_day")),
+                name="interest_posting_days_in_order",
+            ),
+            models.CheckConstraint(
+                condition=Q(withholding_tax__gte=0), name="interest_posting_tax_nonneg"
+            ),
+        ]
+
+    def __str__(self):
+        return f"Interest {self.kind} of {self.account_id} posted for {self.last_day}"

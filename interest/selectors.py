@@ -5,6 +5,7 @@ from datetime import date, datetime, time, timedelta
 from fractions import Fraction
 from zoneinfo import ZoneInfo
 
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Account, AccountProduct
@@ -12,7 +13,7 @@ from accounts.selectors import value_balances_at
 
 from .average import average_days, is_average, period_first
 from .calculation import Day
-from .models import InterestAdjustment, InterestTerms
+from .models import InterestAdjustment, InterestPosting, InterestTerms
 from .terms import overrides_by_account, terms_in_effect
 
 ONE_DAY = timedelta(days=1)
@@ -100,3 +101,49 @@ def adjustments_in(
         # Summed as fractions (exact: the rows have PLACES places), never in a Decimal context.
         sums[(account_id, kind)] = sums.get((account_id, kind), Fraction(0)) + Fraction(difference)
     return sums
+
+
+def period_accruals(*, firsts: dict[str, date], last: date) -> dict[tuple[str, str], Fraction]:
+    """The postable interest: each account's accruals (`firsts`: account id -> its first day
+    not yet posted) from that day through `last`, plus its adjustments of back-valued money
+    found on those days (`adjustments_in`, by `found_on`: docs/interest.md, "Back-valued
+    money"), summed exactly per account and kind, {(account id, kind): sum}; a kind with
+    neither in the range is absent. The one place that sums what a posting posts
+    (docs/interest.md, "Posting"). One query on the accruals' (account, day, kind) index, and
+    one on the adjustments' (account, found_on) per distinct first day (a period's accounts
+    share one; first postings start on their opening days)."""
+    if not firsts:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT a.account_id, a.kind, SUM(a.accrual)
+              FROM unnest(%s::text[], %s::date[]) AS f(account_id, first_day)
+              JOIN interest_interestaccrual a
+                ON a.account_id = f.account_id AND a.day >= f.first_day AND a.day <= %s
+             GROUP BY a.account_id, a.kind
+            """,
+            [list(firsts), list(firsts.values()), last],
+        )
+        # numeric sums are exact; a Decimal read into a Fraction stays exact.
+        sums = {(account_id, kind): Fraction(total) for account_id, kind, total in cursor}
+    by_first: dict[date, list[str]] = {}
+    for account_id, first in firsts.items():
+        by_first.setdefault(first, []).append(account_id)
+    for first, account_ids in by_first.items():
+        if first > last:
+            continue
+        for key, total in adjustments_in(account_ids=account_ids, first=first, last=last).items():
+            sums[key] = sums.get(key, Fraction(0)) + total
+    return sums
+
+
+def latest_postings(*, account_ids: list[str]) -> dict[tuple[str, str], InterestPosting]:
+    """Each account's last posting of each kind, {(account id, kind): row}: its `last_day`
+    (what is posted through) and `carried_out` (the residue the next posting carries in)."""
+    rows = (
+        InterestPosting.objects.filter(account_id__in=account_ids)
+        .order_by("account_id", "kind", "-last_day")
+        .distinct("account_id", "kind")
+    )
+    return {(row.account_id, row.kind): row for row in rows}

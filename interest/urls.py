@@ -3,6 +3,7 @@ from django.urls import path
 from api.versions import V2
 
 from .apis.days import InterestDaysView
+from .apis.interest import AccountInterestView, InterestSettlementsView
 from .apis.overrides import InterestOverridesView
 from .apis.previews import InterestPreviewView
 from .apis.terms import InterestTermsView
@@ -32,5 +33,15 @@ def interest_urls(version: str):
             "accounts/<id:accountId>/interest/days",
             InterestDaysView.as_view(),
             name="account-interest-days",
+        ),
+        path(
+            "accounts/<id:accountId>/interest",
+            AccountInterestView.as_view(),
+            name="account-interest",
+        ),
+        path(
+            "accounts/<id:accountId>/interest/settlements",
+            InterestSettlementsView.as_view(),
+            name="account-interest-settlements",
         ),
     ]

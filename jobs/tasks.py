@@ -43,6 +43,7 @@ from core.actors import SYSTEM
 from core.operations import run, run_batches
 from disputes.services.watch import disputes_watch_deadlines
 from interest.accrual import interest_accrue
+from interest.posting import interest_post
 from payments.services.rails import rails_run
 from reconciliation.services.ageing import breaks_watch_ageing
 from transfers.services import transfers_expire
@@ -144,6 +145,20 @@ def accrue_interest(timestamp: int) -> dict[str, int]:
     up; then money booked since with a value date in those days is caught up by adjustments
     (docs/interest.md, "The accrual job", "Back-valued money")."""
     return asdict(run_batches(interest_accrue, actor=SYSTEM))
+
+
+@app.periodic(cron="47 * * * *", periodic_id="post_interest")
+@app.task(
+    name="jobs.post_interest",
+    queue=QUEUE,
+    queueing_lock="jobs.post_interest",
+    lock="jobs.post_interest",
+)
+def post_interest(timestamp: int) -> dict[str, int]:
+    """Hourly, half an hour after the accrual: each account's posting periods that have ended
+    and whose last day is accrued are posted, once each however many runs; missed periods are
+    caught up (docs/interest.md, "Posting")."""
+    return asdict(run_batches(interest_post, actor=SYSTEM))
 
 
 @app.periodic(cron="7 * * * *", periodic_id="purge_idempotency_keys")

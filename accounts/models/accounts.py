@@ -73,6 +73,12 @@ class Account(Timestamped):
         INTEREST_PAYABLE = "interest_payable", "Interest payable (accrued on deposits)"
         INTEREST_RECEIVABLE = "interest_receivable", "Interest receivable (accrued on overdrafts)"
         INTEREST_INCOME = "interest_income", "Interest income (overdrafts)"
+        # Deposit interest withheld at posting (docs/interest.md, "Posting"), owed to the tax
+        # authority.
+        INTEREST_WITHHOLDING_TAX = (
+            "interest_withholding_tax",
+            "Interest withholding tax (payable to the tax authority)",
+        )
 
     id = models.CharField(primary_key=True, max_length=40, default=_account_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="accounts")

@@ -46,6 +46,8 @@ class Journal(models.Model):
         RECONCILIATION = "reconciliation"
         # A batch of a day's interest accruals booked (docs/interest.md, "Booked daily").
         INTEREST_ACCRUAL = "interest_accrual"
+        # An account's interest of a period posted to it (docs/interest.md, "Posting").
+        INTEREST_POSTING = "interest_posting"
 
     id = models.CharField(primary_key=True, max_length=40, default=_journal_id, editable=False)
     institution = models.ForeignKey(Institution, on_delete=models.PROTECT, related_name="journals")

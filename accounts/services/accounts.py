@@ -22,6 +22,7 @@ from customers.models import Customer
 from events.services import emit_for
 from institutions.models import Institution
 
+from ..closing import close_checks_run
 from ..locks import lock_account, lock_account_with_product
 from ..models import Account, AccountProduct, Hold
 from ..models.accounts import BALANCE_MAX
@@ -103,10 +104,11 @@ def _opened_data(account: Account) -> dict:
 def account_set_status(*, account: Account, status: str) -> Outcome[Account]:
     """Move an account to `status`: active <-> frozen, active | frozen -> closed (terminal).
 
-    Closing needs a zero balance and no active hold (422 `account_not_empty`); any other move
-    is 409 `invalid_state_transition`. Emits `account.status_changed`; a move to the current
-    status changes nothing and emits nothing (`Outcome.changed` false). `Outcome.previous` is
-    the status it moved from.
+    Closing needs what the apps above register (`accounts.closing`: interest posted, 422
+    `interest_not_posted`), then a zero balance and no active hold (422 `account_not_empty`);
+    any other move is 409 `invalid_state_transition`. Emits `account.status_changed`; a move
+    to the current status changes nothing and emits nothing (`Outcome.changed` false).
+    `Outcome.previous` is the status it moved from.
     """
     with transaction.atomic(savepoint=False):
         account = lock_account(account.pk)
@@ -120,6 +122,8 @@ def account_set_status(*, account: Account, status: str) -> Outcome[Account]:
                 to_state=status,
             )
         if status == Account.Status.CLOSED:
+            # Interest not yet posted first (accounts.closing): posting it changes the balance.
+            close_checks_run(account)
             has_active_hold = Hold.objects.filter(
                 account=account, status=Hold.Status.ACTIVE
             ).exists()

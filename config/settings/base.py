@@ -483,6 +483,8 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX_TRIM": False,
     "ENUM_NAME_OVERRIDES": {
         "CountryNumericCode": "api.serializers.COUNTRY_NUMERIC_CODES",
+        # An account product's interest terms and an account's posting period (docs/interest.md)
+        "InterestPostingFrequency": "interest.models.InterestTerms.PostingFrequency",
         "CurrencyCode": "api.serializers.CURRENCY_CODES",
         "AccountStatus": "accounts.models.Account.Status",
         "HoldStatus": "accounts.models.Hold.Status",

@@ -99,7 +99,7 @@ class InterestTermsCreate(StrictSerializer):
         source="posting_frequency",
         choices=InterestTerms.PostingFrequency.choices,
         required=False,
-        help_text="`monthly` by default (stored: posting is not built yet).",
+        help_text="`monthly` by default; `quarterly`, `yearly` (calendar periods), `at_close`.",
     )
     rounding = serializers.ChoiceField(
         choices=InterestTerms.Rounding.choices,

@@ -642,6 +642,8 @@ BODIES = {
     },
     # A product's interest terms (v2 only, docs/interest.md): from a day not yet passed anywhere.
     # Two integers only: the catalogue's "negative" falls on the second tier's (the first's is 0).
+    # The settlement before a close (docs/interest.md): no fields.
+    ("InterestSettlementsView", "post"): lambda w, v: {},
     ("InterestTermsView", "post"): lambda w, v: {
         "effectiveDate": (timezone.now() + timedelta(days=2)).date().isoformat(),
         "depositTiers": [{"fromBalance": 0, "rate": "1.5"}, {"fromBalance": 100, "rate": "2"}],
@@ -979,6 +981,7 @@ EMPTY_IS_VALID = {
     ("InboundEntryRefundsView", "post"),
     ("BlockedCreditorCancellationsView", "post"),
     ("ExpectedPaymentCancellationsView", "post"),
+    ("InterestSettlementsView", "post"),
 }
 
 

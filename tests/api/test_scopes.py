@@ -631,6 +631,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
             "currency": "USD",
         },
         ("PATCH", "/products/accounts/{productRid}"): lambda ids: {"name": "Renamed"},
+        ("POST", "/accounts/{accountId}/interest/settlements"): lambda ids: {},
         ("POST", "/products/accounts/{productRid}/interest-rates"): lambda ids: {
             "effectiveDate": local_date(ids.institution, timezone.now()).isoformat(),
             "depositTiers": [{"fromBalance": 0, "rate": "1.5"}],

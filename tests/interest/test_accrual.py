@@ -148,5 +148,6 @@ def test_days_accrued_and_booked_with_the_residue_carried(api_v2, institution, o
         "interest books whose booked totals are more than half a minor unit from their accrued "
         "totals",
         "interest books whose booked totals are not the sum of their bookings",
-        "interest payable and receivable accounts that are not the interest booked",
+        "interest payable, receivable and withholding tax accounts that are not the interest "
+        "booked and not posted, and the tax withheld",
     }

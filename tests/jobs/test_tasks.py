@@ -101,6 +101,13 @@ def test_the_schedule():
             "jobs.accrue_interest",
             "jobs.accrue_interest",
         ),
+        "post_interest": (
+            "jobs.post_interest",
+            "47 * * * *",
+            "periodic",
+            "jobs.post_interest",
+            "jobs.post_interest",
+        ),
         # No lock: a recovery job stranded on a dead worker must not block the next one.
         "retry_stalled_jobs": (
             "jobs.retry_stalled_jobs",

@@ -823,7 +823,7 @@ def busy(fi):
 
 
 def test_verify_ledger_passes_a_clean_ledger(busy):
-    assert verify_ledger() == (0, "Ledger OK: 23 checks passed.\n")
+    assert verify_ledger() == (0, "Ledger OK: 26 checks passed.\n")
 
 
 def test_verify_ledger_reports_a_stored_posted_balance_that_drifted(fi, busy, ledger_check):
@@ -842,7 +842,7 @@ def test_verify_ledger_reports_a_stored_posted_balance_that_drifted(fi, busy, le
         f"  ('{fi.pk}', 'EUR', 7)\n",
     )
     Account.objects.filter(pk=funding.pk).update(posted=F("posted") - 7)
-    assert verify_ledger() == (0, "Ledger OK: 23 checks passed.\n")
+    assert verify_ledger() == (0, "Ledger OK: 26 checks passed.\n")
 
 
 def test_verify_ledger_reports_a_stored_pending_balance_that_drifted(busy, ledger_check):
@@ -877,4 +877,4 @@ def test_verify_ledger_reports_an_unbalanced_journal(busy):
             f"  ('{busy.c.pk}', 251, 250)\n",
         )
         transaction.set_rollback(True)
-    assert verify_ledger() == (0, "Ledger OK: 23 checks passed.\n")
+    assert verify_ledger() == (0, "Ledger OK: 26 checks passed.\n")
