@@ -2,16 +2,18 @@
 no HTTP server, no other client on the machine's cores (bench/README.md).
 
     .venv/bin/python bench/inprocess.py [--transfers 1000] [--rounds 4] [--batch N] [--profile]
-                                        [--freeze] [--drop]
+                                        [--freeze] [--read] [--drop]
 
 Recreates its database (tx_bench_inprocess), makes a tenant and 20 loaded accounts through the
 API, warms up with 200 transfers, then either times `--rounds` rounds of `--transfers` transfers
 by `time.process_time` (prints each round and the median, and the CPU the PostgreSQL server
 spent, from /proc, when it is the embedded one), or with `--profile` runs them once under
 cProfile and prints the costliest functions and the time per file. `--batch N` sends the
-transfers as atomic `POST /TX/v2/transfer-batches` of N each. The timed rounds also print how
-often the garbage collector ran and for how long; `--freeze` first does what a gunicorn worker
-does once it has loaded the application (`config.wsgi.freeze_loaded`).
+transfers as atomic `POST /TX/v2/transfer-batches` of N each; `--read` sends `GET
+/TX/v2/accounts/{id}` of a random account instead, the cheapest authenticated request (issue 53:
+what the read costs above the framework's floor, bench/transfers.py --floor). The timed rounds
+also print how often the garbage collector ran and for how long; `--freeze` first does what a
+gunicorn worker does once it has loaded the application (`config.wsgi.freeze_loaded`).
 """
 
 import argparse
@@ -61,8 +63,16 @@ def parse_args():
         action="store_true",
         help="after the warm-up, config.wsgi.freeze_loaded(), as each gunicorn worker does",
     )
+    parser.add_argument(
+        "--read",
+        action="store_true",
+        help="GET /TX/v2/accounts/{id} of a random account instead of transfers (as many)",
+    )
     parser.add_argument("--drop", action="store_true", help="drop the database at the end")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.read and args.batch:
+        parser.error("--read sends no transfer: not with --batch")
+    return args
 
 
 def main():
@@ -144,7 +154,15 @@ def main():
             body = {"mode": "atomic", "transfers": [item() for _ in range(args.batch)]}
             call("/TX/v2/transfer-batches", body)
 
+    def reads(count: int) -> None:
+        for _ in range(count):
+            call(f"/TX/v2/accounts/{rng.choice(accounts)}")
+
     transfers(200)
+    if args.read:
+        reads(200)  # the key's cache and the read's code warm, as a worker's after its first
+        transfers = reads  # noqa: F811 (what the rounds time: the reads)
+    unit = "read" if args.read else "transfer"
     if args.freeze:
         from config.wsgi import freeze_loaded
 
@@ -158,7 +176,7 @@ def main():
         profiler.disable()
         stats = pstats.Stats(profiler)
         stats.sort_stats("cumulative").print_stats(40)
-        print_by_file(stats, args.transfers)
+        print_by_file(stats, args.transfers, unit)
     else:
         rounds, database = [], []
         for _ in range(args.rounds):
@@ -171,7 +189,7 @@ def main():
             if values:
                 each = " ".join(f"{value:.2f}" for value in values)
                 median = statistics.median(values)
-                print(f"CPU per transfer, {name}: {each} ms; median {median:.2f} ms")
+                print(f"CPU per {unit}, {name}: {each} ms; median {median:.2f} ms")
         collections.report()
     connections.close_all()
     if args.drop:
@@ -206,7 +224,7 @@ def server_cpu(postmaster: int | None) -> float:
     return tree_cpu_seconds(postmaster) if postmaster else 0.0
 
 
-def print_by_file(stats: pstats.Stats, transfers: int) -> None:
+def print_by_file(stats: pstats.Stats, transfers: int, unit: str = "transfer") -> None:
     """Own time (wall: the waits on PostgreSQL are in psycopg's) per source file or package."""
     by_file: Counter = Counter()
     for (filename, _, _), (_, _, own, _, _) in stats.stats.items():
@@ -215,7 +233,7 @@ def print_by_file(stats: pstats.Stats, transfers: int) -> None:
             name = "/".join(name.split("/")[:2])
         by_file[name] += own
     total = sum(by_file.values())
-    print("\nOwn time per file (ms per transfer, share):")
+    print(f"\nOwn time per file (ms per {unit}, share):")
     for name, own in by_file.most_common(25):
         print(f"  {1000 * own / transfers:7.3f} ms  {100 * own / total:5.1f}%  {name}")
 
