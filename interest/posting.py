@@ -43,11 +43,13 @@ from institutions.calendar import local_date
 from institutions.models import Institution
 
 from .accrual import _terms_by_product, interest_accrue_account
+from .adjustments import account_adjustments, interest_adjust_account
 from .calculation import to_places
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestPosting, InterestTerms
 from .periods import is_period_end, period_ends
 from .selectors import (
+    adjustments_in,
     end_of_day,
     interest_days,
     latest_postings,
@@ -469,11 +471,19 @@ def interest_settle(*, account: Account, now: datetime | None = None) -> list[In
     report, written = PostingReport(), []
     with transaction.atomic():
         book = lock_book(book.pk)
+        latest = latest_postings(account_ids=[account.pk])
+        done = max((row.last_day for row in latest.values()), default=None)
+        # Back-valued money into days accrued first, found on the last day this settlement
+        # posts (today when it posts none: the next posting's), so its posting pays it.
+        interest_adjust_account(
+            book=book,
+            account=account,
+            found_on=yesterday if done is None or done < yesterday else yesterday + ONE_DAY,
+            now=now,
+        )
         interest_accrue_account(
             institution=institution, book=book, account=account, through=yesterday
         )
-        latest = latest_postings(account_ids=[account.pk])
-        done = max((row.last_day for row in latest.values()), default=None)
         after = (
             done
             if done is not None
@@ -503,8 +513,10 @@ def interest_settle(*, account: Account, now: datetime | None = None) -> list[In
 
 def interest_close_check(account: Account) -> None:
     """Registered with `accounts.closing`: 422 `interest_not_posted` when `account` has interest
-    accrued up to yesterday and not posted: rows after its last posting, or days the job has
-    not accrued yet that earn or owe some (computed as the job would)."""
+    accrued up to yesterday and not posted: rows after its last posting, adjustments found
+    since, back-valued money into days accrued not caught up yet, or days the job has not
+    accrued yet that earn or owe some (computed as the job would). Reads only: the account's
+    row is locked, and the books' lock comes before it (the settlement catches up)."""
     institution = account.institution
     terms = (
         list(
@@ -517,13 +529,20 @@ def interest_close_check(account: Account) -> None:
     latest = latest_postings(account_ids=[account.pk])
     done = max((row.last_day for row in latest.values()), default=None)
     first = done + ONE_DAY if done is not None else interest_start(institution, account, terms)
-    yesterday = local_date(institution, timezone.now()) - ONE_DAY
-    if first > yesterday:
-        return
-    accrued = period_accruals(firsts={account.pk: first}, last=yesterday)
+    today = local_date(institution, timezone.now())
+    yesterday = today - ONE_DAY
     book = AccrualBook.objects.filter(institution=institution, currency=account.currency).first()
+    # Found after the last posting (up to today: the job finds them on the day it runs), or
+    # there to be found.
+    accrued = dict(adjustments_in(account_ids=[account.pk], first=first, last=today))
+    if not accrued and book is not None:
+        rows, _ = account_adjustments(book=book, account=account, found_on=today)
+        if rows:
+            accrued = {"adjustments": Fraction(1)}
+    if not accrued and first <= yesterday:
+        accrued = period_accruals(firsts={account.pk: first}, last=yesterday)
     stored_through = book.accrued_through if book is not None else None
-    if not accrued:
+    if not accrued and first <= yesterday:
         start = max(first, stored_through + ONE_DAY) if stored_through is not None else first
         # At most a year back: the job has not run for longer only on a new installation.
         start = max(start, yesterday - timedelta(days=365))
