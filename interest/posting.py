@@ -33,11 +33,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import Account, Journal
+from accounts.models import Account, Journal, StatementLine
 from accounts.posting import FORCED, Move, credit, debit, journal_new, post
 from accounts.services import internal_account
 from accounts.statement_lines import Line, statement_lines_new
 from core.exceptions import AccountNotActive, InterestNotPosted
+from core.money import money
 from events.services import event_for
 from institutions.calendar import local_date
 from institutions.models import Institution
@@ -45,6 +46,7 @@ from institutions.models import Institution
 from .accrual import _terms_by_product, interest_accrue_account
 from .adjustments import account_adjustments, interest_adjust_account
 from .calculation import to_places
+from .daycount import day_fraction
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestPosting, InterestTerms
 from .periods import is_period_end, period_ends
@@ -54,6 +56,7 @@ from .selectors import (
     interest_days,
     latest_postings,
     period_accruals,
+    period_balances,
 )
 from .terms import overrides_by_account, terms_in_effect, terms_on
 
@@ -101,6 +104,48 @@ def withholding_tax(amount: int, rate: Decimal, rounding: str) -> int:
     if amount <= 0 or not rate:
         return 0
     return min(amount, max(0, round_minor(Fraction(amount) * Fraction(rate) / HUNDRED, rounding)))
+
+
+# What a posting's statement line says of its terms (docs/interest.md, "On statements").
+METHODS = {
+    InterestTerms.BalanceMethod.DAILY: "daily balance",
+    InterestTerms.BalanceMethod.AVERAGE_DAILY: "average daily balance",
+}
+DAY_COUNTS = {
+    InterestTerms.DayCount.ACT_365F: "act/365F",
+    InterestTerms.DayCount.ACT_360: "act/360",
+    InterestTerms.DayCount.ACT_ACT_ISDA: "act/act ISDA",
+    InterestTerms.DayCount.THIRTY_360: "30/360",
+}
+RATE_PLACES = 4
+
+
+def effective_rate(
+    amount: int, balances: int, first: date, last: date, day_count: str
+) -> Decimal | None:
+    """A posting's effective annual rate, in percent to 4 places (half even): the posted
+    `amount` (before tax) / the average of the period's days' balances that earned or owed it
+    (`balances`: their sum, `selectors.period_balances`; a day of none counts 0) / the
+    period's year fraction (the sum of its days' fractions under `day_count`). None when the
+    average is 0 (all the amount is back-valued money of earlier days)."""
+    days = (last - first).days + 1
+    fraction = sum((day_fraction(day_count, first + ONE_DAY * n) for n in range(days)), Fraction(0))
+    if not balances or not fraction:
+        return None
+    rate = Fraction(amount) * days * HUNDRED / (Fraction(balances) * fraction)
+    return Decimal(round(rate * 10**RATE_PLACES)).scaleb(-RATE_PLACES)
+
+
+def posting_description(
+    what: str, first: date, last: date, terms: InterestTerms, rate: Decimal | None
+) -> str:
+    """`Interest on deposits 2027-03-01 to 2027-03-31: daily balance, act/365F, effective
+    3.6500 % a year` (no rate when `effective_rate` has none)."""
+    effective = f", effective {rate} % a year" if rate is not None else ""
+    return (
+        f"{what} {first.isoformat()} to {last.isoformat()}: "
+        f"{METHODS[terms.balance_method]}, {DAY_COUNTS[terms.day_count]}{effective}"
+    )
 
 
 # --- posting an account's periods ---------------------------------------------------------------
@@ -159,11 +204,13 @@ def _post_period(
     last: date,
     sums: dict[str, Fraction],
     carried: dict[str, Fraction],
+    balances: dict[str, int],
     trigger: str,
     report: PostingReport,
 ) -> list[InterestPosting]:
     """Write the period's rows (the kinds in `sums`) and its journal; `carried` the residue each
-    kind carries in. Under the books' lock, in the caller's transaction."""
+    kind carries in, `balances` the sum of the days' balances of each kind (its effective rate).
+    Under the books' lock, in the caller's transaction."""
     rows = []
     for kind in (DEPOSIT, OVERDRAFT):
         if kind not in sums:
@@ -198,7 +245,13 @@ def _post_period(
     overdraft = by_kind[OVERDRAFT].amount if OVERDRAFT in by_kind else 0
     journal = None
     if deposit or overdraft:
-        journal = _journal(institution, account, first, last, deposit, tax, overdraft, rows)
+        rates = {
+            kind: effective_rate(row.amount, balances.get(kind, 0), first, last, terms.day_count)
+            for kind, row in by_kind.items()
+        }
+        journal = _journal(
+            institution, account, first, last, deposit, tax, overdraft, rows, terms, rates
+        )
         report.journals += 1
     for row in rows:
         row.journal = journal
@@ -208,7 +261,9 @@ def _post_period(
     return rows
 
 
-def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -> Journal:
+def _journal(
+    institution, account, first, last, deposit, tax, overdraft, rows, terms, rates
+) -> Journal:
     currency = account.currency
     zone = ZoneInfo(institution.time_zone)
 
@@ -240,13 +295,16 @@ def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -
     journal.value_at = end_of_day(last, zone)
     lines = []
     if deposit - tax:
-        withheld = f", {tax} withheld" if tax else ""
+        withheld = (
+            f"; {money(deposit, currency)} less {money(tax, currency)} tax withheld" if tax else ""
+        )
+        described = posting_description("Interest on deposits", first, last, terms, rates[DEPOSIT])
         lines.append(
             Line(
                 account=account,
                 type="CashInc" if deposit - tax > 0 else "CashDec",
                 amount=abs(deposit - tax),
-                description=f"Interest on deposits, {period}{withheld}",
+                description=f"{described}{withheld}",
             )
         )
     if overdraft:
@@ -255,9 +313,14 @@ def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -
                 account=account,
                 type="CashDec",
                 amount=overdraft,
-                description=f"Overdraft interest, {period}",
+                description=posting_description(
+                    "Overdraft interest", first, last, terms, rates[OVERDRAFT]
+                ),
             )
         )
+    statement_lines = statement_lines_new(lines=lines, currency=currency, journal=journal)
+    for line in statement_lines:
+        line.category = StatementLine.Category.INTEREST
     event = event_for(
         account,
         "interest.posted",
@@ -279,7 +342,7 @@ def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -
         currency=currency,
         moves=moves,
         journal=journal,
-        lines=statement_lines_new(lines=lines, currency=currency, journal=journal),
+        lines=statement_lines,
         events=[event],
     )
     return journal
@@ -322,6 +385,7 @@ def _post_accounts(
         if not firsts:
             continue
         sums = period_accruals(firsts=firsts, last=last)
+        balances = period_balances(firsts=firsts, last=last)
         for account_id, first in firsts.items():
             kinds = {
                 kind: sums[(account_id, kind)]
@@ -339,6 +403,7 @@ def _post_accounts(
                 last=last,
                 sums=kinds,
                 carried={kind: carried.get((account_id, kind), Fraction(0)) for kind in kinds},
+                balances={kind: balances.get((account_id, kind), 0) for kind in kinds},
                 trigger=trigger,
                 report=report,
             )
