@@ -57,6 +57,7 @@ SELECT a.id, MIN(COALESCE(j.value_at, e.created_at))
   JOIN accounts_journal j ON j.id = e.journal_id
  WHERE a.institution_id = %(institution)s AND a.currency = %(currency)s
    AND a.kind = 'customer' AND COALESCE(j.value_at, e.created_at) < %(before)s
+   AND (%(account)s::text IS NULL OR a.id = %(account)s::text)
  GROUP BY a.id
  ORDER BY a.id
 """
@@ -93,51 +94,91 @@ def _adjust_book(book_id: int, now: datetime, report: AdjustmentReport) -> None:
             if book.adjusted_until is None:  # the watermark starts here
                 AccrualBook.objects.filter(pk=book.pk).update(adjusted_until=until)
             return
-        institution = book.institution
-        zone = ZoneInfo(institution.time_zone)
-        last = book.accrued_through
-        with connection.cursor() as cursor:
-            cursor.execute(
-                BACK_VALUED_SQL,
-                {
-                    "institution": institution.pk,
-                    "currency": book.currency,
-                    "since": since,
-                    "until": until,
-                    "before": end_of_day(last, zone),
-                },
-            )
-            found = cursor.fetchall()
         # Found today: in the period being accrued, never one already posted.
-        today = local_date(institution, now)
-        booking = InterestBooking(institution=institution, currency=book.currency, day=today)
-        rows = []
-        accounts = Account.objects.in_bulk([account_id for account_id, _ in found])
-        for account_id, value_at in found:
-            first = timezone.localtime(value_at, zone).date()
-            rows += _differences(accounts[account_id], first, last, institution.time_zone, booking)
-            report.accounts += 1
-        if rows:
-            sums = {
-                kind: sum(
-                    (Fraction(row.difference) for row in rows if row.kind == kind), Fraction(0)
-                )
-                for kind in AccrualKind.values
-            }
-            book_sums(
-                institution,
-                book.currency,
-                book,
-                booking,
-                sums,
-                None,  # counts from its posting: today
-                f"Interest adjusted on {today.isoformat()} for money booked with an earlier "
-                "value date",
-            )
-            report.journals += booking.journal_id is not None
-            InterestAdjustment.objects.bulk_create(rows)
-            report.adjustments += len(rows)
+        today = local_date(book.institution, now)
+        rows, booking = _found(book, since, until, today, None, report)
+        _book_rows(book, booking, rows, report)
         AccrualBook.objects.filter(pk=book.pk).update(adjusted_until=until)
+
+
+def account_adjustments(
+    *, book: AccrualBook, account: Account, found_on: date, now: datetime | None = None
+) -> tuple[list[InterestAdjustment], InterestBooking | None]:
+    """`account`'s back-valued money not caught up yet, up to `now` (no `SETTLE`: the
+    settlement before a close and the close check look at the account's own last entries):
+    the rows the books' run would write, found on `found_on`, and their booking (both
+    unsaved). Reads only."""
+    now = now or timezone.now()
+    if book.accrued_through is None:
+        return [], None
+    since = book.adjusted_until or min(book.updated_at, now)
+    return _found(book, since, now, found_on, account.pk, AdjustmentReport())
+
+
+def interest_adjust_account(
+    *, book: AccrualBook, account: Account, found_on: date, now: datetime | None = None
+) -> AdjustmentReport:
+    """Under the books' lock (`lock_book`, the caller's transaction): `account`'s back-valued
+    money caught up now, as the books' run would (`account_adjustments`), found on `found_on`
+    (the settlement's: the last day it posts), before the settlement posts (docs/interest.md,
+    "Closing an account"). The watermark stays: the books' run finds the account again and
+    recomputes it to no difference."""
+    report = AdjustmentReport()
+    rows, booking = account_adjustments(book=book, account=account, found_on=found_on, now=now)
+    _book_rows(book, booking, rows, report)
+    return report
+
+
+def _found(book, since, until, found_on, account_id, report):
+    """The rows of the differences of the books' (or one account's) accounts with back-valued
+    entries posted in (since, until], and their booking of `found_on` (both unsaved)."""
+    institution = book.institution
+    zone = ZoneInfo(institution.time_zone)
+    last = book.accrued_through
+    with connection.cursor() as cursor:
+        cursor.execute(
+            BACK_VALUED_SQL,
+            {
+                "institution": institution.pk,
+                "currency": book.currency,
+                "since": since,
+                "until": until,
+                "before": end_of_day(last, zone),
+                "account": account_id,
+            },
+        )
+        found = cursor.fetchall()
+    booking = InterestBooking(institution=institution, currency=book.currency, day=found_on)
+    rows = []
+    accounts = Account.objects.in_bulk([pk for pk, _ in found])
+    for pk, value_at in found:
+        first = timezone.localtime(value_at, zone).date()
+        rows += _differences(accounts[pk], first, last, institution.time_zone, booking)
+        report.accounts += 1
+    return rows, booking
+
+
+def _book_rows(book, booking, rows, report) -> None:
+    """Book the rows' sums as the accrual job books a batch (`book_sums`) and write them."""
+    if not rows:
+        return
+    sums = {
+        kind: sum((Fraction(row.difference) for row in rows if row.kind == kind), Fraction(0))
+        for kind in AccrualKind.values
+    }
+    book_sums(
+        book.institution,
+        book.currency,
+        book,
+        booking,
+        sums,
+        None,  # counts from its posting: today
+        f"Interest adjusted on {booking.day.isoformat()} for money booked with an earlier "
+        "value date",
+    )
+    report.journals += booking.journal_id is not None
+    InterestAdjustment.objects.bulk_create(rows)
+    report.adjustments += len(rows)
 
 
 def _differences(

@@ -33,25 +33,30 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from accounts.models import Account, Journal
+from accounts.models import Account, Journal, StatementLine
 from accounts.posting import FORCED, Move, credit, debit, journal_new, post
 from accounts.services import internal_account
 from accounts.statement_lines import Line, statement_lines_new
 from core.exceptions import AccountNotActive, InterestNotPosted
+from core.money import money
 from events.services import event_for
 from institutions.calendar import local_date
 from institutions.models import Institution
 
 from .accrual import _terms_by_product, interest_accrue_account
+from .adjustments import account_adjustments, interest_adjust_account
 from .calculation import to_places
+from .daycount import day_fraction
 from .locks import lock_book
 from .models import AccrualBook, AccrualKind, InterestPosting, InterestTerms
 from .periods import is_period_end, period_ends
 from .selectors import (
+    adjustments_in,
     end_of_day,
     interest_days,
     latest_postings,
     period_accruals,
+    period_balances,
 )
 from .terms import overrides_by_account, terms_in_effect, terms_on
 
@@ -99,6 +104,48 @@ def withholding_tax(amount: int, rate: Decimal, rounding: str) -> int:
     if amount <= 0 or not rate:
         return 0
     return min(amount, max(0, round_minor(Fraction(amount) * Fraction(rate) / HUNDRED, rounding)))
+
+
+# What a posting's statement line says of its terms (docs/interest.md, "On statements").
+METHODS = {
+    InterestTerms.BalanceMethod.DAILY: "daily balance",
+    InterestTerms.BalanceMethod.AVERAGE_DAILY: "average daily balance",
+}
+DAY_COUNTS = {
+    InterestTerms.DayCount.ACT_365F: "act/365F",
+    InterestTerms.DayCount.ACT_360: "act/360",
+    InterestTerms.DayCount.ACT_ACT_ISDA: "act/act ISDA",
+    InterestTerms.DayCount.THIRTY_360: "30/360",
+}
+RATE_PLACES = 4
+
+
+def effective_rate(
+    amount: int, balances: int, first: date, last: date, day_count: str
+) -> Decimal | None:
+    """A posting's effective annual rate, in percent to 4 places (half even): the posted
+    `amount` (before tax) / the average of the period's days' balances that earned or owed it
+    (`balances`: their sum, `selectors.period_balances`; a day of none counts 0) / the
+    period's year fraction (the sum of its days' fractions under `day_count`). None when the
+    average is 0 (all the amount is back-valued money of earlier days)."""
+    days = (last - first).days + 1
+    fraction = sum((day_fraction(day_count, first + ONE_DAY * n) for n in range(days)), Fraction(0))
+    if not balances or not fraction:
+        return None
+    rate = Fraction(amount) * days * HUNDRED / (Fraction(balances) * fraction)
+    return Decimal(round(rate * 10**RATE_PLACES)).scaleb(-RATE_PLACES)
+
+
+def posting_description(
+    what: str, first: date, last: date, terms: InterestTerms, rate: Decimal | None
+) -> str:
+    """`Interest on deposits 2027-03-01 to 2027-03-31: daily balance, act/365F, effective
+    3.6500 % a year` (no rate when `effective_rate` has none)."""
+    effective = f", effective {rate} % a year" if rate is not None else ""
+    return (
+        f"{what} {first.isoformat()} to {last.isoformat()}: "
+        f"{METHODS[terms.balance_method]}, {DAY_COUNTS[terms.day_count]}{effective}"
+    )
 
 
 # --- posting an account's periods ---------------------------------------------------------------
@@ -157,11 +204,13 @@ def _post_period(
     last: date,
     sums: dict[str, Fraction],
     carried: dict[str, Fraction],
+    balances: dict[str, int],
     trigger: str,
     report: PostingReport,
 ) -> list[InterestPosting]:
     """Write the period's rows (the kinds in `sums`) and its journal; `carried` the residue each
-    kind carries in. Under the books' lock, in the caller's transaction."""
+    kind carries in, `balances` the sum of the days' balances of each kind (its effective rate).
+    Under the books' lock, in the caller's transaction."""
     rows = []
     for kind in (DEPOSIT, OVERDRAFT):
         if kind not in sums:
@@ -196,7 +245,13 @@ def _post_period(
     overdraft = by_kind[OVERDRAFT].amount if OVERDRAFT in by_kind else 0
     journal = None
     if deposit or overdraft:
-        journal = _journal(institution, account, first, last, deposit, tax, overdraft, rows)
+        rates = {
+            kind: effective_rate(row.amount, balances.get(kind, 0), first, last, terms.day_count)
+            for kind, row in by_kind.items()
+        }
+        journal = _journal(
+            institution, account, first, last, deposit, tax, overdraft, rows, terms, rates
+        )
         report.journals += 1
     for row in rows:
         row.journal = journal
@@ -206,7 +261,9 @@ def _post_period(
     return rows
 
 
-def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -> Journal:
+def _journal(
+    institution, account, first, last, deposit, tax, overdraft, rows, terms, rates
+) -> Journal:
     currency = account.currency
     zone = ZoneInfo(institution.time_zone)
 
@@ -238,13 +295,16 @@ def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -
     journal.value_at = end_of_day(last, zone)
     lines = []
     if deposit - tax:
-        withheld = f", {tax} withheld" if tax else ""
+        withheld = (
+            f"; {money(deposit, currency)} less {money(tax, currency)} tax withheld" if tax else ""
+        )
+        described = posting_description("Interest on deposits", first, last, terms, rates[DEPOSIT])
         lines.append(
             Line(
                 account=account,
                 type="CashInc" if deposit - tax > 0 else "CashDec",
                 amount=abs(deposit - tax),
-                description=f"Interest on deposits, {period}{withheld}",
+                description=f"{described}{withheld}",
             )
         )
     if overdraft:
@@ -253,9 +313,14 @@ def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -
                 account=account,
                 type="CashDec",
                 amount=overdraft,
-                description=f"Overdraft interest, {period}",
+                description=posting_description(
+                    "Overdraft interest", first, last, terms, rates[OVERDRAFT]
+                ),
             )
         )
+    statement_lines = statement_lines_new(lines=lines, currency=currency, journal=journal)
+    for line in statement_lines:
+        line.category = StatementLine.Category.INTEREST
     event = event_for(
         account,
         "interest.posted",
@@ -277,7 +342,7 @@ def _journal(institution, account, first, last, deposit, tax, overdraft, rows) -
         currency=currency,
         moves=moves,
         journal=journal,
-        lines=statement_lines_new(lines=lines, currency=currency, journal=journal),
+        lines=statement_lines,
         events=[event],
     )
     return journal
@@ -320,6 +385,7 @@ def _post_accounts(
         if not firsts:
             continue
         sums = period_accruals(firsts=firsts, last=last)
+        balances = period_balances(firsts=firsts, last=last)
         for account_id, first in firsts.items():
             kinds = {
                 kind: sums[(account_id, kind)]
@@ -337,6 +403,7 @@ def _post_accounts(
                 last=last,
                 sums=kinds,
                 carried={kind: carried.get((account_id, kind), Fraction(0)) for kind in kinds},
+                balances={kind: balances.get((account_id, kind), 0) for kind in kinds},
                 trigger=trigger,
                 report=report,
             )
@@ -469,11 +536,19 @@ def interest_settle(*, account: Account, now: datetime | None = None) -> list[In
     report, written = PostingReport(), []
     with transaction.atomic():
         book = lock_book(book.pk)
+        latest = latest_postings(account_ids=[account.pk])
+        done = max((row.last_day for row in latest.values()), default=None)
+        # Back-valued money into days accrued first, found on the last day this settlement
+        # posts (today when it posts none: the next posting's), so its posting pays it.
+        interest_adjust_account(
+            book=book,
+            account=account,
+            found_on=yesterday if done is None or done < yesterday else yesterday + ONE_DAY,
+            now=now,
+        )
         interest_accrue_account(
             institution=institution, book=book, account=account, through=yesterday
         )
-        latest = latest_postings(account_ids=[account.pk])
-        done = max((row.last_day for row in latest.values()), default=None)
         after = (
             done
             if done is not None
@@ -503,8 +578,10 @@ def interest_settle(*, account: Account, now: datetime | None = None) -> list[In
 
 def interest_close_check(account: Account) -> None:
     """Registered with `accounts.closing`: 422 `interest_not_posted` when `account` has interest
-    accrued up to yesterday and not posted: rows after its last posting, or days the job has
-    not accrued yet that earn or owe some (computed as the job would)."""
+    accrued up to yesterday and not posted: rows after its last posting, adjustments found
+    since, back-valued money into days accrued not caught up yet, or days the job has not
+    accrued yet that earn or owe some (computed as the job would). Reads only: the account's
+    row is locked, and the books' lock comes before it (the settlement catches up)."""
     institution = account.institution
     terms = (
         list(
@@ -517,13 +594,20 @@ def interest_close_check(account: Account) -> None:
     latest = latest_postings(account_ids=[account.pk])
     done = max((row.last_day for row in latest.values()), default=None)
     first = done + ONE_DAY if done is not None else interest_start(institution, account, terms)
-    yesterday = local_date(institution, timezone.now()) - ONE_DAY
-    if first > yesterday:
-        return
-    accrued = period_accruals(firsts={account.pk: first}, last=yesterday)
+    today = local_date(institution, timezone.now())
+    yesterday = today - ONE_DAY
     book = AccrualBook.objects.filter(institution=institution, currency=account.currency).first()
+    # Found after the last posting (up to today: the job finds them on the day it runs), or
+    # there to be found.
+    accrued = dict(adjustments_in(account_ids=[account.pk], first=first, last=today))
+    if not accrued and book is not None:
+        rows, _ = account_adjustments(book=book, account=account, found_on=today)
+        if rows:
+            accrued = {"adjustments": Fraction(1)}
+    if not accrued and first <= yesterday:
+        accrued = period_accruals(firsts={account.pk: first}, last=yesterday)
     stored_through = book.accrued_through if book is not None else None
-    if not accrued:
+    if not accrued and first <= yesterday:
         start = max(first, stored_through + ONE_DAY) if stored_through is not None else first
         # At most a year back: the job has not run for longer only on a new installation.
         start = max(start, yesterday - timedelta(days=365))

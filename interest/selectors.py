@@ -138,6 +138,46 @@ def period_accruals(*, firsts: dict[str, date], last: date) -> dict[tuple[str, s
     return sums
 
 
+def period_balances(*, firsts: dict[str, date], last: date) -> dict[tuple[str, str], int]:
+    """The sum over each account's days from its first day (`firsts`) through `last` of the
+    part of the day's end-of-day balance by value date that earned (deposit: above 0) or owed
+    (overdraft: below 0) interest of each kind, {(account id, kind): sum of minor units}: a
+    day's balance as its accrual row holds it, or as its last adjustment found by `last` holds
+    it (the day as it is now); a day with neither counts 0. What a posting's effective rate
+    divides by (docs/interest.md, "On statements"). One query on the accruals' (account, day,
+    kind) index and one pass over the accounts' adjustments."""
+    if not firsts:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT account_id, kind,
+                   SUM(CASE WHEN kind = 'deposit' THEN GREATEST(balance, 0)
+                            ELSE GREATEST(-balance, 0) END)
+              FROM (
+                SELECT DISTINCT ON (x.account_id, x.day, x.kind) x.account_id, x.kind, x.balance
+                  FROM (
+                    SELECT a.account_id, a.day, a.kind, a.balance, 0 AS later, NULL::bigint AS n
+                      FROM unnest(%(ids)s::text[], %(firsts)s::date[]) AS f(account_id, first_day)
+                      JOIN interest_interestaccrual a
+                        ON a.account_id = f.account_id AND a.day >= f.first_day
+                       AND a.day <= %(last)s
+                    UNION ALL
+                    SELECT j.account_id, j.day, j.kind, j.balance, 1, j.id
+                      FROM unnest(%(ids)s::text[], %(firsts)s::date[]) AS f(account_id, first_day)
+                      JOIN interest_interestadjustment j
+                        ON j.account_id = f.account_id AND j.day >= f.first_day
+                       AND j.day <= %(last)s AND j.found_on <= %(last)s
+                  ) AS x
+                 ORDER BY x.account_id, x.day, x.kind, x.later DESC, x.n DESC
+              ) AS d
+             GROUP BY account_id, kind
+            """,
+            {"ids": list(firsts), "firsts": list(firsts.values()), "last": last},
+        )
+        return {(account_id, kind): int(total) for account_id, kind, total in cursor}
+
+
 def latest_postings(*, account_ids: list[str]) -> dict[tuple[str, str], InterestPosting]:
     """Each account's last posting of each kind, {(account id, kind): row}: its `last_day`
     (what is posted through) and `carried_out` (the residue the next posting carries in)."""

@@ -112,7 +112,10 @@ class TransactionOutV2(TransactionOut):
         allow_null=True,
         help_text='"fee": a fee charged (CashDec) or waived (CashInc), docs/fees.md; '
         '"dispute": a dispute\'s provisional credit (CashInc) or its reversal (CashDec), '
-        "docs/disputes.md; null for every other line.",
+        'docs/disputes.md; "interest": interest posted at a period\'s end, deposit interest '
+        "(CashInc) or overdraft interest (CashDec), its description the period, the balance "
+        "method, the day count and the effective rate, docs/interest.md; null for every other "
+        "line.",
     )
     disputeId = serializers.CharField(  # noqa: N815
         source="dispute_id", allow_null=True, help_text="The dispute of a dispute line."

@@ -47,6 +47,7 @@ class StatementLine(models.Model):
     class Category(models.TextChoices):
         FEE = "fee"
         DISPUTE = "dispute"  # a dispute's provisional credit or its reversal (docs/disputes.md)
+        INTEREST = "interest"  # interest posted at a period's end (docs/interest.md)
 
     CREDIT_TYPES = frozenset({Type.CASH_INC, Type.RETURN})
 
@@ -138,7 +139,8 @@ class StatementLine(models.Model):
         db_index=False,  # txn_dispute_idx below
     )
     # What the line is, beyond its type: "fee" for a fee charged or waived (docs/fees.md),
-    # "dispute" for a dispute's provisional credit or its reversal; null for every other line.
+    # "dispute" for a dispute's provisional credit or its reversal, "interest" for interest
+    # posted (docs/interest.md, "On statements"); null for every other line.
     category = models.CharField(max_length=16, choices=Category.choices, null=True, blank=True)
     # A card payment in another currency than the account's: what the merchant charged, in its
     # currency (docs/card-transactions.md, "Foreign currency"); null for every other line.

@@ -14,14 +14,16 @@ from fractions import Fraction
 import pytest
 
 from accounts.models import Account, Journal
-from accounts.posting import Move, debit, journal_new, post
+from accounts.posting import Move, credit, debit, journal_new, post
 from accounts.services import internal_account
 from accounts.verification import ledger_breaches
 from interest.accrual import interest_accrue
 from interest.models import AccrualBook, InterestAccrual, InterestAdjustment
 from interest.selectors import adjustments_in
+from tests.accounts.api.helpers import created
 from tests.accounts.api.test_statements import Clock
 from tests.authorizations.helpers import START, approved, funded, presented
+from tests.conftest import error_of
 from tests.disputes.helpers import filed, moved
 
 from .accruing import accruing_world, utc
@@ -157,4 +159,63 @@ def test_a_back_valued_debit_turns_a_deposit_day_into_an_overdraft_day(api_v2, i
     book = AccrualBook.objects.get(institution=institution)
     assert (book.deposit_accrued, book.deposit_booked) == (Decimal("3.1"), 3)
     assert (book.overdraft_accrued, book.overdraft_booked) == (Decimal("0.8"), 1)
+    assert ledger_breaches() == []
+
+
+def test_the_settlement_catches_back_valued_money_up_first(api_v2, institution):
+    """tests/interest/accruing.py: `b` holds 10,000 (1 a day). The 1st to the 4th accrued (4);
+    on the 5th a credit of 10,000 valued on the 2nd (b earns 2 a day from then: 1 more on the
+    2nd, 3rd and 4th), and at once the settlement, minutes after the credit (the job would
+    leave it to its next run): it finds the 3 adjustments, on the 4th, and posts 4 + 3 = 7.
+    Then another credit valued on the 3rd: everything through the 4th is posted, but b may not
+    close, its interest not caught up. The job later recomputes the first credit's days to no
+    difference (the settlement left the watermark) and catches the second up."""
+    with Clock(utc("2027-03-01T09:00:00")) as clock:
+        world = accruing_world(api_v2)
+        b = world["b"]
+        clock.set(utc("2027-03-05T01:00:00"))
+        interest_accrue()  # the 1st to the 4th
+        funding = internal_account(institution=institution, code="funding", currency="EUR")
+
+        def back_valued(amount, value_at):
+            journal = journal_new(institution_id=institution.pk, kind=Journal.Kind.ADJUSTMENT)
+            journal.value_at = utc(value_at)
+            post(
+                institution_id=institution.pk,
+                currency="EUR",
+                moves=[credit(b, amount), Move(funding.pk, "", -amount)],
+                journal=journal,
+            )
+
+        clock.set(utc("2027-03-05T12:00:00"))
+        back_valued(10_000, "2027-03-02T10:00:00")
+        clock.set(utc("2027-03-05T12:01:00"))
+        settled = api_v2.post(f"/accounts/{b}/interest/settlements", {})
+        breaches = ledger_breaches()
+        back_valued(1_000, "2027-03-03T10:00:00")
+        clock.set(utc("2027-03-05T12:02:00"))
+        refused = api_v2.patch(f"/accounts/{b}", {"status": "closed"})
+        clock.set(utc("2027-03-06T01:00:00"))
+        report = interest_accrue()  # the 5th, then the second credit's 3rd and 4th
+
+    assert settled.status_code == 201, settled.json()
+    assert [
+        (p["firstDay"], p["lastDay"], p["trigger"], p["accrued"], p["amount"])
+        for p in created(settled, "v2")["postings"]
+    ] == [("2027-03-01", "2027-03-04", "settlement", "7.000000000000", 7)]
+    assert sorted(
+        InterestAdjustment.objects.filter(found_on=date(2027, 3, 4)).values_list(
+            "account_id", "day", "difference"
+        )
+    ) == [(b, date(2027, 3, day), Decimal("1")) for day in (2, 3, 4)]
+    assert breaches == []
+    assert refused.status_code == 422
+    assert error_of(refused, "v2")["code"] == "interest_not_posted"
+    # 1,000 more from the 3rd: 0.1 a day on the 3rd and 4th, found on the 6th.
+    assert report.adjustments == 2
+    assert sorted(
+        InterestAdjustment.objects.filter(found_on=date(2027, 3, 6)).values_list(
+            "day", "difference"
+        )
+    ) == [(date(2027, 3, 3), Decimal("0.1")), (date(2027, 3, 4), Decimal("0.1"))]
     assert ledger_breaches() == []

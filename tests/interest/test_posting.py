@@ -20,7 +20,7 @@ from interest.models import InterestPosting
 from interest.posting import interest_post
 from jobs import tasks
 from tests.accounts.api.helpers import adjust, created, resource
-from tests.accounts.api.test_statements import Clock
+from tests.accounts.api.test_statements import Clock, csv_of, pdf_text, statement
 from tests.conftest import Api, error_of
 from tests.factories import issue_key
 
@@ -104,6 +104,13 @@ def test_months_posted_with_the_residue_carried(api_v2, institution, other_insti
             interest_post(on_progress=lambda done, total: progress.append((done, total)))
         )
         elsewhere = Api("v2", issue_key(other_institution)[1]).get(f"/accounts/{a}/interest")
+        # The March postings on April's statements (made on the 1 April).
+        on_statement = {
+            account: statement(api_v2, account, "2027-04-01", "2027-04-30")["lines"]
+            for account in (a, b)
+        }
+        on_csv = csv_of(api_v2, a, "2027-04-01", "2027-04-30")
+        on_pdf = " ".join(pdf_text(api_v2, a, "2027-04").split())
 
     assert error_of(unposted, "v2")["code"] == "interest_not_posted"
     assert march == {"periods": 2, "postings": 3, "journals": 2}
@@ -161,6 +168,31 @@ def test_months_posted_with_the_residue_carried(api_v2, institution, other_insti
     first = posted_events.filter(object_id=a).first()
     assert (first.actor_type, first.object_type) == ("system", "account")
     assert first.data["overdraft_amount"] == 12 and first.data["last_day"] == "2027-03-31"
+
+    # On the statements (docs/interest.md, "On statements"), the effective rate by hand: the
+    # posted amount / the average of the period's balances that owed or earned it / its year
+    # fraction. a: 12 / (29 days of 2,000 over 31 days) / (31/365) = 12 * 365 / 58,000 =
+    # 7.55172...%; b: 31 / 10,000 / (31/365) = 3.65 %, its 8 withheld.
+    overdrawn = (
+        "Overdraft interest 2027-03-01 to 2027-03-31: daily balance, act/365F, "
+        "effective 7.5517 % a year"
+    )
+    earned = (
+        "Interest on deposits 2027-03-01 to 2027-03-31: daily balance, act/365F, "
+        "effective 3.6500 % a year; 0.31 EUR less 0.08 EUR tax withheld"
+    )
+    assert [
+        (line["type"], line["amount"], line["category"], line["description"])
+        for line in on_statement[a]
+    ] == [("CashDec", 12, "interest", overdrawn)]
+    assert [
+        (line["type"], line["amount"], line["category"], line["description"])
+        for line in on_statement[b]
+    ] == [("CashInc", 23, "interest", earned)]
+    assert [(row["type"], row["amount"], row["description"]) for row in on_csv] == [
+        ("CashDec", "0.12", overdrawn)
+    ]
+    assert overdrawn in on_pdf
     assert ledger_breaches() == []
 
     # GET on the 1 April, posted: nothing accrued since, the residue, the last postings.
