@@ -22,7 +22,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin
 from django.contrib.admin import RelatedOnlyFieldListFilter, helpers
-from django.core.exceptions import FieldDoesNotExist, PermissionDenied
+from django.core.exceptions import FieldDoesNotExist, PermissionDenied, ValidationError
 from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -546,7 +546,9 @@ class ActionsOnlyModelAdmin(ModelAdmin):
 
 class ExactIdSearchMixin:
     """Search by exact ids (`search_fields` are plain field names): each term is one index
-    lookup. Django's `=field` search compares UPPER(...) and cannot use the indexes."""
+    lookup. Django's `=field` search compares UPPER(...) and cannot use the indexes. A term
+    that cannot be a field of the row's value (a word for a numeric id) is not looked up in
+    it."""
 
     search_help_text = "An exact id."
 
@@ -555,9 +557,15 @@ class ExactIdSearchMixin:
         if not term:
             return queryset, False
         condition = Q()
-        for field in self.search_fields:
-            condition |= Q(**{field: term})
-        return queryset.filter(condition), False
+        for name in self.search_fields:
+            try:
+                self.model._meta.get_field(name).to_python(term)
+            except FieldDoesNotExist:
+                pass  # a related row's field ("order__id"): looked up as it is
+            except ValidationError:
+                continue
+            condition |= Q(**{name: term})
+        return (queryset.filter(condition) if condition else queryset.none()), False
 
 
 class ReadOnlyInline(admin.TabularInline):

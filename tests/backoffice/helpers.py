@@ -17,7 +17,14 @@ from institutions.calendar import local_date
 from institutions.models import InstitutionAccess
 from institutions.services import holiday_add
 from interest.calculation import interest_day, to_places
-from interest.models import AccrualBook, InterestAccrual, InterestBooking, InterestTerms
+from interest.models import (
+    AccrualBook,
+    InterestAccrual,
+    InterestAdjustment,
+    InterestBooking,
+    InterestPosting,
+    InterestTerms,
+)
 from interest.rates import rate_text
 from payments.models import Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
@@ -80,8 +87,12 @@ def _interest(world: AdminWorld, institution) -> None:
     """The account product's interest terms from today (through the API) and today's accrual of
     the world's account as the accrual job writes it, with its booking and books: the job
     itself accrues only a day that has ended, and its journal may not be value-dated after it
-    is posted. A small rate: the books' running total stays below half a minor unit, booked 0
-    with no journal, as the job leaves such a batch (verify_ledger holds)."""
+    is posted. Then the adjustment of the day for 1,000 minor units booked back-valued to it,
+    as the accrual job finds it in the same booking, and the day posted as a period of its own
+    (the account's first period, from the terms' first day) as the posting job leaves it. A
+    small rate: the books' running total stays below half a minor unit, booked 0 with no
+    journal, and the posting posts 0 with no journal and carries it all out, as the jobs leave
+    such a batch (verify_ledger holds)."""
     today = local_date(institution, timezone.now())
     body = {
         "effectiveDate": today.isoformat(),
@@ -95,21 +106,27 @@ def _interest(world: AdminWorld, institution) -> None:
     terms = InterestTerms.objects.get(pk=response.json()["termsId"])
     account = Account.objects.get(pk=world["account"])
     day = interest_day(today, account.posted, terms)
-    assert day.kind != "none" and abs(day.accrual) < Fraction(1, 2), day
     accrual = to_places(day.accrual)
+    moved = 1_000 if day.kind == "deposit" else -1_000  # the kind stays the day's
+    now = interest_day(today, account.posted + moved, terms)
+    difference = to_places(Fraction(to_places(now.accrual)) - Fraction(accrual))
+    accrued = accrual + difference
+    assert day.kind != "none" and now.kind == day.kind and difference, (day, now)
+    assert abs(accrued) < Fraction(1, 2), accrued
     AccrualBook.objects.create(
         institution=institution,
         currency=account.currency,
         accrued_through=today,
-        **{f"{day.kind}_accrued": accrual},
+        posted_through=today,
+        **{f"{day.kind}_accrued": accrued},
     )
     booking = InterestBooking.objects.create(
         institution=institution,
         currency=account.currency,
         day=today,
-        deposit_accrued=accrual if day.kind == "deposit" else 0,
+        deposit_accrued=accrued if day.kind == "deposit" else 0,
         deposit_amount=0,
-        overdraft_accrued=accrual if day.kind == "overdraft" else 0,
+        overdraft_accrued=accrued if day.kind == "overdraft" else 0,
         overdraft_amount=0,
     )
     InterestAccrual.objects.create(
@@ -123,6 +140,29 @@ def _interest(world: AdminWorld, institution) -> None:
         fraction=f"{day.fraction.numerator}/{day.fraction.denominator}",
         accrual=accrual,
         booking=booking,
+    )
+    InterestAdjustment.objects.create(
+        institution=institution,
+        account=account,
+        day=today,
+        kind=day.kind,
+        balance=now.balance,
+        difference=difference,
+        found_on=today,
+        booking=booking,
+    )
+    InterestPosting.objects.create(
+        institution=institution,
+        account=account,
+        kind=day.kind,
+        first_day=today,
+        last_day=today,
+        trigger=InterestPosting.Trigger.PERIOD_END,
+        terms=terms,
+        accrued=accrued,
+        carried_in=0,
+        amount=0,
+        carried_out=accrued,
     )
 
 
@@ -312,6 +352,14 @@ def restore_roles() -> None:
         content_type__app_label="interest", codename__in=interest.VIEW
     )
     for group in Group.objects.filter(name__in=interest.ROLES):
+        group.permissions.add(*viewed)
+    # backoffice/migrations/0018_interest_posting_roles.py: and the interest postings and
+    # adjustments.
+    postings = importlib.import_module("backoffice.migrations.0018_interest_posting_roles")
+    viewed = Permission.objects.filter(
+        content_type__app_label="interest", codename__in=postings.VIEW
+    )
+    for group in Group.objects.filter(name__in=postings.ROLES):
         group.permissions.add(*viewed)
     # backoffice/migrations/0017_sepa_register_and_recall_roles.py: every role views the
     # debtor register and the SEPA recalls.

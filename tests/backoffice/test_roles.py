@@ -74,6 +74,9 @@ VIEWED = {
     # Granted by backoffice/migrations/0016_interest_roles.py.
     "interest.view_interestterms",
     "interest.view_interestaccrual",
+    # Granted by backoffice/migrations/0018_interest_posting_roles.py.
+    "interest.view_interestposting",
+    "interest.view_interestadjustment",
     # Granted by backoffice/migrations/0017_sepa_register_and_recall_roles.py.
     "payments.view_debtormandate",
     "payments.view_blockedcreditor",

@@ -212,6 +212,9 @@ ACTIONS = {
     "payments.inboundrecall": [],
     "interest.interestaccrual": [],
     "interest.interestterms": [],
+    # Issue 52's postings and adjustments, read-only.
+    "interest.interestposting": [],
+    "interest.interestadjustment": [],
     "reconciliation.bankstatement": [],
     "reconciliation.bankstatementline": [],
     "reconciliation.networksettlement": [],
@@ -298,6 +301,8 @@ FORMS = {
     "payments.inboundrecall": "",
     "interest.interestaccrual": "",
     "interest.interestterms": "",
+    "interest.interestposting": "",
+    "interest.interestadjustment": "",
     "reconciliation.bankstatement": "",
     "reconciliation.bankstatementline": "",
     "reconciliation.networksettlement": "",
