@@ -833,12 +833,14 @@ class RecallsView(TXView):
         request={V2: RecallCreate},
         created=True,
         summary="Recall a SEPA credit transfer that was sent",
-        description="Asks the beneficiary's bank, through the partner bank, for the money back "
-        "(a camt.056 the payments job sends); its answer makes the recall `accepted` (the money "
-        "comes back as a return, FOCR) or `rejected`. 409 `invalid_state_transition` for an "
+        description="Asks the beneficiary's bank, through the partner bank (or, for an "
+        "interbank profile, the clearing), for the money back (a camt.056 the payments job "
+        "sends); its answer makes the recall `accepted` (the money comes back as a return, "
+        "FOCR) or `rejected`. 409 `invalid_state_transition` for an "
         "order not `sent` or `settled` (one not in a file yet is cancelled instead), "
         "`already_exists` when the order has a recall on its way or accepted; 422 "
-        "`recall_not_available` (not a `sepa_ct` or `sepa_inst` order of an initiation profile), "
+        "`recall_not_available` (not a `sepa_ct` or `sepa_inst` order of an institution with a "
+        "SEPA profile), "
         "`recall_window_closed` (the reason's window has passed).",
         operation_id="payment_order_recalls_create",
         tags=TAGS,

@@ -495,10 +495,17 @@ def simulated_sepa_bank_remember(*, institution, initiation) -> None:
 def _recall_scenarios(initiation) -> dict[str, list]:
     """The recall scenario of each transfer that has one, by end-to-end id (the bank keeps no
     IBAN in its state): [kind, code]."""
+    return recall_scenarios(
+        transfer for payment in initiation.payments for transfer in payment.transfers
+    )
+
+
+def recall_scenarios(transfers) -> dict[str, list]:
+    """`_recall_scenarios` of any transfers with an end-to-end id and a creditor IBAN (a
+    pain.001's, a pacs.008's)."""
     return {
         transfer.end_to_end_id: [scenario.kind, scenario.code]
-        for payment in initiation.payments
-        for transfer in payment.transfers
+        for transfer in transfers
         if (scenario := SEPA_SCENARIOS.get(transfer.creditor_iban)) is not None
         and scenario.kind.startswith("recall_")
     }
@@ -512,41 +519,51 @@ def _recall_answers(request, scenarios: dict) -> tuple[list, list[dict]]:
         kind, code = scenarios.get(transaction.original_end_to_end_id, ["", ""])
         refused = kind == "recall_refused"
         resolutions.append(
-            camt029.ResolutionOfInvestigation(
-                assignment=Assignment(
-                    id=f"SIMBANK-RES-{transaction.cancellation_id}"[:35],
-                    assigner_bic=request.assignment.assignee_bic,
-                    assignee_bic=request.assignment.assigner_bic,
-                    created_at=request.assignment.created_at,
-                ),
-                status=camt029.REFUSED if refused else camt029.ACCEPTED,
-                recall_case_id=request.assignment.id,
-                transactions=(
-                    camt029.RecallAnswer(
-                        status_id=f"SIMBANK-{transaction.cancellation_id}"[:35],
-                        original_message_id=transaction.original_message_id,
-                        original_message_type=transaction.original_message_type,
-                        original_end_to_end_id=transaction.original_end_to_end_id,
-                        original_transaction_id=transaction.original_transaction_id,
-                        original_amount=transaction.original_amount,
-                        original_settlement_date=transaction.original_settlement_date,
-                        reason=StatusReason(code) if refused else None,
-                    ),
-                ),
-            )
+            recall_resolution(request, transaction, code if refused else None, "SIMBANK")
         )
         if not refused:
-            amount = transaction.original_amount
-            charges = RECALL_CHARGES if kind == "recall_charged" and amount > RECALL_CHARGES else 0
             due.append(
                 {
                     "end_to_end_id": transaction.original_end_to_end_id,
-                    "amount": amount - charges,
+                    "amount": recall_returned(kind, transaction.original_amount),
                     "kind": "return",
                     "code": "FOCR",
                 }
             )
     return resolutions, due
+
+
+def recall_resolution(request, transaction, refusal: str | None, sender: str):
+    """The camt.029 answering one recalled transaction of `request`: accepted, or refused with
+    the code `refusal`, from the bank it was assigned to back to the one that asked."""
+    return camt029.ResolutionOfInvestigation(
+        assignment=Assignment(
+            id=f"{sender}-RES-{transaction.cancellation_id}"[:35],
+            assigner_bic=request.assignment.assignee_bic,
+            assignee_bic=request.assignment.assigner_bic,
+            created_at=request.assignment.created_at,
+        ),
+        status=camt029.REFUSED if refusal else camt029.ACCEPTED,
+        recall_case_id=request.assignment.id,
+        transactions=(
+            camt029.RecallAnswer(
+                status_id=f"{sender}-{transaction.cancellation_id}"[:35],
+                original_message_id=transaction.original_message_id,
+                original_message_type=transaction.original_message_type,
+                original_end_to_end_id=transaction.original_end_to_end_id,
+                original_transaction_id=transaction.original_transaction_id,
+                original_amount=transaction.original_amount,
+                original_settlement_date=transaction.original_settlement_date,
+                reason=StatusReason(refusal) if refusal else None,
+            ),
+        ),
+    )
+
+
+def recall_returned(kind: str, amount: int) -> int:
+    """What an accepted recall of `amount` cents brings back: all of it, or less the
+    beneficiary bank's charges (`recall_charged`)."""
+    return amount - (RECALL_CHARGES if kind == "recall_charged" and amount > RECALL_CHARGES else 0)
 
 
 # The direct debits' scenarios, keyed by the debtor's IBAN: the debtor's refund (MD06, within 8

@@ -28,7 +28,10 @@ pacs.008 files into its `sepa` outbox, and the clearing answers them (`simulated
 by the creditor IBAN's scenario in the same table: a pacs.002 at once (per transaction ACSC,
 settled on the message's settlement date, or RJCT with the scenario's reason; the group ACCP,
 PART or RJCT), and for a return scenario a pacs.004 `delay_days` after the settlement date (the
-whole amount back, the scenario's reason: AC04, MD07), into the `sepa` inbox. Its collections
+whole amount back, the scenario's reason: AC04, MD07), into the `sepa` inbox. Its recalls
+(camt.056, TX's `recalls`) are answered at once by the transfer's recall scenario in the same
+table: refused with a camt.029 (RJCR and the code), or accepted with the money back (less
+charges for account `0000000403`) in that day's pacs.004, reason FOCR. Its collections
 go as pacs.003 files, answered the same way by the debtor IBAN's scenario in the direct debits'
 table (`SEPA_DD_SCENARIOS`: RJCT AC04, refunded MD06, returned MD01), on their settlement date
 (the due date: the debtor's bank debits its customer then). What is not due yet is kept in its
@@ -54,7 +57,16 @@ from django.conf import settings
 from cards.dates import today_of
 from payments.account_ibans import profile_of_iban
 from payments.connector import folder
-from payments.iso20022 import pacs002, pacs003, pacs004, pacs008, pain001, pain002
+from payments.iso20022 import (
+    camt029,
+    camt056,
+    pacs002,
+    pacs003,
+    pacs004,
+    pacs008,
+    pain001,
+    pain002,
+)
 from payments.iso20022.interbank import GroupHeader
 from payments.iso20022.mandates import Amendment
 from payments.iso20022.remittance import Unstructured
@@ -69,6 +81,9 @@ from .simulated_bank import (
     IncomingSepa,
     german_iban,
     put_file,
+    recall_resolution,
+    recall_returned,
+    recall_scenarios,
     simulated_sepa_bank_remember,
     simulated_sepa_bank_send,
     state_of,
@@ -268,6 +283,17 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
             pacs004.read_return(content)
             state["read"].append(entry.name)
             continue
+        if b"camt.056" in content[:400]:
+            # TX's recall of a transfer it sent: answered at once by the beneficiary's bank,
+            # by the scenario the clearing kept of the transfer.
+            refusals, back = _recall_answers(
+                camt056.read_cancellation_request(content), state.setdefault("recalls", {}), today
+            )
+            for resolution in refusals:
+                put(camt029.write_resolution(resolution), "camt029")
+            state["due"] += back
+            state["read"].append(entry.name)
+            continue
         if b"pacs.003" in content[:400]:
             message = pacs003.read_debits(content)
             items = [(each, each.debtor_iban, each.debtor_bic) for each in message.debits]
@@ -276,6 +302,7 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
             message = pacs008.read_transfers(content)
             items = [(each, each.creditor_iban, each.creditor_bic) for each in message.transfers]
             scenarios, original_type = SEPA_SCENARIOS, INTERBANK_MESSAGE
+            state.setdefault("recalls", {}).update(recall_scenarios(message.transfers))
         if message.header.settlement_date > today:
             continue  # answered on its settlement date
         report, due = _clearing_answers(message, items, scenarios, original_type, today)
@@ -368,7 +395,7 @@ def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.Paym
                 original_end_to_end_id=each["end_to_end_id"],
                 original_transaction_id=each["transaction_id"],
                 original_amount=each["amount"],
-                returned_amount=each["amount"],
+                returned_amount=each.get("returned", each["amount"]),
                 reason=StatusReason(
                     each["code"],
                     originator_bic=each.get("originator_bic", each.get("creditor_bic")),
@@ -378,6 +405,36 @@ def _returns(profile, due: list[dict], today: date, number: int) -> pacs004.Paym
             for each in due
         ),
     )
+
+
+def _recall_answers(request, scenarios: dict, today: date) -> tuple[list, list[dict]]:
+    """The beneficiary's bank's answers to a camt.056 of TX's (an interbank profile's), by each
+    transfer's recall scenario (`SEPA_SCENARIOS`, kept by end-to-end id when its pacs.008 was
+    read): refused, a camt.029 with the scenario's code; accepted, the money back (less the
+    bank's charges for `recall_charged`) in today's pacs.004 with reason FOCR, and no
+    camt.029 (between banks the return is the answer)."""
+    refusals, due = [], []
+    for transaction in request.transactions:
+        kind, code = scenarios.get(transaction.original_end_to_end_id, ["", ""])
+        if kind == "recall_refused":
+            refusals.append(recall_resolution(request, transaction, code, "SIMCLR"))
+            continue
+        amount = transaction.original_amount
+        due.append(
+            {
+                "due": today.isoformat(),
+                "message_id": transaction.original_message_id,
+                "message_type": transaction.original_message_type,
+                "end_to_end_id": transaction.original_end_to_end_id,
+                "transaction_id": transaction.original_transaction_id,
+                "amount": amount,
+                "returned": recall_returned(kind, amount),
+                "settled_on": transaction.original_settlement_date.isoformat(),
+                "code": "FOCR",
+                "originator_bic": request.assignment.assignee_bic,
+            }
+        )
+    return refusals, due
 
 
 # A creditor of another bank, collecting from the institutions' customers.

@@ -6,9 +6,9 @@ each institution with an ACH profile, each step safe to run twice or in two proc
    are the Fed's too; ACH moves nothing on the others: the orders wait for the next ACH day's
    windows); and for each institution with a SEPA profile, its SEPA credit transfers' cut-off
    (`credit_transfer_cutoff`: a pain.001 for an `initiation` profile, a pacs.008 for an
-   `interbank` one) on its SEPA days (TARGET2's business days it is open), and an initiation
-   profile's direct debits' cut-off and its recalls asked since, each in a camt.056
-   (`recalls.recalls_write`);
+   `interbank` one) on its SEPA days (TARGET2's business days it is open), and its direct
+   debits' cut-off; and its recalls asked since, each in a camt.056 (`recalls.recalls_write`:
+   to the partner bank, or an interbank profile's through the clearing);
 2. every written file not yet in the outbox delivered (`connector.deliver_pending`);
 3. the sent orders whose effective date has come settled (`settlement.orders_settle`), the
    prenotes past their window verified, the collected debits' return holds expired;
@@ -77,7 +77,6 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
     for profile in SepaProfile.objects.select_related("institution"):
         institution = profile.institution
         day = local_date(institution, now)
-        initiation = profile.kind == SepaProfile.Kind.INITIATION
         # Credit transfers' cut-off (a pain.001, or an interbank profile's pacs.008), and the
         # direct debits' when the institution collects (a creditor identifier: a pain.008, or
         # an interbank profile's pacs.003): one file per window each.
@@ -91,8 +90,7 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
                     result.files_written.append(written.pk)
         # Recalls asked since the last run, each in a camt.056 (any day: a recall has no
         # cut-off), delivered with the files below.
-        if initiation:
-            result.files_written += [each.pk for each in recalls_write(profile=profile, now=now)]
+        result.files_written += [each.pk for each in recalls_write(profile=profile, now=now)]
     # Recalls TX was asked to answer and has not, past their last day: refused NOAS, the
     # answers delivered with the files below.
     result.recalls_expired = inbound_recalls_expire(now=now)

@@ -1,8 +1,9 @@
 """Recalls of SEPA credit transfers (docs/payments.md, "Recalls"): the institution asks, through
-its partner bank, for the money of a transfer it sent back, and the beneficiary's bank answers.
+its partner bank (an `initiation` profile) or the clearing (an `interbank` one), for the money
+of a transfer it sent back, and the beneficiary's bank answers.
 
 1. **Asked** (`recall_request`, `POST /payment-orders/{id}/recalls`): a `sepa_ct` or
-   `sepa_inst` order of an `initiation` profile that is `sent` or `settled` (the SCT Inst
+   `sepa_inst` order of an institution with a SEPA profile that is `sent` or `settled` (the SCT Inst
    rulebook's recall is the SCT one's: the same reasons, windows and messages), with one of
    the EPC's recall reasons and inside its window, counted from the order's settlement date
    (its `effective_date`, the execution date of its pain.001): DUPL, TECH and FRAD within 10
@@ -17,8 +18,10 @@ its partner bank, for the money of a transfer it sent back, and the beneficiary'
    `sepa_files.sepa_file_apply`): CNCL accepts it, RJCR refuses it with a reason kept raw beside
    its normalized name (`codes.recall_refusal`). The money of an accepted recall comes back as a
    return the partner bank books on the settlement account (a camt.054 credit with return reason
-   FOCR, `returns.order_return`: exactly once, whatever amount came back); a FOCR return of an
-   order whose recall is still `sent` accepts it (the money is the answer).
+   FOCR, `returns.order_return`: exactly once, whatever amount came back), or, for an
+   interbank profile, as the clearing's pacs.004 with reason FOCR (`sepa_files`, the same
+   `order_return`); a FOCR return of an order whose recall is still `sent` accepts it (the money
+   is the answer).
 
 An answer naming an end-to-end id, or a recall, TX does not know is recorded (`RailNotice` of
 kind `recall`) for reconciliation, never an error. Every change of a recall emits an event on
@@ -47,7 +50,7 @@ from ..iso20022 import codes
 from ..iso20022.camt029 import ACCEPTED, read_resolution
 from ..iso20022.camt056 import CancellationRequest, RecalledTransaction, write_cancellation_request
 from ..iso20022.cases import Assignment
-from ..iso20022.messages import PAIN_001
+from ..iso20022.messages import PACS_008, PAIN_001
 from ..iso20022.status_reasons import StatusReason
 from ..locks import lock_payment_order, lock_recall, lock_recalls
 from ..models import PaymentOrder, Rail, RailFile, RailNotice, Recall, SepaProfile
@@ -66,8 +69,8 @@ RECALLABLE_RAILS = (Rail.SEPA_CT, Rail.SEPA_INST)
 class RecallNotAvailable(BusinessRuleViolation):
     code = "recall_not_available"
     message = (
-        "Only a SEPA credit transfer (sepa_ct or sepa_inst) of an institution with an "
-        "initiation SEPA profile can be recalled."
+        "Only a SEPA credit transfer (sepa_ct or sepa_inst) of an institution with a SEPA "
+        "profile can be recalled."
     )
 
 
@@ -119,8 +122,6 @@ def recall_request(*, order: PaymentOrder, reason: str, actor: Actor) -> Recall:
         profile = SepaProfile.objects.filter(institution=institution).first()
         if order.rail not in RECALLABLE_RAILS or profile is None:
             raise RecallNotAvailable(details={"rail": order.rail})
-        if profile.kind != SepaProfile.Kind.INITIATION:
-            raise RecallNotAvailable(details={"rail": order.rail, "kind": profile.kind})
         if order.status in (PaymentOrder.Status.NEEDS_APPROVAL, PaymentOrder.Status.APPROVED):
             raise InvalidStateTransition(
                 "The order is not in a file yet: cancel it instead (its cancellations).",
@@ -195,8 +196,12 @@ def cancellation_request(profile: SepaProfile, recall: Recall, order: PaymentOrd
     the beneficiary's bank by its BIC, or to the partner bank itself when the order named no
     BIC (it finds the beneficiary's bank by the IBAN). Its ids are the recall's id (`-` for `_`);
     the original is the order's pain.001 (message id, end-to-end id, the order's trace number as
-    its transaction id: a pain.001 has none), amount and settlement date."""
+    its transaction id: a pain.001 has none), amount and settlement date. An interbank
+    profile's: from the institution itself (its `bic`) through the clearing to the
+    beneficiary's bank (an interbank order always names its BIC), the original its pacs.008
+    (the file's id, the transaction id it gave the order: its trace number)."""
     reference = recall.pk.replace("_", "-")  # the SEPA character set has no "_"
+    interbank = profile.kind == SepaProfile.Kind.INTERBANK
     return CancellationRequest(
         assignment=Assignment(
             id=reference,
@@ -208,7 +213,7 @@ def cancellation_request(profile: SepaProfile, recall: Recall, order: PaymentOrd
             RecalledTransaction(
                 cancellation_id=reference,
                 original_message_id=order.file_id.replace("_", "-"),
-                original_message_type=PAIN_001.name,
+                original_message_type=(PACS_008 if interbank else PAIN_001).name,
                 original_end_to_end_id=order.end_to_end_id,
                 original_transaction_id=order.trace_number,
                 original_amount=order.amount,

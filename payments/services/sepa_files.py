@@ -30,7 +30,8 @@ pacs.002, a pacs.003 or a pacs.004 that validates against its official XSD
 - a **pacs.004** of the clearing returns an interbank profile's transfer, or refunds or returns
   its collection (`returns.order_return`, as a camt.054's return: once, never refused, a spent
   collection's rest to returns receivable; an order still `sent` settled first, the return
-  saying the clearing settled it).
+  saying the clearing settled it); one with reason FOCR is the money of an accepted recall, as a
+  camt.054's FOCR is (`recalls`).
 
 The pacs messages name an order by its end-to-end id and the transaction id TX gave it (its
 trace number), of an institution whose profile is `interbank` only (another's: refused whole).
@@ -104,7 +105,7 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
         if profile is None or profile.kind != SepaProfile.Kind.INITIATION:
             raise SepaRefused(
                 "a camt.056 recall forwarded by a partner bank, and the institution has no "
-                "initiation SEPA profile (an interbank one's recalls are not built)"
+                "initiation SEPA profile (an interbank one's answers to recalls are not built)"
             )
         return inbound_recalls_receive(rail_file, content, now)
     if message in (PACS_002, PACS_003, PACS_004):
@@ -496,8 +497,9 @@ def _clearing_status_report(rail_file: RailFile, content: bytes, now: datetime) 
 
 def _clearing_returns(rail_file: RailFile, content: bytes, now: datetime) -> int:
     """Each returned transaction booked on its order (`order_return`: once, never refused;
-    what came back when less than the order's amount, the returning bank's charges); a return
-    of a transfer TX does not know recorded for reconciliation."""
+    what came back when less than the order's amount, the returning bank's charges; FOCR, an
+    accepted recall's money, accepts the recall still waiting); a return of a transfer TX does
+    not know recorded for reconciliation."""
     message = read_return(content)
     institution = rail_file.institution
     for transaction in message.transactions:
@@ -525,4 +527,6 @@ def _clearing_returns(rail_file: RailFile, content: bytes, now: datetime) -> int
             at=now,
             amount=transaction.returned_amount,
         )
+        if reason.code == RECALLED:
+            recall_money_back(order, rail_file, now)
     return len(message.transactions)

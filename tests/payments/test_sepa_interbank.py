@@ -19,12 +19,13 @@ from payments.account_ibans import account_iban
 from payments.calendar import is_sepa_day
 from payments.connector import folder
 from payments.iso20022 import pacs002, pacs004
-from payments.iso20022.messages import PACS_003, PACS_008
+from payments.iso20022.camt056 import read_cancellation_request
+from payments.iso20022.messages import CAMT_056, PACS_003, PACS_008
 from payments.iso20022.pacs003 import read_debits
 from payments.iso20022.pacs008 import read_transfers
 from payments.iso20022.status_reasons import StatusReason
-from payments.models import PaymentOrder, RailFile, RailNotice
-from sandbox.simulated_bank import german_iban
+from payments.models import PaymentOrder, RailFile, RailNotice, Recall
+from sandbox.simulated_bank import RECALL_CHARGES, german_iban
 from sandbox.simulated_clearing import simulated_clearing_run
 from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.payments.helpers import BERLIN, local, rails_at, sepa_bank, sepa_external_body
@@ -397,4 +398,113 @@ def test_a_pacs003_collects_through_the_clearing_settled_rejected_and_refunded_a
         ANY,
     )
     assert "BIC" in error["details"]["externalAccountId"]
+    assert ledger_breaches() == []
+
+
+RECALL_REFUSED_NOAS = german_iban("0000000401")
+RECALL_CHARGED = german_iban("0000000403")
+
+
+def settled_interbank(*ibans: str):
+    """An interbank bank's orders to `ibans`, in its pacs.008 and settled by the clearing."""
+    bank = interbank_bank()
+    made, day = sent_orders(bank, *ibans)
+    simulated_clearing_run(institution=bank.institution, today=day)
+    rails_at(at(day, 16))
+    assert set(statuses(bank, made)) == {"settled"}
+    return bank, made, day
+
+
+def recall(bank, made, reason: str = "CUST"):
+    return bank.api.post(f"/payment-orders/{made['paymentOrderId']}/recalls", {"reason": reason})
+
+
+def test_a_recall_goes_to_the_clearing_and_its_pacs004_brings_the_money_back_once(rails_dir):
+    bank, (made,), day = settled_interbank(RECALL_CHARGED)
+    asked = recall(bank, made, "DUPL")
+    assert asked.status_code == 201, asked.json()
+    # The payments job writes the camt.056 into the outbox: valid against the official XSD (an
+    # independent validator), from the institution by its BIC, naming the pacs.008's ids.
+    rails_at(at(day, 17))
+    sent = Recall.objects.get(pk=asked.json()["recallId"])
+    assert sent.status == "sent"
+    content = bytes(sent.file.content)
+    outbox = folder(bank.institution.pk, "sepa", "outbox")
+    assert (outbox / sent.file.name).read_bytes() == content
+    assert xmlschema.XMLSchema(str(CAMT_056.xsd)).is_valid(content)
+    request = read_cancellation_request(content)
+    assert (request.assignment.assigner_bic, request.assignment.assignee_bic) == (BIC, "DEUTDEFF")
+    order = PaymentOrder.objects.get(pk=made["paymentOrderId"])
+    (transaction,) = request.transactions
+    assert (
+        transaction.original_message_id,
+        transaction.original_message_type,
+        transaction.original_end_to_end_id,
+        transaction.original_transaction_id,
+        transaction.original_amount,
+        transaction.original_settlement_date,
+    ) == (
+        order.file_id.replace("_", "-"),
+        "pacs.008.001.08",
+        order.end_to_end_id,
+        order.pk[-15:],
+        1_000,
+        day,
+    )
+
+    # The clearing answers with a pacs.004 FOCR, less the beneficiary bank's charges: the
+    # order returned, what came back booked to the customer, the recall accepted.
+    (answer,) = simulated_clearing_run(institution=bank.institution, today=day)
+    assert "pacs004" in answer
+    pacs004_content = (folder(bank.institution.pk, "sepa", "inbox") / answer).read_bytes()
+    rails_at(at(day, 18))
+    returned = bank.api.get(f"/payment-orders/{made['paymentOrderId']}").json()
+    assert returned["status"] == "returned"
+    assert returned["returnInfo"] == {"code": "FOCR", "reason": "recalled", "late": False}
+    assert returned["returnedAmount"] == 1_000 - RECALL_CHARGES
+    sent.refresh_from_db()
+    assert (sent.status, sent.answer_code) == ("accepted", "")
+    kept = LOADED - RECALL_CHARGES
+    assert bank.balances() == (kept, 0, kept)
+
+    # The same pacs.004 twice is one file; another bank's return naming an id TX does not
+    # know is recorded, and nothing moves.
+    again = upload(bank, pacs004_content, name="again.xml")
+    assert again.status_code == 201, again.json()
+    foreign = pacs004_content.replace(order.end_to_end_id.encode(), b"NOT-OURS-1").replace(
+        b"SIMCLR-RTR-", b"OTHERS-RTR-"
+    )
+    assert upload(bank, foreign, name="foreign.xml").status_code == 201
+    notice = RailNotice.objects.get(kind="return", order__isnull=True)
+    assert (notice.code, notice.original_trace_number) == ("FOCR", "NOT-OURS-1")
+    assert RailFile.objects.filter(institution=bank.institution, direction="inbound").count() == 3
+    assert bank.balances() == (kept, 0, kept)
+    assert ledger_breaches() == []
+    assert recall(bank, made).status_code == 409  # returned: nothing left to recall
+
+
+def test_a_recall_the_clearing_refuses_keeps_its_reason_and_moves_nothing(rails_dir):
+    bank, (made,), day = settled_interbank(RECALL_REFUSED_NOAS)
+    assert recall(bank, made, "AC03").status_code == 201
+    rails_at(at(day, 17))
+    (answer,) = simulated_clearing_run(institution=bank.institution, today=day)
+    assert "camt029" in answer
+    content = (folder(bank.institution.pk, "sepa", "inbox") / answer).read_bytes()
+    rails_at(at(day, 18))
+    (listed,) = bank.api.get(f"/payment-orders/{made['paymentOrderId']}/recalls").json()["data"]
+    assert (listed["status"], listed["refusal"]) == (
+        "rejected",
+        {"code": "NOAS", "reason": "no_answer"},
+    )
+    assert statuses(bank, [made]) == ["settled"]
+    assert bank.balances() == (LOADED - 1_000, 0, LOADED - 1_000)
+    # The same camt.029 again: one file; another institution's reading it finds no recall of
+    # its own (a notice), and the first's recall is untouched.
+    assert upload(bank, content, name="again.xml").status_code == 201
+    other = interbank_bank(bic="TXOTLULLXXX", iban_bank_code="002")
+    assert upload(other, content).status_code == 201
+    notice = RailNotice.objects.get(kind="recall", institution=other.institution)
+    assert (notice.code, notice.reason, notice.order_id) == ("NOAS", "unknown_recall", None)
+    assert RailNotice.objects.filter(kind="recall", institution=bank.institution).count() == 1
+    assert Recall.objects.get().status == "rejected"
     assert ledger_breaches() == []
