@@ -1,7 +1,10 @@
 """The payments job in a real process of its own (`sys.executable`, the test settings, the test
 database, the test's RAILS_DIR), as a second machine would run it: for the tests of two jobs at
-once and of a job killed mid-file. Only what is committed is seen: use it from
-`django_db(transaction=True)` tests.
+once and of a job killed mid-run. Only what is committed is seen: use it from
+`django_db(transaction=True)` tests. `job=` runs another job that takes `now=` the same way
+(`"interest.accrual.interest_accrue"`; no RAILS_DIR then), `arguments=` its other keyword
+arguments (JSON: `{"batch_size": 2}`); `clock=True` stands the process's clock at `instant`
+(tests.accounts.api.test_statements.Clock), for a world made under a Clock in the future.
 
     process = RailsProcess(rails_dir, instant)             # started, set up, connected
     process.go()                                           # runs rails_run at `instant`
@@ -19,7 +22,8 @@ from datetime import datetime
 
 from tests.jobs.workers import ROOT, _die_with_parent, database_url
 
-# argv: the instant (ISO), the function to die in ("" for none), how many of its calls to run.
+# argv: the instant (ISO), the function to die in ("" for none), how many of its calls to run,
+# the job (module.function), its other arguments (JSON), "clock" to stand the clock at the instant.
 # Prints "ready" once connected, waits for a line on stdin, runs the job, prints its result.
 SCRIPT = """
 import importlib
@@ -38,10 +42,15 @@ from django.db import connection
 
 from core import operations
 from core.actors import SYSTEM
-from payments.services.rails import rails_run
 
-instant, die_at, after = datetime.fromisoformat(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 patches = []
+instant, die_at, after = datetime.fromisoformat(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+job_module, job_name = sys.argv[4].rsplit(".", 1)
+job, arguments = getattr(importlib.import_module(job_module), job_name), json.loads(sys.argv[5])
+if sys.argv[6]:
+    from tests.accounts.api.test_statements import Clock
+
+    patches.append(Clock(instant))
 if die_at:
     module_name, name = die_at.rsplit(".", 1)
     module = importlib.import_module(module_name)
@@ -58,22 +67,34 @@ connection.ensure_connection()
 print("ready", flush=True)
 sys.stdin.readline()
 for each in patches:
-    each.start()
-result = operations.run_batches(rails_run, actor=SYSTEM, now=instant)
+    each.__enter__()
+result = operations.run_batches(job, actor=SYSTEM, now=instant, **arguments)
 print(json.dumps(asdict(result)), flush=True)
 """
 
 
 class RailsProcess:
-    def __init__(self, rails_dir, instant: datetime, *, die_at: str = "", after: int = 0):
+    def __init__(
+        self,
+        rails_dir,
+        instant: datetime,
+        *,
+        die_at: str = "",
+        after: int = 0,
+        job: str = "payments.services.rails.rails_run",
+        arguments: dict | None = None,
+        clock: bool = False,
+    ):
+        argv = [instant.isoformat(), die_at, str(after), job, json.dumps(arguments or {})]
+        argv.append("clock" if clock else "")
         self.process = subprocess.Popen(  # noqa: S603 (our own interpreter and script)
-            [sys.executable, "-c", SCRIPT, instant.isoformat(), die_at, str(after)],
+            [sys.executable, "-c", SCRIPT, *argv],
             cwd=ROOT,
             env={
                 **os.environ,
                 "DJANGO_SETTINGS_MODULE": "config.settings.test",
                 "DATABASE_URL": database_url(),
-                "RAILS_DIR": str(rails_dir),
+                **({"RAILS_DIR": str(rails_dir)} if rails_dir is not None else {}),
                 "LOG_LEVEL": "WARNING",
             },
             stdin=subprocess.PIPE,
@@ -98,7 +119,7 @@ class RailsProcess:
         return self.process.returncode
 
     def result(self) -> dict:
-        """The job's `RailsRun`, as the process printed it."""
+        """The job's result (the payments job's `RailsRun`), as the process printed it."""
         assert self.process.returncode == 0, self.err[-3000:]
         return json.loads(self.out.strip().splitlines()[-1])
 

@@ -25,8 +25,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 KILLED = -signal.SIGKILL
 
 
-def killed(rails_dir, instant, die_at: str, after: int = 0) -> None:
-    job = RailsProcess(rails_dir, instant, die_at=die_at, after=after)
+def killed(rails_dir, instant, die_at: str, after: int = 0, **other) -> None:
+    """`other`: RailsProcess's `job=` and `arguments=`, to kill another job the same way."""
+    job = RailsProcess(rails_dir, instant, die_at=die_at, after=after, **other)
     try:
         job.go()
         assert job.finish() == KILLED, job.err[-3000:]
