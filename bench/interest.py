@@ -26,29 +26,21 @@ functions. bench/README.md explains every step.
 
 import argparse
 import json
-import logging
-import os
-import subprocess
 import sys
 import time
-import warnings
 from datetime import UTC, datetime, timedelta
 from datetime import time as clock
 from pathlib import Path
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.append(str(ROOT / "bench"))
 
+from child import own_database, postmaster_pid_here, run_in_child  # noqa: E402  (bench/child.py)
 from common import (  # noqa: E402  (bench/common.py)
     drop_database,
-    recreate_database,
-    server_url,
-    service_environment,
-    with_database,
 )
-from cpu import postmaster_pid, tree_cpu_seconds  # noqa: E402  (bench/cpu.py)
+from cpu import tree_cpu_seconds  # noqa: E402  (bench/cpu.py)
 
 DATABASE = "tx_bench_interest"
 CURRENCY = "EUR"
@@ -64,13 +56,6 @@ def parse_args():
     parser.add_argument("--profile", action="store_true", help="the runs under cProfile")
     parser.add_argument("--run", help=argparse.SUPPRESS)  # the child: an institution id
     return parser.parse_args()
-
-
-def migrate() -> None:
-    command = [sys.executable, "manage.py", "migrate", "--noinput", "-v0"]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)  # noqa: S603
-    if result.returncode != 0:
-        raise RuntimeError(f"migrate failed:\n{result.stdout}\n{result.stderr}")
 
 
 # --- the world ----------------------------------------------------------------------------------
@@ -234,23 +219,8 @@ def child(args) -> None:
         stats.print_stats(20)
 
 
-def postmaster_pid_here():
-    if os.environ.get("BENCH_EXTERNAL_DB"):
-        return None
-    from core.embedded_db import PGDATA
-
-    return postmaster_pid(PGDATA)
-
-
 def run_child(institution_id: str, args) -> dict:
-    command = [sys.executable, __file__, "--run", institution_id]
-    command += ["--profile"] * args.profile
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)  # noqa: S603
-    if done.returncode != 0:
-        raise RuntimeError(f"the run failed:\n{done.stdout}\n{done.stderr}")
-    if args.profile:
-        print(done.stderr)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_in_child(__file__, institution_id, ["--profile"] * args.profile, args.profile)
 
 
 def per_account(seconds: float | None, size: int) -> str:
@@ -261,27 +231,9 @@ def main():
     args = parse_args()
     if args.run:
         return child(args)
-    own = urlsplit(os.environ.get("DATABASE_URL", "")).path.strip("/")
-    if own == DATABASE:
-        sys.exit(f"DATABASE_URL names {own}, which this benchmark drops; use another database.")
-    if os.environ.get("DATABASE_URL"):
-        os.environ["BENCH_EXTERNAL_DB"] = "1"  # the server's CPU is not this machine's to read
-    admin_url = server_url()
-    recreate_database(admin_url, DATABASE)
-    os.environ.update(service_environment(with_database(admin_url, DATABASE), rate_limit=0))
-    migrate()
-    import django
-
-    django.setup()
-    logging.disable(logging.INFO)
-    warnings.filterwarnings("ignore", message="No directory at")
+    admin_url = own_database(DATABASE)
     from django.db import connection
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT version()")
-        print(f"Server: {cursor.fetchone()[0].split(' on ')[0]}")
-    load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
-    print(f"Machine: {os.cpu_count()} cores, load average {load} (others work on it too)")
     yesterday = datetime.now(UTC).date() - timedelta(days=1)
     rows = []
     for size in sorted(args.sizes):
