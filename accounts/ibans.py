@@ -9,11 +9,19 @@ from collections.abc import Callable
 # function keeps what it looked up (the profile of each institution) across a list's accounts.
 IbanOf = Callable[[object, dict], str | None]
 _registered: list[IbanOf] = []
+# What the function reads beside the account, as `select_related` paths: an account read for its
+# representation joins them (`accounts.selectors.account_get`), so the IBAN costs no query.
+_related: list[str] = []
 
 
-def register(function: IbanOf) -> None:
+def register(function: IbanOf, related: tuple[str, ...] = ()) -> None:
     if function not in _registered:
         _registered.append(function)
+        _related.extend(path for path in related if path not in _related)
+
+
+def related() -> tuple[str, ...]:
+    return tuple(_related)
 
 
 def account_iban(account, memo: dict) -> str | None:

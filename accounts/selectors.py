@@ -13,6 +13,7 @@ from core.exceptions import NotFound
 from core.selectors import get_of_institution
 from institutions.models import Institution
 
+from . import ibans
 from .models import Account, AccountProduct, Entry, Fee, Hold, HoldChange
 
 
@@ -41,8 +42,11 @@ def _customer_accounts():
 
 
 def account_get(*, institution: Institution, account_id: str) -> Account:
+    """The institution's customer account, with what its representation reads beside it
+    (`accounts.ibans.related`: its institution's SEPA profile, for the v2 `iban`) in the same
+    query."""
     return get_of_institution(
-        _customer_accounts(),
+        _customer_accounts().select_related(*ibans.related()),
         institution=institution,
         id=account_id,
         missing="No account with this id.",

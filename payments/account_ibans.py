@@ -25,6 +25,7 @@ field, or France's and Italy's national check keys, are not among them.
 from stdnum import iban as stdnum_iban
 
 from accounts.models import Account
+from institutions.models import Institution
 
 from .models import SepaProfile
 from .sepa import EUR
@@ -80,8 +81,25 @@ def registered_iban(account: Account, memo: dict) -> str | None:
     per `memo` (one response)."""
     key = ("sepa_profile", account.institution_id)
     if key not in memo:
-        memo[key] = SepaProfile.objects.filter(institution_id=account.institution_id).first()
+        memo[key] = _profile_read_with(account)
+        if memo[key] is NOT_READ:
+            memo[key] = SepaProfile.objects.filter(institution_id=account.institution_id).first()
     return account_iban(account, memo[key])
+
+
+NOT_READ = object()
+
+
+def _profile_read_with(account: Account):
+    """The profile the account's own query joined (`accounts.selectors.account_get`: the
+    `related` this module registers), None when the institution has none, NOT_READ when the
+    query did not join it (a list of accounts: one query per response then)."""
+    if not Account.institution.is_cached(account):
+        return NOT_READ
+    institution = account.institution
+    if not Institution.sepa_profile.is_cached(institution):
+        return NOT_READ
+    return getattr(institution, "sepa_profile", None)
 
 
 def profile_of_iban(iban: str) -> SepaProfile | None:

@@ -17,4 +17,4 @@ class PaymentsConfig(AppConfig):
             verification.register(name, sql)
         reencryption.register(EXTERNAL_ACCOUNTS)
         reencryption.register(INBOUND_ENTRIES)
-        ibans.register(registered_iban)
+        ibans.register(registered_iban, related=("institution__sepa_profile",))

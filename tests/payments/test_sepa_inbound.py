@@ -10,7 +10,8 @@ from unittest import mock
 import pytest
 import xmlschema
 from django.core.management import call_command
-from django.db import OperationalError, transaction
+from django.db import OperationalError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from stdnum import iban as stdnum_iban
 
 from accounts.models import Account
@@ -75,6 +76,11 @@ def test_an_account_iban_is_its_number_under_the_profiles_bank_code():
     assert stdnum_iban.validate(iban) == iban
     assert int("".join(str(int(c, 36)) for c in iban[4:] + iban[:4])) % 97 == 1
     assert iban_of(bank, closed.pk) is not None  # closed still has its IBAN (answered AC04)
+    # The account's own query joins its institution's profile (accounts.ibans.related): the
+    # read asks for the profile in no query of its own.
+    with CaptureQueriesContext(connection) as queries:
+        assert iban_of(bank, bank.account_id) == iban
+    assert not [q for q in queries if q["sql"].startswith('SELECT "payments_sepaprofile"')]
     # Back from the IBAN: its profile by the bank code, its account by the number.
     assert account_ibans.profile_of_iban(iban).institution_id == bank.institution.pk
     assert account_ibans.account_of_iban(bank.profile, iban) == account
@@ -100,7 +106,9 @@ def test_an_account_iban_is_its_number_under_the_profiles_bank_code():
     assert iban_of(fresh, fresh.account_id).startswith("LU")
     # A profile without a bank code: no IBAN.
     plain = sepa_bank(load_amount=0)
-    assert iban_of(plain, plain.account_id) is None
+    with CaptureQueriesContext(connection) as queries:
+        assert iban_of(plain, plain.account_id) is None
+    assert not [q for q in queries if q["sql"].startswith('SELECT "payments_sepaprofile"')]
 
 
 def test_a_booked_credit_is_applied_once_and_the_others_wait_in_suspense():
