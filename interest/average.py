@@ -25,21 +25,15 @@ from fractions import Fraction
 from .calculation import Band, Day, Kind, accrual_of, deposit_bands, interest_day
 from .daycount import day_fraction
 from .models import InterestTerms
-
-Frequency = InterestTerms.PostingFrequency
+from .periods import period_of
 
 
 def period_first(day: date, frequency: str) -> date:
-    """The first day of the posting period of `day` under `frequency` (calendar months,
-    quarters, years; `day` a date in the institution's time zone). `at_close` has no period:
-    average daily balances are refused with it (`interest.services`)."""
-    if frequency == Frequency.MONTHLY:
-        return day.replace(day=1)
-    if frequency == Frequency.QUARTERLY:
-        return date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
-    if frequency == Frequency.YEARLY:
-        return date(day.year, 1, 1)
-    raise ValueError(f"No calendar period for {frequency!r}.")
+    """The first day of the posting period of `day` under `frequency` (`interest.periods`:
+    calendar months, quarters, years; `day` a date in the institution's time zone). `at_close`
+    has no calendar period (ValueError): average daily balances are refused with it
+    (`interest.services`)."""
+    return period_of(frequency, day)[0]
 
 
 @dataclass(frozen=True)
