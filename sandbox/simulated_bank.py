@@ -34,7 +34,7 @@ from stdnum import iban as stdnum_iban
 
 from cards.dates import today_of
 from payments.connector import folder
-from payments.iso20022 import camt029, camt054, camt056, pain001, pain002, pain008
+from payments.iso20022 import camt029, camt054, camt056, pacs008, pain001, pain002, pain008
 from payments.iso20022.cases import Assignment
 from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
@@ -760,10 +760,11 @@ def simulated_sepa_bank_send(
 
 def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today: date) -> str:
     """The bank that sent a SEPA credit TX received (`inbound_entry`) recalls it with `reason`
-    (DUPL, TECH, FRAD, AC03, AM09, CUST): a camt.056 the partner bank forwards into the `sepa`
-    inbox, naming the credit as the sending bank knows it (its end-to-end id, its transaction
-    id: an instant credit's own, a booking's made up, amount and settlement date); return the
-    file's name. The bank's recall ids come from its state file."""
+    (DUPL, TECH, FRAD, AC03, AM09, CUST): a camt.056 the partner bank (or, to an `interbank`
+    institution, the clearing) forwards into the `sepa` inbox, naming the credit as the sending
+    bank knows it (its end-to-end id, its transaction id and message: an instant credit's own
+    pacs.008, a booking's made up, amount and settlement date); return the file's name. The
+    bank's recall ids come from its state file."""
     profile = SepaProfile.objects.get(institution=institution)
     inbox = folder(institution.pk, "sepa", "inbox")
     state_path = state_file(institution, "sepa")
@@ -783,7 +784,11 @@ def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today
             transactions=(
                 camt056.RecalledTransaction(
                     cancellation_id=reference,
-                    original_message_id=f"SIMBANK-MSG-{number:08d}",
+                    original_message_id=(
+                        pacs008.read_transfers(bytes(inbound_entry.file.content)).header.message_id
+                        if instant
+                        else f"SIMBANK-MSG-{number:08d}"
+                    ),
                     original_message_type="pacs.008.001.08",
                     original_end_to_end_id=inbound_entry.end_to_end_id or "NOTPROVIDED",
                     original_transaction_id=(

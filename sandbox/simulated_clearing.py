@@ -21,7 +21,8 @@ pacs.002 (`payments.services.instant_credits`), timing it against the scheme's t
 answer after it counts as none, as the clearing's own deadline would have it. A credit TX
 accepted is then booked on the institution's settlement account by its partner bank, as every
 settled instant credit is: a camt.054 in the `sepa` inbox naming the credit's transaction id and
-debtor's bank (`simulated_sepa_bank_send`), which TX knows for the money it applied already.
+debtor's bank (`simulated_sepa_bank_send`), which TX knows for the money it applied already
+(a bank in the clearing, an `interbank` profile, has no partner bank: nothing is booked).
 
 A bank in the clearing itself (an `interbank` SEPA profile) sends its SEPA credit transfers as
 pacs.008 files into its `sepa` outbox, and the clearing answers them (`simulated_clearing_run`)
@@ -42,7 +43,10 @@ institution's accounts at its IBAN; the clearing presents a pacs.003 of one coll
 institution's `sepa` inbox (the institution found by the IBAN's bank code), which the payments
 job reads (`payments.services.inbound_debits`); TX's pacs.002 of a rejection comes back in its
 outbox, and the clearing takes it, as it takes TX's pacs.004 of a refund the customer claimed
-(`payments.services.debtor_refunds`), read and validated, with nothing to answer.
+(`payments.services.debtor_refunds`), read and validated, with nothing to answer. So too TX's
+answers to the recalls of credits it received (`manage.py simulated_bank --recall-credit`: the
+camt.056 in the inbox): a pacs.004 FOCR of an accepted recall, a camt.029 of a refusal
+(`payments.services.inbound_recalls`).
 """
 
 import json
@@ -213,7 +217,10 @@ def offer_credit(
         return Offered(status=None, reason=None, seconds=seconds)
     status = pacs002.read_status_report(answer).transactions[0]
     reason = status.reasons[0].code if status.reasons else None
-    if status.status == "ACCP":
+    interbank = SepaProfile.objects.filter(
+        institution=institution, kind=SepaProfile.Kind.INTERBANK
+    ).exists()
+    if status.status == "ACCP" and not interbank:  # a bank in the clearing has no partner bank
         simulated_sepa_bank_send(
             institution=institution,
             credits=[
@@ -278,9 +285,16 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
             state["read"].append(entry.name)
             continue
         if b"pacs.004" in content[:400]:
-            # TX's refunds of collections it paid: read as any document (a file the clearing
-            # refuses raises), settled to the creditor's bank, nothing to answer.
+            # TX's refunds of collections it paid, and its returns of credits whose recall it
+            # accepted: read as any document (a file the clearing refuses raises), settled to
+            # the other bank, nothing to answer.
             pacs004.read_return(content)
+            state["read"].append(entry.name)
+            continue
+        if b"camt.029" in content[:400]:
+            # TX's refusals of recalls of credits it received: read, passed on to the bank
+            # that recalled, nothing to answer.
+            camt029.read_resolution(content)
             state["read"].append(entry.name)
             continue
         if b"camt.056" in content[:400]:

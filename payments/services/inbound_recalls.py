@@ -13,10 +13,13 @@ TARGET2 business days.
 2. **Answered** (`inbound_recall_answer`, `POST /inbound-recalls/{id}/answers`): accepted, the
    credit's money goes back (from the account it was applied to, which must still have it:
    else 422 `insufficient_funds`, and the institution refuses AM04; or from suspense) to the
-   rail's settlement account, where the partner bank takes it to return it, and the credit is
-   `returned` (FOCR); refused, with one of the EPC's reasons. Either way a camt.029, validated
-   against its XSD as it is written, kept as an outbound rail file that the payments job
-   delivers into the `sepa` outbox.
+   rail's settlement account, where the partner bank (or the clearing) takes it to return it,
+   and the credit is `returned` (FOCR); refused, with one of the EPC's reasons. Either way a
+   camt.029, validated against its XSD as it is written, kept as an outbound rail file that the
+   payments job delivers into the `sepa` outbox; but an `interbank` institution (a bank in the
+   clearing) answers an accepted recall by the money itself, as banks do between them: a
+   **pacs.004** with reason FOCR to the clearing, naming the original pacs.008 (read back from
+   the instant credit's inbound rail file: nothing copied to keep in step).
 3. **Unanswered** past its last day: refused NOAS ("no answer from the beneficiary") by the
    payments job (`inbound_recalls_expire`), as the rulebook has the beneficiary's bank do.
 
@@ -40,8 +43,8 @@ from core.rows import constraint_of, new_row
 from events.services import emit_for
 from institutions.calendar import local_date
 
-from ..calendar import local_now, target2_days_after
-from ..iso20022 import codes
+from ..calendar import local_now, sepa_days_after, target2_days_after
+from ..iso20022 import codes, pacs004, pacs008
 from ..iso20022.camt029 import (
     ACCEPTED,
     REFUSED,
@@ -51,9 +54,12 @@ from ..iso20022.camt029 import (
 )
 from ..iso20022.camt056 import read_cancellation_request
 from ..iso20022.cases import Assignment
+from ..iso20022.interbank import GroupHeader
+from ..iso20022.messages import PACS_008
 from ..iso20022.status_reasons import StatusReason
 from ..locks import lock_inbound_entry, lock_inbound_recall
 from ..models import InboundEntry, InboundRecall, Rail, RailFile, SepaProfile
+from .cutoff import CLEARING_SYSTEM
 from .inbound import _journal, _line, inbound_move
 from .settlement import rail_account, rail_post
 
@@ -225,6 +231,7 @@ def _money_back(recall: InboundRecall, found: InboundEntry, account: Account | N
         return_code=RECALLED,
         return_reason=reason.normalized,
         return_file=recall.answer_file,
+        return_trace_number=_return_id(recall) if _interbank(recall.institution) else "",
     )
 
 
@@ -235,12 +242,16 @@ def _rail(found: InboundEntry, code: str) -> str:
 def _answer(
     recall: InboundRecall, found: InboundEntry | None, *, code: str, actor: Actor, now: datetime
 ) -> None:
-    """Record the answer (`code`: a refusal's, "" to accept) and write its camt.029."""
+    """Record the answer (`code`: a refusal's, "" to accept) and write its camt.029 (an
+    interbank institution's acceptance: its pacs.004)."""
     recall.status = Status.REFUSED if code else Status.ACCEPTED
     recall.answer_code = code
     recall.answer_reason = codes.recall_refusal(code).normalized if code else ""
     recall.answered_at = recall.updated_at = now
-    recall.answer_file = _answer_file(recall, now)
+    if not code and _interbank(recall.institution):
+        recall.answer_file = _return_file(recall, found, now)
+    else:
+        recall.answer_file = _answer_file(recall, now)
     recall.save(
         update_fields=[
             "status",
@@ -286,9 +297,93 @@ def _answer_file(recall: InboundRecall, now: datetime) -> RailFile:
             ),
         )
     )
+    return _kept(recall, Rail.SEPA_CT, content, now)
+
+
+def _interbank(institution) -> bool:
+    """Whether the institution is a bank in the clearing (its SEPA profile `interbank`)."""
+    return SepaProfile.objects.filter(
+        institution=institution, kind=SepaProfile.Kind.INTERBANK
+    ).exists()
+
+
+def _return_id(recall: InboundRecall) -> str:
+    """The pacs.004's return id (`RtrId`), the credit's return trace number: the recall's."""
+    return recall.pk[-15:]
+
+
+def _return_file(recall: InboundRecall, found: InboundEntry, now: datetime) -> RailFile:
+    """An interbank institution's acceptance: the pacs.004 returning the credit to the clearing
+    with reason FOCR, TX the instructing bank, the whole amount (TX keeps no charges)."""
+    institution = recall.institution
+    profile = SepaProfile.objects.get(institution=institution)
+    clearing_bic, original = _original(recall, found)
+    content = pacs004.write_return(  # validated against its XSD as it is written
+        pacs004.PaymentReturn(
+            header=GroupHeader(
+                message_id=recall.pk.replace("_", "-"),  # the SEPA character set has no "_"
+                created_at=now.replace(microsecond=0),
+                settlement_date=sepa_days_after(institution, local_date(institution, now), 0),
+                clearing_system=CLEARING_SYSTEM,
+                instructing_agent_bic=profile.bic,
+                instructed_agent_bic=clearing_bic,
+            ),
+            transactions=(
+                pacs004.ReturnedTransaction(
+                    return_id=_return_id(recall),
+                    original_message_type=PACS_008.name,
+                    original_amount=found.amount,
+                    returned_amount=found.amount,
+                    currency=found.currency,
+                    reason=StatusReason(RECALLED, originator_bic=profile.bic),
+                    **original,
+                ),
+            ),
+        )
+    )
+    return _kept(recall, found.rail, content, now)
+
+
+def _original(recall: InboundRecall, found: InboundEntry) -> tuple[str | None, dict]:
+    """The bank that instructed the credit (the clearing) and the original transfer's facts a
+    return names, as the clearing's pacs.008 that offered the instant credit told them (read
+    back from its inbound rail file: nothing copied to keep in step); a credit no pacs.008
+    told (a booking) as the recall names it, without its parties."""
+    named = {
+        "original_message_id": recall.original_message_id,
+        "original_instruction_id": recall.original_instruction_id or None,
+        "original_end_to_end_id": recall.original_end_to_end_id,
+        "original_transaction_id": recall.original_transaction_id,
+        "original_settlement_date": recall.original_settlement_date,
+    }
+    if found.rail != Rail.SEPA_INST:
+        return None, named
+    message = pacs008.read_transfers(bytes(found.file.content))
+    for transfer in message.transfers:
+        if (transfer.transaction_id, transfer.debtor_bic) == (
+            found.sepa_reference,
+            found.sepa_agent_bic,
+        ):
+            return message.header.instructing_agent_bic, {
+                "original_message_id": message.header.message_id,
+                "original_instruction_id": transfer.instruction_id,
+                "original_end_to_end_id": transfer.end_to_end_id,
+                "original_transaction_id": transfer.transaction_id,
+                "original_settlement_date": message.header.settlement_date,
+                "debtor_name": transfer.debtor_name,
+                "debtor_iban": transfer.debtor_iban,
+                "creditor_name": transfer.creditor_name,
+                "creditor_iban": transfer.creditor_iban,
+            }
+    return None, named
+
+
+def _kept(recall: InboundRecall, rail: str, content: bytes, now: datetime) -> RailFile:
+    """The answer's file, outbound, for the payments job to deliver into the `sepa` outbox."""
+    institution = recall.institution
     return RailFile.objects.create(
         institution=institution,
-        rail=Rail.SEPA_CT,
+        rail=rail,
         direction=RailFile.Direction.OUTBOUND,
         status=RailFile.Status.WRITTEN,
         name=f"{institution.pk}-recall-answer-{recall.pk}.xml",

@@ -19,7 +19,8 @@ pacs.002, a pacs.003 or a pacs.004 that validates against its official XSD
   customer from the settlement account), its reason kept raw and normalized; FOCR, the money
   of an accepted recall (`recalls`);
 - a **camt.029** answers TX's recalls (`recalls.recall_answers`): accepted or refused;
-- a **camt.056** recalls a credit TX received, for TX to answer (`inbound_recalls`);
+- a **camt.056** recalls a credit TX received, for TX to answer (`inbound_recalls`), forwarded
+  by the partner bank or, to an `interbank` profile, by the clearing;
 - a **pacs.002** of the clearing answers an `interbank` profile's pacs.008 or pacs.003: a
   transaction settled (`ACSC`) settles its order (`settlement.order_settle`: a credit transfer's
   money leaves the clearing account, a collection's comes to the customer's account), one
@@ -101,11 +102,9 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
     if message is CAMT_029:
         return recall_answers(rail_file, content, now)
     if message is CAMT_056:
-        profile = SepaProfile.objects.filter(institution=rail_file.institution).first()
-        if profile is None or profile.kind != SepaProfile.Kind.INITIATION:
+        if not SepaProfile.objects.filter(institution=rail_file.institution).exists():
             raise SepaRefused(
-                "a camt.056 recall forwarded by a partner bank, and the institution has no "
-                "initiation SEPA profile (an interbank one's answers to recalls are not built)"
+                "a camt.056 recall of a SEPA credit, and the institution has no SEPA profile"
             )
         return inbound_recalls_receive(rail_file, content, now)
     if message in (PACS_002, PACS_003, PACS_004):

@@ -1,7 +1,9 @@
 """Recalls TX answers (issue 50 item 6; docs/payments.md, "Recalls TX answers"): the bank that
 sent a SEPA credit into one of the institution's accounts recalls it (a camt.056 the partner
 bank forwards), and the institution accepts it (the money goes back) or refuses it with the
-EPC's reason, in a camt.029 within 15 TARGET2 business days; unanswered, TX refuses it NOAS."""
+EPC's reason, in a camt.029 within 15 TARGET2 business days; unanswered, TX refuses it NOAS. A
+bank in the clearing (an `interbank` profile) receives the recall from the clearing and returns
+an accepted recall's credit by a pacs.004 (FOCR)."""
 
 from datetime import timedelta
 from types import SimpleNamespace
@@ -19,7 +21,9 @@ from events.models import Event
 from payments import account_ibans, connector
 from payments.calendar import target2_days_after
 from payments.iso20022.camt029 import read_resolution
-from payments.iso20022.messages import CAMT_029
+from payments.iso20022.messages import CAMT_029, PACS_004
+from payments.iso20022.pacs004 import read_return
+from payments.iso20022.pacs008 import read_transfers
 from payments.models import InboundEntry, InboundRecall, Rail, RailFile, RailNotice
 from payments.services.inbound_files import rail_file_receive
 from payments.services.inbound_recalls import inbound_recalls_expire
@@ -29,11 +33,12 @@ from sandbox.simulated_bank import (
     simulated_sepa_bank_run,
     simulated_sepa_bank_send,
 )
-from sandbox.simulated_clearing import offer_credit
+from sandbox.simulated_clearing import CLEARING_BIC, offer_credit, simulated_clearing_run
 from tests.conftest import Api
 from tests.factories import InstitutionFactory, issue_key
 from tests.payments.helpers import rails_at
 from tests.payments.test_sepa_inbound import Code, iban_of, issuing_bank, posted, rail
+from tests.payments.test_sepa_interbank import BIC, LOADED, interbank_bank
 
 pytestmark = pytest.mark.django_db
 
@@ -193,3 +198,97 @@ def test_recalls_of_credits_are_answered_once_with_the_money_back_or_a_reason(ra
         ("inbound_recall.received", "system"),
         ("inbound_recall.accepted", "apiKey"),
     ]
+
+
+def test_a_bank_in_the_clearing_returns_an_accepted_recalls_credit_by_a_pacs004(rails_dir):
+    bank = interbank_bank()
+    today = today_of(bank.institution)
+    mine = iban_of(bank, bank.account_id)
+    for amount, transaction_id in ((1_500, "TX-ACCEPTED"), (700, "TX-REFUSED")):
+        assert (
+            offer_credit(iban=mine, amount=amount, transaction_id=transaction_id).status == "ACCP"
+        )
+    accepted, refused = (InboundEntry.objects.get(amount=amount) for amount in (1_500, 700))
+    never = SimpleNamespace(
+        rail="sepa_ct",
+        sepa_agent_bic="",
+        end_to_end_id="NEVER-SEEN",
+        sepa_reference="",
+        amount=900,
+        settlement_date=today,
+    )
+    names = [
+        simulated_sepa_bank_recall(
+            institution=bank.institution, inbound_entry=credit, reason=reason, today=today
+        )
+        for credit, reason in ((accepted, "DUPL"), (refused, "AC03"), (never, "TECH"))
+    ]
+    receive(bank, names + names[:1])  # the same recall twice: one
+    recalls = {each.original_amount: each for each in InboundRecall.objects.all()}
+    assert {amount: each.status for amount, each in recalls.items()} == {
+        1_500: "received",
+        700: "received",
+        900: "refused",
+    }
+    assert answered(recalls[900]) == ("RJCR", "NOOR")  # a camt.029, as between partner banks
+    stranger = Api("v2", issue_key(InstitutionFactory(), scopes=["payments:write", "read"])[1])
+    assert answer(stranger, recalls[1_500], accept=True).status_code == 404
+
+    # Accepted: the money to the clearing's settlement account once, in a pacs.004 (FOCR) that
+    # names the clearing's pacs.008 the credit came in.
+    assert answer(bank.api, recalls[1_500], accept=True).status_code == 201
+    assert answer(bank.api, recalls[1_500], accept=True).status_code == 409
+    assert posted(bank.account_id) == LOADED + 700
+    assert rail(bank, Code.RAIL_SETTLEMENT) == 1_500 - 2_200  # both credits in, one back
+    recall = InboundRecall.objects.get(pk=recalls[1_500].pk)
+    content = bytes(recall.answer_file.content)
+    assert xmlschema.XMLSchema(str(PACS_004.xsd)).is_valid(content)
+    returned = read_return(content)
+    offered = read_transfers(bytes(accepted.file.content))
+    (transaction,) = returned.transactions
+    assert (returned.header.instructing_agent_bic, returned.header.instructed_agent_bic) == (
+        BIC,
+        CLEARING_BIC,
+    )
+    assert (
+        transaction.original_message_id,
+        transaction.original_message_type,
+        transaction.original_end_to_end_id,
+        transaction.original_transaction_id,
+        transaction.original_amount,
+        transaction.returned_amount,
+        transaction.reason.code,
+        transaction.original_settlement_date,
+        transaction.debtor_iban,
+        transaction.creditor_iban,
+    ) == (
+        offered.header.message_id,
+        "pacs.008.001.08",
+        accepted.end_to_end_id,
+        "TX-ACCEPTED",
+        1_500,
+        1_500,
+        "FOCR",
+        offered.header.settlement_date,
+        offered.transfers[0].debtor_iban,
+        mine,
+    )
+    accepted.refresh_from_db()
+    assert (accepted.status, accepted.return_code, accepted.return_file_id) == (
+        "returned",
+        "FOCR",
+        recall.answer_file_id,
+    )
+
+    # Refused: a camt.029 with the reason, nothing moved.
+    assert answer(bank.api, recalls[700], accept=False, reasonCode="CUST").status_code == 201
+    assert answered(recalls[700]) == ("RJCR", "CUST")
+    assert posted(bank.account_id) == LOADED + 700
+
+    # The job delivers the answers into the outbox; the clearing takes them, answering nothing.
+    rails_at(timezone.now())
+    outbox = connector.folder(bank.institution.pk, "sepa", "outbox")
+    assert sum("recall-answer" in path.name for path in outbox.iterdir()) == 3
+    assert simulated_clearing_run(institution=bank.institution, today=today) == []
+    assert posted(bank.account_id) == LOADED + 700
+    assert ledger_breaches() == []
