@@ -72,7 +72,9 @@ class InboundRecallOut(Serializer):
     refusal = serializers.SerializerMethodField(help_text="A refused recall: its reason.")
     fileId = serializers.CharField(source="file_id", help_text="The camt.056 it came in.")  # noqa: N815
     answerFileId = serializers.CharField(  # noqa: N815
-        source="answer_file_id", allow_null=True, help_text="The camt.029 of the answer."
+        source="answer_file_id",
+        allow_null=True,
+        help_text="The camt.029 of the answer (an interbank profile's acceptance: its pacs.004).",
     )
     answeredAt = TimestampField(source="answered_at", allow_null=True)  # noqa: N815
     createdAt = TimestampField(source="created_at")  # noqa: N815
