@@ -35,11 +35,17 @@ from payments.services.inbound_files import rail_file_receive
 from payments.services.instant import _sent, instant_send, instant_sweep
 from payments.services.orders import payment_order_approve
 from sandbox.simulated_bank import german_iban
-from sandbox.simulated_clearing import SimulatedClearing
+from sandbox.simulated_clearing import SimulatedClearing, simulated_clearing_run
 from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.accounts.ledger.helpers import run_threads
-from tests.payments.helpers import sepa_bank, sepa_external_body
-from tests.payments.test_sepa_interbank import BIC, REJECTED_AC04, SETTLES, interbank_bank
+from tests.payments.helpers import rails_at, sepa_bank, sepa_external_body
+from tests.payments.test_sepa_interbank import (
+    BIC,
+    REJECTED_AC04,
+    SETTLES,
+    interbank_bank,
+    recall,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -364,6 +370,16 @@ def test_an_interbank_instant_payment_is_a_pacs008_and_the_clearings_pacs002_set
     assert [(n.kind, n.code, n.reason, n.late) for n in notices] == [
         ("status", "ACSC", "late_settled", True)
     ]
+    assert ledger_breaches() == []
+    # Its recall goes to the clearing, whose pacs.004 (FOCR) finds the instant order by its
+    # transaction id: the money back to the customer.
+    assert recall(bank, made).status_code == 201
+    rails_at(timezone.now())
+    assert simulated_clearing_run(institution=bank.institution)
+    rails_at(timezone.now())
+    returned = bank.api.get(f"/payment-orders/{order.pk}").json()
+    assert (returned["status"], returned["returnInfo"]["code"]) == ("returned", "FOCR")
+    assert bank.balances() == (LOADED, 0, LOADED)
     assert ledger_breaches() == []
     # The simulated clearing reads what it is given as TX does: a broken pacs.008, or one that
     # is not SEPA Instant, is refused.
