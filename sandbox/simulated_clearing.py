@@ -1,7 +1,9 @@
 """The simulated SEPA Instant clearing that ships with TX (docs/payments.md, "SEPA Instant"): it
-takes an institution's one-transaction pain.001 (local instrument INST) and answers in real time
-with a pain.002, by the creditor IBAN's scenario in the simulated bank's table
-(`sandbox.simulated_bank.SEPA_SCENARIOS`, the SEPA credit transfers' own):
+takes an institution's one-transaction pain.001 (local instrument INST, an `initiation`
+profile's, through its partner bank) and answers in real time with a pain.002, or a bank's
+(an `interbank` profile's) one-transaction pacs.008 (INST) with a pacs.002, by the creditor
+IBAN's scenario in the simulated bank's table (`sandbox.simulated_bank.SEPA_SCENARIOS`, the
+SEPA credit transfers' own):
 
 - a rejection scenario (AC01, AC04, AC06, AG01, AM04): `RJCT` with its reason;
 - `silent` (account `0000000901`): no answer at all, after the whole timeout;
@@ -9,10 +11,15 @@ with a pain.002, by the creditor IBAN's scenario in the simulated bank's table
   then put in the institution's `sepa` inbox, where the payments job reads it (TX records it
   and changes nothing: the order was rejected `TECH`);
 - anything else: `ACSC`, accepted and settled (a recall scenario's transfer too: the partner
-  bank keeps its scenario for the recall of it, as it does for a pain.001 it reads).
+  bank, or for a pacs.008 the clearing, keeps its scenario for the recall of it, as it does for
+  a file it reads).
 
-The pain.001 is read as TX reads any file (its XSD validated, safely parsed): a file it refuses
-raises, and TX treats it as no answer.
+The pacs.002 is the one the clearing answers a credit transfers' pacs.008 with
+(`_clearing_answers`: ACSC with the original amount and settlement date, or RJCT with the
+reason given by the creditor's bank), at once; a return scenario settles (SCT Inst has no
+return: its money comes back by a recall). The pain.001 or pacs.008 is read as TX reads any
+file (its XSD validated, safely parsed), and a pacs.008 that is not SEPA Instant is refused: a
+file it refuses raises, and TX treats it as no answer.
 
 The other way (`offer_credit`): another bank's customer pays one of an institution's accounts
 at its IBAN by SEPA Instant. The clearing finds the institution by the IBAN's bank code (its
@@ -52,7 +59,7 @@ camt.056 in the inbox): a pacs.004 FOCR of an accepted recall, a camt.029 of a r
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from datetime import time as clock
 
@@ -77,6 +84,7 @@ from payments.iso20022.remittance import Unstructured
 from payments.iso20022.status_reasons import StatusReason
 from payments.models import SepaProfile
 from payments.services.cutoff import CLEARING_SYSTEM
+from payments.services.instant import CLEARING_SYSTEM as INSTANT_CLEARING_SYSTEM
 from payments.services.instant_credits import instant_credit_answer
 
 from .simulated_bank import (
@@ -113,34 +121,72 @@ ORIGINAL_MESSAGE = "pain.001.001.09"
 
 class SimulatedClearing:
     def exchange(self, *, institution, content: bytes, timeout: float) -> bytes | None:
-        """The clearing's answer to `content` (a pain.002), or None when it says nothing within
-        `timeout` seconds."""
-        initiation = pain001.read_initiation(content)
-        statuses, late = [], False
-        for transfer in initiation.transfers():
+        """The clearing's answer to `content`, a pain.001's pain.002 (an initiation profile's,
+        through its partner bank) or a pacs.008's pacs.002 (an interbank profile's), or None
+        when it says nothing within `timeout` seconds."""
+        interbank = b"pacs.008" in content[:400]
+        if interbank:
+            message = pacs008.read_transfers(content)
+            if not all(transfer.instant for transfer in message.transfers):
+                raise ValueError("a pacs.008 that is not SEPA Instant (no local instrument INST)")
+            transfers, message_id = message.transfers, message.header.message_id
+        else:
+            initiation = pain001.read_initiation(content)
+            transfers, message_id = tuple(initiation.transfers()), initiation.message_id
+        kinds = set()
+        for transfer in transfers:
             scenario = SEPA_SCENARIOS.get(transfer.creditor_iban)
-            kind = scenario.kind if scenario is not None else "settle"
-            if kind == "silent":
-                time.sleep(timeout)
-                return None
-            late = late or kind == "late"
-            rejected = kind == "reject"
-            statuses.append(
-                pain002.TransactionStatus(
-                    original_end_to_end_id=transfer.end_to_end_id,
-                    status="RJCT" if rejected else "ACSC",
-                    reasons=(StatusReason(scenario.code),) if rejected else (),
-                )
-            )
-        answer = status_report(initiation, statuses)
-        simulated_sepa_bank_remember(institution=institution, initiation=initiation)
-        if late:
+            kinds.add(scenario.kind if scenario is not None else "settle")
+        if "silent" in kinds:
+            time.sleep(timeout)
+            return None
+        if interbank:
+            answer = _instant_status_report(message)
+            _remember_recalls(institution, message.transfers)
+        else:
+            answer = status_report(initiation, [_instant_status(each) for each in transfers])
+            simulated_sepa_bank_remember(institution=institution, initiation=initiation)
+        if "late" in kinds:
             time.sleep(timeout)
             inbox = folder(institution.pk, "sepa", "inbox")
-            name = f"simulated-clearing-{initiation.message_id}.xml"
-            put_file(inbox, name, answer)
+            put_file(inbox, f"simulated-clearing-{message_id}.xml", answer)
             return None
         return answer
+
+
+def _instant_status(transfer) -> pain002.TransactionStatus:
+    """A pain.001's transfer's status: RJCT with its scenario's reason, or ACSC."""
+    scenario = SEPA_SCENARIOS.get(transfer.creditor_iban)
+    rejected = scenario is not None and scenario.kind == "reject"
+    return pain002.TransactionStatus(
+        original_end_to_end_id=transfer.end_to_end_id,
+        status="RJCT" if rejected else "ACSC",
+        reasons=(StatusReason(scenario.code),) if rejected else (),
+    )
+
+
+def _instant_status_report(message) -> bytes:
+    """The pacs.002 of an instant pacs.008: the credit transfers' own answer (`_clearing_answers`:
+    ACSC settled on the message's settlement date, or RJCT with the scenario's reason given by
+    the creditor's bank), made now. SCT Inst has no return: a return scenario settles."""
+    items = [(each, each.creditor_iban, each.creditor_bic) for each in message.transfers]
+    report, _ = _clearing_answers(
+        message, items, SEPA_SCENARIOS, INTERBANK_MESSAGE, message.header.settlement_date
+    )
+    now = datetime.now(UTC).replace(microsecond=0)
+    return pacs002.write_status_report(replace(report, created_at=now))
+
+
+def _remember_recalls(institution, transfers) -> None:
+    """Keep the recall scenarios of an instant pacs.008 (which never reaches the outbox the
+    clearing reads) in the clearing's state file, for the recalls of its transfers."""
+    scenarios = recall_scenarios(transfers)
+    if not scenarios:
+        return
+    path = _state_path(institution)
+    state = state_of(path)
+    state.setdefault("recalls", {}).update(scenarios)
+    path.write_text(json.dumps(state))
 
 
 def status_report(initiation, statuses: list) -> bytes:
@@ -189,7 +235,7 @@ def offer_credit(
                 message_id=f"SIMCLR-{transaction_id}"[:35],
                 created_at=now,
                 settlement_date=now.date(),
-                clearing_system="RT1",
+                clearing_system=INSTANT_CLEARING_SYSTEM,
                 instructing_agent_bic=CLEARING_BIC,
             ),
             transfers=(
@@ -245,6 +291,11 @@ INTERBANK_MESSAGE = "pacs.008.001.08"
 COLLECTION_MESSAGE = "pacs.003.001.08"
 
 
+def _state_path(institution):
+    """The clearing's state file of the institution, beside its `sepa` outbox."""
+    return folder(institution.pk, "sepa", "outbox").parent / ".simulated-clearing.json"
+
+
 def cleared_institutions() -> list:
     """The institutions in the clearing: an interbank SEPA profile's."""
     return [
@@ -264,7 +315,7 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
     profile = SepaProfile.objects.get(institution=institution)
     outbox = folder(institution.pk, "sepa", "outbox")
     inbox = folder(institution.pk, "sepa", "inbox")
-    state_path = outbox.parent / ".simulated-clearing.json"
+    state_path = _state_path(institution)
     state = state_of(state_path)
     written = []
 
@@ -477,8 +528,7 @@ def send_collection(
         raise ValueError("no institution of the clearing has this IBAN's bank code")
     institution = profile.institution
     today = today or today_of(institution)
-    outbox = folder(institution.pk, "sepa", "outbox")
-    state_path = outbox.parent / ".simulated-clearing.json"
+    state_path = _state_path(institution)
     state = state_of(state_path)
     state["written"] += 1
     number = state["collections_sent"] = state.get("collections_sent", 0) + 1

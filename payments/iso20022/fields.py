@@ -114,10 +114,10 @@ def check_text(value: str, limit: int, what: str) -> str:
     return value
 
 
-def datetime_text(moment: datetime.datetime) -> str:
+def datetime_text(moment: datetime.datetime, *, milliseconds: bool = False) -> str:
     if moment.tzinfo is None:
         raise Iso20022Error(f"{moment!r} has no time zone; TX writes every time with its offset")
-    return moment.isoformat(timespec="seconds")
+    return moment.isoformat(timespec="milliseconds" if milliseconds else "seconds")
 
 
 def parse_datetime(text: str, what: str) -> datetime.datetime:

@@ -135,7 +135,8 @@ def _write_transfer(body: Element, transfer: InterbankCreditTransfer) -> None:
         sub(kind, "LclInstrm/Cd", INSTANT)
     sub(item, "IntrBkSttlmAmt", amount_text(transfer.amount), Ccy=transfer.currency)
     if transfer.accepted_at:
-        sub(item, "AccptncDtTm", datetime_text(transfer.accepted_at))
+        # To the millisecond: SCT Inst's timeout is counted from this time stamp.
+        sub(item, "AccptncDtTm", datetime_text(transfer.accepted_at, milliseconds=True))
     sub(item, "ChrgBr", "SLEV")
     sub(item, "Dbtr/Nm", transfer.debtor_name)
     write_account(item, "DbtrAcct", transfer.debtor_iban)

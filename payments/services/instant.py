@@ -1,21 +1,22 @@
-"""SEPA Instant for an institution with an `initiation` SEPA profile (docs/payments.md, "SEPA
-Instant"): an approved `sepa_inst` order is sent at once, with no cut-off and on any day, as a
-one-transaction pain.001 (local instrument INST) handed to the clearing, which answers within
-the scheme's timeout with a pain.002:
+"""SEPA Instant (docs/payments.md, "SEPA Instant"): an approved `sepa_inst` order is sent at
+once, with no cut-off and on any day, as a one-transaction message (local instrument INST)
+handed to the clearing, which answers within the scheme's timeout: for an `initiation` profile
+(a fintech on a partner bank) a pain.001 answered by a pain.002, for an `interbank` one (a bank
+in the clearing) a pacs.008 answered by a pacs.002. Only the messages differ:
 
 1. **sent** (`instant_send`, in one transaction): the order's row locked and moved from
    `approved` to `sent` (anything else: nothing is sent: two senders at once send once), its
-   pain.001 written, validated against its XSD and kept as an outbound `RailFile`; its money
+   message written, validated against its XSD and kept as an outbound `RailFile`; its money
    stays held on the account while it is in flight;
 2. **the exchange** (after that commit, outside any transaction): the clearing
    (`SEPA_INSTANT_CLEARING`, the simulated clearing that ships with TX) gets the file and at
    most `SEPA_INSTANT_TIMEOUT_SECONDS` to answer;
 3. **the answer**, stored as an inbound `RailFile` and applied by the SEPA files' reader
-   (`inbound_files.rail_file_receive`, which hands a `sepa_inst` order's status here,
-   `instant_status`): `ACSC` settles it (its hold captured into the rail clearing account and
-   moved on to the settlement account in one transaction, the journals of a SEPA credit
-   transfer's cut-off and settlement); `RJCT` rejects it (its hold released, the ISO reason
-   kept raw and normalized);
+   (`inbound_files.rail_file_receive`, whose pain.002 and pacs.002 readers hand a `sepa_inst`
+   order's status to `instant_answers.instant_status`): `ACSC` settles it (its hold captured
+   into the rail clearing account and moved on to the settlement account in one transaction,
+   the journals of a SEPA credit transfer's cut-off and settlement); `RJCT` rejects it (its
+   hold released, the ISO reason kept raw and normalized);
 4. **no answer in time** (nothing, an error of the clearing, or an answer after the deadline):
    `rejected` with reason `TECH`, its hold released. An answer for an order no longer `sent`
    (late, or twice) changes nothing and is recorded as a notice with the order, for
@@ -29,7 +30,7 @@ twice the timeout is rejected `TECH`. An order is never sent twice: only `approv
 import hashlib
 import logging
 import time
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -40,15 +41,19 @@ from accounts.models import Account
 from cards.dates import today_of
 
 from ..calendar import local_now
-from ..iso20022 import pain001
+from ..iso20022 import pacs008, pain001
+from ..iso20022.interbank import GroupHeader
 from ..locks import lock_payment_order
 from ..models import PaymentOrder, Rail, RailFile, SepaProfile
 from .instant_answers import instant_timed_out
 from .order_events import emit_order
-from .sepa_messages import credit_transfer, party_name
+from .sepa_messages import credit_transfer, interbank_credit_transfer, party_name
 
 Status = PaymentOrder.Status
 logger = logging.getLogger("tx.rails")
+# The clearing an interbank profile's instant payments settle through, by its proprietary code
+# (`ClrSys/Prtry`): EBA CLEARING's RT1 (docs/payments.md, "SEPA Instant", says why).
+CLEARING_SYSTEM = "RT1"
 
 
 def timeout_seconds() -> float:
@@ -69,7 +74,7 @@ def instant_send(order_id: str, *, now: datetime | None = None) -> PaymentOrder:
     sent = _sent(order_id, now or timezone.now())
     if sent is None:
         return PaymentOrder.objects.get(pk=order_id)
-    order, rail_file, content = sent
+    order, rail_file, content, answer_kind = sent
     timeout = timeout_seconds()
     started = time.monotonic()
     try:
@@ -93,7 +98,7 @@ def instant_send(order_id: str, *, now: datetime | None = None) -> PaymentOrder:
         rail_file_receive(
             institution=order.institution,
             rail=Rail.SEPA_INST,
-            name=f"{rail_file.name.removesuffix('.xml')}-pain002.xml",
+            name=f"{rail_file.name.removesuffix('.xml')}-{answer_kind}.xml",
             content=answer,
         )
     # An answer that named nothing of the order (or was refused whole): no answer.
@@ -101,11 +106,14 @@ def instant_send(order_id: str, *, now: datetime | None = None) -> PaymentOrder:
     return PaymentOrder.objects.get(pk=order.pk)
 
 
-def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] | None:
-    """Step 1 of the module docstring, in one transaction; None when there is nothing to send:
+def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes, str] | None:
+    """Step 1 of the module docstring, in one transaction: the order, its file, the message and
+    the kind of answer it awaits (`pain002`, `pacs002`); None when there is nothing to send:
     the order is not `approved` (an order is sent once), its account is not active (its held
-    money cannot leave: it waits, as a cut-off's orders do) or the institution has no
-    initiation profile (an interbank one's clearing is not built)."""
+    money cannot leave: it waits, as a cut-off's orders do), the institution has no SEPA
+    profile, or an interbank profile's order cannot be written between banks (its account has
+    no IBAN, its creditor's bank no BIC: made before the profile changed, it waits, as in a
+    cut-off)."""
     with transaction.atomic():
         order = lock_payment_order(order_id)
         if order.rail != Rail.SEPA_INST or order.status != Status.APPROVED:
@@ -113,31 +121,21 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] 
         if order.account.status != Account.Status.ACTIVE:
             return None
         institution = order.institution
-        profile = SepaProfile.objects.filter(
-            institution=institution, kind=SepaProfile.Kind.INITIATION
-        ).first()
+        profile = SepaProfile.objects.filter(institution=institution).first()
         if profile is None:
             return None
         rail_file = RailFile(institution=institution)
         message_id = rail_file.pk.replace("_", "-")  # the SEPA character set has no "_"
         day = today_of(institution)
-        initiation = pain001.CreditTransferInitiation(
-            message_id=message_id,
-            created_at=local_now(institution).replace(microsecond=0),
-            initiating_party=party_name(institution.name),
-            payments=(
-                pain001.PaymentInstruction(
-                    payment_information_id=f"{message_id}-1",
-                    requested_execution_date=day,
-                    debtor_name=party_name(institution.name),
-                    debtor_iban=profile.settlement_iban,
-                    debtor_bic=profile.bic or None,
-                    transfers=(credit_transfer(order),),
-                    instant=True,
-                ),
-            ),
-        )
-        content = pain001.write_initiation(initiation)  # validated against its XSD as written
+        trace_number = order.pk[-15:]
+        if profile.kind == SepaProfile.Kind.INTERBANK:
+            content = _pacs008(order, profile, message_id, day, trace_number)
+            if content is None:
+                return None
+            answer_kind = "pacs002"
+        else:
+            content = _pain001(order, profile, message_id, day)
+            answer_kind = "pain002"
         rail_file.rail = Rail.SEPA_INST
         rail_file.direction = RailFile.Direction.OUTBOUND
         rail_file.status = RailFile.Status.DELIVERED
@@ -150,7 +148,7 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] 
         rail_file.save(force_insert=True)
         order.status = Status.SENT
         order.file = rail_file
-        order.trace_number = order.pk[-15:]
+        order.trace_number = trace_number
         order.effective_date = day
         order.sent_at = order.updated_at = now
         order.save(
@@ -164,7 +162,55 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes] 
             ]
         )
         emit_order(order, "payment_order.sent", file_id=rail_file.pk)
-    return order, rail_file, content
+    return order, rail_file, content, answer_kind
+
+
+def _pain001(order: PaymentOrder, profile: SepaProfile, message_id: str, day: date) -> bytes:
+    """An initiation profile's pain.001 of the one order: from the profile's settlement IBAN
+    (the partner bank its agent), executed `day`, local instrument INST."""
+    institution = order.institution
+    initiation = pain001.CreditTransferInitiation(
+        message_id=message_id,
+        created_at=local_now(institution).replace(microsecond=0),
+        initiating_party=party_name(institution.name),
+        payments=(
+            pain001.PaymentInstruction(
+                payment_information_id=f"{message_id}-1",
+                requested_execution_date=day,
+                debtor_name=party_name(institution.name),
+                debtor_iban=profile.settlement_iban,
+                debtor_bic=profile.bic or None,
+                transfers=(credit_transfer(order),),
+                instant=True,
+            ),
+        ),
+    )
+    return pain001.write_initiation(initiation)  # validated against its XSD as written
+
+
+def _pacs008(
+    order: PaymentOrder, profile: SepaProfile, message_id: str, day: date, trace_number: str
+) -> bytes | None:
+    """An interbank profile's pacs.008 of the one order (the cut-off's transfer,
+    `interbank_credit_transfer`): the institution the instructing bank and the debtor's bank
+    (its BIC), settled through the clearing (CLRG, `CLEARING_SYSTEM`) `day`, its transaction
+    id the order's trace number, local instrument INST with its acceptance time; None when the
+    order cannot be written between banks."""
+    now = local_now(order.institution)
+    transfer = interbank_credit_transfer(order, profile, trace_number, accepted_at=now)
+    if transfer is None:
+        return None
+    message = pacs008.FIToFICreditTransfer(
+        header=GroupHeader(
+            message_id=message_id,
+            created_at=now.replace(microsecond=0),
+            settlement_date=day,
+            clearing_system=CLEARING_SYSTEM,
+            instructing_agent_bic=profile.bic,
+        ),
+        transfers=(transfer,),
+    )
+    return pacs008.write_transfers(message)  # validated against its XSD and read back
 
 
 def instant_sweep(*, now: datetime | None = None) -> tuple[int, int]:

@@ -19,9 +19,9 @@ account of the other rail's kind (422 `rail_mismatch`); a currency the rail does
 (ACH: USD; SEPA: EUR) or not the account's (422 `currency_mismatch`); a same-day entry above
 the institution's same-day limit (422 `limit_exceeded`); an external account not verified where
 the institution requires it (422 `external_account_not_verified`); an institution with no
-profile for the rail (422 `rail_not_available`), or an interbank profile's credit transfer from
-an account without an IBAN (422 `rail_not_available`) or to an external account without a BIC
-(400); an end-to-end id the institution has given
+profile for the rail (422 `rail_not_available`), or an interbank profile's credit transfer
+(instant or not) from an account without an IBAN (422 `rail_not_available`) or to an
+external account without a BIC (400); an end-to-end id the institution has given
 another order (422 `duplicate_reference`, also when two requests race for it: a unique index
 decides); an external account that is neither the institution's nor one of the account's
 holders' (400).
@@ -136,10 +136,11 @@ def sepa_profile_of(institution: Institution, rail: str) -> SepaProfile:
 
 
 def _interbank_parties(profile: SepaProfile, account, external: ExternalAccount, rail) -> None:
-    """Between banks both accounts are IBANs and both banks BICs (the pacs.008, the pacs.003):
-    an interbank profile whose accounts have no IBAN (`iban_country`, `iban_bank_code` unset)
-    sends no credit transfer and no collection (422 `rail_not_available`), and an external
-    account without its bank's BIC is not paid or collected from so (400)."""
+    """Between banks both accounts are IBANs and both banks BICs (the pacs.008, an instant
+    one's too, and the pacs.003): an interbank profile whose accounts have no IBAN
+    (`iban_country`, `iban_bank_code` unset) sends no credit transfer and no collection (422
+    `rail_not_available`), and an external account without its bank's BIC is not paid or
+    collected from so (400)."""
     if account_iban(account, profile) is None:
         raise RailNotAvailable(
             "The institution's accounts have no IBAN (its SEPA profile issues none): a bank in "
@@ -341,7 +342,7 @@ def payment_order_create(
             )
     else:
         profile = sepa_profile_of(institution, rail)
-        if rail in (Rail.SEPA_CT, Rail.SEPA_DD) and profile.kind == SepaProfile.Kind.INTERBANK:
+        if profile.kind == SepaProfile.Kind.INTERBANK:
             _interbank_parties(profile, account, external, rail)
         if rail == Rail.SEPA_INST and not settings.SEPA_INSTANT_CLEARING:
             raise RailNotAvailable(

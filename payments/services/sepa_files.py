@@ -25,7 +25,9 @@ pacs.002, a pacs.003 or a pacs.004 that validates against its official XSD
   transaction settled (`ACSC`) settles its order (`settlement.order_settle`: a credit transfer's
   money leaves the clearing account, a collection's comes to the customer's account), one
   rejected rejects it as a pain.002's rejection does, a message rejected whole rejects its
-  file's orders no status named;
+  file's orders no status named; a SEPA Instant order's status is its answer, read as a
+  pain.002's is (`instant_answers.instant_status`: settled or rejected at once, a late one
+  recorded);
 - a **pacs.003** of the clearing presents other banks' collections from the institution's
   accounts (`inbound_debits`: debited, or rejected with TX's pacs.002);
 - a **pacs.004** of the clearing returns an interbank profile's transfer, or refunds or returns
@@ -182,6 +184,17 @@ def _rejected(rail_file: RailFile, order, reason: codes.Reason, end_to_end_id: s
         )
 
 
+def _instant_answered(rail_file: RailFile, order, status: str, reasons, now: datetime) -> bool:
+    """SEPA Instant's answer, a pain.002's or a pacs.002's alike: the order settled or rejected
+    at once (`instant_answers.instant_status`); False when `order` is not an instant one."""
+    if order is None or order.rail != Rail.SEPA_INST:
+        return False
+    instant_status(
+        order=order, status=status, reason=_reason_of(reasons), rail_file=rail_file, now=now
+    )
+    return True
+
+
 def _notice(rail_file, kind, code, reason, reference, order=None) -> RailNotice:
     return RailNotice.objects.create(
         institution=rail_file.institution,
@@ -212,17 +225,11 @@ def _status_report(rail_file: RailFile, content: bytes, now: datetime) -> int:
         for transaction in payment.transactions:
             count += 1
             order = _order_of(institution, transaction.original_end_to_end_id)
-            if order is not None and order.rail == Rail.SEPA_INST:
-                # SEPA Instant's answer: settled or rejected at once (`instant`).
-                instant_status(
-                    order=order,
-                    status=transaction.status,
-                    reason=_reason_of(transaction.reasons or payment.reasons or report.reasons),
-                    rail_file=rail_file,
-                    now=now,
-                )
+            reasons = transaction.reasons or payment.reasons or report.reasons
+            if _instant_answered(rail_file, order, transaction.status, reasons, now):
+                pass
             elif transaction.status == codes.REJECTED:
-                reason = _reason_of(transaction.reasons or payment.reasons or report.reasons)
+                reason = _reason_of(reasons)
                 _rejected(rail_file, order, reason, transaction.original_end_to_end_id, now)
             elif order is None:
                 status = transaction.status
@@ -439,15 +446,11 @@ def _credit_received(rail_file: RailFile, profile, entry, transaction, now: date
 
 
 def _interbank_order_of(institution, end_to_end_id: str, transaction_id: str):
-    """The credit transfer or collection a clearing's answer names: its end-to-end id and the
-    transaction id TX gave it in the pacs.008 or pacs.003 (its trace number); None when either
-    is not the order's."""
+    """The credit transfer (instant or not) or collection a clearing's answer names: its
+    end-to-end id and the transaction id TX gave it in the pacs.008 or pacs.003 (its trace
+    number); None when either is not the order's."""
     order = _order_of(institution, end_to_end_id)
-    if (
-        order is None
-        or order.rail not in (Rail.SEPA_CT, Rail.SEPA_DD)
-        or order.trace_number != transaction_id
-    ):
+    if order is None or order.trace_number != transaction_id:
         return None
     return order
 
@@ -455,17 +458,28 @@ def _interbank_order_of(institution, end_to_end_id: str, transaction_id: str):
 def _clearing_status_report(rail_file: RailFile, content: bytes, now: datetime) -> int:
     """Each transaction's status: ACSC settles its `sent` order (at the amount it was sent for:
     another amount is a break for reconciliation, nothing moves), RJCT rejects it with its
-    reason (`order_return`, as a pain.002's), another status (ACCP, PDNG...) moves nothing.
-    Then a message rejected whole rejects the orders of TX's file no status named."""
+    reason (`order_return`, as a pain.002's; an instant order's as a pain.002's too,
+    `_instant_answered`), another status (ACCP, PDNG...) moves nothing. Then a message
+    rejected whole rejects the orders of TX's file no status named."""
     report = read_interbank_status_report(content)
     institution = rail_file.institution
     for transaction in report.transactions:
         end_to_end_id = transaction.original_end_to_end_id
         order = _interbank_order_of(institution, end_to_end_id, transaction.original_transaction_id)
         status = transaction.status
-        if status == codes.REJECTED:
-            reason = _reason_of(transaction.reasons or report.reasons)
-            _rejected(rail_file, order, reason, end_to_end_id, now)
+        reasons = transaction.reasons or report.reasons
+        if (
+            status == CLEARED
+            and order is not None
+            and transaction.original_amount not in (None, order.amount)
+        ):
+            _notice(
+                rail_file, RailNotice.Kind.STATUS, status, "amount_mismatch", end_to_end_id, order
+            )
+        elif _instant_answered(rail_file, order, status, reasons, now):
+            pass
+        elif status == codes.REJECTED:
+            _rejected(rail_file, order, _reason_of(reasons), end_to_end_id, now)
         elif order is None:
             accepted = status in codes.ACCEPTED
             _notice(
@@ -476,17 +490,7 @@ def _clearing_status_report(rail_file: RailFile, content: bytes, now: datetime) 
                 end_to_end_id,
             )
         elif status == CLEARED:
-            if transaction.original_amount not in (None, order.amount):
-                _notice(
-                    rail_file,
-                    RailNotice.Kind.STATUS,
-                    status,
-                    "amount_mismatch",
-                    end_to_end_id,
-                    order=order,
-                )
-            else:
-                order_settle(order=order, at=now)
+            order_settle(order=order, at=now)
     count = len(report.transactions)
     if report.group_status == codes.REJECTED:
         named = {each.original_end_to_end_id for each in report.transactions}
@@ -517,8 +521,10 @@ def _clearing_returns(rail_file: RailFile, content: bytes, now: datetime) -> int
             continue
         if order.status == Status.SENT:
             # Returned money was settled money: the clearing's return came before (or
-            # without) its status report, which would change nothing after it.
-            order_settle(order=order, at=now)
+            # without) its status report, which would change nothing after it. An instant
+            # order's money is still held: settled as its ACSC would.
+            if not _instant_answered(rail_file, order, CLEARED, (), now):
+                order_settle(order=order, at=now)
         order_return(
             order=order,
             reason=reason,

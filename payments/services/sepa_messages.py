@@ -2,6 +2,8 @@
 an instant payment's alike, and an interbank profile's pacs.008 and pacs.003): a credit transfer
 or a collection of an order, and a party's name as ISO 20022 takes it."""
 
+from datetime import datetime
+
 from ..account_ibans import account_iban
 from ..iso20022 import pacs003, pacs008, pain001
 from ..iso20022.mandates import Amendment
@@ -32,13 +34,19 @@ def credit_transfer(order: PaymentOrder) -> pain001.CreditTransfer:
 
 
 def interbank_credit_transfer(
-    order: PaymentOrder, profile: SepaProfile, transaction_id: str
+    order: PaymentOrder,
+    profile: SepaProfile,
+    transaction_id: str,
+    *,
+    accepted_at: datetime | None = None,
 ) -> pacs008.InterbankCreditTransfer | None:
     """The order as a pacs.008 transfer of an interbank profile: its customer the debtor, by
     the account's IBAN (`account_ibans`), the institution the debtor's bank by its BIC, the
-    creditor's bank by the external account's (between banks a BIC is required). None when the
-    order cannot be written so (no IBAN of the account, no BIC of the creditor's bank: the order
-    creation refuses both; an order made before its profile changed waits)."""
+    creditor's bank by the external account's (between banks a BIC is required); with
+    `accepted_at`, a SEPA Instant one (local instrument INST, its acceptance time the
+    rulebook's time stamp, AT-T056). None when the order cannot be written so (no IBAN of the
+    account, no BIC of the creditor's bank: the order creation refuses both; an order made
+    before its profile changed waits)."""
     external = order.external_account
     debtor_iban = account_iban(order.account, profile)
     if debtor_iban is None or not external.sepa_bic:
@@ -55,6 +63,8 @@ def interbank_credit_transfer(
         creditor_iban=external.sepa_iban(),
         creditor_bic=external.sepa_bic,
         remittance=remittance_of(order),
+        instant=accepted_at is not None,
+        accepted_at=accepted_at,
     )
 
 

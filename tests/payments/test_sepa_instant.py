@@ -3,11 +3,14 @@ over HTTP: an approved `sepa_inst` order is sent once its creation commits, as a
 pain.001 (INST) handed to the simulated clearing, which answers at once by the creditor IBAN's
 scenario: settled (ACSC), rejected with its reason (RJCT), or nothing within the timeout
 (rejected TECH, the hold released); a late answer changes nothing and is recorded; two senders
-at once send once; another institution's ids are not found. The timeout is 0.2 s here."""
+at once send once; another institution's ids are not found. An `interbank` profile's (a bank
+in the clearing) goes as a pacs.008 and is answered by a pacs.002, by the same code otherwise
+(the last tests). The timeout is 0.2 s here."""
 
 import base64
 import time
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -18,19 +21,31 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.services import account_set_status
 from accounts.verification import ledger_breaches
+from cards.dates import today_of
 from core.actors import Actor
 from events.models import Event
 from payments import connector
-from payments.iso20022.messages import PAIN_001, PAIN_002
+from payments.account_ibans import account_iban
+from payments.iso20022 import pacs002, pacs008
+from payments.iso20022.errors import Iso20022Error
+from payments.iso20022.messages import PACS_008, PAIN_001, PAIN_002
 from payments.iso20022.pain001 import read_initiation
-from payments.models import PaymentOrder, Rail, RailFile, RailNotice
+from payments.models import PaymentOrder, Rail, RailFile, RailJournal, RailNotice
 from payments.services.inbound_files import rail_file_receive
 from payments.services.instant import _sent, instant_send, instant_sweep
 from payments.services.orders import payment_order_approve
 from sandbox.simulated_bank import german_iban
-from sandbox.simulated_clearing import SimulatedClearing
+from sandbox.simulated_clearing import SimulatedClearing, simulated_clearing_run
+from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.accounts.ledger.helpers import run_threads
-from tests.payments.helpers import sepa_bank
+from tests.payments.helpers import rails_at, sepa_bank, sepa_external_body
+from tests.payments.test_sepa_interbank import (
+    BIC,
+    REJECTED_AC04,
+    SETTLES,
+    interbank_bank,
+    recall,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -274,7 +289,7 @@ def test_a_settlement_of_an_order_whose_account_was_frozen_in_flight_is_booked_a
     bank = sepa_bank(load_amount=LOADED, approval_above=AMOUNT - 1)
     made = instant(bank)
     PaymentOrder.objects.filter(pk=made["paymentOrderId"]).update(status="approved")
-    order, rail_file, content = _sent(made["paymentOrderId"], timezone.now())
+    order, rail_file, content, _ = _sent(made["paymentOrderId"], timezone.now())
     account = Account.objects.get(pk=bank.account_id)
     account_set_status(account=account, status=Account.Status.FROZEN)
     answer = SimulatedClearing().exchange(
@@ -286,4 +301,140 @@ def test_a_settlement_of_an_order_whose_account_was_frozen_in_flight_is_booked_a
     assert received.status == RailFile.Status.APPLIED
     assert PaymentOrder.objects.get(pk=order.pk).status == "settled"
     assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+    assert ledger_breaches() == []
+
+
+# --- An interbank profile: a pacs.008 to the clearing, its pacs.002 the answer ---------------
+
+
+def internal(bank, code: str) -> int:
+    account = Account.objects.filter(
+        institution=bank.institution, internal_code=code, currency="EUR"
+    ).first()
+    return account.posted if account else 0
+
+
+def test_an_interbank_instant_payment_is_a_pacs008_and_the_clearings_pacs002_settles_it_once():
+    bank = interbank_bank()
+    made = instant(bank, SETTLES, remittanceInfo="Invoice 7")
+    assert made["status"] == "settled"
+    order = PaymentOrder.objects.get(pk=made["paymentOrderId"])
+    files = files_of(bank)
+    # The pacs.008 as written: valid against the official XSD (an independent validator), and
+    # reading back to the order, between banks, SEPA Instant through RT1.
+    assert xmlschema.XMLSchema(str(PACS_008.xsd)).is_valid(files["outbound"])
+    message = pacs008.read_transfers(files["outbound"])
+    header = message.header
+    assert (
+        header.message_id,
+        header.settlement_date,
+        header.settlement_method,
+        header.clearing_system,
+        header.instructing_agent_bic,
+    ) == (order.file_id.replace("_", "-"), today_of(bank.institution), "CLRG", "RT1", BIC)
+    (transfer,) = message.transfers
+    assert order.trace_number == order.pk[-15:]
+    assert (transfer.instant, transfer.end_to_end_id, transfer.transaction_id) == (
+        True,
+        order.end_to_end_id,
+        order.trace_number,
+    )
+    assert (transfer.amount, transfer.remittance.text) == (AMOUNT, "Invoice 7")
+    assert (transfer.debtor_iban, transfer.debtor_bic, transfer.debtor_name) == (
+        account_iban(order.account, bank.profile),
+        BIC,
+        "Ada Lovelace",
+    )
+    assert (transfer.creditor_iban, transfer.creditor_bic) == (SETTLES, "DEUTDEFF")
+    assert abs(transfer.accepted_at - order.sent_at) < timedelta(seconds=5)  # AccptncDtTm
+    # Money: the hold captured into clearing and on to settlement, two journals of the order.
+    assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+    assert (internal(bank, "rail_clearing"), internal(bank, "rail_settlement")) == (0, AMOUNT)
+    assert RailJournal.objects.filter(order=order).count() == 2
+    assert events_of(order.pk) == [
+        "payment_order.created",
+        "payment_order.sent",
+        "payment_order.settled",
+    ]
+    # The same answer again (another message of it): settles nothing twice, recorded late.
+    report = pacs002.read_status_report(files["inbound"])
+    again = pacs002.write_status_report(replace(report, message_id="SIMCLR-AGAIN"))
+    received = rail_file_receive(
+        institution=bank.institution, rail=Rail.SEPA_INST, name="again.xml", content=again
+    )
+    assert received.status == RailFile.Status.APPLIED
+    assert PaymentOrder.objects.get(pk=order.pk).status == "settled"
+    assert RailJournal.objects.filter(order=order).count() == 2
+    assert bank.balances() == (LOADED - AMOUNT, 0, LOADED - AMOUNT)
+    notices = RailNotice.objects.filter(order=order)
+    assert [(n.kind, n.code, n.reason, n.late) for n in notices] == [
+        ("status", "ACSC", "late_settled", True)
+    ]
+    assert ledger_breaches() == []
+    # Its recall goes to the clearing, whose pacs.004 (FOCR) finds the instant order by its
+    # transaction id: the money back to the customer.
+    assert recall(bank, made).status_code == 201
+    rails_at(timezone.now())
+    assert simulated_clearing_run(institution=bank.institution)
+    rails_at(timezone.now())
+    returned = bank.api.get(f"/payment-orders/{order.pk}").json()
+    assert (returned["status"], returned["returnInfo"]["code"]) == ("returned", "FOCR")
+    assert bank.balances() == (LOADED, 0, LOADED)
+    assert ledger_breaches() == []
+    # The simulated clearing reads what it is given as TX does: a broken pacs.008, or one that
+    # is not SEPA Instant, is refused.
+    clearing = SimulatedClearing()
+    broken = files["outbound"].replace(b"<SttlmMtd>CLRG<", b"<SttlmMtd>CASH<")
+    with pytest.raises(Iso20022Error):
+        clearing.exchange(institution=bank.institution, content=broken, timeout=TIMEOUT)
+    plain = replace(transfer, instant=False, accepted_at=None)
+    content = pacs008.write_transfers(replace(message, transfers=(plain,)))
+    with pytest.raises(ValueError, match="not SEPA Instant"):
+        clearing.exchange(institution=bank.institution, content=content, timeout=TIMEOUT)
+
+
+def test_an_interbank_instant_payment_the_clearing_rejects_keeps_its_reason():
+    bank = interbank_bank()
+    made = instant(bank, REJECTED_AC04)
+    assert made["status"] == "rejected"
+    assert made["returnInfo"] == {"code": "AC04", "reason": "account_closed", "late": False}
+    assert b"<TxSts>RJCT</TxSts>" in files_of(bank)["inbound"]
+    notice = RailNotice.objects.get(order_id=made["paymentOrderId"])
+    assert (notice.kind, notice.code, notice.reason) == ("reject", "AC04", "account_closed")
+    assert bank.balances() == (LOADED, 0, LOADED)
+    assert internal(bank, "rail_clearing") == internal(bank, "rail_settlement") == 0
+    # Between banks the creditor's bank is named: an instant order without its BIC is refused.
+    body = sepa_external_body(bank.customer_id, SETTLES)
+    del body["sepa"]["bic"]
+    external = created(bank.api.post("/external-accounts", body), "v2")["externalAccountId"]
+    response = bank.order(external, AMOUNT, rail="sepa_inst")
+    assert (
+        "BIC"
+        in assert_error(response, "v2", 400, "validation_error", ANY)["details"][
+            "externalAccountId"
+        ]
+    )
+    assert bank.balances() == (LOADED, 0, LOADED)
+    assert ledger_breaches() == []
+
+
+def test_an_interbank_instant_payment_unanswered_in_time_is_rejected_tech_its_late_answer_kept():
+    bank = interbank_bank()
+    made = instant(bank, LATE)
+    assert made["status"] == "rejected"
+    assert made["returnInfo"] == {"code": "TECH", "reason": "technical_problem", "late": False}
+    assert set(files_of(bank)) == {"outbound"}
+    assert bank.balances() == (LOADED, 0, LOADED)
+    # The clearing's pacs.002 came after the timeout, into the inbox the payments job reads.
+    (read,) = connector.collect(bank.institution, "sepa")
+    assert read.status == RailFile.Status.APPLIED  # a pacs.002, valid (TX read it)
+    assert b"pacs.002" in bytes(read.content)[:400]
+    notices = RailNotice.objects.filter(order_id=made["paymentOrderId"]).order_by("pk")
+    assert [(each.kind, each.code, each.reason, each.late) for each in notices] == [
+        ("reject", "TECH", "technical_problem", False),
+        ("status", "ACSC", "late_settled", True),
+    ]
+    order = bank.api.get(f"/payment-orders/{made['paymentOrderId']}").json()
+    assert (order["status"], order["returnInfo"]["code"]) == ("rejected", "TECH")
+    assert bank.balances() == (LOADED, 0, LOADED)
     assert ledger_breaches() == []
