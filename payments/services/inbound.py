@@ -25,6 +25,9 @@ return goes back in TX's next file (`payments.services.cutoff`), inside the rail
 2-banking-day window: the job runs every minute and the next cut-off is the same or the next
 business day.
 
+A SEPA direct debit the clearing presented (`inbound_debits`) waits `received` for its
+settlement date too, and the same job settles it by its own rules (a pacs.004, not a file).
+
 A prenote for no account is returned at once (R03: nothing to hold). A credit in suspense is
 money that arrived for no account: its money waits in the rail's
 suspense account until staff apply it to an account (`inbound_entry_apply`) or return it
@@ -47,7 +50,7 @@ from events.services import emit_for
 from institutions.calendar import local_date
 
 from ..locks import lock_inbound_entry
-from ..models import ACH_RAILS, AchProfile, InboundEntry, RailFile
+from ..models import ACH_RAILS, AchProfile, InboundEntry, Rail, RailFile
 from ..nacha.batch_header import BatchHeader
 from ..nacha.codes import TRANSACTION_CODES, return_reason
 from ..nacha.file import Entry
@@ -148,8 +151,13 @@ def inbound_entries_settle(*, now: datetime | None = None, batch_size: int = 200
 
 def inbound_entry_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry:
     """Apply one received entry, or mark it for return (module docstring), in the caller's
-    transaction."""
+    transaction; a SEPA direct debit by its own rules (`inbound_debits.collection_settle`)."""
     account = lock_accounts([inbound.account_id])[inbound.account_id] if inbound.account else None
+    if inbound.rail == Rail.SEPA_DD:
+        from .inbound_debits import collection_settle  # it records collections through this one
+
+        collection_settle(inbound, account, at=at)
+        return inbound
     refusal = _refusal(inbound, account, at=at)
     if refusal == NO_ACCOUNT and inbound.direction == InboundEntry.Direction.CREDIT:
         if inbound.prenote:  # no money to hold: the originator is told at once

@@ -17,7 +17,9 @@ each institution with an ACH profile, each step safe to run twice or in two proc
    profile's pacs.002 and pacs.004 from the clearing), after the
    settlement: a return of an entry settled today finds it settled (returned, not rejected);
 5. the inbound entries whose settlement date has come applied, or marked to go back in the
-   next file (`inbound.inbound_entries_settle`), the ones just read included.
+   next file (`inbound.inbound_entries_settle`), the ones just read included; an interbank
+   profile's inbound direct debits debited, or returned in a pacs.004 written then and
+   delivered by the next run's step 2.
 
 Before 2, the SEPA Instant orders a crash left are mended (`instant.instant_sweep`): approved
 for longer than the timeout, sent; sent for more than twice the timeout, rejected `TECH`.
