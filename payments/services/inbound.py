@@ -26,7 +26,8 @@ return goes back in TX's next file (`payments.services.cutoff`), inside the rail
 business day.
 
 A SEPA direct debit the clearing presented (`inbound_debits`) waits `received` for its
-settlement date too, and the same job settles it by its own rules (a pacs.004, not a file).
+settlement date too, and the same job's step settles it by its own rules (a pacs.004, not a
+file: `inbound_debits.collections_settle`).
 
 A prenote for no account is returned at once (R03: nothing to hold). A credit in suspense is
 money that arrived for no account: its money waits in the rail's
@@ -34,6 +35,7 @@ suspense account until staff apply it to an account (`inbound_entry_apply`) or r
 (`inbound_entry_return`).
 """
 
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.db import IntegrityError, transaction
@@ -50,7 +52,7 @@ from events.services import emit_for
 from institutions.calendar import local_date
 
 from ..locks import lock_inbound_entry
-from ..models import ACH_RAILS, AchProfile, InboundEntry, Rail, RailFile
+from ..models import ACH_RAILS, AchProfile, InboundEntry, RailFile
 from ..nacha.batch_header import BatchHeader
 from ..nacha.codes import TRANSACTION_CODES, return_reason
 from ..nacha.file import Entry
@@ -123,10 +125,19 @@ def _account_named(profile: AchProfile, routing_number: str, number: str) -> Acc
     ).first()
 
 
-def inbound_entries_settle(*, now: datetime | None = None, batch_size: int = 200) -> int:
-    """Apply or answer every received entry whose settlement date has come in its
-    institution's calendar (module docstring); return how many. Rows others hold are skipped:
-    safe from several processes at once."""
+def inbound_entries_settle(
+    *,
+    now: datetime | None = None,
+    batch_size: int = 200,
+    rails: Iterable[str] = ACH_RAILS,
+    settle: Callable[..., object] | None = None,
+) -> int:
+    """Apply or answer every received entry of `rails` whose settlement date has come in its
+    institution's calendar, each by `settle(inbound=, at=)` under its row lock (by default
+    `inbound_entry_settle`, the module docstring's; the SEPA direct debits pass theirs,
+    `inbound_debits.collections_settle`); return how many. Rows others hold are skipped: safe
+    from several processes at once."""
+    settle = settle or inbound_entry_settle
     now = now or timezone.now()
     # No zone is more than a day ahead of UTC: the bound narrows the rows, each entry's
     # institution's calendar decides.
@@ -136,13 +147,16 @@ def inbound_entries_settle(*, now: datetime | None = None, batch_size: int = 200
         with transaction.atomic():
             batch = lock_free_batch(
                 InboundEntry.objects.filter(
-                    status=Status.RECEIVED, settlement_date__lte=latest, pk__gt=after
+                    status=Status.RECEIVED,
+                    rail__in=list(rails),
+                    settlement_date__lte=latest,
+                    pk__gt=after,
                 ).select_related("institution", "account"),
                 batch_size,
             )
             due = [e for e in batch if e.settlement_date <= local_date(e.institution, now)]
             for inbound in due:
-                inbound_entry_settle(inbound=inbound, at=now)
+                settle(inbound=inbound, at=now)
         done += len(due)
         if len(batch) < batch_size:
             return done
@@ -151,13 +165,8 @@ def inbound_entries_settle(*, now: datetime | None = None, batch_size: int = 200
 
 def inbound_entry_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry:
     """Apply one received entry, or mark it for return (module docstring), in the caller's
-    transaction; a SEPA direct debit by its own rules (`inbound_debits.collection_settle`)."""
+    transaction."""
     account = lock_accounts([inbound.account_id])[inbound.account_id] if inbound.account else None
-    if inbound.rail == Rail.SEPA_DD:
-        from .inbound_debits import collection_settle  # it records collections through this one
-
-        collection_settle(inbound, account, at=at)
-        return inbound
     refusal = _refusal(inbound, account, at=at)
     if refusal == NO_ACCOUNT and inbound.direction == InboundEntry.Direction.CREDIT:
         if inbound.prenote:  # no money to hold: the originator is told at once

@@ -28,8 +28,8 @@ delivers into the `sepa` outbox. Accepted collections are not answered: SEPA's d
 only rejections.
 
 **On its settlement date** (the pacs.003's `IntrBkSttlmDt`, the institution's date: the payments
-job, `inbound.inbound_entries_settle`, the entry then its account locked; a day the job missed
-is caught up) the clearing has settled it, and TX debits the account or returns it
+job, `collections_settle`, the entry then its account locked; a day the job missed is caught
+up) the clearing has settled it, and TX debits the account or returns it
 (`collection_settle`):
 
 | the account | what happens |
@@ -56,7 +56,6 @@ from datetime import datetime
 from django.db import IntegrityError, transaction
 
 from accounts.locks import lock_accounts
-from accounts.models import Account
 
 from ..account_ibans import account_of_iban
 from ..iso20022 import codes, pacs002
@@ -65,7 +64,7 @@ from ..iso20022.status_reasons import StatusReason
 from ..models import InboundEntry, Rail, RailFile, SepaProfile
 from .collection_returns import ORIGINAL_MESSAGE, collection_return_file
 from .debtor_register import creditor_key, register_of
-from .inbound import emit_inbound, inbound_apply, inbound_move
+from .inbound import emit_inbound, inbound_apply, inbound_entries_settle, inbound_move
 from .sepa_inbound import inbound_reject, refusal_of, remittance_text
 
 BLOCKED_CREDITOR, NO_MANDATE, INSUFFICIENT_FUNDS = "SL01", "MD01", "AM04"
@@ -146,16 +145,23 @@ def _refusal(account, debit: InterbankDirectDebit) -> str:
     return ""
 
 
-def collection_settle(inbound: InboundEntry, account: Account | None, *, at: datetime) -> None:
-    """A received collection on its settlement date (module docstring), its entry and
-    `account` locked by the caller, in its transaction: debited, or returned in TX's pacs.004.
-    Register and mandates were checked when it was read."""
+def collections_settle(*, now: datetime | None = None) -> int:
+    """The payments job's step: every received collection whose settlement date has come (a
+    day the job missed caught up) debited or returned (`collection_settle`); return how many."""
+    return inbound_entries_settle(now=now, rails=[Rail.SEPA_DD], settle=collection_settle)
+
+
+def collection_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry:
+    """A received collection on its settlement date (module docstring), its entry locked by
+    the caller, in its transaction, the account locked next: debited, or returned in TX's
+    pacs.004. The register was checked when it was read."""
+    account = lock_accounts([inbound.account_id])[inbound.account_id] if inbound.account else None
     code = refusal_of(account)
     if not code and account.available < inbound.amount:
         code = INSUFFICIENT_FUNDS
     if not code:
         inbound_apply(inbound, account, at=at)
-        return
+        return inbound
     return_id = inbound.pk[-15:]  # the entry's own: a collection is returned at most once
     inbound_move(
         inbound,
@@ -167,6 +173,7 @@ def collection_settle(inbound: InboundEntry, account: Account | None, *, at: dat
         return_file=collection_return_file(inbound, code=code, return_id=return_id, now=at),
         return_trace_number=return_id,
     )
+    return inbound
 
 
 def _answer(profile, message, rejected: list, now: datetime) -> RailFile:

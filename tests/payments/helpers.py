@@ -23,7 +23,7 @@ from payments.iso20022.status_reasons import StatusReason
 from payments.models import AchProfile, InboundEntry, PaymentOrder, Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
 from payments.services.debtor_register import debtor_mandate_create
-from payments.services.inbound import inbound_entry_settle
+from payments.services.inbound_debits import collection_settle
 from payments.services.inbound_files import rail_file_receive
 from payments.services.instant_credits import instant_credit_answer
 from payments.services.orders import payment_order_create
@@ -427,5 +427,5 @@ def applied_collection(
     inbound = InboundEntry.objects.get(file=rail_file)
     if inbound.status == InboundEntry.Status.RECEIVED:
         with transaction.atomic():
-            inbound_entry_settle(inbound=inbound, at=timezone.now())
+            collection_settle(inbound=inbound, at=timezone.now())
     return inbound
