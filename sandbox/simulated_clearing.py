@@ -48,12 +48,13 @@ state file beside the outbox (ids, amounts, dates and codes: no IBAN).
 The other way (`send_collection`): another bank's creditor collects from one of an
 institution's accounts at its IBAN; the clearing presents a pacs.003 of one collection in the
 institution's `sepa` inbox (the institution found by the IBAN's bank code), which the payments
-job reads (`payments.services.inbound_debits`); TX's pacs.002 of a rejection comes back in its
-outbox, and the clearing takes it, as it takes TX's pacs.004 of a refund the customer claimed
-(`payments.services.debtor_refunds`), read and validated, with nothing to answer. So too TX's
-answers to the recalls of credits it received (`manage.py simulated_bank --recall-credit`: the
-camt.056 in the inbox): a pacs.004 FOCR of an accepted recall, a camt.029 of a refusal
-(`payments.services.inbound_recalls`).
+job reads (`payments.services.inbound_debits`: debited on its settlement date, the pacs.003's,
+`today`); TX's pacs.002 of a rejection comes back in its outbox, and the clearing takes it, as it
+takes TX's pacs.004 of a refund the customer claimed (`payments.services.debtor_refunds`) or of
+a collection TX returned on its settlement date (AM04, AC04, AC06), read and validated, with
+nothing to answer. So too TX's answers to the recalls of credits it received (`manage.py
+simulated_bank --recall-credit`: the camt.056 in the inbox): a pacs.004 FOCR of an accepted
+recall, a camt.029 of a refusal (`payments.services.inbound_recalls`).
 """
 
 import json
@@ -336,9 +337,9 @@ def simulated_clearing_run(*, institution, today: date | None = None) -> list[st
             state["read"].append(entry.name)
             continue
         if b"pacs.004" in content[:400]:
-            # TX's refunds of collections it paid, and its returns of credits whose recall it
-            # accepted: read as any document (a file the clearing refuses raises), settled to
-            # the other bank, nothing to answer.
+            # TX's refunds of collections it paid, its returns of collections on their
+            # settlement date and of credits whose recall it accepted: read as any document (a
+            # file the clearing refuses raises), settled to the other bank, nothing to answer.
             pacs004.read_return(content)
             state["read"].append(entry.name)
             continue

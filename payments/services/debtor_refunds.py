@@ -16,15 +16,11 @@ In one transaction, under the entry's lock then the account's: the amount from t
 `rail_settlement` account to the customer's account (a `CashInc` line), a `DebtorRefund` (one
 per collection: the unique index `debtor_refund_once`, 409 `already_exists`), the entry
 `returned` with the code in TX's pacs.004, and the event `inbound_entry.refunded` with the
-actor. The pacs.004 is validated against its XSD as it is written and kept as an outbound rail
-file the payments job delivers into the `sepa` outbox, as TX's pacs.002 answers are.
-
-The collection's facts the pacs.004 names (its message, instruction and mandate, the parties)
-are read back from its pacs.003, kept as the inbound rail file: nothing is copied to keep in
-step.
+actor. The pacs.004 is `collection_returns`' (the one TX's own returns after settlement
+write): validated against its XSD as it is written, kept as an outbound rail file the payments
+job delivers into the `sepa` outbox, as TX's pacs.002 answers are.
 """
 
-import hashlib
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -44,17 +40,13 @@ from core.exceptions import (
 from core.rows import constraint_of, new_row
 from institutions.calendar import local_date
 
-from ..calendar import months_after, sepa_days_after
-from ..iso20022 import codes, pacs004
-from ..iso20022.interbank import GroupHeader
-from ..iso20022.pacs003 import read_debits
-from ..iso20022.status_reasons import StatusReason
+from ..calendar import months_after
+from ..iso20022 import codes
 from ..locks import lock_inbound_entry
-from ..models import DebtorMandate, DebtorRefund, InboundEntry, Rail, RailFile, SepaProfile
-from .cutoff import CLEARING_SYSTEM
+from ..models import DebtorMandate, DebtorRefund, InboundEntry, Rail
+from .collection_returns import collection_return_file, presented
 from .debtor_register import creditor_key
 from .inbound import _journal, emit_inbound
-from .inbound_debits import ORIGINAL_MESSAGE
 from .settlement import rail_account, rail_post
 from .stop_payments import reason_checked
 
@@ -99,7 +91,7 @@ def debtor_refund_claim(*, inbound: InboundEntry, note: str = "", actor: Actor) 
                 from_state=inbound.status,
                 to_state=InboundEntry.Status.RETURNED,
             )
-        header, collection = _collection(inbound)
+        _, collection = presented(inbound)
         if collection.local_instrument == B2B:
             raise RefundNotAvailable(details={"rail": inbound.rail, "scheme": B2B})
         code = _reason_code(inbound, collection)
@@ -119,7 +111,9 @@ def debtor_refund_claim(*, inbound: InboundEntry, note: str = "", actor: Actor) 
             **actor.stamp("created_by"),
         )
         refund.return_id = refund.pk[-15:]
-        refund.file = _return_file(inbound, refund, header, collection)
+        refund.file = collection_return_file(
+            inbound, code=code, return_id=refund.return_id, now=timezone.now()
+        )
         try:
             with transaction.atomic():
                 refund.save(force_insert=True)
@@ -136,18 +130,6 @@ def _refunded(there: DebtorRefund | None) -> AlreadyExists:
         "The collection is refunded already.",
         details={"refund_id": there.pk if there else None},
     )
-
-
-def _collection(inbound: InboundEntry):
-    """The collection as its pacs.003 presented it: the message's header and the debit."""
-    message = read_debits(bytes(inbound.file.content))
-    for each in message.debits:
-        if (each.transaction_id, each.creditor_bic) == (
-            inbound.sepa_reference,
-            inbound.sepa_agent_bic,
-        ):
-            return message.header, each
-    raise AssertionError(f"{inbound.pk} is not in its file")
 
 
 def _reason_code(inbound: InboundEntry, collection) -> str:
@@ -188,54 +170,6 @@ def _mandate_valid(inbound: InboundEntry, collection) -> bool:
         created_at__lte=inbound.applied_at,
     ).values_list("creditor_identifier", flat=True)
     return any(creditor_key(identifier) == creditor for identifier in held)
-
-
-def _return_file(inbound: InboundEntry, refund: DebtorRefund, header, collection) -> RailFile:
-    """TX's pacs.004 of the refund: the debtor's bank returns the collection to the creditor's
-    bank through the clearing, kept as an outbound rail file to deliver."""
-    institution = inbound.institution
-    profile = SepaProfile.objects.get(institution=institution)
-    now = timezone.now()
-    rail_file = RailFile(institution=institution)
-    content = pacs004.write_return(  # validated against its XSD as it is written
-        pacs004.PaymentReturn(
-            header=GroupHeader(
-                message_id=rail_file.pk.replace("_", "-"),  # the SEPA character set has no "_"
-                created_at=now.replace(microsecond=0),
-                settlement_date=sepa_days_after(institution, local_date(institution, now), 0),
-                clearing_system=CLEARING_SYSTEM,
-                instructing_agent_bic=profile.bic,
-                instructed_agent_bic=header.instructing_agent_bic,
-            ),
-            transactions=(
-                pacs004.ReturnedTransaction(
-                    return_id=refund.return_id,
-                    original_message_id=header.message_id,
-                    original_message_type=ORIGINAL_MESSAGE,
-                    original_instruction_id=collection.instruction_id,
-                    original_end_to_end_id=collection.end_to_end_id,
-                    original_transaction_id=collection.transaction_id,
-                    original_amount=inbound.amount,
-                    returned_amount=inbound.amount,
-                    reason=StatusReason(refund.reason_code, originator_bic=profile.bic),
-                    original_settlement_date=header.settlement_date,
-                    debtor_name=collection.debtor_name,
-                    debtor_iban=collection.debtor_iban,
-                    creditor_name=collection.creditor_name,
-                    creditor_iban=collection.creditor_iban,
-                ),
-            ),
-        )
-    )
-    rail_file.rail = Rail.SEPA_DD
-    rail_file.direction = RailFile.Direction.OUTBOUND
-    rail_file.status = RailFile.Status.WRITTEN
-    rail_file.name = f"{institution.pk}-pacs004-{rail_file.pk}.xml"
-    rail_file.sha256 = hashlib.sha256(content).hexdigest()
-    rail_file.content = content
-    rail_file.entry_count = 1
-    rail_file.save(force_insert=True)
-    return rail_file
 
 
 def _money_back(

@@ -25,12 +25,17 @@ return goes back in TX's next file (`payments.services.cutoff`), inside the rail
 2-banking-day window: the job runs every minute and the next cut-off is the same or the next
 business day.
 
+A SEPA direct debit the clearing presented (`inbound_debits`) waits `received` for its
+settlement date too, and the same job's step settles it by its own rules (a pacs.004, not a
+file: `inbound_debits.collections_settle`).
+
 A prenote for no account is returned at once (R03: nothing to hold). A credit in suspense is
 money that arrived for no account: its money waits in the rail's
 suspense account until staff apply it to an account (`inbound_entry_apply`) or return it
 (`inbound_entry_return`).
 """
 
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 
 from django.db import IntegrityError, transaction
@@ -120,10 +125,19 @@ def _account_named(profile: AchProfile, routing_number: str, number: str) -> Acc
     ).first()
 
 
-def inbound_entries_settle(*, now: datetime | None = None, batch_size: int = 200) -> int:
-    """Apply or answer every received entry whose settlement date has come in its
-    institution's calendar (module docstring); return how many. Rows others hold are skipped:
-    safe from several processes at once."""
+def inbound_entries_settle(
+    *,
+    now: datetime | None = None,
+    batch_size: int = 200,
+    rails: Iterable[str] = ACH_RAILS,
+    settle: Callable[..., object] | None = None,
+) -> int:
+    """Apply or answer every received entry of `rails` whose settlement date has come in its
+    institution's calendar, each by `settle(inbound=, at=)` under its row lock (by default
+    `inbound_entry_settle`, the module docstring's; the SEPA direct debits pass theirs,
+    `inbound_debits.collections_settle`); return how many. Rows others hold are skipped: safe
+    from several processes at once."""
+    settle = settle or inbound_entry_settle
     now = now or timezone.now()
     # No zone is more than a day ahead of UTC: the bound narrows the rows, each entry's
     # institution's calendar decides.
@@ -133,13 +147,16 @@ def inbound_entries_settle(*, now: datetime | None = None, batch_size: int = 200
         with transaction.atomic():
             batch = lock_free_batch(
                 InboundEntry.objects.filter(
-                    status=Status.RECEIVED, settlement_date__lte=latest, pk__gt=after
+                    status=Status.RECEIVED,
+                    rail__in=list(rails),
+                    settlement_date__lte=latest,
+                    pk__gt=after,
                 ).select_related("institution", "account"),
                 batch_size,
             )
             due = [e for e in batch if e.settlement_date <= local_date(e.institution, now)]
             for inbound in due:
-                inbound_entry_settle(inbound=inbound, at=now)
+                settle(inbound=inbound, at=now)
         done += len(due)
         if len(batch) < batch_size:
             return done

@@ -17,7 +17,9 @@ each institution with an ACH profile, each step safe to run twice or in two proc
    profile's pacs.002 and pacs.004 from the clearing), after the
    settlement: a return of an entry settled today finds it settled (returned, not rejected);
 5. the inbound entries whose settlement date has come applied, or marked to go back in the
-   next file (`inbound.inbound_entries_settle`), the ones just read included.
+   next file (`inbound.inbound_entries_settle`), the ones just read included; an interbank
+   profile's inbound direct debits debited, or returned in a pacs.004 written then and
+   delivered by the next run's step 2 (`inbound_debits.collections_settle`).
 
 Before 2, the SEPA Instant orders a crash left are mended (`instant.instant_sweep`): approved
 for longer than the timeout, sent; sent for more than twice the timeout, rejected `TECH`.
@@ -35,6 +37,7 @@ from ..calendar import is_ach_day, is_sepa_day, window_instant
 from ..models import AchProfile, Rail, SepaProfile
 from .cutoff import cutoff_run
 from .inbound import inbound_entries_settle
+from .inbound_debits import collections_settle
 from .inbound_recalls import inbound_recalls_expire
 from .instant import instant_sweep
 from .recalls import recalls_write
@@ -104,5 +107,5 @@ def rails_run(*, now: datetime | None = None) -> RailsRun:
         result.files_read += len(connector.collect(profile.institution, now=now))
     for profile in SepaProfile.objects.select_related("institution"):
         result.files_read += len(connector.collect(profile.institution, "sepa", now=now))
-    result.inbound_settled = inbound_entries_settle(now=now)
+    result.inbound_settled = inbound_entries_settle(now=now) + collections_settle(now=now)
     return result

@@ -23,6 +23,7 @@ from payments.iso20022.status_reasons import StatusReason
 from payments.models import AchProfile, InboundEntry, PaymentOrder, Rail, SepaProfile
 from payments.services.cutoff import cutoff_run
 from payments.services.debtor_register import debtor_mandate_create
+from payments.services.inbound_debits import collection_settle
 from payments.services.inbound_files import rail_file_receive
 from payments.services.instant_credits import instant_credit_answer
 from payments.services.orders import payment_order_create
@@ -387,9 +388,10 @@ def applied_collection(
 ):
     """Another bank's creditor's collection from the account, presented in a pacs.003 by the
     clearing and read by the services, applied under the customer's mandate (registered when
-    `mandate`: else rejected MD01); the institution put in the clearing first when it is not
-    (an interbank profile issuing IBANs under bank code 001). Its inbound entry (the refunds'
-    tests and the guard tests' worlds)."""
+    `mandate`: else rejected MD01) as the payments job applies it on its settlement date (the
+    date not waited for); the institution put in the clearing first when it is not (an
+    interbank profile issuing IBANs under bank code 001). Its inbound entry (the refunds' tests
+    and the guard tests' worlds)."""
     profile = SepaProfile.objects.filter(institution=institution).first()
     if profile is None:
         profile = sepa_profile(
@@ -422,4 +424,8 @@ def applied_collection(
     rail_file = rail_file_receive(
         institution=institution, rail=Rail.SEPA_CT, name=f"dd-{number}.xml", content=content
     )
-    return InboundEntry.objects.get(file=rail_file)
+    inbound = InboundEntry.objects.get(file=rail_file)
+    if inbound.status == InboundEntry.Status.RECEIVED:
+        with transaction.atomic():
+            collection_settle(inbound=inbound, at=timezone.now())
+    return inbound

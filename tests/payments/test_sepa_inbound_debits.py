@@ -1,8 +1,10 @@
 """Inbound SEPA direct debits of an interbank profile (issue 50 item 5): the clearing presents
-pacs.003 collections from the institution's accounts at their IBANs, checked against the
-mandates the customer holds and the creditors it blocks (its register, under the account in
-v2): debited, or rejected before settlement with TX's pacs.002 (AC01, AC04, AC06, SL01, MD01,
-AM04), the same file twice once, another institution's account 404."""
+pacs.003 collections from the institution's accounts at their IBANs, checked when read against
+the mandates the customer holds and the creditors it blocks (its register, under the account in
+v2): rejected before settlement with TX's pacs.002 (AC01, AC04, AC06, SL01, MD01), or kept for
+their settlement date, when the payments job debits them once, or returns them in TX's pacs.004
+(AM04, AC06: the debtor bank's return after settlement, nothing moved); the same file twice
+once, another institution's account 404."""
 
 import base64
 
@@ -15,13 +17,13 @@ from accounts.verification import ledger_breaches
 from cards.dates import today_of
 from events.models import Event
 from payments.account_ibans import _iban, account_iban
-from payments.iso20022 import pacs002, pacs003
-from payments.iso20022.messages import PACS_002
+from payments.iso20022 import pacs002, pacs003, pacs004
+from payments.iso20022.messages import PACS_002, PACS_004
 from payments.models import InboundEntry, RailFile
 from sandbox.simulated_clearing import send_collection, simulated_clearing_run
 from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.payments.helpers import eur_account, rails_at, sepa_bank
-from tests.payments.test_sepa_interbank import LOADED, at, interbank_bank
+from tests.payments.test_sepa_interbank import BIC, LOADED, at, interbank_bank, next_sepa_day
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +46,7 @@ def register(bank, path: str, body: dict, account_id: str | None = None):
     return bank.api.post(f"/accounts/{account_id or bank.account_id}/{path}", body)
 
 
-def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(rails_dir):
+def test_collections_wait_for_their_date_then_are_debited_or_returned_in_txs_pacs004(rails_dir):
     bank = interbank_bank()
     mandate = created(
         register(
@@ -77,11 +79,12 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
     ibans = {pk: account_iban(Account.objects.get(pk=pk), bank.profile) for pk in (frozen, closed)}
     unknown = _iban("LU", "001", "999999999999")
     day = today_of(bank.institution)
+    due = next_sepa_day(bank, day)  # presented days before its settlement date
     sent = [
-        (iban, 1_000, CREDITOR_OTHER_CODE, "MDT-1"),  # debited
+        (iban, 1_000, CREDITOR_OTHER_CODE, "MDT-1"),  # debited on its date
         (iban, 2_000, CREDITOR, "MDT-2"),  # MD01: no such mandate
         (iban, 3_000, BLOCKED, "B"),  # SL01: blocked, mandate or not
-        (iban, LOADED, CREDITOR, "MDT-1"),  # AM04: more than is left
+        (iban, LOADED, CREDITOR, "MDT-1"),  # AM04 on its date: more than is left then
         (unknown, 100, CREDITOR, "MDT-1"),  # AC01
         (ibans[closed], 100, CREDITOR, "MDT-1"),  # AC04
         (ibans[frozen], 100, CREDITOR, "MDT-1"),  # AC06
@@ -92,35 +95,33 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
             amount=amount,
             creditor_id=creditor,
             mandate_reference=reference,
-            today=day,
+            today=due,
         )
     rails_at(at(day, 10))
-    entries = list(
-        InboundEntry.objects.filter(institution=bank.institution, rail="sepa_dd").order_by(
-            "sepa_reference"
+
+    def entries():
+        return list(
+            InboundEntry.objects.filter(institution=bank.institution, rail="sepa_dd").order_by(
+                "sepa_reference"
+            )
         )
-    )
-    assert [(e.status, e.return_code, e.amount) for e in entries] == [
-        ("applied", "", 1_000),
+
+    # Read: rejected at once what does not depend on the day; the rest waits, nothing moves.
+    assert [(e.status, e.return_code, e.amount) for e in entries()] == [
+        ("received", "", 1_000),
         ("rejected", "MD01", 2_000),
         ("rejected", "SL01", 3_000),
-        ("rejected", "AM04", LOADED),
+        ("received", "", LOADED),
         ("rejected", "AC01", 100),
         ("rejected", "AC04", 100),
         ("rejected", "AC06", 100),
     ]
-    assert entries[2].return_reason == "refused_by_bank"
-    assert bank.balances() == (LOADED - 1_000, 0, LOADED - 1_000)
-    shown = bank.api.get(f"/inbound-entries/{entries[0].pk}").json()
-    assert (shown["direction"], shown["status"], shown["rail"]) == ("debit", "applied", "sepa_dd")
-    assert iban not in str(shown)
-
-    # TX's answers: a pacs.002 per file with a rejection, valid against the official XSD,
-    # delivered into the sepa outbox, where the clearing takes them.
+    assert bank.balances() == (LOADED, 0, LOADED)
+    # TX's rejections: a pacs.002 per file with one, valid against the official XSD.
     answers = RailFile.objects.filter(
         institution=bank.institution, direction="outbound", rail="sepa_dd"
     ).order_by("pk")
-    assert len(answers) == 6
+    assert len(answers) == 5
     schema = xmlschema.XMLSchema(str(PACS_002.xsd))
     codes = []
     for answer in answers:
@@ -128,21 +129,49 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
         assert schema.is_valid(content)
         (status,) = pacs002.read_status_report(content).transactions
         codes.append((status.status, status.reasons[0].code))
-    assert sorted(codes) == sorted(("RJCT", e.return_code) for e in entries[1:])
-    rails_at(at(day, 10, 5))
+    assert sorted(codes) == sorted(("RJCT", e.return_code) for e in entries() if e.return_code)
+
+    # On its date the job debits what the account covers, once (run twice), and returns the
+    # rest in TX's pacs.004 (AM04), the account untouched.
+    rails_at(at(due, 10))
+    rails_at(at(due, 10, 5))
+    entries_now = entries()
+    assert [(e.status, e.return_code) for e in entries_now[:4:3]] == [
+        ("applied", ""),
+        ("returned", "AM04"),
+    ]
+    assert bank.balances() == (LOADED - 1_000, 0, LOADED - 1_000)
+    shown = bank.api.get(f"/inbound-entries/{entries_now[0].pk}").json()
+    assert (shown["direction"], shown["status"], shown["rail"]) == ("debit", "applied", "sepa_dd")
+    assert iban not in str(shown)
+    short = entries_now[3]
+    returned = bytes(short.return_file.content)
+    assert xmlschema.XMLSchema(str(PACS_004.xsd)).is_valid(returned)
+    (back,) = pacs004.read_return(returned).transactions
+    assert (back.return_id, back.reason.code, back.reason.originator_bic, back.returned_amount) == (
+        short.return_trace_number,
+        "AM04",
+        BIC,
+        LOADED,
+    )
+    assert back.original_transaction_id == short.sepa_reference
+    event = Event.objects.get(object_id=short.pk, type="inbound_entry.returned")
+    assert event.data["return_code"] == "AM04"
+    assert ledger_breaches() == []
+    # The rejections and the return delivered into the sepa outbox; the clearing takes them.
     outbox = rails_dir / bank.institution.pk / "sepa" / "outbox"
     assert len(list(outbox.iterdir())) == 6
-    assert simulated_clearing_run(institution=bank.institution, today=day) == []
+    assert simulated_clearing_run(institution=bank.institution, today=due) == []
 
     # The same file again: the same file; the same collection in another message (the same
     # creditor bank and transaction id): another file, nothing moves, nothing answered twice.
-    first = RailFile.objects.get(pk=entries[0].file_id)
+    first = RailFile.objects.get(pk=entries_now[0].file_id)
     again = upload(bank, bytes(first.content))
     assert again.json()["fileId"] == first.pk
-    rejected = bytes(RailFile.objects.get(pk=entries[1].file_id).content)
+    rejected = bytes(RailFile.objects.get(pk=entries_now[1].file_id).content)
     message_id = pacs003.read_debits(rejected).header.message_id.encode()
     resent = upload(bank, rejected.replace(message_id, b"SIMCLR-MSG-AGAIN"))
-    assert resent.status_code == 201 and resent.json()["fileId"] != entries[1].file_id
+    assert resent.status_code == 201 and resent.json()["fileId"] != entries_now[1].file_id
     assert InboundEntry.objects.filter(rail="sepa_dd").count() == 7
     assert RailFile.objects.filter(direction="outbound", rail="sepa_dd").count() == 6
 
@@ -157,12 +186,13 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
         bank.api.post(f"{path}/cancellations", {}), "v2", 409, "invalid_state_transition", ANY
     )
     send_collection(
-        iban=iban, amount=500, creditor_id=CREDITOR, mandate_reference="MDT-1", today=day
+        iban=iban, amount=500, creditor_id=CREDITOR, mandate_reference="MDT-1", today=due
     )
-    # The sandbox's command presents one the same way.
+    # The sandbox's command presents one the same way (due today: the job, days later, catches
+    # up and debits it in the run that reads it).
     call_command("simulated_bank", "--send-direct-debit", iban, "500", BLOCKED, "B")
-    rails_at(at(day, 11))
-    latest = InboundEntry.objects.filter(rail="sepa_dd").order_by("-sepa_reference")[:2]
+    rails_at(at(due, 11))
+    latest = InboundEntry.objects.filter(rail="sepa_dd").order_by("-pk")[:2]
     assert sorted((e.return_code, e.status) for e in latest) == [
         ("", "applied"),
         ("MD01", "rejected"),
@@ -175,13 +205,31 @@ def test_collections_are_debited_under_a_mandate_or_rejected_with_txs_pacs002(ra
         amount=200,
         creditor_id=BLOCKED,
         mandate_reference="B-2",
-        today=day,
+        today=due,
         original_mandate_reference="B",
     )
-    rails_at(at(day, 12))
+    rails_at(at(due, 12))
     assert bank.balances()[0] == LOADED - 1_700
     listed = bank.api.get(f"/accounts/{bank.account_id}/debtor-mandates?status=active").json()
     assert [each["mandateReference"] for each in listed["data"]] == ["B"]
+
+    # Active when read, frozen by its date: returned AC06 in a pacs.004, nothing moves.
+    later = next_sepa_day(bank, due)
+    send_collection(iban=iban, amount=300, creditor_id=BLOCKED, mandate_reference="B", today=later)
+    rails_at(at(due, 13))
+    waiting = InboundEntry.objects.get(rail="sepa_dd", settlement_date=later)
+    assert waiting.status == "received"
+    Account.objects.filter(pk=bank.account_id).update(status="frozen")
+    rails_at(at(later, 10))
+    waiting.refresh_from_db()
+    assert (waiting.status, waiting.return_code, waiting.return_reason) == (
+        "returned",
+        "AC06",
+        "account_frozen",
+    )
+    (back,) = pacs004.read_return(bytes(waiting.return_file.content)).transactions
+    assert back.reason.code == "AC06"
+    assert bank.balances()[0] == LOADED - 1_700
     assert ledger_breaches() == []
 
 
