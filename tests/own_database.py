@@ -23,26 +23,27 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.models.signals import post_migrate
 
+from tests import template_database
+
 
 @pytest.fixture
-def own_database():
-    """The default connection on an empty database beside the test database, then back on the
-    test database, the other dropped."""
-    test_name = connection.settings_dict["NAME"]
-    name = f"{test_name}_own"
-    with connection.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    connection.close()
-    connection.settings_dict["NAME"] = name
-    try:
-        yield
-    finally:
-        connection.close()
-        connection.settings_dict["NAME"] = test_name
-        ContentType.objects.clear_cache()  # its ids were the other database's
-        with connection.cursor() as cursor:
-            cursor.execute(f'DROP DATABASE IF EXISTS "{name}"')
+def own_database(django_db_modify_db_settings, django_db_blocker):
+    """The default connection on an empty database beside the test database, then back, the
+    other dropped. It needs no test database: a test that asks only for it (no `django_db`
+    mark) does not wait for the template (tests/template_database.py), so in a run of two
+    workers the upgrade walk migrates on one core while the template is built on the other."""
+    name = f"{connection.creation._get_test_db_name()}_own"
+    with django_db_blocker.unblock():
+        with template_database.server_of(connection) as server:
+            server.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            server.execute(f'CREATE DATABASE "{name}"')
+        try:
+            with template_database.pointed_at(connection, name):
+                yield
+        finally:
+            ContentType.objects.clear_cache()  # its ids were the other database's
+            with template_database.server_of(connection) as server:
+                server.execute(f'DROP DATABASE IF EXISTS "{name}"')
 
 
 def migrate(targets):

@@ -55,7 +55,7 @@ def clone_for_this_process(alias: str = "default", rebuild: bool = False) -> str
     connection = connections[alias]
     target = connection.creation._get_test_db_name()
     template = PREFIX + schema_digest()
-    with _server(connection) as server:
+    with server_of(connection) as server:
         server.execute("SELECT pg_advisory_lock(%s)", [_LOCK])
         try:
             if rebuild:
@@ -71,7 +71,7 @@ def clone_for_this_process(alias: str = "default", rebuild: bool = False) -> str
 
 
 @contextmanager
-def _server(connection):
+def server_of(connection):
     """A connection of its own to the server's maintenance database, in autocommit (CREATE
     DATABASE runs outside a transaction)."""
     params = connection.get_connection_params()
@@ -80,6 +80,20 @@ def _server(connection):
         **conninfo, password=params.get("password") or None, dbname="postgres", autocommit=True
     ) as server:
         yield server
+
+
+@contextmanager
+def pointed_at(connection, name: str):
+    """The connection on the database `name` for the block, then back on its own."""
+    settings = connection.settings_dict
+    own = settings["NAME"]
+    connection.close()
+    settings["NAME"] = name
+    try:
+        yield
+    finally:
+        connection.close()
+        settings["NAME"] = own
 
 
 def _exists(server, name: str) -> bool:
@@ -96,16 +110,9 @@ def _build(server, connection, template: str) -> None:
     building = template + "_building"
     _drop(server, building)
     server.execute(f'CREATE DATABASE "{building}"')
-    settings = connection.settings_dict
-    name = settings["NAME"]
-    connection.close()
-    settings["NAME"] = building
-    try:
+    with pointed_at(connection, building):
         call_command("migrate", verbosity=0, interactive=False, database=connection.alias)
         call_command("createcachetable", verbosity=0, database=connection.alias)
-    finally:
-        connection.close()
-        settings["NAME"] = name
     server.execute(f'ALTER DATABASE "{building}" RENAME TO "{template}"')
 
 

@@ -246,7 +246,6 @@ def checked_after_the_moves(bank: SimpleNamespace) -> None:
         assert response.status_code == 403
 
 
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("own_database")
 def test_a_bank_upgraded_through_the_releases_keeps_its_rows():
     moved = written_before_the_moves()

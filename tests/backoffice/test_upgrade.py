@@ -16,7 +16,6 @@ BEFORE = [("institutions", "0003_staff_roles")]
 AFTER = [("institutions", "0004_existing_staff_keep_every_institution")]
 
 
-@pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("own_database")
 def test_staff_existing_at_the_upgrade_keep_every_institution_and_new_staff_start_with_none():
     migrate(BEFORE)
