@@ -7,7 +7,7 @@ import re
 
 from stdnum import luhn
 
-from accounts.models import Adjustment
+from accounts.models import AccountProduct, Adjustment
 from accounts.selectors import account_get
 from accounts.services.adjustments import adjustment_create
 from core.actors import Actor, acting_as
@@ -118,16 +118,14 @@ def create_customer(api, first_name: str = "Ada") -> str:
     return customer.pk
 
 
-def products(api) -> dict:
-    """The institution's account products by code (asked once per client)."""
-    if not hasattr(api, "account_products"):
-        listing = items_of(api, "/products/accounts")
-        api.account_products = {product["code"]: product for product in listing}
-    return api.account_products
-
-
 def product_rid(api, code: str = PREPAID) -> str:
-    return products(api)[code]["rid"]
+    """The rid of the client's institution's account product `code` (setup: read as the
+    services do, from the primary, once per client and code)."""
+    rids = api.__dict__.setdefault("product_rids", {})
+    if code not in rids:
+        institution = api_key_of(api).institution
+        rids[code] = AccountProduct.objects.get(institution=institution, code=code).pk
+    return rids[code]
 
 
 def open_account(api, customer_id: str | None = None, *, code: str = PREPAID, **fields) -> dict:
