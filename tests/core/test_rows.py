@@ -117,6 +117,40 @@ def test_select_of_no_row_is_empty():
     assert rows.select(Account, "id = %s", ["acct_none"]) == []
 
 
+@pytest.mark.django_db
+def test_select_with_related_reads_and_caches_what_select_related_does(django_assert_num_queries):
+    """Forward foreign keys, a path through one (the institution, then its reverse one-to-one
+    SEPA profile) and a reverse one-to-one that has no row (cached as None): one statement,
+    the same instances as the ORM's `select_related`, nothing asked again."""
+    from accounts.models import Account
+    from institutions.models import Institution
+    from tests.accounts.ledger.helpers import institution, open_account
+    from tests.payments.helpers import sepa_profile
+
+    with_profile, without = institution(), institution()
+    sepa_profile(with_profile)
+    first, second = open_account(with_profile), open_account(without)
+    related = ("product", "institution__sepa_profile")
+
+    with django_assert_num_queries(1):
+        found = rows.select(Account, "id = ANY(%s) ORDER BY id", [[first.pk, second.pk]], related)
+        by_id = {account.pk: account for account in found}
+        joined = [(fields_of(a), fields_of(a.product), fields_of(a.institution)) for a in found]
+        profile = by_id[first.pk].institution.sepa_profile
+        assert profile.institution is by_id[first.pk].institution  # cached both ways
+        with pytest.raises(Institution.sepa_profile.RelatedObjectDoesNotExist):
+            by_id[second.pk].institution.sepa_profile  # noqa: B018 - cached as none
+
+    orm = Account.objects.select_related(*related).filter(pk__in=[first.pk, second.pk])
+    expected = {a.pk: a for a in orm}
+    assert sorted(joined, key=lambda j: j[0]["id"]) == sorted(
+        ((fields_of(a), fields_of(a.product), fields_of(a.institution)) for a in expected.values()),
+        key=lambda j: j[0]["id"],
+    )
+    assert fields_of(profile) == fields_of(expected[first.pk].institution.sepa_profile)
+    assert rows.select(Account, "id = %s", ["acct_none"], related) == []
+
+
 # `new_row` builds what the constructor builds.
 
 MISSING = object()
