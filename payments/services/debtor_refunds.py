@@ -44,17 +44,16 @@ from core.exceptions import (
 from core.rows import constraint_of, new_row
 from institutions.calendar import local_date
 
-from ..calendar import months_after, sepa_days_after
+from ..calendar import months_after
 from ..iso20022 import codes, pacs004
-from ..iso20022.interbank import GroupHeader
 from ..iso20022.pacs003 import read_debits
 from ..iso20022.status_reasons import StatusReason
 from ..locks import lock_inbound_entry
 from ..models import DebtorMandate, DebtorRefund, InboundEntry, Rail, RailFile, SepaProfile
-from .cutoff import CLEARING_SYSTEM
 from .debtor_register import creditor_key
 from .inbound import _journal, emit_inbound
 from .inbound_debits import ORIGINAL_MESSAGE
+from .sepa_inbound import return_header
 from .settlement import rail_account, rail_post
 from .stop_payments import reason_checked
 
@@ -199,14 +198,7 @@ def _return_file(inbound: InboundEntry, refund: DebtorRefund, header, collection
     rail_file = RailFile(institution=institution)
     content = pacs004.write_return(  # validated against its XSD as it is written
         pacs004.PaymentReturn(
-            header=GroupHeader(
-                message_id=rail_file.pk.replace("_", "-"),  # the SEPA character set has no "_"
-                created_at=now.replace(microsecond=0),
-                settlement_date=sepa_days_after(institution, local_date(institution, now), 0),
-                clearing_system=CLEARING_SYSTEM,
-                instructing_agent_bic=profile.bic,
-                instructed_agent_bic=header.instructing_agent_bic,
-            ),
+            header=return_header(profile, rail_file.pk, header.instructing_agent_bic, now),
             transactions=(
                 pacs004.ReturnedTransaction(
                     return_id=refund.return_id,
