@@ -69,6 +69,13 @@ def test_transfers_are_applied_once_or_returned_with_txs_pacs004(rails_dir):
     shown = bank.api.get(f"/inbound-entries/{entries[1].pk}").json()
     assert (shown["rail"], shown["status"], shown["direction"]) == ("sepa_ct", "returned", "credit")
     assert unknown not in str(shown)
+    assert shown["returnInfo"] == {
+        "code": "AC01",
+        "reason": "no_account",
+        "fileId": entries[1].return_file_id,
+        "traceNumber": entries[1].pk[-15:],
+        "stopPaymentId": None,
+    }
     returned = Event.objects.filter(type="inbound_entry.returned").order_by("pk")
     assert [e.data["return_code"] for e in returned] == ["AC01", "AC06"]
     assert all(frozen_iban not in str(e.data) and unknown not in str(e.data) for e in returned)
