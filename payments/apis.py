@@ -424,7 +424,7 @@ class InboundReturnOut(Serializer):
     code = serializers.CharField(
         source="return_code",
         help_text="The reason TX returns it (R01); a SEPA credit's (AC01): the reason its return "
-        "would carry, in suspense, or the reason TX rejected it.",
+        "would carry, in suspense, or the reason TX rejected or returned it.",
     )
     reason = serializers.CharField(source="return_reason", help_text="Normalized.")
     fileId = serializers.CharField(  # noqa: N815

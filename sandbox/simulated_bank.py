@@ -46,6 +46,7 @@ from payments.nacha.entry import EntryDetail
 from payments.nacha.file import Batch, Entry, numbered, parse, write_file
 from payments.nacha.file_header import FileHeader
 from payments.nacha.returns import return_code_of, return_entry, routing_of
+from payments.services.sepa_inbound import told_by_pacs008
 
 # The simulated RDFI's identification: its returns' trace numbers start with it.
 RDFI = "09100001"
@@ -763,7 +764,8 @@ def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today
     (DUPL, TECH, FRAD, AC03, AM09, CUST): a camt.056 the partner bank (or, to an `interbank`
     institution, the clearing) forwards into the `sepa` inbox, naming the credit as the sending
     bank knows it (its end-to-end id, its transaction id and message: an instant credit's own
-    pacs.008, a booking's made up, amount and settlement date); return the file's name. The
+    pacs.008, or an interbank credit transfer's; a booking's made up, amount and settlement
+    date); return the file's name. The
     bank's recall ids come from its state file."""
     profile = SepaProfile.objects.get(institution=institution)
     inbox = folder(institution.pk, "sepa", "inbox")
@@ -772,7 +774,7 @@ def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today
     state["written"] += 1
     number = state["recalls_sent"] = state.get("recalls_sent", 0) + 1
     reference = f"SIMBANK-RCL-{number:08d}"
-    instant = inbound_entry.rail == "sepa_inst"
+    told = told_by_pacs008(inbound_entry)  # the pacs.008 the clearing delivered it in
     content = camt056.write_cancellation_request(
         camt056.CancellationRequest(
             assignment=Assignment(
@@ -786,13 +788,13 @@ def simulated_sepa_bank_recall(*, institution, inbound_entry, reason: str, today
                     cancellation_id=reference,
                     original_message_id=(
                         pacs008.read_transfers(bytes(inbound_entry.file.content)).header.message_id
-                        if instant
+                        if told
                         else f"SIMBANK-MSG-{number:08d}"
                     ),
                     original_message_type="pacs.008.001.08",
                     original_end_to_end_id=inbound_entry.end_to_end_id or "NOTPROVIDED",
                     original_transaction_id=(
-                        inbound_entry.sepa_reference if instant else f"SIMBANK-TX-{number:08d}"
+                        inbound_entry.sepa_reference if told else f"SIMBANK-TX-{number:08d}"
                     ),
                     original_amount=inbound_entry.amount,
                     original_settlement_date=inbound_entry.settlement_date,

@@ -55,6 +55,11 @@ a collection TX returned on its settlement date (AM04, AC04, AC06), read and val
 nothing to answer. So too TX's answers to the recalls of credits it received (`manage.py
 simulated_bank --recall-credit`: the camt.056 in the inbox): a pacs.004 FOCR of an accepted
 recall, a camt.029 of a refusal (`payments.services.inbound_recalls`).
+
+And (`send_credit`): another bank's customer pays one of an institution's accounts at its IBAN
+by a SEPA Credit Transfer; the clearing delivers a pacs.008 of one transfer, settling that day,
+in the institution's `sepa` inbox (`payments.services.interbank_credits`); TX's pacs.004 of a
+transfer it could not credit comes back in its outbox, and the clearing takes it as the others.
 """
 
 import json
@@ -548,6 +553,62 @@ def send_collection(
     put_file(folder(institution.pk, "sepa", "inbox"), name, content)
     state_path.write_text(json.dumps(state))
     return institution, name
+
+
+def send_credit(*, iban: str, amount: int, today: date | None = None) -> tuple[object, str]:
+    """Another bank's customer pays `amount` cents to the account at `iban` by a SEPA Credit
+    Transfer, settling `today` (the institution's): a pacs.008 of one transfer in the `sepa`
+    inbox of the institution whose bank code the IBAN carries; return the institution and the
+    file's name. The transaction ids come from the clearing's state file."""
+    profile = profile_of_iban(iban)
+    if profile is None:
+        raise ValueError("no institution of the clearing has this IBAN's bank code")
+    institution = profile.institution
+    today = today or today_of(institution)
+    outbox = folder(institution.pk, "sepa", "outbox")
+    state_path = outbox.parent / ".simulated-clearing.json"
+    state = state_of(state_path)
+    state["written"] += 1
+    number = state["credits_sent"] = state.get("credits_sent", 0) + 1
+    content = credit_document(
+        profile=profile, iban=iban, amount=amount, settles_on=today, number=number
+    )
+    name = f"simulated-clearing-pacs008-{today:%Y%m%d}-{state['written']:04d}.xml"
+    put_file(folder(institution.pk, "sepa", "inbox"), name, content)
+    state_path.write_text(json.dumps(state))
+    return institution, name
+
+
+def credit_document(*, profile, iban: str, amount: int, settles_on: date, number: int) -> bytes:
+    """The pacs.008 of one SEPA Credit Transfer (`send_credit`'s) from another bank's customer,
+    settling on `settles_on` through STEP2, its ids by `number`."""
+    transaction_id = f"SIMCLR-CT-{settles_on:%Y%m%d}-{number:06d}"
+    return pacs008.write_transfers(
+        pacs008.FIToFICreditTransfer(
+            header=GroupHeader(
+                message_id=f"SIMCLR-MSG-CT-{settles_on:%Y%m%d}-{number:06d}",
+                created_at=datetime.combine(settles_on, clock(8, 0), tzinfo=UTC),
+                settlement_date=settles_on,
+                clearing_system=CLEARING_SYSTEM,
+                instructing_agent_bic=CLEARING_BIC,
+                instructed_agent_bic=profile.bic,
+            ),
+            transfers=(
+                pacs008.InterbankCreditTransfer(
+                    end_to_end_id=f"E2E-{transaction_id}"[:35],
+                    transaction_id=transaction_id,
+                    amount=amount,
+                    debtor_name=CREDITOR_NAME,
+                    debtor_iban=CREDITOR_IBAN,
+                    debtor_bic=DEBTOR_BIC,
+                    creditor_name="Account holder",
+                    creditor_iban=iban,
+                    creditor_bic=profile.bic,
+                    remittance=Unstructured(f"Invoice {number}"),
+                ),
+            ),
+        )
+    )
 
 
 def collection_document(

@@ -12,15 +12,11 @@ outbound rail file of rail `sepa_dd`, which the payments job delivers into the `
 import hashlib
 from datetime import datetime
 
-from institutions.calendar import local_date
-
-from ..calendar import sepa_days_after
 from ..iso20022 import pacs004
-from ..iso20022.interbank import GroupHeader
 from ..iso20022.pacs003 import read_debits
 from ..iso20022.status_reasons import StatusReason
 from ..models import InboundEntry, Rail, RailFile, SepaProfile
-from .cutoff import CLEARING_SYSTEM
+from .sepa_inbound import return_header
 
 ORIGINAL_MESSAGE = "pacs.003.001.08"
 
@@ -49,14 +45,7 @@ def collection_return_file(
     rail_file = RailFile(institution=institution)
     content = pacs004.write_return(  # validated against its XSD as it is written
         pacs004.PaymentReturn(
-            header=GroupHeader(
-                message_id=rail_file.pk.replace("_", "-"),  # the SEPA character set has no "_"
-                created_at=now.replace(microsecond=0),
-                settlement_date=sepa_days_after(institution, local_date(institution, now), 0),
-                clearing_system=CLEARING_SYSTEM,
-                instructing_agent_bic=profile.bic,
-                instructed_agent_bic=header.instructing_agent_bic,
-            ),
+            header=return_header(profile, rail_file.pk, header.instructing_agent_bic, now),
             transactions=(
                 pacs004.ReturnedTransaction(
                     return_id=return_id,

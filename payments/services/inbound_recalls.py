@@ -43,7 +43,7 @@ from core.rows import constraint_of, new_row
 from events.services import emit_for
 from institutions.calendar import local_date
 
-from ..calendar import local_now, sepa_days_after, target2_days_after
+from ..calendar import local_now, target2_days_after
 from ..iso20022 import codes, pacs004, pacs008
 from ..iso20022.camt029 import (
     ACCEPTED,
@@ -54,13 +54,12 @@ from ..iso20022.camt029 import (
 )
 from ..iso20022.camt056 import read_cancellation_request
 from ..iso20022.cases import Assignment
-from ..iso20022.interbank import GroupHeader
 from ..iso20022.messages import PACS_008
 from ..iso20022.status_reasons import StatusReason
 from ..locks import lock_inbound_entry, lock_inbound_recall
 from ..models import InboundEntry, InboundRecall, Rail, RailFile, SepaProfile
-from .cutoff import CLEARING_SYSTEM
 from .inbound import _journal, _line, inbound_move
+from .sepa_inbound import original_transfer, return_header, told_by_pacs008
 from .settlement import rail_account, rail_post
 
 Status = InboundRecall.Status
@@ -320,14 +319,7 @@ def _return_file(recall: InboundRecall, found: InboundEntry, now: datetime) -> R
     clearing_bic, original = _original(recall, found)
     content = pacs004.write_return(  # validated against its XSD as it is written
         pacs004.PaymentReturn(
-            header=GroupHeader(
-                message_id=recall.pk.replace("_", "-"),  # the SEPA character set has no "_"
-                created_at=now.replace(microsecond=0),
-                settlement_date=sepa_days_after(institution, local_date(institution, now), 0),
-                clearing_system=CLEARING_SYSTEM,
-                instructing_agent_bic=profile.bic,
-                instructed_agent_bic=clearing_bic,
-            ),
+            header=return_header(profile, recall.pk, clearing_bic, now),
             transactions=(
                 pacs004.ReturnedTransaction(
                     return_id=_return_id(recall),
@@ -348,7 +340,8 @@ def _original(recall: InboundRecall, found: InboundEntry) -> tuple[str | None, d
     """The bank that instructed the credit (the clearing) and the original transfer's facts a
     return names, as the clearing's pacs.008 that offered the instant credit told them (read
     back from its inbound rail file: nothing copied to keep in step); a credit no pacs.008
-    told (a booking) as the recall names it, without its parties."""
+    told (a booking) as the recall names it, without its parties. An interbank profile's
+    credit transfer (`interbank_credits`) was told by the clearing's pacs.008 too."""
     named = {
         "original_message_id": recall.original_message_id,
         "original_instruction_id": recall.original_instruction_id or None,
@@ -356,7 +349,7 @@ def _original(recall: InboundRecall, found: InboundEntry) -> tuple[str | None, d
         "original_transaction_id": recall.original_transaction_id,
         "original_settlement_date": recall.original_settlement_date,
     }
-    if found.rail != Rail.SEPA_INST:
+    if not told_by_pacs008(found):
         return None, named
     message = pacs008.read_transfers(bytes(found.file.content))
     for transfer in message.transfers:
@@ -364,17 +357,7 @@ def _original(recall: InboundRecall, found: InboundEntry) -> tuple[str | None, d
             found.sepa_reference,
             found.sepa_agent_bic,
         ):
-            return message.header.instructing_agent_bic, {
-                "original_message_id": message.header.message_id,
-                "original_instruction_id": transfer.instruction_id,
-                "original_end_to_end_id": transfer.end_to_end_id,
-                "original_transaction_id": transfer.transaction_id,
-                "original_settlement_date": message.header.settlement_date,
-                "debtor_name": transfer.debtor_name,
-                "debtor_iban": transfer.debtor_iban,
-                "creditor_name": transfer.creditor_name,
-                "creditor_iban": transfer.creditor_iban,
-            }
+            return message.header.instructing_agent_bic, original_transfer(message, transfer)
     return None, named
 
 

@@ -35,7 +35,7 @@ from ..iso20022.status_reasons import StatusReason
 from ..models import InboundEntry, Rail, RailFile, SepaProfile
 from .inbound_files import emit_file_received, rail_file_refuse
 from .sepa_files import redacted
-from .sepa_inbound import Credit, remittance_text, sepa_credit_receive
+from .sepa_inbound import credit_of, sepa_credit_receive
 
 ORIGINAL_MESSAGE = "pacs.008.001.08"
 ACCEPTED, REJECTED = "ACCP", "RJCT"
@@ -111,17 +111,7 @@ def _wait_at_most(seconds: float) -> None:
 
 
 def _received(profile, rail_file: RailFile, transfer, now: datetime) -> InboundEntry:
-    credit = Credit(
-        reference=transfer.transaction_id,
-        agent_bic=transfer.debtor_bic,
-        amount=transfer.amount,
-        currency=transfer.currency,
-        iban=transfer.creditor_iban,
-        debtor_name=transfer.debtor_name,
-        end_to_end_id=transfer.end_to_end_id,
-        remittance_info=remittance_text(transfer.remittance),
-        settlement_date=now.date(),
-    )
+    credit = credit_of(transfer, now.date())
     refusal = "" if transfer.instant else UNSPECIFIED
     try:
         with transaction.atomic():
@@ -130,7 +120,7 @@ def _received(profile, rail_file: RailFile, transfer, now: datetime) -> InboundE
                 rail_file=rail_file,
                 credit=credit,
                 at=now,
-                instant=True,
+                refused=InboundEntry.Status.REJECTED,
                 refusal=refusal,
             )
     except (OperationalError, TXError):
@@ -141,7 +131,7 @@ def _received(profile, rail_file: RailFile, transfer, now: datetime) -> InboundE
             rail_file=rail_file,
             credit=credit,
             at=now,
-            instant=True,
+            refused=InboundEntry.Status.REJECTED,
             refusal=UNSPECIFIED,
         )
     return entry

@@ -3,7 +3,7 @@
 once by their bytes as NACHA files are (`inbound_files.rail_file_receive`, which calls
 `sepa_file_apply` in its transaction). A document is read by its namespace and refused whole,
 with the validator's message, unless it is a pain.002, a camt.054, a camt.029, a camt.056, a
-pacs.002, a pacs.003 or a pacs.004 that validates against its official XSD
+pacs.002, a pacs.003, a pacs.004 or a pacs.008 that validates against its official XSD
 (`payments.iso20022`: safe parsing, no entity, no network).
 
 - a **pain.002** status report answers a pain.001 of TX's: a transaction rejected (`RJCT`)
@@ -30,6 +30,10 @@ pacs.002, a pacs.003 or a pacs.004 that validates against its official XSD
   recorded);
 - a **pacs.003** of the clearing presents other banks' collections from the institution's
   accounts (`inbound_debits`: debited, or rejected with TX's pacs.002);
+- a **pacs.008** of the clearing delivers other banks' customers' SEPA credit transfers to the
+  institution's accounts (`interbank_credits`: applied, or returned with TX's pacs.004); one
+  with a SEPA Instant transfer is refused whole (the clearing offers those in real time:
+  `instant_credits`);
 - a **pacs.004** of the clearing returns an interbank profile's transfer, or refunds or returns
   its collection (`returns.order_return`, as a camt.054's return: once, never refused, a spent
   collection's rest to returns receivable; an order still `sent` settled first, the return
@@ -60,16 +64,27 @@ from ..iso20022.messages import (
     PACS_002,
     PACS_003,
     PACS_004,
+    PACS_008,
     PAIN_002,
 )
 from ..iso20022.pacs002 import read_status_report as read_interbank_status_report
 from ..iso20022.pacs004 import read_return
+from ..iso20022.pacs008 import read_transfers
 from ..iso20022.pain002 import read_status_report
-from ..models import SEPA_RAILS, PaymentOrder, Rail, RailFile, RailNotice, SepaProfile
+from ..models import (
+    SEPA_RAILS,
+    InboundEntry,
+    PaymentOrder,
+    Rail,
+    RailFile,
+    RailNotice,
+    SepaProfile,
+)
 from ..sepa import EUR
 from .inbound_debits import inbound_debits_receive
 from .inbound_recalls import inbound_recalls_receive, recalled_credit_booked
 from .instant_answers import instant_status
+from .interbank_credits import interbank_credits_receive
 from .recalls import recall_answers, recall_money_back
 from .returns import order_return, unknown_return
 from .sepa_inbound import Credit, instant_credits_booked, remittance_text, sepa_credit_receive
@@ -109,7 +124,7 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
                 "a camt.056 recall of a SEPA credit, and the institution has no SEPA profile"
             )
         return inbound_recalls_receive(rail_file, content, now)
-    if message in (PACS_002, PACS_003, PACS_004):
+    if message in (PACS_002, PACS_003, PACS_004, PACS_008):
         profile = SepaProfile.objects.filter(institution=rail_file.institution).first()
         if profile is None or profile.kind != SepaProfile.Kind.INTERBANK:
             raise SepaRefused(
@@ -120,6 +135,8 @@ def sepa_file_apply(rail_file: RailFile, content: bytes, now: datetime) -> int:
             return _clearing_status_report(rail_file, content, now)
         if message is PACS_003:
             return inbound_debits_receive(rail_file, content, now)
+        if message is PACS_008:
+            return _interbank_credits(rail_file, content, now)
         return _clearing_returns(rail_file, content, now)
     return _notification(rail_file, content, now)
 
@@ -130,12 +147,22 @@ def _message_of(content: bytes):
     except etree.XMLSyntaxError:
         return PAIN_002  # its reader refuses it, with the parser's message
     found = BY_NAMESPACE.get(etree.QName(root).namespace or "")
-    if found not in (PAIN_002, CAMT_054, CAMT_029, CAMT_056, PACS_002, PACS_003, PACS_004):
+    if found not in (
+        PAIN_002,
+        CAMT_054,
+        CAMT_029,
+        CAMT_056,
+        PACS_002,
+        PACS_003,
+        PACS_004,
+        PACS_008,
+    ):
         name = found.name if found else "not an ISO 20022 document TX reads"
         raise SepaRefused(
             f"{name}: the bank's SEPA files TX reads are pain.002 status reports, camt.054 "
             "notifications, camt.029 answers to recalls and camt.056 recalls, and the "
-            "clearing's pacs.002 status reports, pacs.004 returns and pacs.003 direct debits"
+            "clearing's pacs.002 status reports, pacs.004 returns, pacs.003 direct debits and "
+            "pacs.008 credit transfers"
         )
     return found
 
@@ -438,8 +465,21 @@ def _credit_received(rail_file: RailFile, profile, entry, transaction, now: date
             settlement_date=entry.value_date or entry.booking_date or now.date(),
         ),
         at=now,
-        instant=False,
+        refused=InboundEntry.Status.SUSPENSE,
     )
+
+
+# --- pacs.008: other banks' credit transfers to an interbank profile's accounts ---------------
+
+
+def _interbank_credits(rail_file: RailFile, content: bytes, now: datetime) -> int:
+    message = read_transfers(content)
+    if any(transfer.instant for transfer in message.transfers):
+        raise SepaRefused(
+            f"pacs.008 {message.header.message_id}: a SEPA Instant transfer in a file (the "
+            "clearing offers instant credits in real time, for TX to answer at once)"
+        )
+    return interbank_credits_receive(rail_file, message, now)
 
 
 # --- pacs.002 and pacs.004: the clearing's answers to an interbank profile's pacs.008, pacs.003 -

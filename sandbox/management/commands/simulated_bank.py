@@ -25,6 +25,7 @@ from sandbox.simulated_clearing import (
     cleared_institutions,
     offer_credit,
     send_collection,
+    send_credit,
     simulated_clearing_run,
 )
 
@@ -76,6 +77,14 @@ class Command(TXCommand):
             "whose bank code the IBAN carries and prints TX's answer.",
         )
         parser.add_argument(
+            "--send-clearing-credit",
+            nargs=2,
+            metavar=("IBAN", "CENTS"),
+            help="The same by a SEPA Credit Transfer through the clearing, to a bank in it (an "
+            "interbank profile): the simulated clearing delivers a pacs.008 in the sepa inbox of "
+            "the institution whose bank code the IBAN carries.",
+        )
+        parser.add_argument(
             "--recall-credit",
             nargs=2,
             metavar=("INBOUND_ENTRY_ID", "REASON"),
@@ -110,6 +119,8 @@ class Command(TXCommand):
             self._send_sepa(options["institution"], *options["send_sepa_credit"])
         if options["send_instant_credit"]:
             self._send_instant(*options["send_instant_credit"])
+        if options["send_clearing_credit"]:
+            self._send_clearing_credit(*options["send_clearing_credit"])
         if options["recall_credit"]:
             self._recall(*options["recall_credit"])
         if options["send_direct_debit"]:
@@ -195,6 +206,13 @@ class Command(TXCommand):
                 creditor_id=creditor_id,
                 mandate_reference=reference,
             )
+        except (ValueError, Iso20022Error) as error:
+            raise CommandError(str(error)) from None
+        self.stdout.write(f"{institution.pk}: wrote {name} into the sepa inbox")
+
+    def _send_clearing_credit(self, iban, cents):
+        try:
+            institution, name = send_credit(iban=_iban(iban), amount=_cents(cents))
         except (ValueError, Iso20022Error) as error:
             raise CommandError(str(error)) from None
         self.stdout.write(f"{institution.pk}: wrote {name} into the sepa inbox")
