@@ -964,9 +964,7 @@ PATH_OVERRIDES = {
     # A recall names a settled SEPA credit transfer.
     ("RecallsView", "post"): lambda w: {"paymentOrderId": w.settled_sepa_order},
     # A refusal names a direct debit not yet paid.
-    ("InboundEntryRefusalsView", "post"): lambda w: {
-        "inboundEntryId": w.sepa_presented_collection
-    },
+    ("InboundEntryRefusalsView", "post"): lambda w: {"inboundEntryId": w.sepa_presented_collection},
     # `accountId` names a customer's account elsewhere.
     ("ProgramFundingAccountDetailView", "patch"): lambda w: {
         "accountId": w.program_funding_account
