@@ -1,7 +1,8 @@
 """A customer's SEPA direct-debit instructions to its bank, under its account (v2;
 docs/payments.md, "Inbound direct debits"): the mandates it gave creditors and the creditors
-it blocks, against which the clearing's collections of the account are checked; and its refund
-of a collection ("Refunds of inbound direct debits")."""
+it blocks, against which the clearing's collections of the account are checked; its refusal of
+a collection before settlement ("Refusals of inbound direct debits") and its refund of one after
+("Refunds of inbound direct debits")."""
 
 from rest_framework import serializers
 
@@ -17,6 +18,7 @@ from institutions import scopes
 from .models import BlockedCreditor, DebtorMandate
 from .selectors import inbound_entry_get
 from .services.debtor_refunds import debtor_refund_claim
+from .services.debtor_refusals import debtor_refusal_create
 from .services.debtor_register import (
     blocked_creditor_cancel,
     blocked_creditor_create,
@@ -267,3 +269,59 @@ class InboundEntryRefundsView(TXView):
             inbound=inbound, note=data.get("reason", ""), actor=Actor.of_request(request)
         )
         return self.created(DebtorRefundOut(refund).data)
+
+
+class DebtorRefusalCreate(StrictSerializer):
+    reason = StrictCharField(
+        max_length=140,
+        required=False,
+        allow_blank=True,
+        help_text="The customer's words, kept with the refusal (never sent to the creditor).",
+    )
+
+
+class DebtorRefusalOut(Serializer):
+    refusalId = serializers.CharField(source="id")  # noqa: N815
+    inboundEntryId = serializers.CharField(source="inbound_entry_id")  # noqa: N815
+    reasonCode = serializers.CharField(  # noqa: N815
+        source="inbound_entry.return_code", help_text="MS02 (refusal by the debtor)."
+    )
+    rejectReason = serializers.CharField(  # noqa: N815
+        source="inbound_entry.return_reason", help_text="Normalized: refused_by_customer."
+    )
+    reason = serializers.CharField(source="note", help_text="The customer's words.")
+    amount = serializers.IntegerField(source="inbound_entry.amount")
+    currency = serializers.CharField(source="inbound_entry.currency")
+    settlementDate = serializers.DateField(source="inbound_entry.settlement_date")  # noqa: N815
+    fileId = serializers.CharField(  # noqa: N815
+        source="file_id", help_text="TX's pacs.002 rejecting the collection to the clearing."
+    )
+    createdAt = TimestampField(source="created_at")  # noqa: N815
+
+
+class InboundEntryRefusalsView(TXView):
+    write_scope = scopes.PAYMENTS_WRITE
+
+    @document(
+        name="DebtorRefusal",
+        resources={V2: DebtorRefusalOut},
+        request={V2: DebtorRefusalCreate},
+        created=True,
+        summary="Refuse a SEPA direct debit presented from a customer's account, before it settles",
+        description="The debtor's refusal (the EPC's SDD rulebooks, reason MS02): before the "
+        "collection's settlement date, for any reason, the customer tells TX not to pay it. "
+        "The entry is `rejected` MS02 (`refused_by_customer`), nothing moves, and TX's pacs.002 "
+        "rejects it to the clearing with the payments job's next files. 409 "
+        "`invalid_state_transition` for anything but a SEPA direct debit still `received` "
+        "before its settlement date (refused or rejected already, debited or returned, on or "
+        "after its date: its refund is what is left; an ACH entry, a credit).",
+        operation_id="inbound_entry_refusals_create",
+        tags=TAGS,
+    )
+    def post(self, request, inboundEntryId):  # noqa: N803
+        inbound = inbound_entry_get(institution=self.institution, inbound_entry_id=inboundEntryId)
+        data = self.parse(DebtorRefusalCreate)
+        refusal = debtor_refusal_create(
+            inbound=inbound, note=data.get("reason", ""), actor=Actor.of_request(request)
+        )
+        return self.created(DebtorRefusalOut(refusal).data)

@@ -62,6 +62,10 @@ def _debtor_refund_id():
     return new_id("drf")
 
 
+def _debtor_refusal_id():
+    return new_id("dre")
+
+
 def _recall_id():
     return new_id("rcl")
 
@@ -1340,3 +1344,38 @@ class DebtorRefund(CreatedBy, Timestamped):
 
     def __str__(self):
         return f"{self.id} {self.reason_code} of {self.inbound_entry_id}"
+
+
+class DebtorRefusal(CreatedBy, Timestamped):
+    """A customer's refusal of a SEPA direct debit another bank's creditor presented from one of
+    its accounts, before its settlement date (docs/payments.md, "Refusals of inbound direct
+    debits"): the collection `rejected` MS02, nothing moved, TX's pacs.002 answering the
+    clearing. One per collection (a database rule)."""
+
+    id = models.CharField(
+        primary_key=True, max_length=40, default=_debtor_refusal_id, editable=False
+    )
+    institution = models.ForeignKey(
+        Institution, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    inbound_entry = models.ForeignKey(
+        InboundEntry, on_delete=models.PROTECT, related_name="refusals", db_index=False
+    )
+    # The customer's words (never sent to the creditor).
+    note = models.CharField(max_length=140, blank=True)
+    # TX's pacs.002 rejecting the collection.
+    file = models.ForeignKey(RailFile, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    updated_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        verbose_name = "debtor refusal"
+        ordering = ["-id"]
+        indexes = [models.Index(fields=["institution", "-id"], name="debtor_refusal_inst_idx")]
+        constraints = [
+            # One refusal of a collection: a second is refused, two at once too.
+            models.UniqueConstraint(fields=["inbound_entry"], name="debtor_refusal_once"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} of {self.inbound_entry_id}"

@@ -28,6 +28,7 @@ from .debtor_apis import (
     DebtorMandateCancellationsView,
     DebtorMandateListView,
     InboundEntryRefundsView,
+    InboundEntryRefusalsView,
 )
 from .inbound_recall_apis import (
     InboundRecallAnswersView,
@@ -127,6 +128,11 @@ def payment_urls(version: str):
             "inbound-entries/<id:inboundEntryId>/refunds",
             InboundEntryRefundsView.as_view(),
             name="inbound-entry-refunds",
+        ),
+        path(
+            "inbound-entries/<id:inboundEntryId>/refusals",
+            InboundEntryRefusalsView.as_view(),
+            name="inbound-entry-refusals",
         ),
         path("rail-files", RailFileListView.as_view(), name="rail-files"),
         path("rail-files/<id:fileId>", RailFileDetailView.as_view(), name="rail-file"),

@@ -23,13 +23,19 @@ ORIGINAL_MESSAGE = "pacs.003.001.08"
 
 def presented(inbound: InboundEntry):
     """The collection as its pacs.003 presented it: the message's header and the debit."""
+    message, debit = presented_in(inbound)
+    return message.header, debit
+
+
+def presented_in(inbound: InboundEntry):
+    """The pacs.003 message that presented the collection `inbound`, and its debit."""
     message = read_debits(bytes(inbound.file.content))
     for each in message.debits:
         if (each.transaction_id, each.creditor_bic) == (
             inbound.sepa_reference,
             inbound.sepa_agent_bic,
         ):
-            return message.header, each
+            return message, each
     raise AssertionError(f"{inbound.pk} is not in its file")
 
 

@@ -247,13 +247,24 @@ def _to_return(inbound: InboundEntry, code: str, *, at: datetime) -> None:
     inbound_move(inbound, Status.RETURNING, "inbound_entry.returning", at=at)
 
 
-def inbound_move(inbound: InboundEntry, status: str, event: str, *, at: datetime, **fields) -> None:
+def inbound_move(
+    inbound: InboundEntry,
+    status: str,
+    event: str,
+    *,
+    at: datetime,
+    actor=None,
+    event_data: dict | None = None,
+    **fields,
+) -> None:
+    """The entry moved to `status` with `fields`, its `event` (with `event_data`) by `actor`
+    (None: the current)."""
     inbound.status = status
     inbound.updated_at = at
     for field, value in fields.items():
         setattr(inbound, field, value)
     inbound.save()
-    emit_inbound(inbound, event)
+    emit_inbound(inbound, event, actor, **(event_data or {}))
 
 
 def _internal(inbound: InboundEntry, code: str, sign: int):

@@ -85,7 +85,7 @@ def inbound_debits_receive(rail_file: RailFile, content: bytes, now: datetime) -
         if entry is not None and entry.status == InboundEntry.Status.REJECTED:
             rejected.append((debit, entry))
     if rejected:
-        _answer(profile, message, rejected, now)
+        rejections_answer(profile, message, rejected, now)
     return len(message.debits)
 
 
@@ -176,8 +176,10 @@ def collection_settle(*, inbound: InboundEntry, at: datetime) -> InboundEntry:
     return inbound
 
 
-def _answer(profile, message, rejected: list, now: datetime) -> RailFile:
-    """TX's pacs.002 of the rejected collections, kept as an outbound rail file to deliver."""
+def rejections_answer(profile, message, rejected: list, now: datetime) -> RailFile:
+    """TX's pacs.002 of the pacs.003 `message`'s rejected collections (`rejected`: each debit
+    with its entry, `rejected` with its code), kept as an outbound rail file to deliver: those
+    rejected when it is read, or one its customer refuses later (`debtor_refusals`)."""
     institution = profile.institution
     answer = RailFile(institution=institution)
     header = message.header

@@ -228,14 +228,19 @@ def instant_credits_booked(
     return list(found[:2])
 
 
-def inbound_reject(inbound: InboundEntry, code: str, *, at: datetime) -> None:
-    """An instant credit, or a collection from an account (`inbound_debits`), refused before
-    settlement: nothing moved, its reason kept."""
+def inbound_reject(
+    inbound: InboundEntry, code: str, *, at: datetime, actor=None, **event_data
+) -> None:
+    """An instant credit, or a collection from an account (`inbound_debits`, `debtor_refusals`),
+    refused before settlement: nothing moved, its reason kept; the event by `actor` (None: the
+    current) with `event_data`."""
     inbound_move(
         inbound,
         Status.REJECTED,
         "inbound_entry.rejected",
         at=at,
+        actor=actor,
+        event_data=event_data,
         return_code=code,
         return_reason=codes.reason(code).normalized,
     )

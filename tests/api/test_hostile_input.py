@@ -375,6 +375,21 @@ class World:
         return applied_collection(institution, self.account).pk
 
     @cached_property
+    def sepa_presented_collection(self) -> str:
+        """Another bank's creditor's direct debit of the account, presented and waiting for its
+        settlement date."""
+        institution = Customer.objects.get(pk=self.customer).institution
+        due = timezone.localdate() + timedelta(days=5)
+        return applied_collection(
+            institution,
+            self.account,
+            reference="HOSTILE-REFUSE",
+            number=2,
+            settles_on=due,
+            settle=False,
+        ).pk
+
+    @cached_property
     def expected_payment(self) -> str:
         return self._created("/expected-payments", EXPECTED)["expectedPaymentId"]
 
@@ -769,6 +784,7 @@ BODIES = {
     ("DebtorMandateListView", "post"): lambda w, v: debtor_mandate_body(),
     ("DebtorMandateCancellationsView", "post"): lambda w, v: {"reason": "Asked by the customer"},
     ("InboundEntryRefundsView", "post"): lambda w, v: {"reason": "Not what I agreed"},
+    ("InboundEntryRefusalsView", "post"): lambda w, v: {"reason": "I never bought this"},
     # Another creditor than the world's blocked one.
     ("BlockedCreditorListView", "post"): lambda w, v: {
         "creditorIdentifier": "IT66ZZZA1B2C3D4E5F6G7H8"
@@ -947,6 +963,8 @@ PATH_OVERRIDES = {
     ("NetworkMessagesView", "post"): lambda w: {"disputeId": w.submitted_dispute},
     # A recall names a settled SEPA credit transfer.
     ("RecallsView", "post"): lambda w: {"paymentOrderId": w.settled_sepa_order},
+    # A refusal names a direct debit not yet paid.
+    ("InboundEntryRefusalsView", "post"): lambda w: {"inboundEntryId": w.sepa_presented_collection},
     # `accountId` names a customer's account elsewhere.
     ("ProgramFundingAccountDetailView", "patch"): lambda w: {
         "accountId": w.program_funding_account
@@ -979,6 +997,7 @@ EMPTY_IS_VALID = {
     ("MandateCancellationsView", "post"),
     ("DebtorMandateCancellationsView", "post"),
     ("InboundEntryRefundsView", "post"),
+    ("InboundEntryRefusalsView", "post"),
     ("BlockedCreditorCancellationsView", "post"),
     ("ExpectedPaymentCancellationsView", "post"),
     ("InterestSettlementsView", "post"),

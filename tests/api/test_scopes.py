@@ -361,6 +361,17 @@ class World:
     def _make_sepaCollection(self):  # noqa: N802 (v2 only): another bank's direct debit, paid
         return applied_collection(self.institution, self["account"]).pk
 
+    def _make_sepaPresentedCollection(self):  # noqa: N802 (v2 only): one before its date
+        due = timezone.localdate() + timedelta(days=5)
+        return applied_collection(
+            self.institution,
+            self["account"],
+            reference="SCOPES-REFUSE",
+            number=2,
+            settles_on=due,
+            settle=False,
+        ).pk
+
     def _make_sepa(self):  # v2 only: a SEPA profile that collects (staff set it, no API)
         return sepa_profile(self.institution, creditor_identifier="DE98ZZZ09999999999").pk
 
@@ -539,6 +550,8 @@ def path_of(operation: Operation, ids: dict) -> str:
         path = path.replace("{paymentOrderId}", ids["settledSepaOrder"])
     if operation.route == "/inbound-entries/{inboundEntryId}/refunds":  # a direct debit paid
         path = path.replace("{inboundEntryId}", ids["sepaCollection"])
+    if operation.route == "/inbound-entries/{inboundEntryId}/refusals":  # one not yet paid
+        path = path.replace("{inboundEntryId}", ids["sepaPresentedCollection"])
     if operation.route.startswith("/decisioning-endpoints/"):  # not a webhook endpoint
         path = path.replace("{endpointId}", ids["decisioningEndpoint"])
     if operation.route.startswith("/program-funding-accounts/"):  # not a customer's account
@@ -696,6 +709,7 @@ def body_of_write(method: str, route: str, ids) -> dict:
         ("PATCH", "/mandates/{mandateId}"): lambda ids: {"mandateReference": "SCOPES-M2"},
         ("POST", "/mandates/{mandateId}/cancellations"): lambda ids: {},
         ("POST", "/inbound-entries/{inboundEntryId}/refunds"): lambda ids: {},
+        ("POST", "/inbound-entries/{inboundEntryId}/refusals"): lambda ids: {},
         ("POST", "/accounts/{accountId}/debtor-mandates"): lambda ids: {
             "creditorIdentifier": "DE98ZZZ09999999999",
             "mandateReference": "SCOPES-D1",

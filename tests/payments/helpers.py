@@ -385,13 +385,15 @@ def applied_collection(
     number: int = 1,
     scheme: str = "CORE",
     mandate: bool = True,
+    settle: bool = True,
 ):
     """Another bank's creditor's collection from the account, presented in a pacs.003 by the
     clearing and read by the services, applied under the customer's mandate (registered when
     `mandate`: else rejected MD01) as the payments job applies it on its settlement date (the
     date not waited for); the institution put in the clearing first when it is not (an
     interbank profile issuing IBANs under bank code 001). Its inbound entry (the refunds' tests
-    and the guard tests' worlds)."""
+    and the guard tests' worlds). `settle=False`: as read, `received` until its date (the
+    refusals')."""
     profile = SepaProfile.objects.filter(institution=institution).first()
     if profile is None:
         profile = sepa_profile(
@@ -425,7 +427,7 @@ def applied_collection(
         institution=institution, rail=Rail.SEPA_CT, name=f"dd-{number}.xml", content=content
     )
     inbound = InboundEntry.objects.get(file=rail_file)
-    if inbound.status == InboundEntry.Status.RECEIVED:
+    if settle and inbound.status == InboundEntry.Status.RECEIVED:
         with transaction.atomic():
             collection_settle(inbound=inbound, at=timezone.now())
     return inbound

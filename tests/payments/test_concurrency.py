@@ -1,20 +1,21 @@
 """The cut-off and the bank's files at the same moment in two places (docs/payments.md, "Exactly
 once"): two payments jobs in two real processes at the same instant, two cut-offs of one window
 and of two windows in threads with their own connections, one return file uploaded twice at
-once, and a customer's refund of a direct debit claimed twice at once. Each time: one file per
-window, every order in exactly one file, no trace number twice, the money moved once, the
-ledger whole."""
+once, and a customer's refund of a direct debit claimed twice at once, and its refusal of one.
+Each time: one file per window, every order in exactly one file, no trace number twice, the
+money moved once, the ledger whole."""
 
 from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from accounts.verification import ledger_breaches
 from events.models import Event
 from payments.iso20022.pain001 import read_initiation as read_pain001
 from payments.iso20022.pain008 import read_initiation as read_pain008
-from payments.models import DebtorRefund, PaymentOrder, Rail, RailFile, RailNotice
+from payments.models import DebtorRefund, DebtorRefusal, PaymentOrder, Rail, RailFile, RailNotice
 from payments.nacha.file import parse
 from payments.services.cutoff import cutoff_run
 from tests.accounts.api.helpers import created
@@ -215,3 +216,21 @@ def test_a_collection_refunded_twice_at_once_is_refunded_once():
     assert Event.objects.filter(type="inbound_entry.refunded").count() == 1
     assert bank.balances()[0] == LOADED
     assert ledger_breaches() == []
+
+
+def test_a_collection_refused_twice_at_once_is_refused_once():
+    """The customer's refusal of a presented direct debit sent by two clients at once: one
+    refusal (the entry's lock, and the unique index `debtor_refusal_once` behind it), the other
+    409, one pacs.002."""
+    bank = interbank_bank()
+    due = timezone.localdate() + timedelta(days=5)
+    inbound = applied_collection(bank.institution, bank.account_id, settles_on=due, settle=False)
+    clients = [Api("v2", bank.api.key) for _ in range(2)]  # a test client each
+    path = f"/inbound-entries/{inbound.pk}/refusals"
+
+    answers = run_threads(2, lambda index: clients[index].post(path, {}))
+
+    assert sorted(answer.status_code for answer in answers) == [201, 409]
+    assert DebtorRefusal.objects.count() == 1
+    assert RailFile.objects.filter(name__contains="pacs002").count() == 1
+    assert Event.objects.filter(type="inbound_entry.rejected").count() == 1
