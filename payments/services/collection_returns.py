@@ -9,13 +9,13 @@ to keep in step. The message is validated against its XSD as it is written and k
 outbound rail file of rail `sepa_dd`, which the payments job delivers into the `sepa` outbox.
 """
 
-import hashlib
 from datetime import datetime
 
 from ..iso20022 import pacs004
 from ..iso20022.pacs003 import read_debits
 from ..iso20022.status_reasons import StatusReason
 from ..models import InboundEntry, Rail, RailFile, SepaProfile
+from .outbound_files import outbound_kept
 from .sepa_inbound import return_header
 
 ORIGINAL_MESSAGE = "pacs.003.001.08"
@@ -72,12 +72,10 @@ def collection_return_file(
             ),
         )
     )
-    rail_file.rail = Rail.SEPA_DD
-    rail_file.direction = RailFile.Direction.OUTBOUND
-    rail_file.status = RailFile.Status.WRITTEN
-    rail_file.name = f"{institution.pk}-pacs004-{rail_file.pk}.xml"
-    rail_file.sha256 = hashlib.sha256(content).hexdigest()
-    rail_file.content = content
-    rail_file.entry_count = 1
-    rail_file.save(force_insert=True)
-    return rail_file
+    return outbound_kept(
+        rail_file,
+        rail=Rail.SEPA_DD,
+        name=f"{institution.pk}-pacs004-{rail_file.pk}.xml",
+        content=content,
+        entry_count=1,
+    )

@@ -39,7 +39,7 @@ from accounts.services import hold_capture
 from events.services import emit_many
 
 from ..calendar import ach_days_after, is_ach_day, local_now, sepa_days_after, window_instant
-from ..iso20022 import pacs003, pacs008, pain001, pain008
+from ..iso20022 import pacs003, pacs008, pain008
 from ..iso20022.interbank import GroupHeader
 from ..locks import (
     lock_ach_profile,
@@ -69,7 +69,7 @@ from ..nacha.returns import return_entry
 from .inbound import emit_inbound
 from .order_events import order_event
 from .sepa_messages import (
-    credit_transfer,
+    initiation_credit_transfer,
     interbank_credit_transfer,
     interbank_direct_debit,
     party_name,
@@ -436,7 +436,7 @@ def _sepa_file(
         if not orders:
             return None
     else:
-        content = _pain001(profile, rail, orders, message_id, window_date)
+        content = initiation_credit_transfer(profile, rail, orders, message_id, window_date)
     built = _file(
         institution,
         rail,
@@ -453,32 +453,6 @@ def _sepa_file(
         return None
     _schedule([(order, _identification(order)) for order in orders], built, window_date)
     return built
-
-
-def _pain001(
-    profile: SepaProfile, rail: str, orders: list[PaymentOrder], message_id: str, day: date
-) -> bytes:
-    """The pain.001 (`payments.iso20022.pain001`) of an initiation profile: one payment
-    instruction from the profile's settlement account, executed on the window's date (a SEPA
-    day: the cut-off runs on SEPA days only), a transfer per order by its end-to-end id."""
-    institution = profile.institution
-    initiation = pain001.CreditTransferInitiation(
-        message_id=message_id,
-        created_at=local_now(institution).replace(microsecond=0),
-        initiating_party=party_name(institution.name),
-        payments=(
-            pain001.PaymentInstruction(
-                payment_information_id=f"{message_id}-1",
-                requested_execution_date=day,
-                debtor_name=party_name(institution.name),
-                debtor_iban=profile.settlement_iban,
-                debtor_bic=profile.bic or None,
-                transfers=tuple(credit_transfer(order) for order in orders),
-                instant=rail == Rail.SEPA_INST,
-            ),
-        ),
-    )
-    return pain001.write_initiation(initiation)  # validated against its XSD as written
 
 
 def _pacs008(

@@ -50,7 +50,6 @@ transaction id (unique for the bank that gave it) are the inbound entries' uniqu
 moves nothing and is not answered twice; the job settles an entry that is `received` only.
 """
 
-import hashlib
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -65,6 +64,7 @@ from ..models import InboundEntry, Rail, RailFile, SepaProfile
 from .collection_returns import ORIGINAL_MESSAGE, collection_return_file
 from .debtor_register import creditor_key, register_of
 from .inbound import emit_inbound, inbound_apply, inbound_entries_settle, inbound_move
+from .outbound_files import outbound_kept
 from .sepa_inbound import inbound_reject, refusal_of, remittance_text
 
 BLOCKED_CREDITOR, NO_MANDATE, INSUFFICIENT_FUNDS = "SL01", "MD01", "AM04"
@@ -208,12 +208,10 @@ def rejections_answer(profile, message, rejected: list, now: datetime) -> RailFi
             ),
         )
     )
-    answer.rail = Rail.SEPA_DD
-    answer.direction = RailFile.Direction.OUTBOUND
-    answer.status = RailFile.Status.WRITTEN
-    answer.name = f"{institution.pk}-pacs002-{answer.pk}.xml"
-    answer.sha256 = hashlib.sha256(content).hexdigest()
-    answer.content = content
-    answer.entry_count = len(rejected)
-    answer.save(force_insert=True)
-    return answer
+    return outbound_kept(
+        answer,
+        rail=Rail.SEPA_DD,
+        name=f"{institution.pk}-pacs002-{answer.pk}.xml",
+        content=content,
+        entry_count=len(rejected),
+    )

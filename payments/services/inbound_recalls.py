@@ -27,7 +27,6 @@ Events `inbound_recall.received`, `.accepted`, `.refused`, with the actor who an
 system for what it answered itself).
 """
 
-import hashlib
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
@@ -59,6 +58,7 @@ from ..iso20022.status_reasons import StatusReason
 from ..locks import lock_inbound_entry, lock_inbound_recall
 from ..models import InboundEntry, InboundRecall, Rail, RailFile, SepaProfile
 from .inbound import _journal, _line, inbound_move
+from .outbound_files import outbound_kept
 from .sepa_inbound import original_transfer, return_header, told_by_pacs008
 from .settlement import rail_account, rail_post
 
@@ -364,13 +364,10 @@ def _original(recall: InboundRecall, found: InboundEntry) -> tuple[str | None, d
 def _kept(recall: InboundRecall, rail: str, content: bytes, now: datetime) -> RailFile:
     """The answer's file, outbound, for the payments job to deliver into the `sepa` outbox."""
     institution = recall.institution
-    return RailFile.objects.create(
-        institution=institution,
+    return outbound_kept(
+        RailFile(institution=institution),
         rail=rail,
-        direction=RailFile.Direction.OUTBOUND,
-        status=RailFile.Status.WRITTEN,
         name=f"{institution.pk}-recall-answer-{recall.pk}.xml",
-        sha256=hashlib.sha256(content).hexdigest(),
         content=content,
         entry_count=1,
         created_at=now,

@@ -27,7 +27,6 @@ for longer than the timeout (its sending never ran) is sent; an order `sent` for
 twice the timeout is rejected `TECH`. An order is never sent twice: only `approved` is sent.
 """
 
-import hashlib
 import logging
 import time
 from datetime import date, datetime, timedelta
@@ -41,13 +40,14 @@ from accounts.models import Account
 from cards.dates import today_of
 
 from ..calendar import local_now
-from ..iso20022 import pacs008, pain001
+from ..iso20022 import pacs008
 from ..iso20022.interbank import GroupHeader
 from ..locks import lock_payment_order
 from ..models import PaymentOrder, Rail, RailFile, SepaProfile
 from .instant_answers import instant_timed_out
 from .order_events import emit_order
-from .sepa_messages import credit_transfer, interbank_credit_transfer, party_name
+from .outbound_files import outbound_kept
+from .sepa_messages import initiation_credit_transfer, interbank_credit_transfer
 
 Status = PaymentOrder.Status
 logger = logging.getLogger("tx.rails")
@@ -134,18 +134,18 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes, 
                 return None
             answer_kind = "pacs002"
         else:
-            content = _pain001(order, profile, message_id, day)
+            content = initiation_credit_transfer(profile, Rail.SEPA_INST, [order], message_id, day)
             answer_kind = "pain002"
-        rail_file.rail = Rail.SEPA_INST
-        rail_file.direction = RailFile.Direction.OUTBOUND
-        rail_file.status = RailFile.Status.DELIVERED
-        rail_file.name = f"{institution.pk}-inst-{order.pk}.xml"
-        rail_file.sha256 = hashlib.sha256(content).hexdigest()
-        rail_file.content = content
-        rail_file.entry_count = 1
-        rail_file.credit_total = order.amount
-        rail_file.delivered_at = now
-        rail_file.save(force_insert=True)
+        outbound_kept(
+            rail_file,
+            rail=Rail.SEPA_INST,
+            name=f"{institution.pk}-inst-{order.pk}.xml",
+            content=content,
+            entry_count=1,
+            status=RailFile.Status.DELIVERED,
+            credit_total=order.amount,
+            delivered_at=now,
+        )
         order.status = Status.SENT
         order.file = rail_file
         order.trace_number = trace_number
@@ -163,29 +163,6 @@ def _sent(order_id: str, now: datetime) -> tuple[PaymentOrder, RailFile, bytes, 
         )
         emit_order(order, "payment_order.sent", file_id=rail_file.pk)
     return order, rail_file, content, answer_kind
-
-
-def _pain001(order: PaymentOrder, profile: SepaProfile, message_id: str, day: date) -> bytes:
-    """An initiation profile's pain.001 of the one order: from the profile's settlement IBAN
-    (the partner bank its agent), executed `day`, local instrument INST."""
-    institution = order.institution
-    initiation = pain001.CreditTransferInitiation(
-        message_id=message_id,
-        created_at=local_now(institution).replace(microsecond=0),
-        initiating_party=party_name(institution.name),
-        payments=(
-            pain001.PaymentInstruction(
-                payment_information_id=f"{message_id}-1",
-                requested_execution_date=day,
-                debtor_name=party_name(institution.name),
-                debtor_iban=profile.settlement_iban,
-                debtor_bic=profile.bic or None,
-                transfers=(credit_transfer(order),),
-                instant=True,
-            ),
-        ),
-    )
-    return pain001.write_initiation(initiation)  # validated against its XSD as written
 
 
 def _pacs008(

@@ -28,7 +28,6 @@ inbound entries' unique index (`inbound_entry_sepa_once`): the same transfer in 
 finds its entry, moves nothing and is not returned twice.
 """
 
-import hashlib
 from datetime import datetime
 
 from ..iso20022 import pacs004
@@ -37,6 +36,7 @@ from ..iso20022.pacs008 import FIToFICreditTransfer
 from ..iso20022.status_reasons import StatusReason
 from ..models import InboundEntry, Rail, RailFile, SepaProfile
 from .inbound import inbound_move
+from .outbound_files import outbound_kept
 from .sepa_inbound import credit_of, original_transfer, return_header, sepa_credit_receive
 
 Status = InboundEntry.Status
@@ -102,12 +102,10 @@ def _return_file(profile, message, returned: list, now: datetime) -> RailFile:
             ),
         )
     )
-    rail_file.rail = Rail.SEPA_CT
-    rail_file.direction = RailFile.Direction.OUTBOUND
-    rail_file.status = RailFile.Status.WRITTEN
-    rail_file.name = f"{institution.pk}-pacs004-{rail_file.pk}.xml"
-    rail_file.sha256 = hashlib.sha256(content).hexdigest()
-    rail_file.content = content
-    rail_file.entry_count = len(returned)
-    rail_file.save(force_insert=True)
-    return rail_file
+    return outbound_kept(
+        rail_file,
+        rail=Rail.SEPA_CT,
+        name=f"{institution.pk}-pacs004-{rail_file.pk}.xml",
+        content=content,
+        entry_count=len(returned),
+    )

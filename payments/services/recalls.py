@@ -28,7 +28,6 @@ kind `recall`) for reconciliation, never an error. Every change of a recall emit
 its order (`payment_order.recall_requested`, `_sent`, `_accepted`, `_rejected`) with its actor.
 """
 
-import hashlib
 from datetime import date, datetime
 
 from django.db import IntegrityError, transaction
@@ -55,6 +54,7 @@ from ..iso20022.status_reasons import StatusReason
 from ..locks import lock_payment_order, lock_recall, lock_recalls
 from ..models import PaymentOrder, Rail, RailFile, RailNotice, Recall, SepaProfile
 from .order_events import order_event_data
+from .outbound_files import outbound_kept
 
 Status = Recall.Status
 # The originating bank's own reasons, within 10 TARGET2 business days of settlement; the
@@ -231,13 +231,10 @@ def _recall_file(profile: SepaProfile, recall: Recall, now: datetime) -> RailFil
         profile, recall, order, local_now(institution).replace(microsecond=0)
     )
     content = write_cancellation_request(message)  # validated against its XSD as written
-    rail_file = RailFile.objects.create(
-        institution=institution,
+    rail_file = outbound_kept(
+        RailFile(institution=institution),
         rail=Rail.SEPA_CT,
-        direction=RailFile.Direction.OUTBOUND,
-        status=RailFile.Status.WRITTEN,
         name=f"{institution.pk}-recall-{recall.pk}.xml",
-        sha256=hashlib.sha256(content).hexdigest(),
         content=content,
         entry_count=1,
     )
