@@ -39,11 +39,11 @@ REJECTED_AC04 = german_iban("0000000104")
 RETURNED_MD07 = german_iban("0000000207")
 
 
-def interbank_bank(**fields):
+def interbank_bank(load_amount: int = LOADED, **fields):
     """A bank in the clearing (its own BIC, its accounts' IBANs under a Luxembourg bank code)
     with a customer's EUR account loaded."""
     values = {"kind": "interbank", "bic": BIC, "settlement_iban": "", "iban_country": "LU"}
-    return sepa_bank(load_amount=LOADED, **{**values, "iban_bank_code": "001", **fields})
+    return sepa_bank(load_amount=load_amount, **{**values, "iban_bank_code": "001", **fields})
 
 
 def next_sepa_day(bank, after: date) -> date:
