@@ -579,20 +579,26 @@ def send_credit(*, iban: str, amount: int, today: date | None = None) -> tuple[o
     return institution, name
 
 
+def _presented_header(profile, kind: str, settles_on: date, number: int) -> GroupHeader:
+    """The group header of a document the clearing presents to the institution (`kind` CT, a
+    pacs.008; DD, a pacs.003), made at 08:00 of the day it settles, through STEP2."""
+    return GroupHeader(
+        message_id=f"SIMCLR-MSG-{kind}-{settles_on:%Y%m%d}-{number:06d}",
+        created_at=datetime.combine(settles_on, clock(8, 0), tzinfo=UTC),
+        settlement_date=settles_on,
+        clearing_system=CLEARING_SYSTEM,
+        instructing_agent_bic=CLEARING_BIC,
+        instructed_agent_bic=profile.bic,
+    )
+
+
 def credit_document(*, profile, iban: str, amount: int, settles_on: date, number: int) -> bytes:
     """The pacs.008 of one SEPA Credit Transfer (`send_credit`'s) from another bank's customer,
     settling on `settles_on` through STEP2, its ids by `number`."""
     transaction_id = f"SIMCLR-CT-{settles_on:%Y%m%d}-{number:06d}"
     return pacs008.write_transfers(
         pacs008.FIToFICreditTransfer(
-            header=GroupHeader(
-                message_id=f"SIMCLR-MSG-CT-{settles_on:%Y%m%d}-{number:06d}",
-                created_at=datetime.combine(settles_on, clock(8, 0), tzinfo=UTC),
-                settlement_date=settles_on,
-                clearing_system=CLEARING_SYSTEM,
-                instructing_agent_bic=CLEARING_BIC,
-                instructed_agent_bic=profile.bic,
-            ),
+            header=_presented_header(profile, "CT", settles_on, number),
             transfers=(
                 pacs008.InterbankCreditTransfer(
                     end_to_end_id=f"E2E-{transaction_id}"[:35],
@@ -629,14 +635,7 @@ def collection_document(
     transaction_id = f"SIMCLR-DD-{settles_on:%Y%m%d}-{number:06d}"
     return pacs003.write_debits(
         pacs003.FIToFIDirectDebit(
-            header=GroupHeader(
-                message_id=f"SIMCLR-MSG-DD-{settles_on:%Y%m%d}-{number:06d}",
-                created_at=datetime.combine(settles_on, clock(8, 0), tzinfo=UTC),
-                settlement_date=settles_on,
-                clearing_system=CLEARING_SYSTEM,
-                instructing_agent_bic=CLEARING_BIC,
-                instructed_agent_bic=profile.bic,
-            ),
+            header=_presented_header(profile, "DD", settles_on, number),
             debits=(
                 pacs003.InterbankDirectDebit(
                     end_to_end_id=f"E2E-{transaction_id}"[:35],

@@ -46,6 +46,23 @@ from tests.payments.helpers import ach_bank, bank_answers, cutoff, local, rails_
 from tests.payments.test_orders import business_day
 
 EXAMPLES = 25
+
+
+def world_settings(examples: int) -> settings:
+    """The payments properties' hypothesis settings: `examples` drawn after the explicit ones, no
+    explain phase and one bug shrunk (at half a second an example, reporting would take
+    minutes); the function-scoped fixtures are fine: rails_dir (tests/payments/conftest.py)
+    gives each example's institution its own folders."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+        report_multiple_bugs=False,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
 MIN_DAYS, MAX_DAYS = 2, 6
 START = 10_000  # the account is loaded with this much
 AMOUNTS = st.integers(min_value=1, max_value=6_000)
@@ -348,16 +365,7 @@ DAY = st.tuples(
 
 
 @pytest.mark.django_db
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    # No explain phase, one bug shrunk: at half a second an example, reporting would take minutes.
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    report_multiple_bugs=False,
-    # rails_dir (tests/payments/conftest.py): each example's institution has its own folders.
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@world_settings(EXAMPLES)
 # Every path at least once, whatever is drawn: a credit rejected before it settles, a debit
 # collected into a frozen account, then returned after its money was spent (the rest owed), a
 # frozen account's credit waiting for a window, a credit returned late, a notification of change.

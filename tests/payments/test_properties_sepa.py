@@ -58,7 +58,7 @@ from datetime import date, timedelta
 
 import pytest
 from django.db import transaction
-from hypothesis import HealthCheck, Phase, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from accounts.models import Account
@@ -80,7 +80,15 @@ from sandbox.simulated_clearing import send_collection, simulated_clearing_run
 from tests.accounts.api.helpers import ANY, assert_error, created
 from tests.payments.helpers import BERLIN, COLLECTING_CREDITOR, IBAN, cutoff, local, rails_at
 from tests.payments.test_mandates import CREDITOR_ID, collection, creditor
-from tests.payments.test_properties import AMOUNTS, START, File, Model, Order, World
+from tests.payments.test_properties import (
+    AMOUNTS,
+    START,
+    File,
+    Model,
+    Order,
+    World,
+    world_settings,
+)
 from tests.payments.test_sepa_interbank import interbank_bank
 
 EXAMPLES = 12
@@ -559,14 +567,7 @@ def play(days, hold_days: int, interbank: bool = False) -> None:
 
 
 @pytest.mark.django_db
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    database=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    report_multiple_bugs=False,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@world_settings(EXAMPLES)
 # Every path at least once, whatever is drawn: a transfer rejected by the pain.002 and one
 # booked then returned; a collection rejected, and one collected into a frozen account (held),
 # spent once free, then refunded MD06 (the rest owed); a frozen account's transfer waiting for a
@@ -625,14 +626,7 @@ INST_SETTLED, INST_REJECTED = ("order", INST, 300, 0, 1), ("order", INST, 400, 1
 
 
 @pytest.mark.django_db
-@settings(
-    max_examples=INTERBANK_EXAMPLES,
-    deadline=None,
-    database=None,
-    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-    report_multiple_bugs=False,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@world_settings(INTERBANK_EXAMPLES)
 # Every path at least once: a transfer rejected by the clearing's pacs.002, one settled then
 # returned in its pacs.004; instant payments settled and rejected; a collection rejected, one
 # refunded MD06 after it was spent, one due two SEPA days after (presented in the next day's
