@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.apps import apps
 from django.contrib import admin
-from django.db import models
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -80,9 +80,19 @@ def seeded(institution) -> World:
     return world
 
 
-@pytest.fixture
-def world():
-    return seeded(make_institution())
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """The seeded world, built once per module and worker (1.4 s, for each of six tests) in a
+    transaction rolled back after the module's last test. Each test runs inside it, in the
+    savepoint pytest-django's `db` opens and rolls back, so every test starts from these same
+    rows (as tests/test_schemathesis.py's `world`)."""
+    # Marked as Django's TestCase marks its class-wide transaction (setUpTestData's): the API's
+    # durable blocks open inside it, as they do inside the test's own.
+    outer = transaction.atomic()
+    outer._from_testcase = True
+    with django_db_blocker.unblock(), outer:
+        yield seeded(make_institution())
+        transaction.set_rollback(True)
 
 
 def raw_amounts(institution) -> set[int]:
