@@ -28,7 +28,6 @@ settings, as development's), which is what lets webhooks' tests reach their loca
 import json
 import socket
 import threading
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -136,6 +135,7 @@ class Program:
         self._released = threading.Event()
         if not held:
             self._released.set()
+        self._hurried = threading.Event()  # set by `hurry()`: the delay is cut short
         program = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -154,7 +154,7 @@ class Program:
                 try:
                     program._released.wait(10)
                     if program.delay:
-                        time.sleep(program.delay)
+                        program._hurried.wait(program.delay)
                 finally:
                     with program._arrived:
                         program.thinking -= 1
@@ -212,6 +212,11 @@ class Program:
     def hold(self) -> None:
         """From now on requests wait for `answer_now()` (at most 10 s)."""
         self._released.clear()
+
+    def hurry(self) -> None:
+        """From now on a delayed program answers at once, the requests thinking included: a
+        test that has measured what it needed does not wait out their delay to finish."""
+        self._hurried.set()
 
     def stop(self) -> None:
         _RUNNING.pop(self.url, None)

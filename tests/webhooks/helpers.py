@@ -70,6 +70,7 @@ class Receiver:
         self.received: list[Received] = []
         self.respond = lambda request: 200
         self.delay = 0.0
+        self._hurried = threading.Event()  # set by `hurry()`: the delay is cut short
         self._lock = threading.Lock()
         self.port = 0
         self.server = None
@@ -92,7 +93,7 @@ class Receiver:
                 with receiver._lock:
                     receiver.received.append(request)
                 if receiver.delay:
-                    time.sleep(receiver.delay)
+                    receiver._hurried.wait(receiver.delay)
                 payload = json.dumps({"status": status, "note": "x" * 600}).encode()
                 self.send_response(status)
                 if 300 <= status < 400:
@@ -108,6 +109,11 @@ class Receiver:
         self.server = _Server(("127.0.0.1", self.port), Handler)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def hurry(self) -> None:
+        """From now on a delayed receiver answers at once, the requests waiting included: a
+        test that has seen what the delay was for does not wait it out."""
+        self._hurried.set()
 
     def stop(self) -> None:
         """Down: the port refuses connections until `start()`."""
