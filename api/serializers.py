@@ -5,8 +5,10 @@ import re
 from datetime import date
 
 import pycountry
+from django.utils.functional import cached_property
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.utils.serializer_helpers import BindingDict
 from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
 from api.names import api_data
@@ -32,6 +34,10 @@ _COMPOSITE_FIELDS = (serializers.ListSerializer, serializers.ListField, serializ
 # field, shared by every request, is never changed. A field that holds a child field (a list or
 # dict of fields, a serializer with many=True) is still deep-copied, and so is a nested
 # serializer whose fields were built already (they would be shared).
+#
+# And bound once: `fields` copies, per class, fields bound already (their name, label, source and
+# source path set by `bind()` once, with no parent) and only sets each copy's parent, the one
+# thing of a binding that is the instance's (six serializers a transfer: bench/README.md).
 class Serializer(serializers.Serializer):
     def get_fields(self):
         return {
@@ -42,6 +48,60 @@ class Serializer(serializers.Serializer):
             )
             for name, field in self._declared_fields.items()
         }
+
+    @cached_property
+    def fields(self):
+        cls = type(self)
+        if cls.get_fields is not Serializer.get_fields:
+            return super().fields  # fields of its own making: DRF's binding
+        plan = _bound.get(cls)
+        if plan is None:
+            plan = _bound[cls] = _bound_plan(cls._declared_fields)
+        fields = _Fields(self)
+        bound = fields.fields
+        for name, field, template in plan:
+            if template is None:
+                fields[name] = copy.deepcopy(field)  # bound by the dict, as DRF does
+            else:
+                new = bound[name] = object.__new__(type(template))
+                new.__dict__.update(template.__dict__)
+                new.parent = self
+        return fields
+
+
+class _Fields(BindingDict):
+    """DRF's `BindingDict` whose views are its dict's: the generic `Mapping.values()` looks
+    every field up again by its name, and a serializer walks its fields' values for each
+    instance it reads or writes (a tenth of parsing and rendering a transfer)."""
+
+    def values(self):
+        return self.fields.values()
+
+    def items(self):
+        return self.fields.items()
+
+    def keys(self):
+        return self.fields.keys()
+
+    def __contains__(self, key):
+        return key in self.fields
+
+
+# Per serializer class, made at its first instance (a class's declared fields are set when its
+# module is imported): (name, declared field, its bound copy, or None when it is deep-copied per
+# instance: a composite field or a nested serializer whose own fields were built already).
+_bound: dict[type, list[tuple[str, serializers.Field, serializers.Field | None]]] = {}
+
+
+def _bound_plan(declared: dict) -> list[tuple[str, serializers.Field, serializers.Field | None]]:
+    plan = []
+    for name, field in declared.items():
+        template = None
+        if not (isinstance(field, _COMPOSITE_FIELDS) or "fields" in field.__dict__):
+            template = _copy(field)
+            template.bind(field_name=name, parent=None)
+        plan.append((name, field, template))
+    return plan
 
 
 def _copy(field: serializers.Field) -> serializers.Field:

@@ -108,6 +108,12 @@ def test_select_reads_what_the_orm_reads():
     assert by_id[first.pk].metadata == {"team": "payroll", "n": [1, 2]}
     assert by_id[first.pk].available == 500
     assert all(not a._state.adding and a._state.db == "default" for a in found)
+    # Built without the constructor (`rows._loaded`): nothing else on the instances either.
+    assert [_attributes(a) for a in found] == [_attributes(a) for a in expected]
+
+
+def _attributes(obj: models.Model) -> dict:
+    return {name: value for name, value in vars(obj).items() if name != "_state"}
 
 
 @pytest.mark.django_db
