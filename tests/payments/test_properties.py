@@ -341,27 +341,35 @@ ORDER = st.tuples(
 CREDIT_R19, DEBIT_R01 = ("order", "credit", 2_000, 4), ("order", "debit", 5_000, 1)
 CREDIT_R29, DEBIT_C01 = ("order", "credit", 1_000, 3), ("order", "debit", 500, 5)
 CREDIT, FREEZE = ("order", "credit", 100, 0), ("freeze",)
-# What may happen between the job's runs, orders more often than the rest (one_of draws its
-# strategies alike): the job again at the same time, the cut-off alone, the bank answering.
-ACTION = st.one_of(
-    ORDER,
-    st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=99)),
-    ORDER,
-    st.tuples(st.just("spend"), AMOUNTS),
-    st.just(FREEZE),
-    ORDER,
-    st.tuples(st.just("job")),
-    st.tuples(st.just("cutoff")),
-    st.tuples(st.just("bank_answers")),
-)
-# A day: so many days after the last, the bank's answers first or not, the job at 09:00, the
-# morning's actions, the job at 17:00 (after the cut-off), the evening's.
-DAY = st.tuples(
-    st.integers(min_value=1, max_value=3),
-    st.booleans(),
-    st.lists(ACTION, min_size=1, max_size=4),
-    st.lists(ACTION, max_size=3),
-)
+
+
+def days(order, *more):
+    """A day: so many days after the last, the bank's answers first or not, the job at 09:00,
+    the morning's actions, the job at 17:00 (after the cut-off), the evening's. What may happen
+    between the job's runs, orders (drawn by `order`) more often than the rest (one_of draws its
+    strategies alike): the job again at the same time, the cut-offs alone, the bank (or the
+    clearing) answering, and `more`."""
+    action = st.one_of(
+        order,
+        st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=99)),
+        order,
+        st.tuples(st.just("spend"), AMOUNTS),
+        st.just(FREEZE),
+        order,
+        st.tuples(st.just("job")),
+        st.tuples(st.just("cutoff")),
+        st.tuples(st.just("bank_answers")),
+        *more,
+    )
+    return st.tuples(
+        st.integers(min_value=1, max_value=3),
+        st.booleans(),
+        st.lists(action, min_size=1, max_size=4),
+        st.lists(action, max_size=3),
+    )
+
+
+DAY = days(ORDER)
 
 
 @pytest.mark.django_db

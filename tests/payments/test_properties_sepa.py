@@ -87,6 +87,7 @@ from tests.payments.test_properties import (
     Model,
     Order,
     World,
+    days,
     world_settings,
 )
 from tests.payments.test_sepa_interbank import interbank_bank
@@ -508,32 +509,6 @@ def orders(*rails: str):
         AMOUNTS,
         st.integers(min_value=0, max_value=len(IBANS) - 1),
         LEADS,
-    )
-
-
-def days(order, *more):
-    """A day, as the ACH property's: so many days after the last, the bank's answers first or
-    not, the job at 09:00, the morning's actions, the job at 17:00, the evening's. What may
-    happen between the job's runs, orders more often than the rest (one_of draws its strategies
-    alike): the job again at the same time, the cut-offs alone, the bank (or clearing)
-    answering, and `more`."""
-    action = st.one_of(
-        order,
-        st.tuples(st.just("cancel"), st.integers(min_value=0, max_value=99)),
-        order,
-        st.tuples(st.just("spend"), AMOUNTS),
-        st.just(FREEZE),
-        order,
-        st.tuples(st.just("job")),
-        st.tuples(st.just("cutoff")),
-        st.tuples(st.just("bank_answers")),
-        *more,
-    )
-    return st.tuples(
-        st.integers(min_value=1, max_value=3),
-        st.booleans(),
-        st.lists(action, min_size=1, max_size=4),
-        st.lists(action, max_size=3),
     )
 
 
