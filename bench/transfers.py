@@ -291,15 +291,16 @@ def batch_body(rng: random.Random, account_ids: list[str], size: int, hot: bool 
 
 
 def client(
-    port, api_key, account_ids, deadline, seed, results, hot=False, batch=0, read=False, floor=False
+    port, api_key, account_ids, deadline, seed, results, hot=False, batch=0, read=False, floor=""
 ):
-    """Send transfers (or batches of `batch`, or with `read` account reads, or with `floor` the
-    floor's reads) until `deadline`; append (latency in s, status or error name)."""
+    """Send transfers (or batches of `batch`, or with `read` account reads, or with `floor` a
+    floor's reads: its path before the account's id) until `deadline`; append (latency in s,
+    status or error name)."""
     rng = random.Random(seed)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     while time.monotonic() < deadline:
         if floor:
-            method, path, body = "GET", f"/TX/floor/accounts/{rng.choice(account_ids)}", None
+            method, path, body = "GET", f"{floor}{rng.choice(account_ids)}", None
             headers = {}
         elif read:
             method, path, body = "GET", f"/TX/v2/accounts/{rng.choice(account_ids)}", None
@@ -331,7 +332,7 @@ def client(
 
 
 def drive_transfers(
-    port, api_key, account_ids, concurrency, seconds, hot=False, batch=0, read=False, floor=False
+    port, api_key, account_ids, concurrency, seconds, hot=False, batch=0, read=False, floor=""
 ):
     """Returns ([(latency, outcome)], elapsed seconds)."""
     results = []
@@ -614,6 +615,15 @@ def print_run(name, results, elapsed, success, batch, sampler, pooler=False):
 
 # --- The floor (--floor): the framework's, the read and a transfer side by side
 
+# The loads before the transfers: the framework's floor, the floor and an empty statement, the
+# floor and the read's one statement (bench/floor.py), the authenticated read.
+FLOOR_LOADS = (
+    ("floor", {"floor": "/TX/floor/accounts/"}),
+    ("round trip", {"floor": "/TX/floor/round-trip/accounts/"}),
+    ("statement", {"floor": "/TX/floor/statement/accounts/"}),
+    ("read", {"read": True}),
+)
+
 
 def write_floor_body(port: int, api_key: str, account_id: str) -> None:
     """A real read's answer, the floor's body (bench/floor.py reads it once per worker)."""
@@ -625,7 +635,7 @@ def write_floor_body(port: int, api_key: str, account_id: str) -> None:
     FLOOR_BODY.write_text(json.dumps(body))
 
 
-def measured(port, api_key, account_ids, args, gunicorn, postgres, *, read=False, floor=False):
+def measured(port, api_key, account_ids, args, gunicorn, postgres, *, read=False, floor=""):
     """One load of the run's clients and length; returns (results, elapsed, app CPU s,
     PostgreSQL CPU s or None)."""
     app_before = tree_cpu_seconds(gunicorn.pid)
@@ -639,8 +649,8 @@ def measured(port, api_key, account_ids, args, gunicorn, postgres, *, read=False
 
 
 def print_floor(phases: dict) -> int:
-    """The three loads' app CPU per request side by side and the issue's two ratios; returns
-    the errors."""
+    """The five loads' app CPU per request side by side, the issue's two ratios, and what a
+    round trip and the read's statement add to the floor; returns the errors."""
     print("\n== The request's own cost (--floor): the same clients, the same gunicorn ==")
     per_request, errors = {}, 0
     for name, (results, elapsed, app, pg, success) in phases.items():
@@ -650,13 +660,19 @@ def print_floor(phases: dict) -> int:
         per_request[name] = 1000 * app / max(len(answered), 1)
         postgres = f"{1000 * pg / max(len(answered), 1):6.2f} ms" if pg is not None else "   n/a"
         print(
-            f"{name:9s} {len(answered) / elapsed:8.1f}/s  p50 {percentile(answered, 0.50):6.1f} ms"
+            f"{name:10s} {len(answered) / elapsed:8.1f}/s  p50 {percentile(answered, 0.50):6.1f} ms"
             f"  p99 {percentile(answered, 0.99):7.1f} ms  app CPU {per_request[name]:6.2f} ms"
             f"  PostgreSQL CPU {postgres}  errors {failed}"
         )
+    floor, trip, statement, read = (
+        per_request[name] for name in ("floor", "round trip", "statement", "read")
+    )
     print(
-        f"read / floor:     x{per_request['read'] / per_request['floor']:.2f} app CPU per request"
-        f"\ntransfer / read:  x{per_request['transfer'] / per_request['read']:.2f}"
+        f"read / floor:     x{read / floor:.2f} app CPU per request"
+        f"\ntransfer / read:  x{per_request['transfer'] / read:.2f}"
+        f"\nround trip:       +{trip - floor:.2f} ms app CPU (an empty statement)"
+        f"\nstatement / floor: x{statement / floor:.2f} (the floor and the read's one statement)"
+        f"\nread / statement: x{read / statement:.2f} (the key, the rate limit, the serializer)"
     )
     return errors
 
@@ -727,7 +743,7 @@ def main():
         phases = {}
         if args.floor:
             write_floor_body(port, api_key, account_ids[0])
-            for name, kind in (("floor", {"floor": True}), ("read", {"read": True})):
+            for name, kind in FLOOR_LOADS:
                 print(f"Running the {name}, {args.concurrency} clients, {args.seconds} s ...")
                 phases[name] = (
                     *measured(port, api_key, account_ids, args, gunicorn, postgres, **kind),

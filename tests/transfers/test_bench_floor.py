@@ -110,5 +110,38 @@ def test_the_frameworks_floor_answers_the_reads_json_with_no_key_and_no_query(
         framework_floor._body.cache_clear()
 
 
+@pytest.mark.urls("bench.floor")
+def test_the_statement_floors_read_the_account_as_the_read_does_or_one_row_then_the_body(
+    api_v2, client, tmp_path, monkeypatch, django_assert_num_queries
+):
+    """bench/floor.py's two routes with a statement: no key, the read's one statement
+    (`account_get`) or an empty one, then the floor's body; with the read's, an account that is
+    not there is the read's 404."""
+    from bench import floor as framework_floor
+
+    account_id = open_account(api_v2)["accountId"]
+    body = {"id": account_id, "balances": {"posted": 0, "pending": 0}}
+    written = tmp_path / "floor-body.json"
+    written.write_text(json.dumps(body))
+    monkeypatch.setattr(framework_floor, "FLOOR_BODY", written)
+    framework_floor._body.cache_clear()
+    monkeypatch.setattr(framework_floor, "_INSTITUTION", {})
+    try:
+        client.get(f"/TX/floor/statement/accounts/{account_id}")  # the institution, once
+        with django_assert_num_queries(1) as queries:
+            response = client.get(f"/TX/floor/statement/accounts/{account_id}")
+        assert response.status_code == 200 and response.json() == body
+        assert "accounts_account" in queries.captured_queries[0]["sql"]
+        with django_assert_num_queries(1) as queries:
+            trip = client.get(f"/TX/floor/round-trip/accounts/{account_id}")
+        assert trip.status_code == 200 and trip.json() == body
+        assert queries.captured_queries[0]["sql"] == "SELECT 1"
+        account_id_elsewhere = account_id[:-1] + ("0" if account_id[-1] != "0" else "1")
+        missing = client.get(f"/TX/floor/statement/accounts/{account_id_elsewhere}")
+        assert missing.status_code == 404
+    finally:
+        framework_floor._body.cache_clear()
+
+
 def test_the_service_has_no_floor(client):
     assert client.get("/TX/floor/accounts/acct_floor").status_code == 404
