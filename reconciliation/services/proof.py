@@ -41,19 +41,20 @@ from ..models import OPEN_STATES, BankStatement, ReconciliationBreak
 END_OF_DAY = (BankStatement.Format.CAMT_053, BankStatement.Format.BAI2, BankStatement.Format.MT940)
 
 # The mirrored account's money as the bank counts it (debits less credits), by value date,
-# before an instant.
-LEDGER_SQL = """
-    SELECT COALESCE(SUM(CASE WHEN e.direction = 'debit' THEN e.amount
-                             ELSE -e.amount END), 0)::bigint
-      FROM accounts_entry e
-      JOIN accounts_journal j ON j.id = e.journal_id
-     WHERE e.account_id = %s AND COALESCE(j.value_at, e.created_at) < %s
-"""
+# before an instant: `{account}` and `{instant}` are SQL expressions (parameters or columns).
+LEDGER_BEFORE = """
+            SELECT COALESCE(SUM(CASE WHEN e.direction = 'debit' THEN e.amount
+                                     ELSE -e.amount END), 0)::bigint AS ledger
+              FROM accounts_entry e
+              JOIN accounts_journal j ON j.id = e.journal_id
+             WHERE e.account_id = {account}
+               AND COALESCE(j.value_at, e.created_at) < {instant}"""
+LEDGER_SQL = LEDGER_BEFORE.format(account="%s", instant="%s")
 
 # Every reconciled end-of-day statement (of `{where}`): its ledger at the closing instant, its
 # closing balance and the sum of the breaks that stand at it.
 PROOF_SQL = """
-    SELECT s.id, l.ledger::bigint AS ledger, s.closing_balance, k.breaks::bigint AS breaks
+    SELECT s.id, l.ledger, s.closing_balance, k.breaks::bigint AS breaks
       FROM (SELECT st.id, st.account_id, st.closing_balance, st.period_end,
                    ((st.period_end + 1)::timestamp AT TIME ZONE i.time_zone) AS closing_at
               FROM reconciliation_bankstatement st
@@ -63,20 +64,14 @@ PROOF_SQL = """
                AND EXISTS (SELECT 1 FROM reconciliation_reconciliationrun r
                             WHERE r.statement_id = st.id)
                {where}) s
-      CROSS JOIN LATERAL (
-            SELECT COALESCE(SUM(CASE WHEN e.direction = 'debit' THEN e.amount
-                                     ELSE -e.amount END), 0) AS ledger
-              FROM accounts_entry e
-              JOIN accounts_journal j ON j.id = e.journal_id
-             WHERE e.account_id = s.account_id
-               AND COALESCE(j.value_at, e.created_at) < s.closing_at) l
+      CROSS JOIN LATERAL ({ledger}) l
       CROSS JOIN LATERAL (
             SELECT COALESCE(SUM(b.amount), 0) AS breaks
               FROM reconciliation_reconciliationbreak b
               JOIN reconciliation_bankstatement bs ON bs.id = b.statement_id
              WHERE bs.account_id = s.account_id AND bs.period_end <= s.period_end
                AND (b.state IN ('open', 'assigned') OR b.resolved_on > s.period_end)) k
-"""
+""".replace("{ledger}", LEDGER_BEFORE.format(account="s.account_id", instant="s.closing_at"))
 
 # `where` is one of two constant filters, never a value: the statement's id is a parameter.
 ALL_STATEMENTS, ONE_STATEMENT = "", "AND st.id = %s"
