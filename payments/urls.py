@@ -2,27 +2,7 @@ from django.urls import path
 
 from api.versions import V2
 
-from .apis import (
-    CancellationsView,
-    ExternalAccountDetailView,
-    ExternalAccountListView,
-    InboundEntryDetailView,
-    InboundEntryListView,
-    MandateCancellationsView,
-    MandateDetailView,
-    MandateListView,
-    PaymentOrderDetailView,
-    PaymentOrderListView,
-    PrenoteView,
-    RailFileContentView,
-    RailFileDetailView,
-    RailFileListView,
-    RecallsView,
-    StopPaymentCancellationsView,
-    StopPaymentDetailView,
-    StopPaymentListView,
-)
-from .debtor_apis import (
+from .apis.debtors import (
     BlockedCreditorCancellationsView,
     BlockedCreditorListView,
     DebtorMandateCancellationsView,
@@ -30,10 +10,25 @@ from .debtor_apis import (
     InboundEntryRefundsView,
     InboundEntryRefusalsView,
 )
-from .inbound_recall_apis import (
+from .apis.external_accounts import ExternalAccountDetailView, ExternalAccountListView, PrenoteView
+from .apis.inbound_entries import InboundEntryDetailView, InboundEntryListView
+from .apis.inbound_recalls import (
     InboundRecallAnswersView,
     InboundRecallDetailView,
     InboundRecallListView,
+)
+from .apis.mandates import MandateCancellationsView, MandateDetailView, MandateListView
+from .apis.orders import (
+    CancellationsView,
+    PaymentOrderDetailView,
+    PaymentOrderListView,
+    RecallsView,
+)
+from .apis.rail_files import RailFileContentView, RailFileDetailView, RailFileListView
+from .apis.stop_payments import (
+    StopPaymentCancellationsView,
+    StopPaymentDetailView,
+    StopPaymentListView,
 )
 
 

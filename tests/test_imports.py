@@ -291,10 +291,6 @@ WIRE_MODULES = {
     "transactions.statement_pdf",
     # What TX POSTs to a program's decisioning endpoint, in the API's names (docs/decisioning.md).
     "decisioning.payloads",
-    # The recalls TX answers, over the API: views beside payments.apis, which is long enough.
-    "payments.inbound_recall_apis",
-    # A customer's direct-debit instructions under its account, over the API: the same.
-    "payments.debtor_apis",
 }
 # The domain's imports of the wire, each with its reason. Keep it short.
 WIRE_IMPORTS_ALLOWED = {

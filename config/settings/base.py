@@ -518,7 +518,7 @@ SPECTACULAR_SETTINGS = {
         "ExternalAccountKind": "payments.models.ExternalAccount.Kind",
         "RailEnum": "payments.models.Rail",  # its name before the upload's rails came
         # The rails whose files `POST /rail-files` reads (NACHA's).
-        "FileRail": "payments.apis.FILE_RAILS",
+        "FileRail": "payments.apis.rail_files.FILE_RAILS",
         "PaymentOrderStatus": "payments.models.PaymentOrder.Status",
         "PaymentOrderDirection": "payments.models.PaymentOrder.Direction",
         "RailFileStatus": "payments.models.RailFile.Status",
@@ -528,7 +528,7 @@ SPECTACULAR_SETTINGS = {
         "InboundEntryDirection": "payments.models.InboundEntry.Direction",
         "StopPaymentStatus": "payments.models.StopPayment.Status",
         "RecallStatus": "payments.models.Recall.Status",
-        "RecallReason": "payments.apis.RECALL_REASON_CHOICES",
+        "RecallReason": "payments.apis.orders.RECALL_REASON_CHOICES",
         "ExpectedPaymentStatus": "reconciliation.models.ExpectedPayment.Status",
         "ReconciliationBreakKind": "reconciliation.models.ReconciliationBreak.Kind",
         "ReconciliationBreakState": "reconciliation.models.ReconciliationBreak.State",

@@ -15,11 +15,11 @@ from core.actors import Actor
 from core.selectors import get_of_institution
 from institutions import scopes
 
-from .models import BlockedCreditor, DebtorMandate
-from .selectors import inbound_entry_get
-from .services.debtor_refunds import debtor_refund_claim
-from .services.debtor_refusals import debtor_refusal_create
-from .services.debtor_register import (
+from ..models import BlockedCreditor, DebtorMandate
+from ..selectors import inbound_entry_get
+from ..services.debtor_refunds import debtor_refund_claim
+from ..services.debtor_refusals import debtor_refusal_create
+from ..services.debtor_register import (
     blocked_creditor_cancel,
     blocked_creditor_create,
     debtor_mandate_cancel,

@@ -19,9 +19,9 @@ from core.actors import Actor
 from core.selectors import get_of_institution
 from institutions import scopes
 
-from .iso20022.codes import RECALL_REFUSALS
-from .models import InboundRecall
-from .services.inbound_recalls import inbound_recall_answer
+from ..iso20022.codes import RECALL_REFUSALS
+from ..models import InboundRecall
+from ..services.inbound_recalls import inbound_recall_answer
 
 TAGS = ["Payments"]
 
