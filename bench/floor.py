@@ -43,6 +43,8 @@ def _body() -> dict:
 
 
 class FloorView(APIView):
+    """The floor: no key, no permission, no database."""
+
     authentication_classes = ()
     permission_classes = ()
 
@@ -50,9 +52,8 @@ class FloorView(APIView):
         return Response(_body())
 
 
-class FloorRoundTripView(APIView):
-    authentication_classes = ()
-    permission_classes = ()
+class FloorRoundTripView(FloorView):
+    """The floor and one empty statement."""
 
     def get(self, request, accountId):  # noqa: N803 (the read's path parameter)
         with connection.cursor() as cursor:
@@ -73,9 +74,8 @@ def _institution_of(account_id: str):
     return _INSTITUTION["institution"]
 
 
-class FloorStatementView(APIView):
-    authentication_classes = ()
-    permission_classes = ()
+class FloorStatementView(FloorView):
+    """The floor and the read's own statement."""
 
     def get(self, request, accountId):  # noqa: N803 (the read's path parameter)
         account_get(institution=_institution_of(accountId), account_id=accountId)
