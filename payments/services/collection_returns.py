@@ -22,12 +22,6 @@ ORIGINAL_MESSAGE = "pacs.003.001.08"
 
 
 def presented(inbound: InboundEntry):
-    """The collection as its pacs.003 presented it: the message's header and the debit."""
-    message, debit = presented_in(inbound)
-    return message.header, debit
-
-
-def presented_in(inbound: InboundEntry):
     """The pacs.003 message that presented the collection `inbound`, and its debit."""
     message = read_debits(bytes(inbound.file.content))
     for each in message.debits:
@@ -45,7 +39,8 @@ def collection_return_file(
     """TX's pacs.004 returning the collection `inbound` with the reason `code` (TX's BIC its
     originator) under the return id `return_id` (`RtrId`), settled through the clearing on the
     first SEPA day from `now`'s date; kept as an outbound rail file to deliver."""
-    header, collection = presented(inbound)
+    message, collection = presented(inbound)
+    header = message.header
     institution = inbound.institution
     profile = SepaProfile.objects.get(institution=institution)
     rail_file = RailFile(institution=institution)

@@ -30,7 +30,7 @@ from institutions.calendar import local_date
 
 from ..locks import lock_inbound_entry
 from ..models import DebtorRefusal, InboundEntry, Rail, SepaProfile
-from .collection_returns import presented_in
+from .collection_returns import presented
 from .inbound_debits import rejections_answer
 from .sepa_inbound import inbound_reject
 from .stop_payments import reason_checked
@@ -58,7 +58,7 @@ def debtor_refusal_create(*, inbound: InboundEntry, note: str = "", actor: Actor
             **actor.stamp("created_by"),
         )
         inbound_reject(inbound, REFUSED, at=now, actor=actor, refusal_id=refusal.pk)
-        message, debit = presented_in(inbound)
+        message, debit = presented(inbound)
         profile = SepaProfile.objects.select_related("institution").get(
             institution=inbound.institution
         )
