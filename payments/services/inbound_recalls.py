@@ -53,13 +53,12 @@ from ..iso20022.camt029 import (
 )
 from ..iso20022.camt056 import read_cancellation_request
 from ..iso20022.cases import Assignment
-from ..iso20022.messages import PACS_008
 from ..iso20022.status_reasons import StatusReason
 from ..locks import lock_inbound_entry, lock_inbound_recall
 from ..models import InboundEntry, InboundRecall, Rail, RailFile, SepaProfile
 from .inbound import _journal, _line, inbound_move
 from .outbound_files import outbound_kept
-from .sepa_inbound import original_transfer, return_header, told_by_pacs008
+from .sepa_inbound import credit_returned, original_transfer, return_header, told_by_pacs008
 from .settlement import rail_account, rail_post
 
 Status = InboundRecall.Status
@@ -321,14 +320,13 @@ def _return_file(recall: InboundRecall, found: InboundEntry, now: datetime) -> R
         pacs004.PaymentReturn(
             header=return_header(profile, recall.pk, clearing_bic, now),
             transactions=(
-                pacs004.ReturnedTransaction(
+                credit_returned(
+                    profile,
                     return_id=_return_id(recall),
-                    original_message_type=PACS_008.name,
-                    original_amount=found.amount,
-                    returned_amount=found.amount,
+                    amount=found.amount,
                     currency=found.currency,
-                    reason=StatusReason(RECALLED, originator_bic=profile.bic),
-                    **original,
+                    code=RECALLED,
+                    original=original,
                 ),
             ),
         )

@@ -31,13 +31,17 @@ finds its entry, moves nothing and is not returned twice.
 from datetime import datetime
 
 from ..iso20022 import pacs004
-from ..iso20022.messages import PACS_008
 from ..iso20022.pacs008 import FIToFICreditTransfer
-from ..iso20022.status_reasons import StatusReason
 from ..models import InboundEntry, Rail, RailFile, SepaProfile
 from .inbound import inbound_move
 from .outbound_files import outbound_kept
-from .sepa_inbound import credit_of, original_transfer, return_header, sepa_credit_receive
+from .sepa_inbound import (
+    credit_of,
+    credit_returned,
+    original_transfer,
+    return_header,
+    sepa_credit_receive,
+)
 
 Status = InboundEntry.Status
 
@@ -89,14 +93,13 @@ def _return_file(profile, message, returned: list, now: datetime) -> RailFile:
         pacs004.PaymentReturn(
             header=return_header(profile, rail_file.pk, message.header.instructing_agent_bic, now),
             transactions=tuple(
-                pacs004.ReturnedTransaction(
+                credit_returned(
+                    profile,
                     return_id=_return_id(entry),
-                    original_message_type=PACS_008.name,
-                    original_amount=entry.amount,
-                    returned_amount=entry.amount,
+                    amount=entry.amount,
                     currency=entry.currency,
-                    reason=StatusReason(entry.return_code, originator_bic=profile.bic),
-                    **original_transfer(message, transfer),
+                    code=entry.return_code,
+                    original=original_transfer(message, transfer),
                 )
                 for transfer, entry in returned
             ),

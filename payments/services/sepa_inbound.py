@@ -41,10 +41,12 @@ from institutions.calendar import local_date
 
 from ..account_ibans import account_of_iban
 from ..calendar import sepa_days_after
-from ..iso20022 import codes
+from ..iso20022 import codes, pacs004
 from ..iso20022.interbank import GroupHeader
+from ..iso20022.messages import PACS_008
 from ..iso20022.pacs008 import FIToFICreditTransfer, InterbankCreditTransfer
 from ..iso20022.remittance import CreditorReference, Unstructured
+from ..iso20022.status_reasons import StatusReason
 from ..models import InboundEntry, Rail, RailFile, SepaProfile
 from .cutoff import CLEARING_SYSTEM
 from .inbound import emit_inbound, inbound_apply, inbound_move, inbound_to_suspense
@@ -104,6 +106,23 @@ def original_transfer(message: FIToFICreditTransfer, transfer: InterbankCreditTr
         "creditor_name": transfer.creditor_name,
         "creditor_iban": transfer.creditor_iban,
     }
+
+
+def credit_returned(
+    profile: SepaProfile, *, return_id: str, amount: int, currency: str, code: str, original: dict
+) -> pacs004.ReturnedTransaction:
+    """A pacs.008 credit's whole amount returned by TX (an interbank credit transfer's account
+    cannot take it, a recall accepted) with the reason `code`, TX's BIC its originator;
+    `original`: the transfer's facts (`original_transfer`, or what a recall names)."""
+    return pacs004.ReturnedTransaction(
+        return_id=return_id,
+        original_message_type=PACS_008.name,
+        original_amount=amount,
+        returned_amount=amount,
+        currency=currency,
+        reason=StatusReason(code, originator_bic=profile.bic),
+        **original,
+    )
 
 
 def return_header(profile: SepaProfile, message_id: str, instructed_bic, now: datetime):
