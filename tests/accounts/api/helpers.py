@@ -156,7 +156,8 @@ def funded_account(api, amount: int, *, code: str = PREPAID, customer_id=None) -
     account = open_account(api, customer_id, code=code)
     if amount:
         api_key = api_key_of(api)
-        with acting_as(Actor(api_key=api_key)):
+        actor = Actor(api_key=api_key)
+        with acting_as(actor):
             adjustment_create(
                 account=account_get(
                     institution=api_key.institution, account_id=account["accountId"]
@@ -164,7 +165,7 @@ def funded_account(api, amount: int, *, code: str = PREPAID, customer_id=None) -
                 direction=Adjustment.Direction.CREDIT,
                 amount=amount,
                 currency=account["currency"],
-                actor=Actor(api_key=api_key),
+                actor=actor,
             )
     return account
 
