@@ -29,7 +29,7 @@ pacs.002, a pacs.003, a pacs.004 or a pacs.008 that validates against its offici
   pain.002's is (`instant_answers.instant_status`: settled or rejected at once, a late one
   recorded);
 - a **pacs.003** of the clearing presents other banks' collections from the institution's
-  accounts (`inbound_debits`: debited, or rejected with TX's pacs.002);
+  accounts (`inbound_debits`: kept for their settlement date, or rejected with TX's pacs.002);
 - a **pacs.008** of the clearing delivers other banks' customers' SEPA credit transfers to the
   institution's accounts (`interbank_credits`: applied, or returned with TX's pacs.004); one
   with a SEPA Instant transfer is refused whole (the clearing offers those in real time:
