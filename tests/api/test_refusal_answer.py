@@ -139,9 +139,11 @@ def test_a_refusal_waits_for_the_request_that_holds_the_key(api_v2, monkeypatch)
         thread.start()
         assert claimed.wait(timeout=30)
         threading.Timer(0.3, release.set).start()  # it commits while the refusal waits
-        response = answer_refusal(self, *args, **kwargs)
-        thread.join(timeout=60)
-        return response
+        try:
+            # The reuse is raised (422): the other request may still be answering when it is.
+            return answer_refusal(self, *args, **kwargs)
+        finally:
+            thread.join(timeout=60)
 
     monkeypatch.setattr(idempotency, "claim", slow_claim)
     monkeypatch.setattr(TXView, "_answer_refusal", meanwhile)
